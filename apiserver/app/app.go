@@ -1,0 +1,276 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/apiserver/admission"
+	"github.com/minik8s/minik8s/apiserver/etcd"
+	"github.com/minik8s/minik8s/apiserver/registry"
+	"github.com/minik8s/minik8s/apiserver/server"
+	"github.com/minik8s/minik8s/apiserver/storage"
+)
+
+// SystemNamespaces exist from the start and may not be deleted.
+var SystemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
+
+// APIServer is a running apiserver.
+type APIServer struct {
+	opts     Options
+	log      *slog.Logger
+	backend  *etcd.Backend
+	stores   []*registry.Store
+	byName   map[string]*registry.Store
+	handler  *server.Server
+	listener net.Listener
+	httpSrv  *http.Server
+	metrics  *prometheus.Registry
+
+	wg      sync.WaitGroup
+	errOnce sync.Once
+	err     error
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// New prepares an apiserver; listener, if not nil, replaces the insecure
+// port (tests pass one on 127.0.0.1:0).
+func New(opts Options, listener net.Listener, log *slog.Logger) *APIServer {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &APIServer{opts: opts, listener: listener, log: log, byName: map[string]*registry.Store{}, done: make(chan struct{})}
+}
+
+// Addr returns the address the server listens on, once started.
+func (a *APIServer) Addr() string { return a.listener.Addr().String() }
+
+// URL returns the base URL of the server, once started.
+func (a *APIServer) URL() string { return "http://" + a.Addr() }
+
+// Handler returns the HTTP handler (for in-process benchmarks).
+func (a *APIServer) Handler() http.Handler { return a.handler }
+
+// Backend returns the etcd backend.
+func (a *APIServer) Backend() *etcd.Backend { return a.backend }
+
+// Store returns the registry store of a group and resource, or nil.
+func (a *APIServer) Store(group, resource string) *registry.Store {
+	return a.byName[group+"/"+resource]
+}
+
+// Start brings the server up: etcd, stores and caches, bootstrap objects,
+// then the listener. It returns once requests are being served.
+func (a *APIServer) Start(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	a.cancel = cancel
+	be, err := etcd.Start(ctx, etcd.Config{
+		DataDir:         a.opts.DataDir,
+		ListenClientURL: a.opts.EtcdClientURL,
+		ListenPeerURL:   a.opts.EtcdPeerURL,
+		Servers:         a.opts.EtcdServers,
+		CAFile:          a.opts.EtcdCAFile,
+		CertFile:        a.opts.EtcdCertFile,
+		KeyFile:         a.opts.EtcdKeyFile,
+		Logger:          a.log.With("component", "etcd"),
+	})
+	if err != nil {
+		cancel()
+		return fmt.Errorf("start etcd: %w", err)
+	}
+	a.backend = be
+	st := storage.New(be.Client(), a.opts.EtcdPrefix)
+
+	nsGetter := &namespaceGetter{}
+	chain := admission.NewChain(&admission.NamespaceLifecycle{Namespaces: nsGetter, Immortal: []string{"default", "kube-system", "kube-public"}})
+
+	a.metrics = prometheus.NewRegistry()
+	a.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	for _, ri := range api.Resources {
+		s := registry.NewStore(registry.Config{
+			Info:             ri,
+			Strategy:         registry.StrategyFor(ri),
+			Storage:          st,
+			Admission:        chain,
+			BookmarkInterval: a.opts.WatchBookmarkInterval,
+			EventBufferSize:  a.opts.WatchCacheEvents,
+			Logger:           a.log,
+		})
+		a.stores = append(a.stores, s)
+		a.byName[ri.Group+"/"+ri.Resource] = s
+	}
+	nsGetter.store = a.Store("", "namespaces")
+	if nsGetter.store == nil {
+		cancel()
+		return errors.New("the namespaces resource is not registered")
+	}
+	for _, s := range a.stores {
+		s := s
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			if err := s.Run(ctx); err != nil && ctx.Err() == nil {
+				a.fail(fmt.Errorf("watch cache of %s: %w", s.Info.Resource, err))
+			}
+		}()
+	}
+	if a.opts.EtcdCompactionInterval > 0 {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			be.RunCompactor(ctx, a.opts.EtcdCompactionInterval)
+		}()
+	}
+	waitCtx, waitCancel := context.WithTimeout(ctx, time.Minute)
+	defer waitCancel()
+	for _, s := range a.stores {
+		if err := s.Cacher().WaitReady(waitCtx); err != nil {
+			cancel()
+			return fmt.Errorf("watch cache of %s did not become ready: %w", s.Info.Resource, err)
+		}
+	}
+	if err := a.bootstrap(ctx); err != nil {
+		cancel()
+		return err
+	}
+
+	a.handler = server.New(server.Config{
+		Stores:            a.stores,
+		MaxRequestBytes:   a.opts.MaxRequestBytes,
+		MinRequestTimeout: a.opts.MinRequestTimeout,
+		ExternalAddress:   a.opts.AdvertiseAddress,
+		Metrics:           a.metrics,
+		Logger:            a.log,
+		LiveChecks:        []server.HealthCheck{{Name: "etcd", Check: be.Healthy}},
+		ReadyChecks: []server.HealthCheck{{Name: "informer-sync", Check: func(context.Context) error {
+			for _, s := range a.stores {
+				if !s.Cacher().Ready() {
+					return fmt.Errorf("watch cache of %s is not ready", s.Info.Resource)
+				}
+			}
+			return nil
+		}}},
+	})
+	if a.listener == nil {
+		if a.opts.InsecurePort <= 0 {
+			cancel()
+			return errors.New("no listener: --insecure-port is 0")
+		}
+		addr := net.JoinHostPort(a.opts.InsecureBindAddress, strconv.Itoa(a.opts.InsecurePort))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			cancel()
+			return fmt.Errorf("listen on %s: %w", addr, err)
+		}
+		a.listener = l
+	}
+	a.httpSrv = &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		if err := a.httpSrv.Serve(a.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.fail(fmt.Errorf("serve: %w", err))
+		}
+	}()
+	a.log.Info("apiserver serving", "address", a.listener.Addr().String(), "etcd", be.Endpoints())
+	go func() {
+		<-ctx.Done()
+		a.shutdown()
+	}()
+	return nil
+}
+
+func (a *APIServer) fail(err error) {
+	a.errOnce.Do(func() {
+		a.err = err
+		a.log.Error("apiserver failed", "err", err)
+		a.cancel()
+	})
+}
+
+func (a *APIServer) shutdown() {
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if a.httpSrv != nil {
+		// Watches are long requests; close them rather than wait.
+		_ = a.httpSrv.Shutdown(sctx)
+		_ = a.httpSrv.Close()
+	}
+	a.wg.Wait()
+	if a.backend != nil {
+		if err := a.backend.Close(); err != nil {
+			a.log.Warn("close etcd", "err", err)
+		}
+	}
+	close(a.done)
+}
+
+// Wait blocks until the server has stopped and returns why.
+func (a *APIServer) Wait() error {
+	<-a.done
+	return a.err
+}
+
+// Stop stops the server and waits for it.
+func (a *APIServer) Stop() error {
+	a.cancel()
+	return a.Wait()
+}
+
+// Run starts the server and serves until ctx ends.
+func Run(ctx context.Context, opts Options, log *slog.Logger) error {
+	a := New(opts, nil, log)
+	if err := a.Start(ctx); err != nil {
+		return err
+	}
+	return a.Wait()
+}
+
+// bootstrap creates the system namespaces if they are missing.
+func (a *APIServer) bootstrap(ctx context.Context) error {
+	ns := a.Store("", "namespaces")
+	for _, name := range SystemNamespaces {
+		obj := ns.New()
+		obj.GetObjectMeta().Name = name
+		if _, err := ns.Create(ctx, "", obj, registry.WriteOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// namespaceGetter answers NamespaceLifecycle from the watch cache, and from
+// etcd when the cache has not seen a namespace yet (it may lag a fresh create).
+type namespaceGetter struct{ store *registry.Store }
+
+func (g *namespaceGetter) NamespacePhase(ctx context.Context, name string) (string, bool, error) {
+	obj, err := g.store.Get(ctx, "", name)
+	if apierrors.IsNotFound(err) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	ns, ok := obj.(*api.Namespace)
+	if !ok {
+		return "", false, fmt.Errorf("namespaces store returned %T", obj)
+	}
+	if ns.DeletionTimestamp != nil {
+		return string(api.NamespaceTerminating), true, nil
+	}
+	return string(ns.Status.Phase), true, nil
+}

@@ -1,0 +1,5 @@
+// Package app assembles the apiserver process: it starts or connects to
+// etcd, builds one registry store (with its watch cache) per served resource,
+// the admission chain and the HTTP server, creates the system namespaces,
+// runs etcd compaction, and shuts everything down when its context ends.
+package app

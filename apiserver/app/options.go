@@ -1,0 +1,94 @@
+package app
+
+import (
+	"flag"
+	"strings"
+	"time"
+)
+
+// Options are the apiserver's settings; flag names follow kube-apiserver.
+type Options struct {
+	// InsecureBindAddress and InsecurePort serve plain HTTP.
+	InsecureBindAddress string
+	InsecurePort        int
+	AdvertiseAddress    string
+
+	// DataDir holds the embedded etcd's data; ignored with EtcdServers.
+	DataDir string
+	// EtcdServers, when set, selects an external etcd cluster.
+	EtcdServers  []string
+	EtcdCAFile   string
+	EtcdCertFile string
+	EtcdKeyFile  string
+	EtcdPrefix   string
+	// EtcdClientURL and EtcdPeerURL fix the embedded etcd's listeners
+	// (default: free loopback ports).
+	EtcdClientURL string
+	EtcdPeerURL   string
+
+	EtcdCompactionInterval time.Duration
+	MinRequestTimeout      time.Duration
+	// WatchBookmarkInterval is how often bookmark-enabled watchers get a BOOKMARK.
+	WatchBookmarkInterval time.Duration
+	// WatchCacheEvents is the number of recent events each watch cache keeps.
+	WatchCacheEvents int
+	MaxRequestBytes  int64
+
+	LogLevel string
+}
+
+// DefaultOptions returns the defaults.
+func DefaultOptions() Options {
+	return Options{
+		InsecureBindAddress:    "127.0.0.1",
+		InsecurePort:           8080,
+		DataDir:                "/var/lib/minik8s/etcd",
+		EtcdPrefix:             "/registry",
+		EtcdCompactionInterval: 5 * time.Minute,
+		MinRequestTimeout:      30 * time.Minute,
+		WatchBookmarkInterval:  time.Minute,
+		WatchCacheEvents:       10000,
+		MaxRequestBytes:        3 << 20,
+		LogLevel:               "info",
+	}
+}
+
+type stringList struct{ v *[]string }
+
+func (s stringList) String() string {
+	if s.v == nil {
+		return ""
+	}
+	return strings.Join(*s.v, ",")
+}
+
+func (s stringList) Set(v string) error {
+	*s.v = nil
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*s.v = append(*s.v, p)
+		}
+	}
+	return nil
+}
+
+// AddFlags registers the options on fs.
+func (o *Options) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.InsecureBindAddress, "insecure-bind-address", o.InsecureBindAddress, "address to serve plain HTTP on")
+	fs.IntVar(&o.InsecurePort, "insecure-port", o.InsecurePort, "port to serve plain HTTP on (0 disables)")
+	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "address advertised to clients in discovery")
+	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "directory of the embedded etcd's data")
+	fs.Var(stringList{&o.EtcdServers}, "etcd-servers", "comma-separated etcd client URLs of an external cluster (default: run embedded etcd)")
+	fs.StringVar(&o.EtcdCAFile, "etcd-cafile", o.EtcdCAFile, "CA bundle to verify the external etcd servers")
+	fs.StringVar(&o.EtcdCertFile, "etcd-certfile", o.EtcdCertFile, "client certificate for the external etcd")
+	fs.StringVar(&o.EtcdKeyFile, "etcd-keyfile", o.EtcdKeyFile, "client key for the external etcd")
+	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", o.EtcdPrefix, "prefix of every key in etcd")
+	fs.StringVar(&o.EtcdClientURL, "embedded-etcd-client-url", o.EtcdClientURL, "client URL of the embedded etcd (default: a free loopback port)")
+	fs.StringVar(&o.EtcdPeerURL, "embedded-etcd-peer-url", o.EtcdPeerURL, "peer URL of the embedded etcd (default: a free loopback port)")
+	fs.DurationVar(&o.EtcdCompactionInterval, "etcd-compaction-interval", o.EtcdCompactionInterval, "interval of etcd compaction requests (0 disables)")
+	fs.DurationVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout, "minimum watch timeout; each watch gets a random timeout in [1x, 2x)")
+	fs.DurationVar(&o.WatchBookmarkInterval, "watch-bookmark-interval", o.WatchBookmarkInterval, "interval of BOOKMARK events to watchers that allow them")
+	fs.IntVar(&o.WatchCacheEvents, "watch-cache-events", o.WatchCacheEvents, "recent events kept per resource for watch resumption")
+	fs.Int64Var(&o.MaxRequestBytes, "max-request-bytes", o.MaxRequestBytes, "largest accepted request body in bytes")
+	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "log level: debug, info, warn or error")
+}

@@ -1,0 +1,9 @@
+// Package registry implements Kubernetes' REST semantics for each served
+// resource on top of etcd and the watch cache: create with generateName, uid
+// and creationTimestamp; optimistic-concurrency updates that never turn a
+// conflict into an overwrite; generation bumped on spec changes only; the
+// status subresource; graceful deletion, finalizers and propagation
+// finalizers; merge, strategic-merge and JSON patches; and the per-kind
+// strategies (defaulting, validation, selectable fields, pod binding,
+// deployment and replicaset scale, namespace finalize).
+package registry

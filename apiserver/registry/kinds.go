@@ -1,0 +1,185 @@
+package registry
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/minik8s/minik8s/api"
+)
+
+// StrategyFor returns the strategy of a served resource.
+func StrategyFor(ri api.ResourceInfo) Strategy {
+	switch ri.Group + "/" + ri.Resource {
+	case "/pods":
+		return podStrategy{}
+	case "/nodes":
+		return nodeStrategy{}
+	case "/namespaces":
+		return namespaceStrategy{}
+	case "/events":
+		return eventStrategy{BaseStrategy{CreateOnUpdate: true}}
+	case "/endpoints":
+		return BaseStrategy{CreateOnUpdate: true}
+	case "/secrets":
+		return secretStrategy{}
+	case "/services":
+		return serviceStrategy{}
+	case "apps/replicasets":
+		return replicaSetStrategy{}
+	case "coordination.k8s.io/leases":
+		return BaseStrategy{CreateOnUpdate: true}
+	case "batch/jobs":
+		return jobStrategy{}
+	}
+	return BaseStrategy{}
+}
+
+// podStrategy: graceful deletion, the server-set initial status, and the
+// fields kubelets and schedulers select on.
+type podStrategy struct{ BaseStrategy }
+
+var (
+	_ GracefulStrategy      = podStrategy{}
+	_ DeletedObjectReturner = podStrategy{}
+)
+
+func (podStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
+	pod := obj.(*api.Pod)
+	pod.Status = api.PodStatus{Phase: api.PodPending}
+}
+
+func (podStrategy) Fields(obj api.Object) map[string]string {
+	pod := obj.(*api.Pod)
+	return map[string]string{
+		"spec.nodeName":            pod.Spec.NodeName,
+		"spec.restartPolicy":       string(pod.Spec.RestartPolicy),
+		"spec.schedulerName":       pod.Spec.SchedulerName,
+		"spec.serviceAccountName":  pod.Spec.ServiceAccountName,
+		"spec.hostNetwork":         strconv.FormatBool(pod.Spec.HostNetwork),
+		"status.phase":             string(pod.Status.Phase),
+		"status.podIP":             pod.Status.PodIP,
+		"status.nominatedNodeName": pod.Status.NominatedNodeName,
+	}
+}
+
+// GracePeriod implements GracefulStrategy the way Kubernetes' pod registry
+// does: pods not bound to a node, or already terminal, go at once; others
+// wait for their kubelet, for the requested period or the pod's own.
+func (podStrategy) GracePeriod(obj api.Object, opts *api.DeleteOptions) (int64, bool) {
+	pod := obj.(*api.Pod)
+	if opts.GracePeriodSeconds != nil {
+		if *opts.GracePeriodSeconds == 0 {
+			return 0, false
+		}
+	}
+	if pod.Spec.NodeName == "" || pod.Status.Phase == api.PodSucceeded || pod.Status.Phase == api.PodFailed {
+		zero := int64(0)
+		opts.GracePeriodSeconds = &zero
+		return 0, false
+	}
+	if opts.GracePeriodSeconds != nil {
+		return *opts.GracePeriodSeconds, true
+	}
+	grace := int64(30)
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		grace = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	if grace <= 0 {
+		// A pod asking for no grace still gets the minimum of one second so
+		// its kubelet can stop it, as Kubernetes does.
+		grace = 1
+	}
+	return grace, true
+}
+
+func (podStrategy) ReturnDeletedObject() bool { return true }
+
+type nodeStrategy struct{ BaseStrategy }
+
+// PrepareForCreate keeps the status: a kubelet registers its Node with it.
+func (nodeStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {}
+
+func (nodeStrategy) Fields(obj api.Object) map[string]string {
+	n := obj.(*api.Node)
+	return map[string]string{"spec.unschedulable": strconv.FormatBool(n.Spec.Unschedulable)}
+}
+
+type namespaceStrategy struct{ BaseStrategy }
+
+func (namespaceStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
+	ns := obj.(*api.Namespace)
+	ns.Status = api.NamespaceStatus{Phase: api.NamespaceActive}
+	if len(ns.Spec.Finalizers) == 0 {
+		ns.Spec.Finalizers = []api.FinalizerName{api.FinalizerKubernetes}
+	}
+}
+
+// PrepareForUpdate keeps spec.finalizers: only /finalize changes them.
+func (namespaceStrategy) PrepareForUpdate(ctx context.Context, obj, old api.Object) {
+	obj.(*api.Namespace).Spec.Finalizers = old.(*api.Namespace).Spec.Finalizers
+}
+
+func (namespaceStrategy) Fields(obj api.Object) map[string]string {
+	return map[string]string{"status.phase": string(obj.(*api.Namespace).Status.Phase)}
+}
+
+// pendingDeletion implements deletionBlocker: a namespace with spec
+// finalizers waits for the namespace controller to empty it.
+func (namespaceStrategy) pendingDeletion(obj api.Object) bool {
+	return len(obj.(*api.Namespace).Spec.Finalizers) > 0
+}
+
+func (namespaceStrategy) markDeleting(obj api.Object) {
+	obj.(*api.Namespace).Status.Phase = api.NamespaceTerminating
+}
+
+// deletionBlocker is implemented by kinds whose deletion waits for something
+// besides metadata.finalizers (namespaces' spec.finalizers).
+type deletionBlocker interface {
+	pendingDeletion(obj api.Object) bool
+	markDeleting(obj api.Object)
+}
+
+type eventStrategy struct{ BaseStrategy }
+
+func (eventStrategy) Fields(obj api.Object) map[string]string {
+	e := obj.(*api.Event)
+	return map[string]string{
+		"involvedObject.kind":            e.InvolvedObject.Kind,
+		"involvedObject.namespace":       e.InvolvedObject.Namespace,
+		"involvedObject.name":            e.InvolvedObject.Name,
+		"involvedObject.uid":             string(e.InvolvedObject.UID),
+		"involvedObject.apiVersion":      e.InvolvedObject.APIVersion,
+		"involvedObject.resourceVersion": e.InvolvedObject.ResourceVersion,
+		"involvedObject.fieldPath":       e.InvolvedObject.FieldPath,
+		"reason":                         e.Reason,
+		"reportingComponent":             e.ReportingController,
+		"source":                         e.Source.Component,
+		"type":                           e.Type,
+	}
+}
+
+type secretStrategy struct{ BaseStrategy }
+
+func (secretStrategy) Fields(obj api.Object) map[string]string {
+	return map[string]string{"type": string(obj.(*api.Secret).Type)}
+}
+
+type serviceStrategy struct{ BaseStrategy }
+
+func (serviceStrategy) Fields(obj api.Object) map[string]string {
+	s := obj.(*api.Service)
+	return map[string]string{"spec.clusterIP": s.Spec.ClusterIP, "spec.type": string(s.Spec.Type)}
+}
+
+type replicaSetStrategy struct{ BaseStrategy }
+
+func (replicaSetStrategy) Fields(obj api.Object) map[string]string {
+	return map[string]string{"status.replicas": strconv.Itoa(int(obj.(*api.ReplicaSet).Status.Replicas))}
+}
+
+type jobStrategy struct{ BaseStrategy }
+
+func (jobStrategy) Fields(obj api.Object) map[string]string {
+	return map[string]string{"status.successful": strconv.Itoa(int(obj.(*api.Job).Status.Succeeded))}
+}

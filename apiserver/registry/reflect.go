@@ -1,0 +1,68 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+
+	"github.com/minik8s/minik8s/api"
+)
+
+// The generic rules (status subresource, generation) need to tell an
+// object's metadata, spec and status apart without knowing its kind; every
+// kind is a struct embedding TypeMeta and ObjectMeta, with an optional
+// field named Status, and everything else is its "spec".
+
+func structOf(obj api.Object) reflect.Value { return reflect.ValueOf(obj).Elem() }
+
+func hasStatus(obj api.Object) bool {
+	return structOf(obj).FieldByName("Status").IsValid()
+}
+
+// resetStatus zeroes the status of obj, if it has one.
+func resetStatus(obj api.Object) {
+	if f := structOf(obj).FieldByName("Status"); f.IsValid() {
+		f.Set(reflect.Zero(f.Type()))
+	}
+}
+
+// copyStatus sets dst's status to src's.
+func copyStatus(dst, src api.Object) {
+	d := structOf(dst).FieldByName("Status")
+	s := structOf(src).FieldByName("Status")
+	if d.IsValid() && s.IsValid() {
+		d.Set(s)
+	}
+}
+
+// copySpec sets every field of dst that is not metadata or status to src's.
+func copySpec(dst, src api.Object) {
+	d, s := structOf(dst), structOf(src)
+	for i := 0; i < d.NumField(); i++ {
+		if isMetaOrStatus(d.Type().Field(i)) {
+			continue
+		}
+		d.Field(i).Set(s.Field(i))
+	}
+}
+
+func isMetaOrStatus(f reflect.StructField) bool {
+	return f.Name == "TypeMeta" || f.Name == "ObjectMeta" || f.Name == "Status"
+}
+
+// specEqual reports whether a and b agree on everything but metadata and
+// status, comparing encodings so equal quantities written differently agree.
+func specEqual(a, b api.Object) bool {
+	va, vb := structOf(a), structOf(b)
+	for i := 0; i < va.NumField(); i++ {
+		if isMetaOrStatus(va.Type().Field(i)) {
+			continue
+		}
+		ja, errA := json.Marshal(va.Field(i).Interface())
+		jb, errB := json.Marshal(vb.Field(i).Interface())
+		if errA != nil || errB != nil || !bytes.Equal(ja, jb) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,717 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/api/field"
+	"github.com/minik8s/minik8s/apiserver/admission"
+	"github.com/minik8s/minik8s/apiserver/cacher"
+	"github.com/minik8s/minik8s/apiserver/request"
+	"github.com/minik8s/minik8s/apiserver/storage"
+)
+
+// maxUpdateRetries bounds the read-modify-write loop of writes that carry no
+// resourceVersion of the caller's (unconditional updates, patches, deletes):
+// each retry re-reads the object, so a retry never overwrites a newer write.
+const maxUpdateRetries = 16
+
+// generateNameAttempts bounds retries when a generated name collides.
+const generateNameAttempts = 8
+
+// Store serves one resource: it turns REST verbs into etcd transactions with
+// Kubernetes' semantics, and reads lists and watches from the watch cache.
+type Store struct {
+	Info     api.ResourceInfo
+	GR       apierrors.GroupResource
+	GK       apierrors.GroupKind
+	strategy Strategy
+	storage  *storage.Store
+	cache    *cacher.Cacher
+	admit    *admission.Chain
+	log      *slog.Logger
+	now      func() time.Time
+}
+
+// Config assembles a Store.
+type Config struct {
+	Info      api.ResourceInfo
+	Strategy  Strategy
+	Storage   *storage.Store
+	Admission *admission.Chain
+	// BookmarkInterval and EventBufferSize tune the watch cache (0: defaults).
+	BookmarkInterval time.Duration
+	EventBufferSize  int
+	Logger           *slog.Logger
+}
+
+// NewStore returns the store of one resource. Run must be called to fill
+// its watch cache before lists and watches are served.
+func NewStore(cfg Config) *Store {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Store{
+		Info:     cfg.Info,
+		GR:       apierrors.GroupResource{Group: cfg.Info.Group, Resource: cfg.Info.Resource},
+		GK:       apierrors.GroupKind{Group: cfg.Info.Group, Kind: cfg.Info.Kind},
+		strategy: cfg.Strategy,
+		storage:  cfg.Storage,
+		admit:    cfg.Admission,
+		log:      log.With("resource", cfg.Info.Resource),
+		now:      time.Now,
+	}
+	s.cache = cacher.New(cacher.Config{
+		Store:            cfg.Storage,
+		Prefix:           cfg.Info.Resource + "/",
+		Decode:           s.cacheDecode,
+		Bookmark:         s.bookmark,
+		EventBufferSize:  cfg.EventBufferSize,
+		BookmarkInterval: cfg.BookmarkInterval,
+		Logger:           s.log,
+	})
+	return s
+}
+
+// Cacher returns the store's watch cache.
+func (s *Store) Cacher() *cacher.Cacher { return s.cache }
+
+// Strategy returns the kind's strategy.
+func (s *Store) Strategy() Strategy { return s.strategy }
+
+// Run feeds the watch cache until ctx ends.
+func (s *Store) Run(ctx context.Context) error { return s.cache.Run(ctx) }
+
+// key is the etcd key below the storage prefix: RESOURCE/NAMESPACE/NAME or RESOURCE/NAME.
+func (s *Store) key(ns, name string) string {
+	if s.Info.Namespaced {
+		return s.Info.Resource + "/" + ns + "/" + name
+	}
+	return s.Info.Resource + "/" + name
+}
+
+// prefix is the key prefix of a list in ns ("" = all namespaces).
+func (s *Store) prefix(ns string) string {
+	if s.Info.Namespaced && ns != "" {
+		return s.Info.Resource + "/" + ns + "/"
+	}
+	return s.Info.Resource + "/"
+}
+
+// New returns an empty object of the kind with its type set.
+func (s *Store) New() api.Object {
+	obj := s.Info.New()
+	s.setType(obj)
+	return obj
+}
+
+func (s *Store) setType(obj api.Object) {
+	tm := obj.GetTypeMeta()
+	tm.Kind, tm.APIVersion = s.Info.Kind, s.Info.GroupVersion()
+}
+
+// copyObject returns a deep copy of obj; cached objects are shared and must
+// be copied before they are changed.
+func (s *Store) copyObject(obj api.Object) (api.Object, error) {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	out := s.Info.New()
+	if err := json.Unmarshal(data, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// decode turns a stored value into an object whose resourceVersion is rev.
+func (s *Store) decode(value []byte, rev int64) (api.Object, error) {
+	obj := s.Info.New()
+	if err := json.Unmarshal(value, obj); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", s.Info.Resource, err)
+	}
+	s.setType(obj)
+	obj.GetObjectMeta().ResourceVersion = strconv.FormatInt(rev, 10)
+	return obj, nil
+}
+
+// encode renders obj for storage: resourceVersion is not stored, it is the
+// etcd revision.
+func (s *Store) encode(obj api.Object) ([]byte, error) {
+	s.setType(obj)
+	meta := obj.GetObjectMeta()
+	rv := meta.ResourceVersion
+	meta.ResourceVersion = ""
+	data, err := json.Marshal(obj)
+	meta.ResourceVersion = rv
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("encode %s: %w", s.Info.Resource, err))
+	}
+	return data, nil
+}
+
+// Attrs returns the labels and selectable fields of obj.
+func (s *Store) Attrs(obj api.Object) (map[string]string, map[string]string) {
+	meta := obj.GetObjectMeta()
+	fields := map[string]string{"metadata.name": meta.Name}
+	if s.Info.Namespaced {
+		fields["metadata.namespace"] = meta.Namespace
+	}
+	for k, v := range s.strategy.Fields(obj) {
+		fields[k] = v
+	}
+	return meta.Labels, fields
+}
+
+func (s *Store) cacheDecode(key string, value []byte, rev int64) (*cacher.Object, error) {
+	obj, err := s.decode(value, rev)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	lbls, flds := s.Attrs(obj)
+	meta := obj.GetObjectMeta()
+	return &cacher.Object{Key: key, Namespace: meta.Namespace, Name: meta.Name, Rev: rev,
+		JSON: data, Labels: lbls, Fields: flds, Value: obj}, nil
+}
+
+func (s *Store) bookmark(rev int64) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"kind": s.Info.Kind, "apiVersion": s.Info.GroupVersion(),
+		"metadata": map[string]string{"resourceVersion": strconv.FormatInt(rev, 10)},
+	})
+	return b
+}
+
+// storageError maps a storage failure to the Status a client sees.
+func (s *Store) storageError(err error, name string) error {
+	var conflict *storage.ConflictError
+	var compacted *storage.CompactedError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, storage.ErrNotFound):
+		return apierrors.NewNotFound(s.GR, name)
+	case errors.Is(err, storage.ErrKeyExists):
+		return apierrors.NewAlreadyExists(s.GR, name)
+	case errors.As(err, &conflict):
+		return apierrors.NewConflict(s.GR, name, errors.New(apierrors.OptimisticLockErrorMsg))
+	case errors.As(err, &compacted):
+		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)",
+			compacted.Revision, compacted.CompactRevision))
+	case errors.Is(err, storage.ErrRequestTooLarge):
+		return apierrors.NewRequestEntityTooLarge("limit is the storage backend's request size")
+	case errors.Is(err, storage.ErrUnavailable):
+		return apierrors.NewServiceUnavailable(fmt.Sprintf("storage is unavailable: %v", err))
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return apierrors.NewTimeout(fmt.Sprintf("request did not complete in time: %v", err), 1)
+	}
+	var se *apierrors.StatusError
+	if errors.As(err, &se) {
+		return err
+	}
+	return apierrors.NewInternalError(err)
+}
+
+func (s *Store) invalid(name string, errs field.ErrorList) error {
+	return apierrors.NewInvalid(s.GK, name, errs)
+}
+
+func (s *Store) attrs(ctx context.Context, op admission.Operation, sub, ns, name string, obj, old api.Object, dryRun bool) *admission.Attributes {
+	u, _ := request.UserFrom(ctx)
+	return &admission.Attributes{Operation: op, Resource: s.Info, Subresource: sub, Namespace: ns, Name: name,
+		Object: obj, OldObject: old, User: u, DryRun: dryRun}
+}
+
+// Get reads one object from etcd (a quorum read, like Kubernetes' GET without
+// resourceVersion).
+func (s *Store) Get(ctx context.Context, ns, name string) (api.Object, error) {
+	kv, err := s.storage.Get(ctx, s.key(ns, name))
+	if err != nil {
+		return nil, s.storageError(err, name)
+	}
+	return s.decode(kv.Value, kv.ModRevision)
+}
+
+// WriteOptions are the options of create, update, patch and delete.
+type WriteOptions struct {
+	DryRun bool
+	// Subresource is "" or "status" (and kind-specific ones handled by callers).
+	Subresource string
+}
+
+// Create stores a new object in namespace ns.
+func (s *Store) Create(ctx context.Context, ns string, obj api.Object, opts WriteOptions) (api.Object, error) {
+	s.setType(obj)
+	meta := obj.GetObjectMeta()
+	if err := s.checkNamespace(meta, ns); err != nil {
+		return nil, err
+	}
+	generated := meta.Name == "" && meta.GenerateName != ""
+	if generated {
+		meta.Name = generateName(meta.GenerateName)
+	}
+	meta.UID = api.UID(uuid.NewString())
+	meta.CreationTimestamp = api.NewTime(s.now())
+	meta.Generation = 1
+	meta.ResourceVersion = ""
+	meta.DeletionTimestamp = nil
+	meta.DeletionGracePeriodSeconds = nil
+	s.strategy.PrepareForCreate(ctx, obj)
+	s.strategy.Default(obj)
+	a := s.attrs(ctx, admission.Create, "", meta.Namespace, meta.Name, obj, nil, opts.DryRun)
+	if err := s.admit.Admit(ctx, a); err != nil {
+		return nil, err
+	}
+	if errs := s.strategy.Validate(ctx, obj); len(errs) > 0 {
+		return nil, s.invalid(meta.Name, errs)
+	}
+	if err := s.admit.Validate(ctx, a); err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		data, err := s.encode(obj)
+		if err != nil {
+			return nil, err
+		}
+		if opts.DryRun {
+			return obj, nil
+		}
+		rev, err := s.storage.Create(ctx, s.key(meta.Namespace, meta.Name), data)
+		if errors.Is(err, storage.ErrKeyExists) && generated && attempt < generateNameAttempts {
+			meta.Name = generateName(meta.GenerateName)
+			continue
+		}
+		if err != nil {
+			return nil, s.storageError(err, meta.Name)
+		}
+		meta.ResourceVersion = strconv.FormatInt(rev, 10)
+		return obj, nil
+	}
+}
+
+// checkNamespace makes the object's namespace agree with the URL's.
+func (s *Store) checkNamespace(meta *api.ObjectMeta, ns string) error {
+	if !s.Info.Namespaced {
+		meta.Namespace = ""
+		return nil
+	}
+	if meta.Namespace == "" {
+		meta.Namespace = ns
+	} else if ns != "" && meta.Namespace != ns {
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	return nil
+}
+
+// generateName appends five random characters from Kubernetes' alphabet.
+func generateName(base string) string {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	const maxBase = 63 - 5
+	if len(base) > maxBase {
+		base = base[:maxBase]
+	}
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return base + string(b)
+}
+
+// Mutation computes the desired object from a private copy of the current one.
+type Mutation func(cur api.Object) (api.Object, error)
+
+// Update replaces an object (PUT). A non-empty resourceVersion in obj is a
+// precondition: a mismatch is a 409 Conflict, never retried. created reports
+// a create through PUT on kinds that allow it.
+func (s *Store) Update(ctx context.Context, ns, name string, obj api.Object, opts WriteOptions) (api.Object, bool, error) {
+	meta := obj.GetObjectMeta()
+	if meta.Name != name {
+		return nil, false, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", meta.Name, name))
+	}
+	if err := s.checkNamespace(meta, ns); err != nil {
+		return nil, false, err
+	}
+	userRV := meta.ResourceVersion
+	if userRV == "" && !s.strategy.AllowUnconditionalUpdate() {
+		return nil, false, s.invalid(name, field.ErrorList{field.Invalid(field.NewPath("metadata", "resourceVersion"),
+			meta.ResourceVersion, "must be specified for an update")})
+	}
+	out, err := s.write(ctx, meta.Namespace, name, userRV, opts, func(cur api.Object) (api.Object, error) {
+		return s.copyObject(obj)
+	})
+	if apierrors.IsNotFound(err) && opts.Subresource == "" && s.strategy.AllowCreateOnUpdate() {
+		created, err := s.Create(ctx, ns, obj, opts)
+		return created, err == nil, err
+	}
+	return out, false, err
+}
+
+// Mutate applies mutate to the current object and stores the result with
+// the same rules as Update; userRV, if set, must match the current object.
+// Subresource handlers (binding, scale, finalize) are built on it.
+func (s *Store) Mutate(ctx context.Context, ns, name, userRV string, opts WriteOptions, mutate Mutation) (api.Object, error) {
+	return s.write(ctx, ns, name, userRV, opts, mutate)
+}
+
+var errRetry = errors.New("retry")
+
+// write is the read-modify-write loop behind every update.
+func (s *Store) write(ctx context.Context, ns, name, userRV string, opts WriteOptions, mutate Mutation) (api.Object, error) {
+	key := s.key(ns, name)
+	for attempt := 0; attempt < maxUpdateRetries; attempt++ {
+		kv, err := s.storage.Get(ctx, key)
+		if err != nil {
+			return nil, s.storageError(err, name)
+		}
+		cur, err := s.decode(kv.Value, kv.ModRevision)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		if userRV != "" && userRV != cur.GetObjectMeta().ResourceVersion {
+			return nil, apierrors.NewConflict(s.GR, name, errors.New(apierrors.OptimisticLockErrorMsg))
+		}
+		out, err := s.writeOnce(ctx, kv, cur, userRV, opts, mutate)
+		if errors.Is(err, errRetry) {
+			continue
+		}
+		return out, err
+	}
+	return nil, apierrors.NewConflict(s.GR, name, fmt.Errorf("too many concurrent writers, gave up after %d attempts", maxUpdateRetries))
+}
+
+func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, userRV string, opts WriteOptions, mutate Mutation) (api.Object, error) {
+	curCopy, err := s.copyObject(cur)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	obj, err := mutate(curCopy)
+	if err != nil {
+		return nil, err
+	}
+	s.setType(obj)
+	curMeta, meta := cur.GetObjectMeta(), obj.GetObjectMeta()
+	name := curMeta.Name
+	if meta.UID != "" && meta.UID != curMeta.UID {
+		return nil, apierrors.NewConflict(s.GR, name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", meta.UID, curMeta.UID))
+	}
+	var errs field.ErrorList
+	// Kind-specific subresources (binding, scale, finalize) build their
+	// result from the current object themselves and validate their input.
+	internal := opts.Subresource != "" && opts.Subresource != "status"
+	switch {
+	case opts.Subresource == "status":
+		obj = s.statusUpdate(ctx, obj, cur)
+		meta = obj.GetObjectMeta()
+	case !internal:
+		s.strategy.Default(obj)
+		if hasStatus(obj) && s.Info.HasSubresource("status") {
+			copyStatus(obj, cur)
+		}
+	}
+	// Fields the server owns.
+	meta.Name, meta.Namespace = curMeta.Name, curMeta.Namespace
+	meta.UID = curMeta.UID
+	meta.CreationTimestamp = curMeta.CreationTimestamp
+	meta.DeletionTimestamp = curMeta.DeletionTimestamp
+	meta.DeletionGracePeriodSeconds = curMeta.DeletionGracePeriodSeconds
+	meta.GenerateName = curMeta.GenerateName
+	meta.Generation = curMeta.Generation
+	if !specEqual(obj, cur) {
+		meta.Generation++
+	}
+	meta.ResourceVersion = curMeta.ResourceVersion
+	if opts.Subresource == "" {
+		s.strategy.PrepareForUpdate(ctx, obj, cur)
+	}
+	a := s.attrs(ctx, admission.Update, opts.Subresource, curMeta.Namespace, name, obj, cur, opts.DryRun)
+	if err := s.admit.Admit(ctx, a); err != nil {
+		return nil, err
+	}
+	if curMeta.DeletionTimestamp != nil {
+		errs = append(errs, newFinalizersForbidden(meta.Finalizers, curMeta.Finalizers)...)
+	}
+	switch {
+	case opts.Subresource == "status":
+		if ss, ok := s.strategy.(StatusStrategy); ok {
+			errs = append(errs, ss.ValidateStatusUpdate(ctx, obj, cur)...)
+		} else {
+			errs = append(errs, s.strategy.ValidateUpdate(ctx, obj, cur)...)
+		}
+	case !internal:
+		errs = append(errs, s.strategy.ValidateUpdate(ctx, obj, cur)...)
+	}
+	if len(errs) > 0 {
+		return nil, s.invalid(name, errs)
+	}
+	if err := s.admit.Validate(ctx, a); err != nil {
+		return nil, err
+	}
+	data, err := s.encode(obj)
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Equal(data, kv.Value) {
+		// Nothing changed: no write, no event, same resourceVersion.
+		return cur, nil
+	}
+	if opts.DryRun {
+		return obj, nil
+	}
+	rev, err := s.storage.Update(ctx, kv.Key, data, kv.ModRevision)
+	var conflict *storage.ConflictError
+	if errors.As(err, &conflict) && userRV == "" {
+		return nil, errRetry
+	}
+	if err != nil {
+		return nil, s.storageError(err, name)
+	}
+	meta.ResourceVersion = strconv.FormatInt(rev, 10)
+	if s.deleteDuringUpdate(obj) {
+		// The last finalizer of an object being deleted is gone: finish the deletion.
+		_, drev, err := s.storage.Delete(ctx, kv.Key, rev)
+		if err == nil {
+			meta.ResourceVersion = strconv.FormatInt(drev, 10)
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			var c *storage.ConflictError
+			if !errors.As(err, &c) {
+				return nil, s.storageError(err, name)
+			}
+		}
+	}
+	return obj, nil
+}
+
+// statusUpdate keeps everything of cur but the status of obj (and, like
+// Kubernetes, the labels and annotations a status writer may also touch).
+func (s *Store) statusUpdate(ctx context.Context, obj, cur api.Object) api.Object {
+	out, err := s.copyObject(cur)
+	if err != nil {
+		return obj
+	}
+	copyStatus(out, obj)
+	om, nm := out.GetObjectMeta(), obj.GetObjectMeta()
+	om.Labels, om.Annotations = nm.Labels, nm.Annotations
+	if ss, ok := s.strategy.(StatusStrategy); ok {
+		ss.PrepareForStatusUpdate(ctx, out, cur)
+	}
+	return out
+}
+
+// deleteDuringUpdate reports whether an update finished a pending deletion:
+// no finalizers are left and no grace period is running.
+func (s *Store) deleteDuringUpdate(obj api.Object) bool {
+	m := obj.GetObjectMeta()
+	return m.DeletionTimestamp != nil && len(m.Finalizers) == 0 &&
+		m.DeletionGracePeriodSeconds != nil && *m.DeletionGracePeriodSeconds == 0
+}
+
+func newFinalizersForbidden(now, before []string) field.ErrorList {
+	had := map[string]bool{}
+	for _, f := range before {
+		had[f] = true
+	}
+	for _, f := range now {
+		if !had[f] {
+			return field.ErrorList{field.Forbidden(field.NewPath("metadata", "finalizers"),
+				"no new finalizers can be added if the object is being deleted, found new finalizers []string{\""+f+"\"}")}
+		}
+	}
+	return nil
+}
+
+// Delete deletes an object, or marks it for deletion when a grace period
+// runs or finalizers remain. deleted reports whether it is gone from storage.
+func (s *Store) Delete(ctx context.Context, ns, name string, opts *api.DeleteOptions, dryRun bool) (api.Object, bool, error) {
+	if opts == nil {
+		opts = &api.DeleteOptions{}
+	}
+	key := s.key(ns, name)
+	for attempt := 0; attempt < maxUpdateRetries; attempt++ {
+		kv, err := s.storage.Get(ctx, key)
+		if err != nil {
+			return nil, false, s.storageError(err, name)
+		}
+		cur, err := s.decode(kv.Value, kv.ModRevision)
+		if err != nil {
+			return nil, false, apierrors.NewInternalError(err)
+		}
+		out, deleted, err := s.deleteOnce(ctx, kv, cur, opts, dryRun)
+		if errors.Is(err, errRetry) {
+			continue
+		}
+		return out, deleted, err
+	}
+	return nil, false, apierrors.NewConflict(s.GR, name, fmt.Errorf("too many concurrent writers, gave up after %d attempts", maxUpdateRetries))
+}
+
+func (s *Store) deleteOnce(ctx context.Context, kv storage.KV, cur api.Object, opts *api.DeleteOptions, dryRun bool) (api.Object, bool, error) {
+	meta := cur.GetObjectMeta()
+	name := meta.Name
+	userPrecondition := false
+	if p := opts.Preconditions; p != nil {
+		if p.UID != nil && *p.UID != meta.UID {
+			return nil, false, apierrors.NewConflict(s.GR, name,
+				fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, meta.UID))
+		}
+		if p.ResourceVersion != nil {
+			userPrecondition = true
+			if *p.ResourceVersion != meta.ResourceVersion {
+				return nil, false, apierrors.NewConflict(s.GR, name,
+					fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, meta.ResourceVersion))
+			}
+		}
+	}
+	if opts.GracePeriodSeconds != nil && *opts.GracePeriodSeconds < 0 {
+		return nil, false, s.invalid(name, field.ErrorList{field.Invalid(field.NewPath("gracePeriodSeconds"), *opts.GracePeriodSeconds, "must be >= 0")})
+	}
+	a := s.attrs(ctx, admission.Delete, "", meta.Namespace, name, nil, cur, dryRun)
+	if err := s.admit.Validate(ctx, a); err != nil {
+		return nil, false, err
+	}
+
+	grace, graceful := int64(0), false
+	if g, ok := s.strategy.(GracefulStrategy); ok {
+		grace, graceful = g.GracePeriod(cur, opts)
+		if grace <= 0 {
+			graceful, grace = false, 0
+		}
+	}
+	finalizers := withPropagationFinalizers(meta.Finalizers, opts)
+	blocker, _ := s.strategy.(deletionBlocker)
+	blocked := blocker != nil && blocker.pendingDeletion(cur)
+
+	if meta.DeletionTimestamp != nil || graceful || len(finalizers) > 0 || blocked {
+		// Mark for deletion instead of deleting, unless an ongoing deletion
+		// has reached zero grace and no finalizers remain.
+		next, err := s.copyObject(cur)
+		if err != nil {
+			return nil, false, apierrors.NewInternalError(err)
+		}
+		nm := next.GetObjectMeta()
+		nm.Finalizers = finalizers
+		now := s.now()
+		if meta.DeletionTimestamp == nil {
+			ts := api.NewTime(now.Add(time.Duration(grace) * time.Second))
+			nm.DeletionTimestamp = &ts
+			nm.DeletionGracePeriodSeconds = &grace
+		} else {
+			curGrace := int64(0)
+			if meta.DeletionGracePeriodSeconds != nil {
+				curGrace = *meta.DeletionGracePeriodSeconds
+			}
+			if grace < curGrace {
+				ts := api.NewTime(now.Add(time.Duration(grace) * time.Second))
+				if ts.Before(meta.DeletionTimestamp.Time) {
+					nm.DeletionTimestamp = &ts
+				}
+				nm.DeletionGracePeriodSeconds = &grace
+			}
+		}
+		if nm.DeletionGracePeriodSeconds != nil && *nm.DeletionGracePeriodSeconds == 0 && len(finalizers) == 0 && !blocked {
+			return s.deleteNow(ctx, kv, cur, userPrecondition, dryRun)
+		}
+		if blocked {
+			blocker.markDeleting(next)
+		}
+		data, err := s.encode(next)
+		if err != nil {
+			return nil, false, err
+		}
+		if bytes.Equal(data, kv.Value) || dryRun {
+			return next, false, nil
+		}
+		rev, err := s.storage.Update(ctx, kv.Key, data, kv.ModRevision)
+		var conflict *storage.ConflictError
+		if errors.As(err, &conflict) && !userPrecondition {
+			return nil, false, errRetry
+		}
+		if err != nil {
+			return nil, false, s.storageError(err, name)
+		}
+		nm.ResourceVersion = strconv.FormatInt(rev, 10)
+		return next, false, nil
+	}
+	return s.deleteNow(ctx, kv, cur, userPrecondition, dryRun)
+}
+
+func (s *Store) deleteNow(ctx context.Context, kv storage.KV, cur api.Object, userPrecondition, dryRun bool) (api.Object, bool, error) {
+	if dryRun {
+		return cur, true, nil
+	}
+	_, rev, err := s.storage.Delete(ctx, kv.Key, kv.ModRevision)
+	var conflict *storage.ConflictError
+	if errors.As(err, &conflict) && !userPrecondition {
+		return nil, false, errRetry
+	}
+	if err != nil {
+		return nil, false, s.storageError(err, cur.GetObjectMeta().Name)
+	}
+	cur.GetObjectMeta().ResourceVersion = strconv.FormatInt(rev, 10)
+	return cur, true, nil
+}
+
+// withPropagationFinalizers adds the garbage collector's finalizer for the
+// requested propagation policy: orphan, or foregroundDeletion.
+func withPropagationFinalizers(existing []string, opts *api.DeleteOptions) []string {
+	out := append([]string(nil), existing...)
+	policy := api.DeletionPropagation("")
+	if opts.PropagationPolicy != nil {
+		policy = *opts.PropagationPolicy
+	} else if opts.OrphanDependents != nil {
+		if *opts.OrphanDependents {
+			policy = api.DeletePropagationOrphan
+		} else {
+			policy = api.DeletePropagationBackground
+		}
+	}
+	add := ""
+	switch policy {
+	case api.DeletePropagationOrphan:
+		add = api.FinalizerOrphanDependents
+	case api.DeletePropagationForeground:
+		add = api.FinalizerDeleteDependents
+	}
+	if add == "" {
+		return out
+	}
+	for _, f := range out {
+		if f == add {
+			return out
+		}
+	}
+	return append(out, add)
+}
+
+// ReturnsDeletedObject reports whether DELETE answers with the object.
+func (s *Store) ReturnsDeletedObject() bool {
+	r, ok := s.strategy.(DeletedObjectReturner)
+	return ok && r.ReturnDeletedObject()
+}
+
+// FieldLabels returns the field selector labels the kind supports.
+func (s *Store) FieldLabels() map[string]bool {
+	_, flds := s.Attrs(s.New())
+	out := make(map[string]bool, len(flds)+1)
+	for k := range flds {
+		out[k] = true
+	}
+	out["metadata.namespace"] = true
+	return out
+}

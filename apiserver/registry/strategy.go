@@ -1,0 +1,99 @@
+package registry
+
+import (
+	"context"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/defaults"
+	"github.com/minik8s/minik8s/api/field"
+	"github.com/minik8s/minik8s/api/validation"
+)
+
+// Strategy is what differs between kinds in create, update and delete.
+// Kinds embed BaseStrategy and override what they need.
+type Strategy interface {
+	// Default fills in defaults, as Kubernetes does when it decodes a request.
+	Default(obj api.Object)
+	// PrepareForCreate clears or sets fields a client may not choose on create.
+	PrepareForCreate(ctx context.Context, obj api.Object)
+	// PrepareForUpdate carries over from old what a client may not change.
+	PrepareForUpdate(ctx context.Context, obj, old api.Object)
+	Validate(ctx context.Context, obj api.Object) field.ErrorList
+	ValidateUpdate(ctx context.Context, obj, old api.Object) field.ErrorList
+	// AllowCreateOnUpdate says whether PUT of a missing object creates it.
+	AllowCreateOnUpdate() bool
+	// AllowUnconditionalUpdate says whether PUT without resourceVersion is allowed.
+	AllowUnconditionalUpdate() bool
+	// Fields returns the object's selectable fields besides metadata.name and
+	// metadata.namespace, which every kind has.
+	Fields(obj api.Object) map[string]string
+}
+
+// StatusStrategy is implemented by kinds whose /status subresource needs
+// more than "take the new status, keep everything else".
+type StatusStrategy interface {
+	PrepareForStatusUpdate(ctx context.Context, obj, old api.Object)
+	ValidateStatusUpdate(ctx context.Context, obj, old api.Object) field.ErrorList
+}
+
+// GracefulStrategy is implemented by kinds with graceful deletion (pods).
+// GracePeriod returns the period to wait before the object is removed, and
+// false when the object must be deleted at once.
+type GracefulStrategy interface {
+	GracePeriod(obj api.Object, opts *api.DeleteOptions) (int64, bool)
+}
+
+// BaseStrategy is the behaviour most kinds share.
+type BaseStrategy struct {
+	// CreateOnUpdate and Unconditional answer AllowCreateOnUpdate and
+	// AllowUnconditionalUpdate.
+	CreateOnUpdate bool
+	Conditional    bool
+}
+
+var _ Strategy = BaseStrategy{}
+
+// Default implements Strategy with the api/defaults rules.
+func (BaseStrategy) Default(obj api.Object) { defaults.Default(obj) }
+
+// PrepareForCreate implements Strategy: the status of a new object is the
+// server's to set, so it starts empty for kinds with a status subresource.
+func (BaseStrategy) PrepareForCreate(ctx context.Context, obj api.Object) { resetStatus(obj) }
+
+// PrepareForUpdate implements Strategy; the generic rules live in Store.
+func (BaseStrategy) PrepareForUpdate(ctx context.Context, obj, old api.Object) {}
+
+// Validate implements Strategy with the api/validation rules.
+func (BaseStrategy) Validate(ctx context.Context, obj api.Object) field.ErrorList {
+	return validation.Validate(obj)
+}
+
+// ValidateUpdate implements Strategy with the api/validation rules.
+func (BaseStrategy) ValidateUpdate(ctx context.Context, obj, old api.Object) field.ErrorList {
+	return validation.ValidateUpdate(obj, old)
+}
+
+// AllowCreateOnUpdate implements Strategy.
+func (s BaseStrategy) AllowCreateOnUpdate() bool { return s.CreateOnUpdate }
+
+// AllowUnconditionalUpdate implements Strategy.
+func (s BaseStrategy) AllowUnconditionalUpdate() bool { return !s.Conditional }
+
+// Fields implements Strategy: no fields beyond metadata.
+func (BaseStrategy) Fields(obj api.Object) map[string]string { return nil }
+
+// DeletedObjectReturner is implemented by kinds whose DELETE answers with the
+// deleted object rather than a Status (pods, like Kubernetes).
+type DeletedObjectReturner interface {
+	ReturnDeletedObject() bool
+}
+
+var _ StatusStrategy = BaseStrategy{}
+
+// PrepareForStatusUpdate implements StatusStrategy; the generic rules live in Store.
+func (BaseStrategy) PrepareForStatusUpdate(ctx context.Context, obj, old api.Object) {}
+
+// ValidateStatusUpdate implements StatusStrategy with the api/validation rules.
+func (BaseStrategy) ValidateStatusUpdate(ctx context.Context, obj, old api.Object) field.ErrorList {
+	return validation.ValidateStatusUpdate(obj, old)
+}

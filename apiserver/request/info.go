@@ -1,0 +1,170 @@
+package request
+
+import (
+	"context"
+	"net/http"
+	"strings"
+)
+
+// Info is what a request addresses, parsed from its method and URL the way
+// kube-apiserver's RequestInfoFactory does.
+type Info struct {
+	// IsResourceRequest is false for /healthz, /version, discovery and the like.
+	IsResourceRequest bool
+	Path              string
+	// Verb is one of get, list, watch, create, update, patch, delete,
+	// deletecollection for resource requests; the lower-case HTTP method otherwise.
+	Verb        string
+	APIPrefix   string // "api" or "apis"
+	APIGroup    string // "" for core
+	APIVersion  string
+	Namespace   string
+	Resource    string
+	Subresource string
+	Name        string
+	// Parts are the path segments after the group/version.
+	Parts []string
+}
+
+// specialVerbs are path prefixes that change the verb (legacy watch paths).
+const watchPrefix = "watch"
+
+// ParseInfo parses r. It never fails on unknown paths: those are simply not
+// resource requests, and routing decides whether they exist.
+func ParseInfo(r *http.Request) *Info {
+	info := &Info{Path: r.URL.Path, Verb: strings.ToLower(r.Method)}
+	segs := splitPath(r.URL.Path)
+	if len(segs) == 0 {
+		return info
+	}
+	switch segs[0] {
+	case "api":
+		if len(segs) < 2 {
+			return info
+		}
+		info.APIPrefix, info.APIVersion = "api", segs[1]
+		segs = segs[2:]
+	case "apis":
+		if len(segs) < 3 {
+			return info
+		}
+		info.APIPrefix, info.APIGroup, info.APIVersion = "apis", segs[1], segs[2]
+		segs = segs[3:]
+	default:
+		return info
+	}
+	if len(segs) == 0 {
+		return info
+	}
+	info.IsResourceRequest = true
+	watchPath := false
+	if segs[0] == watchPrefix {
+		watchPath = true
+		segs = segs[1:]
+	}
+	// namespaces/NS/RESOURCE/... addresses a namespaced resource; namespaces,
+	// namespaces/NAME and namespaces/NAME/SUB address the namespace itself.
+	if segs[0] == "namespaces" && len(segs) >= 3 && !isNamespaceSubresource(segs[2], len(segs)) {
+		info.Namespace = segs[1]
+		segs = segs[2:]
+	} else if segs[0] == "namespaces" && len(segs) >= 2 {
+		// the namespace object: its name is also its "namespace" for authorization
+		info.Namespace = segs[1]
+	}
+	info.Parts = segs
+	if len(segs) > 0 {
+		info.Resource = segs[0]
+	}
+	if len(segs) > 1 {
+		info.Name = segs[1]
+	}
+	if len(segs) > 2 {
+		info.Subresource = segs[2]
+	}
+	if segs[0] == "namespaces" {
+		// the namespace object is cluster-scoped
+		info.Namespace = ""
+		if len(segs) > 1 {
+			info.Name = segs[1]
+		}
+	}
+	q := r.URL.Query()
+	isWatch := watchPath || q.Get("watch") == "true" || q.Get("watch") == "1"
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		switch {
+		case info.Name == "" && isWatch:
+			info.Verb = "watch"
+		case info.Name == "":
+			info.Verb = "list"
+		case isWatch:
+			info.Verb = "watch"
+		default:
+			info.Verb = "get"
+		}
+	case http.MethodPost:
+		info.Verb = "create"
+	case http.MethodPut:
+		info.Verb = "update"
+	case http.MethodPatch:
+		info.Verb = "patch"
+	case http.MethodDelete:
+		if info.Name == "" {
+			info.Verb = "deletecollection"
+		} else {
+			info.Verb = "delete"
+		}
+	}
+	return info
+}
+
+// isNamespaceSubresource tells namespaces/NAME/status and namespaces/NAME/finalize
+// apart from namespaces/NS/RESOURCE.
+func isNamespaceSubresource(seg string, n int) bool {
+	return n == 3 && (seg == "status" || seg == "finalize")
+}
+
+func splitPath(p string) []string {
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// User is the authenticated identity of a request.
+type User struct {
+	Name   string
+	UID    string
+	Groups []string
+	Extra  map[string][]string
+}
+
+type ctxKey int
+
+const (
+	infoKey ctxKey = iota
+	userKey
+)
+
+// WithInfo returns ctx carrying info.
+func WithInfo(ctx context.Context, info *Info) context.Context {
+	return context.WithValue(ctx, infoKey, info)
+}
+
+// InfoFrom returns the request info of ctx, if any.
+func InfoFrom(ctx context.Context) (*Info, bool) {
+	i, ok := ctx.Value(infoKey).(*Info)
+	return i, ok
+}
+
+// WithUser returns ctx carrying u.
+func WithUser(ctx context.Context, u *User) context.Context {
+	return context.WithValue(ctx, userKey, u)
+}
+
+// UserFrom returns the user of ctx, if any.
+func UserFrom(ctx context.Context) (*User, bool) {
+	u, ok := ctx.Value(userKey).(*User)
+	return u, ok
+}

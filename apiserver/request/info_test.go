@@ -1,0 +1,38 @@
+package request
+
+import (
+	"net/http/httptest"
+	"testing"
+)
+
+func TestParseInfo(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		method, url                     string
+		verb, group, ns, res, name, sub string
+		resourceRequest                 bool
+	}{
+		{"GET", "/api/v1/pods", "list", "", "", "pods", "", "", true},
+		{"GET", "/api/v1/namespaces/default/pods?watch=true", "watch", "", "default", "pods", "", "", true},
+		{"GET", "/api/v1/watch/namespaces/default/pods", "watch", "", "default", "pods", "", "", true},
+		{"GET", "/api/v1/namespaces/default/pods/web", "get", "", "default", "pods", "web", "", true},
+		{"PUT", "/api/v1/namespaces/default/pods/web/status", "update", "", "default", "pods", "web", "status", true},
+		{"POST", "/api/v1/namespaces/default/pods/web/binding", "create", "", "default", "pods", "web", "binding", true},
+		{"GET", "/api/v1/namespaces", "list", "", "", "namespaces", "", "", true},
+		{"GET", "/api/v1/namespaces/kube-system", "get", "", "", "namespaces", "kube-system", "", true},
+		{"PUT", "/api/v1/namespaces/foo/finalize", "update", "", "", "namespaces", "foo", "finalize", true},
+		{"DELETE", "/apis/apps/v1/namespaces/ns1/deployments", "deletecollection", "apps", "ns1", "deployments", "", "", true},
+		{"PATCH", "/apis/apps/v1/namespaces/ns1/deployments/web/scale", "patch", "apps", "ns1", "deployments", "web", "scale", true},
+		{"GET", "/apis/apps/v1", "get", "apps", "", "", "", "", false},
+		{"GET", "/healthz", "get", "", "", "", "", "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.method+" "+c.url, func(t *testing.T) {
+			i := ParseInfo(httptest.NewRequest(c.method, c.url, nil))
+			if i.IsResourceRequest != c.resourceRequest || i.Verb != c.verb || i.APIGroup != c.group ||
+				i.Namespace != c.ns || i.Resource != c.res || i.Name != c.name || i.Subresource != c.sub {
+				t.Fatalf("got %+v", i)
+			}
+		})
+	}
+}

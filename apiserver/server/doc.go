@@ -1,0 +1,6 @@
+// Package server is the apiserver's HTTP layer (go-chi): it routes
+// Kubernetes paths (/api/v1/..., /apis/GROUP/VERSION/...) to the registry,
+// negotiates JSON and YAML bodies, bounds request sizes, streams watches,
+// writes every failure as a Kubernetes Status, and serves discovery,
+// /version, /healthz, /livez, /readyz and /metrics.
+package server

@@ -1,0 +1,445 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/api/field"
+	"github.com/minik8s/minik8s/api/fields"
+	"github.com/minik8s/minik8s/api/labels"
+	"github.com/minik8s/minik8s/apiserver/registry"
+	"github.com/minik8s/minik8s/apiserver/request"
+)
+
+// serveAPI handles everything under /api and /apis: discovery documents and
+// resource requests.
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	info, _ := request.InfoFrom(r.Context())
+	if !info.IsResourceRequest {
+		s.serveDiscovery(w, r, info)
+		return
+	}
+	st := s.store(info)
+	if st == nil {
+		notFound(w, r)
+		return
+	}
+	// A namespaced resource may be addressed in a namespace or across all;
+	// a cluster-scoped one never in a namespace.
+	if !st.Info.Namespaced && info.Namespace != "" && info.Resource != "namespaces" {
+		notFound(w, r)
+		return
+	}
+	if info.Subresource != "" {
+		if len(info.Parts) > 3 || !st.Info.HasSubresource(info.Subresource) {
+			notFound(w, r)
+			return
+		}
+		s.serveSubresource(w, r, info, st)
+		return
+	}
+	if len(info.Parts) > 3 {
+		notFound(w, r)
+		return
+	}
+	switch info.Verb {
+	case "get":
+		s.get(w, r, info, st)
+	case "list":
+		s.list(w, r, info, st)
+	case "watch":
+		s.watch(w, r, info, st)
+	case "create":
+		if info.Name != "" {
+			methodNotAllowed(w, r)
+			return
+		}
+		s.create(w, r, info, st)
+	case "update":
+		if info.Name == "" {
+			methodNotAllowed(w, r)
+			return
+		}
+		s.update(w, r, info, st)
+	case "patch":
+		if info.Name == "" {
+			methodNotAllowed(w, r)
+			return
+		}
+		s.patch(w, r, info, st, "")
+	case "delete":
+		s.delete(w, r, info, st)
+	case "deletecollection":
+		s.deleteCollection(w, r, info, st)
+	default:
+		methodNotAllowed(w, r)
+	}
+}
+
+func dryRun(r *http.Request) (bool, error) {
+	vals := r.URL.Query()["dryRun"]
+	for _, v := range vals {
+		if v != "All" {
+			return false, apierrors.NewBadRequest(fmt.Sprintf("Invalid dryRun value %q: supported values: \"All\"", v))
+		}
+	}
+	return len(vals) > 0, nil
+}
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
+	obj, err := st.Get(r.Context(), info.Namespace, info.Name)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, obj)
+}
+
+// listOptions parses the query of a list or watch.
+func (s *Server) listOptions(r *http.Request, st *registry.Store) (registry.ListOptions, error) {
+	q := r.URL.Query()
+	var opts registry.ListOptions
+	var err error
+	opts.Labels, err = labels.Parse(q.Get("labelSelector"))
+	if err != nil {
+		return opts, apierrors.NewBadRequest(err.Error())
+	}
+	opts.Fields, err = fields.Parse(q.Get("fieldSelector"))
+	if err != nil {
+		return opts, apierrors.NewBadRequest(err.Error())
+	}
+	known := st.FieldLabels()
+	for _, req := range opts.Fields.Requirements() {
+		if !known[req.Field] {
+			return opts, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
+		}
+	}
+	opts.ResourceVersion = q.Get("resourceVersion")
+	if rv := opts.ResourceVersion; rv != "" {
+		if n, err := strconv.ParseInt(rv, 10, 64); err != nil || n < 0 {
+			return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid resource version %q: must be a non-negative integer", rv))
+		}
+	}
+	opts.ResourceVersionMatch = q.Get("resourceVersionMatch")
+	switch opts.ResourceVersionMatch {
+	case "", "NotOlderThan", "Exact":
+	default:
+		return opts, apierrors.NewBadRequest(fmt.Sprintf("resourceVersionMatch: Unsupported value: %q: supported values: \"Exact\", \"NotOlderThan\"", opts.ResourceVersionMatch))
+	}
+	if opts.ResourceVersionMatch != "" && opts.ResourceVersion == "" {
+		return opts, apierrors.NewBadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
+	}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.ParseInt(l, 10, 64)
+		if err != nil {
+			return opts, apierrors.NewBadRequest(fmt.Sprintf("invalid limit %q", l))
+		}
+		if n > 0 {
+			opts.Limit = n
+		}
+	}
+	opts.Continue = q.Get("continue")
+	opts.AllowBookmarks = parseBool(q.Get("allowWatchBookmarks"))
+	if v := q.Get("sendInitialEvents"); v != "" {
+		b := parseBool(v)
+		opts.SendInitialEvents = &b
+	}
+	return opts, nil
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
+	opts, err := s.listOptions(r, st)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	res, err := st.List(r.Context(), info.Namespace, opts)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeRaw(w, r, http.StatusOK, encodeList(st.Info, res))
+}
+
+// encodeList writes the list envelope around the cached item encodings, so a
+// list of thousands of objects is not re-encoded.
+func encodeList(ri api.ResourceInfo, res *registry.ListResult) []byte {
+	meta, _ := json.Marshal(api.ListMeta{ResourceVersion: res.ResourceVersion, Continue: res.Continue,
+		RemainingItemCount: res.RemainingItemCount})
+	size := 128 + len(meta)
+	for _, it := range res.Items {
+		size += len(it.JSON) + 1
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"kind":"`...)
+	b = append(b, ri.ListKind()...)
+	b = append(b, `","apiVersion":"`...)
+	b = append(b, ri.GroupVersion()...)
+	b = append(b, `","metadata":`...)
+	b = append(b, meta...)
+	b = append(b, `,"items":[`...)
+	for i, it := range res.Items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, it.JSON...)
+	}
+	b = append(b, "]}"...)
+	return b
+}
+
+func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
+	opts, err := s.listOptions(r, st)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if info.Name != "" {
+		// GET .../pods/NAME?watch=true watches one object.
+		sel, _ := fields.Parse("metadata.name=" + info.Name)
+		opts.Fields = fields.AndSelectors(opts.Fields, sel)
+	}
+	if opts.SendInitialEvents != nil && *opts.SendInitialEvents && !opts.AllowBookmarks {
+		writeError(w, r, apierrors.NewInvalid(apierrors.GroupKind{Group: "meta.k8s.io", Kind: "ListOptions"}, "",
+			field.ErrorList{field.Forbidden(field.NewPath("allowWatchBookmarks"), "sendInitialEvents requires setting allowWatchBookmarks to true")}))
+		return
+	}
+	timeout := s.cfg.MinRequestTimeout + time.Duration(rand.Int64N(int64(s.cfg.MinRequestTimeout)))
+	if ts := r.URL.Query().Get("timeoutSeconds"); ts != "" {
+		n, err := strconv.ParseInt(ts, 10, 64)
+		if err != nil || n < 0 {
+			writeError(w, r, apierrors.NewBadRequest(fmt.Sprintf("invalid timeoutSeconds %q", ts)))
+			return
+		}
+		if n > 0 {
+			timeout = time.Duration(n) * time.Second
+		}
+	}
+	watcher, err := st.Watch(r.Context(), info.Namespace, opts)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	defer watcher.Stop()
+	s.metrics.watchers.WithLabelValues(st.Info.Group, st.Info.Resource).Inc()
+	defer s.metrics.watchers.WithLabelValues(st.Info.Group, st.Info.Resource).Dec()
+
+	flusher, _ := w.(http.Flusher)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Transfer-Encoding", "chunked")
+	w.WriteHeader(http.StatusOK)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	events := watcher.Events()
+	for {
+		select {
+		case line, ok := <-events:
+			if !ok {
+				return
+			}
+			if _, err := w.Write(line); err != nil {
+				return
+			}
+			// Batch writes while events are queued; flush when caught up.
+			if len(events) == 0 && flusher != nil {
+				flusher.Flush()
+			}
+		case <-timer.C:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func (s *Server) create(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
+	dry, err := dryRun(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	obj := st.Info.New()
+	if err := decodeInto(body, obj, st.Info.GroupVersion(), st.Info.Kind); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out, err := st.Create(r.Context(), info.Namespace, obj, registry.WriteOptions{DryRun: dry})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusCreated, out)
+}
+
+func (s *Server) update(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
+	dry, err := dryRun(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	body, err := readBody(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	obj := st.Info.New()
+	if err := decodeInto(body, obj, st.Info.GroupVersion(), st.Info.Kind); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out, created, err := st.Update(r.Context(), info.Namespace, info.Name, obj,
+		registry.WriteOptions{DryRun: dry, Subresource: info.Subresource})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+	}
+	writeJSON(w, r, code, out)
+}
+
+func (s *Server) patch(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store, sub string) {
+	dry, err := dryRun(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	ct := r.Header.Get("Content-Type")
+	pt := registry.PatchType(strings.TrimSpace(strings.Split(ct, ";")[0]))
+	switch pt {
+	case registry.JSONPatch, registry.MergePatch, registry.StrategicPatch:
+	default:
+		writeError(w, r, apierrors.NewUnsupportedMediaType(ct))
+		return
+	}
+	data, err := readBody(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out, err := st.Patch(r.Context(), info.Namespace, info.Name, pt, data, registry.WriteOptions{DryRun: dry, Subresource: sub})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, out)
+}
+
+// deleteOptions reads DeleteOptions from the body and the query, as
+// Kubernetes accepts both.
+func deleteOptions(r *http.Request) (*api.DeleteOptions, bool, error) {
+	opts := &api.DeleteOptions{}
+	dry, err := dryRun(r)
+	if err != nil {
+		return nil, false, err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(strings.TrimSpace(string(body))) > 0 {
+		if err := json.Unmarshal(body, opts); err != nil {
+			return nil, false, apierrors.NewBadRequest(fmt.Sprintf("DeleteOptions cannot be decoded: %v", err))
+		}
+	}
+	q := r.URL.Query()
+	if g := q.Get("gracePeriodSeconds"); g != "" {
+		n, err := strconv.ParseInt(g, 10, 64)
+		if err != nil {
+			return nil, false, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q", g))
+		}
+		opts.GracePeriodSeconds = &n
+	}
+	if p := q.Get("propagationPolicy"); p != "" {
+		pp := api.DeletionPropagation(p)
+		opts.PropagationPolicy = &pp
+	}
+	if o := q.Get("orphanDependents"); o != "" {
+		b := parseBool(o)
+		opts.OrphanDependents = &b
+	}
+	if pp := opts.PropagationPolicy; pp != nil {
+		switch *pp {
+		case api.DeletePropagationBackground, api.DeletePropagationForeground, api.DeletePropagationOrphan:
+		default:
+			return nil, false, apierrors.NewInvalid(apierrors.GroupKind{Group: "meta.k8s.io", Kind: "DeleteOptions"}, "",
+				field.ErrorList{field.NotSupported(field.NewPath("propagationPolicy"), string(*pp), []string{"Foreground", "Background", "Orphan"})})
+		}
+		if opts.OrphanDependents != nil {
+			return nil, false, apierrors.NewBadRequest("orphanDependents and propagationPolicy may not both be set")
+		}
+	}
+	return opts, dry || len(opts.DryRun) > 0, nil
+}
+
+func (s *Server) delete(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
+	opts, dry, err := deleteOptions(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	obj, deleted, err := st.Delete(r.Context(), info.Namespace, info.Name, opts, dry)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if !deleted || st.ReturnsDeletedObject() {
+		code := http.StatusOK
+		if !deleted && opts.OrphanDependents != nil && !*opts.OrphanDependents {
+			code = http.StatusAccepted
+		}
+		writeJSON(w, r, code, obj)
+		return
+	}
+	meta := obj.GetObjectMeta()
+	writeJSON(w, r, http.StatusOK, api.Status{
+		TypeMeta: api.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   api.StatusSuccess,
+		Details:  &api.StatusDetails{Name: meta.Name, Group: st.Info.Group, Kind: st.Info.Resource, UID: meta.UID},
+	})
+}
+
+func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
+	opts, dry, err := deleteOptions(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	lo, err := s.listOptions(r, st)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	objs, err := st.DeleteCollection(r.Context(), info.Namespace, lo, opts, dry)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	res := &registry.ListResult{}
+	for _, o := range objs {
+		data, err := json.Marshal(o)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		res.Items = append(res.Items, registry.Item{JSON: data, Object: o})
+	}
+	writeRaw(w, r, http.StatusOK, encodeList(st.Info, res))
+}

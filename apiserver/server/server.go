@@ -1,0 +1,215 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/apiserver/registry"
+	"github.com/minik8s/minik8s/apiserver/request"
+	"github.com/minik8s/minik8s/internal/version"
+)
+
+// DefaultMaxRequestBytes is Kubernetes' limit on a request body (3 MiB).
+const DefaultMaxRequestBytes = 3 << 20
+
+// HealthCheck is one named readiness check (etcd, watch caches, ...).
+type HealthCheck struct {
+	Name  string
+	Check func(ctx context.Context) error
+}
+
+// Config assembles a Server.
+type Config struct {
+	// Stores are the served resources.
+	Stores []*registry.Store
+	// Subresources handles kind-specific subresources (binding, scale, finalize).
+	Subresources *registry.Subresources
+	// ReadyChecks gate /readyz; /livez and /healthz run LiveChecks.
+	ReadyChecks []HealthCheck
+	LiveChecks  []HealthCheck
+	// MaxRequestBytes bounds request bodies (default 3 MiB).
+	MaxRequestBytes int64
+	// MinRequestTimeout is the base of a watch's default timeout, which is
+	// randomised in [1x, 2x) like kube-apiserver's (default 30 minutes).
+	MinRequestTimeout time.Duration
+	// Filters wrap the resource handlers, outermost first: authentication,
+	// authorization and the like.
+	Filters []func(http.Handler) http.Handler
+	// OpenAPIV2 and OpenAPIV3 serve /openapi/v2 and /openapi/v3[/...] when set.
+	OpenAPIV2 http.Handler
+	OpenAPIV3 http.Handler
+	// ExternalAddress is advertised in /api's serverAddressByClientCIDRs.
+	ExternalAddress string
+	Metrics         *prometheus.Registry
+	Logger          *slog.Logger
+}
+
+// Server is the apiserver's HTTP handler.
+type Server struct {
+	cfg     Config
+	stores  map[string]*registry.Store // "group/resource"
+	router  chi.Router
+	log     *slog.Logger
+	metrics *metrics
+}
+
+// New builds the handler.
+func New(cfg Config) *Server {
+	if cfg.MaxRequestBytes == 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if cfg.MinRequestTimeout == 0 {
+		cfg.MinRequestTimeout = 30 * time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = prometheus.NewRegistry()
+	}
+	s := &Server{cfg: cfg, stores: map[string]*registry.Store{}, log: cfg.Logger}
+	for _, st := range cfg.Stores {
+		s.stores[st.Info.Group+"/"+st.Info.Resource] = st
+	}
+	s.metrics = newMetrics(cfg.Metrics)
+	s.router = s.routes()
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+func (s *Server) routes() chi.Router {
+	r := chi.NewRouter()
+	r.Use(s.recoverer, s.withRequestInfo, s.instrument, s.limitBody)
+	r.NotFound(notFound)
+	r.MethodNotAllowed(methodNotAllowed)
+
+	r.Get("/healthz", s.health(s.cfg.LiveChecks))
+	r.Get("/livez", s.health(s.cfg.LiveChecks))
+	r.Get("/readyz", s.health(append(append([]HealthCheck{}, s.cfg.LiveChecks...), s.cfg.ReadyChecks...)))
+	r.Get("/version", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, http.StatusOK, version.Get()) })
+	r.Handle("/metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}))
+	if s.cfg.OpenAPIV2 != nil {
+		r.Handle("/openapi/v2", s.cfg.OpenAPIV2)
+	}
+	if s.cfg.OpenAPIV3 != nil {
+		r.Handle("/openapi/v3", s.cfg.OpenAPIV3)
+		r.Handle("/openapi/v3/*", s.cfg.OpenAPIV3)
+	}
+
+	r.Group(func(r chi.Router) {
+		for _, f := range s.cfg.Filters {
+			r.Use(f)
+		}
+		r.Get("/api", s.serveAPIVersions)
+		r.Get("/apis", s.serveAPIGroupList)
+		r.HandleFunc("/api/*", s.serveAPI)
+		r.HandleFunc("/apis/*", s.serveAPI)
+	})
+	return r
+}
+
+func (s *Server) recoverer(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+				writeError(w, r, fmt.Errorf("panic: %v", v))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) withRequestInfo(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := request.ParseInfo(r)
+		next.ServeHTTP(w, r.WithContext(request.WithInfo(r.Context(), info)))
+	})
+}
+
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > s.cfg.MaxRequestBytes {
+			writeError(w, r, apierrors.NewRequestEntityTooLarge(fmt.Sprintf("limit is %d", s.cfg.MaxRequestBytes)))
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxRequestBytes)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) health(checks []HealthCheck) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		var b strings.Builder
+		failed := false
+		exclude := map[string]bool{}
+		for _, e := range r.URL.Query()["exclude"] {
+			exclude[e] = true
+		}
+		b.WriteString("[+]ping ok\n")
+		for _, c := range checks {
+			if exclude[c.Name] {
+				fmt.Fprintf(&b, "[+]%s excluded: ok\n", c.Name)
+				continue
+			}
+			if err := c.Check(ctx); err != nil {
+				failed = true
+				fmt.Fprintf(&b, "[-]%s failed: reason withheld\n", c.Name)
+				s.log.Warn("health check failed", "check", c.Name, "path", r.URL.Path, "err", err)
+				continue
+			}
+			fmt.Fprintf(&b, "[+]%s ok\n", c.Name)
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if failed {
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprintf(&b, "%s check failed\n", strings.TrimPrefix(r.URL.Path, "/"))
+			_, _ = w.Write([]byte(b.String()))
+			return
+		}
+		if _, verbose := r.URL.Query()["verbose"]; verbose {
+			fmt.Fprintf(&b, "%s check passed\n", strings.TrimPrefix(r.URL.Path, "/"))
+			_, _ = w.Write([]byte(b.String()))
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	}
+}
+
+// store finds the store a request addresses, or nil.
+func (s *Server) store(info *request.Info) *registry.Store {
+	st := s.stores[info.APIGroup+"/"+info.Resource]
+	if st == nil || st.Info.Version != info.APIVersion {
+		return nil
+	}
+	if info.APIPrefix == "api" && st.Info.Group != "" {
+		return nil
+	}
+	return st
+}
+
+func parseBool(v string) bool {
+	b, _ := strconv.ParseBool(v)
+	return b
+}

@@ -1,0 +1,110 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/apiserver/registry"
+	"github.com/minik8s/minik8s/apiserver/request"
+)
+
+// serveSubresource handles status, binding, scale and finalize.
+func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
+	ctx := r.Context()
+	dry, err := dryRun(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	switch info.Subresource {
+	case "status":
+		switch info.Verb {
+		case "get":
+			s.get(w, r, info, st)
+		case "update":
+			s.update(w, r, info, st)
+		case "patch":
+			s.patch(w, r, info, st, "status")
+		default:
+			methodNotAllowed(w, r)
+		}
+	case "binding":
+		if info.Verb != "create" {
+			methodNotAllowed(w, r)
+			return
+		}
+		body, err := readBody(r)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		var b api.Binding
+		if err := decodeInto(body, &b, "v1", "Binding"); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		if err := registry.Bind(ctx, st, info.Namespace, info.Name, &b, dry); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		writeJSON(w, r, http.StatusCreated, api.Status{TypeMeta: api.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: api.StatusSuccess, Code: http.StatusCreated})
+	case "scale":
+		var out *api.Scale
+		switch info.Verb {
+		case "get":
+			out, err = registry.GetScale(ctx, st, info.Namespace, info.Name)
+		case "update":
+			body, rerr := readBody(r)
+			if rerr != nil {
+				writeError(w, r, rerr)
+				return
+			}
+			var sc api.Scale
+			if err := decodeInto(body, &sc, "autoscaling/v1", "Scale"); err != nil {
+				writeError(w, r, err)
+				return
+			}
+			out, err = registry.UpdateScale(ctx, st, info.Namespace, info.Name, &sc, dry)
+		case "patch":
+			body, rerr := readBody(r)
+			if rerr != nil {
+				writeError(w, r, rerr)
+				return
+			}
+			out, err = registry.PatchScale(ctx, st, info.Namespace, info.Name, registry.PatchType(r.Header.Get("Content-Type")), body, dry)
+		default:
+			methodNotAllowed(w, r)
+			return
+		}
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		writeJSON(w, r, http.StatusOK, out)
+	case "finalize":
+		if info.Verb != "update" {
+			methodNotAllowed(w, r)
+			return
+		}
+		body, err := readBody(r)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		var ns api.Namespace
+		if err := decodeInto(body, &ns, "v1", "Namespace"); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		out, err := registry.Finalize(ctx, st, info.Name, &ns, dry)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		writeJSON(w, r, http.StatusOK, out)
+	default:
+		writeError(w, r, apierrors.NewGeneric(http.StatusNotFound, api.StatusReasonNotFound,
+			"the server could not find the requested resource"))
+	}
+}
