@@ -133,9 +133,6 @@ func (s *Server) listOptions(r *http.Request, st *registry.Store) (registry.List
 	default:
 		return opts, apierrors.NewBadRequest(fmt.Sprintf("resourceVersionMatch: Unsupported value: %q: supported values: \"Exact\", \"NotOlderThan\"", opts.ResourceVersionMatch))
 	}
-	if opts.ResourceVersionMatch != "" && opts.ResourceVersion == "" {
-		return opts, apierrors.NewBadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
-	}
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.ParseInt(l, 10, 64)
 		if err != nil {
@@ -150,6 +147,12 @@ func (s *Server) listOptions(r *http.Request, st *registry.Store) (registry.List
 	if v := q.Get("sendInitialEvents"); v != "" {
 		b := parseBool(v)
 		opts.SendInitialEvents = &b
+	}
+	if opts.ResourceVersionMatch != "" && opts.ResourceVersion == "" && opts.SendInitialEvents == nil {
+		return opts, apierrors.NewBadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
+	}
+	if opts.SendInitialEvents != nil && opts.ResourceVersionMatch != "NotOlderThan" {
+		return opts, apierrors.NewBadRequest("sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
 	}
 	return opts, nil
 }
