@@ -37,6 +37,24 @@ func TestClientGoRoundTrip(t *testing.T) {
 		t.Fatalf("server version: %v %v", sv, err)
 	}
 
+	_, resources, err := cs.Discovery().ServerGroupsAndResources()
+	if err != nil {
+		t.Fatalf("discovery: %v", err)
+	}
+	found := map[string]bool{}
+	for _, rl := range resources {
+		for _, r := range rl.APIResources {
+			found[rl.GroupVersion+"/"+r.Name] = true
+		}
+	}
+	for _, want := range []string{"v1/pods", "v1/pods/status", "v1/pods/binding", "v1/nodes", "v1/namespaces",
+		"apps/v1/deployments", "apps/v1/deployments/scale", "apps/v1/replicasets", "batch/v1/jobs",
+		"coordination.k8s.io/v1/leases", "discovery.k8s.io/v1/endpointslices", "v1/events", "v1/configmaps", "v1/services", "v1/endpoints"} {
+		if !found[want] {
+			t.Errorf("discovery lacks %s", want)
+		}
+	}
+
 	t.Run("pods", func(t *testing.T) {
 		pods := cs.CoreV1().Pods("default")
 		w, err := pods.Watch(ctx, metav1.ListOptions{LabelSelector: "app=cg"})
