@@ -1,0 +1,18 @@
+// Package etcd runs the apiserver's etcd: an embedded single-member server
+// (the default, data kept in a directory and surviving restarts) or a client
+// connection to an external cluster. It is the only place that configures
+// go.etcd.io/etcd; everything else sees a *clientv3.Client through Backend.
+//
+// Start returns a Backend once etcd answers requests. Backend.Healthy backs
+// the apiserver's health checks, Backend.RunCompactor compacts the history
+// periodically the way kube-apiserver does (several apiservers sharing one
+// etcd agree through a compare-and-swap on the "compact_rev_key" key, so only
+// one of them compacts per interval), and Backend.Close stops everything.
+//
+// The embedded server is tuned for a small idle footprint: no metrics
+// listener, no gRPC gateway, a smaller raft snapshot interval so fewer raft
+// entries are held in memory, no mlock, no etcd auto-compaction (RunCompactor
+// does it), and its zap logging bridged to slog at warning level and above.
+// Measured with TestIdleRSS (see rss_test.go): a process holding an idle
+// embedded etcd, a client and 500 small keys settles at about 31 MB RSS.
+package etcd

@@ -1,0 +1,330 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// Defaults of the embedded server.
+const (
+	// DefaultStartTimeout bounds how long Start waits for the embedded
+	// server to become ready (or the external cluster to answer).
+	DefaultStartTimeout = 60 * time.Second
+	// snapshotCount is the number of raft entries between snapshots. Entries
+	// since the last snapshot are kept in memory, so a smaller number than
+	// etcd's 10,000 lowers the resident size under write load; a single
+	// member has no follower that would need a longer log to catch up.
+	snapshotCount = 5000
+	// catchUpEntries is how many raft entries are kept after a snapshot.
+	catchUpEntries = 500
+	memberName     = "minik8s"
+	lockFileName   = "minik8s-etcd.lock"
+	healthTimeout  = 5 * time.Second
+)
+
+// Config selects and configures the etcd behind the apiserver.
+type Config struct {
+	// DataDir holds the embedded server's data; required unless Servers is set.
+	DataDir string
+	// ListenClientURL and ListenPeerURL are the embedded server's listeners,
+	// e.g. "http://127.0.0.1:2379". Empty: 127.0.0.1 on a free port.
+	ListenClientURL, ListenPeerURL string
+	// QuotaBackendBytes is the embedded server's database size limit
+	// (0: etcd's default, 2 GiB).
+	QuotaBackendBytes int64
+	// MaxRequestBytes is the embedded server's largest accepted request
+	// (0: etcd's default, 1.5 MiB). Larger writes fail with "etcdserver:
+	// request is too large", which the storage package turns into
+	// storage.ErrRequestTooLarge.
+	MaxRequestBytes uint
+	// WatchProgressNotifyInterval is how often the embedded server tells idle
+	// watches the current revision (0: 5 seconds).
+	WatchProgressNotifyInterval time.Duration
+
+	// Servers are the client URLs of an external cluster. When set, no
+	// embedded server is started and DataDir is ignored.
+	Servers []string
+	// CAFile, CertFile and KeyFile secure the connection to Servers.
+	CAFile, CertFile, KeyFile string
+
+	// StartTimeout bounds Start (0: DefaultStartTimeout).
+	StartTimeout time.Duration
+	// Logger receives etcd's own warnings and errors, and the backend's logs.
+	Logger *slog.Logger
+}
+
+// Backend is a running etcd (embedded or external) and a client to it.
+type Backend struct {
+	client    *clientv3.Client
+	endpoints []string
+	log       *slog.Logger
+
+	// Embedded server only.
+	server *embed.Etcd
+	lock   *os.File
+
+	closeOnce sync.Once
+	closeErr  error
+	done      chan struct{}
+	wg        sync.WaitGroup
+}
+
+// Start brings up etcd as cfg says and returns once it answers requests.
+// ctx bounds the start only; the backend runs until Close.
+func Start(ctx context.Context, cfg Config) (*Backend, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = DefaultStartTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	defer cancel()
+	if len(cfg.Servers) > 0 {
+		return startExternal(ctx, cfg)
+	}
+	return startEmbedded(ctx, cfg)
+}
+
+func startExternal(ctx context.Context, cfg Config) (*Backend, error) {
+	ccfg := clientv3.Config{
+		Endpoints:   cfg.Servers,
+		DialTimeout: 10 * time.Second,
+		Logger:      zapLogger(cfg.Logger, zap.WarnLevel),
+	}
+	if cfg.CAFile != "" || cfg.CertFile != "" || cfg.KeyFile != "" {
+		info := transport.TLSInfo{CertFile: cfg.CertFile, KeyFile: cfg.KeyFile, TrustedCAFile: cfg.CAFile}
+		tlsCfg, err := info.ClientConfig()
+		if err != nil {
+			return nil, fmt.Errorf("etcd client TLS: %w", err)
+		}
+		ccfg.TLS = tlsCfg
+	}
+	cli, err := clientv3.New(ccfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to etcd %v: %w", cfg.Servers, err)
+	}
+	b := &Backend{client: cli, endpoints: append([]string(nil), cfg.Servers...), log: cfg.Logger, done: make(chan struct{})}
+	if err := b.waitHealthy(ctx); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("etcd %v is not healthy: %w", cfg.Servers, err)
+	}
+	return b, nil
+}
+
+func startEmbedded(ctx context.Context, cfg Config) (*Backend, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("embedded etcd needs a data directory")
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create etcd data dir: %w", err)
+	}
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	b, err := startServer(ctx, cfg, lock)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// lockDataDir takes an exclusive lock on the data dir so a second server on
+// the same directory fails at once instead of waiting on bbolt's lock.
+func lockDataDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open etcd lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("etcd data dir %s is in use by another server", dir)
+		}
+		return nil, fmt.Errorf("lock etcd data dir %s: %w", dir, err)
+	}
+	return f, nil
+}
+
+func startServer(ctx context.Context, cfg Config, lock *os.File) (*Backend, error) {
+	clientURL, err := listenURL(cfg.ListenClientURL)
+	if err != nil {
+		return nil, fmt.Errorf("etcd client URL: %w", err)
+	}
+	peerURL, err := listenURL(cfg.ListenPeerURL)
+	if err != nil {
+		return nil, fmt.Errorf("etcd peer URL: %w", err)
+	}
+	ecfg := embed.NewConfig()
+	ecfg.Name = memberName
+	ecfg.Dir = cfg.DataDir
+	ecfg.ListenClientUrls = []url.URL{*clientURL}
+	ecfg.AdvertiseClientUrls = []url.URL{*clientURL}
+	ecfg.ListenPeerUrls = []url.URL{*peerURL}
+	ecfg.AdvertisePeerUrls = []url.URL{*peerURL}
+	ecfg.InitialCluster = ecfg.InitialClusterFromName(memberName)
+	ecfg.InitialClusterToken = memberName
+	ecfg.SnapshotCount = snapshotCount
+	ecfg.SnapshotCatchUpEntries = catchUpEntries
+	ecfg.QuotaBackendBytes = cfg.QuotaBackendBytes
+	if cfg.MaxRequestBytes > 0 {
+		ecfg.MaxRequestBytes = cfg.MaxRequestBytes
+	}
+	ecfg.WatchProgressNotifyInterval = cfg.WatchProgressNotifyInterval
+	if ecfg.WatchProgressNotifyInterval <= 0 {
+		ecfg.WatchProgressNotifyInterval = 5 * time.Second
+	}
+	ecfg.AutoCompactionRetention = "0"
+	ecfg.EnableGRPCGateway = false
+	ecfg.MemoryMlock = false
+	ecfg.Metrics = "basic"
+	ecfg.ListenMetricsUrls = nil
+	ecfg.Logger = "zap"
+	ecfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zapLogger(cfg.Logger, zap.WarnLevel))
+
+	e, err := embed.StartEtcd(ecfg)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("start embedded etcd (client %s, peer %s): address already in use: %w", clientURL, peerURL, err)
+		}
+		return nil, fmt.Errorf("start embedded etcd: %w", err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case err := <-e.Err():
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd failed while starting: %w", err)
+	case <-ctx.Done():
+		e.Server.Stop()
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd did not become ready: %w", ctx.Err())
+	}
+	endpoint := e.Clients[0].Addr().String()
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:   []string{endpoint},
+		DialTimeout: 5 * time.Second,
+		Logger:      zapLogger(cfg.Logger, zap.WarnLevel),
+	})
+	if err != nil {
+		e.Close()
+		return nil, fmt.Errorf("connect to embedded etcd: %w", err)
+	}
+	b := &Backend{client: cli, endpoints: []string{clientURL.Scheme + "://" + endpoint}, log: cfg.Logger,
+		server: e, lock: lock, done: make(chan struct{})}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		select {
+		case err, ok := <-e.Err():
+			if ok && err != nil {
+				b.log.Error("embedded etcd failed", "err", err)
+			}
+		case <-b.done:
+		}
+	}()
+	if err := b.waitHealthy(ctx); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("embedded etcd is not healthy: %w", err)
+	}
+	b.log.Info("embedded etcd ready", "endpoint", b.endpoints[0], "dataDir", cfg.DataDir)
+	return b, nil
+}
+
+// listenURL parses u, or picks a free loopback port when u is empty.
+func listenURL(u string) (*url.URL, error) {
+	if u == "" {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		u = fmt.Sprintf("http://127.0.0.1:%d", port)
+	}
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return nil, err
+	}
+	if parsed.Scheme != "http" && parsed.Scheme != "https" && parsed.Scheme != "unix" {
+		return nil, fmt.Errorf("%q: scheme must be http, https or unix", u)
+	}
+	return parsed, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func (b *Backend) waitHealthy(ctx context.Context) error {
+	for {
+		err := b.Healthy(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// Client returns the etcd client. It stays valid until Close.
+func (b *Backend) Client() *clientv3.Client { return b.client }
+
+// Endpoints returns the client URLs in use.
+func (b *Backend) Endpoints() []string { return append([]string(nil), b.endpoints...) }
+
+// Embedded reports whether the backend runs its own etcd server.
+func (b *Backend) Embedded() bool { return b.server != nil }
+
+// Healthy reports whether etcd serves a linearizable read, which needs a
+// leader and a quorum: the same probe as etcd's own /health endpoint.
+func (b *Backend) Healthy(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
+	defer cancel()
+	if _, err := b.client.Get(ctx, "health"); err != nil {
+		return fmt.Errorf("etcd health check: %w", err)
+	}
+	return nil
+}
+
+// Close closes the client and stops the embedded server, waiting for it to
+// finish writing. It is safe to call more than once.
+func (b *Backend) Close() error {
+	b.closeOnce.Do(func() {
+		close(b.done)
+		b.closeErr = b.client.Close()
+		if errors.Is(b.closeErr, context.Canceled) {
+			b.closeErr = nil
+		}
+		if b.server != nil {
+			b.server.Close()
+			<-b.server.Server.StopNotify()
+		}
+		b.wg.Wait()
+		if b.lock != nil {
+			b.lock.Close()
+		}
+	})
+	return b.closeErr
+}

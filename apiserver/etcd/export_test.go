@@ -1,0 +1,4 @@
+package etcd
+
+// CompactForTest exposes one compaction round.
+var CompactForTest = compact
