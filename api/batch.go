@@ -1,0 +1,148 @@
+package api
+
+// Job (batch/v1) runs pods until a number of them complete.
+type Job struct {
+	TypeMeta   `json:",inline"`
+	ObjectMeta `json:"metadata"`
+	Spec       JobSpec   `json:"spec,omitzero"`
+	Status     JobStatus `json:"status,omitzero"`
+}
+
+// JobList is a list of Jobs.
+type JobList = List[Job]
+
+// Labels the apiserver puts on a job's pod template when it generates the
+// job's selector (manualSelector unset): the new batch.kubernetes.io names
+// and the legacy ones.
+const (
+	JobControllerUIDLabel       = "batch.kubernetes.io/controller-uid"
+	JobNameLabel                = "batch.kubernetes.io/job-name"
+	LegacyJobControllerUIDLabel = "controller-uid"
+	LegacyJobNameLabel          = "job-name"
+	// JobCompletionIndexAnnotation carries the index of an Indexed job's pod.
+	JobCompletionIndexAnnotation = "batch.kubernetes.io/job-completion-index"
+)
+
+// CompletionMode says how a job's completions are counted.
+type CompletionMode string
+
+// Completion modes.
+const (
+	NonIndexedCompletion CompletionMode = "NonIndexed"
+	IndexedCompletion    CompletionMode = "Indexed"
+)
+
+// JobSpec is the desired state of a job.
+type JobSpec struct {
+	Parallelism           *int32 `json:"parallelism,omitempty"`
+	Completions           *int32 `json:"completions,omitempty"`
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+	// PodFailurePolicy is kept and validated for shape only.
+	PodFailurePolicy        *PodFailurePolicy `json:"podFailurePolicy,omitempty"`
+	BackoffLimit            *int32            `json:"backoffLimit,omitempty"`
+	BackoffLimitPerIndex    *int32            `json:"backoffLimitPerIndex,omitempty"`
+	MaxFailedIndexes        *int32            `json:"maxFailedIndexes,omitempty"`
+	Selector                *LabelSelector    `json:"selector,omitempty"`
+	ManualSelector          *bool             `json:"manualSelector,omitempty"`
+	Template                PodTemplateSpec   `json:"template"`
+	TTLSecondsAfterFinished *int32            `json:"ttlSecondsAfterFinished,omitempty"`
+	CompletionMode          *CompletionMode   `json:"completionMode,omitempty"`
+	Suspend                 *bool             `json:"suspend,omitempty"`
+	PodReplacementPolicy    *string           `json:"podReplacementPolicy,omitempty"`
+	ManagedBy               *string           `json:"managedBy,omitempty"`
+}
+
+// PodFailurePolicyAction is what a pod failure policy rule does.
+type PodFailurePolicyAction string
+
+// Pod failure policy actions.
+const (
+	PodFailurePolicyActionFailJob   PodFailurePolicyAction = "FailJob"
+	PodFailurePolicyActionFailIndex PodFailurePolicyAction = "FailIndex"
+	PodFailurePolicyActionIgnore    PodFailurePolicyAction = "Ignore"
+	PodFailurePolicyActionCount     PodFailurePolicyAction = "Count"
+)
+
+// PodFailurePolicy decides what a pod failure means for the job.
+type PodFailurePolicy struct {
+	Rules []PodFailurePolicyRule `json:"rules"`
+}
+
+// PodFailurePolicyRule matches failed pods by exit codes or conditions.
+type PodFailurePolicyRule struct {
+	Action          PodFailurePolicyAction                   `json:"action"`
+	OnExitCodes     *PodFailurePolicyOnExitCodesRequirement  `json:"onExitCodes,omitempty"`
+	OnPodConditions []PodFailurePolicyOnPodConditionsPattern `json:"onPodConditions,omitempty"`
+}
+
+// PodFailurePolicyOnExitCodesRequirement matches container exit codes
+// (operator In or NotIn).
+type PodFailurePolicyOnExitCodesRequirement struct {
+	ContainerName *string `json:"containerName,omitempty"`
+	Operator      string  `json:"operator"`
+	Values        []int32 `json:"values"`
+}
+
+// PodFailurePolicyOnPodConditionsPattern matches a pod condition.
+type PodFailurePolicyOnPodConditionsPattern struct {
+	Type   PodConditionType `json:"type"`
+	Status ConditionStatus  `json:"status"`
+}
+
+// JobConditionType is the type of a job condition.
+type JobConditionType string
+
+// Job condition types.
+const (
+	JobSuspended          JobConditionType = "Suspended"
+	JobComplete           JobConditionType = "Complete"
+	JobFailed             JobConditionType = "Failed"
+	JobFailureTarget      JobConditionType = "FailureTarget"
+	JobSuccessCriteriaMet JobConditionType = "SuccessCriteriaMet"
+)
+
+// Reasons of the Failed condition.
+const (
+	JobReasonBackoffLimitExceeded = "BackoffLimitExceeded"
+	JobReasonDeadlineExceeded     = "DeadlineExceeded"
+	JobReasonPodFailurePolicy     = "PodFailurePolicy"
+)
+
+// JobStatus is the observed state of a job.
+type JobStatus struct {
+	Conditions       []JobCondition `json:"conditions,omitempty"`
+	StartTime        *Time          `json:"startTime,omitempty"`
+	CompletionTime   *Time          `json:"completionTime,omitempty"`
+	Active           int32          `json:"active,omitempty"`
+	Succeeded        int32          `json:"succeeded,omitempty"`
+	Failed           int32          `json:"failed,omitempty"`
+	Terminating      *int32         `json:"terminating,omitempty"`
+	CompletedIndexes string         `json:"completedIndexes,omitempty"`
+	FailedIndexes    *string        `json:"failedIndexes,omitempty"`
+	// UncountedTerminatedPods lists finished pods the controller has not yet
+	// counted, so that a crash between removing a pod's finalizer and
+	// updating the counters neither loses nor double-counts it.
+	UncountedTerminatedPods *UncountedTerminatedPods `json:"uncountedTerminatedPods,omitempty"`
+	Ready                   *int32                   `json:"ready,omitempty"`
+}
+
+// UncountedTerminatedPods holds the UIDs of finished, not yet counted pods.
+type UncountedTerminatedPods struct {
+	Succeeded []UID `json:"succeeded,omitempty"`
+	Failed    []UID `json:"failed,omitempty"`
+}
+
+// JobCondition is one condition of a job.
+type JobCondition struct {
+	Type               JobConditionType `json:"type"`
+	Status             ConditionStatus  `json:"status"`
+	LastProbeTime      Time             `json:"lastProbeTime,omitzero"`
+	LastTransitionTime Time             `json:"lastTransitionTime,omitzero"`
+	Reason             string           `json:"reason,omitempty"`
+	Message            string           `json:"message,omitempty"`
+}
+
+func init() {
+	register(ResourceInfo{Group: "batch", Version: "v1", Kind: "Job", Resource: "jobs", Singular: "job",
+		Namespaced: true, Subresources: []string{"status"}, New: func() Object { return &Job{} }})
+}

@@ -1,0 +1,785 @@
+package api
+
+import (
+	"encoding/json"
+
+	"github.com/minik8s/minik8s/api/resource"
+)
+
+// Pod (core/v1) is a group of containers scheduled together on one node.
+type Pod struct {
+	TypeMeta   `json:",inline"`
+	ObjectMeta `json:"metadata"`
+	Spec       PodSpec   `json:"spec,omitzero"`
+	Status     PodStatus `json:"status,omitzero"`
+}
+
+// PodList is a list of Pods.
+type PodList = List[Pod]
+
+// PodTemplateSpec describes the pods a controller creates.
+type PodTemplateSpec struct {
+	ObjectMeta `json:"metadata,omitzero"`
+	Spec       PodSpec `json:"spec,omitzero"`
+}
+
+// PodSpec is the desired state of a pod.
+type PodSpec struct {
+	Volumes                       []Volume               `json:"volumes,omitempty"`
+	InitContainers                []Container            `json:"initContainers,omitempty"`
+	Containers                    []Container            `json:"containers"`
+	RestartPolicy                 RestartPolicy          `json:"restartPolicy,omitempty"`
+	TerminationGracePeriodSeconds *int64                 `json:"terminationGracePeriodSeconds,omitempty"`
+	ActiveDeadlineSeconds         *int64                 `json:"activeDeadlineSeconds,omitempty"`
+	DNSPolicy                     DNSPolicy              `json:"dnsPolicy,omitempty"`
+	NodeSelector                  map[string]string      `json:"nodeSelector,omitempty"`
+	ServiceAccountName            string                 `json:"serviceAccountName,omitempty"`
+	DeprecatedServiceAccount      string                 `json:"serviceAccount,omitempty"`
+	AutomountServiceAccountToken  *bool                  `json:"automountServiceAccountToken,omitempty"`
+	NodeName                      string                 `json:"nodeName,omitempty"`
+	HostNetwork                   bool                   `json:"hostNetwork,omitempty"`
+	HostPID                       bool                   `json:"hostPID,omitempty"`
+	HostIPC                       bool                   `json:"hostIPC,omitempty"`
+	ShareProcessNamespace         *bool                  `json:"shareProcessNamespace,omitempty"`
+	SecurityContext               *PodSecurityContext    `json:"securityContext,omitempty"`
+	ImagePullSecrets              []LocalObjectReference `json:"imagePullSecrets,omitempty"`
+	Hostname                      string                 `json:"hostname,omitempty"`
+	Subdomain                     string                 `json:"subdomain,omitempty"`
+	Affinity                      *Affinity              `json:"affinity,omitempty"`
+	SchedulerName                 string                 `json:"schedulerName,omitempty"`
+	Tolerations                   []Toleration           `json:"tolerations,omitempty"`
+	HostAliases                   []HostAlias            `json:"hostAliases,omitempty"`
+	PriorityClassName             string                 `json:"priorityClassName,omitempty"`
+	Priority                      *int32                 `json:"priority,omitempty"`
+	DNSConfig                     *PodDNSConfig          `json:"dnsConfig,omitempty"`
+	ReadinessGates                []PodReadinessGate     `json:"readinessGates,omitempty"`
+	RuntimeClassName              *string                `json:"runtimeClassName,omitempty"`
+	EnableServiceLinks            *bool                  `json:"enableServiceLinks,omitempty"`
+	PreemptionPolicy              *PreemptionPolicy      `json:"preemptionPolicy,omitempty"`
+	Overhead                      ResourceList           `json:"overhead,omitempty"`
+	// TopologySpreadConstraints are kept and validated for shape; the
+	// scheduler decides whether it honours them.
+	TopologySpreadConstraints []TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	SetHostnameAsFQDN         *bool                      `json:"setHostnameAsFQDN,omitempty"`
+	OS                        *PodOS                     `json:"os,omitempty"`
+	HostUsers                 *bool                      `json:"hostUsers,omitempty"`
+	SchedulingGates           []PodSchedulingGate        `json:"schedulingGates,omitempty"`
+}
+
+// Container is one container of a pod.
+type Container struct {
+	Name       string               `json:"name"`
+	Image      string               `json:"image,omitempty"`
+	Command    []string             `json:"command,omitempty"`
+	Args       []string             `json:"args,omitempty"`
+	WorkingDir string               `json:"workingDir,omitempty"`
+	Ports      []ContainerPort      `json:"ports,omitempty"`
+	EnvFrom    []EnvFromSource      `json:"envFrom,omitempty"`
+	Env        []EnvVar             `json:"env,omitempty"`
+	Resources  ResourceRequirements `json:"resources,omitzero"`
+	// RestartPolicy may only be set, to Always, on init containers: it makes
+	// them sidecars that keep running beside the main containers.
+	RestartPolicy            *ContainerRestartPolicy  `json:"restartPolicy,omitempty"`
+	VolumeMounts             []VolumeMount            `json:"volumeMounts,omitempty"`
+	LivenessProbe            *Probe                   `json:"livenessProbe,omitempty"`
+	ReadinessProbe           *Probe                   `json:"readinessProbe,omitempty"`
+	StartupProbe             *Probe                   `json:"startupProbe,omitempty"`
+	Lifecycle                *Lifecycle               `json:"lifecycle,omitempty"`
+	TerminationMessagePath   string                   `json:"terminationMessagePath,omitempty"`
+	TerminationMessagePolicy TerminationMessagePolicy `json:"terminationMessagePolicy,omitempty"`
+	ImagePullPolicy          PullPolicy               `json:"imagePullPolicy,omitempty"`
+	SecurityContext          *SecurityContext         `json:"securityContext,omitempty"`
+	Stdin                    bool                     `json:"stdin,omitempty"`
+	StdinOnce                bool                     `json:"stdinOnce,omitempty"`
+	TTY                      bool                     `json:"tty,omitempty"`
+}
+
+// ContainerRestartPolicy is the restart policy of a single (init) container.
+type ContainerRestartPolicy string
+
+// ContainerRestartPolicyAlways is the only container-level restart policy.
+const ContainerRestartPolicyAlways ContainerRestartPolicy = "Always"
+
+// Protocol is a network protocol.
+type Protocol string
+
+// Protocols.
+const (
+	ProtocolTCP  Protocol = "TCP"
+	ProtocolUDP  Protocol = "UDP"
+	ProtocolSCTP Protocol = "SCTP"
+)
+
+// ContainerPort is a port a container exposes.
+type ContainerPort struct {
+	Name          string   `json:"name,omitempty"`
+	HostPort      int32    `json:"hostPort,omitempty"`
+	ContainerPort int32    `json:"containerPort"`
+	Protocol      Protocol `json:"protocol,omitempty"`
+	HostIP        string   `json:"hostIP,omitempty"`
+}
+
+// EnvVar is an environment variable of a container.
+type EnvVar struct {
+	Name      string        `json:"name"`
+	Value     string        `json:"value,omitempty"`
+	ValueFrom *EnvVarSource `json:"valueFrom,omitempty"`
+}
+
+// EnvVarSource takes an environment variable's value from elsewhere;
+// exactly one member is set.
+type EnvVarSource struct {
+	FieldRef         *ObjectFieldSelector   `json:"fieldRef,omitempty"`
+	ResourceFieldRef *ResourceFieldSelector `json:"resourceFieldRef,omitempty"`
+	ConfigMapKeyRef  *ConfigMapKeySelector  `json:"configMapKeyRef,omitempty"`
+	SecretKeyRef     *SecretKeySelector     `json:"secretKeyRef,omitempty"`
+}
+
+// ObjectFieldSelector selects a field of the pod ("metadata.name",
+// "status.podIP", ...).
+type ObjectFieldSelector struct {
+	APIVersion string `json:"apiVersion,omitempty"`
+	FieldPath  string `json:"fieldPath"`
+}
+
+// ResourceFieldSelector selects a container's resource request or limit.
+type ResourceFieldSelector struct {
+	ContainerName string            `json:"containerName,omitempty"`
+	Resource      string            `json:"resource"`
+	Divisor       resource.Quantity `json:"divisor,omitzero"`
+}
+
+// ConfigMapKeySelector selects a key of a ConfigMap.
+type ConfigMapKeySelector struct {
+	LocalObjectReference `json:",inline"`
+	Key                  string `json:"key"`
+	Optional             *bool  `json:"optional,omitempty"`
+}
+
+// SecretKeySelector selects a key of a Secret.
+type SecretKeySelector struct {
+	LocalObjectReference `json:",inline"`
+	Key                  string `json:"key"`
+	Optional             *bool  `json:"optional,omitempty"`
+}
+
+// EnvFromSource imports every key of a ConfigMap or Secret as variables.
+type EnvFromSource struct {
+	Prefix       string              `json:"prefix,omitempty"`
+	ConfigMapRef *ConfigMapEnvSource `json:"configMapRef,omitempty"`
+	SecretRef    *SecretEnvSource    `json:"secretRef,omitempty"`
+}
+
+// ConfigMapEnvSource names the ConfigMap of an EnvFromSource.
+type ConfigMapEnvSource struct {
+	LocalObjectReference `json:",inline"`
+	Optional             *bool `json:"optional,omitempty"`
+}
+
+// SecretEnvSource names the Secret of an EnvFromSource.
+type SecretEnvSource struct {
+	LocalObjectReference `json:",inline"`
+	Optional             *bool `json:"optional,omitempty"`
+}
+
+// ResourceRequirements are a container's resource requests and limits.
+type ResourceRequirements struct {
+	Limits   ResourceList `json:"limits,omitempty"`
+	Requests ResourceList `json:"requests,omitempty"`
+}
+
+// VolumeMount mounts a pod volume into a container.
+type VolumeMount struct {
+	Name      string `json:"name"`
+	ReadOnly  bool   `json:"readOnly,omitempty"`
+	MountPath string `json:"mountPath"`
+	SubPath   string `json:"subPath,omitempty"`
+	// MountPropagation is None, HostToContainer or Bidirectional.
+	MountPropagation *string `json:"mountPropagation,omitempty"`
+	SubPathExpr      string  `json:"subPathExpr,omitempty"`
+}
+
+// Probe is a health check of a container.
+type Probe struct {
+	ProbeHandler                  `json:",inline"`
+	InitialDelaySeconds           int32  `json:"initialDelaySeconds,omitempty"`
+	TimeoutSeconds                int32  `json:"timeoutSeconds,omitempty"`
+	PeriodSeconds                 int32  `json:"periodSeconds,omitempty"`
+	SuccessThreshold              int32  `json:"successThreshold,omitempty"`
+	FailureThreshold              int32  `json:"failureThreshold,omitempty"`
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
+}
+
+// ProbeHandler is the action of a probe; exactly one member is set.
+type ProbeHandler struct {
+	Exec      *ExecAction      `json:"exec,omitempty"`
+	HTTPGet   *HTTPGetAction   `json:"httpGet,omitempty"`
+	TCPSocket *TCPSocketAction `json:"tcpSocket,omitempty"`
+	GRPC      *GRPCAction      `json:"grpc,omitempty"`
+}
+
+// ExecAction runs a command in the container.
+type ExecAction struct {
+	Command []string `json:"command,omitempty"`
+}
+
+// URIScheme is the scheme of an HTTP probe.
+type URIScheme string
+
+// URI schemes.
+const (
+	URISchemeHTTP  URIScheme = "HTTP"
+	URISchemeHTTPS URIScheme = "HTTPS"
+)
+
+// HTTPGetAction performs an HTTP GET.
+type HTTPGetAction struct {
+	Path        string       `json:"path,omitempty"`
+	Port        IntOrString  `json:"port"`
+	Host        string       `json:"host,omitempty"`
+	Scheme      URIScheme    `json:"scheme,omitempty"`
+	HTTPHeaders []HTTPHeader `json:"httpHeaders,omitempty"`
+}
+
+// HTTPHeader is a header of an HTTP probe.
+type HTTPHeader struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// TCPSocketAction opens a TCP connection.
+type TCPSocketAction struct {
+	Port IntOrString `json:"port"`
+	Host string      `json:"host,omitempty"`
+}
+
+// GRPCAction calls the gRPC health service.
+type GRPCAction struct {
+	Port    int32   `json:"port"`
+	Service *string `json:"service,omitempty"`
+}
+
+// Lifecycle holds a container's lifecycle hooks.
+type Lifecycle struct {
+	PostStart *LifecycleHandler `json:"postStart,omitempty"`
+	PreStop   *LifecycleHandler `json:"preStop,omitempty"`
+}
+
+// LifecycleHandler is the action of a hook; exactly one member is set.
+type LifecycleHandler struct {
+	Exec      *ExecAction      `json:"exec,omitempty"`
+	HTTPGet   *HTTPGetAction   `json:"httpGet,omitempty"`
+	TCPSocket *TCPSocketAction `json:"tcpSocket,omitempty"`
+	Sleep     *SleepAction     `json:"sleep,omitempty"`
+}
+
+// SleepAction pauses for a number of seconds.
+type SleepAction struct {
+	Seconds int64 `json:"seconds"`
+}
+
+// TerminationMessagePolicy says where a container's termination message
+// comes from.
+type TerminationMessagePolicy string
+
+// Termination message policies and the default path.
+const (
+	TerminationMessageReadFile              TerminationMessagePolicy = "File"
+	TerminationMessageFallbackToLogsOnError TerminationMessagePolicy = "FallbackToLogsOnError"
+	TerminationMessagePathDefault                                    = "/dev/termination-log"
+)
+
+// PullPolicy says when to pull a container image.
+type PullPolicy string
+
+// Pull policies.
+const (
+	PullAlways       PullPolicy = "Always"
+	PullNever        PullPolicy = "Never"
+	PullIfNotPresent PullPolicy = "IfNotPresent"
+)
+
+// SecurityContext is the security configuration of a container (a subset of
+// Kubernetes').
+type SecurityContext struct {
+	Capabilities             *Capabilities   `json:"capabilities,omitempty"`
+	Privileged               *bool           `json:"privileged,omitempty"`
+	RunAsUser                *int64          `json:"runAsUser,omitempty"`
+	RunAsGroup               *int64          `json:"runAsGroup,omitempty"`
+	RunAsNonRoot             *bool           `json:"runAsNonRoot,omitempty"`
+	ReadOnlyRootFilesystem   *bool           `json:"readOnlyRootFilesystem,omitempty"`
+	AllowPrivilegeEscalation *bool           `json:"allowPrivilegeEscalation,omitempty"`
+	SeccompProfile           *SeccompProfile `json:"seccompProfile,omitempty"`
+}
+
+// Capability is a Linux capability ("NET_ADMIN").
+type Capability string
+
+// Capabilities adds and drops Linux capabilities.
+type Capabilities struct {
+	Add  []Capability `json:"add,omitempty"`
+	Drop []Capability `json:"drop,omitempty"`
+}
+
+// SeccompProfile selects a seccomp profile.
+type SeccompProfile struct {
+	// Type is RuntimeDefault, Unconfined or Localhost.
+	Type             string  `json:"type"`
+	LocalhostProfile *string `json:"localhostProfile,omitempty"`
+}
+
+// PodSecurityContext is the pod-level security configuration (a subset of
+// Kubernetes').
+type PodSecurityContext struct {
+	RunAsUser           *int64          `json:"runAsUser,omitempty"`
+	RunAsGroup          *int64          `json:"runAsGroup,omitempty"`
+	RunAsNonRoot        *bool           `json:"runAsNonRoot,omitempty"`
+	SupplementalGroups  []int64         `json:"supplementalGroups,omitempty"`
+	FSGroup             *int64          `json:"fsGroup,omitempty"`
+	Sysctls             []Sysctl        `json:"sysctls,omitempty"`
+	FSGroupChangePolicy *string         `json:"fsGroupChangePolicy,omitempty"`
+	SeccompProfile      *SeccompProfile `json:"seccompProfile,omitempty"`
+}
+
+// Sysctl is a namespaced kernel parameter.
+type Sysctl struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Volume is a named volume of a pod.
+type Volume struct {
+	Name         string `json:"name"`
+	VolumeSource `json:",inline"`
+}
+
+// VolumeSource says where a volume comes from; exactly one member is set.
+// The sources minik8s implements are typed; the others are kept verbatim
+// (raw JSON) so manifests round-trip and validation still sees one source.
+type VolumeSource struct {
+	HostPath              *HostPathVolumeSource              `json:"hostPath,omitempty"`
+	EmptyDir              *EmptyDirVolumeSource              `json:"emptyDir,omitempty"`
+	Secret                *SecretVolumeSource                `json:"secret,omitempty"`
+	ConfigMap             *ConfigMapVolumeSource             `json:"configMap,omitempty"`
+	PersistentVolumeClaim *PersistentVolumeClaimVolumeSource `json:"persistentVolumeClaim,omitempty"`
+	DownwardAPI           json.RawMessage                    `json:"downwardAPI,omitempty"`
+	Projected             json.RawMessage                    `json:"projected,omitempty"`
+	NFS                   json.RawMessage                    `json:"nfs,omitempty"`
+	CSI                   json.RawMessage                    `json:"csi,omitempty"`
+	Ephemeral             json.RawMessage                    `json:"ephemeral,omitempty"`
+	Image                 json.RawMessage                    `json:"image,omitempty"`
+	GitRepo               json.RawMessage                    `json:"gitRepo,omitempty"`
+	ISCSI                 json.RawMessage                    `json:"iscsi,omitempty"`
+	FC                    json.RawMessage                    `json:"fc,omitempty"`
+	CephFS                json.RawMessage                    `json:"cephfs,omitempty"`
+	RBD                   json.RawMessage                    `json:"rbd,omitempty"`
+	Glusterfs             json.RawMessage                    `json:"glusterfs,omitempty"`
+}
+
+// HostPathType checks what a hostPath volume points at.
+type HostPathType string
+
+// Host path types.
+const (
+	HostPathUnset             HostPathType = ""
+	HostPathDirectoryOrCreate HostPathType = "DirectoryOrCreate"
+	HostPathDirectory         HostPathType = "Directory"
+	HostPathFileOrCreate      HostPathType = "FileOrCreate"
+	HostPathFile              HostPathType = "File"
+	HostPathSocket            HostPathType = "Socket"
+	HostPathCharDev           HostPathType = "CharDevice"
+	HostPathBlockDev          HostPathType = "BlockDevice"
+)
+
+// HostPathVolumeSource mounts a path of the node.
+type HostPathVolumeSource struct {
+	Path string        `json:"path"`
+	Type *HostPathType `json:"type,omitempty"`
+}
+
+// StorageMedium is the backing of an emptyDir.
+type StorageMedium string
+
+// Storage media.
+const (
+	StorageMediumDefault   StorageMedium = ""
+	StorageMediumMemory    StorageMedium = "Memory"
+	StorageMediumHugePages StorageMedium = "HugePages"
+)
+
+// EmptyDirVolumeSource is a scratch directory living as long as the pod.
+type EmptyDirVolumeSource struct {
+	Medium    StorageMedium      `json:"medium,omitempty"`
+	SizeLimit *resource.Quantity `json:"sizeLimit,omitempty"`
+}
+
+// KeyToPath projects one key of a ConfigMap or Secret to a file.
+type KeyToPath struct {
+	Key  string `json:"key"`
+	Path string `json:"path"`
+	Mode *int32 `json:"mode,omitempty"`
+}
+
+// ConfigMapVolumeSource projects a ConfigMap into files.
+type ConfigMapVolumeSource struct {
+	LocalObjectReference `json:",inline"`
+	Items                []KeyToPath `json:"items,omitempty"`
+	DefaultMode          *int32      `json:"defaultMode,omitempty"`
+	Optional             *bool       `json:"optional,omitempty"`
+}
+
+// SecretVolumeSource projects a Secret into files.
+type SecretVolumeSource struct {
+	SecretName  string      `json:"secretName,omitempty"`
+	Items       []KeyToPath `json:"items,omitempty"`
+	DefaultMode *int32      `json:"defaultMode,omitempty"`
+	Optional    *bool       `json:"optional,omitempty"`
+}
+
+// Default file modes of ConfigMap and Secret volumes.
+const (
+	ConfigMapVolumeSourceDefaultMode int32 = 0o644
+	SecretVolumeSourceDefaultMode    int32 = 0o644
+)
+
+// PersistentVolumeClaimVolumeSource references a PersistentVolumeClaim.
+// minik8s does not serve claims; the field is kept for manifests.
+type PersistentVolumeClaimVolumeSource struct {
+	ClaimName string `json:"claimName"`
+	ReadOnly  bool   `json:"readOnly,omitempty"`
+}
+
+// RestartPolicy is the restart policy of a pod's containers.
+type RestartPolicy string
+
+// Restart policies.
+const (
+	RestartPolicyAlways    RestartPolicy = "Always"
+	RestartPolicyOnFailure RestartPolicy = "OnFailure"
+	RestartPolicyNever     RestartPolicy = "Never"
+)
+
+// DNSPolicy says how a pod's DNS is configured.
+type DNSPolicy string
+
+// DNS policies.
+const (
+	DNSClusterFirstWithHostNet DNSPolicy = "ClusterFirstWithHostNet"
+	DNSClusterFirst            DNSPolicy = "ClusterFirst"
+	DNSDefault                 DNSPolicy = "Default"
+	DNSNone                    DNSPolicy = "None"
+)
+
+// DefaultSchedulerName is the scheduler of pods that name none.
+const DefaultSchedulerName = "default-scheduler"
+
+// DefaultTerminationGracePeriodSeconds is the default grace period of a pod.
+const DefaultTerminationGracePeriodSeconds int64 = 30
+
+// Affinity groups a pod's scheduling constraints.
+type Affinity struct {
+	NodeAffinity    *NodeAffinity    `json:"nodeAffinity,omitempty"`
+	PodAffinity     *PodAffinity     `json:"podAffinity,omitempty"`
+	PodAntiAffinity *PodAntiAffinity `json:"podAntiAffinity,omitempty"`
+}
+
+// NodeAffinity constrains the nodes a pod may run on.
+type NodeAffinity struct {
+	RequiredDuringSchedulingIgnoredDuringExecution  *NodeSelector             `json:"requiredDuringSchedulingIgnoredDuringExecution,omitempty"`
+	PreferredDuringSchedulingIgnoredDuringExecution []PreferredSchedulingTerm `json:"preferredDuringSchedulingIgnoredDuringExecution,omitempty"`
+}
+
+// NodeSelector is a union (OR) of node selector terms.
+type NodeSelector struct {
+	NodeSelectorTerms []NodeSelectorTerm `json:"nodeSelectorTerms"`
+}
+
+// NodeSelectorTerm is an intersection (AND) of requirements on node labels
+// (matchExpressions) and node fields (matchFields, only metadata.name).
+type NodeSelectorTerm struct {
+	MatchExpressions []NodeSelectorRequirement `json:"matchExpressions,omitempty"`
+	MatchFields      []NodeSelectorRequirement `json:"matchFields,omitempty"`
+}
+
+// NodeSelectorOperator is the operator of a node selector requirement.
+type NodeSelectorOperator string
+
+// Node selector operators.
+const (
+	NodeSelectorOpIn           NodeSelectorOperator = "In"
+	NodeSelectorOpNotIn        NodeSelectorOperator = "NotIn"
+	NodeSelectorOpExists       NodeSelectorOperator = "Exists"
+	NodeSelectorOpDoesNotExist NodeSelectorOperator = "DoesNotExist"
+	NodeSelectorOpGt           NodeSelectorOperator = "Gt"
+	NodeSelectorOpLt           NodeSelectorOperator = "Lt"
+)
+
+// NodeSelectorRequirement is one requirement of a node selector term.
+type NodeSelectorRequirement struct {
+	Key      string               `json:"key"`
+	Operator NodeSelectorOperator `json:"operator"`
+	Values   []string             `json:"values,omitempty"`
+}
+
+// PreferredSchedulingTerm is a weighted node selector term.
+type PreferredSchedulingTerm struct {
+	Weight     int32            `json:"weight"`
+	Preference NodeSelectorTerm `json:"preference"`
+}
+
+// PodAffinity attracts a pod to nodes running matching pods.
+type PodAffinity struct {
+	RequiredDuringSchedulingIgnoredDuringExecution  []PodAffinityTerm         `json:"requiredDuringSchedulingIgnoredDuringExecution,omitempty"`
+	PreferredDuringSchedulingIgnoredDuringExecution []WeightedPodAffinityTerm `json:"preferredDuringSchedulingIgnoredDuringExecution,omitempty"`
+}
+
+// PodAntiAffinity repels a pod from nodes running matching pods.
+type PodAntiAffinity struct {
+	RequiredDuringSchedulingIgnoredDuringExecution  []PodAffinityTerm         `json:"requiredDuringSchedulingIgnoredDuringExecution,omitempty"`
+	PreferredDuringSchedulingIgnoredDuringExecution []WeightedPodAffinityTerm `json:"preferredDuringSchedulingIgnoredDuringExecution,omitempty"`
+}
+
+// PodAffinityTerm selects pods (in namespaces) whose nodes share the value
+// of topologyKey with the candidate node.
+type PodAffinityTerm struct {
+	LabelSelector     *LabelSelector `json:"labelSelector,omitempty"`
+	Namespaces        []string       `json:"namespaces,omitempty"`
+	TopologyKey       string         `json:"topologyKey"`
+	NamespaceSelector *LabelSelector `json:"namespaceSelector,omitempty"`
+	MatchLabelKeys    []string       `json:"matchLabelKeys,omitempty"`
+	MismatchLabelKeys []string       `json:"mismatchLabelKeys,omitempty"`
+}
+
+// WeightedPodAffinityTerm is a pod affinity term with a weight (1-100).
+type WeightedPodAffinityTerm struct {
+	Weight          int32           `json:"weight"`
+	PodAffinityTerm PodAffinityTerm `json:"podAffinityTerm"`
+}
+
+// TolerationOperator is the operator of a toleration.
+type TolerationOperator string
+
+// Toleration operators. Lt and Gt compare numerically (a newer Kubernetes
+// feature); Exists and Equal are the classic two.
+const (
+	TolerationOpExists TolerationOperator = "Exists"
+	TolerationOpEqual  TolerationOperator = "Equal"
+	TolerationOpLt     TolerationOperator = "Lt"
+	TolerationOpGt     TolerationOperator = "Gt"
+)
+
+// Toleration lets a pod run on nodes with a matching taint.
+type Toleration struct {
+	Key               string             `json:"key,omitempty"`
+	Operator          TolerationOperator `json:"operator,omitempty"`
+	Value             string             `json:"value,omitempty"`
+	Effect            TaintEffect        `json:"effect,omitempty"`
+	TolerationSeconds *int64             `json:"tolerationSeconds,omitempty"`
+}
+
+// HostAlias adds an /etc/hosts entry to a pod.
+type HostAlias struct {
+	IP        string   `json:"ip"`
+	Hostnames []string `json:"hostnames,omitempty"`
+}
+
+// PodDNSConfig adds to the DNS configuration of a pod.
+type PodDNSConfig struct {
+	Nameservers []string             `json:"nameservers,omitempty"`
+	Searches    []string             `json:"searches,omitempty"`
+	Options     []PodDNSConfigOption `json:"options,omitempty"`
+}
+
+// PodDNSConfigOption is a resolver option.
+type PodDNSConfigOption struct {
+	Name  string  `json:"name,omitempty"`
+	Value *string `json:"value,omitempty"`
+}
+
+// PodReadinessGate adds a condition the pod must have to be Ready.
+type PodReadinessGate struct {
+	ConditionType PodConditionType `json:"conditionType"`
+}
+
+// PreemptionPolicy says whether a pod may preempt lower-priority pods.
+type PreemptionPolicy string
+
+// Preemption policies.
+const (
+	PreemptLowerPriority PreemptionPolicy = "PreemptLowerPriority"
+	PreemptNever         PreemptionPolicy = "Never"
+)
+
+// UnsatisfiableConstraintAction says what to do with an unsatisfiable
+// topology spread constraint.
+type UnsatisfiableConstraintAction string
+
+// Unsatisfiable constraint actions.
+const (
+	DoNotSchedule  UnsatisfiableConstraintAction = "DoNotSchedule"
+	ScheduleAnyway UnsatisfiableConstraintAction = "ScheduleAnyway"
+)
+
+// NodeInclusionPolicy says whether node affinity or taints count when
+// computing topology spread.
+type NodeInclusionPolicy string
+
+// Node inclusion policies.
+const (
+	NodeInclusionPolicyIgnore NodeInclusionPolicy = "Ignore"
+	NodeInclusionPolicyHonor  NodeInclusionPolicy = "Honor"
+)
+
+// TopologySpreadConstraint spreads matching pods across topology domains.
+type TopologySpreadConstraint struct {
+	MaxSkew            int32                         `json:"maxSkew"`
+	TopologyKey        string                        `json:"topologyKey"`
+	WhenUnsatisfiable  UnsatisfiableConstraintAction `json:"whenUnsatisfiable"`
+	LabelSelector      *LabelSelector                `json:"labelSelector,omitempty"`
+	MinDomains         *int32                        `json:"minDomains,omitempty"`
+	NodeAffinityPolicy *NodeInclusionPolicy          `json:"nodeAffinityPolicy,omitempty"`
+	NodeTaintsPolicy   *NodeInclusionPolicy          `json:"nodeTaintsPolicy,omitempty"`
+	MatchLabelKeys     []string                      `json:"matchLabelKeys,omitempty"`
+}
+
+// PodOS names the operating system a pod needs.
+type PodOS struct {
+	Name string `json:"name"`
+}
+
+// PodSchedulingGate holds a pod back from scheduling while present.
+type PodSchedulingGate struct {
+	Name string `json:"name"`
+}
+
+// PodPhase is the high-level summary of a pod's lifecycle.
+type PodPhase string
+
+// Pod phases.
+const (
+	PodPending   PodPhase = "Pending"
+	PodRunning   PodPhase = "Running"
+	PodSucceeded PodPhase = "Succeeded"
+	PodFailed    PodPhase = "Failed"
+	PodUnknown   PodPhase = "Unknown"
+)
+
+// PodConditionType is the type of a pod condition.
+type PodConditionType string
+
+// Pod condition types.
+const (
+	PodScheduled              PodConditionType = "PodScheduled"
+	PodInitialized            PodConditionType = "Initialized"
+	ContainersReady           PodConditionType = "ContainersReady"
+	PodReady                  PodConditionType = "Ready"
+	PodReadyToStartContainers PodConditionType = "PodReadyToStartContainers"
+	DisruptionTarget          PodConditionType = "DisruptionTarget"
+)
+
+// Reasons of the PodScheduled condition.
+const (
+	PodReasonUnschedulable   = "Unschedulable"
+	PodReasonSchedulingGated = "SchedulingGated"
+)
+
+// PodQOSClass is the quality-of-service class of a pod.
+type PodQOSClass string
+
+// QoS classes.
+const (
+	PodQOSGuaranteed PodQOSClass = "Guaranteed"
+	PodQOSBurstable  PodQOSClass = "Burstable"
+	PodQOSBestEffort PodQOSClass = "BestEffort"
+)
+
+// PodStatus is the observed state of a pod, written by the kubelet (and the
+// scheduler for PodScheduled).
+type PodStatus struct {
+	ObservedGeneration    int64             `json:"observedGeneration,omitempty"`
+	Phase                 PodPhase          `json:"phase,omitempty"`
+	Conditions            []PodCondition    `json:"conditions,omitempty"`
+	Message               string            `json:"message,omitempty"`
+	Reason                string            `json:"reason,omitempty"`
+	NominatedNodeName     string            `json:"nominatedNodeName,omitempty"`
+	HostIP                string            `json:"hostIP,omitempty"`
+	HostIPs               []HostIP          `json:"hostIPs,omitempty"`
+	PodIP                 string            `json:"podIP,omitempty"`
+	PodIPs                []PodIP           `json:"podIPs,omitempty"`
+	StartTime             *Time             `json:"startTime,omitempty"`
+	InitContainerStatuses []ContainerStatus `json:"initContainerStatuses,omitempty"`
+	ContainerStatuses     []ContainerStatus `json:"containerStatuses,omitempty"`
+	QOSClass              PodQOSClass       `json:"qosClass,omitempty"`
+}
+
+// PodCondition is one condition of a pod.
+type PodCondition struct {
+	Type               PodConditionType `json:"type"`
+	ObservedGeneration int64            `json:"observedGeneration,omitempty"`
+	Status             ConditionStatus  `json:"status"`
+	LastProbeTime      Time             `json:"lastProbeTime,omitzero"`
+	LastTransitionTime Time             `json:"lastTransitionTime,omitzero"`
+	Reason             string           `json:"reason,omitempty"`
+	Message            string           `json:"message,omitempty"`
+}
+
+// PodIP is one IP of a pod.
+type PodIP struct {
+	IP string `json:"ip"`
+}
+
+// HostIP is one IP of a pod's node.
+type HostIP struct {
+	IP string `json:"ip"`
+}
+
+// ContainerStatus is the observed state of one container.
+type ContainerStatus struct {
+	Name                 string         `json:"name"`
+	State                ContainerState `json:"state,omitzero"`
+	LastTerminationState ContainerState `json:"lastState,omitzero"`
+	Ready                bool           `json:"ready"`
+	RestartCount         int32          `json:"restartCount"`
+	Image                string         `json:"image"`
+	ImageID              string         `json:"imageID"`
+	ContainerID          string         `json:"containerID,omitempty"`
+	Started              *bool          `json:"started,omitempty"`
+}
+
+// ContainerState is the state of a container; at most one member is set
+// (none means Waiting).
+type ContainerState struct {
+	Waiting    *ContainerStateWaiting    `json:"waiting,omitempty"`
+	Running    *ContainerStateRunning    `json:"running,omitempty"`
+	Terminated *ContainerStateTerminated `json:"terminated,omitempty"`
+}
+
+// ContainerStateWaiting is a container not yet running.
+type ContainerStateWaiting struct {
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// ContainerStateRunning is a running container.
+type ContainerStateRunning struct {
+	StartedAt Time `json:"startedAt,omitzero"`
+}
+
+// ContainerStateTerminated is a container that exited.
+type ContainerStateTerminated struct {
+	ExitCode    int32  `json:"exitCode"`
+	Signal      int32  `json:"signal,omitempty"`
+	Reason      string `json:"reason,omitempty"`
+	Message     string `json:"message,omitempty"`
+	StartedAt   Time   `json:"startedAt,omitzero"`
+	FinishedAt  Time   `json:"finishedAt,omitzero"`
+	ContainerID string `json:"containerID,omitempty"`
+}
+
+func init() {
+	register(ResourceInfo{Version: "v1", Kind: "Pod", Resource: "pods", Singular: "pod",
+		ShortNames: []string{"po"}, Namespaced: true,
+		// log is served by the apiserver's proxy to the pod's kubelet.
+		Subresources: []string{"status", "binding", "log"},
+		New:          func() Object { return &Pod{} }})
+}
