@@ -425,7 +425,7 @@ func TestMul(t *testing.T) {
 func TestScaledValue(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		in          string
+		in           string
 		value, milli int64
 	}{
 		{"1", 1, 1000},
