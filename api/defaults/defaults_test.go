@@ -1,0 +1,374 @@
+package defaults
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/resource"
+)
+
+func ptr2[T any](v T) *T { return &v }
+
+func TestImagePullPolicy(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		image string
+		want  api.PullPolicy
+	}{
+		{"nginx", api.PullAlways},
+		{"nginx:latest", api.PullAlways},
+		{"nginx:1.25", api.PullIfNotPresent},
+		{"library/nginx", api.PullAlways},
+		{"docker.io/library/nginx:latest", api.PullAlways},
+		{"localhost:5000/app", api.PullAlways},
+		{"localhost:5000/app:v1", api.PullIfNotPresent},
+		{"registry.example.com:443/team/app:v2.0-rc1", api.PullIfNotPresent},
+		{"nginx@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", api.PullIfNotPresent},
+		{"nginx:latest@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", api.PullAlways},
+		{"", api.PullIfNotPresent},              // invalid: does not parse
+		{"Nginx", api.PullIfNotPresent},         // invalid: upper case repository
+		{"nginx:", api.PullIfNotPresent},        // invalid: empty tag
+		{"a b", api.PullIfNotPresent},           // invalid character
+		{"MyRegistry:5000/app", api.PullAlways}, // upper case is fine in a registry host
+	}
+	for _, tc := range tests {
+		if got := ImagePullPolicy(tc.image); got != tc.want {
+			t.Errorf("ImagePullPolicy(%q) = %s, want %s", tc.image, got, tc.want)
+		}
+	}
+}
+
+func decode[T any](t *testing.T, s string) *T {
+	t.Helper()
+	v := new(T)
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	return v
+}
+
+func TestPodDefaults(t *testing.T) {
+	t.Parallel()
+	p := decode[api.Pod](t, `{"metadata":{"name":"p"},"spec":{
+	  "containers":[{"name":"c","image":"nginx:1.25",
+	    "ports":[{"containerPort":80}],
+	    "resources":{"limits":{"cpu":"500m","memory":"1Gi"},"requests":{"cpu":"100m"}},
+	    "livenessProbe":{"httpGet":{"port":80}},
+	    "readinessProbe":{"exec":{"command":["true"]},"periodSeconds":5},
+	    "env":[{"name":"N","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}}],
+	    "lifecycle":{"preStop":{"httpGet":{"port":8080}}}}],
+	  "initContainers":[{"name":"i","image":"busybox","resources":{"limits":{"cpu":"0.0001"}}}],
+	  "volumes":[{"name":"a"},{"name":"b","configMap":{"name":"cm"}},{"name":"c","secret":{"secretName":"s","defaultMode":256}},{"name":"d","hostPath":{"path":"/x"}}]}}`)
+	Default(p)
+
+	s := p.Spec
+	if s.RestartPolicy != api.RestartPolicyAlways || s.DNSPolicy != api.DNSClusterFirst ||
+		s.SchedulerName != "default-scheduler" || *s.TerminationGracePeriodSeconds != 30 ||
+		s.SecurityContext == nil || !*s.EnableServiceLinks {
+		t.Errorf("pod spec defaults wrong: %+v", s)
+	}
+	c := s.Containers[0]
+	if c.ImagePullPolicy != api.PullIfNotPresent || c.TerminationMessagePath != "/dev/termination-log" ||
+		c.TerminationMessagePolicy != api.TerminationMessageReadFile {
+		t.Errorf("container defaults wrong: %+v", c)
+	}
+	if c.Ports[0].Protocol != api.ProtocolTCP || c.Ports[0].HostPort != 0 {
+		t.Errorf("port = %+v", c.Ports[0])
+	}
+	if got := c.Resources.Requests[api.ResourceCPU]; got.String() != "100m" {
+		t.Errorf("explicit cpu request overwritten: %s", got.String())
+	}
+	if got := c.Resources.Requests[api.ResourceMemory]; got.String() != "1Gi" {
+		t.Errorf("memory request not defaulted from limit: %s", got.String())
+	}
+	lp := c.LivenessProbe
+	if lp.TimeoutSeconds != 1 || lp.PeriodSeconds != 10 || lp.SuccessThreshold != 1 || lp.FailureThreshold != 3 ||
+		lp.HTTPGet.Path != "/" || lp.HTTPGet.Scheme != api.URISchemeHTTP {
+		t.Errorf("liveness probe defaults wrong: %+v %+v", lp, lp.HTTPGet)
+	}
+	if c.ReadinessProbe.PeriodSeconds != 5 {
+		t.Errorf("explicit periodSeconds overwritten: %d", c.ReadinessProbe.PeriodSeconds)
+	}
+	if c.Env[0].ValueFrom.FieldRef.APIVersion != "v1" {
+		t.Errorf("fieldRef apiVersion = %q", c.Env[0].ValueFrom.FieldRef.APIVersion)
+	}
+	if h := c.Lifecycle.PreStop.HTTPGet; h.Path != "/" || h.Scheme != api.URISchemeHTTP {
+		t.Errorf("preStop httpGet defaults wrong: %+v", h)
+	}
+	ic := s.InitContainers[0]
+	if ic.ImagePullPolicy != api.PullAlways {
+		t.Errorf("untagged image pull policy = %s", ic.ImagePullPolicy)
+	}
+	// 0.0001 cpu rounds up to 1m, and the request copies the rounded limit.
+	if got := ic.Resources.Limits[api.ResourceCPU]; got.String() != "1m" {
+		t.Errorf("limit not rounded to milli: %s", got.String())
+	}
+	if got := ic.Resources.Requests[api.ResourceCPU]; got.String() != "1m" {
+		t.Errorf("init container request = %s, want 1m", got.String())
+	}
+	v := s.Volumes
+	if v[0].EmptyDir == nil {
+		t.Errorf("volume without source did not get emptyDir")
+	}
+	if *v[1].ConfigMap.DefaultMode != 0o644 || *v[2].Secret.DefaultMode != 256 {
+		t.Errorf("volume modes = %d, %d", *v[1].ConfigMap.DefaultMode, *v[2].Secret.DefaultMode)
+	}
+	if v[3].HostPath.Type == nil || *v[3].HostPath.Type != api.HostPathUnset || v[3].EmptyDir != nil {
+		t.Errorf("hostPath volume = %+v", v[3])
+	}
+
+	// Idempotent.
+	before, _ := json.Marshal(p)
+	Default(p)
+	after, _ := json.Marshal(p)
+	if string(before) != string(after) {
+		t.Errorf("second Default changed the pod:\n%s\n%s", before, after)
+	}
+}
+
+func TestPodHostNetworkPorts(t *testing.T) {
+	t.Parallel()
+	p := &api.Pod{Spec: api.PodSpec{HostNetwork: true, Containers: []api.Container{{
+		Name: "c", Ports: []api.ContainerPort{{ContainerPort: 8080}, {ContainerPort: 9090, HostPort: 1}},
+	}}}}
+	Default(p)
+	if got := p.Spec.Containers[0].Ports; got[0].HostPort != 8080 || got[1].HostPort != 1 {
+		t.Errorf("host ports = %+v", got)
+	}
+}
+
+// Templates get pod spec defaults but not the Pod-only ones.
+func TestTemplatesGetSpecDefaultsOnly(t *testing.T) {
+	t.Parallel()
+	d := decode[api.Deployment](t, `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"x:1",
+	  "resources":{"limits":{"cpu":"1"}}}]}}}}`)
+	Default(d)
+	s := d.Spec.Template.Spec
+	if s.RestartPolicy != api.RestartPolicyAlways || s.SchedulerName != "default-scheduler" {
+		t.Errorf("template spec not defaulted: %+v", s)
+	}
+	if s.EnableServiceLinks != nil {
+		t.Errorf("template got enableServiceLinks")
+	}
+	if s.Containers[0].Resources.Requests != nil {
+		t.Errorf("template got requests from limits")
+	}
+}
+
+func TestDeploymentDefaults(t *testing.T) {
+	t.Parallel()
+	d := &api.Deployment{}
+	Default(d)
+	ru := d.Spec.Strategy.RollingUpdate
+	if *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != api.RollingUpdateDeploymentStrategyType ||
+		ru.MaxSurge.String() != "25%" || ru.MaxUnavailable.String() != "25%" ||
+		*d.Spec.RevisionHistoryLimit != 10 || *d.Spec.ProgressDeadlineSeconds != 600 {
+		t.Errorf("deployment defaults wrong: %+v %+v", d.Spec, ru)
+	}
+
+	// Recreate gets no rollingUpdate; explicit values stay.
+	r := &api.Deployment{Spec: api.DeploymentSpec{Replicas: ptr2(int32(0)),
+		Strategy: api.DeploymentStrategy{Type: api.RecreateDeploymentStrategyType}}}
+	Default(r)
+	if *r.Spec.Replicas != 0 || r.Spec.Strategy.RollingUpdate != nil {
+		t.Errorf("recreate deployment = %+v", r.Spec)
+	}
+	half := api.FromInt(0)
+	p := &api.Deployment{Spec: api.DeploymentSpec{Strategy: api.DeploymentStrategy{
+		RollingUpdate: &api.RollingUpdateDeployment{MaxUnavailable: &half}}}}
+	Default(p)
+	if p.Spec.Strategy.RollingUpdate.MaxUnavailable.String() != "0" || p.Spec.Strategy.RollingUpdate.MaxSurge.String() != "25%" {
+		t.Errorf("partial rolling update = %+v", p.Spec.Strategy.RollingUpdate)
+	}
+}
+
+func TestReplicaSetDefaults(t *testing.T) {
+	t.Parallel()
+	r := &api.ReplicaSet{}
+	Default(r)
+	if *r.Spec.Replicas != 1 || r.Spec.Template.Spec.DNSPolicy != api.DNSClusterFirst {
+		t.Errorf("replicaset defaults wrong: %+v", r.Spec)
+	}
+}
+
+func TestJobDefaults(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name                     string
+		spec                     api.JobSpec
+		completions, parallelism *int32
+		backoff                  int32
+	}{
+		{"both unset", api.JobSpec{}, ptr2(int32(1)), ptr2(int32(1)), 6},
+		{"only completions", api.JobSpec{Completions: ptr2(int32(5))}, ptr2(int32(5)), ptr2(int32(1)), 6},
+		{"only parallelism", api.JobSpec{Parallelism: ptr2(int32(3))}, nil, ptr2(int32(3)), 6},
+		{"per-index backoff", api.JobSpec{BackoffLimitPerIndex: ptr2(int32(1))}, ptr2(int32(1)), ptr2(int32(1)), math.MaxInt32},
+		{"explicit backoff", api.JobSpec{BackoffLimit: ptr2(int32(0))}, ptr2(int32(1)), ptr2(int32(1)), 0},
+	}
+	for _, tc := range tests {
+		j := &api.Job{Spec: tc.spec}
+		Default(j)
+		if !reflect.DeepEqual(j.Spec.Completions, tc.completions) || !reflect.DeepEqual(j.Spec.Parallelism, tc.parallelism) ||
+			*j.Spec.BackoffLimit != tc.backoff {
+			t.Errorf("%s: completions=%v parallelism=%v backoff=%d", tc.name, j.Spec.Completions, j.Spec.Parallelism, *j.Spec.BackoffLimit)
+		}
+		if *j.Spec.CompletionMode != api.NonIndexedCompletion || *j.Spec.Suspend || *j.Spec.PodReplacementPolicy != "TerminatingOrFailed" {
+			t.Errorf("%s: mode=%s suspend=%t", tc.name, *j.Spec.CompletionMode, *j.Spec.Suspend)
+		}
+	}
+
+	j := &api.Job{Spec: api.JobSpec{
+		Template:         api.PodTemplateSpec{ObjectMeta: api.ObjectMeta{Labels: map[string]string{"app": "batch"}}},
+		PodFailurePolicy: &api.PodFailurePolicy{Rules: []api.PodFailurePolicyRule{{Action: api.PodFailurePolicyActionIgnore, OnPodConditions: []api.PodFailurePolicyOnPodConditionsPattern{{Type: api.DisruptionTarget}}}}},
+	}}
+	Default(j)
+	if j.Labels["app"] != "batch" {
+		t.Errorf("job labels not copied from template: %v", j.Labels)
+	}
+	j.Spec.Template.Labels["x"] = "y"
+	if _, shared := j.Labels["x"]; shared {
+		t.Errorf("job labels share the template's map")
+	}
+	if j.Spec.PodFailurePolicy.Rules[0].OnPodConditions[0].Status != api.ConditionTrue || *j.Spec.PodReplacementPolicy != "Failed" {
+		t.Errorf("pod failure policy defaults wrong: %+v", j.Spec.PodFailurePolicy.Rules[0])
+	}
+}
+
+func TestJobGeneratedSelector(t *testing.T) {
+	t.Parallel()
+	j := &api.Job{ObjectMeta: api.ObjectMeta{Name: "pi", UID: "uid-1"},
+		Spec: api.JobSpec{Template: api.PodTemplateSpec{ObjectMeta: api.ObjectMeta{Labels: map[string]string{"job-name": "custom"}}}}}
+	DefaultCreate(j)
+	want := map[string]string{
+		"job-name": "custom", "batch.kubernetes.io/job-name": "pi",
+		"controller-uid": "uid-1", "batch.kubernetes.io/controller-uid": "uid-1",
+	}
+	if !reflect.DeepEqual(j.Spec.Template.Labels, want) {
+		t.Errorf("template labels = %v, want %v", j.Spec.Template.Labels, want)
+	}
+	if !reflect.DeepEqual(j.Spec.Selector.MatchLabels, map[string]string{"batch.kubernetes.io/controller-uid": "uid-1"}) {
+		t.Errorf("selector = %v", j.Spec.Selector)
+	}
+	if !reflect.DeepEqual(j.Labels, map[string]string{"job-name": "custom"}) {
+		t.Errorf("job labels = %v (copied before the generated labels, as Kubernetes does)", j.Labels)
+	}
+
+	manual := &api.Job{ObjectMeta: api.ObjectMeta{Name: "m", UID: "u"}, Spec: api.JobSpec{ManualSelector: ptr2(true)}}
+	DefaultCreate(manual)
+	if manual.Spec.Selector != nil || manual.Spec.Template.Labels != nil {
+		t.Errorf("manual selector job got generated selector: %+v", manual.Spec)
+	}
+	noUID := &api.Job{ObjectMeta: api.ObjectMeta{Name: "n"}}
+	DefaultCreate(noUID)
+	if noUID.Spec.Selector != nil {
+		t.Errorf("job without uid got a selector")
+	}
+	// Update-time defaulting does not generate it.
+	upd := &api.Job{ObjectMeta: api.ObjectMeta{Name: "u", UID: "u"}}
+	Default(upd)
+	if upd.Spec.Selector != nil {
+		t.Errorf("Default generated a job selector")
+	}
+}
+
+func TestServiceDefaults(t *testing.T) {
+	t.Parallel()
+	s := decode[api.Service](t, `{"spec":{"selector":{"app":"a"},"ports":[{"port":80},{"port":81,"targetPort":"http","protocol":"UDP"}]}}`)
+	Default(s)
+	sp := s.Spec
+	if sp.Type != api.ServiceTypeClusterIP || sp.SessionAffinity != api.ServiceAffinityNone ||
+		*sp.InternalTrafficPolicy != api.ServiceInternalTrafficPolicyCluster || sp.ExternalTrafficPolicy != "" ||
+		*sp.IPFamilyPolicy != api.IPFamilyPolicySingleStack || !reflect.DeepEqual(sp.IPFamilies, []api.IPFamily{api.IPv4Protocol}) {
+		t.Errorf("service defaults wrong: %+v", sp)
+	}
+	if p := sp.Ports[0]; p.Protocol != api.ProtocolTCP || p.TargetPort != api.FromInt(80) {
+		t.Errorf("port 0 = %+v", p)
+	}
+	if p := sp.Ports[1]; p.Protocol != api.ProtocolUDP || p.TargetPort != api.FromString("http") {
+		t.Errorf("port 1 = %+v", p)
+	}
+
+	lb := &api.Service{Spec: api.ServiceSpec{Type: api.ServiceTypeLoadBalancer, SessionAffinity: api.ServiceAffinityClientIP, ClusterIP: "fd00::1"}}
+	Default(lb)
+	if lb.Spec.ExternalTrafficPolicy != api.ServiceExternalTrafficPolicyCluster || !*lb.Spec.AllocateLoadBalancerNodePorts ||
+		*lb.Spec.SessionAffinityConfig.ClientIP.TimeoutSeconds != 10800 || lb.Spec.IPFamilies[0] != api.IPv6Protocol {
+		t.Errorf("load balancer defaults wrong: %+v", lb.Spec)
+	}
+
+	none := &api.Service{Spec: api.ServiceSpec{SessionAffinityConfig: &api.SessionAffinityConfig{}}}
+	Default(none)
+	if none.Spec.SessionAffinityConfig != nil {
+		t.Errorf("sessionAffinityConfig kept with affinity None")
+	}
+
+	ext := &api.Service{Spec: api.ServiceSpec{Type: api.ServiceTypeExternalName, ExternalName: "example.com"}}
+	Default(ext)
+	if ext.Spec.InternalTrafficPolicy != nil || ext.Spec.IPFamilyPolicy != nil || ext.Spec.IPFamilies != nil {
+		t.Errorf("ExternalName service got IP defaults: %+v", ext.Spec)
+	}
+	headless := &api.Service{Spec: api.ServiceSpec{ClusterIP: "None"}}
+	Default(headless)
+	if headless.Spec.IPFamilies != nil {
+		t.Errorf("selectorless headless service got IP families")
+	}
+}
+
+func TestNamespaceDefaults(t *testing.T) {
+	t.Parallel()
+	n := &api.Namespace{ObjectMeta: api.ObjectMeta{Name: "team-a"}}
+	Default(n)
+	if n.Labels[LabelMetadataName] != "team-a" || n.Status.Phase != api.NamespaceActive || n.Spec.Finalizers != nil {
+		t.Errorf("namespace defaults wrong: %+v", n)
+	}
+	DefaultCreate(n)
+	DefaultCreate(n)
+	if !reflect.DeepEqual(n.Spec.Finalizers, []api.FinalizerName{"kubernetes"}) {
+		t.Errorf("finalizers = %v", n.Spec.Finalizers)
+	}
+	other := &api.Namespace{Spec: api.NamespaceSpec{Finalizers: []api.FinalizerName{"example.com/x"}},
+		Status: api.NamespaceStatus{Phase: api.NamespaceTerminating}}
+	DefaultCreate(other)
+	if !reflect.DeepEqual(other.Spec.Finalizers, []api.FinalizerName{"example.com/x", "kubernetes"}) || other.Status.Phase != api.NamespaceActive {
+		t.Errorf("create defaults = %+v", other)
+	}
+	if other.Labels != nil {
+		t.Errorf("nameless namespace got labels %v", other.Labels)
+	}
+}
+
+func TestSmallKinds(t *testing.T) {
+	t.Parallel()
+	s := &api.Secret{}
+	Default(s)
+	if s.Type != api.SecretTypeOpaque {
+		t.Errorf("secret type = %q", s.Type)
+	}
+	cm := &api.ConfigMap{}
+	Default(cm)
+	if cm.Data == nil {
+		t.Errorf("configmap data nil")
+	}
+	ep := &api.Endpoints{Subsets: []api.EndpointSubset{{Ports: []api.EndpointPort{{Port: 80}}}}}
+	Default(ep)
+	if ep.Subsets[0].Ports[0].Protocol != api.ProtocolTCP {
+		t.Errorf("endpoints port protocol = %q", ep.Subsets[0].Ports[0].Protocol)
+	}
+	es := &api.EndpointSlice{Ports: []api.EndpointSlicePort{{Port: ptr2(int32(80))}}}
+	Default(es)
+	if *es.Ports[0].Protocol != api.ProtocolTCP || *es.Ports[0].Name != "" {
+		t.Errorf("endpointslice port = %+v", es.Ports[0])
+	}
+	node := &api.Node{Status: api.NodeStatus{Capacity: api.ResourceList{api.ResourceCPU: resource.MustParse("4")}}}
+	Default(node)
+	if got := node.Status.Allocatable[api.ResourceCPU]; got.String() != "4" {
+		t.Errorf("allocatable = %v", node.Status.Allocatable)
+	}
+	lease := &api.Lease{}
+	Default(lease)
+	if !reflect.DeepEqual(lease, &api.Lease{}) {
+		t.Errorf("lease changed: %+v", lease)
+	}
+}
