@@ -97,12 +97,12 @@ func Everything() Selector { return termSelector(nil) }
 
 type nothingSelector struct{}
 
-func (nothingSelector) Matches(Fields) bool                      { return false }
-func (nothingSelector) Empty() bool                              { return false }
-func (nothingSelector) RequiresExactMatch(string) (string, bool) { return "", false }
+func (nothingSelector) Matches(Fields) bool                         { return false }
+func (nothingSelector) Empty() bool                                 { return false }
+func (nothingSelector) RequiresExactMatch(string) (string, bool)    { return "", false }
 func (n nothingSelector) Transform(TransformFunc) (Selector, error) { return n, nil }
-func (nothingSelector) Requirements() Requirements               { return nil }
-func (nothingSelector) String() string                           { return "" }
+func (nothingSelector) Requirements() Requirements                  { return nil }
+func (nothingSelector) String() string                              { return "" }
 
 // Nothing returns the selector that matches no object.
 func Nothing() Selector { return nothingSelector{} }

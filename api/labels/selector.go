@@ -256,12 +256,12 @@ func Everything() Selector { return requirementsSelector(nil) }
 
 type nothingSelector struct{}
 
-func (nothingSelector) Matches(Labels) bool                   { return false }
-func (nothingSelector) Empty() bool                           { return false }
-func (nothingSelector) String() string                        { return "" }
-func (nothingSelector) Requirements() (Requirements, bool)    { return nil, false }
+func (nothingSelector) Matches(Labels) bool                      { return false }
+func (nothingSelector) Empty() bool                              { return false }
+func (nothingSelector) String() string                           { return "" }
+func (nothingSelector) Requirements() (Requirements, bool)       { return nil, false }
 func (nothingSelector) RequiresExactMatch(string) (string, bool) { return "", false }
-func (n nothingSelector) Add(...Requirement) Selector         { return n }
+func (n nothingSelector) Add(...Requirement) Selector            { return n }
 
 // Nothing returns the selector that matches no object (a nil
 // api.LabelSelector).
