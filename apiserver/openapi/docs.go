@@ -96,7 +96,10 @@ type model struct {
 var subresourceTypes = map[string]struct {
 	gvk gvk
 	typ reflect.Type
-}{}
+}{
+	"scale":   {gvk{Group: "autoscaling", Version: "v1", Kind: "Scale"}, reflect.TypeFor[api.Scale]()},
+	"binding": {gvk{Version: "v1", Kind: "Binding"}, reflect.TypeFor[api.Binding]()},
+}
 
 func groupPrefix(group, version string) string {
 	if group == "" {

@@ -442,3 +442,77 @@ func BenchmarkProtobufV2(b *testing.B) {
 		}
 	}
 }
+
+// TestKindSchemas checks what kubectl relies on in the schemas of the served
+// kinds: strategic-merge keys, references and the subresource kinds.
+func TestKindSchemas(t *testing.T) {
+	t.Parallel()
+	d := mustNew(t, api.Resources, kubernetesPatchSchema)
+	v2doc := decodeJSON(t, d.v2.json.data)
+	defs := path(t, v2doc, "definitions")
+	core := decodeJSON(t, d.v3["api/v1"].json.data)
+	schemas := path(t, core, "components", "schemas")
+	apps := decodeJSON(t, d.v3["apis/apps/v1"].json.data)
+
+	containers := `"x-kubernetes-list-map-keys":["name"],"x-kubernetes-list-type":"map","x-kubernetes-patch-merge-key":"name","x-kubernetes-patch-strategy":"merge"`
+	checks := []struct {
+		name string
+		got  any
+		want string
+	}{
+		{"v2 Pod metadata", path(t, defs, "io.k8s.api.core.v1.Pod", "properties", "metadata", "$ref"), `"#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"`},
+		{"v3 Pod metadata", path(t, schemas, "io.k8s.api.core.v1.Pod", "properties", "metadata", "allOf"), `[{"$ref":"#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}]`},
+		{"v2 Pod spec", path(t, defs, "io.k8s.api.core.v1.Pod", "properties", "spec", "$ref"), `"#/definitions/io.k8s.api.core.v1.PodSpec"`},
+		{"v2 containers", path(t, defs, "io.k8s.api.core.v1.PodSpec", "properties", "containers"), `{"items":{"$ref":"#/definitions/io.k8s.api.core.v1.Container"},"type":"array",` + containers + `}`},
+		{"v3 containers", path(t, schemas, "io.k8s.api.core.v1.PodSpec", "properties", "containers"), `{"items":{"$ref":"#/components/schemas/io.k8s.api.core.v1.Container"},"type":"array",` + containers + `}`},
+		{"container ports", path(t, defs, "io.k8s.api.core.v1.Container", "properties", "ports", "x-kubernetes-list-map-keys"), `["containerPort","protocol"]`},
+		{"container name required", path(t, defs, "io.k8s.api.core.v1.Container", "required"), `["name"]`},
+		{"finalizers", path(t, defs, metaPrefix+".ObjectMeta", "properties", "finalizers"), `{"items":{"type":"string"},"type":"array","x-kubernetes-list-type":"set","x-kubernetes-patch-strategy":"merge"}`},
+		{"container port", path(t, defs, "io.k8s.api.core.v1.ContainerPort", "properties", "containerPort"), `{"format":"int32","type":"integer"}`},
+		{"resources", path(t, defs, "io.k8s.api.core.v1.ResourceRequirements", "properties", "limits"), `{"additionalProperties":{"$ref":"#/definitions/io.k8s.apimachinery.pkg.api.resource.Quantity"},"type":"object"}`},
+		{"deployment template", path(t, defs, "io.k8s.api.apps.v1.DeploymentSpec", "properties", "template", "$ref"), `"#/definitions/io.k8s.api.core.v1.PodTemplateSpec"`},
+		{"deployment selector", path(t, defs, "io.k8s.api.apps.v1.DeploymentSpec", "properties", "selector", "$ref"), `"#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector"`},
+		{"v3 maxSurge", path(t, apps, "components", "schemas", "io.k8s.api.apps.v1.RollingUpdateDeployment", "properties", "maxSurge"), `{"$ref":"#/components/schemas/io.k8s.apimachinery.pkg.util.intstr.IntOrString"}`},
+		{"v3 IntOrString", path(t, apps, "components", "schemas", intOrStringName), `{"description":"IntOrString is a type that can hold an int32 or a string. In JSON or YAML it is the inner value.","format":"int-or-string","oneOf":[{"type":"integer"},{"type":"string"}],"x-kubernetes-int-or-string":true}`},
+		{"Scale gvk", path(t, defs, "io.k8s.api.autoscaling.v1.Scale", "x-kubernetes-group-version-kind"), `[{"group":"autoscaling","kind":"Scale","version":"v1"}]`},
+	}
+	for _, c := range checks {
+		if got := jsonOf(t, c.got); got != c.want {
+			t.Errorf("%s = %s, want %s", c.name, got, c.want)
+		}
+	}
+
+	paths := path(t, v2doc, "paths")
+	ops := []struct{ path, method, id, response string }{
+		{"/apis/apps/v1/namespaces/{namespace}/deployments", "post", "createAppsV1NamespacedDeployment", "io.k8s.api.apps.v1.Deployment"},
+		{"/api/v1/namespaces/{namespace}/pods", "get", "listCoreV1NamespacedPod", "io.k8s.api.core.v1.PodList"},
+		{"/api/v1/namespaces/{namespace}/pods/{name}", "delete", "deleteCoreV1NamespacedPod", "io.k8s.api.core.v1.Pod"},
+		{"/apis/apps/v1/namespaces/{namespace}/deployments/{name}", "delete", "deleteAppsV1NamespacedDeployment", statusName},
+		{"/api/v1/namespaces/{namespace}/pods/{name}/status", "patch", "patchCoreV1NamespacedPodStatus", "io.k8s.api.core.v1.Pod"},
+		{"/api/v1/namespaces/{namespace}/pods/{name}/binding", "post", "createCoreV1NamespacedPodBinding", "io.k8s.api.core.v1.Binding"},
+		{"/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale", "get", "readAppsV1NamespacedDeploymentScale", "io.k8s.api.autoscaling.v1.Scale"},
+		{"/apis/apps/v1/namespaces/{namespace}/replicasets/{name}/scale", "patch", "patchAppsV1NamespacedReplicaSetScale", "io.k8s.api.autoscaling.v1.Scale"},
+		{"/api/v1/namespaces/{name}/finalize", "put", "replaceCoreV1NamespaceFinalize", "io.k8s.api.core.v1.Namespace"},
+		{"/api/v1/nodes/{name}/status", "get", "readCoreV1NodeStatus", "io.k8s.api.core.v1.Node"},
+		{"/api/v1/namespaces/{namespace}/pods/{name}/log", "get", "readCoreV1NamespacedPodLog", ""},
+		{"/apis/batch/v1/jobs", "get", "listBatchV1JobForAllNamespaces", "io.k8s.api.batch.v1.JobList"},
+		{"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}", "put", "replaceCoordinationV1NamespacedLease", "io.k8s.api.coordination.v1.Lease"},
+		{"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices", "get", "listDiscoveryV1NamespacedEndpointSlice", "io.k8s.api.discovery.v1.EndpointSliceList"},
+	}
+	for _, o := range ops {
+		op := path(t, paths, o.path, o.method)
+		if got := path(t, op, "operationId"); got != o.id {
+			t.Errorf("%s %s: operationId %v, want %s", o.method, o.path, got, o.id)
+		}
+		if o.response == "" {
+			continue
+		}
+		if got := path(t, op, "responses", "200", "schema", "$ref"); got != "#/definitions/"+o.response {
+			t.Errorf("%s: 200 is %v, want %s", o.id, got, o.response)
+		}
+	}
+	scaleGVK := jsonOf(t, path(t, paths, "/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale", "put", "x-kubernetes-group-version-kind"))
+	if scaleGVK != `{"group":"autoscaling","kind":"Scale","version":"v1"}` {
+		t.Errorf("scale operation gvk = %s", scaleGVK)
+	}
+}

@@ -73,6 +73,33 @@ var coreEntryTypes = map[string]bool{
 	"ResourceRequirements":      true,
 }
 
+// renamedTypes are api types whose Go name differs from Kubernetes' because
+// package api holds every group in one namespace.
+var renamedTypes = map[string]string{
+	"EndpointSlicePort": "io.k8s.api.discovery.v1.EndpointPort",
+}
+
+// optionalScalars are the fields, by api type, that are always written but
+// that Kubernetes marks +optional rather than required.
+var optionalScalars = map[string][]string{
+	"Event":                                  {"reportingComponent", "reportingInstance"},
+	"DeploymentCondition":                    {"type", "status"},
+	"ReplicaSetCondition":                    {"type", "status"},
+	"PodFailurePolicyOnPodConditionsPattern": {"status"},
+	"NodeRuntimeHandler":                     {"name"},
+	"StatefulSetOrdinals":                    {"start"},
+	"StatefulSetSpec":                        {"serviceName"},
+	"StatefulSetStatus":                      {"availableReplicas"},
+	"ControllerRevision":                     {"revision"},
+}
+
+// atomicLists are the merge-keyed lists, by api type and field, that
+// Kubernetes nevertheless declares +listType=atomic.
+var atomicLists = map[string]bool{
+	"PodStatus.hostIPs":    true,
+	"JobStatus.conditions": true,
+}
+
 // multiKeyLists are the list-map keys of the lists whose items Kubernetes
 // identifies by more than their patch merge key (ports are unique per
 // protocol), keyed by that merge key. Keys the item type lacks are dropped.
@@ -304,6 +331,9 @@ func (b *builder) defName(t reflect.Type, prefix string) (string, error) {
 		}
 		return itemName + "List", nil
 	}
+	if n, ok := renamedTypes[name]; ok && t.PkgPath() == apiPkg {
+		return n, nil
+	}
 	if t.PkgPath() == apiPkg && coreEntryTypes[name] {
 		return "io.k8s.api.core.v1." + name, nil
 	}
@@ -327,10 +357,10 @@ func (b *builder) structSchema(t reflect.Type, w walk) (*schema, error) {
 			}
 		}
 		if p.Type == "array" {
-			b.listExtensions(p, fw)
+			b.listExtensions(p, fw, t.PkgPath() == apiPkg && atomicLists[t.Name()+"."+f.name])
 		}
 		s.Properties[f.name] = p
-		if f.required() {
+		if f.required() && !(t.PkgPath() == apiPkg && slices.Contains(optionalScalars[t.Name()], f.name)) {
 			s.Required = append(s.Required, f.name)
 		}
 	}
@@ -342,13 +372,18 @@ func (b *builder) structSchema(t reflect.Type, w walk) (*schema, error) {
 }
 
 // listExtensions marks a list field with its strategic-merge metadata and,
-// from it, its server-side-apply list type.
-func (b *builder) listExtensions(p *schema, w walk) {
+// from it, its server-side-apply list type (atomic if Kubernetes says so
+// against the merge key).
+func (b *builder) listExtensions(p *schema, w walk, atomic bool) {
 	if w.patch == nil {
 		return
 	}
 	key, strategy := w.patch.Lookup(w.path)
 	p.PatchMergeKey, p.PatchStrategy = key, strategy
+	if atomic {
+		p.ListType = "atomic"
+		return
+	}
 	if !strings.Contains(strategy, "merge") {
 		return
 	}
