@@ -434,3 +434,27 @@ func TestKubernetesSchemaLookups(t *testing.T) {
 		}
 	}
 }
+
+func TestPrimitiveListOrder(t *testing.T) {
+	t.Parallel()
+	pod := KubernetesSchema("Pod")
+	tests := []struct{ original, modified, want string }{
+		{`{"metadata":{"finalizers":["b","a"]}}`, `{"metadata":{"finalizers":["b","a"]}}`, `{}`},
+		{`{"metadata":{"finalizers":["b","a"]}}`, `{"metadata":{"finalizers":["a","b"]}}`, `{"metadata":{"$setElementOrder/finalizers":["a","b"]}}`},
+		{`{"metadata":{"finalizers":["a"]}}`, `{"metadata":{"finalizers":["b","a"]}}`, `{"metadata":{"$setElementOrder/finalizers":["b","a"],"finalizers":["b"]}}`},
+		{`{"metadata":{"finalizers":["a","b"]}}`, `{"metadata":{"finalizers":["b"]}}`, `{"metadata":{"$deleteFromPrimitiveList/finalizers":["a"],"$setElementOrder/finalizers":["b"]}}`},
+	}
+	for _, tt := range tests {
+		p, err := CreateStrategicMergePatch([]byte(tt.original), []byte(tt.modified), pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(p) != canon(t, tt.want) {
+			t.Errorf("diff(%s, %s) = %s, want %s", tt.original, tt.modified, p, tt.want)
+		}
+		got, err := StrategicMergePatch([]byte(tt.original), p, pod)
+		if err != nil || string(got) != canon(t, tt.modified) {
+			t.Errorf("apply = %s, %v; want %s", got, err, tt.modified)
+		}
+	}
+}
