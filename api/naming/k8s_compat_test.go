@@ -56,13 +56,21 @@ func TestAgainstKubernetes(t *testing.T) {
 		{"IsValidIP", IsValidIP, fromField(k8s.IsValidIP)},
 		{"IsValidCIDR", IsValidCIDR, fromField(k8s.IsValidCIDR)},
 		{"IsValidIPForLegacyField strict", func(s string) []string { return IsValidIPForLegacyField(s, true) },
-			fromField(func(p *k8sfield.Path, s string) k8sfield.ErrorList { return k8s.IsValidIPForLegacyField(p, s, true, nil) })},
+			fromField(func(p *k8sfield.Path, s string) k8sfield.ErrorList {
+				return k8s.IsValidIPForLegacyField(p, s, true, nil)
+			})},
 		{"IsValidIPForLegacyField sloppy", func(s string) []string { return IsValidIPForLegacyField(s, false) },
-			fromField(func(p *k8sfield.Path, s string) k8sfield.ErrorList { return k8s.IsValidIPForLegacyField(p, s, false, nil) })},
+			fromField(func(p *k8sfield.Path, s string) k8sfield.ErrorList {
+				return k8s.IsValidIPForLegacyField(p, s, false, nil)
+			})},
 		{"IsValidCIDRForLegacyField strict", func(s string) []string { return IsValidCIDRForLegacyField(s, true) },
-			fromField(func(p *k8sfield.Path, s string) k8sfield.ErrorList { return k8s.IsValidCIDRForLegacyField(p, s, true, nil) })},
+			fromField(func(p *k8sfield.Path, s string) k8sfield.ErrorList {
+				return k8s.IsValidCIDRForLegacyField(p, s, true, nil)
+			})},
 		{"IsValidCIDRForLegacyField sloppy", func(s string) []string { return IsValidCIDRForLegacyField(s, false) },
-			fromField(func(p *k8sfield.Path, s string) k8sfield.ErrorList { return k8s.IsValidCIDRForLegacyField(p, s, false, nil) })},
+			fromField(func(p *k8sfield.Path, s string) k8sfield.ErrorList {
+				return k8s.IsValidCIDRForLegacyField(p, s, false, nil)
+			})},
 		{"IsValidPathSegmentName", IsValidPathSegmentName, k8spath.IsValidPathSegmentName},
 		{"NameIsDNSSubdomain prefix", func(s string) []string { return NameIsDNSSubdomain(s, true) }, func(s string) []string { return k8sgeneric.NameIsDNSSubdomain(s, true) }},
 		{"NameIsDNSLabel prefix", func(s string) []string { return NameIsDNSLabel(s, true) }, func(s string) []string { return k8sgeneric.NameIsDNSLabel(s, true) }},
