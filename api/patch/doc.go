@@ -9,6 +9,7 @@
 //
 // Documents are decoded into map[string]any / []any with integral numbers
 // as int64 and others as float64, as Kubernetes does, so int64 fields
-// survive a patch exactly. Errors wrap ErrInvalidJSON, ErrInvalidPatch or
-// ErrCannotApply so a server can answer 400 or 422.
+// survive a patch exactly. Errors wrap ErrInvalidJSON or ErrInvalidPatch
+// (answer 400), ErrCannotApply (422), ErrTooLarge (413) or
+// ErrUnsupportedType (415). Apply picks the format by content type.
 package patch

@@ -458,3 +458,32 @@ func TestPrimitiveListOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestApplyByType(t *testing.T) {
+	t.Parallel()
+	orig := []byte(`{"metadata":{"finalizers":["a"]},"spec":{"replicas":1}}`)
+	tests := []struct {
+		typ   Type
+		patch string
+		want  string
+		class error
+	}{
+		{JSONPatchType, `[{"op":"replace","path":"/spec/replicas","value":2}]`, `{"metadata":{"finalizers":["a"]},"spec":{"replicas":2}}`, nil},
+		{MergePatchType, `{"metadata":{"finalizers":["b"]}}`, `{"metadata":{"finalizers":["b"]},"spec":{"replicas":1}}`, nil},
+		{StrategicMergePatchType, `{"metadata":{"finalizers":["b"]}}`, `{"metadata":{"finalizers":["b","a"]},"spec":{"replicas":1}}`, nil},
+		{ApplyPatchType, `{}`, "", ErrUnsupportedType},
+		{Type("text/plain"), `{}`, "", ErrUnsupportedType},
+	}
+	for _, tt := range tests {
+		got, err := Apply(tt.typ, orig, []byte(tt.patch), KubernetesSchema("Deployment"))
+		if tt.class != nil {
+			if !errors.Is(err, tt.class) {
+				t.Errorf("%s: error %v, want %v", tt.typ, err, tt.class)
+			}
+			continue
+		}
+		if err != nil || string(got) != canon(t, tt.want) {
+			t.Errorf("%s: %s, %v; want %s", tt.typ, got, err, tt.want)
+		}
+	}
+}
