@@ -9,7 +9,7 @@
 // OBJECTS IN A STORE ARE SHARED. Get, List, ByIndex and the listers return
 // the very pointers the store holds, which other controllers of the process
 // read at the same time. Never modify an object obtained from a store or a
-// lister: copy it first (api.DeepCopy, or a JSON round trip), modify the
+// lister: copy it first (api.DeepCopy(obj)), modify the
 // copy, and send the copy to the apiserver. The store itself never modifies
 // the objects it is given, and callers must not modify an object after
 // handing it to the store either.
