@@ -20,10 +20,10 @@ import (
 // Defaults applied by New to zero fields of Config.
 const (
 	DefaultQPS   float32 = 50
-	DefaultBurst         = 100
+	DefaultBurst int     = 100
 	// DefaultMaxRetries bounds the retries of a request the server throttled
 	// (429) or refused with a Retry-After header.
-	DefaultMaxRetries = 10
+	DefaultMaxRetries int = 10
 )
 
 // Config says how to reach and authenticate to an apiserver. kubeconfig

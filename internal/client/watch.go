@@ -34,6 +34,8 @@ type Watcher[T any] interface {
 	Stop()
 }
 
+var _ Watcher[int] = (*streamWatcher[int])(nil)
+
 // streamWatcher decodes a newline-delimited stream of api.WatchEvent.
 type streamWatcher[T any] struct {
 	ctx    context.Context

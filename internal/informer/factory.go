@@ -97,8 +97,10 @@ func NewFactory(c *client.Client, opts FactoryOptions) *Factory {
 }
 
 // Shared returns the factory's informer for T in namespace with sel's label
-// and field selectors, making it on first use. It runs once Start is called
-// (again, for informers requested after an earlier Start).
+// and field selectors, making it on first use. T must be a kind of
+// api.Resources (it panics otherwise, like client.Resource). The informer
+// runs once Start is called (again, for informers requested after an earlier
+// Start); add handlers and indexers before or after.
 func Shared[T any, PT interface {
 	*T
 	api.Object

@@ -108,7 +108,7 @@ func New(cfg Config) (*Elector, error) {
 	case cfg.Callbacks.OnStoppedLeading == nil:
 		return nil, errors.New("OnStoppedLeading callback must not be nil")
 	case cfg.Identity == "":
-		return nil, errors.New("Lock identity is empty")
+		return nil, errors.New("lock identity is empty")
 	case cfg.Name == "" || cfg.Namespace == "":
 		return nil, errors.New("lease namespace and name must be set")
 	case cfg.Client == nil:

@@ -365,7 +365,7 @@ func TestConfigValidation(t *testing.T) {
 		{"defaults", func(*Config) {}, ""},
 		{"lease not longer than deadline", func(c *Config) { c.LeaseDuration, c.RenewDeadline = 10*time.Second, 10*time.Second }, "leaseDuration must be greater than renewDeadline"},
 		{"deadline too short", func(c *Config) { c.RenewDeadline, c.RetryPeriod = 2*time.Second, 2*time.Second }, "renewDeadline must be greater than retryPeriod*JitterFactor"},
-		{"no identity", func(c *Config) { c.Identity = "" }, "Lock identity is empty"},
+		{"no identity", func(c *Config) { c.Identity = "" }, "lock identity is empty"},
 		{"no start callback", func(c *Config) { c.Callbacks.OnStartedLeading = nil }, "OnStartedLeading callback must not be nil"},
 		{"no stop callback", func(c *Config) { c.Callbacks.OnStoppedLeading = nil }, "OnStoppedLeading callback must not be nil"},
 		{"no name", func(c *Config) { c.Name = "" }, "lease namespace and name must be set"},

@@ -153,14 +153,13 @@ func TestBindingFinalizersAndReactors(t *testing.T) {
 
 	// A finalizer delays removal until it is gone.
 	leases := client.Resource[api.Lease](c).Namespace("kube-system")
-	l, err := leases.Create(ctx, &api.Lease{ObjectMeta: api.ObjectMeta{Name: "l", Finalizers: []string{"example.com/hold"}}})
-	if err != nil {
+	if _, err := leases.Create(ctx, &api.Lease{ObjectMeta: api.ObjectMeta{Name: "l", Finalizers: []string{"example.com/hold"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := leases.Delete(ctx, "l", nil); err != nil {
 		t.Fatal(err)
 	}
-	l, err = leases.Get(ctx, "l")
+	l, err := leases.Get(ctx, "l")
 	if err != nil || l.DeletionTimestamp == nil {
 		t.Fatalf("finalized object: %v %v", l, err)
 	}
