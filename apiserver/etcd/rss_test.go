@@ -30,6 +30,9 @@ func TestIdleRSS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs an embedded etcd (skipped with -short)")
 	}
+	if raceEnabled {
+		t.Skip("the race detector inflates memory use")
+	}
 	if os.Getenv("ETCD_RSS_CHILD") != "" {
 		rssChild()
 		return

@@ -1,0 +1,525 @@
+package cacher
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/apiserver/storage"
+)
+
+// WatchOptions select a watch.
+type WatchOptions struct {
+	// Namespace restricts the watch ("" = all); it overrides Predicate.Namespace.
+	Namespace string
+	Predicate Predicate
+	// ResourceVersion: "" = from the most recent state, "0" = from any
+	// state, N = every change after N.
+	ResourceVersion string
+	// AllowBookmarks asks for a BOOKMARK every BookmarkInterval.
+	AllowBookmarks bool
+	// SendInitialEvents: nil = Kubernetes' legacy defaults (initial ADDED
+	// events for RV "" and "0" only); true = initial ADDED events, then a
+	// BOOKMARK annotated k8s.io/initial-events-end; false = changes only.
+	SendInitialEvents *bool
+}
+
+// Watcher is one watch. Events yields newline-terminated JSON lines
+// ({"type":"ADDED","object":{...}}) ready to write to the client; the
+// channel closes when the watch ends: Stop, its context ends, an ERROR
+// line was sent, or the cacher terminated it (too slow, or the cache
+// restarted). A client then re-watches from the last resourceVersion seen.
+type Watcher struct {
+	c              *Cacher
+	pred           Predicate
+	allowBookmarks bool
+	// nextBookmark is only touched by the dispatcher once registered.
+	nextBookmark time.Time
+
+	in         chan []byte
+	out        chan []byte
+	done       chan struct{}
+	stopOnce   sync.Once
+	terminated chan struct{}
+	termOnce   sync.Once
+	finishOnce sync.Once
+	counted    bool
+}
+
+// Events returns the watch's lines.
+func (w *Watcher) Events() <-chan []byte { return w.out }
+
+// Stop ends the watch; Events closes soon after. Safe to call more than once.
+func (w *Watcher) Stop() {
+	w.stopOnce.Do(func() { close(w.done) })
+	if w.c != nil {
+		w.c.removeWatcher(w)
+	}
+}
+
+func (c *Cacher) newWatcher(pred Predicate, allowBookmarks bool) *Watcher {
+	return &Watcher{
+		c:              c,
+		pred:           pred,
+		allowBookmarks: allowBookmarks,
+		nextBookmark:   time.Now().Add(c.cfg.BookmarkInterval),
+		in:             make(chan []byte, c.cfg.WatcherBufferSize),
+		out:            make(chan []byte, 16),
+		done:           make(chan struct{}),
+		terminated:     make(chan struct{}),
+	}
+}
+
+// Watch starts a watch as opts say. Errors found before the stream starts
+// that Kubernetes reports inside the stream (a resourceVersion too old or
+// too new) come as a watcher with a single ERROR line; a malformed
+// resourceVersion or a cache that stays uninitialized is an error.
+func (c *Cacher) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error) {
+	pred := opts.Predicate
+	if opts.Namespace != "" {
+		pred.Namespace = opts.Namespace
+	}
+	rvSet := opts.ResourceVersion != ""
+	var rv int64
+	if rvSet {
+		var err error
+		if rv, err = parseRV(opts.ResourceVersion); err != nil {
+			return nil, err
+		}
+	}
+	initial := !rvSet || rv == 0
+	if opts.SendInitialEvents != nil {
+		initial = *opts.SendInitialEvents
+	}
+	endBookmark := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+
+	if err := c.waitReadyBounded(ctx); err != nil {
+		return nil, err
+	}
+	minRev := rv
+	if !rvSet {
+		cur, err := c.cfg.Store.CurrentRevision(ctx)
+		if err != nil {
+			return nil, err
+		}
+		minRev = cur
+	}
+	if minRev > 0 {
+		if err := c.waitFresh(ctx, minRev); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return c.errorWatcher(err), nil
+		}
+	}
+
+	w := c.newWatcher(pred, opts.AllowBookmarks)
+	c.mu.Lock()
+	if !c.ready {
+		c.mu.Unlock()
+		return nil, apierrors.NewTooManyRequests("storage is (re)initializing", 1)
+	}
+	startRev := c.rev
+	var initObjs []*Object
+	var replay []*event
+	switch {
+	case initial:
+		initObjs = c.filterLocked(&w.pred)
+	case !rvSet || rv == 0 || rv >= c.rev:
+		// Changes from now on.
+	case rv >= c.bufferStart:
+		replay = c.events.since(rv)
+	default:
+		c.mu.Unlock()
+		return c.fallbackWatch(ctx, w, rv), nil
+	}
+	c.watchers.add(w)
+	c.countWatcher(w)
+	c.mu.Unlock()
+
+	var end []byte
+	if endBookmark {
+		end = c.initialEventsEnd(startRev)
+	}
+	go w.run(ctx, initObjs, replay, end)
+	return w, nil
+}
+
+// waitReadyBounded waits at most ConsistentReadTimeout for the cache.
+func (c *Cacher) waitReadyBounded(ctx context.Context) error {
+	if c.Ready() {
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, c.cfg.ConsistentReadTimeout)
+	defer cancel()
+	if err := c.WaitReady(wctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return apierrors.NewTooManyRequests("storage is (re)initializing", 1)
+	}
+	return nil
+}
+
+func (c *Cacher) countWatcher(w *Watcher) {
+	w.counted = true
+	c.metrics.watchers.Add(1)
+}
+
+// run feeds one cache-backed watcher: the initial state or the replayed
+// events first, then the live lines the dispatcher queues.
+func (w *Watcher) run(ctx context.Context, initObjs []*Object, replay []*event, end []byte) {
+	defer w.finish()
+	for _, o := range initObjs {
+		if !w.send(ctx, eventLine("ADDED", o.JSON)) {
+			return
+		}
+	}
+	for _, ev := range replay {
+		var lines eventLines
+		if l := w.c.convert(w, ev, &lines); l != nil && !w.send(ctx, l) {
+			return
+		}
+	}
+	if end != nil && !w.send(ctx, end) {
+		return
+	}
+	for {
+		select {
+		case l := <-w.in:
+			if !w.send(ctx, l) {
+				return
+			}
+		case <-w.terminated:
+			return
+		case <-w.done:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (w *Watcher) send(ctx context.Context, line []byte) bool {
+	select {
+	case w.out <- line:
+		return true
+	case <-w.terminated:
+	case <-w.done:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+func (w *Watcher) finish() {
+	w.finishOnce.Do(func() {
+		close(w.out)
+		w.c.removeWatcher(w)
+		if w.counted {
+			w.c.metrics.watchers.Add(-1)
+		}
+	})
+}
+
+func (c *Cacher) removeWatcher(w *Watcher) {
+	c.mu.Lock()
+	c.watchers.remove(w)
+	c.mu.Unlock()
+}
+
+// terminate ends a watcher from the cacher's side.
+func (c *Cacher) terminate(w *Watcher, reason string) {
+	w.termOnce.Do(func() {
+		close(w.terminated)
+		c.metrics.terminated.Inc()
+		c.log.Debug("terminating watcher", "reason", reason)
+	})
+	c.removeWatcher(w)
+}
+
+// terminateAll ends every cache-backed watcher (the cache restarts).
+func (c *Cacher) terminateAll() {
+	c.mu.Lock()
+	ws := c.watchers.list()
+	c.watchers = newWatcherIndex()
+	c.mu.Unlock()
+	for _, w := range ws {
+		c.terminate(w, "watch cache restarts")
+	}
+}
+
+type pendingSend struct {
+	w    *Watcher
+	line []byte
+}
+
+// dispatch queues ev for the candidate watchers. A watcher whose queue is
+// full gets SlowWatcherTimeout (shared by all blocked watchers of this
+// event) to make room, then is terminated.
+func (c *Cacher) dispatch(ev *event, ws []*Watcher) {
+	var lines eventLines
+	var blocked []pendingSend
+	sent := 0
+	for _, w := range ws {
+		l := c.convert(w, ev, &lines)
+		if l == nil {
+			continue
+		}
+		select {
+		case w.in <- l:
+			sent++
+		default:
+			blocked = append(blocked, pendingSend{w, l})
+		}
+	}
+	c.metrics.dispatched.Add(float64(sent))
+	if len(blocked) == 0 {
+		return
+	}
+	timer := time.NewTimer(c.cfg.SlowWatcherTimeout)
+	defer timer.Stop()
+	expired := false
+	for _, p := range blocked {
+		if !expired {
+			select {
+			case p.w.in <- p.line:
+				continue
+			case <-p.w.done:
+				continue
+			case <-p.w.terminated:
+				continue
+			case <-timer.C:
+				expired = true
+			}
+		}
+		select {
+		case p.w.in <- p.line:
+		default:
+			c.terminate(p.w, "watcher too slow")
+		}
+	}
+}
+
+// sendBookmarks queues a BOOKMARK for watchers whose interval has passed.
+func (c *Cacher) sendBookmarks(now time.Time) {
+	c.mu.RLock()
+	rev := c.rev
+	var due []*Watcher
+	for w := range c.watchers.bookmarkers {
+		if !now.Before(w.nextBookmark) {
+			due = append(due, w)
+		}
+	}
+	c.mu.RUnlock()
+	if len(due) == 0 {
+		return
+	}
+	// Learn the store revision for the next round, so bookmarks of an idle
+	// resource keep advancing and resumes stay within etcd's history.
+	c.requestProgress()
+	line := eventLine("BOOKMARK", c.cfg.Bookmark(rev))
+	for _, w := range due {
+		w.nextBookmark = now.Add(c.cfg.BookmarkInterval)
+		select {
+		case w.in <- line:
+		default:
+		}
+	}
+}
+
+// convert is what watcher w sees of ev, as a line (nil: nothing). An
+// object that stops matching w's predicate is DELETED for w, one that
+// starts matching ADDED.
+func (c *Cacher) convert(w *Watcher, ev *event, lines *eventLines) []byte {
+	cur := ev.typ != "DELETED" && w.pred.Matches(ev.obj)
+	prev := ev.prev != nil && w.pred.Matches(ev.prev)
+	switch {
+	case cur && !prev:
+		if lines.added == nil {
+			lines.added = eventLine("ADDED", ev.obj.JSON)
+		}
+		return lines.added
+	case cur && prev:
+		if lines.modified == nil {
+			lines.modified = eventLine("MODIFIED", ev.obj.JSON)
+		}
+		return lines.modified
+	case prev:
+		if lines.deleted == nil {
+			lines.deleted = c.deletedLine(ev)
+		}
+		return lines.deleted
+	}
+	return nil
+}
+
+// deletedLine renders ev as DELETED: the previous content at ev's revision.
+func (c *Cacher) deletedLine(ev *event) []byte {
+	if ev.typ == "DELETED" {
+		return eventLine("DELETED", ev.obj.JSON)
+	}
+	o, err := c.decode(ev.prev.Key, ev.prev.JSON, ev.rev)
+	if err != nil {
+		c.log.Error("cannot render object leaving a selector", "key", ev.prev.Key, "err", err)
+		o = ev.prev
+	}
+	return eventLine("DELETED", o.JSON)
+}
+
+// eventLines are the lines of one event, encoded once per type and shared.
+type eventLines struct {
+	added, modified, deleted []byte
+}
+
+// eventLine is one watch stream line.
+func eventLine(typ string, obj []byte) []byte {
+	b := make([]byte, 0, len(obj)+len(typ)+24)
+	b = append(b, `{"type":"`...)
+	b = append(b, typ...)
+	b = append(b, `","object":`...)
+	b = append(b, obj...)
+	return append(b, "}\n"...)
+}
+
+// errorLine is an ERROR line whose object is the Status of err.
+func errorLine(err error) []byte {
+	var se *apierrors.StatusError
+	if !errors.As(err, &se) {
+		se = apierrors.NewInternalError(err)
+	}
+	b, merr := json.Marshal(se.Status())
+	if merr != nil {
+		b = []byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","code":500}`)
+	}
+	return eventLine("ERROR", b)
+}
+
+// errorWatcher is a watch whose only line is an ERROR for err.
+func (c *Cacher) errorWatcher(err error) *Watcher {
+	w := &Watcher{c: c, out: make(chan []byte, 1), done: make(chan struct{}), terminated: make(chan struct{})}
+	w.out <- errorLine(err)
+	close(w.out)
+	w.finishOnce.Do(func() {})
+	return w
+}
+
+// initialEventsEnd is the BOOKMARK that ends the initial events of a
+// sendInitialEvents=true watch.
+func (c *Cacher) initialEventsEnd(rev int64) []byte {
+	var obj map[string]any
+	if err := json.Unmarshal(c.cfg.Bookmark(rev), &obj); err != nil || obj == nil {
+		obj = map[string]any{}
+	}
+	md, _ := obj["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{"resourceVersion": fmt.Sprint(rev)}
+	}
+	md["annotations"] = map[string]string{api.InitialEventsAnnotation: "true"}
+	obj["metadata"] = md
+	b, _ := json.Marshal(obj)
+	return eventLine("BOOKMARK", b)
+}
+
+// fallbackWatch serves a watch from a revision older than the ring buffer
+// with an etcd watch of its own from rv+1; etcd's history has what the
+// cache no longer holds. A compacted rv ends the stream with a 410.
+func (c *Cacher) fallbackWatch(ctx context.Context, w *Watcher, rv int64) *Watcher {
+	fctx, cancel := context.WithCancel(ctx)
+	ch := c.cfg.Store.Watch(fctx, c.nsPrefix(w.pred.Namespace), rv+1)
+	c.countWatcher(w)
+	c.metrics.fallbackWatches.Inc()
+	go func() {
+		defer cancel()
+		w.runFallback(fctx, ch, rv)
+	}()
+	return w
+}
+
+func (w *Watcher) runFallback(ctx context.Context, ch <-chan storage.Event, rv int64) {
+	defer w.finish()
+	c := w.c
+	lastBookmark := time.Now()
+	for {
+		var se storage.Event
+		var ok bool
+		select {
+		case se, ok = <-ch:
+			if !ok {
+				return
+			}
+		case <-w.done:
+			return
+		case <-ctx.Done():
+			return
+		}
+		if se.Err != nil {
+			var ce *storage.CompactedError
+			if errors.As(se.Err, &ce) {
+				w.send(ctx, errorLine(tooOldRV(rv, ce.CompactRevision)))
+			} else {
+				w.send(ctx, errorLine(apierrors.NewInternalError(se.Err)))
+			}
+			return
+		}
+		if se.Type == storage.EventProgress {
+			if w.allowBookmarks && time.Since(lastBookmark) >= c.cfg.BookmarkInterval {
+				lastBookmark = time.Now()
+				if !w.send(ctx, eventLine("BOOKMARK", c.cfg.Bookmark(se.Revision))) {
+					return
+				}
+			}
+			continue
+		}
+		ev := c.storageEvent(se)
+		if ev == nil {
+			continue
+		}
+		var lines eventLines
+		if l := c.convert(w, ev, &lines); l != nil && !w.send(ctx, l) {
+			return
+		}
+	}
+}
+
+// storageEvent decodes a storage event with its previous value, for
+// watchers that read etcd directly.
+func (c *Cacher) storageEvent(se storage.Event) *event {
+	key := se.KV.Key
+	ev := &event{rev: se.Revision}
+	if se.PrevKV != nil {
+		prev, err := c.decode(key, se.PrevKV.Value, se.PrevKV.ModRevision)
+		if err != nil {
+			c.log.Error("skipping undecodable previous object", "key", key, "err", err)
+		} else {
+			ev.prev = prev
+		}
+	}
+	var err error
+	switch se.Type {
+	case storage.EventPut:
+		ev.typ = "MODIFIED"
+		if ev.prev == nil {
+			ev.typ = "ADDED"
+		}
+		ev.obj, err = c.decode(key, se.KV.Value, se.Revision)
+	case storage.EventDelete:
+		if se.PrevKV == nil || ev.prev == nil {
+			c.log.Error("delete event without its previous object", "key", key, "revision", se.Revision)
+			return nil
+		}
+		ev.typ = "DELETED"
+		ev.obj, err = c.decode(key, se.PrevKV.Value, se.Revision)
+	default:
+		return nil
+	}
+	if err != nil {
+		c.log.Error("skipping undecodable object", "key", key, "revision", se.Revision, "err", err)
+		return nil
+	}
+	return ev
+}
