@@ -18,6 +18,7 @@ import (
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/admission"
 	"github.com/minik8s/minik8s/apiserver/etcd"
+	"github.com/minik8s/minik8s/apiserver/openapi"
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/server"
 	"github.com/minik8s/minik8s/apiserver/storage"
@@ -147,7 +148,14 @@ func (a *APIServer) Start(ctx context.Context) error {
 		return err
 	}
 
+	docs, err := openapi.New(api.Resources)
+	if err != nil {
+		cancel()
+		return fmt.Errorf("openapi: %w", err)
+	}
 	a.handler = server.New(server.Config{
+		OpenAPIV2:         docs.V2(),
+		OpenAPIV3:         docs.V3(),
 		Stores:            a.stores,
 		MaxRequestBytes:   a.opts.MaxRequestBytes,
 		MinRequestTimeout: a.opts.MinRequestTimeout,

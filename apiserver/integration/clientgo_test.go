@@ -25,7 +25,10 @@ import (
 func TestClientGoRoundTrip(t *testing.T) {
 	t.Parallel()
 	s := apiservertest.Start(t)
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: s.URL(), QPS: 100, Burst: 200})
+	// minik8s speaks JSON (and YAML), not protobuf: the client is told so,
+	// as clients of CRDs are.
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: s.URL(), QPS: 100, Burst: 200,
+		ContentConfig: rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -437,7 +437,7 @@ func TestUnknownFieldsAreTolerated(t *testing.T) {
 		t.Fatalf("created %v", o)
 	}
 	// YAML bodies are accepted too.
-	c.must(201, "POST", cms, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fromyaml\ndata:\n  x: y\n", "application/yaml")
+	c.must(201, "POST", cms, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fromyaml\ndata:\n  x: hello\n", "application/yaml")
 }
 
 func TestStrategicMergeOfContainersByName(t *testing.T) {

@@ -55,39 +55,45 @@ func (s *Store) Patch(ctx context.Context, ns, name string, pt PatchType, data [
 }
 
 func (s *Store) patcher(pt PatchType, data []byte) (func([]byte) ([]byte, error), error) {
+	return s.patcherFor(pt, data, patch.KubernetesSchema(s.Info.Kind))
+}
+
+// patcherFor returns a function applying the patch to a current encoding.
+func (s *Store) patcherFor(pt PatchType, data []byte, schema patch.Schema) (func([]byte) ([]byte, error), error) {
+	var t patch.Type
+	switch PatchType(strings.TrimSpace(strings.Split(string(pt), ";")[0])) {
+	case MergePatch:
+		t = patch.MergePatchType
+	case StrategicPatch:
+		t = patch.StrategicMergePatchType
+	case JSONPatch:
+		t = patch.JSONPatchType
+	default:
+		return nil, apierrors.NewUnsupportedMediaType(string(pt))
+	}
 	if !json.Valid(data) {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: invalid JSON: %s", truncate(string(data), 200)))
 	}
-	switch PatchType(strings.TrimSpace(strings.Split(string(pt), ";")[0])) {
-	case MergePatch:
-		return func(cur []byte) ([]byte, error) {
-			out, err := patch.MergePatch(cur, data)
-			if err != nil {
-				return nil, apierrors.NewBadRequest(err.Error())
-			}
-			return out, nil
-		}, nil
-	case StrategicPatch:
-		schema := patch.KubernetesSchema(s.Info.Kind)
-		return func(cur []byte) ([]byte, error) {
-			out, err := patch.StrategicMergePatch(cur, data, schema)
-			if err != nil {
-				return nil, apierrors.NewBadRequest(err.Error())
-			}
-			return out, nil
-		}, nil
-	case JSONPatch:
-		return func(cur []byte) ([]byte, error) {
-			out, err := patch.JSONPatch(cur, data)
-			if err != nil {
-				return nil, apierrors.NewGeneric(422, api.StatusReasonInvalid, err.Error())
-			}
-			return out, nil
-		}, nil
-	case ApplyPatch:
-		return nil, apierrors.NewUnsupportedMediaType(string(pt))
+	return func(cur []byte) ([]byte, error) {
+		out, err := patch.Apply(t, cur, data, schema)
+		if err != nil {
+			return nil, patchError(err)
+		}
+		return out, nil
+	}, nil
+}
+
+// patchError maps api/patch's error classes to Statuses.
+func patchError(err error) error {
+	switch {
+	case errors.Is(err, patch.ErrCannotApply):
+		return apierrors.NewGeneric(422, api.StatusReasonInvalid, err.Error())
+	case errors.Is(err, patch.ErrTooLarge):
+		return apierrors.NewRequestEntityTooLarge(err.Error())
+	case errors.Is(err, patch.ErrUnsupportedType):
+		return apierrors.NewUnsupportedMediaType(err.Error())
 	}
-	return nil, apierrors.NewUnsupportedMediaType(string(pt))
+	return apierrors.NewBadRequest(err.Error())
 }
 
 func truncate(s string, n int) string {

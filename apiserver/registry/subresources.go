@@ -144,17 +144,13 @@ func PatchScale(ctx context.Context, st *Store, ns, name string, pt PatchType, d
 			return nil, err
 		}
 		curJSON, _ := json.Marshal(cur)
-		var patched []byte
-		switch pt {
-		case MergePatch, StrategicPatch:
-			patched, err = patch.MergePatch(curJSON, data)
-		case JSONPatch:
-			patched, err = patch.JSONPatch(curJSON, data)
-		default:
-			return nil, apierrors.NewUnsupportedMediaType(string(pt))
-		}
+		apply, err := st.patcherFor(pt, data, patch.NoSchema)
 		if err != nil {
-			return nil, apierrors.NewBadRequest(err.Error())
+			return nil, err
+		}
+		patched, err := apply(curJSON)
+		if err != nil {
+			return nil, err
 		}
 		var sc api.Scale
 		if err := json.Unmarshal(patched, &sc); err != nil {

@@ -33,8 +33,6 @@ type HealthCheck struct {
 type Config struct {
 	// Stores are the served resources.
 	Stores []*registry.Store
-	// Subresources handles kind-specific subresources (binding, scale, finalize).
-	Subresources *registry.Subresources
 	// ReadyChecks gate /readyz; /livez and /healthz run LiveChecks.
 	ReadyChecks []HealthCheck
 	LiveChecks  []HealthCheck
@@ -101,17 +99,17 @@ func (s *Server) routes() chi.Router {
 	r.Get("/readyz", s.health(append(append([]HealthCheck{}, s.cfg.LiveChecks...), s.cfg.ReadyChecks...)))
 	r.Get("/version", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, http.StatusOK, version.Get()) })
 	r.Handle("/metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}))
-	if s.cfg.OpenAPIV2 != nil {
-		r.Handle("/openapi/v2", s.cfg.OpenAPIV2)
-	}
-	if s.cfg.OpenAPIV3 != nil {
-		r.Handle("/openapi/v3", s.cfg.OpenAPIV3)
-		r.Handle("/openapi/v3/*", s.cfg.OpenAPIV3)
-	}
 
 	r.Group(func(r chi.Router) {
 		for _, f := range s.cfg.Filters {
 			r.Use(f)
+		}
+		if s.cfg.OpenAPIV2 != nil {
+			r.Handle("/openapi/v2", s.cfg.OpenAPIV2)
+		}
+		if s.cfg.OpenAPIV3 != nil {
+			r.Handle("/openapi/v3", s.cfg.OpenAPIV3)
+			r.Handle("/openapi/v3/*", s.cfg.OpenAPIV3)
 		}
 		r.Get("/api", s.serveAPIVersions)
 		r.Get("/apis", s.serveAPIGroupList)
