@@ -81,6 +81,7 @@ type Informer[T any] struct {
 	mu        sync.Mutex
 	listeners []*listener[T]
 	runCtx    context.Context // set by Run; nil before
+	stopped   bool            // Run is returning: start no more goroutines
 	lastRV    string
 	needList  bool
 	listedYet bool // a list succeeded since Run started
@@ -155,8 +156,8 @@ func (inf *Informer[T]) AddEventHandler(h Handler[T]) {
 	inf.mu.Lock()
 	defer inf.mu.Unlock()
 	inf.listeners = append(inf.listeners, l)
-	if inf.runCtx == nil {
-		return // started by Run
+	if inf.runCtx == nil || inf.stopped {
+		return // started by Run, or never: Run is over
 	}
 	for _, obj := range inf.store.List() {
 		l.add(notification[T]{kind: addNote, obj: obj, flag: true})
@@ -193,7 +194,12 @@ func (inf *Informer[T]) Run(ctx context.Context) {
 			inf.resyncLoop(ctx)
 		}()
 	}
-	defer inf.wg.Wait()
+	defer func() {
+		inf.mu.Lock()
+		inf.stopped = true // no wg.Add after this, so Wait is safe
+		inf.mu.Unlock()
+		inf.wg.Wait()
+	}()
 
 	backoff := inf.backoffInit
 	for ctx.Err() == nil {

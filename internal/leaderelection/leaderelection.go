@@ -32,7 +32,9 @@ var ErrLeaderElectionLost = errors.New("leaderelection lost")
 // Callbacks are called as leadership changes.
 type Callbacks struct {
 	// OnStartedLeading runs in its own goroutine when the lease is
-	// acquired; ctx is cancelled when leadership ends. Required.
+	// acquired; ctx is cancelled when leadership ends, and the work must
+	// stop then. After a lost lease Run returns without waiting for it.
+	// Required.
 	OnStartedLeading func(ctx context.Context)
 	// OnStoppedLeading is called once after leading ends, whether the lease
 	// was lost or Run's context ended. It is not called if this candidate

@@ -97,9 +97,19 @@ type reactorEntry struct {
 	fn             Reactor
 }
 
+// TB is the part of testing.TB the server needs; *testing.T and *testing.B
+// satisfy it.
+type TB interface {
+	Helper()
+	Cleanup(func())
+	Fatalf(format string, args ...any)
+}
+
+var _ TB = (testing.TB)(nil)
+
 // NewServer starts a server seeded with objs (whose kinds must be in
 // api.Resources); it stops when the test ends.
-func NewServer(t testing.TB, objs ...api.Object) *Server {
+func NewServer(t TB, objs ...api.Object) *Server {
 	t.Helper()
 	s := &Server{objects: map[string]*stored{}, changed: make(chan struct{})}
 	for _, o := range objs {
