@@ -266,12 +266,19 @@ func (a *APIServer) bootstrap(ctx context.Context) error {
 type namespaceGetter struct{ store *registry.Store }
 
 func (g *namespaceGetter) NamespacePhase(ctx context.Context, name string) (string, bool, error) {
-	obj, err := g.store.Get(ctx, "", name)
-	if apierrors.IsNotFound(err) {
-		return "", false, nil
+	var obj api.Object
+	if cached, ok := g.store.Cacher().Get("namespaces/" + name); ok {
+		obj, _ = cached.Value.(api.Object)
 	}
-	if err != nil {
-		return "", false, err
+	if obj == nil {
+		var err error
+		obj, err = g.store.Get(ctx, "", name)
+		if apierrors.IsNotFound(err) {
+			return "", false, nil
+		}
+		if err != nil {
+			return "", false, err
+		}
 	}
 	ns, ok := obj.(*api.Namespace)
 	if !ok {
