@@ -48,5 +48,5 @@ func (r *ring) since(rev int64) []*event {
 	return out
 }
 
-func (r *ring) len() int { return r.n }
+func (r *ring) len() int      { return r.n }
 func (r *ring) capacity() int { return len(r.buf) }

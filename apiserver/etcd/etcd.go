@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -77,6 +78,8 @@ type Backend struct {
 	server *embed.Etcd
 	lock   *os.File
 
+	// mute silences etcd's logs once Close begins.
+	mute      *atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
 	done      chan struct{}
@@ -101,10 +104,11 @@ func Start(ctx context.Context, cfg Config) (*Backend, error) {
 }
 
 func startExternal(ctx context.Context, cfg Config) (*Backend, error) {
+	mute := new(atomic.Bool)
 	ccfg := clientv3.Config{
 		Endpoints:   cfg.Servers,
 		DialTimeout: 10 * time.Second,
-		Logger:      zapLogger(cfg.Logger, zap.WarnLevel),
+		Logger:      zapLogger(cfg.Logger, zap.ErrorLevel, mute),
 	}
 	if cfg.CAFile != "" || cfg.CertFile != "" || cfg.KeyFile != "" {
 		info := transport.TLSInfo{CertFile: cfg.CertFile, KeyFile: cfg.KeyFile, TrustedCAFile: cfg.CAFile}
@@ -118,7 +122,7 @@ func startExternal(ctx context.Context, cfg Config) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to etcd %v: %w", cfg.Servers, err)
 	}
-	b := &Backend{client: cli, endpoints: append([]string(nil), cfg.Servers...), log: cfg.Logger, done: make(chan struct{})}
+	b := &Backend{client: cli, endpoints: append([]string(nil), cfg.Servers...), log: cfg.Logger, mute: mute, done: make(chan struct{})}
 	if err := b.waitHealthy(ctx); err != nil {
 		cli.Close()
 		return nil, fmt.Errorf("etcd %v is not healthy: %w", cfg.Servers, err)
@@ -196,7 +200,8 @@ func startServer(ctx context.Context, cfg Config, lock *os.File) (*Backend, erro
 	ecfg.Metrics = "basic"
 	ecfg.ListenMetricsUrls = nil
 	ecfg.Logger = "zap"
-	ecfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zapLogger(cfg.Logger, zap.WarnLevel))
+	mute := new(atomic.Bool)
+	ecfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zapLogger(cfg.Logger, zap.ErrorLevel, mute))
 
 	e, err := embed.StartEtcd(ecfg)
 	if err != nil {
@@ -208,9 +213,11 @@ func startServer(ctx context.Context, cfg Config, lock *os.File) (*Backend, erro
 	select {
 	case <-e.Server.ReadyNotify():
 	case err := <-e.Err():
+		mute.Store(true)
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd failed while starting: %w", err)
 	case <-ctx.Done():
+		mute.Store(true)
 		e.Server.Stop()
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd did not become ready: %w", ctx.Err())
@@ -219,14 +226,15 @@ func startServer(ctx context.Context, cfg Config, lock *os.File) (*Backend, erro
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   []string{endpoint},
 		DialTimeout: 5 * time.Second,
-		Logger:      zapLogger(cfg.Logger, zap.WarnLevel),
+		Logger:      zapLogger(cfg.Logger, zap.ErrorLevel, mute),
 	})
 	if err != nil {
+		mute.Store(true)
 		e.Close()
 		return nil, fmt.Errorf("connect to embedded etcd: %w", err)
 	}
 	b := &Backend{client: cli, endpoints: []string{clientURL.Scheme + "://" + endpoint}, log: cfg.Logger,
-		server: e, lock: lock, done: make(chan struct{})}
+		server: e, lock: lock, mute: mute, done: make(chan struct{})}
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
@@ -300,6 +308,11 @@ func (b *Backend) Embedded() bool { return b.server != nil }
 // Healthy reports whether etcd serves a linearizable read, which needs a
 // leader and a quorum: the same probe as etcd's own /health endpoint.
 func (b *Backend) Healthy(ctx context.Context) error {
+	select {
+	case <-b.done:
+		return errors.New("etcd backend is closed")
+	default:
+	}
 	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
 	defer cancel()
 	if _, err := b.client.Get(ctx, "health"); err != nil {
@@ -312,6 +325,7 @@ func (b *Backend) Healthy(ctx context.Context) error {
 // finish writing. It is safe to call more than once.
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
+		b.mute.Store(true)
 		close(b.done)
 		b.closeErr = b.client.Close()
 		if errors.Is(b.closeErr, context.Canceled) {

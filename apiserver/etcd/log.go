@@ -4,28 +4,32 @@ import (
 	"context"
 	"log/slog"
 	"sort"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
 
 // zapLogger returns a zap logger that forwards entries at min and above to
-// log, so etcd's server and client write where the apiserver writes.
-func zapLogger(log *slog.Logger, min zapcore.Level) *zap.Logger {
-	return zap.New(&slogCore{h: log.Handler(), min: min})
+// log, so etcd's server and client write where the apiserver writes. Once
+// mute is set it drops everything: etcd logs its normal shutdown
+// ("server closed", "use of closed network connection") as errors.
+func zapLogger(log *slog.Logger, min zapcore.Level, mute *atomic.Bool) *zap.Logger {
+	return zap.New(&slogCore{h: log.Handler(), min: min, mute: mute})
 }
 
 // slogCore is a zapcore.Core writing to a slog.Handler.
 type slogCore struct {
 	h     slog.Handler
 	min   zapcore.Level
+	mute  *atomic.Bool
 	attrs []slog.Attr
 }
 
 var _ zapcore.Core = (*slogCore)(nil)
 
 func (c *slogCore) Enabled(l zapcore.Level) bool {
-	return l >= c.min && c.h.Enabled(context.Background(), slogLevel(l))
+	return l >= c.min && !c.mute.Load() && c.h.Enabled(context.Background(), slogLevel(l))
 }
 
 func (c *slogCore) With(fields []zapcore.Field) zapcore.Core {
