@@ -425,6 +425,20 @@ func TestOversizeBodyIs413(t *testing.T) {
 	if r.Code != http.StatusRequestEntityTooLarge || r.obj(t)["reason"] != "RequestEntityTooLarge" {
 		t.Fatalf("code %d: %.200s", r.Code, r.Body)
 	}
+	// Under the 3 MiB body limit but over etcd's own 1.5 MiB request limit:
+	// a clean Status, not a crash, and nothing stored.
+	p := pod("huge", "c")
+	p["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["args"] = []string{strings.Repeat("y", 2<<20)}
+	r = c.do("POST", "/api/v1/namespaces/default/pods", p, "")
+	if r.Code != http.StatusRequestEntityTooLarge || r.obj(t)["kind"] != "Status" {
+		t.Fatalf("etcd-oversize pod: code %d: %.300s", r.Code, r.Body)
+	}
+	if r := c.do("GET", "/api/v1/namespaces/default/pods/huge", nil, ""); r.Code != 404 {
+		t.Fatalf("oversize pod stored: %d", r.Code)
+	}
+	if r := c.do("GET", "/readyz", nil, ""); r.Code != 200 {
+		t.Fatalf("readyz after oversize write: %d %s", r.Code, r.Body)
+	}
 }
 
 func TestUnknownFieldsAreTolerated(t *testing.T) {
