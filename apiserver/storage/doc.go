@@ -17,8 +17,8 @@
 //
 // Reads. Get and List are linearizable. List reads one page of a prefix at
 // one revision: pass the returned Revision and the next StartKey to read the
-// following pages from the same snapshot (ErrCompacted-style *CompactedError
-// once etcd has compacted that revision).
+// following pages from the same snapshot (a *CompactedError once etcd has
+// compacted that revision).
 //
 // Watch streams the changes of a prefix from a revision with the previous
 // value of each key, plus progress events that carry the store revision

@@ -129,8 +129,11 @@ func (s *Store) event(e *clientv3.Event) Event {
 }
 
 // RequestProgress asks etcd to send a progress event, carrying the current
-// store revision, to every watch of this store once each has caught up.
-// Caches use it to learn that they are fresh when nothing changes.
+// store revision, to every watch of this store. etcd answers only if, at
+// that moment, every watch on the stream has caught up and none starts at
+// a future revision; otherwise the request is dropped, so callers that
+// wait for one ask again. Caches use it to learn that they are fresh when
+// nothing changes under their prefix.
 func (s *Store) RequestProgress(ctx context.Context) error {
 	octx, cancel := s.op(ctx)
 	defer cancel()
