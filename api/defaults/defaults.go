@@ -57,6 +57,58 @@ func DefaultCreate(obj api.Object) {
 	}
 }
 
+// DefaultUpdate applies Default to obj, an update of old, and then keeps
+// what the server allocated when the client's full replacement left it out,
+// as Kubernetes' service registry does: a Service keeps its clusterIP(s),
+// IP families and policy, node ports (matched by port and protocol) and
+// healthCheckNodePort, so "kubectl replace" of the original manifest works.
+func DefaultUpdate(obj, old api.Object) {
+	if s, ok := obj.(*api.Service); ok {
+		if o, ok := old.(*api.Service); ok {
+			preserveServiceAllocations(s, o)
+		}
+	}
+	Default(obj)
+}
+
+func preserveServiceAllocations(s, old *api.Service) {
+	sp, op := &s.Spec, &old.Spec
+	needsIP := func(t api.ServiceType) bool { return t != api.ServiceTypeExternalName }
+	if needsIP(sp.Type) && needsIP(op.Type) && sp.ClusterIP == "" && len(sp.ClusterIPs) == 0 {
+		sp.ClusterIP = op.ClusterIP
+		sp.ClusterIPs = append([]string(nil), op.ClusterIPs...)
+		if len(sp.IPFamilies) == 0 {
+			sp.IPFamilies = append([]api.IPFamily(nil), op.IPFamilies...)
+		}
+		if sp.IPFamilyPolicy == nil && op.IPFamilyPolicy != nil {
+			sp.IPFamilyPolicy = ptr(*op.IPFamilyPolicy)
+		}
+	}
+	needsNodePorts := func(t api.ServiceType) bool {
+		return t == api.ServiceTypeNodePort || t == api.ServiceTypeLoadBalancer
+	}
+	if needsNodePorts(sp.Type) && needsNodePorts(op.Type) {
+		for i := range sp.Ports {
+			if sp.Ports[i].NodePort != 0 {
+				continue
+			}
+			for _, o := range op.Ports {
+				proto := sp.Ports[i].Protocol
+				if proto == "" {
+					proto = api.ProtocolTCP
+				}
+				if o.Port == sp.Ports[i].Port && o.Protocol == proto {
+					sp.Ports[i].NodePort = o.NodePort
+				}
+			}
+		}
+	}
+	if sp.HealthCheckNodePort == 0 && sp.Type == api.ServiceTypeLoadBalancer &&
+		sp.ExternalTrafficPolicy == api.ServiceExternalTrafficPolicyLocal {
+		sp.HealthCheckNodePort = op.HealthCheckNodePort
+	}
+}
+
 func hasFinalizer(list []api.FinalizerName, f api.FinalizerName) bool {
 	for _, x := range list {
 		if x == f {
@@ -329,6 +381,15 @@ func Service(s *api.Service) {
 	if spec.Type == api.ServiceTypeLoadBalancer && spec.AllocateLoadBalancerNodePorts == nil {
 		spec.AllocateLoadBalancerNodePorts = ptr(true)
 	}
+	// clusterIP and clusterIPs are one field in two shapes; a client may set
+	// either (Kubernetes' service strategy syncs them the same way).
+	if spec.Type != api.ServiceTypeExternalName {
+		if spec.ClusterIP != "" && len(spec.ClusterIPs) == 0 {
+			spec.ClusterIPs = []string{spec.ClusterIP}
+		} else if spec.ClusterIP == "" && len(spec.ClusterIPs) > 0 {
+			spec.ClusterIP = spec.ClusterIPs[0]
+		}
+	}
 	// Kubernetes' IP allocator sets the families; minik8s runs single-stack,
 	// so the family follows the cluster IP when one is given and is IPv4
 	// otherwise. Headless services without a selector and ExternalName
@@ -374,11 +435,22 @@ func Namespace(n *api.Namespace) {
 // LabelMetadataName is the label every namespace carries with its own name.
 const LabelMetadataName = "kubernetes.io/metadata.name"
 
-// Secret defaults a secret's type to Opaque.
+// Secret defaults a secret's type to Opaque and merges stringData into
+// data (stringData wins), as Kubernetes' conversion does: stringData is a
+// write-only convenience and is never stored or returned.
 func Secret(s *api.Secret) {
 	if s.Type == "" {
 		s.Type = api.SecretTypeOpaque
 	}
+	if len(s.StringData) > 0 {
+		if s.Data == nil {
+			s.Data = make(map[string][]byte, len(s.StringData))
+		}
+		for k, v := range s.StringData {
+			s.Data[k] = []byte(v)
+		}
+	}
+	s.StringData = nil
 }
 
 // ConfigMap gives a config map a non-nil data map, as Kubernetes does.

@@ -372,3 +372,54 @@ func TestSmallKinds(t *testing.T) {
 		t.Errorf("lease changed: %+v", lease)
 	}
 }
+
+func TestSecretStringDataMerged(t *testing.T) {
+	t.Parallel()
+	s := &api.Secret{Data: map[string][]byte{"a": []byte("1"), "b": []byte("2")}, StringData: map[string]string{"b": "two", "c": "three"}}
+	Default(s)
+	want := map[string][]byte{"a": []byte("1"), "b": []byte("two"), "c": []byte("three")}
+	if !reflect.DeepEqual(s.Data, want) || s.StringData != nil {
+		t.Errorf("secret = %v / %v", s.Data, s.StringData)
+	}
+}
+
+func TestServiceClusterIPSync(t *testing.T) {
+	t.Parallel()
+	a := &api.Service{Spec: api.ServiceSpec{ClusterIP: "10.96.0.10"}}
+	Default(a)
+	if !reflect.DeepEqual(a.Spec.ClusterIPs, []string{"10.96.0.10"}) {
+		t.Errorf("clusterIPs = %v", a.Spec.ClusterIPs)
+	}
+	b := &api.Service{Spec: api.ServiceSpec{ClusterIPs: []string{"10.96.0.11"}}}
+	Default(b)
+	if b.Spec.ClusterIP != "10.96.0.11" {
+		t.Errorf("clusterIP = %q", b.Spec.ClusterIP)
+	}
+}
+
+func TestDefaultUpdateKeepsServiceAllocations(t *testing.T) {
+	t.Parallel()
+	old := &api.Service{Spec: api.ServiceSpec{
+		Type: api.ServiceTypeNodePort, ClusterIP: "10.96.0.5", ClusterIPs: []string{"10.96.0.5"},
+		IPFamilies: []api.IPFamily{api.IPv4Protocol}, IPFamilyPolicy: ptr2(api.IPFamilyPolicySingleStack),
+		Ports: []api.ServicePort{{Port: 80, Protocol: api.ProtocolTCP, NodePort: 30080}, {Port: 53, Protocol: api.ProtocolUDP, NodePort: 30053}},
+	}}
+	upd := &api.Service{Spec: api.ServiceSpec{Type: api.ServiceTypeNodePort,
+		Ports: []api.ServicePort{{Port: 80}, {Port: 53, Protocol: api.ProtocolUDP}, {Port: 8080}}}}
+	DefaultUpdate(upd, old)
+	if upd.Spec.ClusterIP != "10.96.0.5" || upd.Spec.Ports[0].NodePort != 30080 || upd.Spec.Ports[1].NodePort != 30053 || upd.Spec.Ports[2].NodePort != 0 {
+		t.Errorf("allocations not kept: %+v", upd.Spec)
+	}
+	// A client that sets its own value keeps it (validation then decides).
+	own := &api.Service{Spec: api.ServiceSpec{ClusterIP: "10.96.0.9"}}
+	DefaultUpdate(own, old)
+	if own.Spec.ClusterIP != "10.96.0.9" {
+		t.Errorf("explicit clusterIP replaced: %q", own.Spec.ClusterIP)
+	}
+	// Becoming ExternalName drops the IP.
+	ext := &api.Service{Spec: api.ServiceSpec{Type: api.ServiceTypeExternalName, ExternalName: "x.example.com"}}
+	DefaultUpdate(ext, old)
+	if ext.Spec.ClusterIP != "" {
+		t.Errorf("ExternalName kept clusterIP")
+	}
+}

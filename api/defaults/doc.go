@@ -8,7 +8,9 @@
 // idempotent. DefaultCreate adds what Kubernetes' registry sets only when an
 // object is created (the namespace "kubernetes" finalizer, a Job's generated
 // selector); those must not be re-applied on update, because controllers
-// remove them over the object's life.
+// remove them over the object's life. DefaultUpdate is Default for a full
+// replacement (PUT): it first keeps what the server allocated and the client
+// left out (a Service's cluster IPs and node ports).
 //
 // Like Kubernetes, pod-only defaults (requests from limits, enableServiceLinks,
 // host ports under hostNetwork) apply to Pods and not to pod templates.
