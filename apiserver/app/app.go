@@ -110,6 +110,10 @@ func (a *APIServer) Start(ctx context.Context) error {
 			EventBufferSize:  a.opts.WatchCacheEvents,
 			Logger:           a.log,
 		})
+		if err := s.Cacher().Register(a.metrics); err != nil {
+			cancel()
+			return fmt.Errorf("register watch cache metrics of %s: %w", ri.Resource, err)
+		}
 		a.stores = append(a.stores, s)
 		a.byName[ri.Group+"/"+ri.Resource] = s
 	}

@@ -216,6 +216,8 @@ func (s *Store) storageError(err error, name string) error {
 			compacted.Revision, compacted.CompactRevision))
 	case errors.Is(err, storage.ErrRequestTooLarge):
 		return apierrors.NewRequestEntityTooLarge("limit is the storage backend's request size")
+	case errors.Is(err, storage.ErrFutureRevision):
+		return apierrors.NewTimeout(fmt.Sprintf("Too large resource version: %v", err), 1)
 	case errors.Is(err, storage.ErrUnavailable):
 		return apierrors.NewServiceUnavailable(fmt.Sprintf("storage is unavailable: %v", err))
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -29,8 +29,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Buckets: []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
 		}, []string{"verb", "group", "resource", "subresource"}),
 		watchers: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "apiserver_registered_watchers",
-			Help: "Number of currently open watch streams per group and resource.",
+			Name: "apiserver_longrunning_requests",
+			Help: "Number of open watch streams per group and resource (served as verb WATCH).",
 		}, []string{"group", "resource"}),
 		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "apiserver_current_inflight_requests",
