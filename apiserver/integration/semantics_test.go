@@ -547,3 +547,27 @@ func TestFieldSelectorOnPods(t *testing.T) {
 		t.Fatalf("unbound pods = %d, want 1", n)
 	}
 }
+
+func TestDeleteCollectionAndWatchTimeout(t *testing.T) {
+	t.Parallel()
+	s := apiservertest.Start(t)
+	c := newClient(t, s)
+	for i, app := range []string{"a", "a", "b"} {
+		c.must(201, "POST", cms, configMap(fmt.Sprintf("dc%d", i), map[string]string{"app": app}, nil))
+	}
+	del := c.must(200, "DELETE", cms+"?labelSelector=app%3Da", nil)
+	if del["kind"] != "ConfigMapList" || len(del["items"].([]any)) != 2 {
+		t.Fatalf("deletecollection returned %v", del)
+	}
+	left := c.must(200, "GET", cms, nil)["items"].([]any)
+	if len(left) != 1 || name(left[0].(map[string]any)) != "dc2" {
+		t.Fatalf("left after deletecollection: %v", left)
+	}
+	start := time.Now()
+	w := c.watch(cms + "?timeoutSeconds=1&resourceVersion=0")
+	for range w.events {
+	}
+	if d := time.Since(start); d < 900*time.Millisecond || d > 10*time.Second {
+		t.Fatalf("watch with timeoutSeconds=1 ended after %v", d)
+	}
+}
