@@ -3,15 +3,23 @@ package admission
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 )
 
-// NamespaceGetter reads a namespace's phase. found is false when it does not exist.
+// NamespaceGetter reads a namespace's phase. found is false when it does not
+// exist. live asks for a read from storage rather than from a cache.
 type NamespaceGetter interface {
-	NamespacePhase(ctx context.Context, name string) (phase string, found bool, err error)
+	NamespacePhase(ctx context.Context, name string, live bool) (phase string, found bool, err error)
 }
+
+// forceLiveLookupTTL is how long after a namespace deletion passes through
+// this plugin creates in it are checked against storage, not the cache, which
+// may not have seen the deletion yet (Kubernetes does the same).
+const forceLiveLookupTTL = 30 * time.Second
 
 // NamespaceLifecycle refuses creating objects in a namespace that does not
 // exist or is terminating, and deleting the namespaces the system needs.
@@ -19,6 +27,31 @@ type NamespaceLifecycle struct {
 	Namespaces NamespaceGetter
 	// Immortal namespaces may not be deleted.
 	Immortal []string
+
+	mu       sync.Mutex
+	liveTill map[string]time.Time
+}
+
+func (p *NamespaceLifecycle) markDeleted(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.liveTill == nil {
+		p.liveTill = map[string]time.Time{}
+	}
+	now := time.Now()
+	for n, t := range p.liveTill {
+		if now.After(t) {
+			delete(p.liveTill, n)
+		}
+	}
+	p.liveTill[name] = now.Add(forceLiveLookupTTL)
+}
+
+func (p *NamespaceLifecycle) forceLive(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t, ok := p.liveTill[name]
+	return ok && time.Now().Before(t)
 }
 
 var _ Validator = (*NamespaceLifecycle)(nil)
@@ -39,6 +72,7 @@ func (p *NamespaceLifecycle) Validate(ctx context.Context, a *Attributes) error 
 						fmt.Errorf("this namespace may not be deleted"))
 				}
 			}
+			p.markDeleted(a.Name)
 		}
 		return nil
 	}
@@ -49,7 +83,7 @@ func (p *NamespaceLifecycle) Validate(ctx context.Context, a *Attributes) error 
 	if a.Subresource != "" {
 		return nil
 	}
-	phase, found, err := p.Namespaces.NamespacePhase(ctx, a.Namespace)
+	phase, found, err := p.Namespaces.NamespacePhase(ctx, a.Namespace, p.forceLive(a.Namespace))
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}

@@ -269,9 +269,9 @@ func (a *APIServer) bootstrap(ctx context.Context) error {
 // etcd when the cache has not seen a namespace yet (it may lag a fresh create).
 type namespaceGetter struct{ store *registry.Store }
 
-func (g *namespaceGetter) NamespacePhase(ctx context.Context, name string) (string, bool, error) {
+func (g *namespaceGetter) NamespacePhase(ctx context.Context, name string, live bool) (string, bool, error) {
 	var obj api.Object
-	if cached, ok := g.store.Cacher().Get("namespaces/" + name); ok {
+	if cached, ok := g.store.Cacher().Get("namespaces/" + name); ok && !live {
 		obj, _ = cached.Value.(api.Object)
 	}
 	if obj == nil {

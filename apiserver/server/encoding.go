@@ -82,6 +82,15 @@ func readBody(r *http.Request) ([]byte, error) {
 	return nil, apierrors.NewUnsupportedMediaType(ct)
 }
 
+// decodeBody reads the request body and decodes it into obj (see decodeInto).
+func decodeBody(r *http.Request, obj any, gv, kind string) error {
+	data, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	return decodeInto(data, obj, gv, kind)
+}
+
 // decodeInto decodes a request body into obj, checking that the body's kind
 // and apiVersion, when given, are the resource's. Unknown fields are ignored,
 // as Kubernetes does by default.

@@ -271,13 +271,8 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, info *request.In
 		writeError(w, r, err)
 		return
 	}
-	body, err := readBody(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
 	obj := st.Info.New()
-	if err := decodeInto(body, obj, st.Info.GroupVersion(), st.Info.Kind); err != nil {
+	if err := decodeBody(r, obj, st.Info.GroupVersion(), st.Info.Kind); err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -295,13 +290,8 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, info *request.In
 		writeError(w, r, err)
 		return
 	}
-	body, err := readBody(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
 	obj := st.Info.New()
-	if err := decodeInto(body, obj, st.Info.GroupVersion(), st.Info.Kind); err != nil {
+	if err := decodeBody(r, obj, st.Info.GroupVersion(), st.Info.Kind); err != nil {
 		writeError(w, r, err)
 		return
 	}

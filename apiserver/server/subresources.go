@@ -34,13 +34,8 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *
 			methodNotAllowed(w, r)
 			return
 		}
-		body, err := readBody(r)
-		if err != nil {
-			writeError(w, r, err)
-			return
-		}
 		var b api.Binding
-		if err := decodeInto(body, &b, "v1", "Binding"); err != nil {
+		if err := decodeBody(r, &b, "v1", "Binding"); err != nil {
 			writeError(w, r, err)
 			return
 		}
@@ -55,13 +50,8 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *
 		case "get":
 			out, err = registry.GetScale(ctx, st, info.Namespace, info.Name)
 		case "update":
-			body, rerr := readBody(r)
-			if rerr != nil {
-				writeError(w, r, rerr)
-				return
-			}
 			var sc api.Scale
-			if err := decodeInto(body, &sc, "autoscaling/v1", "Scale"); err != nil {
+			if err := decodeBody(r, &sc, "autoscaling/v1", "Scale"); err != nil {
 				writeError(w, r, err)
 				return
 			}
@@ -87,13 +77,8 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *
 			methodNotAllowed(w, r)
 			return
 		}
-		body, err := readBody(r)
-		if err != nil {
-			writeError(w, r, err)
-			return
-		}
 		var ns api.Namespace
-		if err := decodeInto(body, &ns, "v1", "Namespace"); err != nil {
+		if err := decodeBody(r, &ns, "v1", "Namespace"); err != nil {
 			writeError(w, r, err)
 			return
 		}
