@@ -31,7 +31,7 @@ func ValidatePod(pod *api.Pod) field.ErrorList {
 func validatePodMetadataAndSpec(pod *api.Pod) field.ErrorList {
 	specPath := field.NewPath("spec")
 	errs := ValidateObjectMeta(&pod.ObjectMeta, true, naming.NameIsDNSSubdomain, field.NewPath("metadata"))
-	errs = append(errs, ValidatePodSpec(&pod.Spec, specPath, podOptions{resourceIsPod: true})...)
+	errs = append(errs, validatePodSpec(&pod.Spec, specPath, podOptions{resourceIsPod: true})...)
 	// Pods only (not templates), kept from Kubernetes for compatibility.
 	for _, list := range []struct {
 		cs   []api.Container
@@ -50,7 +50,7 @@ func validatePodMetadataAndSpec(pod *api.Pod) field.ErrorList {
 func ValidatePodTemplateSpec(t *api.PodTemplateSpec, path *field.Path) field.ErrorList {
 	errs := ValidateLabels(t.Labels, path.Child("labels"))
 	errs = append(errs, ValidateAnnotations(t.Annotations, path.Child("annotations"))...)
-	errs = append(errs, ValidatePodSpec(&t.Spec, path.Child("spec"), podOptions{})...)
+	errs = append(errs, ValidatePodSpec(&t.Spec, path.Child("spec"))...)
 	return errs
 }
 
@@ -291,8 +291,13 @@ func ValidateBinding(b *api.Binding) field.ErrorList {
 	return errs
 }
 
-// ValidatePodSpec checks a pod spec, in a pod or in a template.
-func ValidatePodSpec(spec *api.PodSpec, p *field.Path, opts podOptions) field.ErrorList {
+// ValidatePodSpec checks a pod spec embedded in another object (a
+// template); ValidatePod applies the stricter rules of a Pod's own spec.
+func ValidatePodSpec(spec *api.PodSpec, p *field.Path) field.ErrorList {
+	return validatePodSpec(spec, p, podOptions{})
+}
+
+func validatePodSpec(spec *api.PodSpec, p *field.Path, opts podOptions) field.ErrorList {
 	var errs field.ErrorList
 	if spec.TerminationGracePeriodSeconds == nil {
 		errs = append(errs, field.Required(p.Child("terminationGracePeriodSeconds"), ""))
