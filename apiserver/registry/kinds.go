@@ -106,14 +106,6 @@ func (nodeStrategy) Fields(obj api.Object) map[string]string {
 
 type namespaceStrategy struct{ BaseStrategy }
 
-func (namespaceStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
-	ns := obj.(*api.Namespace)
-	ns.Status = api.NamespaceStatus{Phase: api.NamespaceActive}
-	if len(ns.Spec.Finalizers) == 0 {
-		ns.Spec.Finalizers = []api.FinalizerName{api.FinalizerKubernetes}
-	}
-}
-
 // PrepareForUpdate keeps spec.finalizers: only /finalize changes them.
 func (namespaceStrategy) PrepareForUpdate(ctx context.Context, obj, old api.Object) {
 	obj.(*api.Namespace).Spec.Finalizers = old.(*api.Namespace).Spec.Finalizers
@@ -179,28 +171,6 @@ func (replicaSetStrategy) Fields(obj api.Object) map[string]string {
 }
 
 type jobStrategy struct{ BaseStrategy }
-
-// PrepareForCreate gives a Job without manualSelector its generated
-// selector on its own uid, and the matching template labels, as
-// Kubernetes' job registry does.
-func (jobStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
-	job := obj.(*api.Job)
-	job.Status = api.JobStatus{}
-	if job.Spec.ManualSelector != nil && *job.Spec.ManualSelector {
-		return
-	}
-	uid := string(job.UID)
-	job.Spec.Selector = &api.LabelSelector{MatchLabels: map[string]string{"batch.kubernetes.io/controller-uid": uid}}
-	if job.Spec.Template.Labels == nil {
-		job.Spec.Template.Labels = map[string]string{}
-	}
-	for k, v := range map[string]string{
-		"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": job.Name,
-		"controller-uid": uid, "job-name": job.Name,
-	} {
-		job.Spec.Template.Labels[k] = v
-	}
-}
 
 func (jobStrategy) Fields(obj api.Object) map[string]string {
 	return map[string]string{"status.successful": strconv.Itoa(int(obj.(*api.Job).Status.Succeeded))}

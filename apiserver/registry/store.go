@@ -275,7 +275,7 @@ func (s *Store) Create(ctx context.Context, ns string, obj api.Object, opts Writ
 	meta.DeletionTimestamp = nil
 	meta.DeletionGracePeriodSeconds = nil
 	s.strategy.PrepareForCreate(ctx, obj)
-	s.strategy.Default(obj)
+	s.strategy.DefaultCreate(obj)
 	a := s.attrs(ctx, admission.Create, "", meta.Namespace, meta.Name, obj, nil, opts.DryRun)
 	if err := s.admit.Admit(ctx, a); err != nil {
 		return nil, err
@@ -422,7 +422,7 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 		obj = s.statusUpdate(ctx, obj, cur)
 		meta = obj.GetObjectMeta()
 	case !internal:
-		s.strategy.Default(obj)
+		s.strategy.DefaultUpdate(obj, cur)
 		if hasStatus(obj) && s.Info.HasSubresource("status") {
 			copyStatus(obj, cur)
 		}

@@ -12,8 +12,12 @@ import (
 // Strategy is what differs between kinds in create, update and delete.
 // Kinds embed BaseStrategy and override what they need.
 type Strategy interface {
-	// Default fills in defaults, as Kubernetes does when it decodes a request.
-	Default(obj api.Object)
+	// DefaultCreate fills in defaults of a new object, as Kubernetes does
+	// when it decodes a create (and what its registries set only on create).
+	DefaultCreate(obj api.Object)
+	// DefaultUpdate fills in defaults of a replacement of old, keeping what
+	// the server allocated and the client left out.
+	DefaultUpdate(obj, old api.Object)
 	// PrepareForCreate clears or sets fields a client may not choose on create.
 	PrepareForCreate(ctx context.Context, obj api.Object)
 	// PrepareForUpdate carries over from old what a client may not change.
@@ -53,8 +57,11 @@ type BaseStrategy struct {
 
 var _ Strategy = BaseStrategy{}
 
-// Default implements Strategy with the api/defaults rules.
-func (BaseStrategy) Default(obj api.Object) { defaults.Default(obj) }
+// DefaultCreate implements Strategy with the api/defaults rules.
+func (BaseStrategy) DefaultCreate(obj api.Object) { defaults.DefaultCreate(obj) }
+
+// DefaultUpdate implements Strategy with the api/defaults rules.
+func (BaseStrategy) DefaultUpdate(obj, old api.Object) { defaults.DefaultUpdate(obj, old) }
 
 // PrepareForCreate implements Strategy: the status of a new object is the
 // server's to set, so it starts empty for kinds with a status subresource.
