@@ -33,6 +33,12 @@ func Default(obj api.Object) {
 		ReplicaSet(o)
 	case *api.Job:
 		Job(o)
+	case *api.RoleBinding:
+		RoleBinding(o)
+	case *api.ClusterRoleBinding:
+		ClusterRoleBinding(o)
+	case *api.CertificateSigningRequest:
+		CertificateSigningRequest(o)
 	}
 }
 

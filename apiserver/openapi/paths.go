@@ -222,7 +222,7 @@ type subresourceKind struct {
 }
 
 // subresourcePath describes one subresource, the way kube-apiserver does for
-// the ones it knows (status, scale, binding, eviction, log, finalize, exec,
+// the ones it knows (status, scale, approval, binding, eviction, log, finalize, exec,
 // attach, portforward, proxy); any other one is described as a read of the
 // resource's kind.
 func subresourcePath(ri api.ResourceInfo, sub, path, opGV, scope string, shared []param, kind kindRef, subs map[string]subresourceKind) pathItem {
@@ -240,7 +240,7 @@ func subresourcePath(ri api.ResourceInfo, sub, path, opGV, scope string, shared 
 	}
 	item := pathItem{path: path, params: append([]param{{name: "name", in: "path", typ: "string", required: true, description: "name of the " + ref.gvk.Kind}}, shared...)}
 	switch sub {
-	case "status", "scale":
+	case "status", "scale", "approval":
 		item.ops = []operation{
 			{method: "get", id: "read" + idSuffix, description: "read " + sub + " of the specified " + ri.Kind, action: "get",
 				consumes: anyMedia, produces: objectMedia, responses: resp(ref, "200")},

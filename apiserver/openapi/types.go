@@ -91,6 +91,7 @@ var optionalScalars = map[string][]string{
 	"StatefulSetSpec":                        {"serviceName"},
 	"StatefulSetStatus":                      {"availableReplicas"},
 	"ControllerRevision":                     {"revision"},
+	"RoleRef":                                {"apiGroup"},
 }
 
 // atomicLists are the merge-keyed lists, by api type and field, that
