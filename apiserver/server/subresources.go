@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/minik8s/minik8s/api"
@@ -88,6 +89,10 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *
 			return
 		}
 		writeJSON(w, r, http.StatusOK, out)
+	case "log":
+		// Logs are streamed from the pod's kubelet; the proxy to it comes with the kubelet.
+		writeError(w, r, apierrors.NewServiceUnavailable(fmt.Sprintf(
+			"logs of pod %s/%s are not available: the kubelet log proxy is not implemented yet", info.Namespace, info.Name)))
 	default:
 		writeError(w, r, apierrors.NewGeneric(http.StatusNotFound, api.StatusReasonNotFound,
 			"the server could not find the requested resource"))
