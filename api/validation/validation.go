@@ -44,6 +44,16 @@ func Validate(obj api.Object) field.ErrorList {
 		return ValidateBinding(o)
 	case *api.Scale:
 		return ValidateScale(o)
+	case *api.Role:
+		return ValidateRole(o)
+	case *api.ClusterRole:
+		return ValidateClusterRole(o)
+	case *api.RoleBinding:
+		return ValidateRoleBinding(o)
+	case *api.ClusterRoleBinding:
+		return ValidateClusterRoleBinding(o)
+	case *api.CertificateSigningRequest:
+		return ValidateCertificateSigningRequest(o)
 	}
 	if r, ok := resourceOf(obj); ok {
 		return ValidateObjectMeta(obj.GetObjectMeta(), r.Namespaced, naming.NameIsDNSSubdomain, field.NewPath("metadata"))
@@ -84,6 +94,16 @@ func ValidateUpdate(obj, old api.Object) field.ErrorList {
 		return ValidateJobUpdate(o, old.(*api.Job))
 	case *api.Lease:
 		return ValidateLeaseUpdate(o, old.(*api.Lease))
+	case *api.Role:
+		return ValidateRoleUpdate(o, old.(*api.Role))
+	case *api.ClusterRole:
+		return ValidateClusterRoleUpdate(o, old.(*api.ClusterRole))
+	case *api.RoleBinding:
+		return ValidateRoleBindingUpdate(o, old.(*api.RoleBinding))
+	case *api.ClusterRoleBinding:
+		return ValidateClusterRoleBindingUpdate(o, old.(*api.ClusterRoleBinding))
+	case *api.CertificateSigningRequest:
+		return ValidateCertificateSigningRequestUpdate(o, old.(*api.CertificateSigningRequest))
 	}
 	if _, ok := resourceOf(obj); ok {
 		return ValidateObjectMetaUpdate(obj.GetObjectMeta(), old.GetObjectMeta(), field.NewPath("metadata"))
@@ -112,6 +132,8 @@ func ValidateStatusUpdate(obj, old api.Object) field.ErrorList {
 		return ValidateReplicaSetStatusUpdate(o, old.(*api.ReplicaSet))
 	case *api.Job:
 		return ValidateJobStatusUpdate(o, old.(*api.Job))
+	case *api.CertificateSigningRequest:
+		return ValidateCertificateSigningRequestStatusUpdate(o, old.(*api.CertificateSigningRequest))
 	}
 	return ValidateUpdate(obj, old)
 }
