@@ -18,4 +18,6 @@
 // EnsureServing is what the apiserver calls on start: it creates the CA,
 // serving and admin credentials in --cert-dir on first start and reuses them
 // later, re-issuing only what is missing, invalid or lacks a required name.
+// Its serving chain carries the CA, so a joining kubelet that knows only the
+// CA hash can learn the CA from the TLS handshake itself (FetchPinnedCA).
 package pki
