@@ -191,6 +191,13 @@ func TestPathsAndVerbs(t *testing.T) {
 			var out map[string]any
 			return c.Dynamic(deplInfo).Namespace("prod").Subresource("web", "scale").Get(ctx, &out)
 		}, "GET", "/apis/apps/v1/namespaces/prod/deployments/web/scale", "", "", ""},
+		{"scale subresource merge patch", func() error {
+			var out map[string]any
+			return c.Dynamic(deplInfo).Namespace("prod").Subresource("web", "scale").Patch(ctx, MergePatchType, []byte(`{"spec":{"replicas":3}}`), &out)
+		}, "PATCH", "/apis/apps/v1/namespaces/prod/deployments/web/scale", "", "application/merge-patch+json", `{"spec":{"replicas":3}}`},
+		{"subresource apply patch names a field manager", func() error {
+			return pods.Subresource("web-1", "status").Patch(ctx, ApplyPatchType, []byte(`kind: Pod`), nil)
+		}, "PATCH", "/api/v1/namespaces/default/pods/web-1/status", "fieldManager=minik8s-test", "application/apply-patch+yaml", "kind: Pod"},
 		{"log subresource stream", func() error {
 			rc, err := pods.Subresource("web-1", "log").Param("container", "app").Param("follow", "true").Stream(ctx)
 			if err != nil {
@@ -306,6 +313,11 @@ func TestClientSideValidation(t *testing.T) {
 		{"nil object", func() error { _, err := pods.Namespace("a").Create(ctx, nil); return err }, "nil object"},
 		{"update without name", func() error { _, err := pods.Namespace("a").Update(ctx, &testPod{}); return err }, "resource name may not be empty"},
 		{"subresource without name", func() error { return pods.Namespace("a").Subresource("", "binding").Post(ctx, nil, nil) }, "resource name may not be empty"},
+		{"typed patch of a subresource of another kind", func() error {
+			_, err := pods.Namespace("a").Patch(ctx, "x", MergePatchType, []byte(`{}`), "scale")
+			return err
+		}, `use Subresource("x", "scale").Patch`},
+		{"subresource patch without type", func() error { return pods.Namespace("a").Subresource("x", "status").Patch(ctx, "", []byte(`{}`), nil) }, "patch type may not be empty"},
 	}
 	for _, tt := range tests {
 		err := tt.call()

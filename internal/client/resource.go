@@ -328,9 +328,16 @@ func (rc *ResourceClient[T, PT]) put(ctx context.Context, verb string, obj *T, s
 	return rc.decode(b)
 }
 
-// Patch applies a patch of type pt to the named object, or to one of its
-// subresources ("status", "scale"), and returns the result.
+// Patch applies a patch of type pt to the named object, or to its status
+// ("status"), and returns the result. Subresources answering with another
+// kind (/scale answers a Scale) are patched with Subresource(name,
+// sub).Patch; asking Patch for them is an error, not a half-decoded T.
 func (rc *ResourceClient[T, PT]) Patch(ctx context.Context, name string, pt PatchType, data []byte, subresource ...string) (*T, error) {
+	if len(subresource) > 0 && !(len(subresource) == 1 && subresource[0] == "status") {
+		sub := strings.Join(subresource, "/")
+		return nil, fmt.Errorf("patch %s %q: the %s subresource answers another kind than %s; use Subresource(%q, %q).Patch",
+			rc.r.gr(), name, sub, rc.r.info.Kind, name, sub)
+	}
 	b, err := rc.r.patch(ctx, name, pt, data, subresource...)
 	if err != nil {
 		return nil, err
@@ -372,6 +379,8 @@ type SubresourceRequest struct {
 	query url.Values
 	ec    errContext
 	err   error
+	// contentType of the body; empty means application/json.
+	contentType string
 }
 
 // Path returns the request path.
@@ -406,6 +415,23 @@ func (s *SubresourceRequest) Put(ctx context.Context, in, out any) error {
 	return s.call(ctx, http.MethodPut, in, out)
 }
 
+// Patch sends a patch of type pt (PATCH /scale, /status) and decodes the
+// answer into out (see Post for out).
+func (s *SubresourceRequest) Patch(ctx context.Context, pt PatchType, data []byte, out any) error {
+	if s.err != nil {
+		return s.err
+	}
+	if pt == "" {
+		return fmt.Errorf("patch %s: patch type may not be empty", s.path)
+	}
+	req := *s
+	if pt == ApplyPatchType {
+		req = *s.Param("fieldManager", fieldManager(s.c.userAgent))
+	}
+	req.contentType = string(pt)
+	return req.call(ctx, http.MethodPatch, data, out)
+}
+
 // Stream sends a GET and returns the open body, for /log?follow=true. The
 // caller must close it.
 func (s *SubresourceRequest) Stream(ctx context.Context) (io.ReadCloser, error) {
@@ -434,7 +460,7 @@ func (s *SubresourceRequest) call(ctx context.Context, method string, in, out an
 	if method != http.MethodGet && body == nil {
 		body = []byte("{}")
 	}
-	b, err := s.c.do(ctx, Request{Method: method, Path: s.path, Query: s.query, Body: body,
+	b, err := s.c.do(ctx, Request{Method: method, Path: s.path, Query: s.query, Body: body, ContentType: s.contentType,
 		Accept: "application/json, */*"}, s.ec)
 	if err != nil {
 		return err
