@@ -25,6 +25,8 @@ type Server struct {
 func Options(dir string) app.Options {
 	o := app.DefaultOptions()
 	o.DataDir = dir
+	o.CertDir = dir + "/pki"
+	o.SecurePort = 0
 	o.EtcdCompactionInterval = 0
 	o.WatchBookmarkInterval = time.Second
 	return o
@@ -67,6 +69,20 @@ func (s *Server) Shutdown() {
 	if err := s.Wait(); err != nil {
 		s.t.Logf("apiserver stopped with: %v", err)
 	}
+}
+
+// WithTLS also serves HTTPS on a free loopback port, with certificates made
+// in the test's directory and the admin kubeconfig written beside them.
+func WithTLS(o *app.Options) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	o.SecurePort = l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	o.BindAddress = "127.0.0.1"
+	o.AdvertiseAddress = "127.0.0.1"
+	o.WriteKubeconfig = o.CertDir + "/admin.kubeconfig"
 }
 
 // Logger returns a logger for test servers: quiet unless MINIK8S_TEST_LOG is set.

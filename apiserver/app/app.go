@@ -22,6 +22,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/server"
 	"github.com/minik8s/minik8s/apiserver/storage"
+	"github.com/minik8s/minik8s/internal/pki"
 )
 
 // SystemNamespaces exist from the start and may not be deleted.
@@ -37,7 +38,11 @@ type APIServer struct {
 	handler  *server.Server
 	listener net.Listener
 	httpSrv  *http.Server
-	metrics  *prometheus.Registry
+
+	secureListener net.Listener
+	secureSrv      *http.Server
+	pki            *pki.Bundle
+	metrics        *prometheus.Registry
 
 	wg      sync.WaitGroup
 	errOnce sync.Once
@@ -55,10 +60,10 @@ func New(opts Options, listener net.Listener, log *slog.Logger) *APIServer {
 	return &APIServer{opts: opts, listener: listener, log: log, byName: map[string]*registry.Store{}, done: make(chan struct{})}
 }
 
-// Addr returns the address the server listens on, once started.
-func (a *APIServer) Addr() string { return a.listener.Addr().String() }
+// Addr returns the address of the plain-HTTP listener, once started.
+func (a *APIServer) Addr() string { return addrOf(a.listener) }
 
-// URL returns the base URL of the server, once started.
+// URL returns the base URL of the plain-HTTP listener, once started.
 func (a *APIServer) URL() string { return "http://" + a.Addr() }
 
 // Handler returns the HTTP handler (for in-process benchmarks).
@@ -176,10 +181,10 @@ func (a *APIServer) Start(ctx context.Context) error {
 			return nil
 		}}},
 	})
-	if a.listener == nil {
-		if a.opts.InsecurePort <= 0 {
+	if a.listener == nil && a.opts.InsecurePort > 0 {
+		if err := checkLoopback(a.opts.InsecureBindAddress); err != nil {
 			cancel()
-			return errors.New("no listener: --insecure-port is 0")
+			return err
 		}
 		addr := net.JoinHostPort(a.opts.InsecureBindAddress, strconv.Itoa(a.opts.InsecurePort))
 		l, err := net.Listen("tcp", addr)
@@ -189,21 +194,58 @@ func (a *APIServer) Start(ctx context.Context) error {
 		}
 		a.listener = l
 	}
-	a.httpSrv = &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		if err := a.httpSrv.Serve(a.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			a.fail(fmt.Errorf("serve: %w", err))
+	if a.opts.SecurePort > 0 {
+		addr := net.JoinHostPort(a.opts.BindAddress, strconv.Itoa(a.opts.SecurePort))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			cancel()
+			return fmt.Errorf("listen on %s: %w", addr, err)
 		}
-	}()
-	a.log.Info("apiserver serving", "address", a.listener.Addr().String(), "etcd", be.Endpoints())
+		a.secureListener = l
+		secured, tlsCfg, err := a.secureServing(a.handler)
+		if err != nil {
+			_ = l.Close()
+			cancel()
+			return err
+		}
+		a.secureSrv = &http.Server{Handler: secured, TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
+		a.serve(func() error { return a.secureSrv.ServeTLS(l, "", "") })
+	}
+	if a.listener != nil {
+		a.httpSrv = &http.Server{Handler: trusted(a.handler), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+		l := a.listener
+		a.serve(func() error { return a.httpSrv.Serve(l) })
+	}
+	if a.listener == nil && a.secureListener == nil {
+		cancel()
+		return errors.New("nothing to serve on: --secure-port and --insecure-port are both 0")
+	}
+	a.log.Info("apiserver serving", "https", addrOf(a.secureListener), "http", addrOf(a.listener), "etcd", be.Endpoints())
 	go func() {
 		<-ctx.Done()
 		a.shutdown()
 	}()
 	return nil
+}
+
+func addrOf(l net.Listener) string {
+	if l == nil {
+		return ""
+	}
+	return l.Addr().String()
+}
+
+// serve runs a listener's Serve loop, failing the server if it stops unexpectedly.
+func (a *APIServer) serve(run func() error) {
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		if err := run(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.fail(fmt.Errorf("serve: %w", err))
+		}
+	}()
 }
 
 func (a *APIServer) fail(err error) {
@@ -217,10 +259,12 @@ func (a *APIServer) fail(err error) {
 func (a *APIServer) shutdown() {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if a.httpSrv != nil {
-		// Watches are long requests; close them rather than wait.
-		_ = a.httpSrv.Shutdown(sctx)
-		_ = a.httpSrv.Close()
+	for _, srv := range []*http.Server{a.httpSrv, a.secureSrv} {
+		if srv != nil {
+			// Watches are long requests; close them rather than wait.
+			_ = srv.Shutdown(sctx)
+			_ = srv.Close()
+		}
 	}
 	a.wg.Wait()
 	if a.backend != nil {

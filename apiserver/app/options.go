@@ -8,7 +8,19 @@ import (
 
 // Options are the apiserver's settings; flag names follow kube-apiserver.
 type Options struct {
-	// InsecureBindAddress and InsecurePort serve plain HTTP.
+	// BindAddress and SecurePort serve HTTPS (SecurePort 0 disables it).
+	BindAddress string
+	SecurePort  int
+	// CertDir holds the cluster CA and serving certificate, created on first start.
+	CertDir string
+	// TLSSANs are extra names or IPs of the serving certificate.
+	TLSSANs []string
+	// WriteKubeconfig, if set, is where the admin kubeconfig is written.
+	WriteKubeconfig string
+	// TokenAuthFile is a static token file (token,user,uid,"group1,group2").
+	TokenAuthFile string
+	// InsecureBindAddress and InsecurePort serve plain HTTP to a trusted
+	// local admin, without authentication; loopback only, off by default.
 	InsecureBindAddress string
 	InsecurePort        int
 	AdvertiseAddress    string
@@ -40,8 +52,11 @@ type Options struct {
 // DefaultOptions returns the defaults.
 func DefaultOptions() Options {
 	return Options{
+		BindAddress:            "0.0.0.0",
+		SecurePort:             6443,
+		CertDir:                "/var/lib/minik8s/pki",
 		InsecureBindAddress:    "127.0.0.1",
-		InsecurePort:           8080,
+		InsecurePort:           0,
 		DataDir:                "/var/lib/minik8s/etcd",
 		EtcdPrefix:             "/registry",
 		EtcdCompactionInterval: 5 * time.Minute,
@@ -74,8 +89,14 @@ func (s stringList) Set(v string) error {
 
 // AddFlags registers the options on fs.
 func (o *Options) AddFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.InsecureBindAddress, "insecure-bind-address", o.InsecureBindAddress, "address to serve plain HTTP on")
-	fs.IntVar(&o.InsecurePort, "insecure-port", o.InsecurePort, "port to serve plain HTTP on (0 disables)")
+	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "address to serve HTTPS on")
+	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "port to serve HTTPS on (0 disables)")
+	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "directory of the cluster CA and serving certificate (created on first start)")
+	fs.Var(stringList{&o.TLSSANs}, "tls-san", "comma-separated extra DNS names or IPs for the serving certificate")
+	fs.StringVar(&o.WriteKubeconfig, "write-kubeconfig", o.WriteKubeconfig, "write an admin kubeconfig to this path")
+	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "static bearer tokens: CSV of token,user,uid,\"group1,group2\"")
+	fs.StringVar(&o.InsecureBindAddress, "insecure-bind-address", o.InsecureBindAddress, "loopback address to serve unauthenticated plain HTTP on")
+	fs.IntVar(&o.InsecurePort, "insecure-port", o.InsecurePort, "port to serve unauthenticated plain HTTP on, for a local admin (0 disables)")
 	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "address advertised to clients in discovery")
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "directory of the embedded etcd's data")
 	fs.Var(stringList{&o.EtcdServers}, "etcd-servers", "comma-separated etcd client URLs of an external cluster (default: run embedded etcd)")

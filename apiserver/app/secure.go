@@ -1,0 +1,132 @@
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/apiserver/authn"
+	"github.com/minik8s/minik8s/apiserver/registry"
+	"github.com/minik8s/minik8s/apiserver/request"
+	"github.com/minik8s/minik8s/internal/kubeconfig"
+	"github.com/minik8s/minik8s/internal/pki"
+)
+
+// secureServing prepares the HTTPS side: the certificate directory (CA and
+// serving certificate made on first start), the TLS config, the
+// authentication chain around handler, and the admin kubeconfig.
+func (a *APIServer) secureServing(handler http.Handler) (http.Handler, *tls.Config, error) {
+	var adv net.IP
+	if ip := net.ParseIP(a.opts.AdvertiseAddress); ip != nil && !ip.IsUnspecified() {
+		adv = ip
+	}
+	bundle, err := pki.EnsureServing(a.opts.CertDir, pki.ServingOptions{AdvertiseAddress: adv, ExtraSANs: a.opts.TLSSANs})
+	if err != nil {
+		return nil, nil, fmt.Errorf("certificates in %s: %w", a.opts.CertDir, err)
+	}
+	for _, w := range bundle.Written {
+		a.log.Info("wrote certificate", "file", w)
+	}
+	a.pki = bundle
+	tlsCfg, err := bundle.ServerTLSConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	tlsCfg.NextProtos = []string{"h2", "http/1.1"}
+
+	authenticators := []authn.Authenticator{authn.NewX509(bundle.CA.Pool())}
+	if a.opts.TokenAuthFile != "" {
+		tf, err := authn.NewTokenFile(a.opts.TokenAuthFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--token-auth-file: %w", err)
+		}
+		authenticators = append(authenticators, tf)
+	}
+	authenticators = append(authenticators, authn.NewBootstrapToken(&secretGetter{store: a.Store("", "secrets")}))
+	secured := authn.Filter(authn.Union(authenticators...), authn.DefaultAnonymousPaths)(handler)
+
+	if a.opts.WriteKubeconfig != "" {
+		if err := a.writeAdminKubeconfig(bundle); err != nil {
+			return nil, nil, err
+		}
+	}
+	return secured, tlsCfg, nil
+}
+
+// ServerURL is the https URL clients use, from the advertise address.
+func (a *APIServer) serverURL() string {
+	host := a.opts.AdvertiseAddress
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	port := a.opts.SecurePort
+	if a.secureListener != nil {
+		port = a.secureListener.Addr().(*net.TCPAddr).Port
+	}
+	return "https://" + net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+func (a *APIServer) writeAdminKubeconfig(b *pki.Bundle) error {
+	cfg := kubeconfig.NewForCluster(a.serverURL(), b.CA.CertPEM(), pki.AdminUser,
+		kubeconfig.AuthInfo{ClientCertificateData: b.AdminCertPEM, ClientKeyData: b.AdminKeyPEM}, "default")
+	if err := kubeconfig.Write(a.opts.WriteKubeconfig, cfg); err != nil {
+		return fmt.Errorf("--write-kubeconfig: %w", err)
+	}
+	a.log.Info("wrote admin kubeconfig", "path", a.opts.WriteKubeconfig, "server", a.serverURL())
+	return nil
+}
+
+// PKI returns the certificate bundle when HTTPS is served.
+func (a *APIServer) PKI() *pki.Bundle { return a.pki }
+
+// SecureURL returns the https URL of the server, once started with HTTPS.
+func (a *APIServer) SecureURL() string { return a.serverURL() }
+
+// insecureUser is who a request on the local plain-HTTP port acts as, like
+// kube-apiserver's old insecure port: a trusted local administrator.
+var insecureUser = &request.User{Name: "system:admin", Groups: []string{"system:masters", "system:authenticated"}}
+
+// trusted marks every request of the insecure listener as insecureUser.
+func trusted(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(request.WithUser(r.Context(), insecureUser)))
+	})
+}
+
+// checkLoopback refuses a plain-HTTP bind address that is not loopback.
+func checkLoopback(addr string) error {
+	ip := net.ParseIP(addr)
+	if addr == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return nil
+	}
+	return fmt.Errorf("--insecure-bind-address %q: the unauthenticated plain-HTTP port may only bind to a loopback address", addr)
+}
+
+// secretGetter reads Secrets for the bootstrap-token authenticator, from the
+// watch cache first and etcd when the cache has not seen it.
+type secretGetter struct{ store *registry.Store }
+
+func (g *secretGetter) GetSecret(ctx context.Context, ns, name string) (*api.Secret, error) {
+	if g.store == nil {
+		return nil, errors.New("the secrets resource is not served")
+	}
+	if o, ok := g.store.Cacher().Get("secrets/" + ns + "/" + name); ok {
+		if s, ok := o.Value.(*api.Secret); ok {
+			return s, nil
+		}
+	}
+	obj, err := g.store.Get(ctx, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := obj.(*api.Secret)
+	if !ok {
+		return nil, fmt.Errorf("secrets store returned %T", obj)
+	}
+	return s, nil
+}
