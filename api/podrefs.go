@@ -1,0 +1,129 @@
+package api
+
+import "encoding/json"
+
+// VisitPodSecretNames calls visit with the name of every Secret a pod
+// references, in its namespace: image pull secrets, env and envFrom of every
+// container, secret and projected volumes, and the secretRefs of the volume
+// sources kept as raw JSON (csi, cephfs, rbd, iscsi). Names may repeat. It
+// stops early, returning false, when visit returns false. The kubelet
+// fetches these secrets; the Node authorizer lets a node read only them.
+func VisitPodSecretNames(pod *Pod, visit func(name string) bool) bool {
+	for _, s := range pod.Spec.ImagePullSecrets {
+		if s.Name != "" && !visit(s.Name) {
+			return false
+		}
+	}
+	for _, c := range podContainers(pod) {
+		for _, e := range c.EnvFrom {
+			if e.SecretRef != nil && e.SecretRef.Name != "" && !visit(e.SecretRef.Name) {
+				return false
+			}
+		}
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name != "" &&
+				!visit(e.ValueFrom.SecretKeyRef.Name) {
+				return false
+			}
+		}
+	}
+	for _, v := range pod.Spec.Volumes {
+		src := &v.VolumeSource
+		if src.Secret != nil && src.Secret.SecretName != "" && !visit(src.Secret.SecretName) {
+			return false
+		}
+		for _, name := range projectedNames(src.Projected, "secret") {
+			if !visit(name) {
+				return false
+			}
+		}
+		for _, raw := range []struct {
+			data json.RawMessage
+			key  string
+		}{{src.CSI, "nodePublishSecretRef"}, {src.CephFS, "secretRef"}, {src.RBD, "secretRef"}, {src.ISCSI, "secretRef"}} {
+			if name := rawRefName(raw.data, raw.key); name != "" && !visit(name) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// VisitPodConfigMapNames calls visit with the name of every ConfigMap a pod
+// references: env and envFrom of every container, configMap and projected
+// volumes. It stops early, returning false, when visit returns false.
+func VisitPodConfigMapNames(pod *Pod, visit func(name string) bool) bool {
+	for _, c := range podContainers(pod) {
+		for _, e := range c.EnvFrom {
+			if e.ConfigMapRef != nil && e.ConfigMapRef.Name != "" && !visit(e.ConfigMapRef.Name) {
+				return false
+			}
+		}
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil && e.ValueFrom.ConfigMapKeyRef.Name != "" &&
+				!visit(e.ValueFrom.ConfigMapKeyRef.Name) {
+				return false
+			}
+		}
+	}
+	for _, v := range pod.Spec.Volumes {
+		if cm := v.ConfigMap; cm != nil && cm.Name != "" && !visit(cm.Name) {
+			return false
+		}
+		for _, name := range projectedNames(v.Projected, "configMap") {
+			if !visit(name) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func podContainers(pod *Pod) []Container {
+	if len(pod.Spec.InitContainers) == 0 {
+		return pod.Spec.Containers
+	}
+	return append(append([]Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...)
+}
+
+// projectedNames reads the names of one kind of source ("secret",
+// "configMap") of a projected volume kept as raw JSON.
+func projectedNames(raw json.RawMessage, kind string) []string {
+	if len(raw) == 0 {
+		return nil
+	}
+	var p struct {
+		Sources []map[string]json.RawMessage `json:"sources"`
+	}
+	if json.Unmarshal(raw, &p) != nil {
+		return nil
+	}
+	var names []string
+	for _, s := range p.Sources {
+		var ref struct {
+			Name string `json:"name"`
+		}
+		if s[kind] != nil && json.Unmarshal(s[kind], &ref) == nil && ref.Name != "" {
+			names = append(names, ref.Name)
+		}
+	}
+	return names
+}
+
+// rawRefName reads {key: {"name": NAME}} from a volume source kept as raw JSON.
+func rawRefName(raw json.RawMessage, key string) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var src map[string]json.RawMessage
+	if json.Unmarshal(raw, &src) != nil || src[key] == nil {
+		return ""
+	}
+	var ref struct {
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(src[key], &ref) != nil {
+		return ""
+	}
+	return ref.Name
+}

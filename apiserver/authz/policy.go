@@ -1,0 +1,304 @@
+package authz
+
+import (
+	"slices"
+
+	"github.com/minik8s/minik8s/api"
+)
+
+// API groups the default policy names.
+const (
+	legacyGroup         = ""
+	appsGroup           = "apps"
+	authenticationGroup = "authentication.k8s.io"
+	authorizationGroup  = "authorization.k8s.io"
+	batchGroup          = "batch"
+	certificatesGroup   = api.CertificatesGroupName
+	coordinationGroup   = "coordination.k8s.io"
+	discoveryGroup      = "discovery.k8s.io"
+	eventsGroup         = "events.k8s.io"
+	extensionsGroup     = "extensions"
+	policyGroup         = "policy"
+	storageGroup        = "storage.k8s.io"
+)
+
+var (
+	read      = []string{"get", "list", "watch"}
+	readWrite = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
+)
+
+// ruleBuilder writes PolicyRules the way Kubernetes' bootstrap policy does:
+// rule("get").groups("").resources("pods").
+type ruleBuilder struct{ r api.PolicyRule }
+
+func rule(verbs ...string) ruleBuilder {
+	return ruleBuilder{api.PolicyRule{Verbs: slices.Clone(verbs)}}
+}
+
+func (b ruleBuilder) groups(g ...string) ruleBuilder    { b.r.APIGroups = g; return b }
+func (b ruleBuilder) resources(r ...string) ruleBuilder { b.r.Resources = r; return b }
+func (b ruleBuilder) names(n ...string) ruleBuilder     { b.r.ResourceNames = n; return b }
+func (b ruleBuilder) urls(u ...string) ruleBuilder      { b.r.NonResourceURLs = u; return b }
+
+func rules(bs ...ruleBuilder) []api.PolicyRule {
+	out := make([]api.PolicyRule, len(bs))
+	for i, b := range bs {
+		out[i] = b.r
+	}
+	return out
+}
+
+func eventsRule() ruleBuilder {
+	return rule("create", "update", "patch").groups(legacyGroup, eventsGroup).resources("events")
+}
+
+// NodeRules are the rules of the system:node cluster role, Kubernetes'
+// NodeRules for the kinds minik8s has. The Node authorizer applies them to
+// what it does not subdivide itself (events, services, endpoints, endpoint
+// slices, certificate signing requests); the rules it narrows (secrets,
+// pods, nodes, leases) are listed in full, as in Kubernetes, for clusters
+// that bind the role instead.
+func NodeRules() []api.PolicyRule {
+	return rules(
+		rule("create").groups(authenticationGroup).resources("tokenreviews"),
+		rule("create").groups(authorizationGroup).resources("subjectaccessreviews", "localsubjectaccessreviews"),
+		// Services for the environment of pods.
+		rule(read...).groups(legacyGroup).resources("services"),
+		// Register and report the Node; NodeRestriction keeps a node to its own.
+		rule("create", "get", "list", "watch").groups(legacyGroup).resources("nodes"),
+		rule("update", "patch").groups(legacyGroup).resources("nodes/status"),
+		rule("update", "patch").groups(legacyGroup).resources("nodes"),
+		rule("create", "update", "patch").groups(legacyGroup, eventsGroup).resources("events"),
+		rule(read...).groups(legacyGroup).resources("pods"),
+		// Mirror pods, and the status of the pods it runs.
+		rule("create", "delete").groups(legacyGroup).resources("pods"),
+		rule("update", "patch").groups(legacyGroup).resources("pods/status"),
+		rule("create").groups(legacyGroup).resources("pods/eviction"),
+		// What pods use; the Node authorizer narrows these to the node's pods.
+		rule("get", "list", "watch").groups(legacyGroup).resources("secrets", "configmaps"),
+		rule("get").groups(legacyGroup).resources("persistentvolumeclaims", "persistentvolumes"),
+		// Endpoints and endpoint slices for a service proxy on the node.
+		rule(read...).groups(legacyGroup).resources("endpoints"),
+		rule(read...).groups(discoveryGroup).resources("endpointslices"),
+		// Client certificate rotation.
+		rule("create", "get", "list", "watch").groups(certificatesGroup).resources("certificatesigningrequests"),
+		// The heartbeat Lease.
+		rule("get", "create", "update", "patch", "delete").groups(coordinationGroup).resources("leases"),
+	)
+}
+
+// controllerRoles are Kubernetes' system:controller:* roles for the
+// controllers minik8s's controller-manager runs.
+func controllerRoles() []*api.ClusterRole {
+	role := func(name string, rs ...ruleBuilder) *api.ClusterRole {
+		return &api.ClusterRole{ObjectMeta: api.ObjectMeta{Name: "system:controller:" + name}, Rules: rules(rs...)}
+	}
+	return []*api.ClusterRole{
+		role("certificate-controller",
+			rule("get", "list", "watch", "delete").groups(certificatesGroup).resources("certificatesigningrequests"),
+			rule("update").groups(certificatesGroup).resources("certificatesigningrequests/status", "certificatesigningrequests/approval"),
+			rule("approve").groups(certificatesGroup).resources("signers").names(api.KubeAPIServerClientKubeletSignerName),
+			rule("sign").groups(certificatesGroup).resources("signers").names(api.LegacyUnknownSignerName,
+				api.KubeAPIServerClientSignerName, api.KubeAPIServerClientKubeletSignerName, api.KubeletServingSignerName),
+			rule("create").groups(authorizationGroup).resources("subjectaccessreviews"),
+			eventsRule()),
+		role("deployment-controller",
+			rule("get", "list", "watch", "update").groups(extensionsGroup, appsGroup).resources("deployments"),
+			rule("update").groups(extensionsGroup, appsGroup).resources("deployments/status"),
+			rule("update").groups(extensionsGroup, appsGroup).resources("deployments/finalizers"),
+			rule("get", "list", "watch", "create", "update", "patch", "delete").groups(appsGroup, extensionsGroup).resources("replicasets"),
+			rule("get", "list", "watch", "update").groups(legacyGroup).resources("pods"),
+			eventsRule()),
+		role("endpoint-controller",
+			rule("get", "list", "watch").groups(legacyGroup).resources("services", "pods"),
+			rule("get", "list", "watch", "create", "update", "delete").groups(legacyGroup).resources("endpoints"),
+			rule("create").groups(legacyGroup).resources("endpoints/restricted"),
+			eventsRule()),
+		role("endpointslice-controller",
+			rule("get", "list", "watch").groups(legacyGroup).resources("services", "pods", "nodes"),
+			rule("update").groups(legacyGroup).resources("services/finalizers"),
+			rule("get", "list", "watch", "create", "update", "delete").groups(discoveryGroup).resources("endpointslices"),
+			eventsRule()),
+		role("generic-garbage-collector",
+			rule("get", "list", "watch", "patch", "update", "delete").groups("*").resources("*"),
+			eventsRule()),
+		role("job-controller",
+			rule("get", "list", "watch", "update", "patch").groups(batchGroup).resources("jobs"),
+			rule("update").groups(batchGroup).resources("jobs/status"),
+			rule("update").groups(batchGroup).resources("jobs/finalizers"),
+			rule("list", "watch", "create", "delete", "patch").groups(legacyGroup).resources("pods"),
+			eventsRule()),
+		role("namespace-controller",
+			rule("get", "list", "watch", "delete").groups(legacyGroup).resources("namespaces"),
+			rule("update").groups(legacyGroup).resources("namespaces/finalize", "namespaces/status"),
+			rule("get", "list", "watch", "delete", "deletecollection").groups("*").resources("*")),
+		role("node-controller",
+			rule("get", "list", "watch", "update", "delete", "patch").groups(legacyGroup).resources("nodes"),
+			rule("patch", "update").groups(legacyGroup).resources("nodes/status"),
+			rule("patch", "update").groups(legacyGroup).resources("pods/status"),
+			rule("list", "watch", "get", "delete").groups(legacyGroup).resources("pods"),
+			eventsRule()),
+		role("pod-garbage-collector",
+			rule("list", "watch", "delete").groups(legacyGroup).resources("pods"),
+			rule("get", "list", "watch").groups(legacyGroup).resources("nodes"),
+			rule("patch").groups(legacyGroup).resources("pods/status")),
+		role("replicaset-controller",
+			rule("get", "list", "watch", "update").groups(appsGroup, extensionsGroup).resources("replicasets"),
+			rule("update").groups(appsGroup, extensionsGroup).resources("replicasets/status"),
+			rule("update").groups(appsGroup, extensionsGroup).resources("replicasets/finalizers"),
+			rule("list", "watch", "patch", "create", "delete").groups(legacyGroup).resources("pods"),
+			eventsRule()),
+		role("ttl-after-finished-controller",
+			rule("get", "list", "watch", "delete").groups(batchGroup).resources("jobs"),
+			eventsRule()),
+	}
+}
+
+// BootstrapPolicy returns the default cluster roles and cluster role
+// bindings, named and written as Kubernetes' bootstrap policy
+// (plugin/pkg/auth/authorizer/rbac/bootstrappolicy) for the kinds minik8s
+// serves. The apiserver creates the missing ones on start. Every object
+// carries the label kubernetes.io/bootstrapping=rbac-defaults and the
+// annotation rbac.authorization.kubernetes.io/autoupdate=true.
+//
+// Differences from Kubernetes, by design:
+//   - There are no service accounts, so the system:controller:* roles are
+//     bound to the controller-manager's own user (Kubernetes binds them to
+//     kube-system service accounts and runs each controller as its own).
+//   - Node joining is built in, as kubeadm sets it up: system:bootstrappers
+//     may file CSRs (system:node-bootstrapper) and have node client CSRs
+//     auto-approved (...:nodeclient); system:nodes have their renewals
+//     auto-approved (...:selfnodeclient).
+//   - The system:node role exists but, as in Kubernetes since 1.8, its
+//     binding has no subjects: the Node authorizer, first in the chain,
+//     decides for kubelets.
+//   - The aggregated admin, edit and view roles are left out: nothing
+//     aggregates cluster roles here.
+func BootstrapPolicy() (clusterRoles []*api.ClusterRole, bindings []*api.ClusterRoleBinding) {
+	role := func(name string, rs ...ruleBuilder) *api.ClusterRole {
+		return &api.ClusterRole{ObjectMeta: api.ObjectMeta{Name: name}, Rules: rules(rs...)}
+	}
+	clusterRoles = []*api.ClusterRole{
+		role("cluster-admin",
+			rule("*").groups("*").resources("*"),
+			rule("*").urls("*")),
+		role("system:discovery",
+			rule("get").urls("/livez", "/readyz", "/healthz", "/version", "/version/",
+				"/openapi", "/openapi/*", "/api", "/api/*", "/apis", "/apis/*")),
+		role("system:basic-user",
+			rule("create").groups(authorizationGroup).resources("selfsubjectaccessreviews", "selfsubjectrulesreviews")),
+		role("system:public-info-viewer",
+			rule("get").urls("/livez", "/readyz", "/healthz", "/version", "/version/")),
+		{ObjectMeta: api.ObjectMeta{Name: "system:node"}, Rules: NodeRules()},
+		role("system:node-bootstrapper",
+			rule("create", "get", "list", "watch").groups(certificatesGroup).resources("certificatesigningrequests")),
+		role("system:node-proxier",
+			rule("list", "watch").groups(legacyGroup).resources("services", "endpoints"),
+			rule("get", "list", "watch").groups(legacyGroup).resources("nodes"),
+			eventsRule(),
+			rule("list", "watch").groups(discoveryGroup).resources("endpointslices")),
+		role("system:kube-scheduler",
+			eventsRule(),
+			// Leader election.
+			rule("create").groups(coordinationGroup).resources("leases"),
+			rule("get", "update").groups(coordinationGroup).resources("leases").names("kube-scheduler"),
+			// Fundamental resources.
+			rule(read...).groups(legacyGroup).resources("nodes"),
+			rule("get", "list", "watch", "delete").groups(legacyGroup).resources("pods"),
+			rule("create").groups(legacyGroup).resources("pods/binding", "bindings"),
+			rule("patch", "update").groups(legacyGroup).resources("pods/status"),
+			// What selects pods.
+			rule(read...).groups(legacyGroup).resources("services", "replicationcontrollers"),
+			rule(read...).groups(appsGroup, extensionsGroup).resources("replicasets"),
+			rule(read...).groups(appsGroup).resources("statefulsets"),
+			// What pods use or what applies to them.
+			rule(read...).groups(policyGroup).resources("poddisruptionbudgets"),
+			rule(read...).groups(legacyGroup).resources("persistentvolumeclaims", "persistentvolumes"),
+			rule("create").groups(authenticationGroup).resources("tokenreviews"),
+			rule("create").groups(authorizationGroup).resources("subjectaccessreviews"),
+			rule(read...).groups(storageGroup).resources("csinodes", "csidrivers", "csistoragecapacities"),
+			// Pod affinity's namespace selectors.
+			rule(read...).groups(legacyGroup).resources("namespaces")),
+		role("system:kube-controller-manager",
+			eventsRule(),
+			// Leader election.
+			rule("create").groups(coordinationGroup).resources("leases"),
+			rule("get", "update").groups(coordinationGroup).resources("leases").names("kube-controller-manager"),
+			// Fundamental resources; bootstrap tokens are secrets.
+			rule("create").groups(legacyGroup).resources("secrets", "serviceaccounts"),
+			rule("delete").groups(legacyGroup).resources("secrets"),
+			rule("get").groups(legacyGroup).resources("namespaces", "secrets", "serviceaccounts", "configmaps"),
+			rule("update").groups(legacyGroup).resources("secrets", "serviceaccounts"),
+			rule("create").groups(authenticationGroup).resources("tokenreviews"),
+			rule("create").groups(authorizationGroup).resources("subjectaccessreviews"),
+			// Every shared informer.
+			rule("list", "watch").groups("*").resources("*"),
+			rule("create").groups(legacyGroup).resources("serviceaccounts/token")),
+		role("system:certificates.k8s.io:certificatesigningrequests:nodeclient",
+			rule("create").groups(certificatesGroup).resources("certificatesigningrequests/nodeclient")),
+		role("system:certificates.k8s.io:certificatesigningrequests:selfnodeclient",
+			rule("create").groups(certificatesGroup).resources("certificatesigningrequests/selfnodeclient")),
+		role("system:certificates.k8s.io:kube-apiserver-client-approver",
+			rule("approve").groups(certificatesGroup).resources("signers").names(api.KubeAPIServerClientSignerName)),
+		role("system:certificates.k8s.io:kube-apiserver-client-kubelet-approver",
+			rule("approve").groups(certificatesGroup).resources("signers").names(api.KubeAPIServerClientKubeletSignerName)),
+		role("system:certificates.k8s.io:kubelet-serving-approver",
+			rule("approve").groups(certificatesGroup).resources("signers").names(api.KubeletServingSignerName)),
+	}
+	users := func(names ...string) []api.Subject {
+		var s []api.Subject
+		for _, n := range names {
+			s = append(s, api.Subject{Kind: api.UserKind, APIGroup: api.RBACGroupName, Name: n})
+		}
+		return s
+	}
+	groups := func(names ...string) []api.Subject {
+		var s []api.Subject
+		for _, n := range names {
+			s = append(s, api.Subject{Kind: api.GroupKind, APIGroup: api.RBACGroupName, Name: n})
+		}
+		return s
+	}
+	bind := func(name, roleName string, subjects []api.Subject) *api.ClusterRoleBinding {
+		return &api.ClusterRoleBinding{ObjectMeta: api.ObjectMeta{Name: name}, Subjects: subjects,
+			RoleRef: api.RoleRef{APIGroup: api.RBACGroupName, Kind: "ClusterRole", Name: roleName}}
+	}
+	bindings = []*api.ClusterRoleBinding{
+		bind("cluster-admin", "cluster-admin", groups(SystemPrivilegedGroup)),
+		bind("system:discovery", "system:discovery", groups(AllAuthenticated)),
+		bind("system:basic-user", "system:basic-user", groups(AllAuthenticated)),
+		bind("system:public-info-viewer", "system:public-info-viewer", groups(AllAuthenticated, AllUnauthenticated)),
+		bind("system:node-proxier", "system:node-proxier", users(KubeProxy)),
+		bind("system:kube-controller-manager", "system:kube-controller-manager", users(KubeControllerManager)),
+		bind("system:kube-scheduler", "system:kube-scheduler", users(KubeScheduler)),
+		// Deliberately without subjects; see above.
+		bind("system:node", "system:node", nil),
+		bind("system:node-bootstrapper", "system:node-bootstrapper", groups(BootstrappersGroup)),
+		bind("system:certificates.k8s.io:certificatesigningrequests:nodeclient",
+			"system:certificates.k8s.io:certificatesigningrequests:nodeclient", groups(BootstrappersGroup)),
+		bind("system:certificates.k8s.io:certificatesigningrequests:selfnodeclient",
+			"system:certificates.k8s.io:certificatesigningrequests:selfnodeclient", groups(NodesGroup)),
+	}
+	for _, r := range controllerRoles() {
+		clusterRoles = append(clusterRoles, r)
+		bindings = append(bindings, bind(r.Name, r.Name, users(KubeControllerManager)))
+	}
+	for _, r := range clusterRoles {
+		addDefaultMetadata(&r.ObjectMeta)
+	}
+	for _, b := range bindings {
+		addDefaultMetadata(&b.ObjectMeta)
+	}
+	return clusterRoles, bindings
+}
+
+func addDefaultMetadata(m *api.ObjectMeta) {
+	if m.Labels == nil {
+		m.Labels = map[string]string{}
+	}
+	m.Labels["kubernetes.io/bootstrapping"] = "rbac-defaults"
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	m.Annotations[api.AutoUpdateAnnotationKey] = "true"
+}
