@@ -17,6 +17,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/admission"
+	"github.com/minik8s/minik8s/apiserver/authz"
 	"github.com/minik8s/minik8s/apiserver/etcd"
 	"github.com/minik8s/minik8s/apiserver/openapi"
 	"github.com/minik8s/minik8s/apiserver/registry"
@@ -156,6 +157,10 @@ func (a *APIServer) Start(ctx context.Context) error {
 		cancel()
 		return err
 	}
+	if err := a.bootstrapPolicy(ctx); err != nil {
+		cancel()
+		return err
+	}
 
 	docs, err := openapi.New(api.Resources)
 	if err != nil {
@@ -163,6 +168,7 @@ func (a *APIServer) Start(ctx context.Context) error {
 		return fmt.Errorf("openapi: %w", err)
 	}
 	a.handler = server.New(server.Config{
+		Filters:           []func(http.Handler) http.Handler{authz.Filter(a.authorizer())},
 		OpenAPIV2:         docs.V2(),
 		OpenAPIV3:         docs.V3(),
 		Stores:            a.stores,

@@ -125,8 +125,9 @@ func TestTLSAndAuthentication(t *testing.T) {
 		t.Fatal("a client without the cluster CA verified the server")
 	}
 
-	// Static tokens authenticate; unknown ones are 401.
-	if code, body, _ := get(t, anon, base+"/api/v1/namespaces", "Authorization", "Bearer s3cr3t-static-token"); code != 200 {
+	// Static tokens authenticate (alice has no roles yet: 403, not 401); unknown ones are 401.
+	if code, body, _ := get(t, anon, base+"/api/v1/namespaces", "Authorization", "Bearer s3cr3t-static-token"); code != 403 ||
+		!strings.Contains(string(body), `User \"alice\" cannot list resource \"namespaces\"`) {
 		t.Fatalf("static token: %d %s", code, body)
 	}
 	if code, _, _ := get(t, anon, base+"/api/v1/namespaces", "Authorization", "Bearer nope"); code != 401 {
@@ -148,10 +149,15 @@ func TestTLSAndAuthentication(t *testing.T) {
 	if _, err := secrets.Create(context.Background(), expired); err != nil {
 		t.Fatalf("create expired secret: %v", err)
 	}
+	// A bootstrap token authenticates as system:bootstrap:ID, which may only
+	// file certificate signing requests.
 	waitFor(t, 5*time.Second, func() bool {
-		code, _, _ := get(t, anon, base+"/api/v1/namespaces", "Authorization", "Bearer "+id+"."+secret)
-		return code != 401
+		code, _, _ := get(t, anon, base+"/apis/certificates.k8s.io/v1/certificatesigningrequests", "Authorization", "Bearer "+id+"."+secret)
+		return code == 200
 	})
+	if code, body, _ := get(t, anon, base+"/api/v1/namespaces/kube-system/secrets", "Authorization", "Bearer "+id+"."+secret); code != 403 {
+		t.Fatalf("bootstrap token reading secrets: %d %s", code, body)
+	}
 	if code, _, _ := get(t, anon, base+"/api/v1/namespaces", "Authorization", "Bearer "+eid+"."+esecret); code != 401 {
 		t.Fatalf("expired bootstrap token: %d", code)
 	}

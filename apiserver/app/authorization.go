@@ -1,0 +1,111 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/apiserver/authz"
+	"github.com/minik8s/minik8s/apiserver/cacher"
+	"github.com/minik8s/minik8s/apiserver/registry"
+)
+
+// authorizer is kube-apiserver's default chain: system:masters always, then
+// the Node authorizer for kubelets, then RBAC, all reading the watch caches.
+func (a *APIServer) authorizer() authz.Authorizer {
+	rules := &cachedRules{
+		clusterRoleBindings: a.Store("rbac.authorization.k8s.io", "clusterrolebindings"),
+		roleBindings:        a.Store("rbac.authorization.k8s.io", "rolebindings"),
+		clusterRoles:        a.Store("rbac.authorization.k8s.io", "clusterroles"),
+		roles:               a.Store("rbac.authorization.k8s.io", "roles"),
+	}
+	return authz.Union(
+		authz.PrivilegedGroups("system:masters"),
+		authz.NewNode(&podGraph{pods: a.Store("", "pods")}),
+		authz.NewRBAC(rules),
+	)
+}
+
+// bootstrapPolicy creates the default cluster roles and bindings that are
+// missing; existing ones are left as an administrator may have changed them.
+func (a *APIServer) bootstrapPolicy(ctx context.Context) error {
+	roles, bindings := authz.BootstrapPolicy()
+	crs := a.Store("rbac.authorization.k8s.io", "clusterroles")
+	crbs := a.Store("rbac.authorization.k8s.io", "clusterrolebindings")
+	for _, r := range roles {
+		if _, err := crs.Create(ctx, "", r, registry.WriteOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create cluster role %s: %w", r.Name, err)
+		}
+	}
+	for _, b := range bindings {
+		if _, err := crbs.Create(ctx, "", b, registry.WriteOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create cluster role binding %s: %w", b.Name, err)
+		}
+	}
+	return nil
+}
+
+// cachedValues returns the typed objects of a store's watch cache matching pred.
+func cachedValues[T any](s *registry.Store, pred cacher.Predicate) []*T {
+	objs, _, err := s.Cacher().List(context.Background(), cacher.ListOptions{Namespace: pred.Namespace, Predicate: pred, ResourceVersion: "0"})
+	if err != nil {
+		return nil
+	}
+	out := make([]*T, 0, len(objs))
+	for _, o := range objs {
+		if v, ok := o.Value.(*T); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func cachedValue[T any](s *registry.Store, key string) (*T, bool) {
+	o, ok := s.Cacher().Get(key)
+	if !ok {
+		return nil, false
+	}
+	v, ok := o.Value.(*T)
+	return v, ok
+}
+
+// cachedRules implements authz.RuleSource on the RBAC watch caches.
+type cachedRules struct {
+	clusterRoleBindings, roleBindings, clusterRoles, roles *registry.Store
+}
+
+var _ authz.RuleSource = (*cachedRules)(nil)
+
+func (c *cachedRules) ListClusterRoleBindings() []*api.ClusterRoleBinding {
+	return cachedValues[api.ClusterRoleBinding](c.clusterRoleBindings, cacher.Predicate{})
+}
+
+func (c *cachedRules) ListRoleBindings(namespace string) []*api.RoleBinding {
+	return cachedValues[api.RoleBinding](c.roleBindings, cacher.Predicate{Namespace: namespace})
+}
+
+func (c *cachedRules) GetClusterRole(name string) (*api.ClusterRole, bool) {
+	return cachedValue[api.ClusterRole](c.clusterRoles, "clusterroles/"+name)
+}
+
+func (c *cachedRules) GetRole(namespace, name string) (*api.Role, bool) {
+	return cachedValue[api.Role](c.roles, "roles/"+namespace+"/"+name)
+}
+
+// podGraph implements authz.NodeGraph on the pod watch cache.
+type podGraph struct{ pods *registry.Store }
+
+var _ authz.NodeGraph = (*podGraph)(nil)
+
+func (g *podGraph) PodsOnNode(node string) []*api.Pod {
+	return cachedValues[api.Pod](g.pods, cacher.Predicate{IndexField: "spec.nodeName", IndexValue: node})
+}
+
+func (g *podGraph) NodeForPod(namespace, name string) (string, bool) {
+	p, ok := cachedValue[api.Pod](g.pods, "pods/"+namespace+"/"+name)
+	if !ok {
+		return "", false
+	}
+	return p.Spec.NodeName, true
+}
