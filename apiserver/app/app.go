@@ -18,6 +18,7 @@ import (
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/admission"
 	"github.com/minik8s/minik8s/apiserver/authz"
+	"github.com/minik8s/minik8s/apiserver/csr"
 	"github.com/minik8s/minik8s/apiserver/etcd"
 	"github.com/minik8s/minik8s/apiserver/openapi"
 	"github.com/minik8s/minik8s/apiserver/registry"
@@ -162,13 +163,14 @@ func (a *APIServer) Start(ctx context.Context) error {
 		return err
 	}
 
+	authorizer := a.authorizer()
 	docs, err := openapi.New(api.Resources)
 	if err != nil {
 		cancel()
 		return fmt.Errorf("openapi: %w", err)
 	}
 	a.handler = server.New(server.Config{
-		Filters:           []func(http.Handler) http.Handler{authz.Filter(a.authorizer())},
+		Filters:           []func(http.Handler) http.Handler{authz.Filter(authorizer)},
 		OpenAPIV2:         docs.V2(),
 		OpenAPIV3:         docs.V3(),
 		Stores:            a.stores,
@@ -214,6 +216,13 @@ func (a *APIServer) Start(ctx context.Context) error {
 			cancel()
 			return err
 		}
+		csrs := &csr.Controller{Store: a.Store("certificates.k8s.io", "certificatesigningrequests"), CA: a.pki.CA,
+			Authorizer: authorizer, Log: a.log.With("controller", "csr")}
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			csrs.Run(ctx)
+		}()
 		a.secureSrv = &http.Server{Handler: secured, TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
 		a.serve(func() error { return a.secureSrv.ServeTLS(l, "", "") })

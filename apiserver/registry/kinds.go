@@ -5,6 +5,9 @@ import (
 	"strconv"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/field"
+	"github.com/minik8s/minik8s/api/validation"
+	"github.com/minik8s/minik8s/apiserver/request"
 )
 
 // StrategyFor returns the strategy of a served resource.
@@ -30,6 +33,8 @@ func StrategyFor(ri api.ResourceInfo) Strategy {
 		return BaseStrategy{CreateOnUpdate: true}
 	case "batch/jobs":
 		return jobStrategy{}
+	case "certificates.k8s.io/certificatesigningrequests":
+		return csrStrategy{}
 	}
 	return BaseStrategy{}
 }
@@ -174,4 +179,38 @@ type jobStrategy struct{ BaseStrategy }
 
 func (jobStrategy) Fields(obj api.Object) map[string]string {
 	return map[string]string{"status.successful": strconv.Itoa(int(obj.(*api.Job).Status.Succeeded))}
+}
+
+// csrStrategy records who asked: a CSR's requester identity comes from the
+// authenticated user, never from the body, as in Kubernetes.
+type csrStrategy struct{ BaseStrategy }
+
+func (csrStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
+	csr := obj.(*api.CertificateSigningRequest)
+	csr.Status = api.CertificateSigningRequestStatus{}
+	csr.Spec.Username, csr.Spec.UID, csr.Spec.Groups, csr.Spec.Extra = "", "", nil, nil
+	if u, ok := request.UserFrom(ctx); ok {
+		csr.Spec.Username, csr.Spec.UID, csr.Spec.Groups = u.Name, u.UID, append([]string(nil), u.Groups...)
+		for k, v := range u.Extra {
+			if csr.Spec.Extra == nil {
+				csr.Spec.Extra = map[string]api.ExtraValue{}
+			}
+			csr.Spec.Extra[k] = append(api.ExtraValue(nil), v...)
+		}
+	}
+}
+
+// PrepareForUpdate keeps the request and the requester: a CSR's spec is immutable.
+func (csrStrategy) PrepareForUpdate(ctx context.Context, obj, old api.Object) {
+	obj.(*api.CertificateSigningRequest).Spec = old.(*api.CertificateSigningRequest).Spec
+}
+
+// approvalValidator is implemented by kinds with an approval subresource (CSRs).
+type approvalValidator interface {
+	ValidateApprovalUpdate(obj, old api.Object) field.ErrorList
+}
+
+// ValidateApprovalUpdate lets the approval subresource add Approved or Denied.
+func (csrStrategy) ValidateApprovalUpdate(obj, old api.Object) field.ErrorList {
+	return validation.ValidateCertificateSigningRequestApprovalUpdate(obj.(*api.CertificateSigningRequest), old.(*api.CertificateSigningRequest))
 }

@@ -416,10 +416,11 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 	var errs field.ErrorList
 	// Kind-specific subresources (binding, scale, finalize) build their
 	// result from the current object themselves and validate their input.
-	internal := opts.Subresource != "" && opts.Subresource != "status"
+	statusLike := opts.Subresource == "status" || opts.Subresource == "approval"
+	internal := opts.Subresource != "" && !statusLike
 	switch {
-	case opts.Subresource == "status":
-		obj = s.statusUpdate(ctx, obj, cur)
+	case statusLike:
+		obj = s.statusUpdate(ctx, obj, cur, opts.Subresource)
 		meta = obj.GetObjectMeta()
 	case !internal:
 		s.strategy.DefaultUpdate(obj, cur)
@@ -449,8 +450,11 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 	if curMeta.DeletionTimestamp != nil {
 		errs = append(errs, newFinalizersForbidden(meta.Finalizers, curMeta.Finalizers)...)
 	}
+	approval, _ := s.strategy.(approvalValidator)
 	switch {
-	case opts.Subresource == "status":
+	case opts.Subresource == "approval" && approval != nil:
+		errs = append(errs, approval.ValidateApprovalUpdate(obj, cur)...)
+	case statusLike:
 		if ss, ok := s.strategy.(StatusStrategy); ok {
 			errs = append(errs, ss.ValidateStatusUpdate(ctx, obj, cur)...)
 		} else {
@@ -502,12 +506,18 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 
 // statusUpdate keeps everything of cur but the status of obj (and, like
 // Kubernetes, the labels and annotations a status writer may also touch).
-func (s *Store) statusUpdate(ctx context.Context, obj, cur api.Object) api.Object {
+func (s *Store) statusUpdate(ctx context.Context, obj, cur api.Object, sub string) api.Object {
 	out, err := s.copyObject(cur)
 	if err != nil {
 		return obj
 	}
 	copyStatus(out, obj)
+	if sub == "approval" {
+		// A CSR's approval changes its conditions only; the certificate is the signer's.
+		if o, ok := out.(*api.CertificateSigningRequest); ok {
+			o.Status.Certificate = cur.(*api.CertificateSigningRequest).Status.Certificate
+		}
+	}
 	om, nm := out.GetObjectMeta(), obj.GetObjectMeta()
 	om.Labels, om.Annotations = nm.Labels, nm.Annotations
 	if ss, ok := s.strategy.(StatusStrategy); ok {

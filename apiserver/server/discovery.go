@@ -70,7 +70,7 @@ var categoryAll = map[string]bool{"pods": true, "services": true, "deployments":
 func subresourceShape(ri api.ResourceInfo, sub string) apiResource {
 	r := apiResource{Name: ri.Resource + "/" + sub, Namespaced: ri.Namespaced, Kind: ri.Kind}
 	switch sub {
-	case "status":
+	case "status", "approval":
 		r.Verbs = []string{"get", "patch", "update"}
 	case "scale":
 		r.Group, r.Version, r.Kind = "autoscaling", "v1", "Scale"

@@ -19,14 +19,14 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *
 		return
 	}
 	switch info.Subresource {
-	case "status":
+	case "status", "approval":
 		switch info.Verb {
 		case "get":
 			s.get(w, r, info, st)
 		case "update":
 			s.update(w, r, info, st)
 		case "patch":
-			s.patch(w, r, info, st, "status")
+			s.patch(w, r, info, st, info.Subresource)
 		default:
 			methodNotAllowed(w, r)
 		}
