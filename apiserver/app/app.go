@@ -102,7 +102,14 @@ func (a *APIServer) Start(ctx context.Context) error {
 	st := storage.New(be.Client(), a.opts.EtcdPrefix)
 
 	nsGetter := &namespaceGetter{}
-	chain := admission.NewChain(&admission.NamespaceLifecycle{Namespaces: nsGetter, Immortal: []string{"default", "kube-system", "kube-public"}})
+	nodeGetter := &nodeGetter{}
+	// kube-apiserver's order: mutating plugins run first (the chain runs all
+	// Admit steps, then all Validate steps).
+	chain := admission.NewChain(
+		&admission.NamespaceLifecycle{Namespaces: nsGetter, Immortal: []string{"default", "kube-system", "kube-public"}},
+		&admission.NodeRestriction{Nodes: nodeGetter},
+		admission.NewDefaultTolerationSeconds(),
+	)
 
 	a.metrics = prometheus.NewRegistry()
 	a.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -125,6 +132,7 @@ func (a *APIServer) Start(ctx context.Context) error {
 		a.byName[ri.Group+"/"+ri.Resource] = s
 	}
 	nsGetter.store = a.Store("", "namespaces")
+	nodeGetter.store = a.Store("", "nodes")
 	if nsGetter.store == nil {
 		cancel()
 		return errors.New("the namespaces resource is not registered")
@@ -351,4 +359,22 @@ func (g *namespaceGetter) NamespacePhase(ctx context.Context, name string, live 
 		return string(api.NamespaceTerminating), true, nil
 	}
 	return string(ns.Status.Phase), true, nil
+}
+
+// nodeGetter reads Nodes for NodeRestriction.
+type nodeGetter struct{ store *registry.Store }
+
+func (g *nodeGetter) GetNode(ctx context.Context, name string) (*api.Node, bool, error) {
+	obj, err := g.store.Get(ctx, "", name)
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	n, ok := obj.(*api.Node)
+	if !ok {
+		return nil, false, fmt.Errorf("nodes store returned %T", obj)
+	}
+	return n, true, nil
 }

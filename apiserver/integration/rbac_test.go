@@ -120,6 +120,12 @@ func TestNodeAuthorizer(t *testing.T) {
 		{"list pods", "GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-a", "", "", 200},
 		{"read secrets", "GET", "/api/v1/namespaces/kube-system/secrets", "", "", 403},
 		{"its lease", "POST", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", `{"metadata":{"name":"node-a"}}`, "", 201},
+		{"another node's lease", "POST", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases", `{"metadata":{"name":"node-b"}}`, "", 403},
+		// NodeRestriction admission:
+		{"a restricted label on itself", "PATCH", "/api/v1/nodes/node-a", `{"metadata":{"labels":{"node-restriction.kubernetes.io/pool":"gold"}}}`, "application/merge-patch+json", 403},
+		{"an allowed label on itself", "PATCH", "/api/v1/nodes/node-a", `{"metadata":{"labels":{"topology.kubernetes.io/zone":"z1"}}}`, "application/merge-patch+json", 200},
+		{"delete its own node", "DELETE", "/api/v1/nodes/node-a", "", "", 403},
+		{"create a normal pod", "POST", "/api/v1/namespaces/default/pods", `{"metadata":{"name":"sneaky"},"spec":{"nodeName":"node-a","containers":[{"name":"c","image":"x"}]}}`, "", 403},
 	}
 	for _, c := range cases {
 		if got := send(t, kubelet, c.method, base+c.path, c.body, c.ct); got != c.want {

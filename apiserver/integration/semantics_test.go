@@ -571,3 +571,20 @@ func TestDeleteCollectionAndWatchTimeout(t *testing.T) {
 		t.Fatalf("watch with timeoutSeconds=1 ended after %v", d)
 	}
 }
+
+func TestDefaultTolerationSecondsAdmission(t *testing.T) {
+	t.Parallel()
+	s := apiservertest.Start(t)
+	c := newClient(t, s)
+	p := c.must(201, "POST", "/api/v1/namespaces/default/pods", pod("tol", "c"))
+	got := map[string]any{}
+	for _, x := range p["spec"].(map[string]any)["tolerations"].([]any) {
+		m := x.(map[string]any)
+		got[m["key"].(string)] = m["tolerationSeconds"]
+	}
+	for _, k := range []string{"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"} {
+		if got[k] != float64(300) {
+			t.Fatalf("toleration %s = %v, want 300s (tolerations %v)", k, got[k], got)
+		}
+	}
+}
