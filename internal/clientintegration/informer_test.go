@@ -437,11 +437,24 @@ func TestInformerRelistsAfterGone(t *testing.T) {
 	if gone < 1 {
 		t.Errorf("the informer re-listed without a 410 (%d lists): the test did not exercise the expired path", lists)
 	}
-	after := rec.get()[seen:]
-	for _, want := range []string{"DELETE a unknown", "UPDATE b", "ADD filler-00", "ADD filler-19"} {
-		if !slices.Contains(after, want) {
-			t.Errorf("after the re-list, notifications %q lack %q", after, want)
+	// Handlers run on goroutines of their own: the store may be current
+	// before they are told.
+	wantAfter := []string{"DELETE a unknown", "UPDATE b", "ADD filler-00", "ADD filler-19"}
+	var after []string
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		after = rec.get()[seen:]
+		missing := slices.DeleteFunc(slices.Clone(wantAfter), func(w string) bool { return slices.Contains(after, w) })
+		if len(missing) == 0 {
+			break
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the re-list, notifications %q lack %q", after, missing)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := len(after); n != 2+20 {
+		t.Errorf("%d notifications after the re-list, want 22 (a delete, an update, 20 adds): %q", n, after)
 	}
 	for _, l := range after {
 		if strings.HasPrefix(l, "UPDATE c") || strings.HasPrefix(l, "UPDATE live") || strings.HasPrefix(l, "ADD c") {

@@ -13,6 +13,13 @@ import (
 	"github.com/minik8s/minik8s/internal/leaderelection"
 )
 
+func holderOf(l *api.Lease) string {
+	if l == nil || l.Spec.HolderIdentity == nil {
+		return "<nil>"
+	}
+	return *l.Spec.HolderIdentity
+}
+
 // leaders counts the candidates inside OnStartedLeading at once.
 type leaders struct {
 	mu       sync.Mutex
@@ -97,15 +104,12 @@ func TestLeaderElection(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		release bool
-		// bounds on the takeover delay after the leader's cancel
-		min, max time.Duration
 	}{
-		// The follower must wait LeaseDuration (2 s) after the last renewal
-		// it saw, which came at most a RetryPeriod before the cancel.
-		{"lease-expires", false, 1200 * time.Millisecond, 6 * time.Second},
-		// A released lease is taken at the follower's next retry
-		// (RetryPeriod jittered: at most 660 ms).
-		{"lease-released", true, 0, 1500 * time.Millisecond},
+		// The follower waits LeaseDuration (2 s) after it last saw the
+		// lease change before taking it.
+		{"lease-expires", false},
+		// A released lease is taken at the follower's next retry.
+		{"lease-released", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -150,9 +154,14 @@ func TestLeaderElection(t *testing.T) {
 				t.Errorf("lease not renewed: acquire %v, renew %v then %v", l.Spec.AcquireTime, first.Spec.RenewTime, l.Spec.RenewTime)
 			}
 			firstAcquire := l.Spec.AcquireTime.Time
+			// Every write to the Lease from here on, to see the release.
+			w, err := leases.Watch(ctx, client.ListOptions{FieldSelector: "metadata.name=" + tc.name, ResourceVersion: l.ResourceVersion})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Stop()
 
 			leader.cancel()
-			t0 := time.Now()
 			select {
 			case err := <-leader.done:
 				leader.done <- err // for the cleanup
@@ -178,25 +187,61 @@ func TestLeaderElection(t *testing.T) {
 			if n := leader.stopped.Load(); n != 1 {
 				t.Errorf("OnStoppedLeading called %d times, want 1", n)
 			}
-			if tc.release {
-				// Released: no holder, unless the follower was already quick.
-				l, err := leases.Get(ctx, tc.name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if h := *l.Spec.HolderIdentity; h != "" && h != follower.id {
-					t.Errorf("holder after release = %q", h)
+			eventually(t, 8*time.Second, "the follower to take over", follower.leading.Load)
+
+			// The writes since the stable phase: the leader's renewals,
+			// with release its release (no holder), then the follower's
+			// acquisition, and nothing after it.
+			var writes []*api.Lease
+			for len(writes) == 0 || holderOf(writes[len(writes)-1]) != follower.id {
+				select {
+				case ev, ok := <-w.ResultChan():
+					if !ok || ev.Type != api.Modified {
+						t.Fatalf("lease watch: %v %+v, open %v", ev.Type, ev.Status, ok)
+					}
+					writes = append(writes, ev.Object)
+				case <-time.After(5 * time.Second):
+					t.Fatalf("no acquisition by %s among the lease writes", follower.id)
 				}
 			}
-			eventually(t, tc.max+time.Second, "the follower to take over", follower.leading.Load)
-			took := time.Since(t0)
-			t.Logf("takeover after %v", took)
-			if took < tc.min || took > tc.max {
-				t.Errorf("takeover after %v, want within [%v, %v]", took, tc.min, tc.max)
+			acquired := writes[len(writes)-1]
+			var before *api.Lease // the last write before the follower's
+			if len(writes) > 1 {
+				before = writes[len(writes)-2]
+			} else {
+				before = l
+			}
+			for _, wl := range writes[:len(writes)-1] {
+				if h := holderOf(wl); h != leader.id && h != "" {
+					t.Errorf("lease written with holder %q before the takeover", h)
+				}
+			}
+			gap := acquired.Spec.AcquireTime.Sub(before.Spec.RenewTime.Time)
+			t.Logf("takeover %v after the previous write (holder %q)", gap, holderOf(before))
+			if tc.release {
+				if holderOf(before) != "" {
+					t.Errorf("the write before the takeover has holder %q, want the release (\"\")", holderOf(before))
+				}
+				// No waiting for expiry after a release.
+				if gap >= 2*time.Second {
+					t.Errorf("takeover %v after the release, want less than the lease duration", gap)
+				}
+			} else {
+				if holderOf(before) != leader.id {
+					t.Errorf("the write before the takeover has holder %q, want the old leader's renewal", holderOf(before))
+				}
+				// Not before the lease expired: the follower saw the last
+				// renewal at most one request latency before it was written.
+				if gap < 1500*time.Millisecond {
+					t.Errorf("takeover %v after the last renewal, want about the lease duration (2s)", gap)
+				}
 			}
 			l, err = leases.Get(ctx, tc.name)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if l.ResourceVersion != acquired.ResourceVersion && holderOf(l) != follower.id {
+				t.Errorf("lease after takeover = %+v", l.Spec)
 			}
 			if h := l.Spec.HolderIdentity; h == nil || *h != follower.id {
 				t.Errorf("holderIdentity after takeover = %v, want %s", h, follower.id)
