@@ -55,6 +55,9 @@ func (a *APIServer) secureServing(handler http.Handler) (http.Handler, *tls.Conf
 			return nil, nil, err
 		}
 	}
+	if err := a.writeComponentKubeconfigs(bundle); err != nil {
+		return nil, nil, err
+	}
 	return secured, tlsCfg, nil
 }
 
@@ -129,4 +132,30 @@ func (g *secretGetter) GetSecret(ctx context.Context, ns, name string) (*api.Sec
 		return nil, fmt.Errorf("secrets store returned %T", obj)
 	}
 	return s, nil
+}
+
+// writeComponentKubeconfigs writes scheduler.kubeconfig and
+// controller-manager.kubeconfig into the certificate directory, each with the
+// component's own client certificate (system:kube-scheduler,
+// system:kube-controller-manager), so each control-plane process talks TLS
+// as itself.
+func (a *APIServer) writeComponentKubeconfigs(b *pki.Bundle) error {
+	for _, c := range []struct {
+		file, user string
+		ensure     func() ([]byte, []byte, error)
+	}{
+		{"scheduler.kubeconfig", pki.SchedulerUser, b.EnsureSchedulerCert},
+		{"controller-manager.kubeconfig", pki.ControllerManagerUser, b.EnsureControllerManagerCert},
+	} {
+		certPEM, keyPEM, err := c.ensure()
+		if err != nil {
+			return fmt.Errorf("client certificate of %s: %w", c.user, err)
+		}
+		cfg := kubeconfig.NewForCluster(a.serverURL(), b.CA.CertPEM(), c.user,
+			kubeconfig.AuthInfo{ClientCertificateData: certPEM, ClientKeyData: keyPEM}, "")
+		if err := kubeconfig.Write(b.Path(c.file), cfg); err != nil {
+			return fmt.Errorf("write %s: %w", c.file, err)
+		}
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/apiserver/app"
 	"github.com/minik8s/minik8s/internal/client"
@@ -96,6 +97,23 @@ func TestTLSAndAuthentication(t *testing.T) {
 	nss, err := client.Resource[api.Namespace](c).List(context.Background(), client.ListOptions{})
 	if err != nil || len(nss.Items) < 4 {
 		t.Fatalf("admin list namespaces: %v", err)
+	}
+
+	// The scheduler's kubeconfig carries its own identity.
+	skc, err := kubeconfig.Load(filepath.Join(s.Options.CertDir, "scheduler.kubeconfig"))
+	if err != nil {
+		t.Fatalf("scheduler kubeconfig: %v", err)
+	}
+	scc, _ := skc.ClientConfig("")
+	sc, err := client.New(scc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Resource[api.Pod](sc).List(context.Background(), client.ListOptions{}); err != nil {
+		t.Fatalf("scheduler lists pods: %v", err)
+	}
+	if _, err := client.Resource[api.Secret](sc).Namespace("kube-system").List(context.Background(), client.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("scheduler lists secrets: %v, want Forbidden", err)
 	}
 
 	// Plain HTTP to the TLS port is refused.
