@@ -108,7 +108,8 @@ func (a *APIServer) Start(ctx context.Context) error {
 	chain := admission.NewChain(
 		&admission.NamespaceLifecycle{Namespaces: nsGetter, Immortal: []string{"default", "kube-system", "kube-public"}},
 		&admission.NodeRestriction{Nodes: nodeGetter},
-		admission.NewDefaultTolerationSeconds(),
+		&admission.DefaultTolerationSeconds{NotReadySeconds: a.opts.DefaultNotReadyTolerationSeconds,
+			UnreachableSeconds: a.opts.DefaultUnreachableTolerationSeconds},
 	)
 
 	a.metrics = prometheus.NewRegistry()

@@ -46,6 +46,11 @@ type Options struct {
 	WatchCacheEvents int
 	MaxRequestBytes  int64
 
+	// DefaultNotReadyTolerationSeconds and DefaultUnreachableTolerationSeconds
+	// are the tolerationSeconds DefaultTolerationSeconds admission adds.
+	DefaultNotReadyTolerationSeconds    int64
+	DefaultUnreachableTolerationSeconds int64
+
 	LogLevel string
 }
 
@@ -65,6 +70,9 @@ func DefaultOptions() Options {
 		WatchCacheEvents:       10000,
 		MaxRequestBytes:        3 << 20,
 		LogLevel:               "info",
+
+		DefaultNotReadyTolerationSeconds:    300,
+		DefaultUnreachableTolerationSeconds: 300,
 	}
 }
 
@@ -111,5 +119,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.WatchBookmarkInterval, "watch-bookmark-interval", o.WatchBookmarkInterval, "interval of BOOKMARK events to watchers that allow them")
 	fs.IntVar(&o.WatchCacheEvents, "watch-cache-events", o.WatchCacheEvents, "recent events kept per resource for watch resumption")
 	fs.Int64Var(&o.MaxRequestBytes, "max-request-bytes", o.MaxRequestBytes, "largest accepted request body in bytes")
+	fs.Int64Var(&o.DefaultNotReadyTolerationSeconds, "default-not-ready-toleration-seconds", o.DefaultNotReadyTolerationSeconds, "tolerationSeconds of the notReady:NoExecute toleration added to pods without one")
+	fs.Int64Var(&o.DefaultUnreachableTolerationSeconds, "default-unreachable-toleration-seconds", o.DefaultUnreachableTolerationSeconds, "tolerationSeconds of the unreachable:NoExecute toleration added to pods without one")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "log level: debug, info, warn or error")
 }
