@@ -130,6 +130,11 @@ type event struct {
 
 // Cacher is the watch cache of one resource.
 type Cacher struct {
+	// stopped is closed when Run ends, to end the watchers served by their
+	// own etcd watch (fallback watchers), which the index does not hold.
+	stopped     chan struct{}
+	stoppedOnce sync.Once
+
 	cfg      Config
 	log      *slog.Logger
 	resource string
@@ -177,6 +182,7 @@ func New(cfg Config) *Cacher {
 	}
 	resource := strings.Trim(cfg.Prefix, "/")
 	c := &Cacher{
+		stopped:    make(chan struct{}),
 		cfg:        cfg,
 		log:        cfg.Logger.With("cache", resource),
 		resource:   resource,
@@ -203,6 +209,7 @@ func (c *Cacher) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			c.setNotReady()
 			c.terminateAll()
+			c.stoppedOnce.Do(func() { close(c.stopped) })
 			return nil
 		}
 		c.setNotReady()
@@ -213,6 +220,7 @@ func (c *Cacher) Run(ctx context.Context) error {
 		c.log.Warn("watch cache restarts", "err", err, "retryIn", backoff)
 		select {
 		case <-ctx.Done():
+			c.stoppedOnce.Do(func() { close(c.stopped) })
 			return nil
 		case <-time.After(backoff):
 		}

@@ -437,6 +437,13 @@ func (c *Cacher) fallbackWatch(ctx context.Context, w *Watcher, rv int64) *Watch
 		defer cancel()
 		w.runFallback(fctx, ch, rv)
 	}()
+	go func() {
+		select {
+		case <-c.stopped:
+			cancel()
+		case <-fctx.Done():
+		}
+	}()
 	return w
 }
 
