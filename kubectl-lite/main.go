@@ -1,13 +1,20 @@
-// Command kubectl-lite is a minik8s component that is not built yet: it exits with a
-// clear error until its issue lands.
+// Command kubectl-lite is the minik8s command-line client, modelled on
+// kubectl: same verbs, flags, output and exit codes.
 package main
 
 import (
-	"fmt"
+	"context"
 	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/minik8s/minik8s/kubectl-lite/cli"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/root"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "kubectl-lite: not implemented yet")
-	os.Exit(1)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := root.Run(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, os.Args[1:])
+	stop()
+	os.Exit(code)
 }

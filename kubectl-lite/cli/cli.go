@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/kubeconfig"
+)
+
+// Streams are a command's standard streams; tests pass buffers.
+type Streams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// Globals are the flags every command sees. Commands call Client and
+// Namespace only when they run, after flag parsing.
+type Globals struct {
+	Kubeconfig string
+	Context    string
+	Namespace  string
+
+	cfg *kubeconfig.Config
+}
+
+// Config loads the kubeconfig once, with kubectl's precedence.
+func (g *Globals) Config() (*kubeconfig.Config, error) {
+	if g.cfg != nil {
+		return g.cfg, nil
+	}
+	cfg, err := kubeconfig.LoadDefault(g.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	g.cfg = cfg
+	return cfg, nil
+}
+
+// ClientConfig resolves the chosen context into a client configuration.
+func (g *Globals) ClientConfig() (*client.Config, error) {
+	cfg, err := g.Config()
+	if err != nil {
+		return nil, err
+	}
+	cc, err := cfg.ClientConfig(g.Context)
+	if err != nil {
+		return nil, err
+	}
+	cc.UserAgent = client.UserAgentFor("kubectl-lite")
+	return cc, nil
+}
+
+// Client returns a client for the chosen context.
+func (g *Globals) Client() (*client.Client, error) {
+	cc, err := g.ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cc)
+}
+
+// DefaultNamespace is -n when given, else the context's namespace, else
+// "default".
+func (g *Globals) DefaultNamespace() (string, error) {
+	if g.Namespace != "" {
+		return g.Namespace, nil
+	}
+	cfg, err := g.Config()
+	if err != nil {
+		return "", err
+	}
+	return cfg.Namespace(g.Context), nil
+}
+
+// FormatError renders err as kubectl's single error line (without the
+// newline): "Error from server (NotFound): pods "x" not found" for an API
+// error, "error: ..." for anything else.
+func FormatError(err error) string {
+	var se *apierrors.StatusError
+	if errors.As(err, &se) {
+		st := se.Status()
+		msg := st.Message
+		if msg == "" {
+			msg = se.Error()
+		}
+		if st.Reason == "" {
+			return "Error from server: " + msg
+		}
+		return fmt.Sprintf("Error from server (%s): %s", st.Reason, msg)
+	}
+	msg := err.Error()
+	if strings.HasPrefix(msg, "error: ") {
+		return msg
+	}
+	return "error: " + msg
+}

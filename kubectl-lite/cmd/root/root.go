@@ -1,0 +1,56 @@
+package root
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/minik8s/minik8s/kubectl-lite/cli"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/clusterinfo"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/delete"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/get"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/token"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/version"
+)
+
+// NewCommand returns the root command with every verb wired to streams.
+func NewCommand(streams cli.Streams) *cobra.Command {
+	g := &cli.Globals{}
+	cmd := &cobra.Command{
+		Use:           "kubectl-lite",
+		Short:         "kubectl-lite controls a minik8s cluster",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	cmd.SetIn(streams.In)
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&g.Kubeconfig, "kubeconfig", "", "Path to the kubeconfig file to use for CLI requests.")
+	pf.StringVar(&g.Context, "context", "", "The name of the kubeconfig context to use")
+	pf.StringVarP(&g.Namespace, "namespace", "n", "", "If present, the namespace scope for this CLI request")
+	cmd.AddCommand(
+		version.NewCommand(streams, g),
+		clusterinfo.NewCommand(streams, g),
+		token.NewCommand(streams, g),
+		get.NewCommand(streams, g),
+		apply.NewCommand(streams, g),
+		apply.NewCreateCommand(streams, g),
+		delete.NewCommand(streams, g),
+	)
+	return cmd
+}
+
+// Run executes the command line args and returns the process exit code: 0,
+// or 1 after printing the error as one kubectl-style line on stderr.
+func Run(ctx context.Context, streams cli.Streams, args []string) int {
+	cmd := NewCommand(streams)
+	cmd.SetArgs(args)
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(streams.ErrOut, cli.FormatError(err))
+		return 1
+	}
+	return 0
+}

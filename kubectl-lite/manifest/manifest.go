@@ -1,0 +1,204 @@
+package manifest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/minik8s/minik8s/api"
+)
+
+// Object is one manifest object with the resource it is of.
+type Object struct {
+	Info   api.ResourceInfo
+	Object map[string]any
+	// Source is the file it came from, for messages.
+	Source string
+}
+
+// Name is metadata.name.
+func (o Object) Name() string { return o.meta("name") }
+
+// Namespace is metadata.namespace ("" when not set).
+func (o Object) Namespace() string { return o.meta("namespace") }
+
+func (o Object) meta(k string) string {
+	md, _ := o.Object["metadata"].(map[string]any)
+	s, _ := md[k].(string)
+	return s
+}
+
+// SetNamespace sets metadata.namespace.
+func (o Object) SetNamespace(ns string) {
+	md, _ := o.Object["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		o.Object["metadata"] = md
+	}
+	md["namespace"] = ns
+}
+
+// Read returns the objects of every -f argument in order; "-" is in.
+// Nothing is returned on any error, so a bad manifest changes nothing.
+func Read(filenames []string, recursive bool, in io.Reader) ([]Object, error) {
+	if len(filenames) == 0 {
+		return nil, errors.New("must specify one of -f and -k")
+	}
+	var out []Object
+	for _, f := range filenames {
+		if f == "-" {
+			b, err := io.ReadAll(in)
+			if err != nil {
+				return nil, fmt.Errorf("read stdin: %w", err)
+			}
+			objs, err := Decode(b, "STDIN")
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, objs...)
+			continue
+		}
+		files, err := expand(f, recursive)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range files {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return nil, fmt.Errorf("the path %q does not exist", p)
+			}
+			objs, err := Decode(b, p)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, objs...)
+		}
+	}
+	return out, nil
+}
+
+func expand(path string, recursive bool) ([]string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("the path %q does not exist", path)
+	}
+	if !st.IsDir() {
+		return []string{path}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != path && !recursive {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch strings.ToLower(filepath.Ext(p)) {
+		case ".yaml", ".yml", ".json":
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read directory %s: %w", path, err)
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// Decode splits b into documents and decodes each, expanding Lists.
+func Decode(b []byte, source string) ([]Object, error) {
+	var out []Object
+	for i, doc := range splitDocuments(b) {
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		j, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, fmt.Errorf("error parsing %s: error converting YAML to JSON: %w", source, err)
+		}
+		var m map[string]any
+		dec := json.NewDecoder(bytes.NewReader(j))
+		dec.UseNumber()
+		if err := dec.Decode(&m); err != nil {
+			return nil, fmt.Errorf("error parsing %s (document %d): %w", source, i+1, err)
+		}
+		if m == nil {
+			continue
+		}
+		objs, err := objects(m, source)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
+	return out, nil
+}
+
+func objects(m map[string]any, source string) ([]Object, error) {
+	apiVersion, _ := m["apiVersion"].(string)
+	kind, _ := m["kind"].(string)
+	if apiVersion == "" || kind == "" {
+		return nil, fmt.Errorf("error validating %q: error validating data: [apiVersion not set, kind not set]", source)
+	}
+	if strings.HasSuffix(kind, "List") {
+		items, _ := m["items"].([]any)
+		var out []Object
+		for _, it := range items {
+			im, ok := it.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("error parsing %s: a List item is not an object", source)
+			}
+			objs, err := objects(im, source)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, objs...)
+		}
+		return out, nil
+	}
+	info, ok := api.LookupKind(apiVersion, kind)
+	if !ok {
+		o := Object{Object: m}
+		return nil, fmt.Errorf("resource mapping not found for name: %q namespace: %q from %q: no matches for kind %q in version %q",
+			o.Name(), o.Namespace(), source, kind, apiVersion)
+	}
+	o := Object{Info: info, Object: m, Source: source}
+	if o.Name() == "" {
+		return nil, fmt.Errorf("error when retrieving current configuration of %s from %q: resource name may not be empty", kind, source)
+	}
+	return []Object{o}, nil
+}
+
+// splitDocuments cuts YAML at "---" separator lines.
+func splitDocuments(b []byte) [][]byte {
+	var docs [][]byte
+	var cur bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.TrimRight(line, " \t") == "---" || strings.HasPrefix(line, "--- ") {
+			docs = append(docs, append([]byte(nil), cur.Bytes()...))
+			cur.Reset()
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteByte('\n')
+	}
+	docs = append(docs, cur.Bytes())
+	return docs
+}
