@@ -1,0 +1,257 @@
+package root_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/apiserver/apiservertest"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/kubeconfig"
+	"github.com/minik8s/minik8s/internal/pki"
+	"github.com/minik8s/minik8s/kubectl-lite/cli"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/root"
+)
+
+type cluster struct {
+	t          *testing.T
+	kubeconfig string
+	client     *client.Client
+}
+
+func startCluster(t *testing.T) *cluster {
+	t.Helper()
+	s := apiservertest.Start(t, apiservertest.WithTLS)
+	path := s.Options.WriteKubeconfig
+	cfg, err := kubeconfig.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := cfg.ClientConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &cluster{t: t, kubeconfig: path, client: c}
+}
+
+// run executes kubectl-lite in-process against the cluster.
+func (c *cluster) run(stdin string, args ...string) (stdout, stderr string, code int) {
+	c.t.Helper()
+	var out, errOut bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	code = root.Run(ctx, cli.Streams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut},
+		append([]string{"--kubeconfig", c.kubeconfig}, args...))
+	return out.String(), errOut.String(), code
+}
+
+func (c *cluster) mustRun(stdin string, args ...string) string {
+	c.t.Helper()
+	out, errOut, code := c.run(stdin, args...)
+	if code != 0 {
+		c.t.Fatalf("kubectl-lite %v: exit %d, stderr %q", args, code, errOut)
+	}
+	return out
+}
+
+func TestIntegrationVersionClusterInfo(t *testing.T) {
+	c := startCluster(t)
+	out := c.mustRun("", "version")
+	if !strings.HasPrefix(out, "Client Version: v") || !strings.Contains(out, "\nServer Version: v") {
+		t.Errorf("version output %q", out)
+	}
+	out = c.mustRun("", "cluster-info")
+	if want := "Kubernetes control plane is running at " + c.client.Host(); !strings.HasPrefix(out, want) {
+		t.Errorf("cluster-info = %q, want prefix %q", out, want)
+	}
+	if !strings.HasPrefix(c.client.Host(), "https://") {
+		t.Errorf("admin kubeconfig server %q is not https", c.client.Host())
+	}
+}
+
+func TestIntegrationTokenCreate(t *testing.T) {
+	c := startCluster(t)
+	before := time.Now()
+	out := c.mustRun("", "token", "create", "--ttl", "2h", "--description", "for node-a")
+	tok := strings.TrimSpace(out)
+	id, secret, err := pki.ParseBootstrapToken(tok)
+	if err != nil {
+		t.Fatalf("token create printed %q: %v", out, err)
+	}
+	s, err := client.Resource[api.Secret](c.client).Namespace("kube-system").Get(context.Background(), "bootstrap-token-"+id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Type != api.SecretTypeBootstrapToken {
+		t.Errorf("type = %q", s.Type)
+	}
+	if got := string(s.Data["token-secret"]); got != secret {
+		t.Errorf("token-secret = %q, want %q", got, secret)
+	}
+	exp, err := time.Parse(time.RFC3339, string(s.Data["expiration"]))
+	if err != nil {
+		t.Fatalf("expiration %q: %v", s.Data["expiration"], err)
+	}
+	if d := exp.Sub(before); d < 2*time.Hour-time.Second || d > 2*time.Hour+time.Minute {
+		t.Errorf("expiration %v is %v after creation, want 2h", exp, d)
+	}
+	if got := string(s.Data["auth-extra-groups"]); got != pki.BootstrapDefaultNodeGroup {
+		t.Errorf("groups = %q", got)
+	}
+
+	list := c.mustRun("", "token", "list")
+	lines := strings.Split(strings.TrimSpace(list), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "TOKEN") || !strings.Contains(lines[0], "EXTRA GROUPS") {
+		t.Fatalf("token list = %q", list)
+	}
+	for _, want := range []string{tok, "authentication,signing", "for node-a", pki.BootstrapDefaultNodeGroup} {
+		if !strings.Contains(lines[1], want) {
+			t.Errorf("token list row %q lacks %q", lines[1], want)
+		}
+	}
+
+	join := c.mustRun("", "token", "create", "--print-join-command")
+	hash, err := pki.CAHash(mustCA(t, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(join)
+	if len(f) != 7 || f[0] != "kubelet" || f[2] != c.client.Host() || f[6] != hash {
+		t.Errorf("join command %q, want server %s and hash %s", join, c.client.Host(), hash)
+	}
+	if _, _, err := pki.ParseBootstrapToken(f[4]); err != nil {
+		t.Errorf("join command token %q: %v", f[4], err)
+	}
+
+	if out := c.mustRun("", "token", "delete", id); !strings.Contains(out, id) {
+		t.Errorf("token delete = %q", out)
+	}
+	if _, errOut, code := c.run("", "token", "delete", id); code != 1 ||
+		errOut != "Error from server (NotFound): secrets \"bootstrap-token-"+id+"\" not found\n" {
+		t.Errorf("second delete: code %d, stderr %q", code, errOut)
+	}
+}
+
+func mustCA(t *testing.T, c *cluster) []byte {
+	cfg, err := kubeconfig.Load(c.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := cfg.ClientConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cc.CAData
+}
+
+const cmV1 = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+  labels:
+    app: web
+    tier: front
+data:
+  a: "1"
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: team-a
+`
+
+const cmV2 = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+  labels:
+    app: web
+data:
+  a: "2"
+`
+
+func TestIntegrationApplyGetDelete(t *testing.T) {
+	c := startCluster(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "app.yaml")
+	if err := os.WriteFile(file, []byte(cmV1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := c.mustRun("", "apply", "-f", file); out != "configmap/app created\nnamespace/team-a created\n" {
+		t.Fatalf("first apply = %q", out)
+	}
+	if out := c.mustRun("", "apply", "-f", file); out != "configmap/app unchanged\nnamespace/team-a unchanged\n" {
+		t.Fatalf("second apply = %q", out)
+	}
+
+	// Another writer's label must survive the next apply.
+	ctx := context.Background()
+	cms := client.Resource[api.ConfigMap](c.client).Namespace("default")
+	if _, err := cms.Patch(ctx, "app", client.MergePatchType, []byte(`{"metadata":{"labels":{"owner":"ops"}}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if out := c.mustRun(cmV2, "apply", "-f", "-"); out != "configmap/app configured\n" {
+		t.Fatalf("apply of changed manifest = %q", out)
+	}
+	cm, err := cms.Get(ctx, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cm.Labels["tier"]; ok {
+		t.Errorf("label tier removed from the manifest is still there: %v", cm.Labels)
+	}
+	if cm.Labels["owner"] != "ops" || cm.Labels["app"] != "web" || cm.Data["a"] != "2" {
+		t.Errorf("after apply: labels %v data %v", cm.Labels, cm.Data)
+	}
+
+	out := c.mustRun("", "get", "cm", "app")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "NAME DATA AGE" ||
+		strings.Fields(lines[1])[0] != "app" || strings.Fields(lines[1])[1] != "1" {
+		t.Errorf("get cm app = %q", out)
+	}
+	if out := c.mustRun("", "get", "ns", "team-a", "-o", "name"); out != "namespace/team-a\n" {
+		t.Errorf("get -o name = %q", out)
+	}
+	if out := c.mustRun("", "get", "configmaps", "-l", "app=web", "-o", "yaml"); !strings.Contains(out, "kind: List") ||
+		!strings.Contains(out, "name: app") {
+		t.Errorf("get -o yaml = %q", out)
+	}
+	if _, errOut, code := c.run("", "get", "pods"); code != 0 || errOut != "No resources found in default namespace.\n" {
+		t.Errorf("get pods on empty: code %d stderr %q", code, errOut)
+	}
+
+	if _, errOut, code := c.run("", "delete", "pod", "x"); code != 1 ||
+		errOut != "Error from server (NotFound): pods \"x\" not found\n" {
+		t.Errorf("delete missing pod: code %d, stderr %q", code, errOut)
+	}
+	if out := c.mustRun("", "delete", "configmap", "app"); out != "configmap \"app\" deleted\n" {
+		t.Errorf("delete = %q", out)
+	}
+	if _, errOut, code := c.run("", "get", "cm", "app"); code != 1 ||
+		errOut != "Error from server (NotFound): configmaps \"app\" not found\n" {
+		t.Errorf("get deleted: code %d, stderr %q", code, errOut)
+	}
+}
+
+func TestIntegrationBadManifestChangesNothing(t *testing.T) {
+	c := startCluster(t)
+	bad := cmV1 + "---\napiVersion: v1\nkind: Frobnicator\nmetadata:\n  name: x\n"
+	_, errOut, code := c.run(bad, "apply", "-f", "-")
+	if code != 1 || !strings.HasPrefix(errOut, "error: resource mapping not found for name: \"x\"") ||
+		strings.Count(errOut, "\n") != 1 {
+		t.Errorf("bad manifest: code %d stderr %q", code, errOut)
+	}
+	if _, err := client.Resource[api.ConfigMap](c.client).Namespace("default").Get(context.Background(), "app"); err == nil {
+		t.Error("a document of the rejected manifest was applied")
+	}
+}
