@@ -1,0 +1,32 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+)
+
+func TestFormatError(t *testing.T) {
+	t.Parallel()
+	pods := apierrors.GroupResource{Resource: "pods"}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"not found", apierrors.NewNotFound(pods, "x"), `Error from server (NotFound): pods "x" not found`},
+		{"wrapped forbidden", fmt.Errorf("delete: %w", apierrors.NewForbidden(pods, "x", errors.New("nope"))),
+			`Error from server (Forbidden): pods "x" is forbidden: nope`},
+		{"no reason", apierrors.FromStatus(api.Status{Message: "boom"}), "Error from server: boom"},
+		{"plain", errors.New("the server doesn't have a resource type \"foo\""), `error: the server doesn't have a resource type "foo"`},
+		{"already prefixed", errors.New("error: x"), "error: x"},
+	}
+	for _, tt := range tests {
+		if got := FormatError(tt.err); got != tt.want {
+			t.Errorf("%s: FormatError = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

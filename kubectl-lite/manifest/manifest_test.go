@@ -1,0 +1,48 @@
+package manifest
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDecode(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		in      string
+		want    []string // kind/name
+		wantErr string
+	}{
+		{"multi-doc yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n",
+			[]string{"ConfigMap/a", "Deployment/web"}, ""},
+		{"json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}`, []string{"Pod/p"}, ""},
+		{"list", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n  metadata:\n    name: s\n",
+			[]string{"Service/s"}, ""},
+		{"unknown kind", "apiVersion: v1\nkind: Frob\nmetadata:\n  name: x\n", nil,
+			`resource mapping not found for name: "x" namespace: "" from "in.yaml": no matches for kind "Frob" in version "v1"`},
+		{"no kind", "metadata:\n  name: x\n", nil, "apiVersion not set, kind not set"},
+		{"bad yaml", "a: [\n", nil, "error converting YAML to JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			objs, err := Decode([]byte(tt.in), "in.yaml")
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, o := range objs {
+				got = append(got, o.Info.Kind+"/"+o.Name())
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
