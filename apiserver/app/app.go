@@ -19,6 +19,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/admission"
 	"github.com/minik8s/minik8s/apiserver/authz"
 	"github.com/minik8s/minik8s/apiserver/csr"
+	"github.com/minik8s/minik8s/apiserver/encryption"
 	"github.com/minik8s/minik8s/apiserver/etcd"
 	"github.com/minik8s/minik8s/apiserver/openapi"
 	"github.com/minik8s/minik8s/apiserver/registry"
@@ -115,8 +116,20 @@ func (a *APIServer) Start(ctx context.Context) error {
 	a.metrics = prometheus.NewRegistry()
 	a.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
+	var crypt *encryption.Transformers
+	if a.opts.EncryptionProviderConfig != "" {
+		if crypt, err = encryption.Load(a.opts.EncryptionProviderConfig); err != nil {
+			cancel()
+			return err
+		}
+	}
 	for _, ri := range api.Resources {
+		var vt registry.ValueTransformer
+		if crypt.Configured(ri.Resource, ri.Group) {
+			vt = crypt.For(ri.Resource, ri.Group)
+		}
 		s := registry.NewStore(registry.Config{
+			Transformer:      vt,
 			Info:             ri,
 			Strategy:         registry.StrategyFor(ri),
 			Storage:          st,

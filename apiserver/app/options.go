@@ -17,6 +17,8 @@ type Options struct {
 	TLSSANs []string
 	// WriteKubeconfig, if set, is where the admin kubeconfig is written.
 	WriteKubeconfig string
+	// EncryptionProviderConfig is kube-apiserver's EncryptionConfiguration file.
+	EncryptionProviderConfig string
 	// TokenAuthFile is a static token file (token,user,uid,"group1,group2").
 	TokenAuthFile string
 	// InsecureBindAddress and InsecurePort serve plain HTTP to a trusted
@@ -102,6 +104,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "directory of the cluster CA and serving certificate (created on first start)")
 	fs.Var(stringList{&o.TLSSANs}, "tls-san", "comma-separated extra DNS names or IPs for the serving certificate")
 	fs.StringVar(&o.WriteKubeconfig, "write-kubeconfig", o.WriteKubeconfig, "write an admin kubeconfig to this path")
+	fs.StringVar(&o.EncryptionProviderConfig, "encryption-provider-config", o.EncryptionProviderConfig, "EncryptionConfiguration file: which resources are encrypted in etcd (aescbc, aesgcm, identity)")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "static bearer tokens: CSV of token,user,uid,\"group1,group2\"")
 	fs.StringVar(&o.InsecureBindAddress, "insecure-bind-address", o.InsecureBindAddress, "loopback address to serve unauthenticated plain HTTP on")
 	fs.IntVar(&o.InsecurePort, "insecure-port", o.InsecurePort, "port to serve unauthenticated plain HTTP on, for a local admin (0 disables)")

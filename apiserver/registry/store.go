@@ -40,6 +40,7 @@ type Store struct {
 	storage  *storage.Store
 	cache    *cacher.Cacher
 	admit    *admission.Chain
+	crypt    ValueTransformer
 	log      *slog.Logger
 	now      func() time.Time
 }
@@ -50,6 +51,8 @@ type Config struct {
 	Strategy  Strategy
 	Storage   *storage.Store
 	Admission *admission.Chain
+	// Transformer, if set, encrypts values at rest (--encryption-provider-config).
+	Transformer ValueTransformer
 	// BookmarkInterval and EventBufferSize tune the watch cache (0: defaults).
 	BookmarkInterval time.Duration
 	EventBufferSize  int
@@ -70,6 +73,7 @@ func NewStore(cfg Config) *Store {
 		strategy: cfg.Strategy,
 		storage:  cfg.Storage,
 		admit:    cfg.Admission,
+		crypt:    cfg.Transformer,
 		log:      log.With("resource", cfg.Info.Resource),
 		now:      time.Now,
 	}
@@ -137,7 +141,23 @@ func (s *Store) copyObject(obj api.Object) (api.Object, error) {
 }
 
 // decode turns a stored value into an object whose resourceVersion is rev.
-func (s *Store) decode(value []byte, rev int64) (api.Object, error) {
+// encryptedPrefix starts values written by an encrypting provider; other
+// values are plaintext (written before encryption was turned on, or the
+// cache's own re-decoding of an object it holds).
+var encryptedPrefix = []byte("k8s:enc:")
+
+// authData is the authenticated data of an encrypted value: its etcd key,
+// so a value cannot be moved to another key.
+func (s *Store) authData(key string) []byte { return []byte(s.storage.Prefix() + key) }
+
+func (s *Store) decode(key string, value []byte, rev int64) (api.Object, error) {
+	if s.crypt != nil && bytes.HasPrefix(value, encryptedPrefix) {
+		plain, err := s.crypt.TransformFromStorage(value, s.authData(key))
+		if err != nil {
+			return nil, fmt.Errorf("decrypt %s: %w", key, err)
+		}
+		value = plain
+	}
 	obj := s.Info.New()
 	if err := json.Unmarshal(value, obj); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", s.Info.Resource, err)
@@ -162,6 +182,18 @@ func (s *Store) encode(obj api.Object) ([]byte, error) {
 	return data, nil
 }
 
+// seal encrypts an encoding for storage under key, when encryption is on.
+func (s *Store) seal(key string, plain []byte) ([]byte, error) {
+	if s.crypt == nil {
+		return plain, nil
+	}
+	data, err := s.crypt.TransformToStorage(plain, s.authData(key))
+	if err != nil {
+		return nil, apierrors.NewInternalError(fmt.Errorf("encrypt %s: %w", s.Info.Resource, err))
+	}
+	return data, nil
+}
+
 // Attrs returns the labels and selectable fields of obj.
 func (s *Store) Attrs(obj api.Object) (map[string]string, map[string]string) {
 	meta := obj.GetObjectMeta()
@@ -176,7 +208,7 @@ func (s *Store) Attrs(obj api.Object) (map[string]string, map[string]string) {
 }
 
 func (s *Store) cacheDecode(key string, value []byte, rev int64) (*cacher.Object, error) {
-	obj, err := s.decode(value, rev)
+	obj, err := s.decode(key, value, rev)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +279,7 @@ func (s *Store) Get(ctx context.Context, ns, name string) (api.Object, error) {
 	if err != nil {
 		return nil, s.storageError(err, name)
 	}
-	return s.decode(kv.Value, kv.ModRevision)
+	return s.decode(kv.Key, kv.Value, kv.ModRevision)
 }
 
 // WriteOptions are the options of create, update, patch and delete.
@@ -294,7 +326,12 @@ func (s *Store) Create(ctx context.Context, ns string, obj api.Object, opts Writ
 		if opts.DryRun {
 			return obj, nil
 		}
-		rev, err := s.storage.Create(ctx, s.key(meta.Namespace, meta.Name), data)
+		key := s.key(meta.Namespace, meta.Name)
+		sealed, err := s.seal(key, data)
+		if err != nil {
+			return nil, err
+		}
+		rev, err := s.storage.Create(ctx, key, sealed)
 		if errors.Is(err, storage.ErrKeyExists) && generated && attempt < generateNameAttempts {
 			meta.Name = generateName(meta.GenerateName)
 			continue
@@ -382,7 +419,7 @@ func (s *Store) write(ctx context.Context, ns, name, userRV string, opts WriteOp
 		if err != nil {
 			return nil, s.storageError(err, name)
 		}
-		cur, err := s.decode(kv.Value, kv.ModRevision)
+		cur, err := s.decode(kv.Key, kv.Value, kv.ModRevision)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
@@ -473,14 +510,18 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 	if err != nil {
 		return nil, err
 	}
-	if bytes.Equal(data, kv.Value) {
+	if s.unchanged(data, kv) {
 		// Nothing changed: no write, no event, same resourceVersion.
 		return cur, nil
 	}
 	if opts.DryRun {
 		return obj, nil
 	}
-	rev, err := s.storage.Update(ctx, kv.Key, data, kv.ModRevision)
+	sealed, err := s.seal(kv.Key, data)
+	if err != nil {
+		return nil, err
+	}
+	rev, err := s.storage.Update(ctx, kv.Key, sealed, kv.ModRevision)
 	var conflict *storage.ConflictError
 	if errors.As(err, &conflict) && userRV == "" {
 		return nil, errRetry
@@ -560,7 +601,7 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts *api.DeleteOpt
 		if err != nil {
 			return nil, false, s.storageError(err, name)
 		}
-		cur, err := s.decode(kv.Value, kv.ModRevision)
+		cur, err := s.decode(kv.Key, kv.Value, kv.ModRevision)
 		if err != nil {
 			return nil, false, apierrors.NewInternalError(err)
 		}
@@ -646,10 +687,14 @@ func (s *Store) deleteOnce(ctx context.Context, kv storage.KV, cur api.Object, o
 		if err != nil {
 			return nil, false, err
 		}
-		if bytes.Equal(data, kv.Value) || dryRun {
+		if s.unchanged(data, kv) || dryRun {
 			return next, false, nil
 		}
-		rev, err := s.storage.Update(ctx, kv.Key, data, kv.ModRevision)
+		sealed, err := s.seal(kv.Key, data)
+		if err != nil {
+			return nil, false, err
+		}
+		rev, err := s.storage.Update(ctx, kv.Key, sealed, kv.ModRevision)
 		var conflict *storage.ConflictError
 		if errors.As(err, &conflict) && !userPrecondition {
 			return nil, false, errRetry
@@ -726,4 +771,18 @@ func (s *Store) FieldLabels() map[string]bool {
 	}
 	out["metadata.namespace"] = true
 	return out
+}
+
+// unchanged reports whether a new plaintext encoding is what kv stores;
+// encrypted values differ on every write (fresh IVs), so they are compared
+// as plaintext.
+func (s *Store) unchanged(plain []byte, kv storage.KV) bool {
+	stored := kv.Value
+	if s.crypt != nil && bytes.HasPrefix(stored, encryptedPrefix) {
+		var err error
+		if stored, err = s.crypt.TransformFromStorage(stored, s.authData(kv.Key)); err != nil {
+			return false
+		}
+	}
+	return bytes.Equal(plain, stored)
 }

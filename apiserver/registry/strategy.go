@@ -104,3 +104,10 @@ func (BaseStrategy) PrepareForStatusUpdate(ctx context.Context, obj, old api.Obj
 func (BaseStrategy) ValidateStatusUpdate(ctx context.Context, obj, old api.Object) field.ErrorList {
 	return validation.ValidateStatusUpdate(obj, old)
 }
+
+// ValueTransformer encrypts stored values and decrypts them back; the
+// authenticated data is the value's etcd key.
+type ValueTransformer interface {
+	TransformToStorage(plain, authenticatedData []byte) ([]byte, error)
+	TransformFromStorage(stored, authenticatedData []byte) ([]byte, error)
+}
