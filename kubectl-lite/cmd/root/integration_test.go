@@ -255,3 +255,52 @@ func TestIntegrationBadManifestChangesNothing(t *testing.T) {
 		t.Error("a document of the rejected manifest was applied")
 	}
 }
+
+const deployV1 = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: app
+        image: busybox:1
+        env:
+        - {name: A, value: "1"}
+        - {name: B, value: "2"}
+`
+
+func TestIntegrationApplyDeployment(t *testing.T) {
+	c := startCluster(t)
+	if out := c.mustRun(deployV1, "apply", "-f", "-"); out != "deployment.apps/web created\n" {
+		t.Fatalf("apply = %q", out)
+	}
+	if out := c.mustRun(deployV1, "apply", "-f", "-"); out != "deployment.apps/web unchanged\n" {
+		t.Fatalf("re-apply = %q", out)
+	}
+	v2 := strings.Replace(strings.Replace(deployV1, "busybox:1", "busybox:2", 1), "        - {name: B, value: \"2\"}\n", "", 1)
+	if out := c.mustRun(v2, "apply", "-f", "-"); out != "deployment.apps/web configured\n" {
+		t.Fatalf("apply v2 = %q", out)
+	}
+	d, err := client.Resource[api.Deployment](c.client).Namespace("default").Get(context.Background(), "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctr := d.Spec.Template.Spec.Containers[0]
+	if ctr.Image != "busybox:2" || len(ctr.Env) != 1 || ctr.Env[0].Name != "A" {
+		t.Errorf("after apply v2: image %q env %+v", ctr.Image, ctr.Env)
+	}
+	out := c.mustRun("", "get", "deploy,cm")
+	if !strings.Contains(out, "deployment.apps/web ") || !strings.Contains(out, "UP-TO-DATE") {
+		t.Errorf("get deploy,cm = %q", out)
+	}
+	if out := c.mustRun(v2, "delete", "-f", "-"); out != "deployment.apps \"web\" deleted\n" {
+		t.Errorf("delete -f = %q", out)
+	}
+}
