@@ -304,3 +304,27 @@ func TestIntegrationApplyDeployment(t *testing.T) {
 		t.Errorf("delete -f = %q", out)
 	}
 }
+
+func TestIntegrationConfig(t *testing.T) {
+	c := startCluster(t)
+	view := c.mustRun("", "config", "view")
+	if !strings.Contains(view, "certificate-authority-data: DATA+OMITTED") || !strings.Contains(view, "REDACTED") {
+		t.Errorf("config view does not redact: %q", view)
+	}
+	if raw := c.mustRun("", "config", "view", "--raw"); strings.Contains(raw, "DATA+OMITTED") {
+		t.Errorf("config view --raw redacts: %q", raw)
+	}
+	cur := strings.TrimSpace(c.mustRun("", "config", "current-context"))
+	ctxs := c.mustRun("", "config", "get-contexts")
+	if !strings.HasPrefix(ctxs, "CURRENT") || !strings.Contains(ctxs, "*         "+cur) {
+		t.Errorf("get-contexts = %q (current %q)", ctxs, cur)
+	}
+	if _, errOut, code := c.run("", "config", "use-context", "nope"); code != 1 ||
+		errOut != "error: no context exists with the name: \"nope\"\n" {
+		t.Errorf("use-context nope: code %d stderr %q", code, errOut)
+	}
+	if out := c.mustRun("", "config", "use-context", cur); out != "Switched to context \""+cur+"\".\n" {
+		t.Errorf("use-context = %q", out)
+	}
+	c.mustRun("", "version")
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/clusterinfo"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/config"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/delete"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/get"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/token"
@@ -34,6 +35,7 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 	cmd.AddCommand(
 		version.NewCommand(streams, g),
 		clusterinfo.NewCommand(streams, g),
+		config.NewCommand(streams, g),
 		token.NewCommand(streams, g),
 		get.NewCommand(streams, g),
 		apply.NewCommand(streams, g),
