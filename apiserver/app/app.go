@@ -17,6 +17,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/admission"
+	"github.com/minik8s/minik8s/apiserver/audit"
 	"github.com/minik8s/minik8s/apiserver/authz"
 	"github.com/minik8s/minik8s/apiserver/csr"
 	"github.com/minik8s/minik8s/apiserver/encryption"
@@ -45,6 +46,7 @@ type APIServer struct {
 	secureListener net.Listener
 	secureSrv      *http.Server
 	pki            *pki.Bundle
+	audit          *audit.Backend
 	metrics        *prometheus.Registry
 
 	wg      sync.WaitGroup
@@ -116,6 +118,12 @@ func (a *APIServer) Start(ctx context.Context) error {
 	a.metrics = prometheus.NewRegistry()
 	a.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
+	if a.opts.AuditLogPath != "" {
+		if a.audit, err = audit.NewFileBackend(a.opts.AuditLogPath, a.opts.AuditLogMaxSizeMB); err != nil {
+			cancel()
+			return fmt.Errorf("--audit-log-path: %w", err)
+		}
+	}
 	var crypt *encryption.Transformers
 	if a.opts.EncryptionProviderConfig != "" {
 		if crypt, err = encryption.Load(a.opts.EncryptionProviderConfig); err != nil {
@@ -250,7 +258,7 @@ func (a *APIServer) Start(ctx context.Context) error {
 		a.serve(func() error { return a.secureSrv.ServeTLS(l, "", "") })
 	}
 	if a.listener != nil {
-		a.httpSrv = &http.Server{Handler: trusted(a.handler), ReadHeaderTimeout: 10 * time.Second,
+		a.httpSrv = &http.Server{Handler: a.audited(trusted(audit.Capture(a.handler))), ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 		l := a.listener
 		a.serve(func() error { return a.httpSrv.Serve(l) })
@@ -304,6 +312,11 @@ func (a *APIServer) shutdown() {
 		}
 	}
 	a.wg.Wait()
+	if a.audit != nil {
+		if err := a.audit.Close(); err != nil {
+			a.log.Warn("close audit log", "err", err)
+		}
+	}
 	if a.backend != nil {
 		if err := a.backend.Close(); err != nil {
 			a.log.Warn("close etcd", "err", err)

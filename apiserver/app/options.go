@@ -19,6 +19,9 @@ type Options struct {
 	WriteKubeconfig string
 	// EncryptionProviderConfig is kube-apiserver's EncryptionConfiguration file.
 	EncryptionProviderConfig string
+	// AuditLogPath, if set, receives one JSON line per request (audit.k8s.io/v1 Events).
+	AuditLogPath      string
+	AuditLogMaxSizeMB int
 	// TokenAuthFile is a static token file (token,user,uid,"group1,group2").
 	TokenAuthFile string
 	// InsecureBindAddress and InsecurePort serve plain HTTP to a trusted
@@ -105,6 +108,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.Var(stringList{&o.TLSSANs}, "tls-san", "comma-separated extra DNS names or IPs for the serving certificate")
 	fs.StringVar(&o.WriteKubeconfig, "write-kubeconfig", o.WriteKubeconfig, "write an admin kubeconfig to this path")
 	fs.StringVar(&o.EncryptionProviderConfig, "encryption-provider-config", o.EncryptionProviderConfig, "EncryptionConfiguration file: which resources are encrypted in etcd (aescbc, aesgcm, identity)")
+	fs.StringVar(&o.AuditLogPath, "audit-log-path", o.AuditLogPath, "write an audit log of every request (JSON lines) to this file")
+	fs.IntVar(&o.AuditLogMaxSizeMB, "audit-log-maxsize", o.AuditLogMaxSizeMB, "megabytes of audit log before it is rotated (0: never)")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "static bearer tokens: CSV of token,user,uid,\"group1,group2\"")
 	fs.StringVar(&o.InsecureBindAddress, "insecure-bind-address", o.InsecureBindAddress, "loopback address to serve unauthenticated plain HTTP on")
 	fs.IntVar(&o.InsecurePort, "insecure-port", o.InsecurePort, "port to serve unauthenticated plain HTTP on, for a local admin (0 disables)")

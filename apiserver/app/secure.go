@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/apiserver/audit"
 	"github.com/minik8s/minik8s/apiserver/authn"
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/request"
@@ -48,7 +49,7 @@ func (a *APIServer) secureServing(handler http.Handler) (http.Handler, *tls.Conf
 		authenticators = append(authenticators, tf)
 	}
 	authenticators = append(authenticators, authn.NewBootstrapToken(&secretGetter{store: a.Store("", "secrets")}))
-	secured := authn.Filter(authn.Union(authenticators...), authn.DefaultAnonymousPaths)(handler)
+	secured := a.audited(authn.Filter(authn.Union(authenticators...), authn.DefaultAnonymousPaths)(audit.Capture(handler)))
 
 	if a.opts.WriteKubeconfig != "" {
 		if err := a.writeAdminKubeconfig(bundle); err != nil {
@@ -93,6 +94,9 @@ func (a *APIServer) SecureURL() string { return a.serverURL() }
 // insecureUser is who a request on the local plain-HTTP port acts as, like
 // kube-apiserver's old insecure port: a trusted local administrator.
 var insecureUser = &request.User{Name: "system:admin", Groups: []string{"system:masters", "system:authenticated"}}
+
+// audited wraps h in the audit filter when an audit log is configured.
+func (a *APIServer) audited(h http.Handler) http.Handler { return audit.Filter(a.audit)(h) }
 
 // trusted marks every request of the insecure listener as insecureUser.
 func trusted(next http.Handler) http.Handler {
