@@ -472,3 +472,38 @@ func TestFileBackendRotates(t *testing.T) {
 		t.Fatalf("%d events across files, want 1500", total)
 	}
 }
+
+// TestHijack: an upgraded connection (exec, port-forward) is handed over
+// through the wrapper and recorded as 101.
+func TestHijack(t *testing.T) {
+	t.Parallel()
+	var out syncBuffer
+	h := withContext(alice, Filter(NewBackend(&out))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, brw, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Errorf("hijack through the wrapper: %v", err)
+			return
+		}
+		defer conn.Close()
+		_, _ = brw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\nhello")
+		_ = brw.Flush()
+	})))
+	srv := httptest.NewServer(h)
+	req, _ := http.NewRequest("POST", srv.URL+"/api/v1/namespaces/default/pods/web/exec?command=sh", nil)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "SPDY/3.1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	srv.Close()
+	if resp.StatusCode != 101 || string(body) != "hello" {
+		t.Fatalf("upgrade response %d %q", resp.StatusCode, body)
+	}
+	evs := events(t, out.String())
+	if len(evs) != 1 || evs[0].ResponseStatus.Code != 101 || evs[0].ObjectRef.Subresource != "exec" {
+		t.Fatalf("hijacked request event: %s", out.String())
+	}
+}
