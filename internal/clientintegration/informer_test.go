@@ -183,6 +183,12 @@ func TestInformerDeliversInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The informer's first list uses resourceVersion "0" (any cached state,
+	// as client-go does), which may predate the creates; a consistent list
+	// first waits until the watch cache has caught up with them.
+	if _, err := cms.List(ctx, client.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	lw := informer.For[api.ConfigMap](c, ns, client.ListOptions{})
 	inf := informer.New[api.ConfigMap](lw, informer.Options[api.ConfigMap]{Logger: quietLogger()})
 	rec := &recorder[api.ConfigMap, *api.ConfigMap]{withRV: true}
