@@ -102,23 +102,7 @@ func BenchmarkPodCreate(b *testing.B) {
 
 // runConcurrent runs b.N calls of fn spread over workers goroutines.
 func runConcurrent(b *testing.B, workers int, fn func() error) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for next.Add(1) <= int64(b.N) {
-				if err := fn(); err != nil {
-					failed.Store(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err, ok := failed.Load().(error); ok {
+	if err := fill(b.N, workers, fn); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -265,15 +265,24 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *request.Inf
 	}
 }
 
-func (s *Server) create(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
+// writeInput reads the dryRun option and the object of a create or update;
+// ok is false when an error was written.
+func writeInput(w http.ResponseWriter, r *http.Request, st *registry.Store) (obj api.Object, dry, ok bool) {
 	dry, err := dryRun(r)
+	if err == nil {
+		obj = st.Info.New()
+		err = decodeBody(r, obj, st.Info.GroupVersion(), st.Info.Kind)
+	}
 	if err != nil {
 		writeError(w, r, err)
-		return
+		return nil, false, false
 	}
-	obj := st.Info.New()
-	if err := decodeBody(r, obj, st.Info.GroupVersion(), st.Info.Kind); err != nil {
-		writeError(w, r, err)
+	return obj, dry, true
+}
+
+func (s *Server) create(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
+	obj, dry, ok := writeInput(w, r, st)
+	if !ok {
 		return
 	}
 	out, err := st.Create(r.Context(), info.Namespace, obj, registry.WriteOptions{DryRun: dry})
@@ -285,14 +294,8 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, info *request.In
 }
 
 func (s *Server) update(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
-	dry, err := dryRun(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	obj := st.Info.New()
-	if err := decodeBody(r, obj, st.Info.GroupVersion(), st.Info.Kind); err != nil {
-		writeError(w, r, err)
+	obj, dry, ok := writeInput(w, r, st)
+	if !ok {
 		return
 	}
 	out, created, err := st.Update(r.Context(), info.Namespace, info.Name, obj,
