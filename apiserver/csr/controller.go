@@ -68,7 +68,6 @@ func (c *Controller) watch(ctx context.Context) error {
 	return nil
 }
 
-
 func condition(csr *api.CertificateSigningRequest, t api.RequestConditionType) bool {
 	for _, c := range csr.Status.Conditions {
 		if c.Type == t && c.Status == api.ConditionTrue {
