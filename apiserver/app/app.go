@@ -364,23 +364,9 @@ func (a *APIServer) bootstrap(ctx context.Context) error {
 type namespaceGetter struct{ store *registry.Store }
 
 func (g *namespaceGetter) NamespacePhase(ctx context.Context, name string, live bool) (string, bool, error) {
-	var obj api.Object
-	if cached, ok := g.store.Cacher().Get("namespaces/" + name); ok && !live {
-		obj, _ = cached.Value.(api.Object)
-	}
-	if obj == nil {
-		var err error
-		obj, err = g.store.Get(ctx, "", name)
-		if apierrors.IsNotFound(err) {
-			return "", false, nil
-		}
-		if err != nil {
-			return "", false, err
-		}
-	}
-	ns, ok := obj.(*api.Namespace)
-	if !ok {
-		return "", false, fmt.Errorf("namespaces store returned %T", obj)
+	ns, found, err := lookup[api.Namespace](ctx, g.store, "", name, live)
+	if err != nil || !found {
+		return "", found, err
 	}
 	if ns.DeletionTimestamp != nil {
 		return string(api.NamespaceTerminating), true, nil
@@ -392,16 +378,5 @@ func (g *namespaceGetter) NamespacePhase(ctx context.Context, name string, live 
 type nodeGetter struct{ store *registry.Store }
 
 func (g *nodeGetter) GetNode(ctx context.Context, name string) (*api.Node, bool, error) {
-	obj, err := g.store.Get(ctx, "", name)
-	if apierrors.IsNotFound(err) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	n, ok := obj.(*api.Node)
-	if !ok {
-		return nil, false, fmt.Errorf("nodes store returned %T", obj)
-	}
-	return n, true, nil
+	return lookup[api.Node](ctx, g.store, "", name, true)
 }

@@ -61,13 +61,37 @@ func cachedValues[T any](s *registry.Store, pred cacher.Predicate) []*T {
 	return out
 }
 
-func cachedValue[T any](s *registry.Store, key string) (*T, bool) {
-	o, ok := s.Cacher().Get(key)
+// cachedValue returns ns/name of a store's watch cache as *T.
+func cachedValue[T any](s *registry.Store, ns, name string) (*T, bool) {
+	o, ok := s.Cacher().Get(s.Key(ns, name))
 	if !ok {
 		return nil, false
 	}
 	v, ok := o.Value.(*T)
 	return v, ok
+}
+
+// lookup reads ns/name as *T from the watch cache, or from etcd when live is
+// set or the cache has not seen it (a fresh write may not be cached yet).
+// found is false when it does not exist.
+func lookup[T any](ctx context.Context, s *registry.Store, ns, name string, live bool) (*T, bool, error) {
+	if !live {
+		if v, ok := cachedValue[T](s, ns, name); ok {
+			return v, true, nil
+		}
+	}
+	obj, err := s.Get(ctx, ns, name)
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	v, ok := any(obj).(*T)
+	if !ok {
+		return nil, false, fmt.Errorf("%s store returned %T", s.Info.Resource, obj)
+	}
+	return v, true, nil
 }
 
 // cachedRules implements authz.RuleSource on the RBAC watch caches.
@@ -86,11 +110,11 @@ func (c *cachedRules) ListRoleBindings(namespace string) []*api.RoleBinding {
 }
 
 func (c *cachedRules) GetClusterRole(name string) (*api.ClusterRole, bool) {
-	return cachedValue[api.ClusterRole](c.clusterRoles, "clusterroles/"+name)
+	return cachedValue[api.ClusterRole](c.clusterRoles, "", name)
 }
 
 func (c *cachedRules) GetRole(namespace, name string) (*api.Role, bool) {
-	return cachedValue[api.Role](c.roles, "roles/"+namespace+"/"+name)
+	return cachedValue[api.Role](c.roles, namespace, name)
 }
 
 // podGraph implements authz.NodeGraph on the pod watch cache.
@@ -103,7 +127,7 @@ func (g *podGraph) PodsOnNode(node string) []*api.Pod {
 }
 
 func (g *podGraph) NodeForPod(namespace, name string) (string, bool) {
-	p, ok := cachedValue[api.Pod](g.pods, "pods/"+namespace+"/"+name)
+	p, ok := cachedValue[api.Pod](g.pods, namespace, name)
 	if !ok {
 		return "", false
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/audit"
 	"github.com/minik8s/minik8s/apiserver/authn"
 	"github.com/minik8s/minik8s/apiserver/registry"
@@ -122,20 +123,11 @@ func (g *secretGetter) GetSecret(ctx context.Context, ns, name string) (*api.Sec
 	if g.store == nil {
 		return nil, errors.New("the secrets resource is not served")
 	}
-	if o, ok := g.store.Cacher().Get("secrets/" + ns + "/" + name); ok {
-		if s, ok := o.Value.(*api.Secret); ok {
-			return s, nil
-		}
+	s, found, err := lookup[api.Secret](ctx, g.store, ns, name, false)
+	if err == nil && !found {
+		err = apierrors.NewNotFound(g.store.GR, name)
 	}
-	obj, err := g.store.Get(ctx, ns, name)
-	if err != nil {
-		return nil, err
-	}
-	s, ok := obj.(*api.Secret)
-	if !ok {
-		return nil, fmt.Errorf("secrets store returned %T", obj)
-	}
-	return s, nil
+	return s, err
 }
 
 // writeComponentKubeconfigs writes scheduler.kubeconfig and

@@ -128,19 +128,8 @@ func (s *Store) setType(obj api.Object) {
 
 // copyObject returns a deep copy of obj; cached objects are shared and must
 // be copied before they are changed.
-func (s *Store) copyObject(obj api.Object) (api.Object, error) {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	out := s.Info.New()
-	if err := json.Unmarshal(data, out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
+func (s *Store) copyObject(obj api.Object) api.Object { return api.DeepCopyObject(obj) }
 
-// decode turns a stored value into an object whose resourceVersion is rev.
 // encryptedPrefix starts values written by an encrypting provider; other
 // values are plaintext (written before encryption was turned on, or the
 // cache's own re-decoding of an object it holds).
@@ -150,6 +139,7 @@ var encryptedPrefix = []byte("k8s:enc:")
 // so a value cannot be moved to another key.
 func (s *Store) authData(key string) []byte { return []byte(s.storage.Prefix() + key) }
 
+// decode turns a stored value into an object whose resourceVersion is rev.
 func (s *Store) decode(key string, value []byte, rev int64) (api.Object, error) {
 	if s.crypt != nil && bytes.HasPrefix(value, encryptedPrefix) {
 		plain, err := s.crypt.TransformFromStorage(value, s.authData(key))
@@ -393,7 +383,7 @@ func (s *Store) Update(ctx context.Context, ns, name string, obj api.Object, opt
 			meta.ResourceVersion, "must be specified for an update")})
 	}
 	out, err := s.write(ctx, meta.Namespace, name, userRV, opts, func(cur api.Object) (api.Object, error) {
-		return s.copyObject(obj)
+		return s.copyObject(obj), nil
 	})
 	if apierrors.IsNotFound(err) && opts.Subresource == "" && s.strategy.AllowCreateOnUpdate() {
 		created, err := s.Create(ctx, ns, obj, opts)
@@ -436,11 +426,7 @@ func (s *Store) write(ctx context.Context, ns, name, userRV string, opts WriteOp
 }
 
 func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, userRV string, opts WriteOptions, mutate Mutation) (api.Object, error) {
-	curCopy, err := s.copyObject(cur)
-	if err != nil {
-		return nil, apierrors.NewInternalError(err)
-	}
-	obj, err := mutate(curCopy)
+	obj, err := mutate(s.copyObject(cur))
 	if err != nil {
 		return nil, err
 	}
@@ -548,10 +534,7 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 // statusUpdate keeps everything of cur but the status of obj (and, like
 // Kubernetes, the labels and annotations a status writer may also touch).
 func (s *Store) statusUpdate(ctx context.Context, obj, cur api.Object, sub string) api.Object {
-	out, err := s.copyObject(cur)
-	if err != nil {
-		return obj
-	}
+	out := s.copyObject(cur)
 	copyStatus(out, obj)
 	if sub == "approval" {
 		// A CSR's approval changes its conditions only; the certificate is the signer's.
@@ -653,10 +636,7 @@ func (s *Store) deleteOnce(ctx context.Context, kv storage.KV, cur api.Object, o
 	if meta.DeletionTimestamp != nil || graceful || len(finalizers) > 0 || blocked {
 		// Mark for deletion instead of deleting, unless an ongoing deletion
 		// has reached zero grace and no finalizers remain.
-		next, err := s.copyObject(cur)
-		if err != nil {
-			return nil, false, apierrors.NewInternalError(err)
-		}
+		next := s.copyObject(cur)
 		nm := next.GetObjectMeta()
 		nm.Finalizers = finalizers
 		now := s.now()
@@ -786,3 +766,6 @@ func (s *Store) unchanged(plain []byte, kv storage.KV) bool {
 	}
 	return bytes.Equal(plain, stored)
 }
+
+// Key returns the storage (and watch cache) key of ns/name.
+func (s *Store) Key(ns, name string) string { return s.key(ns, name) }
