@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -218,7 +217,6 @@ func pod(name string, containers ...string) map[string]any {
 		"spec": map[string]any{"containers": cs}}
 }
 
-func path(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
 func freePort(t testing.TB) int {
 	t.Helper()

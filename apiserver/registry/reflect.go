@@ -35,17 +35,6 @@ func copyStatus(dst, src api.Object) {
 	}
 }
 
-// copySpec sets every field of dst that is not metadata or status to src's.
-func copySpec(dst, src api.Object) {
-	d, s := structOf(dst), structOf(src)
-	for i := 0; i < d.NumField(); i++ {
-		if isMetaOrStatus(d.Type().Field(i)) {
-			continue
-		}
-		d.Field(i).Set(s.Field(i))
-	}
-}
-
 func isMetaOrStatus(f reflect.StructField) bool {
 	return f.Name == "TypeMeta" || f.Name == "ObjectMeta" || f.Name == "Status"
 }
