@@ -217,7 +217,6 @@ func pod(name string, containers ...string) map[string]any {
 		"spec": map[string]any{"containers": cs}}
 }
 
-
 func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
