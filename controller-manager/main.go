@@ -1,13 +1,33 @@
-// Command controller-manager is a minik8s component that is not built yet: it exits with a
-// clear error until its issue lands.
+// Command controller-manager runs minik8s's reconcile loops (replicaset,
+// deployment, node lifecycle, garbage collector, namespace, endpoints, job)
+// as API clients, under leader election.
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
+
+	"github.com/minik8s/minik8s/controller-manager/app"
+	"github.com/minik8s/minik8s/internal/daemon"
+	"github.com/minik8s/minik8s/internal/logging"
 )
 
 func main() {
-	fmt.Fprintln(os.Stderr, "controller-manager: not implemented yet")
-	os.Exit(1)
+	opts := app.DefaultOptions()
+	fs := flag.NewFlagSet("controller-manager", flag.ExitOnError)
+	opts.AddFlags(fs)
+	_ = fs.Parse(os.Args[1:])
+
+	log, err := logging.New(opts.LogLevel, "controller-manager")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "controller-manager:", err)
+		os.Exit(2)
+	}
+	ctx, stop := daemon.SignalContext()
+	defer stop()
+	if err := app.Run(ctx, opts, log); err != nil {
+		log.Error("controller-manager exited", "err", err)
+		os.Exit(1)
+	}
 }

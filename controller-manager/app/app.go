@@ -1,0 +1,196 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/minik8s/minik8s/controller-manager/controller"
+	"github.com/minik8s/minik8s/internal/daemon"
+	"github.com/minik8s/minik8s/internal/events"
+	"github.com/minik8s/minik8s/internal/informer"
+	"github.com/minik8s/minik8s/internal/workqueue"
+)
+
+// Options are the controller-manager's flags.
+type Options struct {
+	Client         daemon.ClientOptions
+	LeaderElection daemon.LeaderElectionOptions
+	Controller     controller.Options
+	// Controllers is kube's --controllers list: "*" for the defaults,
+	// "name" to enable, "-name" to disable.
+	Controllers []string
+	BindAddress string
+	Port        int
+	// MinResyncPeriod is the informers' resync period.
+	MinResyncPeriod time.Duration
+	LogLevel        string
+}
+
+// DefaultOptions returns kube-controller-manager's defaults.
+func DefaultOptions() Options {
+	return Options{
+		Client:          daemon.ClientOptions{QPS: 50, Burst: 100},
+		LeaderElection:  daemon.DefaultLeaderElection("kube-controller-manager"),
+		Controller:      controller.DefaultOptions(),
+		Controllers:     []string{"*"},
+		BindAddress:     "0.0.0.0",
+		Port:            10257,
+		MinResyncPeriod: 12 * time.Hour,
+		LogLevel:        "info",
+	}
+}
+
+// AddFlags registers every flag.
+func (o *Options) AddFlags(fs *flag.FlagSet) {
+	o.Client.AddFlags(fs)
+	o.LeaderElection.AddFlags(fs)
+	o.Controller.AddFlags(fs)
+	fs.Func("controllers", "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller named 'foo', '-foo' disables it. All: "+strings.Join(Names(), ", ")+".", func(s string) error {
+		o.Controllers = strings.Split(s, ",")
+		return nil
+	})
+	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "Address to serve /healthz and /metrics on (plain HTTP).")
+	fs.IntVar(&o.Port, "port", o.Port, "Port to serve /healthz and /metrics on; 0 disables.")
+	fs.DurationVar(&o.MinResyncPeriod, "min-resync-period", o.MinResyncPeriod, "Resync period of the shared informers.")
+	fs.StringVar(&o.LogLevel, "v", o.LogLevel, "Log level: debug, info, warn, error.")
+}
+
+// Enabled resolves --controllers against the known controllers.
+func (o *Options) Enabled() ([]string, error) {
+	known := map[string]bool{}
+	for _, n := range Names() {
+		known[n] = true
+	}
+	on := map[string]bool{}
+	star := false
+	for _, item := range o.Controllers {
+		item = strings.TrimSpace(item)
+		switch {
+		case item == "*":
+			star = true
+		case strings.HasPrefix(item, "-"):
+			if !known[item[1:]] {
+				return nil, fmt.Errorf("--controllers: unknown controller %q", item[1:])
+			}
+			on[item[1:]] = false
+		case item != "":
+			if !known[item] {
+				return nil, fmt.Errorf("--controllers: unknown controller %q", item)
+			}
+			on[item] = true
+		}
+	}
+	var out []string
+	for _, n := range Names() {
+		enabled, set := on[n]
+		if (set && enabled) || (!set && star) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// Run runs the enabled controllers while this instance holds the
+// kube-controller-manager lease, until ctx ends.
+func Run(ctx context.Context, opts Options, log *slog.Logger) error {
+	enabled, err := opts.Enabled()
+	if err != nil {
+		return err
+	}
+	c, err := opts.Client.Client("kube-controller-manager")
+	if err != nil {
+		return err
+	}
+	srv := daemon.NewServer("", log)
+	if opts.Port > 0 {
+		srv.Addr = net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.Port))
+	}
+	if err := workqueue.RegisterMetrics(srv.Registry); err != nil {
+		return err
+	}
+	srvErr := make(chan error, 1)
+	go func() { srvErr <- srv.Serve(ctx) }()
+
+	host, _ := os.Hostname()
+	identity := daemon.Identity()
+	runErr := opts.LeaderElection.Run(ctx, c, identity, func(ctx context.Context) error {
+		log.Info("starting controllers", "controllers", enabled, "identity", identity)
+		b := events.NewBroadcaster(c, events.Options{Component: "controller-manager", Host: host, Logger: log})
+		go b.Run(ctx)
+		factory := informer.NewFactory(c, informer.FactoryOptions{Resync: opts.MinResyncPeriod, Logger: log})
+		cctx := &controller.Context{
+			Client:   c,
+			Factory:  factory,
+			Recorder: b.Recorder(),
+			Logger:   log,
+			Metrics:  srv.Registry,
+			Options:  opts.Controller,
+		}
+		return runControllers(ctx, cctx, enabled, factory, log)
+	})
+	if err := <-srvErr; err != nil && runErr == nil {
+		runErr = err
+	}
+	return runErr
+}
+
+func runControllers(ctx context.Context, cctx *controller.Context, enabled []string, factory *informer.Factory, log *slog.Logger) error {
+	type started struct {
+		name string
+		c    controller.Interface
+	}
+	var ctrls []started
+	for _, name := range enabled {
+		cc := *cctx
+		cc.Logger = log.With("controller", name)
+		ctrl, err := constructors[name](&cc)
+		if err != nil {
+			return fmt.Errorf("controller %s: %w", name, err)
+		}
+		ctrls = append(ctrls, started{name, ctrl})
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	factory.Start(ctx)
+	var wg sync.WaitGroup
+	errs := make(chan error, len(ctrls))
+	for _, s := range ctrls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.c.Run(ctx, cctx.Options.Workers(s.name)); err != nil && ctx.Err() == nil {
+				errs <- fmt.Errorf("controller %s: %w", s.name, err)
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	factory.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	return errors.Join(all...)
+}
+
+// Names lists every controller this binary knows, sorted.
+func Names() []string {
+	var out []string
+	for n := range constructors {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}

@@ -1,0 +1,9 @@
+package app
+
+import (
+	"github.com/minik8s/minik8s/controller-manager/controller"
+)
+
+// constructors maps kube-controller-manager's controller names to their
+// constructors. Every controller here is on by default.
+var constructors = map[string]controller.Constructor{}

@@ -1,0 +1,90 @@
+package controller
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Options are the controller-manager flags that controllers read; flag
+// names follow kube-controller-manager.
+type Options struct {
+	// ConcurrentSyncs is the worker count per controller name
+	// ("replicaset" -> --concurrent-replicaset-syncs).
+	ConcurrentSyncs map[string]int
+
+	// Node lifecycle.
+	NodeMonitorGracePeriod time.Duration
+	NodeMonitorPeriod      time.Duration
+	NodeEvictionRate       float64
+	// ClusterCIDR and NodeCIDRMaskSize drive podCIDR allocation.
+	ClusterCIDR              string
+	NodeCIDRMaskSize         int
+	AllocateNodeCIDRs        bool
+	TerminatedPodGCThreshold int
+}
+
+// DefaultOptions returns kube-controller-manager's defaults.
+func DefaultOptions() Options {
+	return Options{
+		ConcurrentSyncs: map[string]int{
+			"replicaset":       5,
+			"deployment":       5,
+			"endpoints":        5,
+			"endpointslice":    5,
+			"garbagecollector": 20,
+			"namespace":        10,
+			"job":              5,
+			"nodelifecycle":    1,
+			"nodeipam":         1,
+		},
+		NodeMonitorGracePeriod:   50 * time.Second,
+		NodeMonitorPeriod:        5 * time.Second,
+		NodeEvictionRate:         0.1,
+		ClusterCIDR:              "10.244.0.0/16",
+		NodeCIDRMaskSize:         24,
+		AllocateNodeCIDRs:        true,
+		TerminatedPodGCThreshold: 12500,
+	}
+}
+
+// concurrentFlags maps kube's --concurrent-*-syncs flag names to controllers.
+var concurrentFlags = map[string]string{
+	"replicaset":       "concurrent-replicaset-syncs",
+	"deployment":       "concurrent-deployment-syncs",
+	"endpoints":        "concurrent-endpoint-syncs",
+	"endpointslice":    "concurrent-service-endpoint-syncs",
+	"garbagecollector": "concurrent-gc-syncs",
+	"namespace":        "concurrent-namespace-syncs",
+	"job":              "concurrent-job-syncs",
+}
+
+// AddFlags registers the flags above.
+func (o *Options) AddFlags(fs *flag.FlagSet) {
+	for name, flagName := range concurrentFlags {
+		fs.Func(flagName, fmt.Sprintf("Number of %s objects synced concurrently (default %d).", name, o.ConcurrentSyncs[name]), func(s string) error {
+			v, err := strconv.Atoi(s)
+			if err != nil || v < 1 {
+				return fmt.Errorf("must be a positive integer")
+			}
+			o.ConcurrentSyncs[name] = v
+			return nil
+		})
+	}
+	fs.DurationVar(&o.NodeMonitorGracePeriod, "node-monitor-grace-period", o.NodeMonitorGracePeriod, "How long a node may go without a Lease renewal or status update before it is marked unhealthy.")
+	fs.DurationVar(&o.NodeMonitorPeriod, "node-monitor-period", o.NodeMonitorPeriod, "How often node health is checked.")
+	fs.Float64Var(&o.NodeEvictionRate, "node-eviction-rate", o.NodeEvictionRate, "Nodes per second whose pods are evicted when nodes are unhealthy.")
+	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "CIDR range for pods in the cluster; each node gets a podCIDR from it.")
+	fs.IntVar(&o.NodeCIDRMaskSize, "node-cidr-mask-size", o.NodeCIDRMaskSize, "Mask size of each node's podCIDR.")
+	fs.BoolVar(&o.AllocateNodeCIDRs, "allocate-node-cidrs", o.AllocateNodeCIDRs, "Assign each node a spec.podCIDR from --cluster-cidr.")
+	fs.IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "Number of terminated pods kept before the pod GC deletes the oldest.")
+}
+
+// Workers returns the worker count for a controller (1 when unset).
+func (o *Options) Workers(name string) int {
+	if n := o.ConcurrentSyncs[name]; n > 0 {
+		return n
+	}
+	return 1
+}
