@@ -130,12 +130,12 @@ func Run(ctx context.Context, opts Options, log *slog.Logger) error {
 		go b.Run(ctx)
 		factory := informer.NewFactory(c, informer.FactoryOptions{Resync: opts.MinResyncPeriod, Logger: log})
 		cctx := &controller.Context{
-			Client:   c,
-			Factory:  factory,
-			Recorder: b.Recorder(),
-			Logger:   log,
-			Metrics:  srv.Registry,
-			Options:  opts.Controller,
+			Client:  c,
+			Factory: factory,
+			Events:  b,
+			Logger:  log,
+			Metrics: srv.Registry,
+			Options: opts.Controller,
 		}
 		return runControllers(ctx, cctx, enabled, factory, log)
 	})

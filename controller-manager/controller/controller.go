@@ -14,10 +14,12 @@ import (
 // must come from Factory (so controllers share one watch per kind); the
 // manager starts the factory after every controller's constructor ran.
 type Context struct {
-	Client   *client.Client
-	Factory  *informer.Factory
-	Recorder events.Recorder
-	Logger   *slog.Logger
+	Client  *client.Client
+	Factory *informer.Factory
+	// Events makes each controller's recorder:
+	// Events.RecorderFor("replicaset-controller").
+	Events *events.Broadcaster
+	Logger *slog.Logger
 	// Metrics is where controllers register their own collectors; work
 	// queue metrics are registered by the manager.
 	Metrics prometheus.Registerer

@@ -76,13 +76,21 @@ func NewBroadcaster(c *client.Client, opts Options) *Broadcaster {
 	}
 }
 
-// Recorder returns a Recorder feeding this broadcaster.
-func (b *Broadcaster) Recorder() Recorder { return recorder{b} }
+// Recorder returns a Recorder feeding this broadcaster, reporting as
+// Options.Component.
+func (b *Broadcaster) Recorder() Recorder { return recorder{b, b.opts.Component} }
 
-type recorder struct{ b *Broadcaster }
+// RecorderFor returns a Recorder reporting as component (one process
+// running several controllers: "replicaset-controller", "node-controller").
+func (b *Broadcaster) RecorderFor(component string) Recorder { return recorder{b, component} }
+
+type recorder struct {
+	b         *Broadcaster
+	component string
+}
 
 func (r recorder) Event(obj api.Object, eventType, reason, message string) {
-	ev := r.b.newEvent(obj, eventType, reason, message)
+	ev := r.b.newEvent(obj, r.component, eventType, reason, message)
 	select {
 	case r.b.queue <- ev:
 	default:
@@ -119,7 +127,7 @@ func Reference(obj api.Object) api.ObjectReference {
 	}
 }
 
-func (b *Broadcaster) newEvent(obj api.Object, eventType, reason, message string) *api.Event {
+func (b *Broadcaster) newEvent(obj api.Object, component, eventType, reason, message string) *api.Event {
 	ref := Reference(obj)
 	ns := ref.Namespace
 	if ns == "" {
@@ -133,12 +141,12 @@ func (b *Broadcaster) newEvent(obj api.Object, eventType, reason, message string
 		InvolvedObject:      ref,
 		Reason:              reason,
 		Message:             message,
-		Source:              api.EventSource{Component: b.opts.Component, Host: b.opts.Host},
+		Source:              api.EventSource{Component: component, Host: b.opts.Host},
 		FirstTimestamp:      api.NewTime(now),
 		LastTimestamp:       api.NewTime(now),
 		Count:               1,
 		Type:                eventType,
-		ReportingController: b.opts.Component,
+		ReportingController: component,
 		ReportingInstance:   b.opts.Host,
 	}
 }
