@@ -25,6 +25,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/openapi"
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/server"
+	"github.com/minik8s/minik8s/apiserver/servicealloc"
 	"github.com/minik8s/minik8s/apiserver/storage"
 	"github.com/minik8s/minik8s/internal/pki"
 )
@@ -131,6 +132,11 @@ func (a *APIServer) Start(ctx context.Context) error {
 			return err
 		}
 	}
+	alloc, err := servicealloc.New(st, a.opts.ServiceClusterIPRange, a.opts.ServiceNodePortRange)
+	if err != nil {
+		cancel()
+		return err
+	}
 	for _, ri := range api.Resources {
 		var vt registry.ValueTransformer
 		if crypt.Configured(ri.Resource, ri.Group) {
@@ -139,7 +145,7 @@ func (a *APIServer) Start(ctx context.Context) error {
 		s := registry.NewStore(registry.Config{
 			Transformer:      vt,
 			Info:             ri,
-			Strategy:         registry.StrategyFor(ri),
+			Strategy:         strategyFor(ri, alloc),
 			Storage:          st,
 			Admission:        chain,
 			BookmarkInterval: a.opts.WatchBookmarkInterval,
@@ -268,6 +274,7 @@ func (a *APIServer) Start(ctx context.Context) error {
 		return errors.New("nothing to serve on: --secure-port and --insecure-port are both 0")
 	}
 	a.log.Info("apiserver serving", "https", addrOf(a.secureListener), "http", addrOf(a.listener), "etcd", be.Endpoints())
+	a.startServiceControllers(ctx, alloc)
 	go func() {
 		<-ctx.Done()
 		a.shutdown()

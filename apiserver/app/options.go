@@ -57,6 +57,12 @@ type Options struct {
 	DefaultUnreachableTolerationSeconds int64
 
 	LogLevel string
+
+	// ServiceClusterIPRange is where Services' ClusterIPs come from; its
+	// first address is the "kubernetes" Service's. ServiceNodePortRange is
+	// where NodePorts come from.
+	ServiceClusterIPRange string
+	ServiceNodePortRange  string
 }
 
 // DefaultOptions returns the defaults.
@@ -75,6 +81,8 @@ func DefaultOptions() Options {
 		WatchCacheEvents:       10000,
 		MaxRequestBytes:        3 << 20,
 		LogLevel:               "info",
+		ServiceClusterIPRange:  "10.96.0.0/12",
+		ServiceNodePortRange:   "30000-32767",
 
 		DefaultNotReadyTolerationSeconds:    300,
 		DefaultUnreachableTolerationSeconds: 300,
@@ -113,6 +121,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "static bearer tokens: CSV of token,user,uid,\"group1,group2\"")
 	fs.StringVar(&o.InsecureBindAddress, "insecure-bind-address", o.InsecureBindAddress, "loopback address to serve unauthenticated plain HTTP on")
 	fs.IntVar(&o.InsecurePort, "insecure-port", o.InsecurePort, "port to serve unauthenticated plain HTTP on, for a local admin (0 disables)")
+	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "A CIDR notation IP range from which to assign service cluster IPs.")
+	fs.StringVar(&o.ServiceNodePortRange, "service-node-port-range", o.ServiceNodePortRange, "A port range to reserve for services with NodePort visibility, e.g. '30000-32767'. Inclusive at both ends.")
 	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "address advertised to clients in discovery")
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "directory of the embedded etcd's data")
 	fs.Var(stringList{&o.EtcdServers}, "etcd-servers", "comma-separated etcd client URLs of an external cluster (default: run embedded etcd)")

@@ -308,6 +308,23 @@ func (s *Store) Create(ctx context.Context, ns string, obj api.Object, opts Writ
 	if err := s.admit.Validate(ctx, a); err != nil {
 		return nil, err
 	}
+	if al, ok := s.strategy.(AllocatingStrategy); ok {
+		rollback, err := al.AllocateCreate(ctx, obj, opts.DryRun)
+		if err != nil {
+			return nil, err
+		}
+		out, err := s.create(ctx, obj, generated, opts)
+		if err != nil {
+			rollback()
+		}
+		return out, err
+	}
+	return s.create(ctx, obj, generated, opts)
+}
+
+// create stores a new, admitted and validated object.
+func (s *Store) create(ctx context.Context, obj api.Object, generated bool, opts WriteOptions) (api.Object, error) {
+	meta := obj.GetObjectMeta()
 	for attempt := 0; ; attempt++ {
 		data, err := s.encode(obj)
 		if err != nil {
@@ -492,6 +509,29 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 	if err := s.admit.Validate(ctx, a); err != nil {
 		return nil, err
 	}
+	if al, ok := s.strategy.(AllocatingStrategy); ok && opts.Subresource == "" {
+		rollback, commit, err := al.AllocateUpdate(ctx, obj, cur, opts.DryRun)
+		if err != nil {
+			return nil, err
+		}
+		out, err := s.store(ctx, kv, cur, obj, userRV, opts)
+		if err != nil || out == cur {
+			rollback()
+			return out, err
+		}
+		commit()
+		if out.GetObjectMeta().DeletionTimestamp != nil && s.deleteDuringUpdate(out) && !opts.DryRun {
+			al.Release(ctx, out)
+		}
+		return out, nil
+	}
+	return s.store(ctx, kv, cur, obj, userRV, opts)
+}
+
+// store writes obj over cur (at kv), unless nothing changed.
+func (s *Store) store(ctx context.Context, kv storage.KV, cur, obj api.Object, userRV string, opts WriteOptions) (api.Object, error) {
+	meta := obj.GetObjectMeta()
+	name := meta.Name
 	data, err := s.encode(obj)
 	if err != nil {
 		return nil, err
@@ -699,6 +739,9 @@ func (s *Store) deleteNow(ctx context.Context, kv storage.KV, cur api.Object, us
 	}
 	if err != nil {
 		return nil, false, s.storageError(err, cur.GetObjectMeta().Name)
+	}
+	if al, ok := s.strategy.(AllocatingStrategy); ok {
+		al.Release(ctx, cur)
 	}
 	cur.GetObjectMeta().ResourceVersion = strconv.FormatInt(rev, 10)
 	return cur, true, nil

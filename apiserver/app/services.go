@@ -1,0 +1,200 @@
+package app
+
+import (
+	"context"
+	"net"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/apiserver/registry"
+	"github.com/minik8s/minik8s/apiserver/servicealloc"
+)
+
+// strategyFor is registry.StrategyFor, with Services allocating from alloc.
+func strategyFor(ri api.ResourceInfo, alloc *servicealloc.Allocator) registry.Strategy {
+	if ri.Group == "" && ri.Resource == "services" {
+		return registry.NewServiceStrategy(alloc)
+	}
+	return registry.StrategyFor(ri)
+}
+
+// startServiceControllers runs the allocation repair and the "kubernetes"
+// Service reconciler. The Service's target port is the secure port (the
+// plain-HTTP port when only that one serves, as in tests).
+func (a *APIServer) startServiceControllers(ctx context.Context, alloc *servicealloc.Allocator) {
+	l := a.secureListener
+	if l == nil {
+		l = a.listener
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	a.wg.Add(2)
+	go func() {
+		defer a.wg.Done()
+		a.runServiceRepair(ctx, alloc)
+	}()
+	go func() {
+		defer a.wg.Done()
+		a.runKubernetesService(ctx, alloc, port)
+	}()
+}
+
+// repairInterval is how often ClusterIP and NodePort allocations are
+// reconciled with the Services that exist (kube-apiserver: 3 minutes).
+const repairInterval = 3 * time.Minute
+
+// kubernetesServiceInterval is how often the "kubernetes" Service and its
+// Endpoints are put back if someone changed them (kube-apiserver: 10 s).
+const kubernetesServiceInterval = 10 * time.Second
+
+// runServiceRepair frees allocations of Services that no longer exist and
+// restores missing ones, at start and every repairInterval.
+func (a *APIServer) runServiceRepair(ctx context.Context, alloc *servicealloc.Allocator) {
+	svcs := a.Store("", "services")
+	t := time.NewTicker(repairInterval)
+	defer t.Stop()
+	for {
+		list, err := svcs.List(ctx, "", registry.ListOptions{})
+		if err == nil {
+			var held []servicealloc.Held
+			for _, it := range list.Items {
+				s := it.Object.(*api.Service)
+				h := servicealloc.Held{Owner: servicealloc.Owner{Namespace: s.Namespace, Name: s.Name, UID: string(s.UID)}}
+				if s.Spec.Type != api.ServiceTypeExternalName && s.Spec.ClusterIP != "" && s.Spec.ClusterIP != api.ClusterIPNone {
+					h.IPs = append(h.IPs, s.Spec.ClusterIP)
+				}
+				for _, p := range s.Spec.Ports {
+					if p.NodePort != 0 {
+						h.Ports = append(h.Ports, int(p.NodePort))
+					}
+				}
+				held = append(held, h)
+			}
+			res, rerr := alloc.Repair(ctx, held, time.Minute)
+			if rerr != nil {
+				err = rerr
+			} else if res.Freed > 0 || res.Restored > 0 {
+				a.log.Info("repaired service allocations", "freed", res.Freed, "restored", res.Restored)
+			}
+		}
+		if err != nil && ctx.Err() == nil {
+			a.log.Warn("service allocation repair failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// runKubernetesService keeps default/kubernetes (ClusterIP = the range's
+// first address, port 443 → the secure port) and its Endpoints (this
+// apiserver's address) in place, as kube-apiserver's controller does.
+func (a *APIServer) runKubernetesService(ctx context.Context, alloc *servicealloc.Allocator, port int) {
+	t := time.NewTicker(kubernetesServiceInterval)
+	defer t.Stop()
+	for {
+		if err := a.ensureKubernetesService(ctx, alloc.FirstIP().String(), port); err != nil && ctx.Err() == nil {
+			a.log.Warn("could not reconcile the kubernetes service", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (a *APIServer) ensureKubernetesService(ctx context.Context, clusterIP string, port int) error {
+	svcs := a.Store("", "services")
+	want := &api.Service{
+		ObjectMeta: api.ObjectMeta{Name: "kubernetes", Namespace: api.NamespaceDefault,
+			Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"}},
+		Spec: api.ServiceSpec{
+			ClusterIP: clusterIP,
+			Ports:     []api.ServicePort{{Name: "https", Port: 443, Protocol: api.ProtocolTCP, TargetPort: api.FromInt(int32(port))}},
+		},
+	}
+	cur, err := svcs.Get(ctx, api.NamespaceDefault, "kubernetes")
+	switch {
+	case apierrors.IsNotFound(err):
+		if _, err := svcs.Create(ctx, api.NamespaceDefault, want, registry.WriteOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	case err != nil:
+		return err
+	default:
+		s := cur.(*api.Service)
+		if len(s.Spec.Ports) != 1 || s.Spec.Ports[0].Port != 443 || s.Spec.Ports[0].TargetPort != api.FromInt(int32(port)) {
+			_, err := svcs.Mutate(ctx, api.NamespaceDefault, "kubernetes", "", registry.WriteOptions{}, func(cur api.Object) (api.Object, error) {
+				s := cur.(*api.Service)
+				s.Spec.Ports = want.Spec.Ports
+				return s, nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	ip := a.endpointAddress()
+	if ip == "" {
+		return nil
+	}
+	eps := a.Store("", "endpoints")
+	wantEp := &api.Endpoints{
+		ObjectMeta: api.ObjectMeta{Name: "kubernetes", Namespace: api.NamespaceDefault,
+			Labels: map[string]string{"endpointslice.kubernetes.io/skip-mirror": "true"}},
+		Subsets: []api.EndpointSubset{{
+			Addresses: []api.EndpointAddress{{IP: ip}},
+			Ports:     []api.EndpointPort{{Name: "https", Port: int32(port), Protocol: api.ProtocolTCP}},
+		}},
+	}
+	curEp, err := eps.Get(ctx, api.NamespaceDefault, "kubernetes")
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = eps.Create(ctx, api.NamespaceDefault, wantEp, registry.WriteOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			err = nil
+		}
+		return err
+	case err != nil:
+		return err
+	}
+	e := curEp.(*api.Endpoints)
+	if len(e.Subsets) == 1 && len(e.Subsets[0].Addresses) == 1 && e.Subsets[0].Addresses[0].IP == ip &&
+		len(e.Subsets[0].Ports) == 1 && e.Subsets[0].Ports[0].Port == int32(port) {
+		return nil
+	}
+	_, err = eps.Mutate(ctx, api.NamespaceDefault, "kubernetes", "", registry.WriteOptions{}, func(cur api.Object) (api.Object, error) {
+		e := cur.(*api.Endpoints)
+		e.Subsets = wantEp.Subsets
+		return e, nil
+	})
+	return err
+}
+
+// endpointAddress is the address pods reach this apiserver on: the
+// advertise address, else the first non-loopback IPv4 address of an
+// interface that is up.
+func (a *APIServer) endpointAddress() string {
+	if ip := net.ParseIP(a.opts.AdvertiseAddress); ip != nil && !ip.IsUnspecified() {
+		return ip.String()
+	}
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return ""
+	}
+	for _, ifc := range ifaces {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, _ := ifc.Addrs()
+		for _, ad := range addrs {
+			if n, ok := ad.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLinkLocalUnicast() {
+				return n.IP.String()
+			}
+		}
+	}
+	return ""
+}

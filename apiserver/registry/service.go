@@ -1,0 +1,273 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/api/field"
+	"github.com/minik8s/minik8s/apiserver/servicealloc"
+)
+
+// AllocatingStrategy is implemented by kinds that reserve values shared by
+// all objects of the kind outside their own key (a Service's ClusterIP and
+// NodePorts). The store calls it after validation and undoes what it did
+// when the write does not happen.
+type AllocatingStrategy interface {
+	// AllocateCreate reserves what obj needs and fills it in. rollback
+	// frees it again if obj is not stored.
+	AllocateCreate(ctx context.Context, obj api.Object, dryRun bool) (rollback func(), err error)
+	// AllocateUpdate reserves what obj needs beyond old. rollback frees the
+	// new reservations if the update is not stored; commit frees what old
+	// held and obj no longer does, once it is.
+	AllocateUpdate(ctx context.Context, obj, old api.Object, dryRun bool) (rollback, commit func(), err error)
+	// Release frees everything obj held, after it was removed from storage.
+	Release(ctx context.Context, obj api.Object)
+}
+
+// NewServiceStrategy is the Service strategy that allocates ClusterIPs and
+// NodePorts from alloc.
+func NewServiceStrategy(alloc *servicealloc.Allocator) Strategy {
+	return allocatingServiceStrategy{alloc: alloc}
+}
+
+type allocatingServiceStrategy struct {
+	serviceStrategy
+	alloc *servicealloc.Allocator
+}
+
+var _ AllocatingStrategy = allocatingServiceStrategy{}
+
+// goSyntax renders a field value the way Kubernetes' messages show Go
+// values: []string{"10.96.0.10"}.
+type goSyntax struct{ v any }
+
+func (g goSyntax) String() string { return fmt.Sprintf("%#v", g.v) }
+
+func ownerOf(s *api.Service) servicealloc.Owner {
+	return servicealloc.Owner{Namespace: s.Namespace, Name: s.Name, UID: string(s.UID)}
+}
+
+func needsClusterIP(s *api.Service) bool {
+	return s.Spec.Type != api.ServiceTypeExternalName && s.Spec.ClusterIP != api.ClusterIPNone
+}
+
+func needsNodePorts(s *api.Service) bool {
+	t := s.Spec.Type
+	if t == api.ServiceTypeLoadBalancer {
+		return s.Spec.AllocateLoadBalancerNodePorts == nil || *s.Spec.AllocateLoadBalancerNodePorts
+	}
+	return t == api.ServiceTypeNodePort
+}
+
+// heldIP is the ClusterIP s holds, or "".
+func heldIP(s *api.Service) string {
+	if !needsClusterIP(s) {
+		return ""
+	}
+	return s.Spec.ClusterIP
+}
+
+// heldPorts are the NodePorts s holds.
+func heldPorts(s *api.Service) map[int32]bool {
+	out := map[int32]bool{}
+	for _, p := range s.Spec.Ports {
+		if p.NodePort != 0 {
+			out[p.NodePort] = true
+		}
+	}
+	return out
+}
+
+// allocation collects what one write reserved, to undo it.
+type allocation struct {
+	alloc *servicealloc.Allocator
+	uid   string
+	ips   []string
+	ports []int32
+}
+
+func (a *allocation) undo(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx)
+	for _, ip := range a.ips {
+		_ = a.alloc.ReleaseIP(ctx, ip, a.uid)
+	}
+	for _, p := range a.ports {
+		_ = a.alloc.ReleasePort(ctx, int(p), a.uid)
+	}
+}
+
+func (st allocatingServiceStrategy) allocateIP(ctx context.Context, s *api.Service, got *allocation, dryRun bool) error {
+	var want net.IP
+	if s.Spec.ClusterIP != "" {
+		if want = net.ParseIP(s.Spec.ClusterIP); want == nil {
+			return nil // validation reported it
+		}
+	}
+	ip, err := st.alloc.AllocateIP(ctx, want, ownerOf(s), dryRun)
+	var nir *servicealloc.NotInRangeError
+	switch {
+	case err == nil:
+	case errors.As(err, &nir), errors.Is(err, servicealloc.ErrAllocated):
+		return apierrors.NewInvalid(apierrors.GroupKind{Kind: "Service"}, s.Name, field.ErrorList{
+			field.Invalid(field.NewPath("spec", "clusterIPs"), goSyntax{s.Spec.ClusterIPs}, fmt.Sprintf("failed to allocate IP %s: %v", want, err)),
+		})
+	default:
+		return apierrors.NewInternalError(fmt.Errorf("failed to allocate a serviceIP: %w", err))
+	}
+	if !dryRun {
+		got.ips = append(got.ips, ip.String())
+	}
+	s.Spec.ClusterIP = ip.String()
+	s.Spec.ClusterIPs = []string{ip.String()}
+	if len(s.Spec.IPFamilies) == 0 {
+		s.Spec.IPFamilies = []api.IPFamily{api.IPv4Protocol}
+	}
+	return nil
+}
+
+// allocatePorts gives every port of s a NodePort, keeping those in keep
+// (already held by the old object).
+func (st allocatingServiceStrategy) allocatePorts(ctx context.Context, s *api.Service, keep map[int32]bool, got *allocation, dryRun bool) error {
+	var errs field.ErrorList
+	// One NodePort may serve the same port number over TCP and UDP.
+	claimed := map[int32]bool{}
+	for i := range s.Spec.Ports {
+		p := &s.Spec.Ports[i]
+		if p.NodePort != 0 && (keep[p.NodePort] || claimed[p.NodePort]) {
+			continue
+		}
+		port, err := st.alloc.AllocatePort(ctx, int(p.NodePort), ownerOf(s), dryRun)
+		var nir *servicealloc.NotInRangeError
+		switch {
+		case err == nil:
+		case errors.As(err, &nir), errors.Is(err, servicealloc.ErrPortAllocated):
+			errs = append(errs, field.Invalid(field.NewPath("spec", "ports").Index(i).Child("nodePort"), p.NodePort, err.Error()))
+			continue
+		default:
+			got.undo(ctx)
+			return apierrors.NewInternalError(fmt.Errorf("failed to allocate a nodePort: %w", err))
+		}
+		if !dryRun {
+			got.ports = append(got.ports, int32(port))
+		}
+		p.NodePort = int32(port)
+		claimed[p.NodePort] = true
+	}
+	if len(errs) > 0 {
+		got.undo(ctx)
+		return apierrors.NewInvalid(apierrors.GroupKind{Kind: "Service"}, s.Name, errs)
+	}
+	return nil
+}
+
+func (st allocatingServiceStrategy) AllocateCreate(ctx context.Context, obj api.Object, dryRun bool) (func(), error) {
+	s := obj.(*api.Service)
+	got := &allocation{alloc: st.alloc, uid: string(s.UID)}
+	if needsClusterIP(s) {
+		if err := st.allocateIP(ctx, s, got, dryRun); err != nil {
+			return nil, err
+		}
+	}
+	if needsNodePorts(s) {
+		if err := st.allocatePorts(ctx, s, nil, got, dryRun); err != nil {
+			got.undo(ctx)
+			return nil, err
+		}
+	}
+	return func() { got.undo(ctx) }, nil
+}
+
+func (st allocatingServiceStrategy) AllocateUpdate(ctx context.Context, obj, old api.Object, dryRun bool) (func(), func(), error) {
+	s, o := obj.(*api.Service), old.(*api.Service)
+	got := &allocation{alloc: st.alloc, uid: string(o.UID)}
+	if needsClusterIP(s) && heldIP(o) == "" {
+		// ExternalName (or headless, which validation keeps) to ClusterIP.
+		if err := st.allocateIP(ctx, s, got, dryRun); err != nil {
+			return nil, nil, err
+		}
+	}
+	if !needsNodePorts(s) && needsNodePorts(o) {
+		// NodePort to ClusterIP: the node ports go, as in Kubernetes.
+		for i := range s.Spec.Ports {
+			s.Spec.Ports[i].NodePort = 0
+		}
+	}
+	if needsNodePorts(s) {
+		if err := st.allocatePorts(ctx, s, heldPorts(o), got, dryRun); err != nil {
+			got.undo(ctx)
+			return nil, nil, err
+		}
+	}
+	rollback := func() { got.undo(ctx) }
+	commit := func() {
+		if dryRun {
+			return
+		}
+		free := &allocation{alloc: st.alloc, uid: string(o.UID)}
+		if ip := heldIP(o); ip != "" && ip != heldIP(s) {
+			free.ips = append(free.ips, ip)
+		}
+		now := heldPorts(s)
+		for p := range heldPorts(o) {
+			if !now[p] {
+				free.ports = append(free.ports, p)
+			}
+		}
+		free.undo(ctx)
+	}
+	return rollback, commit, nil
+}
+
+func (st allocatingServiceStrategy) Release(ctx context.Context, obj api.Object) {
+	s := obj.(*api.Service)
+	free := &allocation{alloc: st.alloc, uid: string(s.UID)}
+	if ip := heldIP(s); ip != "" {
+		free.ips = append(free.ips, ip)
+	}
+	for p := range heldPorts(s) {
+		free.ports = append(free.ports, p)
+	}
+	free.undo(ctx)
+}
+
+// PrepareForUpdate drops what only the old type needed, unless the client
+// changed it itself: Kubernetes' dropTypeDependentFields. Turning a
+// NodePort Service into a ClusterIP one then just works.
+func (serviceStrategy) PrepareForUpdate(ctx context.Context, obj, old api.Object) {
+	s, o := obj.(*api.Service), old.(*api.Service)
+	if s.Spec.Type == o.Spec.Type {
+		return
+	}
+	if needsNodePorts(o) && !needsNodePorts(s) && sameNodePorts(s, o) {
+		for i := range s.Spec.Ports {
+			s.Spec.Ports[i].NodePort = 0
+		}
+	}
+	external := func(sv *api.Service) bool {
+		t := sv.Spec.Type
+		return t == api.ServiceTypeNodePort || t == api.ServiceTypeLoadBalancer ||
+			(t == api.ServiceTypeClusterIP && len(sv.Spec.ExternalIPs) > 0)
+	}
+	if external(o) && !external(s) && s.Spec.ExternalTrafficPolicy == o.Spec.ExternalTrafficPolicy {
+		s.Spec.ExternalTrafficPolicy = ""
+	}
+	if !needsNodePorts(s) && s.Spec.HealthCheckNodePort == o.Spec.HealthCheckNodePort {
+		s.Spec.HealthCheckNodePort = 0
+	}
+}
+
+// sameNodePorts reports whether every port of s that has a NodePort kept
+// the one it had in o (or has none).
+func sameNodePorts(s, o *api.Service) bool {
+	old := heldPorts(o)
+	for _, p := range s.Spec.Ports {
+		if p.NodePort != 0 && !old[p.NodePort] {
+			return false
+		}
+	}
+	return true
+}
