@@ -1,0 +1,230 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/informer"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Config configures a Proxier.
+type Config struct {
+	Client *client.Client
+	// Factory, if set, is shared with the rest of the node agent; otherwise
+	// the proxier makes its own.
+	Factory *informer.Factory
+	// ClusterCIDR is the pod network; traffic from outside it to a
+	// ClusterIP is masqueraded. Empty masquerades all service traffic.
+	ClusterCIDR string
+	// MinSyncPeriod bounds how often rules are rewritten when changes keep
+	// coming; SyncPeriod is the full resync interval.
+	MinSyncPeriod, SyncPeriod time.Duration
+	Runner                    Runner
+	Logger                    *slog.Logger
+	// Metrics, if set, receives the sync duration histogram.
+	Metrics prometheus.Registerer
+}
+
+// Proxier keeps the kernel's service rules equal to the API's Services and
+// EndpointSlices.
+type Proxier struct {
+	cfg      Config
+	services *informer.Informer[api.Service]
+	slices   *informer.Informer[api.EndpointSlice]
+	trigger  chan struct{}
+	syncDur  prometheus.Histogram
+	syncs    prometheus.Counter
+
+	mu       sync.Mutex
+	lastSync time.Time
+	synced   bool
+}
+
+// New registers the informers the proxier needs.
+func New(cfg Config) (*Proxier, error) {
+	if cfg.Runner == nil {
+		cfg.Runner = IPTables{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.MinSyncPeriod <= 0 {
+		cfg.MinSyncPeriod = 100 * time.Millisecond
+	}
+	if cfg.SyncPeriod <= 0 {
+		cfg.SyncPeriod = 30 * time.Second
+	}
+	f := cfg.Factory
+	if f == nil {
+		f = informer.NewFactory(cfg.Client, informer.FactoryOptions{Logger: cfg.Logger})
+		cfg.Factory = f
+	}
+	p := &Proxier{
+		cfg:      cfg,
+		services: informer.Shared[api.Service](f, "", client.ListOptions{}),
+		slices:   informer.Shared[api.EndpointSlice](f, "", client.ListOptions{}),
+		trigger:  make(chan struct{}, 1),
+		syncDur: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "kubeproxy_sync_proxy_rules_duration_seconds",
+			Help:    "How long one rewrite of the service rules took.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+		}),
+		syncs: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kubeproxy_sync_proxy_rules_total", Help: "Rewrites of the service rules.",
+		}),
+	}
+	if cfg.Metrics != nil {
+		for _, c := range []prometheus.Collector{p.syncDur, p.syncs} {
+			if err := cfg.Metrics.Register(c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	p.services.AddEventHandler(informer.Handler[api.Service]{
+		OnAdd:    func(*api.Service, bool) { p.kick() },
+		OnUpdate: func(o, n *api.Service) { p.kick() },
+		OnDelete: func(*api.Service, bool) { p.kick() },
+	})
+	p.slices.AddEventHandler(informer.Handler[api.EndpointSlice]{
+		OnAdd:    func(*api.EndpointSlice, bool) { p.kick() },
+		OnUpdate: func(o, n *api.EndpointSlice) { p.kick() },
+		OnDelete: func(*api.EndpointSlice, bool) { p.kick() },
+	})
+	return p, nil
+}
+
+func (p *Proxier) kick() {
+	select {
+	case p.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// Synced reports whether the rules have been written at least once from
+// synced caches (the node agent's readiness).
+func (p *Proxier) Synced() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.synced
+}
+
+// Run syncs rules until ctx ends. It starts the factory if it made it.
+func (p *Proxier) Run(ctx context.Context) error {
+	p.cfg.Factory.Start(ctx)
+	if !informer.WaitForCacheSync(ctx, p.services, p.slices) {
+		return ctx.Err()
+	}
+	resync := time.NewTicker(p.cfg.SyncPeriod)
+	defer resync.Stop()
+	p.kick()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.trigger:
+		case <-resync.C:
+		}
+		// Changes usually come in bursts (a rollout): wait out the minimum
+		// period since the last write, then write everything once.
+		p.mu.Lock()
+		wait := p.cfg.MinSyncPeriod - time.Since(p.lastSync)
+		p.mu.Unlock()
+		if wait > 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(wait):
+			}
+		}
+		if err := p.Sync(); err != nil {
+			p.cfg.Logger.Error("syncing service rules failed", "err", err)
+			// Retry soon; a later change also retries.
+			time.AfterFunc(time.Second, p.kick)
+		}
+	}
+}
+
+// Sync rewrites the rules from the informers' caches.
+func (p *Proxier) Sync() error {
+	start := time.Now()
+	defer func() {
+		p.mu.Lock()
+		p.lastSync = time.Now()
+		p.mu.Unlock()
+	}()
+	services := p.services.Store().List()
+	slices := p.slices.Store().List()
+	sps := buildServicePorts(services, slices)
+	save, err := p.cfg.Runner.Save("nat")
+	if err != nil {
+		return err
+	}
+	rs := render(sps, p.cfg.ClusterCIDR, existingChains(save))
+	data := append(append([]byte{}, rs.nat...), rs.filter...)
+	if err := p.cfg.Runner.Restore(data); err != nil {
+		return fmt.Errorf("loading service rules: %w", err)
+	}
+	for _, j := range jumps {
+		if err := p.cfg.Runner.EnsureRule(j.table, j.chain, j.args...); err != nil {
+			return fmt.Errorf("jump to %s from %s/%s: %w", j.args[len(j.args)-1], j.table, j.chain, err)
+		}
+	}
+	d := time.Since(start)
+	p.syncDur.Observe(d.Seconds())
+	p.syncs.Inc()
+	p.mu.Lock()
+	p.synced = true
+	p.mu.Unlock()
+	p.cfg.Logger.Debug("synced service rules", "servicePorts", len(sps), "took", d)
+	return nil
+}
+
+// Cleanup removes every rule and chain the proxier made.
+func Cleanup(r Runner) error {
+	var errs []error
+	for _, j := range jumps {
+		if err := r.DeleteRule(j.table, j.chain, j.args...); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	var b strings.Builder
+	for _, table := range []string{"nat", "filter"} {
+		save, err := r.Save(table)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		var chains []string
+		for _, line := range strings.Split(string(save), "\n") {
+			if name, ok := strings.CutPrefix(line, ":KUBE-"); ok {
+				name, _, _ = strings.Cut(name, " ")
+				chains = append(chains, "KUBE-"+name)
+			}
+		}
+		if len(chains) == 0 {
+			continue
+		}
+		b.WriteString("*" + table + "\n")
+		for _, c := range chains {
+			b.WriteString(":" + c + " - [0:0]\n")
+		}
+		for _, c := range chains {
+			b.WriteString("-X " + c + "\n")
+		}
+		b.WriteString("COMMIT\n")
+	}
+	if b.Len() > 0 {
+		if err := r.Restore([]byte(b.String())); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,174 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/apiserver/apiservertest"
+	"github.com/minik8s/minik8s/internal/client"
+)
+
+// eventually polls f until it returns nil or the deadline passes.
+func eventually(t *testing.T, within time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func readyEndpoint(ip string) api.Endpoint {
+	return api.Endpoint{Addresses: []string{ip}, Conditions: api.EndpointConditions{Ready: ptr(true), Serving: ptr(true), Terminating: ptr(false)}}
+}
+
+// TestProxyInNetns runs the proxier against a real apiserver, writing real
+// iptables rules inside a network namespace the test made, and checks
+// traffic to a ClusterIP and a NodePort as endpoints come and go.
+func TestProxyInNetns(t *testing.T) {
+	n := newTestNet(t, 3)
+	for i := range 3 {
+		n.serve(i, 8080)
+	}
+	s := apiservertest.Start(t)
+	c, err := client.New(&client.Config{Host: s.URL(), QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	runner := IPTables{Netns: n.node}
+	p, err := New(Config{Client: c, ClusterCIDR: "10.244.0.0/16", Runner: runner, MinSyncPeriod: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		if err := Cleanup(runner); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+		save, _ := runner.Save("nat")
+		if strings.Contains(string(save), "KUBE-") {
+			t.Errorf("rules left after cleanup:\n%s", save)
+		}
+	})
+
+	svcs := client.Resource[api.Service](c).Namespace("default")
+	svc, err := svcs.Create(ctx, &api.Service{
+		ObjectMeta: api.ObjectMeta{Name: "web"},
+		Spec: api.ServiceSpec{Type: api.ServiceTypeNodePort, Selector: map[string]string{"app": "web"},
+			Ports: []api.ServicePort{{Name: "http", Port: 80, TargetPort: api.FromInt(8080)}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusterURL := fmt.Sprintf("http://%s:80/", svc.Spec.ClusterIP)
+	nodeURL := fmt.Sprintf("http://10.244.250.1:%d/", svc.Spec.Ports[0].NodePort)
+
+	// No endpoints yet: refused at once, not a hang.
+	eventually(t, 10*time.Second, "refused without endpoints", func() error {
+		start := time.Now()
+		_, err := n.get(clusterURL)
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("got %v, want connection refused", err)
+		}
+		if d := time.Since(start); d > time.Second {
+			return fmt.Errorf("refusal took %v", d)
+		}
+		return nil
+	})
+
+	slices := client.Resource[api.EndpointSlice](c).Namespace("default")
+	slice, err := slices.Create(ctx, &api.EndpointSlice{
+		ObjectMeta:  api.ObjectMeta{Name: "web-abcde", Labels: map[string]string{api.LabelServiceName: "web"}},
+		AddressType: api.AddressTypeIPv4,
+		Ports:       []api.EndpointSlicePort{{Name: ptr("http"), Port: ptr(int32(8080)), Protocol: ptr(api.ProtocolTCP)}},
+		Endpoints:   []api.Endpoint{readyEndpoint(n.podIP(0)), readyEndpoint(n.podIP(1)), readyEndpoint(n.podIP(2))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// All three backends answer through the ClusterIP and the NodePort.
+	for _, url := range []string{clusterURL, nodeURL} {
+		seen := map[string]bool{}
+		eventually(t, 10*time.Second, "all backends via "+url, func() error {
+			body, err := n.get(url)
+			if err != nil {
+				return err
+			}
+			seen[body] = true
+			if len(seen) < 3 {
+				return fmt.Errorf("seen %v so far", seen)
+			}
+			return nil
+		})
+	}
+
+	// Drop pod-1: no request reaches it afterwards.
+	slice.Endpoints = []api.Endpoint{readyEndpoint(n.podIP(0)), readyEndpoint(n.podIP(2))}
+	changed := time.Now()
+	if slice, err = slices.Update(ctx, slice); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "pod-1 removed", func() error {
+		for range 20 {
+			body, err := n.get(clusterURL)
+			if err != nil {
+				return err
+			}
+			if body == "pod-1" {
+				return errors.New("pod-1 still answers")
+			}
+		}
+		return nil
+	})
+	t.Logf("endpoint removal in force %v after the update (includes 20 requests)", time.Since(changed))
+
+	// A not-ready endpoint gets no traffic either.
+	slice.Endpoints[1].Conditions.Ready = ptr(false)
+	if slice, err = slices.Update(ctx, slice); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "only pod-0", func() error {
+		for range 10 {
+			body, err := n.get(clusterURL)
+			if err != nil || body != "pod-0" {
+				return fmt.Errorf("got %q, %v", body, err)
+			}
+		}
+		return nil
+	})
+
+	// Deleting the Service removes its rules.
+	if err := svcs.Delete(ctx, "web", nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "rules removed", func() error {
+		save, err := runner.Save("nat")
+		if err != nil {
+			return err
+		}
+		for _, prefix := range []string{svcPrefix, sepPrefix} {
+			if strings.Contains(string(save), prefix) {
+				return fmt.Errorf("%s chains remain:\n%s", prefix, save)
+			}
+		}
+		return nil
+	})
+}
