@@ -2,6 +2,9 @@ package app
 
 import (
 	"github.com/minik8s/minik8s/controller-manager/controller"
+	"github.com/minik8s/minik8s/controller-manager/deployment"
+	"github.com/minik8s/minik8s/controller-manager/garbagecollector"
+	"github.com/minik8s/minik8s/controller-manager/namespace"
 	"github.com/minik8s/minik8s/controller-manager/nodeipam"
 	"github.com/minik8s/minik8s/controller-manager/nodelifecycle"
 	"github.com/minik8s/minik8s/controller-manager/replicaset"
@@ -10,7 +13,10 @@ import (
 // constructors maps kube-controller-manager's controller names to their
 // constructors. Every controller here is on by default.
 var constructors = map[string]controller.Constructor{
-	"nodeipam":      nodeipam.New,
-	"nodelifecycle": nodelifecycle.New,
-	"replicaset":    replicaset.New,
+	"deployment":       deployment.New,
+	"garbagecollector": garbagecollector.New,
+	"namespace":        namespace.New,
+	"nodeipam":         nodeipam.New,
+	"nodelifecycle":    nodelifecycle.New,
+	"replicaset":       replicaset.New,
 }

@@ -1,0 +1,214 @@
+package namespace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/controller-manager/controller"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/informer"
+	"github.com/minik8s/minik8s/internal/workqueue"
+)
+
+// RecheckPeriod is how soon a namespace whose content is still going away
+// is looked at again.
+const RecheckPeriod = time.Second
+
+// Controller empties and finalizes deleted namespaces.
+type Controller struct {
+	client     *client.Client
+	namespaces *informer.Informer[api.Namespace]
+	resources  []api.ResourceInfo
+	queue      *workqueue.RateLimitingQueue[string]
+	log        *slog.Logger
+	metrics    *controller.SyncMetrics
+	now        func() time.Time
+}
+
+var _ controller.Interface = (*Controller)(nil)
+
+// New is the "namespace" constructor.
+func New(ctx *controller.Context) (controller.Interface, error) {
+	m, err := controller.NewSyncMetrics(ctx.Metrics, "namespace")
+	if err != nil {
+		return nil, err
+	}
+	c := NewController(ctx.Client, informer.Shared[api.Namespace](ctx.Factory, "", client.ListOptions{}), Resources(), ctx.Logger)
+	c.metrics = m
+	return c, nil
+}
+
+// Resources returns the namespaced resources of api.Resources, the content
+// a namespace deletion removes.
+func Resources() []api.ResourceInfo {
+	var out []api.ResourceInfo
+	for _, r := range api.Resources {
+		if r.Namespaced {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// NewController wires the controller over a namespace informer.
+func NewController(c *client.Client, namespaces *informer.Informer[api.Namespace], resources []api.ResourceInfo, log *slog.Logger) *Controller {
+	ctl := &Controller{
+		client: c, namespaces: namespaces, resources: resources, log: log, now: time.Now,
+		queue: workqueue.NewRateLimiting[string](workqueue.NewItemExponentialFailureRateLimiter[string](100*time.Millisecond, time.Minute), workqueue.WithName("namespace")),
+	}
+	enqueue := func(ns *api.Namespace) {
+		if ns.DeletionTimestamp != nil {
+			ctl.queue.Add(ns.Name)
+		}
+	}
+	namespaces.AddEventHandler(informer.Handler[api.Namespace]{
+		OnAdd:    func(ns *api.Namespace, _ bool) { enqueue(ns) },
+		OnUpdate: func(_, ns *api.Namespace) { enqueue(ns) },
+	})
+	return ctl
+}
+
+// Run processes deleted namespaces until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	if !informer.WaitForCacheSync(ctx, c.namespaces) {
+		return nil
+	}
+	controller.RunWorkers(ctx, c.queue, workers, c.log, controller.Instrument(c.metrics, c.sync))
+	return nil
+}
+
+func (c *Controller) sync(ctx context.Context, name string) error {
+	ns, err := c.namespaces.Lister().Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if ns.DeletionTimestamp == nil || !slices.Contains(ns.Spec.Finalizers, api.FinalizerKubernetes) {
+		return nil
+	}
+	deleteErrs := c.deleteContent(ctx, name)
+	remaining, listErr := c.remaining(ctx, name)
+	if latest, err := c.updateConditions(ctx, ns, deleteErrs, remaining); err != nil && !apierrors.IsNotFound(err) {
+		c.log.Warn("update namespace conditions", "namespace", name, "err", err)
+	} else if latest != nil {
+		ns = latest
+	}
+	if listErr != nil {
+		return fmt.Errorf("namespace %s: %w", name, listErr)
+	}
+	if len(deleteErrs) > 0 {
+		return fmt.Errorf("namespace %s: %w", name, errors.Join(deleteErrs...))
+	}
+	if len(remaining) > 0 {
+		c.queue.AddAfter(name, RecheckPeriod)
+		return nil
+	}
+	return c.finalize(ctx, ns)
+}
+
+// deleteContent deletes every object of every namespaced resource in ns.
+func (c *Controller) deleteContent(ctx context.Context, ns string) []error {
+	background := api.DeletePropagationBackground
+	var errs []error
+	for _, info := range c.resources {
+		err := client.ResourceFor[controller.PartialObject](c.client, info).Namespace(ns).
+			DeleteCollection(ctx, &api.DeleteOptions{PropagationPolicy: &background}, client.ListOptions{})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsMethodNotSupported(err) {
+			errs = append(errs, fmt.Errorf("delete %s: %w", info.Resource, err))
+		}
+	}
+	return errs
+}
+
+// remaining counts the objects left in ns per resource.
+func (c *Controller) remaining(ctx context.Context, ns string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, info := range c.resources {
+		l, err := client.ResourceFor[controller.PartialObject](c.client, info).Namespace(ns).List(ctx, client.ListOptions{})
+		if err != nil {
+			return out, fmt.Errorf("list %s: %w", info.Resource, err)
+		}
+		if len(l.Items) > 0 {
+			name := info.Resource
+			if info.Group != "" {
+				name += "." + info.Group
+			}
+			out[name] = len(l.Items)
+		}
+	}
+	return out, nil
+}
+
+// finalize removes the kubernetes finalizer through /finalize.
+func (c *Controller) finalize(ctx context.Context, ns *api.Namespace) error {
+	updated := api.DeepCopy(ns)
+	updated.Spec.Finalizers = slices.DeleteFunc(updated.Spec.Finalizers, func(f api.FinalizerName) bool { return f == api.FinalizerKubernetes })
+	var out api.Namespace
+	err := client.Resource[api.Namespace](c.client).Subresource(ns.Name, "finalize").Put(ctx, updated, &out)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("finalize namespace %s: %w", ns.Name, err)
+	}
+	c.log.Info("namespace emptied and finalized", "namespace", ns.Name)
+	return nil
+}
+
+// updateConditions sets kube's NamespaceDeletionContentFailure and
+// NamespaceContentRemaining conditions when they changed, returning the
+// namespace as written (nil when unchanged).
+func (c *Controller) updateConditions(ctx context.Context, ns *api.Namespace, deleteErrs []error, remaining map[string]int) (*api.Namespace, error) {
+	want := []api.NamespaceCondition{
+		{Type: api.NamespaceDeletionContentFailure, Status: api.ConditionFalse, Reason: "ContentDeleted", Message: "All content successfully deleted, may be waiting on finalization"},
+		{Type: api.NamespaceContentRemaining, Status: api.ConditionFalse, Reason: "ContentRemoved", Message: "All content successfully removed"},
+	}
+	if len(deleteErrs) > 0 {
+		msgs := make([]string, len(deleteErrs))
+		for i, err := range deleteErrs {
+			msgs[i] = err.Error()
+		}
+		want[0].Status, want[0].Reason, want[0].Message = api.ConditionTrue, "ContentDeletionFailed", "Failed to delete all resource types, "+fmt.Sprint(len(deleteErrs))+" remaining: "+strings.Join(msgs, ", ")
+	}
+	if len(remaining) > 0 {
+		var parts []string
+		for r, n := range remaining {
+			parts = append(parts, fmt.Sprintf("%s has %d resource instances", r, n))
+		}
+		sort.Strings(parts)
+		want[1].Status, want[1].Reason, want[1].Message = api.ConditionTrue, "SomeResourcesRemain", "Some resources are remaining: "+strings.Join(parts, ", ")
+	}
+	updated := api.DeepCopy(ns)
+	changed := false
+	for _, w := range want {
+		i := slices.IndexFunc(updated.Status.Conditions, func(cond api.NamespaceCondition) bool { return cond.Type == w.Type })
+		if i < 0 {
+			w.LastTransitionTime = api.NewTime(c.now())
+			updated.Status.Conditions = append(updated.Status.Conditions, w)
+			changed = true
+			continue
+		}
+		cur := &updated.Status.Conditions[i]
+		if cur.Status != w.Status || cur.Reason != w.Reason || cur.Message != w.Message {
+			if cur.Status != w.Status {
+				cur.LastTransitionTime = api.NewTime(c.now())
+			}
+			cur.Status, cur.Reason, cur.Message = w.Status, w.Reason, w.Message
+			changed = true
+		}
+	}
+	if !changed {
+		return nil, nil
+	}
+	return client.Resource[api.Namespace](c.client).UpdateStatus(ctx, updated)
+}
