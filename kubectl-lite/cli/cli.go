@@ -99,3 +99,25 @@ func FormatError(err error) string {
 	}
 	return "error: " + msg
 }
+
+// ExitError ends the program with Code without another message: the
+// command already said what happened ("command terminated with exit code 2"
+// from exec), or the code is the answer itself.
+type ExitError struct {
+	Code int
+}
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit code %d", e.Code) }
+
+// ExitCode is the process exit code for err: 0 for nil, an ExitError's code,
+// else 1.
+func ExitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	return 1
+}

@@ -21,6 +21,8 @@ type Options struct {
 	WithKind      bool // several types: names as kind.group/name
 	Kind          string
 	Group         string
+	NoHeaders     bool // watch rows after the first table
+	ShowLabels    bool // --show-labels: a LABELS column last
 	Now           time.Time
 }
 
@@ -130,7 +132,12 @@ func PrintTable(out io.Writer, items []Obj, opts Options) error {
 			head = append(head, c.name)
 		}
 	}
-	fmt.Fprintln(w, strings.Join(head, "\t"))
+	if opts.ShowLabels {
+		head = append(head, "LABELS")
+	}
+	if !opts.NoHeaders {
+		fmt.Fprintln(w, strings.Join(head, "\t"))
+	}
 	for _, o := range items {
 		var row []string
 		if opts.WithNamespace {
@@ -145,6 +152,9 @@ func PrintTable(out io.Writer, items []Obj, opts Options) error {
 				v = ResourceName(opts.Kind, opts.Group) + "/" + v
 			}
 			row = append(row, v)
+		}
+		if opts.ShowLabels {
+			row = append(row, LabelString(o))
 		}
 		fmt.Fprintln(w, strings.Join(row, "\t"))
 	}

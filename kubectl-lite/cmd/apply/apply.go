@@ -2,8 +2,11 @@ package apply
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/url"
 
 	"github.com/spf13/cobra"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/manifest"
 	"github.com/minik8s/minik8s/kubectl-lite/printers"
+	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
 
 // LastAppliedAnnotation holds the manifest last applied, the "original" of
@@ -30,19 +34,89 @@ func (f *Files) bind(cmd *cobra.Command, what string) {
 	cmd.Flags().BoolVarP(&f.Recursive, "recursive", "R", false, "Process the directory used in -f, --filename recursively.")
 }
 
+// DryRun is the --dry-run flag: "none", "client" or "server".
+type DryRun string
+
+func (d *DryRun) bind(cmd *cobra.Command) {
+	cmd.Flags().StringVar((*string)(d), "dry-run", "none", `Must be "none", "server", or "client". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource.`)
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
+}
+
+func (d DryRun) validate() error {
+	switch d {
+	case "none", "client", "server":
+		return nil
+	}
+	return fmt.Errorf(`Invalid dry-run value (%s). Must be "none", "server", or "client".`, string(d))
+}
+
+// suffix is what kubectl appends to a result line.
+func (d DryRun) suffix() string {
+	switch d {
+	case "client":
+		return " (dry run)"
+	case "server":
+		return " (server dry run)"
+	}
+	return ""
+}
+
+// writer sends the writes of apply, create and replace, with ?dryRun=All
+// for a server dry run and not at all for a client one.
+type writer struct {
+	c   *client.Client
+	dry DryRun
+}
+
+func (w writer) send(ctx context.Context, method string, o manifest.Object, name, contentType string, body []byte) error {
+	if w.dry == "client" {
+		return nil
+	}
+	var q url.Values
+	if w.dry == "server" {
+		q = url.Values{"dryRun": {"All"}}
+	}
+	_, err := w.c.Do(ctx, client.Request{Method: method, Path: client.ResourcePath(o.Info, o.Namespace(), name),
+		Query: q, Body: body, ContentType: contentType})
+	return err
+}
+
+func (w writer) create(ctx context.Context, o manifest.Object, body []byte) error {
+	return w.send(ctx, http.MethodPost, o, "", "", body)
+}
+
+func (w writer) patch(ctx context.Context, o manifest.Object, body []byte) error {
+	return w.send(ctx, http.MethodPatch, o, o.Name(), string(client.StrategicMergePatchType), body)
+}
+
+func (w writer) replace(ctx context.Context, o manifest.Object, body []byte) error {
+	return w.send(ctx, http.MethodPut, o, o.Name(), "", body)
+}
+
 // NewCommand returns the apply command.
 func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	var (
 		f      Files
-		dryRun string
+		dryRun DryRun
 	)
 	cmd := &cobra.Command{
 		Use:   "apply -f FILENAME",
 		Short: "Apply a configuration to a resource by file name or stdin",
-		Args:  cobra.NoArgs,
+		Long: `Apply a configuration to a resource by file name or stdin.
+
+Objects that do not exist are created. Existing ones are patched with a
+three-way merge of the last applied configuration (kept in the
+kubectl.kubernetes.io/last-applied-configuration annotation), the new
+manifest and the live object: fields removed from the manifest are removed,
+fields set by others are kept. JSON and YAML formats are accepted.`,
+		Example: `  kubectl-lite apply -f ./deploy.yaml
+  kubectl-lite apply -R -f ./manifests/
+  cat pod.json | kubectl-lite apply -f -
+  kubectl-lite apply -f deploy.yaml --dry-run=server`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if dryRun != "none" && dryRun != "client" {
-				return fmt.Errorf(`invalid dry-run value (%s). Must be "none" or "client"`, dryRun)
+			if err := dryRun.validate(); err != nil {
+				return err
 			}
 			objs, err := Objects(streams, g, f)
 			if err != nil {
@@ -52,24 +126,34 @@ func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			w := writer{c: c, dry: dryRun}
 			return each(streams, objs, func(o manifest.Object) (string, error) {
-				return applyOne(cmd, c, o, dryRun == "client")
+				return applyOne(cmd.Context(), c, w, o)
 			})
 		},
 	}
 	f.bind(cmd, "apply")
-	cmd.Flags().StringVar(&dryRun, "dry-run", "none", `Must be "none" or "client". With "client", only print the object that would be sent.`)
+	dryRun.bind(cmd)
 	return cmd
 }
 
 // NewCreateCommand returns "create -f".
 func NewCreateCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
-	var f Files
+	var (
+		f      Files
+		dryRun DryRun
+	)
 	cmd := &cobra.Command{
 		Use:   "create -f FILENAME",
 		Short: "Create a resource from a file or from stdin",
-		Args:  cobra.NoArgs,
+		Long:  "Create a resource from a file or from stdin. JSON and YAML formats are accepted; an existing object is an error.",
+		Example: `  kubectl-lite create -f ./pod.yaml
+  cat pod.json | kubectl-lite create -f -`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := dryRun.validate(); err != nil {
+				return err
+			}
 			objs, err := Objects(streams, g, f)
 			if err != nil {
 				return err
@@ -78,15 +162,101 @@ func NewCreateCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			w := writer{c: c, dry: dryRun}
 			return each(streams, objs, func(o manifest.Object) (string, error) {
-				if _, err := c.Dynamic(o.Info).Create(cmd.Context(), &client.Unstructured{Object: o.Object}); err != nil {
+				body, err := json.Marshal(o.Object)
+				if err != nil {
+					return "", fmt.Errorf("encode %s: %w", o.Name(), err)
+				}
+				if err := w.create(cmd.Context(), o, body); err != nil {
 					return "", err
 				}
-				return "created", nil
+				return "created" + dryRun.suffix(), nil
 			})
 		},
 	}
 	f.bind(cmd, "create")
+	dryRun.bind(cmd)
+	return cmd
+}
+
+// NewReplaceCommand returns "replace -f": a PUT of each object as given,
+// or with --force a delete and re-create.
+func NewReplaceCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
+	var (
+		f      Files
+		dryRun DryRun
+		force  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "replace -f FILENAME",
+		Short: "Replace a resource by file name or stdin",
+		Long: `Replace a resource by file name or stdin.
+
+The whole object is replaced by the manifest: fields it leaves out are
+cleared. The object must exist. With --force it is deleted and re-created.`,
+		Example: `  kubectl-lite replace -f ./pod.json
+  kubectl-lite get pod mypod -o yaml | sed 's/v1/v2/' | kubectl-lite replace -f -`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := dryRun.validate(); err != nil {
+				return err
+			}
+			objs, err := Objects(streams, g, f)
+			if err != nil {
+				return err
+			}
+			c, err := g.Client()
+			if err != nil {
+				return err
+			}
+			w := writer{c: c, dry: dryRun}
+			ctx := cmd.Context()
+			return each(streams, objs, func(o manifest.Object) (string, error) {
+				d := c.Dynamic(o.Info).Namespace(o.Namespace())
+				live, err := d.Get(ctx, o.Name())
+				if err != nil {
+					return "", err
+				}
+				if force {
+					if dryRun == "none" {
+						if err := d.Delete(ctx, o.Name(), nil); err != nil {
+							return "", err
+						}
+						if err := resource.WaitGone(ctx, d, o.Name(), resource.UID(live)); err != nil {
+							return "", err
+						}
+					}
+					body, err := json.Marshal(o.Object)
+					if err != nil {
+						return "", fmt.Errorf("encode %s: %w", o.Name(), err)
+					}
+					if err := w.create(ctx, o, body); err != nil {
+						return "", err
+					}
+					return "replaced" + dryRun.suffix(), nil
+				}
+				obj := o.Object
+				md, _ := obj["metadata"].(map[string]any)
+				if md != nil && md["resourceVersion"] == nil {
+					// Replace the version read just now, so a concurrent
+					// change is a Conflict rather than lost.
+					md["resourceVersion"] = live.GetResourceVersion()
+				}
+				body, err := json.Marshal(obj)
+				if err != nil {
+					return "", fmt.Errorf("encode %s: %w", o.Name(), err)
+				}
+				if err := w.replace(ctx, o, body); err != nil {
+					return "", err
+				}
+				return "replaced" + dryRun.suffix(), nil
+			})
+		},
+	}
+	f.bind(cmd, "replace")
+	dryRun.bind(cmd)
+	cmd.Flags().BoolVar(&force, "force", false, "If true, immediately remove resources from API and bypass graceful deletion, then re-create them.")
 	return cmd
 }
 
@@ -138,27 +308,17 @@ func each(streams cli.Streams, objs []manifest.Object, fn func(manifest.Object) 
 
 // applyOne creates o when missing, else patches the live object with the
 // three-way merge of last-applied, o and live.
-func applyOne(cmd *cobra.Command, c *client.Client, o manifest.Object, dryRun bool) (string, error) {
-	suffix := ""
-	if dryRun {
-		suffix = " (dry run)"
-	}
+func applyOne(ctx context.Context, c *client.Client, w writer, o manifest.Object) (string, error) {
+	suffix := w.dry.suffix()
 	modified, err := withLastApplied(o.Object)
 	if err != nil {
 		return "", err
 	}
 	d := c.Dynamic(o.Info).Namespace(o.Namespace())
-	ctx := cmd.Context()
 	live, err := d.Get(ctx, o.Name())
 	if apierrors.IsNotFound(err) {
-		if !dryRun {
-			var obj client.Unstructured
-			if err := json.Unmarshal(modified, &obj); err != nil {
-				return "", fmt.Errorf("decode %s: %w", o.Name(), err)
-			}
-			if _, err := d.Create(ctx, &obj); err != nil {
-				return "", err
-			}
+		if err := w.create(ctx, o, modified); err != nil {
+			return "", err
 		}
 		return "created" + suffix, nil
 	}
@@ -184,10 +344,8 @@ func applyOne(cmd *cobra.Command, c *client.Client, o manifest.Object, dryRun bo
 	if isEmptyPatch(p) {
 		return "unchanged" + suffix, nil
 	}
-	if !dryRun {
-		if _, err := d.Patch(ctx, o.Name(), client.StrategicMergePatchType, p); err != nil {
-			return "", err
-		}
+	if err := w.patch(ctx, o, p); err != nil {
+		return "", err
 	}
 	return "configured" + suffix, nil
 }

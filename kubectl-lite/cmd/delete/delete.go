@@ -1,18 +1,18 @@
 package delete
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
-	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
-	"github.com/minik8s/minik8s/kubectl-lite/cmd/get"
-	"github.com/minik8s/minik8s/kubectl-lite/printers"
+	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
 
 type options struct {
@@ -21,7 +21,12 @@ type options struct {
 	selector    string
 	all         bool
 	gracePeriod int64
+	force       bool
+	now         bool
+	wait        bool
+	timeout     time.Duration
 	ignoreNF    bool
+	cascade     string
 }
 
 // NewCommand returns the delete command.
@@ -30,6 +35,17 @@ func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "delete ([-f FILENAME] | TYPE [(NAME | -l label | --all)])",
 		Short: "Delete resources by file names, stdin, resources and names, or by resources and label selector",
+		Long: `Delete resources by file names, stdin, resources and names, or by resources and label selector.
+
+By default the command waits until the objects are gone (their finalizers
+ran and, for pods, their kubelet stopped them); --wait=false returns at once.
+--force with --grace-period=0 removes pods from the API immediately.`,
+		Example: `  kubectl-lite delete -f ./pod.yaml
+  kubectl-lite delete pod,service baz foo
+  kubectl-lite delete pods -l app=web
+  kubectl-lite delete pod foo --now
+  kubectl-lite delete pod foo --grace-period=0 --force
+  kubectl-lite delete pods --all`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, streams, g, args)
 		},
@@ -39,24 +55,57 @@ func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	f.BoolVarP(&o.recursive, "recursive", "R", false, "Process the directory used in -f, --filename recursively.")
 	f.StringVarP(&o.selector, "selector", "l", "", "Selector (label query) to filter on.")
 	f.BoolVar(&o.all, "all", false, "Delete all resources, in the namespace of the specified resource types.")
-	f.Int64Var(&o.gracePeriod, "grace-period", -1, "Period of time in seconds given to the resource to terminate gracefully. Ignored if negative.")
+	f.Int64Var(&o.gracePeriod, "grace-period", -1, "Period of time in seconds given to the resource to terminate gracefully. Ignored if negative. Set to 1 for immediate shutdown. Can only be set to 0 when --force is true (force deletion).")
+	f.BoolVar(&o.force, "force", false, "If true, immediately remove resources from API and bypass graceful deletion. Note that immediate deletion of some resources may result in inconsistency or data loss and requires confirmation.")
+	f.BoolVar(&o.now, "now", false, "If true, resources are signaled for immediate shutdown (same as --grace-period=1).")
+	f.BoolVar(&o.wait, "wait", true, "If true, wait for resources to be gone before returning. This waits for finalizers.")
+	f.DurationVar(&o.timeout, "timeout", 0, "The length of time to wait before giving up on a delete, zero means determine a timeout from the size of the object")
 	f.BoolVar(&o.ignoreNF, "ignore-not-found", false, "Treat \"resource not found\" as a successful delete.")
+	f.StringVar(&o.cascade, "cascade", "background", `Must be "background", "orphan", or "foreground". Selects the deletion cascading strategy for the dependents (e.g. Pods created by a ReplicationController).`)
 	return cmd
 }
 
-type target struct {
-	info      api.ResourceInfo
-	namespace string
-	name      string
+func (o *options) deleteOptions(streams cli.Streams) (*api.DeleteOptions, error) {
+	grace := o.gracePeriod
+	if o.now {
+		if grace >= 0 {
+			return nil, errors.New("--now and --grace-period cannot be specified together")
+		}
+		grace = 1
+	}
+	if o.force && grace < 0 {
+		grace = 0
+	}
+	if grace == 0 && !o.force {
+		// kubectl turns a zero grace period without --force into the
+		// minimum graceful one.
+		grace = 1
+	}
+	if o.force {
+		fmt.Fprintln(streams.ErrOut, "Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.")
+	}
+	opts := &api.DeleteOptions{}
+	if grace >= 0 {
+		opts.GracePeriodSeconds = &grace
+	}
+	var policy api.DeletionPropagation
+	switch o.cascade {
+	case "background", "true":
+		policy = api.DeletePropagationBackground
+	case "orphan", "false":
+		policy = api.DeletePropagationOrphan
+	case "foreground":
+		policy = api.DeletePropagationForeground
+	default:
+		return nil, fmt.Errorf(`invalid cascade value (%v). Must be "background", "foreground", or "orphan"`, o.cascade)
+	}
+	opts.PropagationPolicy = &policy
+	return opts, nil
 }
 
 func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, args []string) error {
-	var targets []target
 	ctx := cmd.Context()
-	c, err := g.Client()
-	if err != nil {
-		return err
-	}
+	var targets []resource.Ref
 	switch {
 	case len(o.filenames) > 0:
 		if len(args) > 0 {
@@ -67,65 +116,90 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 			return err
 		}
 		for _, ob := range objs {
-			targets = append(targets, target{ob.Info, ob.Namespace(), ob.Name()})
+			targets = append(targets, resource.Ref{Info: ob.Info, Namespace: ob.Namespace(), Name: ob.Name()})
 		}
 	case len(args) == 0:
-		return errors.New("You must provide one or more resources by argument or filename.")
+		return errors.New("You must provide one or more resources by argument or filename.\nExample resource specifications include:\n   '-f rsrc.yaml'\n   '--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'")
 	default:
-		infos, err := get.Resolve(args[0])
-		if err != nil {
-			return err
-		}
 		ns, err := g.DefaultNamespace()
 		if err != nil {
 			return err
 		}
-		names := args[1:]
-		if len(names) == 0 && o.selector == "" && !o.all {
-			return errors.New("resource(s) were provided, but no name was specified")
+		listing := o.selector != "" || o.all
+		sel, err := resource.Parse(args, ns, listing)
+		if err != nil {
+			return err
 		}
-		for _, info := range infos {
-			if !info.Namespaced {
-				ns = ""
-			}
-			if len(names) > 0 {
-				for _, n := range names {
-					targets = append(targets, target{info, ns, n})
-				}
-				continue
-			}
-			l, err := c.Dynamic(info).Namespace(ns).List(ctx, client.ListOptions{LabelSelector: o.selector})
-			if err != nil {
-				return err
-			}
-			for _, u := range l.Items {
-				targets = append(targets, target{info, ns, u.GetName()})
-			}
+		if len(sel.Refs) > 0 && listing {
+			return errors.New("name cannot be provided when a selector is specified")
+		}
+		c, err := g.Client()
+		if err != nil {
+			return err
+		}
+		targets, err = sel.Expand(ctx, c, ns, o.selector)
+		if err != nil {
+			return err
 		}
 		if len(targets) == 0 {
 			fmt.Fprintln(streams.ErrOut, "No resources found")
 			return nil
 		}
 	}
-	var opts *api.DeleteOptions
-	if o.gracePeriod >= 0 {
-		gp := o.gracePeriod
-		opts = &api.DeleteOptions{GracePeriodSeconds: &gp}
+	c, err := g.Client()
+	if err != nil {
+		return err
 	}
-	var last error
+	opts, err := o.deleteOptions(streams)
+	if err != nil {
+		return err
+	}
+	var (
+		last    error
+		deleted []resource.Ref
+		uids    []string
+	)
+	fail := func(err error) {
+		if last != nil {
+			fmt.Fprintln(streams.ErrOut, cli.FormatError(last))
+		}
+		last = err
+	}
 	for _, t := range targets {
-		err := c.Dynamic(t.info).Namespace(t.namespace).Delete(ctx, t.name, opts)
-		if err != nil {
+		d := c.Dynamic(t.Info).Namespace(t.Namespace)
+		uid := ""
+		if o.wait {
+			if u, err := d.Get(ctx, t.Name); err == nil {
+				uid = resource.UID(u)
+			}
+		}
+		if err := d.Delete(ctx, t.Name, opts); err != nil {
 			if o.ignoreNF && apierrors.IsNotFound(err) {
 				continue
 			}
-			if last != nil {
-				fmt.Fprintln(streams.ErrOut, cli.FormatError(last))
-			}
-			last = err
+			fail(err)
 			continue
 		}
-		fmt.Fprintf(streams.Out, "%s %q deleted\n", printers.ResourceName(t.info.Kind, t.info.Group), t.name)
+		deleted = append(deleted, t)
+		uids = append(uids, uid)
+		fmt.Fprintf(streams.Out, "%s %q deleted\n", resource.KindName(t.Info), t.Name)
+	}
+	if o.wait && !(o.force && opts.GracePeriodSeconds != nil && *opts.GracePeriodSeconds == 0) {
+		wctx := ctx
+		if o.timeout > 0 {
+			var cancel context.CancelFunc
+			wctx, cancel = context.WithTimeout(ctx, o.timeout)
+			defer cancel()
+		}
+		for i, t := range deleted {
+			if err := resource.WaitGone(wctx, c.Dynamic(t.Info).Namespace(t.Namespace), t.Name, uids[i]); err != nil {
+				if errors.Is(err, context.DeadlineExceeded) {
+					err = fmt.Errorf("timed out waiting for the condition on %s/%s", t.Info.Resource, t.Name)
+				}
+				fail(err)
+			}
+		}
 	}
 	return last
 }
+

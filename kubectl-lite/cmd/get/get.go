@@ -3,6 +3,8 @@ package get
 import (
 	"errors"
 	"fmt"
+	"io"
+	"sort"
 	"strings"
 	"time"
 
@@ -12,26 +14,41 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/printers"
+	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
-
-// allTypes is what "get all" expands to, as in kubectl's "all" category,
-// limited to the kinds minik8s serves.
-var allTypes = []string{"pods", "services", "daemonsets", "deployments", "replicasets", "statefulsets", "jobs", "cronjobs"}
 
 type options struct {
 	allNamespaces bool
 	selector      string
 	fieldSelector string
 	output        string
+	showLabels    bool
+	sortBy        string
+	watch         bool
+	watchOnly     bool
+	noHeaders     bool
 }
+
+const formats = "custom-columns,json,jsonpath,name,wide,yaml"
 
 // NewCommand returns the get command.
 func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	var o options
 	cmd := &cobra.Command{
-		Use:   "get TYPE[,TYPE...] [NAME...]",
+		Use:   "get TYPE[,TYPE...] [NAME...] | TYPE/NAME...",
 		Short: "Display one or many resources",
-		Args:  cobra.MinimumNArgs(1),
+		Long: `Display one or many resources.
+
+Prints a table of the most important information about the specified
+resources. Use -o for YAML, JSON, names, a jsonpath template or custom
+columns, -l to filter on labels and -w to stream changes.`,
+		Example: `  kubectl-lite get pods -o wide
+  kubectl-lite get deploy,rs,po -l app=web
+  kubectl-lite get pod web-1 -o jsonpath='{.status.podIP}'
+  kubectl-lite get pods -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName
+  kubectl-lite get events --sort-by=.lastTimestamp
+  kubectl-lite get pods -w`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, streams, g, args)
 		},
@@ -40,49 +57,141 @@ func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	f.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces.")
 	f.StringVarP(&o.selector, "selector", "l", "", "Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin'.")
 	f.StringVar(&o.fieldSelector, "field-selector", "", "Selector (field query) to filter on, supports '=', '==', and '!='.")
-	f.StringVarP(&o.output, "output", "o", "", "Output format. One of: (json, yaml, name, wide).")
+	f.StringVarP(&o.output, "output", "o", "", "Output format. One of: ("+formats+").")
+	f.BoolVar(&o.showLabels, "show-labels", false, "When printing, show all labels as the last column.")
+	f.StringVar(&o.sortBy, "sort-by", "", "If non-empty, sort list types using this field specification (a JSONPath expression, '{.metadata.name}').")
+	f.BoolVarP(&o.watch, "watch", "w", false, "After listing/getting the requested object, watch for changes.")
+	f.BoolVar(&o.watchOnly, "watch-only", false, "Watch for changes to the requested object(s), without listing/getting first.")
+	f.BoolVar(&o.noHeaders, "no-headers", false, "When using the default or custom-column output format, don't print headers.")
 	return cmd
 }
 
-// Resolve turns "po,deploy" or "all" into resources, with kubectl's error
-// for an unknown type.
-func Resolve(typeArg string) ([]api.ResourceInfo, error) {
-	var out []api.ResourceInfo
-	for _, t := range strings.Split(typeArg, ",") {
-		if t == "all" {
-			for _, a := range allTypes {
-				if info, ok := api.FindResource(a); ok {
-					out = append(out, info)
-				}
-			}
-			continue
+// Resolve turns "po,deploy" or "all" into resources (see resource.Resolve).
+func Resolve(typeArg string) ([]api.ResourceInfo, error) { return resource.Resolve(typeArg) }
+
+// printer writes objects of one format; table state (header printed) lives
+// here so a watch continues the table.
+type printer struct {
+	out        io.Writer
+	format     string // "", wide, yaml, json, name, jsonpath, custom-columns
+	jsonpath   string
+	columns    []printers.Column
+	showLabels bool
+	noHeaders  bool
+	withNS     bool
+	withKind   bool
+	header     bool // a table header has been printed
+}
+
+func newPrinter(out io.Writer, output string) (*printer, error) {
+	p := &printer{out: out}
+	format, arg, _ := strings.Cut(output, "=")
+	switch format {
+	case "", "wide", "yaml", "json", "name":
+		if arg != "" {
+			return nil, badFormat(output)
 		}
-		info, ok := api.FindResource(t)
-		if !ok {
-			return nil, fmt.Errorf("the server doesn't have a resource type %q", t)
+	case "jsonpath":
+		if arg == "" {
+			return nil, errors.New("template format specified but no template given")
 		}
-		out = append(out, info)
+		if _, err := printers.JSONPath(arg); err != nil {
+			return nil, err
+		}
+		p.jsonpath = arg
+	case "custom-columns":
+		cols, err := printers.ParseCustomColumns(arg)
+		if err != nil {
+			return nil, err
+		}
+		p.columns = cols
+	default:
+		return nil, badFormat(output)
 	}
-	return out, nil
+	p.format = format
+	return p, nil
+}
+
+func badFormat(o string) error {
+	return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", o, formats)
+}
+
+// batch says whether the format prints all objects at the end, as one
+// document (a List), rather than per type.
+func (p *printer) batch() bool {
+	switch p.format {
+	case "yaml", "json", "jsonpath":
+		return true
+	}
+	return false
+}
+
+// print writes items of one resource type.
+func (p *printer) print(info api.ResourceInfo, items []printers.Obj) error {
+	switch p.format {
+	case "name":
+		for _, it := range items {
+			md, _ := it["metadata"].(map[string]any)
+			fmt.Fprintf(p.out, "%s/%v\n", resource.KindName(info), md["name"])
+		}
+		return nil
+	case "custom-columns":
+		err := printers.PrintCustomColumns(p.out, p.columns, items, p.noHeaders || p.header)
+		p.header = true
+		return err
+	case "yaml", "json":
+		for _, it := range items {
+			if p.format == "yaml" && p.header {
+				fmt.Fprintln(p.out, "---")
+			}
+			p.header = true
+			if err := printers.PrintObjects(p.out, p.format, []printers.Obj{it}, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "jsonpath":
+		return p.printAll(items, false)
+	}
+	err := printers.PrintTable(p.out, items, printers.Options{
+		Wide: p.format == "wide", WithNamespace: p.withNS && info.Namespaced,
+		WithKind: p.withKind, Kind: info.Kind, Group: info.Group, Now: time.Now(),
+		ShowLabels: p.showLabels, NoHeaders: p.noHeaders || p.header,
+	})
+	p.header = true
+	return err
+}
+
+// printAll writes the batch formats: one object as itself, else a List.
+func (p *printer) printAll(items []printers.Obj, asList bool) error {
+	if p.format == "jsonpath" {
+		j, err := printers.JSONPath(p.jsonpath)
+		if err != nil {
+			return err
+		}
+		var v any = listOf(items)
+		if len(items) == 1 && !asList {
+			v = items[0]
+		}
+		return printers.PrintJSONPath(p.out, j, v)
+	}
+	return printers.PrintObjects(p.out, p.format, items, asList)
+}
+
+func listOf(items []printers.Obj) map[string]any {
+	l := make([]any, len(items))
+	for i, it := range items {
+		l[i] = it
+	}
+	return map[string]any{"apiVersion": "v1", "kind": "List", "items": l, "metadata": map[string]any{"resourceVersion": ""}}
 }
 
 func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, args []string) error {
-	switch o.output {
-	case "", "wide", "yaml", "json", "name":
-	default:
-		return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: json,name,wide,yaml", o.output)
-	}
-	infos, err := Resolve(args[0])
+	p, err := newPrinter(streams.Out, o.output)
 	if err != nil {
 		return err
 	}
-	names := args[1:]
-	if len(names) > 0 && o.selector != "" {
-		return errors.New("name cannot be provided when a selector is specified")
-	}
-	if len(names) > 0 && len(infos) > 1 {
-		return errors.New("you must specify only one resource type when naming objects")
-	}
+	p.showLabels, p.noHeaders, p.withNS = o.showLabels, o.noHeaders, o.allNamespaces
 	ns, err := g.DefaultNamespace()
 	if err != nil {
 		return err
@@ -90,22 +199,52 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 	if o.allNamespaces {
 		ns = ""
 	}
+	sel, err := resource.Parse(args, ns, true)
+	if err != nil {
+		return err
+	}
+	if len(sel.Refs) > 0 && o.selector != "" {
+		return errors.New("name cannot be provided when a selector is specified")
+	}
+	watching := o.watch || o.watchOnly
 	c, err := g.Client()
 	if err != nil {
 		return err
 	}
 	ctx := cmd.Context()
-	withKind := len(infos) > 1
+
+	// Group what was asked by resource type, in the order given.
+	type group struct {
+		info  api.ResourceInfo
+		names []string
+	}
+	var groups []*group
+	for _, info := range sel.Types {
+		groups = append(groups, &group{info: info})
+	}
+	for _, r := range sel.Refs {
+		if n := len(groups); n > 0 && groups[n-1].info.Resource == r.Info.Resource && groups[n-1].names != nil {
+			groups[n-1].names = append(groups[n-1].names, r.Name)
+			continue
+		}
+		groups = append(groups, &group{info: r.Info, names: []string{r.Name}})
+	}
+	if watching && len(groups) > 1 {
+		return errors.New("watch is only supported on individual resources and resource collections, but multiple resource types were found")
+	}
+	p.withKind = len(groups) > 1
+
 	var (
 		firstErr error
 		all      []printers.Obj
 		printed  bool
+		watchRV  string
 	)
-	for _, info := range infos {
-		d := c.Dynamic(info).Namespace(ns)
+	for _, gr := range groups {
+		d := c.Dynamic(gr.info).Namespace(ns)
 		var items []printers.Obj
-		if len(names) > 0 {
-			for _, n := range names {
+		if gr.names != nil {
+			for _, n := range gr.names {
 				u, err := d.Get(ctx, n)
 				if err != nil {
 					if firstErr == nil {
@@ -114,63 +253,141 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 					continue
 				}
 				items = append(items, u.Object)
+				watchRV = u.GetResourceVersion()
 			}
 		} else {
 			l, err := d.List(ctx, client.ListOptions{LabelSelector: o.selector, FieldSelector: o.fieldSelector})
 			if err != nil {
 				return err
 			}
+			watchRV = l.ListMeta.ResourceVersion
 			for _, u := range l.Items {
 				items = append(items, u.Object)
 			}
 		}
-		if len(items) == 0 {
+		if o.watchOnly || len(items) == 0 {
 			continue
 		}
-		switch o.output {
-		case "yaml", "json":
+		if err := o.sort(gr.info, items); err != nil {
+			return err
+		}
+		if p.batch() {
 			all = append(all, items...)
-		case "name":
-			for _, it := range items {
-				md, _ := it["metadata"].(map[string]any)
-				fmt.Fprintf(streams.Out, "%s/%v\n", printers.ResourceName(info.Kind, info.Group), md["name"])
-			}
-		default:
-			if printed {
+		} else {
+			if printed && p.format != "name" && p.format != "custom-columns" {
 				fmt.Fprintln(streams.Out)
+				p.header = false
 			}
-			err := printers.PrintTable(streams.Out, items, printers.Options{
-				Wide: o.output == "wide", WithNamespace: o.allNamespaces && info.Namespaced,
-				WithKind: withKind, Kind: info.Kind, Group: info.Group, Now: time.Now(),
-			})
-			if err != nil {
+			if err := p.print(gr.info, items); err != nil {
 				return err
 			}
 		}
 		printed = true
 	}
-	if o.output == "yaml" || o.output == "json" {
-		if len(all) > 0 || len(names) == 0 {
-			asList := len(names) != 1 || len(infos) != 1
-			if err := printers.PrintObjects(streams.Out, o.output, all, asList); err != nil {
+	if p.batch() && !o.watchOnly {
+		if len(all) > 0 || len(sel.Refs) == 0 {
+			asList := len(sel.Refs) != 1
+			if err := p.printAll(all, asList); err != nil {
+				return err
+			}
+			printed = true
+		}
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	if !printed && !o.watchOnly {
+		fmt.Fprintln(streams.ErrOut, noResources(ns, groups[0].info, len(groups) > 1))
+	}
+	if !watching {
+		return nil
+	}
+	if p.batch() {
+		p.header = printed
+	}
+	gr := groups[0]
+	fs := o.fieldSelector
+	if len(gr.names) == 1 {
+		fs = "metadata.name=" + gr.names[0]
+	} else if len(gr.names) > 1 {
+		return errors.New("watch is only supported on individual resources and resource collections, but multiple names were given")
+	}
+	return watch(cmd, c.Dynamic(gr.info).Namespace(ns), p, gr.info, client.ListOptions{
+		LabelSelector: o.selector, FieldSelector: fs, ResourceVersion: watchRV,
+	})
+}
+
+// sort orders a type's items by --sort-by; events without it are sorted by
+// time, oldest first, as kubectl shows them.
+func (o *options) sort(info api.ResourceInfo, items []printers.Obj) error {
+	if o.sortBy != "" {
+		return printers.SortBy(items, o.sortBy)
+	}
+	if info.Kind == "Event" {
+		sort.SliceStable(items, func(i, j int) bool { return eventTime(items[i]).Before(eventTime(items[j])) })
+	}
+	return nil
+}
+
+func eventTime(o printers.Obj) time.Time {
+	for _, k := range []string{"lastTimestamp", "eventTime", "firstTimestamp"} {
+		if s, ok := o[k].(string); ok {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				return t
+			}
+		}
+	}
+	md, _ := o["metadata"].(map[string]any)
+	s, _ := md["creationTimestamp"].(string)
+	t, _ := time.Parse(time.RFC3339, s)
+	return t
+}
+
+// watch prints every change as it arrives, until the server ends the
+// stream or the command is interrupted.
+func watch(cmd *cobra.Command, d *client.DynamicClient, p *printer, info api.ResourceInfo, lo client.ListOptions) error {
+	ctx := cmd.Context()
+	w, err := d.Watch(ctx, lo)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return nil
+			}
+			switch ev.Type {
+			case api.Error:
+				if ev.Status != nil {
+					return fmt.Errorf("watch: %s", ev.Status.Message)
+				}
+				return errors.New("watch ended with an error")
+			case api.Bookmark:
+				continue
+			}
+			if ev.Object == nil {
+				continue
+			}
+			items := []printers.Obj{ev.Object.Object}
+			if p.format == "jsonpath" {
+				err = p.printAll(items, false)
+			} else {
+				err = p.print(info, items)
+			}
+			if err != nil {
 				return err
 			}
 		}
-		return firstErr
 	}
-	if !printed && firstErr == nil {
-		fmt.Fprintln(streams.ErrOut, noResources(ns, infos))
-	}
-	return firstErr
 }
 
 // noResources is kubectl's message for an empty result.
-func noResources(ns string, infos []api.ResourceInfo) string {
-	namespaced := false
-	for _, i := range infos {
-		namespaced = namespaced || i.Namespaced
-	}
-	if ns == "" || !namespaced {
+func noResources(ns string, info api.ResourceInfo, several bool) string {
+	if ns == "" || (!info.Namespaced && !several) {
 		return "No resources found"
 	}
 	return fmt.Sprintf("No resources found in %s namespace.", ns)

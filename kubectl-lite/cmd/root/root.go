@@ -2,6 +2,7 @@ package root
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -9,9 +10,19 @@ import (
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/clusterinfo"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/completion"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/config"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/delete"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/describe"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/drain"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/edit"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/exec"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/get"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/label"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/logs"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/rollout"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/scale"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/set"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/token"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/version"
 )
@@ -40,7 +51,21 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 		get.NewCommand(streams, g),
 		apply.NewCommand(streams, g),
 		apply.NewCreateCommand(streams, g),
+		apply.NewReplaceCommand(streams, g),
 		delete.NewCommand(streams, g),
+		describe.NewCommand(streams, g),
+		edit.NewCommand(streams, g),
+		scale.NewCommand(streams, g),
+		set.NewCommand(streams, g),
+		label.NewLabelCommand(streams, g),
+		label.NewAnnotateCommand(streams, g),
+		rollout.NewCommand(streams, g),
+		drain.NewCordonCommand(streams, g),
+		drain.NewUncordonCommand(streams, g),
+		drain.NewDrainCommand(streams, g),
+		logs.NewCommand(streams, g),
+		exec.NewCommand(streams, g),
+		completion.NewCommand(streams),
 	)
 	return cmd
 }
@@ -50,9 +75,10 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 func Run(ctx context.Context, streams cli.Streams, args []string) int {
 	cmd := NewCommand(streams)
 	cmd.SetArgs(args)
-	if err := cmd.ExecuteContext(ctx); err != nil {
+	err := cmd.ExecuteContext(ctx)
+	var exit *cli.ExitError
+	if err != nil && !errors.As(err, &exit) {
 		fmt.Fprintln(streams.ErrOut, cli.FormatError(err))
-		return 1
 	}
-	return 0
+	return cli.ExitCode(err)
 }

@@ -1,0 +1,256 @@
+package describe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/api/labels"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/kubectl-lite/cli"
+	"github.com/minik8s/minik8s/kubectl-lite/resource"
+)
+
+// NewCommand returns the describe command.
+func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
+	var (
+		selector      string
+		allNamespaces bool
+		showEvents    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "describe (TYPE [NAME_PREFIX | -l label] | TYPE/NAME)",
+		Short: "Show details of a specific resource or group of resources",
+		Long: `Show details of a specific resource or group of resources.
+
+Prints a detailed description of the selected resources, including related
+resources such as events or controllers. A NAME_PREFIX describes every
+object whose name starts with it when no object has that exact name.`,
+		Example: `  kubectl-lite describe pod web-1
+  kubectl-lite describe deployment/web
+  kubectl-lite describe nodes
+  kubectl-lite describe pods -l app=web`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ns, err := g.DefaultNamespace()
+			if err != nil {
+				return err
+			}
+			if allNamespaces {
+				ns = ""
+			}
+			sel, err := resource.Parse(args, ns, true)
+			if err != nil {
+				return err
+			}
+			c, err := g.Client()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			var objs []*client.Unstructured
+			for _, r := range sel.Refs {
+				found, err := getOrPrefix(ctx, c, r)
+				if err != nil {
+					return err
+				}
+				objs = append(objs, found...)
+			}
+			for _, info := range sel.Types {
+				l, err := c.Dynamic(info).Namespace(nsFor(info, ns)).List(ctx, client.ListOptions{LabelSelector: selector})
+				if err != nil {
+					return err
+				}
+				for i := range l.Items {
+					objs = append(objs, &l.Items[i])
+				}
+			}
+			if len(objs) == 0 {
+				if ns == "" {
+					fmt.Fprintln(streams.ErrOut, "No resources found")
+				} else {
+					fmt.Fprintf(streams.ErrOut, "No resources found in %s namespace.\n", ns)
+				}
+				return nil
+			}
+			for i, u := range objs {
+				if i > 0 {
+					fmt.Fprintln(streams.Out)
+					fmt.Fprintln(streams.Out)
+				}
+				if err := Describe(ctx, streams.Out, c, u, showEvents, time.Now()); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin'.")
+	f.BoolVarP(&allNamespaces, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces.")
+	f.BoolVar(&showEvents, "show-events", true, "If true, display events related to the described object.")
+	return cmd
+}
+
+func nsFor(info api.ResourceInfo, ns string) string {
+	if info.Namespaced {
+		return ns
+	}
+	return ""
+}
+
+// getOrPrefix returns the named object or, when there is none, every
+// object whose name starts with the name, as kubectl describe does.
+func getOrPrefix(ctx context.Context, c *client.Client, r resource.Ref) ([]*client.Unstructured, error) {
+	d := c.Dynamic(r.Info).Namespace(r.Namespace)
+	u, err := d.Get(ctx, r.Name)
+	if err == nil {
+		return []*client.Unstructured{u}, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	l, lerr := d.List(ctx, client.ListOptions{})
+	if lerr != nil {
+		return nil, err
+	}
+	var out []*client.Unstructured
+	for i := range l.Items {
+		if strings.HasPrefix(l.Items[i].GetName(), r.Name) {
+			out = append(out, &l.Items[i])
+		}
+	}
+	if len(out) == 0 {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Describe writes the description of u.
+func Describe(ctx context.Context, out io.Writer, c *client.Client, u *client.Unstructured, showEvents bool, now time.Time) error {
+	var evs []api.Event
+	if showEvents {
+		var err error
+		if evs, err = events(ctx, c, u); err != nil {
+			return err
+		}
+	}
+	w := newWriter(out)
+	defer w.flush()
+	switch u.GetKind() {
+	case "Pod":
+		p, err := decode[api.Pod](u)
+		if err != nil {
+			return err
+		}
+		describePod(w, p, evs, now)
+	case "Deployment":
+		d, err := decode[api.Deployment](u)
+		if err != nil {
+			return err
+		}
+		old, cur, err := controlledReplicaSets(ctx, c, d)
+		if err != nil {
+			return err
+		}
+		describeDeployment(w, d, old, cur, evs, now)
+	case "ReplicaSet":
+		rs, err := decode[api.ReplicaSet](u)
+		if err != nil {
+			return err
+		}
+		pods, err := podsOf(ctx, c, rs)
+		if err != nil {
+			return err
+		}
+		describeReplicaSet(w, rs, pods, evs, now)
+	case "Service":
+		s, err := decode[api.Service](u)
+		if err != nil {
+			return err
+		}
+		ep, err := client.Resource[api.Endpoints](c).Namespace(s.Namespace).Get(ctx, s.Name)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		describeService(w, s, ep, evs, now)
+	case "Node":
+		n, err := decode[api.Node](u)
+		if err != nil {
+			return err
+		}
+		lease, err := client.Resource[api.Lease](c).Namespace("kube-node-lease").Get(ctx, n.Name)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		pods, err := client.Resource[api.Pod](c).Namespace("").List(ctx, client.ListOptions{FieldSelector: "spec.nodeName=" + n.Name})
+		if err != nil {
+			return err
+		}
+		describeNode(w, n, lease, pods.Items, evs, now)
+	default:
+		return describeGeneric(w, u.Object, evs, now)
+	}
+	return nil
+}
+
+func decode[T any](u *client.Unstructured) (*T, error) {
+	b, err := json.Marshal(u)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", u.GetName(), err)
+	}
+	var out T
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&out); err != nil {
+		return nil, fmt.Errorf("decode %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	return &out, nil
+}
+
+func podsOf(ctx context.Context, c *client.Client, rs *api.ReplicaSet) ([]api.Pod, error) {
+	sel, err := labels.SelectorFromLabelSelector(rs.Spec.Selector)
+	if err != nil {
+		return nil, err
+	}
+	l, err := client.Resource[api.Pod](c).Namespace(rs.Namespace).List(ctx, client.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return nil, err
+	}
+	var out []api.Pod
+	for _, p := range l.Items {
+		if ownedBy(&p.ObjectMeta, rs.UID) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// events are the events about u. Node events are matched by name, as the
+// kubelet records them with the node name as uid.
+func events(ctx context.Context, c *client.Client, u *client.Unstructured) ([]api.Event, error) {
+	fs := "involvedObject.name=" + u.GetName() + ",involvedObject.kind=" + u.GetKind()
+	ns := u.GetNamespace()
+	if ns != "" {
+		fs += ",involvedObject.namespace=" + ns
+	}
+	l, err := client.Resource[api.Event](c).Namespace(ns).List(ctx, client.ListOptions{FieldSelector: fs})
+	if err != nil {
+		return nil, err
+	}
+	uid := resource.UID(u)
+	var out []api.Event
+	for _, e := range l.Items {
+		if e.InvolvedObject.UID == "" || string(e.InvolvedObject.UID) == uid || string(e.InvolvedObject.UID) == u.GetName() {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,224 @@
+package describe
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/kubectl-lite/printers"
+)
+
+// Indentation levels of kubectl's PrefixWriter.
+const (
+	level0 = iota
+	level1
+	level2
+	level3
+	level4
+)
+
+// prefixWriter writes tab-separated lines at an indentation level through
+// one tabwriter, so consecutive lines align as kubectl's do.
+type prefixWriter struct {
+	tw *tabwriter.Writer
+}
+
+func newWriter(out io.Writer) *prefixWriter {
+	return &prefixWriter{tw: tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)}
+}
+
+func (w *prefixWriter) write(level int, format string, a ...any) {
+	fmt.Fprint(w.tw, strings.Repeat("  ", level))
+	fmt.Fprintf(w.tw, format, a...)
+}
+
+func (w *prefixWriter) flush() { w.tw.Flush() }
+
+// skipAnnotations are left out of describe output, as kubectl does.
+var skipAnnotations = map[string]bool{"kubectl.kubernetes.io/last-applied-configuration": true}
+
+const maxAnnotationLen = 140
+
+func (w *prefixWriter) labels(title string, m map[string]string) {
+	w.multiline(title, m, "=", nil)
+}
+
+func (w *prefixWriter) annotations(title string, m map[string]string) {
+	w.multiline(title, m, ": ", skipAnnotations)
+}
+
+// multiline prints "Title:  k=v" with further keys on their own lines in
+// the value column.
+func (w *prefixWriter) multiline(title string, m map[string]string, sep string, skip map[string]bool) {
+	w.write(level0, "%s:\t", title)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if !skip[k] {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		w.write(level0, "<none>\n")
+		return
+	}
+	sort.Strings(keys)
+	indent := strings.Repeat(" ", len(title)-len(strings.TrimLeft(title, " ")))
+	for i, k := range keys {
+		if i > 0 {
+			w.write(level0, "%s\t", indent)
+		}
+		v := m[k]
+		if len(v) > maxAnnotationLen && sep != "=" {
+			v = v[:maxAnnotationLen] + "..."
+		}
+		w.write(level0, "%s%s%s\n", k, sep, v)
+	}
+}
+
+func (w *prefixWriter) tolerations(title string, ts []api.Toleration) {
+	w.write(level0, "%s:\t", title)
+	if len(ts) == 0 {
+		w.write(level0, "<none>\n")
+		return
+	}
+	indent := strings.Repeat(" ", len(title)-len(strings.TrimLeft(title, " ")))
+	for i, t := range ts {
+		if i > 0 {
+			w.write(level0, "%s\t", indent)
+		}
+		s := t.Key
+		if t.Value != "" {
+			s += "=" + t.Value
+		}
+		if t.Effect != "" {
+			s += ":" + string(t.Effect)
+		}
+		if t.Operator == api.TolerationOpExists && t.Value == "" {
+			if t.Key != "" || t.Effect != "" {
+				s += " op=Exists"
+			} else {
+				s += "op=Exists"
+			}
+		}
+		if t.TolerationSeconds != nil {
+			s += fmt.Sprintf(" for %ds", *t.TolerationSeconds)
+		}
+		w.write(level0, "%s\n", s)
+	}
+}
+
+func timestamp(t api.Time) string {
+	if t.IsZero() {
+		return "<unset>"
+	}
+	return t.Format(time.RFC1123Z)
+}
+
+func since(t time.Time, now time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return printers.HumanDuration(now.Sub(t))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
+
+func boolString(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
+}
+
+func selectorString(s *api.LabelSelector) string {
+	if s == nil {
+		return "<none>"
+	}
+	var parts []string
+	keys := make([]string, 0, len(s.MatchLabels))
+	for k := range s.MatchLabels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		parts = append(parts, k+"="+s.MatchLabels[k])
+	}
+	for _, e := range s.MatchExpressions {
+		switch e.Operator {
+		case "In":
+			parts = append(parts, fmt.Sprintf("%s in (%s)", e.Key, strings.Join(e.Values, ",")))
+		case "NotIn":
+			parts = append(parts, fmt.Sprintf("%s notin (%s)", e.Key, strings.Join(e.Values, ",")))
+		case "Exists":
+			parts = append(parts, e.Key)
+		case "DoesNotExist":
+			parts = append(parts, "!"+e.Key)
+		}
+	}
+	if len(parts) == 0 {
+		return "<none>"
+	}
+	return strings.Join(parts, ",")
+}
+
+func mapString(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return strings.Join(parts, ",")
+}
+
+// controller is "Kind/name" of the controlling owner, "" without one.
+func controller(m *api.ObjectMeta) string {
+	for _, r := range m.OwnerReferences {
+		if r.Controller != nil && *r.Controller {
+			return r.Kind + "/" + r.Name
+		}
+	}
+	return ""
+}
+
+// events writes kubectl's Events table, oldest first.
+func (w *prefixWriter) events(evs []api.Event, now time.Time) {
+	if len(evs) == 0 {
+		w.write(level0, "Events:\t<none>\n")
+		return
+	}
+	w.flush()
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].LastTimestamp.Before(evs[j].LastTimestamp.Time) })
+	w.write(level0, "Events:\n  Type\tReason\tAge\tFrom\tMessage\n")
+	w.write(level1, "----\t------\t----\t----\t-------\n")
+	for _, e := range evs {
+		first := since(e.EventTime.Time, now)
+		if e.EventTime.IsZero() {
+			first = since(e.FirstTimestamp.Time, now)
+		}
+		interval := first
+		switch {
+		case e.Series != nil:
+			interval = fmt.Sprintf("%s (x%d over %s)", since(e.Series.LastObservedTime.Time, now), e.Series.Count, first)
+		case e.Count > 1:
+			interval = fmt.Sprintf("%s (x%d over %s)", since(e.LastTimestamp.Time, now), e.Count, first)
+		}
+		source := e.Source.Component
+		if source == "" {
+			source = e.ReportingController
+		}
+		w.write(level1, "%v\t%v\t%s\t%v\t%v\n", e.Type, e.Reason, interval, source, strings.TrimSpace(e.Message))
+	}
+}

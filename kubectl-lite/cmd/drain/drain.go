@@ -1,0 +1,390 @@
+package drain
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/kubectl-lite/cli"
+	"github.com/minik8s/minik8s/kubectl-lite/resource"
+)
+
+// MirrorPodAnnotation marks the API mirror of a kubelet static pod.
+const MirrorPodAnnotation = "kubernetes.io/config.mirror"
+
+// nodes resolves "NODE..." or -l into node names.
+func nodes(ctx context.Context, c *client.Client, args []string, selector string) ([]string, error) {
+	if len(args) == 0 && selector == "" {
+		return nil, errors.New("USAGE: NODE [flags]\nerror: at least one node name or a selector is required")
+	}
+	var out []string
+	for _, a := range args {
+		out = append(out, strings.TrimPrefix(strings.TrimPrefix(a, "node/"), "nodes/"))
+	}
+	if selector != "" {
+		l, err := client.Resource[api.Node](c).List(ctx, client.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range l.Items {
+			out = append(out, n.Name)
+		}
+	}
+	return out, nil
+}
+
+// setUnschedulable cordons or uncordons a node and says what it did.
+func setUnschedulable(ctx context.Context, c *client.Client, name string, unschedulable bool) (string, error) {
+	nc := client.Resource[api.Node](c)
+	n, err := nc.Get(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	verb := "cordoned"
+	if !unschedulable {
+		verb = "uncordoned"
+	}
+	if n.Spec.Unschedulable == unschedulable {
+		return "already " + verb, nil
+	}
+	p := fmt.Appendf(nil, `{"spec":{"unschedulable":%t}}`, unschedulable)
+	if _, err := nc.Patch(ctx, name, client.StrategicMergePatchType, p); err != nil {
+		return "", err
+	}
+	return verb, nil
+}
+
+func cordonCommand(streams cli.Streams, g *cli.Globals, cordon bool) *cobra.Command {
+	var selector string
+	use, short := "uncordon NODE", "Mark node as schedulable"
+	if cordon {
+		use, short = "cordon NODE", "Mark node as unschedulable"
+	}
+	cmd := &cobra.Command{
+		Use:     use,
+		Short:   short,
+		Example: "  kubectl-lite " + strings.Fields(use)[0] + " node-1",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.Client()
+			if err != nil {
+				return err
+			}
+			names, err := nodes(cmd.Context(), c, args, selector)
+			if err != nil {
+				return err
+			}
+			for _, n := range names {
+				msg, err := setUnschedulable(cmd.Context(), c, n, cordon)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(streams.Out, "node/%s %s\n", n, msg)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter on")
+	return cmd
+}
+
+// NewCordonCommand returns the cordon command.
+func NewCordonCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
+	return cordonCommand(streams, g, true)
+}
+
+// NewUncordonCommand returns the uncordon command.
+func NewUncordonCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
+	return cordonCommand(streams, g, false)
+}
+
+// Options are drain's flags.
+type Options struct {
+	Force              bool
+	IgnoreDaemonSets   bool
+	DeleteEmptyDirData bool
+	GracePeriod        int64
+	Timeout            time.Duration
+	Selector           string
+	PodSelector        string
+	DisableEviction    bool
+}
+
+// NewDrainCommand returns the drain command.
+func NewDrainCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
+	var o Options
+	cmd := &cobra.Command{
+		Use:   "drain NODE",
+		Short: "Drain node in preparation for maintenance",
+		Long: `Drain node in preparation for maintenance.
+
+The node is cordoned, then its pods are evicted (or deleted, when the
+server has no eviction API) and drain waits until they are gone. Mirror
+pods are skipped. DaemonSet pods need --ignore-daemonsets, pods without a
+controller need --force and pods with emptyDir volumes need
+--delete-emptydir-data, or drain refuses to touch the node's pods.`,
+		Example: `  kubectl-lite drain node-1 --ignore-daemonsets
+  kubectl-lite drain node-1 --force --grace-period=0 --timeout=60s`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := g.Client()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			names, err := nodes(ctx, c, args, o.Selector)
+			if err != nil {
+				return err
+			}
+			var failed []string
+			var errs []error
+			for _, n := range names {
+				msg, err := setUnschedulable(ctx, c, n, true)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(streams.Out, "node/%s %s\n", n, msg)
+				if err := Drain(ctx, streams, c, n, o); err != nil {
+					fmt.Fprintf(streams.ErrOut, "error: unable to drain node %q due to error: %v, continuing command...\n", n, err)
+					failed = append(failed, n)
+					errs = append(errs, err)
+					continue
+				}
+				fmt.Fprintf(streams.Out, "node/%s drained\n", n)
+			}
+			if len(failed) > 0 {
+				fmt.Fprintf(streams.ErrOut, "There are pending nodes to be drained:\n")
+				for _, n := range failed {
+					fmt.Fprintf(streams.ErrOut, " %s\n", n)
+				}
+				return errors.Join(errs...)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.Force, "force", false, "Continue even if there are pods that do not declare a controller.")
+	f.BoolVar(&o.IgnoreDaemonSets, "ignore-daemonsets", false, "Ignore DaemonSet-managed pods.")
+	f.BoolVar(&o.DeleteEmptyDirData, "delete-emptydir-data", false, "Continue even if there are pods using emptyDir (local data that will be deleted when the node is drained).")
+	f.Int64Var(&o.GracePeriod, "grace-period", -1, "Period of time in seconds given to each pod to terminate gracefully. If negative, the default value specified in the pod will be used.")
+	f.DurationVar(&o.Timeout, "timeout", 0, "The length of time to wait before giving up, zero means infinite")
+	f.StringVarP(&o.Selector, "selector", "l", "", "Selector (label query) to filter on")
+	f.StringVar(&o.PodSelector, "pod-selector", "", "Label selector to filter pods on the node")
+	f.BoolVar(&o.DisableEviction, "disable-eviction", false, "Force drain to use delete, even if eviction is supported.")
+	return cmd
+}
+
+// filter is kubectl's drain filter result for one pod.
+type filter int
+
+const (
+	okay filter = iota
+	skip
+	warn
+	fail
+)
+
+type verdict struct {
+	result filter
+	reason string
+}
+
+// check applies kubectl's pod filters in order.
+func check(p *api.Pod, o Options) verdict {
+	if p.DeletionTimestamp != nil && p.DeletionGracePeriodSeconds != nil {
+		// Already terminating: wait for it, do not evict again.
+		return verdict{result: okay}
+	}
+	if _, ok := p.Annotations[MirrorPodAnnotation]; ok {
+		return verdict{result: skip}
+	}
+	if p.Status.Phase == api.PodSucceeded || p.Status.Phase == api.PodFailed {
+		return verdict{result: okay}
+	}
+	var ctrl *api.OwnerReference
+	for i, r := range p.OwnerReferences {
+		if r.Controller != nil && *r.Controller {
+			ctrl = &p.OwnerReferences[i]
+		}
+	}
+	if ctrl != nil && ctrl.Kind == "DaemonSet" {
+		if !o.IgnoreDaemonSets {
+			return verdict{fail, "cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"}
+		}
+		return verdict{warn, "ignoring DaemonSet-managed Pods"}
+	}
+	if ctrl == nil && !o.Force {
+		return verdict{fail, "cannot delete Pods that declare no controller (use --force to override)"}
+	}
+	for _, v := range p.Spec.Volumes {
+		if v.EmptyDir != nil && !o.DeleteEmptyDirData {
+			return verdict{fail, "cannot delete Pods with local storage (use --delete-emptydir-data to override)"}
+		}
+	}
+	if ctrl == nil {
+		return verdict{warn, "deleting Pods that declare no controller"}
+	}
+	return verdict{result: okay}
+}
+
+// Drain evicts or deletes the pods of node name that the filters allow and
+// waits until they are gone.
+func Drain(ctx context.Context, streams cli.Streams, c *client.Client, name string, o Options) error {
+	pc := client.Resource[api.Pod](c).Namespace("")
+	l, err := pc.List(ctx, client.ListOptions{FieldSelector: "spec.nodeName=" + name, LabelSelector: o.PodSelector})
+	if err != nil {
+		return err
+	}
+	var (
+		victims  []api.Pod
+		failures = map[string][]string{}
+		warnings = map[string][]string{}
+		order    []string
+	)
+	for _, p := range l.Items {
+		v := check(&p, o)
+		key := p.Namespace + "/" + p.Name
+		switch v.result {
+		case okay:
+			victims = append(victims, p)
+		case warn:
+			if v.reason != "ignoring DaemonSet-managed Pods" {
+				victims = append(victims, p)
+			}
+			if len(warnings[v.reason]) == 0 {
+				order = append(order, v.reason)
+			}
+			warnings[v.reason] = append(warnings[v.reason], key)
+		case fail:
+			if len(failures[v.reason]) == 0 {
+				order = append(order, v.reason)
+			}
+			failures[v.reason] = append(failures[v.reason], key)
+		}
+	}
+	if len(failures) > 0 {
+		var msgs []string
+		for _, r := range order {
+			if pods, ok := failures[r]; ok {
+				msgs = append(msgs, r+": "+strings.Join(pods, ", "))
+			}
+		}
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	for _, r := range order {
+		if pods, ok := warnings[r]; ok {
+			fmt.Fprintf(streams.ErrOut, "Warning: %s: %s\n", r, strings.Join(pods, ", "))
+		}
+	}
+	if len(victims) == 0 {
+		return nil
+	}
+	evict := false
+	if !o.DisableEviction {
+		if evict, err = evictionSupported(ctx, c); err != nil {
+			return err
+		}
+	}
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+	}
+	var opts *api.DeleteOptions
+	if o.GracePeriod >= 0 {
+		gp := o.GracePeriod
+		opts = &api.DeleteOptions{GracePeriodSeconds: &gp}
+	}
+	for _, p := range victims {
+		if evict {
+			fmt.Fprintf(streams.Out, "evicting pod %s/%s\n", p.Namespace, p.Name)
+			if err := evictPod(ctx, c, &p, opts); err != nil {
+				return timeoutError(ctx, o, err)
+			}
+			continue
+		}
+		if err := client.Resource[api.Pod](c).Namespace(p.Namespace).Delete(ctx, p.Name, opts); err != nil && !apierrors.IsNotFound(err) {
+			return timeoutError(ctx, o, err)
+		}
+	}
+	verb := "deleted"
+	if evict {
+		verb = "evicted"
+	}
+	for _, p := range victims {
+		d := c.Dynamic(client.Resource[api.Pod](c).Info()).Namespace(p.Namespace)
+		if err := resource.WaitGone(ctx, d, p.Name, string(p.UID)); err != nil {
+			return timeoutError(ctx, o, err)
+		}
+		fmt.Fprintf(streams.Out, "pod/%s %s\n", p.Name, verb)
+	}
+	return nil
+}
+
+func timeoutError(ctx context.Context, o Options, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("drain did not complete within %v", o.Timeout)
+	}
+	return err
+}
+
+// evictionSupported reads discovery for pods/eviction, as kubectl does.
+func evictionSupported(ctx context.Context, c *client.Client) (bool, error) {
+	b, err := c.Do(ctx, client.Request{Path: "/api/v1"})
+	if err != nil {
+		return false, err
+	}
+	var list struct {
+		Resources []struct {
+			Name string `json:"name"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		return false, fmt.Errorf("decode discovery of /api/v1: %w", err)
+	}
+	for _, r := range list.Resources {
+		if r.Name == "pods/eviction" {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// evictPod posts a policy/v1 Eviction, retrying while a disruption budget
+// refuses it (429), as kubectl does every five seconds.
+func evictPod(ctx context.Context, c *client.Client, p *api.Pod, opts *api.DeleteOptions) error {
+	ev := map[string]any{
+		"apiVersion": "policy/v1", "kind": "Eviction",
+		"metadata": map[string]any{"name": p.Name, "namespace": p.Namespace},
+	}
+	if opts != nil {
+		ev["deleteOptions"] = opts
+	}
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("encode eviction: %w", err)
+	}
+	info := client.Resource[api.Pod](c).Info()
+	for {
+		_, err := c.Do(ctx, client.Request{Method: http.MethodPost, Path: client.ResourcePath(info, p.Namespace, p.Name, "eviction"), Body: body})
+		switch {
+		case err == nil, apierrors.IsNotFound(err):
+			return nil
+		case apierrors.IsTooManyRequests(err):
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(5 * time.Second):
+			}
+		default:
+			return fmt.Errorf("error when evicting pods/%q -n %q (will retry after 5s): %w", p.Name, p.Namespace, err)
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/kubectl-lite/cli"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/logs"
+	"github.com/minik8s/minik8s/kubectl-lite/remotecommand"
+)
+
+// NewCommand returns the exec command.
+func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
+	var (
+		container string
+		stdin     bool
+		tty       bool
+		quiet     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "exec (POD | TYPE/NAME) [-c CONTAINER] [flags] -- COMMAND [args...]",
+		Short: "Execute a command in a container",
+		Long: `Execute a command in a container.
+
+The command's output is streamed back; with -i stdin is passed to it and
+with -t it runs in a terminal (the local terminal is put in raw mode).
+kubectl-lite exits with the command's exit code.`,
+		Example: `  kubectl-lite exec web-1 -- date
+  kubectl-lite exec web-1 -c app -- ls /
+  kubectl-lite exec -it web-1 -- sh
+  echo hi | kubectl-lite exec -i deployment/web -- cat`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dash := cmd.ArgsLenAtDash()
+			if dash < 0 {
+				if len(args) < 2 {
+					return errors.New("you must specify at least one command for the container")
+				}
+				dash = 1
+			}
+			if dash != 1 {
+				return errors.New("exec [POD] [COMMAND] is not supported anymore. Use exec [POD] -- [COMMAND] instead")
+			}
+			command := args[1:]
+			if len(command) == 0 {
+				return errors.New("you must specify at least one command for the container")
+			}
+			ns, err := g.DefaultNamespace()
+			if err != nil {
+				return err
+			}
+			cc, err := g.ClientConfig()
+			if err != nil {
+				return err
+			}
+			c, err := client.New(cc)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			pod, err := logs.Pod(ctx, streams, c, ns, args[0])
+			if err != nil {
+				return err
+			}
+			if pod.Status.Phase == api.PodSucceeded || pod.Status.Phase == api.PodFailed {
+				return fmt.Errorf("cannot exec into a container in a completed pod; current phase is %s", pod.Status.Phase)
+			}
+			if container == "" {
+				errOut := streams.ErrOut
+				if quiet {
+					errOut = io.Discard
+				}
+				container = logs.DefaultContainer(cli.Streams{ErrOut: errOut}, pod)
+			}
+			q := url.Values{}
+			for _, a := range command {
+				q.Add("command", a)
+			}
+			q.Set("container", container)
+			q.Set("stdout", "true")
+			opts := remotecommand.Options{Stdout: streams.Out}
+			if stdin {
+				q.Set("stdin", "true")
+				opts.Stdin = streams.In
+			}
+			inFile, isFile := streams.In.(*os.File)
+			if tty {
+				if !stdin {
+					fmt.Fprintln(streams.ErrOut, "Unable to use a TTY - input is not a terminal or the right kind of file")
+					tty = false
+				} else if !isFile || !term.IsTerminal(int(inFile.Fd())) {
+					if !quiet {
+						fmt.Fprintln(streams.ErrOut, "Unable to use a TTY - input is not a terminal or the right kind of file")
+					}
+					tty = false
+				}
+			}
+			restore := func() {}
+			if tty {
+				q.Set("tty", "true")
+				opts.TTY = true
+				fd := int(inFile.Fd())
+				old, err := term.MakeRaw(fd)
+				if err != nil {
+					return fmt.Errorf("set terminal raw mode: %w", err)
+				}
+				restore = func() { term.Restore(fd, old) }
+				defer restore()
+				sizes := make(chan remotecommand.Size, 1)
+				if w, h, err := term.GetSize(fd); err == nil {
+					sizes <- remotecommand.Size{Width: uint16(w), Height: uint16(h)}
+				}
+				winch := make(chan os.Signal, 1)
+				signal.Notify(winch, syscall.SIGWINCH)
+				defer signal.Stop(winch)
+				go func() {
+					for range winch {
+						if w, h, err := term.GetSize(fd); err == nil {
+							select {
+							case sizes <- remotecommand.Size{Width: uint16(w), Height: uint16(h)}:
+							default:
+							}
+						}
+					}
+				}()
+				opts.Resize = sizes
+			} else {
+				q.Set("stderr", "true")
+				opts.Stderr = streams.ErrOut
+			}
+			path := client.ResourcePath(client.Resource[api.Pod](c).Info(), ns, pod.Name, "exec")
+			err = remotecommand.Exec(ctx, cc, path, q, opts)
+			var ee *remotecommand.ExitError
+			if errors.As(err, &ee) {
+				restore()
+				fmt.Fprintln(streams.ErrOut, ee.Error())
+				return &cli.ExitError{Code: ee.Code}
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&container, "container", "c", "", "Container name. If omitted, use the kubectl.kubernetes.io/default-container annotation for selecting the container to be attached or the first container in the pod will be chosen")
+	f.BoolVarP(&stdin, "stdin", "i", false, "Pass stdin to the container")
+	f.BoolVarP(&tty, "tty", "t", false, "Stdin is a TTY")
+	f.BoolVarP(&quiet, "quiet", "q", false, "Only print output from the remote session")
+	return cmd
+}

@@ -1,0 +1,527 @@
+package rollout
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/labels"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/kubectl-lite/cli"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/describe"
+	"github.com/minik8s/minik8s/kubectl-lite/resource"
+)
+
+// Annotations the deployment controller and kubectl use.
+const (
+	RevisionAnnotation     = "deployment.kubernetes.io/revision"
+	ChangeCauseAnnotation  = "kubernetes.io/change-cause"
+	RestartedAtAnnotation  = "kubectl.kubernetes.io/restartedAt"
+	lastAppliedAnnotation  = "kubectl.kubernetes.io/last-applied-configuration"
+	podTemplateHashLabel   = "pod-template-hash"
+	timedOutReason         = "ProgressDeadlineExceeded"
+	deploymentProgressing  = "Progressing"
+	revisionHistoryAnnot   = "deployment.kubernetes.io/revision-history"
+	desiredReplicasAnnot   = "deployment.kubernetes.io/desired-replicas"
+	maxReplicasAnnot       = "deployment.kubernetes.io/max-replicas"
+	deprecatedRollbackAnno = "deprecated.deployment.rollback.to"
+)
+
+// annotationsToSkip are the Deployment annotations undo keeps rather than
+// copying them from the ReplicaSet (kubectl's list).
+var annotationsToSkip = map[string]bool{
+	lastAppliedAnnotation:  true,
+	RevisionAnnotation:     true,
+	revisionHistoryAnnot:   true,
+	desiredReplicasAnnot:   true,
+	maxReplicasAnnot:       true,
+	deprecatedRollbackAnno: true,
+}
+
+// NewCommand returns the rollout command and its subcommands.
+func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "rollout SUBCOMMAND",
+		Short: "Manage the rollout of a resource",
+		Long:  "Manage the rollout of one or many resources. Valid resource types: deployments.",
+		Example: `  kubectl-lite rollout status deployment/web
+  kubectl-lite rollout history deployment/web
+  kubectl-lite rollout undo deployment/web --to-revision=2
+  kubectl-lite rollout restart deployment/web`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newStatus(streams, g), newHistory(streams, g), newUndo(streams, g), newRestart(streams, g),
+		newPause(streams, g, true), newPause(streams, g, false))
+	return cmd
+}
+
+// target resolves the "deployment/web" or "deployment web" arguments.
+func target(g *cli.Globals, args []string) ([]resource.Ref, *client.Client, error) {
+	ns, err := g.DefaultNamespace()
+	if err != nil {
+		return nil, nil, err
+	}
+	sel, err := resource.Parse(args, ns, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range sel.Refs {
+		if r.Info.Kind != "Deployment" {
+			return nil, nil, fmt.Errorf("no rollout support for %s: only deployments are supported", resource.KindName(r.Info))
+		}
+	}
+	c, err := g.Client()
+	if err != nil {
+		return nil, nil, err
+	}
+	return sel.Refs, c, nil
+}
+
+func deployments(c *client.Client, ns string) *client.ResourceClient[api.Deployment, *api.Deployment] {
+	return client.Resource[api.Deployment](c).Namespace(ns)
+}
+
+// Status is kubectl's DeploymentStatusViewer: the message to print, whether
+// the rollout is complete, and an error once its deadline passed.
+func Status(d *api.Deployment) (string, bool, error) {
+	if d.Generation <= d.Status.ObservedGeneration {
+		for _, c := range d.Status.Conditions {
+			if c.Type == deploymentProgressing && c.Reason == timedOutReason {
+				return "", false, fmt.Errorf("deployment %q exceeded its progress deadline", d.Name)
+			}
+		}
+		if d.Spec.Replicas != nil && d.Status.UpdatedReplicas < *d.Spec.Replicas {
+			return fmt.Sprintf("Waiting for deployment %q rollout to finish: %d out of %d new replicas have been updated...\n",
+				d.Name, d.Status.UpdatedReplicas, *d.Spec.Replicas), false, nil
+		}
+		if d.Status.Replicas > d.Status.UpdatedReplicas {
+			return fmt.Sprintf("Waiting for deployment %q rollout to finish: %d old replicas are pending termination...\n",
+				d.Name, d.Status.Replicas-d.Status.UpdatedReplicas), false, nil
+		}
+		if d.Status.AvailableReplicas < d.Status.UpdatedReplicas {
+			return fmt.Sprintf("Waiting for deployment %q rollout to finish: %d of %d updated replicas are available...\n",
+				d.Name, d.Status.AvailableReplicas, d.Status.UpdatedReplicas), false, nil
+		}
+		return fmt.Sprintf("deployment %q successfully rolled out\n", d.Name), true, nil
+	}
+	return "Waiting for deployment spec update to be observed...\n", false, nil
+}
+
+func newStatus(streams cli.Streams, g *cli.Globals) *cobra.Command {
+	var (
+		watch    bool
+		revision int64
+		timeout  time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "status (TYPE NAME | TYPE/NAME)",
+		Short: "Show the status of the rollout",
+		Long: `Show the status of the rollout.
+
+By default it watches the Deployment until the rollout is complete, printing
+a line at every change, and exits 1 when the Deployment exceeds its progress
+deadline or --timeout passes.`,
+		Example: "  kubectl-lite rollout status deployment/web --timeout=2m",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			refs, c, err := target(g, args)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
+			for _, r := range refs {
+				if err := status(ctx, streams, deployments(c, r.Namespace), r.Name, watch, revision); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVarP(&watch, "watch", "w", true, "Watch the status of the rollout until it's done.")
+	f.Int64Var(&revision, "revision", 0, "Pin to a specific revision for showing its status. Defaults to 0 (last revision).")
+	f.DurationVar(&timeout, "timeout", 0, "The length of time to wait before ending watch, zero means never. Any other values should contain a corresponding time unit (e.g. 1s, 2m, 3h).")
+	return cmd
+}
+
+func status(ctx context.Context, streams cli.Streams, dc *client.ResourceClient[api.Deployment, *api.Deployment], name string, watch bool, revision int64) error {
+	check := func(d *api.Deployment) (bool, error) {
+		if revision > 0 {
+			cur, err := strconv.ParseInt(d.Annotations[RevisionAnnotation], 10, 64)
+			if err != nil {
+				return false, fmt.Errorf("cannot get the revision of deployment %q: %w", d.Name, err)
+			}
+			if cur != revision {
+				return false, fmt.Errorf("desired revision (%d) is different from the running revision (%d)", revision, cur)
+			}
+		}
+		msg, done, err := Status(d)
+		if err != nil {
+			return false, err
+		}
+		fmt.Fprint(streams.Out, msg)
+		return done, nil
+	}
+	for {
+		d, err := dc.Get(ctx, name)
+		if err != nil {
+			return timedOut(ctx, err)
+		}
+		done, err := check(d)
+		if done || err != nil || !watch {
+			return err
+		}
+		w, err := dc.Watch(ctx, client.ListOptions{FieldSelector: "metadata.name=" + name, ResourceVersion: d.ResourceVersion})
+		if err != nil {
+			return timedOut(ctx, err)
+		}
+		done, err = follow(ctx, w, check)
+		w.Stop()
+		if done || err != nil {
+			return timedOut(ctx, err)
+		}
+		// The server ended the watch: read again and go on.
+	}
+}
+
+// follow applies check to each change until it says done, fails, or the
+// watch ends (false, nil).
+func follow(ctx context.Context, w client.Watcher[api.Deployment], check func(*api.Deployment) (bool, error)) (bool, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return false, nil
+			}
+			switch ev.Type {
+			case api.Deleted:
+				return false, fmt.Errorf("object has been deleted")
+			case api.Error, api.Bookmark:
+				continue
+			}
+			if done, err := check(ev.Object); done || err != nil {
+				return done, err
+			}
+		}
+	}
+}
+
+func timedOut(ctx context.Context, err error) error {
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return errors.New("timed out waiting for the condition")
+	}
+	return err
+}
+
+// controlled lists the ReplicaSets d controls, as kubectl's history does:
+// matching d's selector and owned by it as controller.
+func controlled(ctx context.Context, c *client.Client, d *api.Deployment) ([]api.ReplicaSet, error) {
+	sel, err := labels.SelectorFromLabelSelector(d.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("deployment %q has an invalid selector: %w", d.Name, err)
+	}
+	l, err := client.Resource[api.ReplicaSet](c).Namespace(d.Namespace).List(ctx, client.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return nil, err
+	}
+	var out []api.ReplicaSet
+	for _, rs := range l.Items {
+		for _, ref := range rs.OwnerReferences {
+			if ref.Controller != nil && *ref.Controller && ref.UID == d.UID {
+				out = append(out, rs)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// history maps revisions to the ReplicaSet of each.
+func history(rss []api.ReplicaSet) map[int64]*api.ReplicaSet {
+	out := map[int64]*api.ReplicaSet{}
+	for i := range rss {
+		v, err := strconv.ParseInt(rss[i].Annotations[RevisionAnnotation], 10, 64)
+		if err != nil {
+			continue
+		}
+		out[v] = &rss[i]
+	}
+	return out
+}
+
+func newHistory(streams cli.Streams, g *cli.Globals) *cobra.Command {
+	var revision int64
+	cmd := &cobra.Command{
+		Use:     "history (TYPE NAME | TYPE/NAME)",
+		Short:   "View rollout history",
+		Long:    "View previous rollout revisions and configurations, from the revision annotations of the Deployment's ReplicaSets.",
+		Example: "  kubectl-lite rollout history deployment/web\n  kubectl-lite rollout history deployment/web --revision=3",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			refs, c, err := target(g, args)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			for _, r := range refs {
+				d, err := deployments(c, r.Namespace).Get(ctx, r.Name)
+				if err != nil {
+					return err
+				}
+				rss, err := controlled(ctx, c, d)
+				if err != nil {
+					return err
+				}
+				h := history(rss)
+				if revision > 0 {
+					rs, ok := h[revision]
+					if !ok {
+						return errors.New("unable to find the specified revision")
+					}
+					fmt.Fprintf(streams.Out, "%s with revision #%d\n", r, revision)
+					tmpl := rs.Spec.Template
+					if cause := rs.Annotations[ChangeCauseAnnotation]; cause != "" {
+						tmpl.Annotations = copyMap(tmpl.Annotations)
+						tmpl.Annotations[ChangeCauseAnnotation] = cause
+					}
+					describe.PodTemplate(streams.Out, &tmpl)
+					fmt.Fprintln(streams.Out)
+					continue
+				}
+				fmt.Fprintf(streams.Out, "%s\n", r)
+				if len(h) == 0 {
+					fmt.Fprintln(streams.Out, "No rollout history found.")
+					continue
+				}
+				revs := make([]int64, 0, len(h))
+				for v := range h {
+					revs = append(revs, v)
+				}
+				sort.Slice(revs, func(i, j int) bool { return revs[i] < revs[j] })
+				w := tabwriter.NewWriter(streams.Out, 0, 8, 2, ' ', 0)
+				fmt.Fprintf(w, "REVISION\tCHANGE-CAUSE\n")
+				for _, v := range revs {
+					cause := h[v].Annotations[ChangeCauseAnnotation]
+					if cause == "" {
+						cause = "<none>"
+					}
+					fmt.Fprintf(w, "%d\t%s\n", v, cause)
+				}
+				w.Flush()
+				fmt.Fprintln(streams.Out)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().Int64Var(&revision, "revision", 0, "See the details, including podTemplate of the revision specified")
+	return cmd
+}
+
+func copyMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func newUndo(streams cli.Streams, g *cli.Globals) *cobra.Command {
+	var toRevision int64
+	cmd := &cobra.Command{
+		Use:   "undo (TYPE NAME | TYPE/NAME) [flags]",
+		Short: "Undo a previous rollout",
+		Long: `Roll back to a previous rollout.
+
+The pod template of the ReplicaSet of the chosen revision (the previous one
+by default) is copied into the Deployment, as kubectl does on the client.`,
+		Example: "  kubectl-lite rollout undo deployment/web\n  kubectl-lite rollout undo deployment/web --to-revision=3",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			refs, c, err := target(g, args)
+			if err != nil {
+				return err
+			}
+			for _, r := range refs {
+				msg, err := undo(cmd.Context(), c, r, toRevision)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(streams.Out, "%s %s\n", r, msg)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().Int64Var(&toRevision, "to-revision", 0, "The revision to rollback to. Default to 0 (last revision).")
+	return cmd
+}
+
+func undo(ctx context.Context, c *client.Client, r resource.Ref, toRevision int64) (string, error) {
+	dc := deployments(c, r.Namespace)
+	d, err := dc.Get(ctx, r.Name)
+	if err != nil {
+		return "", err
+	}
+	if d.Spec.Paused {
+		return "", fmt.Errorf("you cannot rollback a paused deployment; resume it first with 'kubectl rollout resume deployment/%s' and try again", d.Name)
+	}
+	rss, err := controlled(ctx, c, d)
+	if err != nil {
+		return "", err
+	}
+	h := history(rss)
+	var rs *api.ReplicaSet
+	if toRevision > 0 {
+		rs = h[toRevision]
+		if rs == nil {
+			return "", fmt.Errorf("unable to find specified revision %d in history", toRevision)
+		}
+	} else {
+		previous, latest := int64(-1), int64(-1)
+		for v := range h {
+			switch {
+			case v > latest:
+				previous, latest = latest, v
+			case v > previous:
+				previous = v
+			}
+		}
+		if previous < 0 {
+			return "", fmt.Errorf("no rollout history found for deployment %q", d.Name)
+		}
+		rs, toRevision = h[previous], previous
+	}
+	tmpl := *api.DeepCopy(&rs.Spec.Template)
+	if tmpl.Labels != nil {
+		delete(tmpl.Labels, podTemplateHashLabel)
+	}
+	if equalTemplates(&tmpl, &d.Spec.Template) {
+		return fmt.Sprintf("skipped rollback (current template already matches revision %d)", toRevision), nil
+	}
+	ann := map[string]string{}
+	for k := range annotationsToSkip {
+		if v, ok := d.Annotations[k]; ok {
+			ann[k] = v
+		}
+	}
+	for k, v := range rs.Annotations {
+		if !annotationsToSkip[k] {
+			ann[k] = v
+		}
+	}
+	p, err := json.Marshal([]map[string]any{
+		{"op": "replace", "path": "/spec/template", "value": tmpl},
+		{"op": "add", "path": "/metadata/annotations", "value": ann},
+	})
+	if err != nil {
+		return "", fmt.Errorf("encode rollback patch: %w", err)
+	}
+	if _, err := dc.Patch(ctx, d.Name, client.JSONPatchType, p); err != nil {
+		return "", fmt.Errorf("failed restoring revision %d: %w", toRevision, err)
+	}
+	return "rolled back", nil
+}
+
+// equalTemplates compares pod templates ignoring the pod-template-hash label.
+func equalTemplates(a, b *api.PodTemplateSpec) bool {
+	strip := func(t *api.PodTemplateSpec) []byte {
+		cp := api.DeepCopy(t)
+		delete(cp.Labels, podTemplateHashLabel)
+		if len(cp.Labels) == 0 {
+			cp.Labels = nil
+		}
+		bs, _ := json.Marshal(cp)
+		return bs
+	}
+	return string(strip(a)) == string(strip(b))
+}
+
+func newRestart(streams cli.Streams, g *cli.Globals) *cobra.Command {
+	return &cobra.Command{
+		Use:     "restart (TYPE NAME | TYPE/NAME)",
+		Short:   "Restart a resource",
+		Long:    "Restart a resource: its pods are replaced by a rolling update, triggered by the kubectl.kubernetes.io/restartedAt annotation of the pod template.",
+		Example: "  kubectl-lite rollout restart deployment/web",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			refs, c, err := target(g, args)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			for _, r := range refs {
+				dc := deployments(c, r.Namespace)
+				d, err := dc.Get(ctx, r.Name)
+				if err != nil {
+					return err
+				}
+				if d.Spec.Paused {
+					return fmt.Errorf("can't restart paused deployment (run rollout resume first)")
+				}
+				p, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{
+					"annotations": map[string]string{RestartedAtAnnotation: time.Now().Format(time.RFC3339)}}}}})
+				if _, err := dc.Patch(ctx, r.Name, client.StrategicMergePatchType, p); err != nil {
+					return err
+				}
+				fmt.Fprintf(streams.Out, "%s restarted\n", r)
+			}
+			return nil
+		},
+	}
+}
+
+func newPause(streams cli.Streams, g *cli.Globals, pause bool) *cobra.Command {
+	verb, done := "resume", "resumed"
+	short := "Resume a paused resource"
+	if pause {
+		verb, done = "pause", "paused"
+		short = "Mark the provided resource as paused"
+	}
+	return &cobra.Command{
+		Use:     verb + " (TYPE NAME | TYPE/NAME)",
+		Short:   short,
+		Example: "  kubectl-lite rollout " + verb + " deployment/web",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			refs, c, err := target(g, args)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			for _, r := range refs {
+				dc := deployments(c, r.Namespace)
+				d, err := dc.Get(ctx, r.Name)
+				if err != nil {
+					return err
+				}
+				if d.Spec.Paused == pause {
+					if pause {
+						return fmt.Errorf("deployments.apps %q is already paused", r.Name)
+					}
+					return fmt.Errorf("deployments.apps %q is not paused", r.Name)
+				}
+				p := fmt.Appendf(nil, `{"spec":{"paused":%t}}`, pause)
+				if _, err := dc.Patch(ctx, r.Name, client.StrategicMergePatchType, p); err != nil {
+					return err
+				}
+				fmt.Fprintf(streams.Out, "%s %s\n", r, done)
+			}
+			return nil
+		},
+	}
+}
