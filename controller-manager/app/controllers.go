@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/minik8s/minik8s/controller-manager/controller"
 	"github.com/minik8s/minik8s/controller-manager/deployment"
+	"github.com/minik8s/minik8s/controller-manager/endpoints"
 	"github.com/minik8s/minik8s/controller-manager/garbagecollector"
 	"github.com/minik8s/minik8s/controller-manager/namespace"
 	"github.com/minik8s/minik8s/controller-manager/nodeipam"
@@ -14,6 +15,7 @@ import (
 // constructors. Every controller here is on by default.
 var constructors = map[string]controller.Constructor{
 	"deployment":       deployment.New,
+	"endpoints":        endpoints.New,
 	"garbagecollector": garbagecollector.New,
 	"namespace":        namespace.New,
 	"nodeipam":         nodeipam.New,
