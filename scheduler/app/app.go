@@ -1,0 +1,197 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/minik8s/minik8s/internal/daemon"
+	"github.com/minik8s/minik8s/internal/events"
+	"github.com/minik8s/minik8s/scheduler/framework"
+	"github.com/minik8s/minik8s/scheduler/queue"
+	"github.com/minik8s/minik8s/scheduler/scheduling"
+)
+
+// Component is the name the scheduler reports as (events, user agent).
+const Component = "default-scheduler"
+
+// Options are kube-scheduler's flags.
+type Options struct {
+	Client         daemon.ClientOptions
+	LeaderElection daemon.LeaderElectionOptions
+	// BindAddress and Port serve /healthz, /livez, /readyz and /metrics
+	// over plain HTTP; Port 0 disables serving.
+	BindAddress string
+	Port        int
+	// PercentageOfNodesToScore: 0 is kube's adaptive default.
+	PercentageOfNodesToScore int
+	PodInitialBackoff        time.Duration
+	PodMaxBackoff            time.Duration
+	// Parallelism is the number of goroutines filtering and scoring.
+	Parallelism int
+	// LogLevel is debug, info, warn or error (-v also takes kube's
+	// numbers: 0-3 info, 4 and more debug).
+	LogLevel string
+}
+
+// DefaultOptions returns kube-scheduler's defaults.
+func DefaultOptions() Options {
+	return Options{
+		Client:            daemon.ClientOptions{QPS: 50, Burst: 100},
+		LeaderElection:    daemon.DefaultLeaderElection("kube-scheduler"),
+		BindAddress:       "0.0.0.0",
+		Port:              10259,
+		PodInitialBackoff: queue.DefaultPodInitialBackoff,
+		PodMaxBackoff:     queue.DefaultPodMaxBackoff,
+		Parallelism:       framework.DefaultParallelism,
+		LogLevel:          "info",
+	}
+}
+
+// AddFlags registers every flag.
+func (o *Options) AddFlags(fs *flag.FlagSet) {
+	o.Client.AddFlags(fs)
+	o.LeaderElection.AddFlags(fs)
+	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "Address to serve /healthz and /metrics on (plain HTTP).")
+	fs.IntVar(&o.Port, "port", o.Port, "Port to serve /healthz and /metrics on; 0 disables.")
+	fs.IntVar(&o.PercentageOfNodesToScore, "percentage-of-nodes-to-score", o.PercentageOfNodesToScore, "Percentage of all nodes to find feasible before scoring stops looking (at least 100 nodes); 0 means adaptive: 50% minus 1% per 125 nodes, at least 5%.")
+	fs.DurationVar(&o.PodInitialBackoff, "pod-initial-backoff", o.PodInitialBackoff, "Initial back-off of an unschedulable pod; doubled per attempt.")
+	fs.DurationVar(&o.PodMaxBackoff, "pod-max-backoff", o.PodMaxBackoff, "Maximum back-off of an unschedulable pod.")
+	fs.IntVar(&o.Parallelism, "parallelism", o.Parallelism, "Goroutines used to filter and score nodes.")
+	fs.Func("v", "Log level: debug, info, warn, error, or a kube verbosity number (4 and more is debug).", func(s string) error {
+		lvl, err := ParseLogLevel(s)
+		if err != nil {
+			return err
+		}
+		o.LogLevel = lvl
+		return nil
+	})
+}
+
+// ParseLogLevel maps -v values to a logging level name.
+func ParseLogLevel(s string) (string, error) {
+	if n, err := strconv.Atoi(s); err == nil {
+		if n >= 4 {
+			return "debug", nil
+		}
+		return "info", nil
+	}
+	switch strings.ToLower(s) {
+	case "debug", "info", "warn", "warning", "error":
+		return strings.ToLower(s), nil
+	}
+	return "", fmt.Errorf("unknown log level %q", s)
+}
+
+// Validate checks the options.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.PercentageOfNodesToScore < 0 || o.PercentageOfNodesToScore > 100 {
+		errs = append(errs, fmt.Errorf("--percentage-of-nodes-to-score must be in [0, 100], got %d", o.PercentageOfNodesToScore))
+	}
+	if o.PodInitialBackoff <= 0 || o.PodMaxBackoff < o.PodInitialBackoff {
+		errs = append(errs, fmt.Errorf("--pod-initial-backoff (%v) must be positive and at most --pod-max-backoff (%v)", o.PodInitialBackoff, o.PodMaxBackoff))
+	}
+	if o.Parallelism <= 0 {
+		errs = append(errs, fmt.Errorf("--parallelism must be positive, got %d", o.Parallelism))
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		errs = append(errs, fmt.Errorf("--port must be in [0, 65535], got %d", o.Port))
+	}
+	return errors.Join(errs...)
+}
+
+// App is one scheduler process: its server and its scheduler.
+type App struct {
+	Options   Options
+	Server    *daemon.Server
+	Scheduler *scheduling.Scheduler
+	log       *slog.Logger
+	run       func(ctx context.Context) error
+}
+
+// New builds the daemon: client, metrics server and scheduler.
+func New(opts Options, log *slog.Logger) (*App, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := opts.Client.Client("scheduler")
+	if err != nil {
+		return nil, err
+	}
+	srv := daemon.NewServer("", log)
+	if opts.Port > 0 {
+		srv.Addr = net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.Port))
+	}
+	host, _ := os.Hostname()
+	b := events.NewBroadcaster(c, events.Options{Component: Component, Host: host, Logger: log})
+	s, err := scheduling.New(scheduling.Config{
+		Client:                   c,
+		Recorder:                 b.Recorder(),
+		Logger:                   log,
+		Registry:                 srv.Registry,
+		PercentageOfNodesToScore: int32(opts.PercentageOfNodesToScore),
+		PodInitialBackoff:        opts.PodInitialBackoff,
+		PodMaxBackoff:            opts.PodMaxBackoff,
+		Parallelism:              opts.Parallelism,
+	})
+	if err != nil {
+		return nil, err
+	}
+	srv.AddCheck(daemon.Check{Name: "sched-handler-sync", Ready: true, Func: func() error {
+		if !s.HasSynced() {
+			return errors.New("waiting for the pod and node informers to sync")
+		}
+		return nil
+	}})
+	a := &App{Options: opts, Server: srv, Scheduler: s, log: log}
+	identity := daemon.Identity()
+	a.run = func(ctx context.Context) error {
+		// Informers start before the election, as in kube-scheduler, so a
+		// standby takes over with warm caches.
+		s.StartInformers(ctx)
+		defer s.WaitInformers()
+		go func() {
+			if s.WaitForCacheSync(ctx) {
+				log.Info("informers synced", "nodes", s.Cache.NodeCount())
+			}
+		}()
+		return opts.LeaderElection.Run(ctx, c, identity, func(ctx context.Context) error {
+			log.Info("leading; starting to schedule", "identity", identity)
+			go b.Run(ctx)
+			return s.Run(ctx)
+		})
+	}
+	return a, nil
+}
+
+// Run serves health and metrics and schedules while leading, until ctx
+// ends (SIGTERM) or leadership is lost.
+func (a *App) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srvErr := make(chan error, 1)
+	go func() { srvErr <- a.Server.Serve(ctx) }()
+	runErr := a.run(ctx)
+	cancel()
+	if err := <-srvErr; err != nil && runErr == nil {
+		runErr = err
+	}
+	return runErr
+}
+
+// Run builds and runs the daemon.
+func Run(ctx context.Context, opts Options, log *slog.Logger) error {
+	a, err := New(opts, log)
+	if err != nil {
+		return err
+	}
+	return a.Run(ctx)
+}

@@ -1,0 +1,163 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/minik8s/minik8s/api"
+)
+
+// WeightedPlugin is a plugin of a profile with its score weight (ignored
+// for plugins that do not score).
+type WeightedPlugin struct {
+	Plugin Plugin
+	Weight int64
+}
+
+// Framework runs one profile's plugins at each extension point, in the
+// order they were given.
+type Framework struct {
+	preFilter   []PreFilterPlugin
+	filter      []FilterPlugin
+	preScore    []PreScorePlugin
+	score       []ScorePlugin
+	scoreWeight []int64
+	par         Parallelizer
+}
+
+// New builds a framework from plugins; each plugin joins every extension
+// point it implements. parallelism bounds the goroutines used for scoring.
+func New(plugins []WeightedPlugin, parallelism int) *Framework {
+	f := &Framework{par: Parallelizer{Workers: parallelism}}
+	for _, wp := range plugins {
+		if p, ok := wp.Plugin.(PreFilterPlugin); ok {
+			f.preFilter = append(f.preFilter, p)
+		}
+		if p, ok := wp.Plugin.(FilterPlugin); ok {
+			f.filter = append(f.filter, p)
+		}
+		if p, ok := wp.Plugin.(PreScorePlugin); ok {
+			f.preScore = append(f.preScore, p)
+		}
+		if p, ok := wp.Plugin.(ScorePlugin); ok && wp.Weight > 0 {
+			f.score = append(f.score, p)
+			f.scoreWeight = append(f.scoreWeight, wp.Weight)
+		}
+	}
+	return f
+}
+
+// Parallelizer returns the framework's parallelizer.
+func (f *Framework) Parallelizer() Parallelizer { return f.par }
+
+// HasScorePlugins reports whether any score plugin is configured.
+func (f *Framework) HasScorePlugins() bool { return len(f.score) > 0 }
+
+// RunPreFilterPlugins runs every PreFilter; the first rejection or error
+// ends the run (with Plugin set). Skip marks the plugin's Filter skipped.
+func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, pod *api.Pod) *Status {
+	for _, p := range f.preFilter {
+		s := p.PreFilter(ctx, state, pod)
+		if s.IsSkip() {
+			state.SkipFilter[p.Name()] = true
+			continue
+		}
+		if !s.IsSuccess() {
+			s.Plugin = p.Name()
+			if s.Code == Error {
+				s.Err = fmt.Errorf("running PreFilter plugin %q: %w", p.Name(), s.AsError())
+			}
+			return s
+		}
+	}
+	return nil
+}
+
+// RunFilterPlugins runs the filters for one node and returns the first
+// failure (nil when the node fits).
+func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod *api.Pod, node *NodeInfo) *Status {
+	for _, p := range f.filter {
+		if state.SkipFilter[p.Name()] {
+			continue
+		}
+		if s := p.Filter(ctx, state, pod, node); !s.IsSuccess() {
+			s.Plugin = p.Name()
+			if s.Code == Error {
+				s.Err = fmt.Errorf("running Filter plugin %q: %w", p.Name(), s.AsError())
+			}
+			return s
+		}
+	}
+	return nil
+}
+
+// RunPreScorePlugins runs every PreScore with the feasible nodes.
+func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, pod *api.Pod, nodes []*NodeInfo) *Status {
+	for _, p := range f.preScore {
+		s := p.PreScore(ctx, state, pod, nodes)
+		if s.IsSkip() {
+			state.SkipScore[p.Name()] = true
+			continue
+		}
+		if !s.IsSuccess() {
+			return AsStatus(fmt.Errorf("running PreScore plugin %q: %w", p.Name(), s.AsError()))
+		}
+	}
+	return nil
+}
+
+// RunScorePlugins scores every node with every plugin (in parallel over
+// nodes), normalizes each plugin's scores, and returns the weighted sums
+// in the order of nodes.
+func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *api.Pod, nodes []*NodeInfo) ([]NodeScore, *Status) {
+	var active []int
+	for i, p := range f.score {
+		if !state.SkipScore[p.Name()] {
+			active = append(active, i)
+		}
+	}
+	perPlugin := make([][]NodeScore, len(active))
+	for j := range active {
+		perPlugin[j] = make([]NodeScore, len(nodes))
+	}
+	errs := make([]*Status, len(nodes))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f.par.Until(ctx, len(nodes), func(i int) {
+		for j, pi := range active {
+			s, st := f.score[pi].Score(ctx, state, pod, nodes[i])
+			if !st.IsSuccess() {
+				errs[i] = AsStatus(fmt.Errorf("running Score plugin %q: %w", f.score[pi].Name(), st.AsError()))
+				cancel()
+				return
+			}
+			perPlugin[j][i] = NodeScore{Name: nodes[i].Node().Name, Score: s}
+		}
+	})
+	for _, e := range errs {
+		if e != nil {
+			return nil, e
+		}
+	}
+	total := make([]NodeScore, len(nodes))
+	for i := range nodes {
+		total[i].Name = nodes[i].Node().Name
+	}
+	for j, pi := range active {
+		p := f.score[pi]
+		if n, ok := p.(ScoreNormalizer); ok {
+			if st := n.NormalizeScore(ctx, state, pod, perPlugin[j]); !st.IsSuccess() {
+				return nil, AsStatus(fmt.Errorf("running NormalizeScore of %q: %w", p.Name(), st.AsError()))
+			}
+		}
+		w := f.scoreWeight[pi]
+		for i := range nodes {
+			s := perPlugin[j][i].Score
+			if s < MinNodeScore || s > MaxNodeScore {
+				return nil, AsStatus(fmt.Errorf("plugin %q returned score %d for node %q, outside [%d, %d]", p.Name(), s, total[i].Name, MinNodeScore, MaxNodeScore))
+			}
+			total[i].Score += s * w
+		}
+	}
+	return total, nil
+}

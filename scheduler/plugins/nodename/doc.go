@@ -1,0 +1,3 @@
+// Package nodename filters out every node but the one a pod names in
+// spec.nodeName.
+package nodename

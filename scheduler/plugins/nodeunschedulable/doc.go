@@ -1,0 +1,3 @@
+// Package nodeunschedulable filters out cordoned nodes (spec.unschedulable)
+// unless the pod tolerates the node.kubernetes.io/unschedulable taint.
+package nodeunschedulable

@@ -1,0 +1,335 @@
+package scheduling
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/scheduler/framework"
+	"github.com/minik8s/minik8s/scheduler/queue"
+)
+
+// Numbers behind percentageOfNodesToScore, as kube's.
+const (
+	minFeasibleNodesToFind           = 100
+	minFeasibleNodesPercentageToFind = 5
+)
+
+// Pod condition reasons the scheduler sets.
+const (
+	reasonUnschedulable  = api.PodReasonUnschedulable
+	reasonSchedulerError = "SchedulerError"
+)
+
+// scheduleOne runs one scheduling cycle: pop, filter, score, assume, and
+// start the binding. It returns an error only when the queue closed.
+func (s *Scheduler) scheduleOne(ctx context.Context) error {
+	qpi, err := s.Queue.Pop()
+	if err != nil {
+		return err
+	}
+	cycle := s.Queue.SchedulingCycle()
+	pod := qpi.Pod
+	if pod.DeletionTimestamp != nil || s.Cache.IsAssumed(pod) {
+		return nil
+	}
+	start := time.Now()
+	s.Cache.UpdateSnapshot(s.snapshot)
+	state := framework.NewCycleState()
+	host, err := s.schedulePod(ctx, state, pod)
+	if err != nil {
+		var fe *FitError
+		unschedulable := errors.As(err, &fe) || errors.Is(err, ErrNoNodesAvailable)
+		result := ResultError
+		if unschedulable {
+			result = ResultUnschedulable
+			s.Stats.Unschedulable.Add(1)
+		} else {
+			s.Stats.Errors.Add(1)
+			s.log.Error("scheduling pod failed", "pod", queue.Key(pod), "err", err)
+		}
+		s.observe(result, start)
+		s.handleFailure(qpi, err, unschedulable, cycle)
+		return nil
+	}
+	// Assume on a shallow copy: the informer's object stays untouched and
+	// only the copy's spec.nodeName differs.
+	assumed := *pod
+	assumed.Spec.NodeName = host
+	if err := s.Cache.AssumePod(&assumed); err != nil {
+		s.Stats.Errors.Add(1)
+		s.observe(ResultError, start)
+		s.handleFailure(qpi, err, false, cycle)
+		return nil
+	}
+	s.background.Add(1)
+	go func() {
+		defer s.background.Done()
+		s.bind(ctx, qpi, &assumed, cycle, start)
+	}()
+	return nil
+}
+
+func (s *Scheduler) observe(result string, start time.Time) {
+	d := time.Since(start).Seconds()
+	s.metrics.ScheduleAttempts.WithLabelValues(result, s.cfg.SchedulerName).Inc()
+	s.metrics.AttemptDuration.WithLabelValues(result, s.cfg.SchedulerName).Observe(d)
+	s.metrics.E2EDuration.WithLabelValues(result, s.cfg.SchedulerName).Observe(d)
+}
+
+// bind posts the Binding. A pod already bound or gone is dropped; any
+// other failure forgets the assumption and retries the pod with back-off.
+func (s *Scheduler) bind(ctx context.Context, qpi *queue.QueuedPodInfo, assumed *api.Pod, cycle int64, start time.Time) {
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.BindTimeout)
+	defer cancel()
+	b := &api.Binding{
+		TypeMeta:   api.TypeMeta{APIVersion: "v1", Kind: "Binding"},
+		ObjectMeta: api.ObjectMeta{Name: assumed.Name, Namespace: assumed.Namespace, UID: assumed.UID},
+		Target:     api.ObjectReference{Kind: "Node", Name: assumed.Spec.NodeName},
+	}
+	err := s.pods.Namespace(assumed.Namespace).Subresource(assumed.Name, "binding").Post(bctx, b, nil)
+	if err != nil {
+		if ferr := s.Cache.ForgetPod(assumed); ferr != nil {
+			s.log.Error("forget assumed pod", "pod", queue.Key(assumed), "err", ferr)
+		}
+		s.observe(ResultError, start)
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			s.Stats.BindConflicts.Add(1)
+			s.log.Info("dropping pod: binding refused (already bound, or gone)", "pod", queue.Key(assumed), "node", assumed.Spec.NodeName, "err", err)
+			return
+		}
+		s.Stats.Errors.Add(1)
+		s.log.Warn("binding failed; retrying with back-off", "pod", queue.Key(assumed), "node", assumed.Spec.NodeName, "err", err)
+		// The forgotten pod's resources are free again.
+		s.Queue.MoveAllToActiveOrBackoffQueue()
+		s.handleFailure(qpi, fmt.Errorf("binding rejected: %w", err), false, cycle)
+		return
+	}
+	s.Cache.FinishBinding(assumed)
+	s.Stats.Scheduled.Add(1)
+	s.observe(ResultScheduled, start)
+	s.metrics.PodSchedulingSLI.WithLabelValues(strconv.Itoa(min(qpi.Attempts, 15))).Observe(time.Since(qpi.InitialAttemptTimestamp).Seconds())
+	s.recorder.Eventf(assumed, api.EventTypeNormal, "Scheduled", "Successfully assigned %s/%s to %s", assumed.Namespace, assumed.Name, assumed.Spec.NodeName)
+	s.log.Debug("pod bound", "pod", queue.Key(assumed), "node", assumed.Spec.NodeName, "attempts", qpi.Attempts)
+}
+
+// schedulePod picks a node for pod: filter, score, select.
+func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState, pod *api.Pod) (string, error) {
+	nodes := s.snapshot.List()
+	if len(nodes) == 0 {
+		return "", ErrNoNodesAvailable
+	}
+	feasible, diagnosis, err := s.findNodesThatFit(ctx, state, pod, nodes)
+	if err != nil {
+		return "", err
+	}
+	if len(feasible) == 0 {
+		return "", &FitError{NumAllNodes: len(nodes), Diagnosis: diagnosis}
+	}
+	if len(feasible) == 1 {
+		return feasible[0].Node().Name, nil
+	}
+	scores, err := s.prioritizeNodes(ctx, state, pod, feasible)
+	if err != nil {
+		return "", err
+	}
+	return selectHost(scores), nil
+}
+
+// NumFeasibleNodesToFind is kube's: all nodes below 100; else the
+// configured percentage, or adaptively 50% minus 1% per 125 nodes (at least
+// 5%), and never fewer than 100 nodes.
+func NumFeasibleNodesToFind(percentage int32, numAllNodes int) int {
+	if numAllNodes < minFeasibleNodesToFind || percentage >= 100 {
+		return numAllNodes
+	}
+	adaptive := int(percentage)
+	if adaptive <= 0 {
+		adaptive = 50 - numAllNodes/125
+		if adaptive < minFeasibleNodesPercentageToFind {
+			adaptive = minFeasibleNodesPercentageToFind
+		}
+	}
+	n := numAllNodes * adaptive / 100
+	if n < minFeasibleNodesToFind {
+		return minFeasibleNodesToFind
+	}
+	return n
+}
+
+// findNodesThatFit runs the filters over the nodes in parallel, starting
+// where the previous cycle stopped, until enough feasible nodes are found.
+func (s *Scheduler) findNodesThatFit(ctx context.Context, state *framework.CycleState, pod *api.Pod, nodes []*framework.NodeInfo) ([]*framework.NodeInfo, Diagnosis, error) {
+	diagnosis := Diagnosis{NodeToStatus: map[string]*framework.Status{}, UnschedulablePlugins: map[string]bool{}}
+	t0 := time.Now()
+	st := s.fwk.RunPreFilterPlugins(ctx, state, pod)
+	s.metrics.FrameworkExtension.WithLabelValues("PreFilter", statusLabel(st), s.cfg.SchedulerName).Observe(time.Since(t0).Seconds())
+	if !st.IsSuccess() {
+		if !st.IsRejected() {
+			return nil, diagnosis, st.AsError()
+		}
+		diagnosis.PreFilterMsg = st.Message()
+		diagnosis.UnschedulablePlugins[st.Plugin] = true
+		for _, n := range nodes {
+			diagnosis.NodeToStatus[n.Node().Name] = st
+		}
+		return nil, diagnosis, nil
+	}
+	t0 = time.Now()
+	n := len(nodes)
+	want := NumFeasibleNodesToFind(s.cfg.PercentageOfNodesToScore, n)
+	feasible := make([]*framework.NodeInfo, want)
+	statuses := make([]*framework.Status, n)
+	var found, processed atomic.Int32
+	var firstErr atomic.Pointer[framework.Status]
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := s.nextStartNodeIndex % n
+	s.fwk.Parallelizer().Until(fctx, n, func(i int) {
+		idx := (start + i) % n
+		ni := nodes[idx]
+		st := s.fwk.RunFilterPlugins(fctx, state, pod, ni)
+		if st.IsSuccess() {
+			k := found.Add(1)
+			if int(k) > want {
+				found.Add(-1)
+				cancel()
+				return
+			}
+			feasible[k-1] = ni
+			processed.Add(1)
+			return
+		}
+		processed.Add(1)
+		if !st.IsRejected() {
+			firstErr.CompareAndSwap(nil, st)
+			cancel()
+			return
+		}
+		statuses[idx] = st
+	})
+	s.metrics.FrameworkExtension.WithLabelValues("Filter", "Success", s.cfg.SchedulerName).Observe(time.Since(t0).Seconds())
+	if e := firstErr.Load(); e != nil {
+		return nil, diagnosis, e.AsError()
+	}
+	if ctx.Err() != nil {
+		return nil, diagnosis, ctx.Err()
+	}
+	s.nextStartNodeIndex = (start + int(processed.Load())) % n
+	for idx, st := range statuses {
+		if st != nil {
+			diagnosis.NodeToStatus[nodes[idx].Node().Name] = st
+			diagnosis.UnschedulablePlugins[st.Plugin] = true
+		}
+	}
+	return feasible[:found.Load()], diagnosis, nil
+}
+
+func statusLabel(st *framework.Status) string {
+	switch {
+	case st.IsSuccess():
+		return "Success"
+	case st.IsRejected():
+		return "Unschedulable"
+	}
+	return "Error"
+}
+
+// prioritizeNodes scores the feasible nodes with every score plugin.
+func (s *Scheduler) prioritizeNodes(ctx context.Context, state *framework.CycleState, pod *api.Pod, nodes []*framework.NodeInfo) ([]framework.NodeScore, error) {
+	if !s.fwk.HasScorePlugins() {
+		out := make([]framework.NodeScore, len(nodes))
+		for i, n := range nodes {
+			out[i] = framework.NodeScore{Name: n.Node().Name, Score: 1}
+		}
+		return out, nil
+	}
+	t0 := time.Now()
+	if st := s.fwk.RunPreScorePlugins(ctx, state, pod, nodes); !st.IsSuccess() {
+		return nil, st.AsError()
+	}
+	scores, st := s.fwk.RunScorePlugins(ctx, state, pod, nodes)
+	s.metrics.FrameworkExtension.WithLabelValues("Score", statusLabel(st), s.cfg.SchedulerName).Observe(time.Since(t0).Seconds())
+	if !st.IsSuccess() {
+		return nil, st.AsError()
+	}
+	return scores, nil
+}
+
+// selectHost returns the best-scored node, breaking ties uniformly at
+// random (reservoir sampling, as kube).
+func selectHost(scores []framework.NodeScore) string {
+	best := scores[0]
+	ties := 1
+	for _, ns := range scores[1:] {
+		switch {
+		case ns.Score > best.Score:
+			best, ties = ns, 1
+		case ns.Score == best.Score:
+			ties++
+			if rand.IntN(ties) == 0 {
+				best = ns
+			}
+		}
+	}
+	return best.Name
+}
+
+// handleFailure requeues the pod (unless it was deleted or bound
+// meanwhile), records FailedScheduling, and sets PodScheduled=False.
+func (s *Scheduler) handleFailure(qpi *queue.QueuedPodInfo, err error, unschedulable bool, cycle int64) {
+	cached, gerr := s.podLister.Namespace(qpi.Pod.Namespace).Get(qpi.Pod.Name)
+	if gerr != nil || cached.UID != qpi.Pod.UID || assigned(cached) {
+		return // deleted, replaced or bound meanwhile: nothing to retry
+	}
+	qpi.Pod = cached
+	s.Queue.AddUnschedulableIfNotPresent(qpi, unschedulable, cycle)
+	msg := err.Error()
+	s.recorder.Event(cached, api.EventTypeWarning, "FailedScheduling", msg)
+	reason := reasonUnschedulable
+	if !unschedulable {
+		reason = reasonSchedulerError
+	}
+	s.updateCondition(cached, reason, msg)
+}
+
+// updateCondition patches PodScheduled=False with reason and message into
+// the pod's status (a strategic merge patch: conditions merge by type),
+// unless the pod says so already.
+func (s *Scheduler) updateCondition(pod *api.Pod, reason, msg string) {
+	cond := map[string]any{"type": api.PodScheduled, "status": api.ConditionFalse, "reason": reason, "message": msg}
+	transition := true
+	for _, c := range pod.Status.Conditions {
+		if c.Type != api.PodScheduled {
+			continue
+		}
+		if c.Status == api.ConditionFalse {
+			if c.Reason == reason && c.Message == msg {
+				return
+			}
+			transition = false
+		}
+	}
+	if transition {
+		cond["lastTransitionTime"] = api.Now()
+	}
+	body, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": []any{cond}}})
+	s.background.Add(1)
+	go func() {
+		defer s.background.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.BindTimeout)
+		defer cancel()
+		_, err := s.pods.Namespace(pod.Namespace).Patch(ctx, pod.Name, client.StrategicMergePatchType, body, "status")
+		if err != nil && !apierrors.IsNotFound(err) {
+			s.log.Warn("could not update pod condition", "pod", queue.Key(pod), "err", err)
+		}
+	}()
+}

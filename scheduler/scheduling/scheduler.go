@@ -1,0 +1,269 @@
+package scheduling
+
+import (
+	"context"
+	"log/slog"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/minik8s/minik8s/api"
+	icache "github.com/minik8s/minik8s/internal/cache"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/events"
+	"github.com/minik8s/minik8s/internal/informer"
+	"github.com/minik8s/minik8s/scheduler/cache"
+	"github.com/minik8s/minik8s/scheduler/framework"
+	"github.com/minik8s/minik8s/scheduler/plugins"
+	"github.com/minik8s/minik8s/scheduler/plugins/nodeready"
+	"github.com/minik8s/minik8s/scheduler/queue"
+)
+
+// DefaultSchedulerName is the name pods select with spec.schedulerName
+// (empty means this one).
+const DefaultSchedulerName = "default-scheduler"
+
+// Config configures a Scheduler.
+type Config struct {
+	Client   *client.Client
+	Recorder events.Recorder
+	Logger   *slog.Logger
+	// Registry receives the metrics (nil: not registered).
+	Registry prometheus.Registerer
+	// SchedulerName is the profile's name, DefaultSchedulerName by default.
+	SchedulerName string
+	// PercentageOfNodesToScore bounds the feasible nodes searched for in
+	// large clusters; 0 means kube's adaptive default.
+	PercentageOfNodesToScore int32
+	PodInitialBackoff        time.Duration
+	PodMaxBackoff            time.Duration
+	// Parallelism is the number of goroutines filtering and scoring nodes
+	// (framework.DefaultParallelism by default).
+	Parallelism int
+	// AssumedPodTTL is cache.DefaultAssumedPodTTL by default.
+	AssumedPodTTL time.Duration
+	// BindTimeout bounds one binding request (30 s by default).
+	BindTimeout time.Duration
+}
+
+// Stats are running totals, for tests and benchmarks.
+type Stats struct {
+	Scheduled, Unschedulable, Errors atomic.Int64
+	// BindConflicts counts bindings the apiserver refused because the pod
+	// was bound already or gone (dropped, not retried).
+	BindConflicts atomic.Int64
+}
+
+// Scheduler schedules the pending pods of one profile.
+type Scheduler struct {
+	cfg      Config
+	log      *slog.Logger
+	pods     *client.ResourceClient[api.Pod, *api.Pod]
+	recorder events.Recorder
+
+	// Cache and Queue are exported for tests and the health checks.
+	Cache *cache.Cache
+	Queue *queue.PriorityQueue
+	Stats Stats
+
+	fwk       *framework.Framework
+	snapshot  *cache.Snapshot
+	metrics   *Metrics
+	podLister icache.Lister[api.Pod]
+	factory   *informer.Factory
+	synced    atomic.Bool
+
+	nextStartNodeIndex int
+	background         sync.WaitGroup
+}
+
+var _ framework.Handle = (*Scheduler)(nil)
+
+// New builds a scheduler with the default plugins.
+func New(cfg Config) (*Scheduler, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.SchedulerName == "" {
+		cfg.SchedulerName = DefaultSchedulerName
+	}
+	if cfg.Parallelism <= 0 {
+		cfg.Parallelism = framework.DefaultParallelism
+	}
+	if cfg.BindTimeout <= 0 {
+		cfg.BindTimeout = 30 * time.Second
+	}
+	if cfg.Recorder == nil {
+		cfg.Recorder = &events.FakeRecorder{}
+	}
+	s := &Scheduler{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		pods:     client.Resource[api.Pod](cfg.Client),
+		recorder: cfg.Recorder,
+		Cache:    cache.New(cfg.AssumedPodTTL, cfg.Logger),
+		Queue:    queue.New(queue.Options{InitialBackoff: cfg.PodInitialBackoff, MaxBackoff: cfg.PodMaxBackoff}),
+		snapshot: cache.NewSnapshot(),
+	}
+	s.fwk = framework.New(plugins.Default(s), cfg.Parallelism)
+	s.metrics = NewMetrics(s.Queue)
+	if cfg.Registry != nil {
+		if err := s.metrics.Register(cfg.Registry); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// SnapshotSharedLister implements framework.Handle.
+func (s *Scheduler) SnapshotSharedLister() framework.SharedLister { return s.snapshot }
+
+// HasSynced reports whether the informers delivered their first lists.
+func (s *Scheduler) HasSynced() bool { return s.synced.Load() }
+
+// StartInformers starts the pod and node informers, feeding the queue and
+// the cache until ctx ends. kube-scheduler starts them before leader
+// election, so a standby has warm caches when it takes over. Run calls it
+// when it was not called before.
+func (s *Scheduler) StartInformers(ctx context.Context) {
+	if s.factory != nil {
+		return
+	}
+	s.factory = informer.NewFactory(s.cfg.Client, informer.FactoryOptions{Logger: s.log})
+	podInf := informer.Shared[api.Pod](s.factory, "", client.ListOptions{})
+	nodeInf := informer.Shared[api.Node](s.factory, "", client.ListOptions{})
+	s.podLister = podInf.Lister()
+	podInf.AddEventHandler(informer.Handler[api.Pod]{
+		OnAdd:    func(p *api.Pod, _ bool) { s.onPodAdd(p) },
+		OnUpdate: s.onPodUpdate,
+		OnDelete: func(p *api.Pod, _ bool) { s.onPodDelete(p) },
+	})
+	nodeInf.AddEventHandler(informer.Handler[api.Node]{
+		OnAdd:    func(n *api.Node, _ bool) { s.Cache.AddNode(n); s.Queue.MoveAllToActiveOrBackoffQueue() },
+		OnUpdate: s.onNodeUpdate,
+		OnDelete: func(n *api.Node, _ bool) { s.Cache.RemoveNode(n) },
+	})
+	s.factory.Start(ctx)
+}
+
+// WaitForCacheSync waits for the informers' first lists; false if ctx ended.
+func (s *Scheduler) WaitForCacheSync(ctx context.Context) bool {
+	if !s.factory.WaitForCacheSync(ctx) {
+		return false
+	}
+	s.synced.Store(true)
+	return true
+}
+
+// WaitInformers waits for the informers to stop (after the context given to
+// StartInformers ended).
+func (s *Scheduler) WaitInformers() {
+	if s.factory != nil {
+		s.factory.Wait()
+	}
+}
+
+// Run schedules until ctx ends; then it stops taking pods, lets in-flight
+// bindings and status updates finish, and returns. It starts the informers
+// (bound to ctx) unless StartInformers was called.
+func (s *Scheduler) Run(ctx context.Context) error {
+	if s.factory == nil {
+		s.StartInformers(ctx)
+		defer s.WaitInformers()
+	}
+	if !s.WaitForCacheSync(ctx) {
+		return nil
+	}
+	s.log.Info("scheduler caches synced; scheduling", "nodes", s.Cache.NodeCount(), "scheduler", s.cfg.SchedulerName)
+
+	var loops sync.WaitGroup
+	loops.Add(2)
+	go func() { defer loops.Done(); s.Queue.Run(ctx) }()
+	go func() { defer loops.Done(); s.Cache.Run(ctx, time.Second) }()
+	for {
+		if err := s.scheduleOne(ctx); err != nil {
+			break
+		}
+	}
+	loops.Wait()
+	// Graceful stop: bindings and status updates already sent complete
+	// (each bounded by BindTimeout), so no pod is left assumed but unbound.
+	s.background.Wait()
+	s.log.Info("scheduler stopped", "scheduled", s.Stats.Scheduled.Load())
+	return nil
+}
+
+func assigned(p *api.Pod) bool { return p.Spec.NodeName != "" }
+
+func terminal(p *api.Pod) bool {
+	return p.Status.Phase == api.PodSucceeded || p.Status.Phase == api.PodFailed
+}
+
+// responsible reports whether this scheduler should schedule the pending pod.
+func (s *Scheduler) responsible(p *api.Pod) bool {
+	name := p.Spec.SchedulerName
+	return (name == "" || name == s.cfg.SchedulerName) && p.DeletionTimestamp == nil && len(p.Spec.SchedulingGates) == 0 && !terminal(p)
+}
+
+func (s *Scheduler) onPodAdd(p *api.Pod) {
+	switch {
+	case assigned(p):
+		if !terminal(p) {
+			s.logErr(s.Cache.AddPod(p), "add pod to cache", p)
+		}
+	case s.responsible(p):
+		s.Queue.Add(p)
+	}
+}
+
+func (s *Scheduler) onPodUpdate(old, p *api.Pod) {
+	switch {
+	case assigned(p) && terminal(p):
+		// A finished pod frees its node's resources.
+		s.logErr(s.Cache.RemovePod(p), "remove finished pod from cache", p)
+		if !terminal(old) {
+			s.Queue.MoveAllToActiveOrBackoffQueue()
+		}
+	case assigned(p) && assigned(old):
+		s.logErr(s.Cache.UpdatePod(old, p), "update pod in cache", p)
+	case assigned(p):
+		// The binding landed (ours, or another scheduler's).
+		s.Queue.Delete(p)
+		s.logErr(s.Cache.AddPod(p), "add pod to cache", p)
+	case s.responsible(p):
+		s.Queue.Update(old, p)
+	default:
+		s.Queue.Delete(p)
+	}
+}
+
+func (s *Scheduler) onPodDelete(p *api.Pod) {
+	if !assigned(p) {
+		s.Queue.Delete(p)
+		return
+	}
+	s.logErr(s.Cache.RemovePod(p), "remove pod from cache", p)
+	s.Queue.MoveAllToActiveOrBackoffQueue()
+}
+
+// onNodeUpdate moves unschedulable pods back only for changes that can
+// make a pod fit (not for heartbeats).
+func (s *Scheduler) onNodeUpdate(old, n *api.Node) {
+	s.Cache.UpdateNode(old, n)
+	if old.Spec.Unschedulable != n.Spec.Unschedulable ||
+		nodeready.IsReady(old) != nodeready.IsReady(n) ||
+		!reflect.DeepEqual(old.Labels, n.Labels) ||
+		!reflect.DeepEqual(old.Spec.Taints, n.Spec.Taints) ||
+		!reflect.DeepEqual(old.Status.Allocatable, n.Status.Allocatable) {
+		s.Queue.MoveAllToActiveOrBackoffQueue()
+	}
+}
+
+func (s *Scheduler) logErr(err error, what string, p *api.Pod) {
+	if err != nil {
+		s.log.Error(what, "pod", p.Namespace+"/"+p.Name, "err", err)
+	}
+}
