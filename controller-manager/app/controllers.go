@@ -4,6 +4,7 @@ import (
 	"github.com/minik8s/minik8s/controller-manager/controller"
 	"github.com/minik8s/minik8s/controller-manager/deployment"
 	"github.com/minik8s/minik8s/controller-manager/endpoints"
+	"github.com/minik8s/minik8s/controller-manager/endpointslice"
 	"github.com/minik8s/minik8s/controller-manager/garbagecollector"
 	"github.com/minik8s/minik8s/controller-manager/namespace"
 	"github.com/minik8s/minik8s/controller-manager/nodeipam"
@@ -16,6 +17,7 @@ import (
 var constructors = map[string]controller.Constructor{
 	"deployment":       deployment.New,
 	"endpoints":        endpoints.New,
+	"endpointslice":    endpointslice.New,
 	"garbagecollector": garbagecollector.New,
 	"namespace":        namespace.New,
 	"nodeipam":         nodeipam.New,
