@@ -59,7 +59,9 @@ type ExitError struct {
 	Code int
 }
 
-func (e *ExitError) Error() string { return fmt.Sprintf("command terminated with exit code %d", e.Code) }
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("command terminated with exit code %d", e.Code)
+}
 
 // Exec opens path (an .../exec URL path with its query) on the server of
 // cfg and streams until the remote command ends. It returns nil on

@@ -202,4 +202,3 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 	}
 	return last
 }
-

@@ -1,7 +1,6 @@
 package root_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -10,61 +9,13 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/api"
-	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/kubeconfig"
 	"github.com/minik8s/minik8s/internal/pki"
-	"github.com/minik8s/minik8s/kubectl-lite/cli"
-	"github.com/minik8s/minik8s/kubectl-lite/cmd/root"
 )
 
-type cluster struct {
-	t          *testing.T
-	kubeconfig string
-	client     *client.Client
-}
-
-func startCluster(t *testing.T) *cluster {
-	t.Helper()
-	s := apiservertest.Start(t, apiservertest.WithTLS)
-	path := s.Options.WriteKubeconfig
-	cfg, err := kubeconfig.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cc, err := cfg.ClientConfig("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &cluster{t: t, kubeconfig: path, client: c}
-}
-
-// run executes kubectl-lite in-process against the cluster.
-func (c *cluster) run(stdin string, args ...string) (stdout, stderr string, code int) {
-	c.t.Helper()
-	var out, errOut bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	code = root.Run(ctx, cli.Streams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut},
-		append([]string{"--kubeconfig", c.kubeconfig}, args...))
-	return out.String(), errOut.String(), code
-}
-
-func (c *cluster) mustRun(stdin string, args ...string) string {
-	c.t.Helper()
-	out, errOut, code := c.run(stdin, args...)
-	if code != 0 {
-		c.t.Fatalf("kubectl-lite %v: exit %d, stderr %q", args, code, errOut)
-	}
-	return out
-}
-
 func TestIntegrationVersionClusterInfo(t *testing.T) {
-	c := startCluster(t)
+	c := startTLSCluster(t)
 	out := c.mustRun("", "version")
 	if !strings.HasPrefix(out, "Client Version: v") || !strings.Contains(out, "\nServer Version: v") {
 		t.Errorf("version output %q", out)
@@ -79,7 +30,7 @@ func TestIntegrationVersionClusterInfo(t *testing.T) {
 }
 
 func TestIntegrationTokenCreate(t *testing.T) {
-	c := startCluster(t)
+	c := startTLSCluster(t)
 	before := time.Now()
 	out := c.mustRun("", "token", "create", "--ttl", "2h", "--description", "for node-a")
 	tok := strings.TrimSpace(out)
@@ -306,7 +257,7 @@ func TestIntegrationApplyDeployment(t *testing.T) {
 }
 
 func TestIntegrationConfig(t *testing.T) {
-	c := startCluster(t)
+	c := startTLSCluster(t)
 	view := c.mustRun("", "config", "view")
 	if !strings.Contains(view, "certificate-authority-data: DATA+OMITTED") || !strings.Contains(view, "REDACTED") {
 		t.Errorf("config view does not redact: %q", view)
