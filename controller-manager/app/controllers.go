@@ -6,6 +6,7 @@ import (
 	"github.com/minik8s/minik8s/controller-manager/endpoints"
 	"github.com/minik8s/minik8s/controller-manager/endpointslice"
 	"github.com/minik8s/minik8s/controller-manager/garbagecollector"
+	"github.com/minik8s/minik8s/controller-manager/job"
 	"github.com/minik8s/minik8s/controller-manager/namespace"
 	"github.com/minik8s/minik8s/controller-manager/nodeipam"
 	"github.com/minik8s/minik8s/controller-manager/nodelifecycle"
@@ -19,6 +20,7 @@ var constructors = map[string]controller.Constructor{
 	"endpoints":        endpoints.New,
 	"endpointslice":    endpointslice.New,
 	"garbagecollector": garbagecollector.New,
+	"job":              job.New,
 	"namespace":        namespace.New,
 	"nodeipam":         nodeipam.New,
 	"nodelifecycle":    nodelifecycle.New,

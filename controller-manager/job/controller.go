@@ -1,0 +1,425 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sort"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/api/labels"
+	"github.com/minik8s/minik8s/controller-manager/controller"
+	"github.com/minik8s/minik8s/internal/cache"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/events"
+	"github.com/minik8s/minik8s/internal/informer"
+	"github.com/minik8s/minik8s/internal/workqueue"
+)
+
+// Kube's pod re-creation back-off after failures: 10 s doubling to 6 min.
+const (
+	DefaultBackoff = 10 * time.Second
+	MaxBackoff     = 6 * time.Minute
+)
+
+// Controller runs Jobs.
+type Controller struct {
+	client       *client.Client
+	jobs         *informer.Informer[api.Job]
+	pods         *informer.Informer[api.Pod]
+	podControl   controller.PodControl
+	expectations *controller.Expectations
+	queue        *workqueue.RateLimitingQueue[string]
+	recorder     events.Recorder
+	log          *slog.Logger
+	metrics      *controller.SyncMetrics
+	now          func() time.Time
+	// Backoff is the delay before replacing the first failed pod; it
+	// doubles with each further failure up to MaxBackoff.
+	Backoff time.Duration
+}
+
+var _ controller.Interface = (*Controller)(nil)
+
+// New is the "job" constructor.
+func New(ctx *controller.Context) (controller.Interface, error) {
+	m, err := controller.NewSyncMetrics(ctx.Metrics, "job")
+	if err != nil {
+		return nil, err
+	}
+	rec := ctx.Events.RecorderFor("job-controller")
+	c := NewController(ctx.Client, informer.Shared[api.Job](ctx.Factory, "", client.ListOptions{}),
+		informer.Shared[api.Pod](ctx.Factory, "", client.ListOptions{}),
+		controller.RealPodControl{Client: ctx.Client, Recorder: rec}, rec, ctx.Logger)
+	c.metrics = m
+	return c, nil
+}
+
+// NewController wires the controller over its informers.
+func NewController(c *client.Client, jobs *informer.Informer[api.Job], pods *informer.Informer[api.Pod], pc controller.PodControl, rec events.Recorder, log *slog.Logger) *Controller {
+	ctl := &Controller{
+		client: c, jobs: jobs, pods: pods, podControl: pc, recorder: rec, log: log,
+		expectations: controller.NewExpectations(),
+		queue:        workqueue.NewRateLimiting[string](nil, workqueue.WithName("job")),
+		now:          time.Now,
+		Backoff:      DefaultBackoff,
+	}
+	enqueue := func(j *api.Job) { ctl.queue.Add(cache.MetaNamespaceKeyFunc(j)) }
+	jobs.AddEventHandler(informer.Handler[api.Job]{
+		OnAdd:    func(j *api.Job, _ bool) { enqueue(j) },
+		OnUpdate: func(_, j *api.Job) { enqueue(j) },
+		OnDelete: func(j *api.Job, _ bool) { ctl.expectations.Delete(cache.MetaNamespaceKeyFunc(j)) },
+	})
+	pods.AddEventHandler(informer.Handler[api.Pod]{
+		OnAdd: func(p *api.Pod, _ bool) {
+			if key := ctl.jobKeyOf(p); key != "" {
+				if p.DeletionTimestamp != nil {
+					ctl.expectations.DeletionObserved(key, controller.PodKey(p))
+				} else {
+					ctl.expectations.CreationObserved(key)
+				}
+				ctl.queue.Add(key)
+			}
+		},
+		OnUpdate: func(old, p *api.Pod) {
+			if old.ResourceVersion == p.ResourceVersion {
+				return
+			}
+			key := ctl.jobKeyOf(p)
+			if key != "" {
+				if p.DeletionTimestamp != nil && old.DeletionTimestamp == nil {
+					ctl.expectations.DeletionObserved(key, controller.PodKey(p))
+				}
+				ctl.queue.Add(key)
+			}
+			if oldKey := ctl.jobKeyOf(old); oldKey != "" && oldKey != key {
+				ctl.queue.Add(oldKey)
+			}
+		},
+		OnDelete: func(p *api.Pod, _ bool) {
+			if key := ctl.jobKeyOf(p); key != "" {
+				ctl.expectations.DeletionObserved(key, controller.PodKey(p))
+				ctl.queue.Add(key)
+			}
+		},
+	})
+	return ctl
+}
+
+// jobKeyOf returns the key of the Job controlling pod, or "".
+func (c *Controller) jobKeyOf(p *api.Pod) string {
+	ref := controller.GetControllerOf(&p.ObjectMeta)
+	if ref == nil || ref.Kind != "Job" || ref.APIVersion != "batch/v1" {
+		return ""
+	}
+	return p.Namespace + "/" + ref.Name
+}
+
+// Run syncs jobs until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	if !informer.WaitForCacheSync(ctx, c.jobs, c.pods) {
+		return nil
+	}
+	controller.RunWorkers(ctx, c.queue, workers, c.log, controller.Instrument(c.metrics, c.sync))
+	return nil
+}
+
+func isFinished(j *api.Job) bool {
+	for _, cond := range j.Status.Conditions {
+		if (cond.Type == api.JobComplete || cond.Type == api.JobFailed) && cond.Status == api.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// pods returns the job's pods: those it controls that match its selector.
+func (c *Controller) podsOf(j *api.Job) ([]*api.Pod, error) {
+	sel, err := labels.SelectorFromLabelSelector(j.Spec.Selector)
+	if err != nil {
+		return nil, err
+	}
+	var out []*api.Pod
+	for _, p := range c.pods.Lister().Namespace(j.Namespace).List(sel) {
+		if ref := controller.GetControllerOf(&p.ObjectMeta); ref != nil && ref.UID == j.UID {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+func (c *Controller) sync(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	cached, err := c.jobs.Lister().Namespace(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		c.expectations.Delete(key)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if isFinished(cached) || !c.expectations.Satisfied(key) {
+		return nil
+	}
+	job := api.DeepCopy(cached)
+	pods, err := c.podsOf(job)
+	if err != nil {
+		return fmt.Errorf("job %s: selector: %w", key, err)
+	}
+	now := c.now()
+	var active []*api.Pod
+	var succeeded, failed, ready, terminating int32
+	var lastFailure time.Time
+	for _, p := range pods {
+		switch {
+		case p.Status.Phase == api.PodSucceeded:
+			succeeded++
+		case p.Status.Phase == api.PodFailed:
+			failed++
+			lastFailure = latest(lastFailure, finishTime(p))
+		case p.DeletionTimestamp != nil:
+			terminating++
+		default:
+			active = append(active, p)
+			if controller.IsPodReady(p) {
+				ready++
+			}
+		}
+	}
+	// Terminal pods may be removed later by others; counts never go back.
+	succeeded = max(succeeded, job.Status.Succeeded)
+	failed = max(failed, job.Status.Failed)
+
+	st := &job.Status
+	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
+	if st.StartTime == nil && !suspended {
+		t := api.NewTime(now)
+		st.StartTime = &t
+	}
+	backoffLimit := int32(6)
+	if job.Spec.BackoffLimit != nil {
+		backoffLimit = *job.Spec.BackoffLimit
+	}
+	var errs []error
+	var requeue time.Duration
+	failReason, failMessage := "", ""
+	switch {
+	case failed > backoffLimit || pastBackoffLimitOnFailure(job, active, backoffLimit):
+		failReason, failMessage = api.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit"
+	case job.Spec.ActiveDeadlineSeconds != nil && st.StartTime != nil && !suspended:
+		deadline := st.StartTime.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds) * time.Second)
+		if !now.Before(deadline) {
+			failReason, failMessage = api.JobReasonDeadlineExceeded, "Job was active longer than specified deadline"
+		} else {
+			requeue = deadline.Sub(now)
+		}
+	}
+
+	activeCount := int32(len(active))
+	completions := job.Spec.Completions
+	complete := failReason == "" && ((completions != nil && succeeded >= *completions) ||
+		(completions == nil && succeeded > 0 && len(active) == 0))
+	switch {
+	case failReason != "":
+		errs = append(errs, c.deletePods(ctx, job, key, active)...)
+		terminating += activeCount
+		activeCount = 0
+		setCondition(st, api.JobFailureTarget, failReason, failMessage, now)
+		setCondition(st, api.JobFailed, failReason, failMessage, now)
+		c.recorder.Event(job, api.EventTypeWarning, failReason, failMessage)
+		c.log.Info("job failed", "job", key, "reason", failReason)
+	case complete:
+		errs = append(errs, c.deletePods(ctx, job, key, active)...)
+		terminating += activeCount
+		activeCount = 0
+		setCondition(st, api.JobSuccessCriteriaMet, "CompletionsReached", "Reached expected number of succeeded pods", now)
+		setCondition(st, api.JobComplete, "CompletionsReached", "Reached expected number of succeeded pods", now)
+		t := api.NewTime(now)
+		st.CompletionTime = &t
+		c.recorder.Event(job, api.EventTypeNormal, "Completed", "Job completed")
+		c.log.Info("job completed", "job", key)
+	default:
+		var wait time.Duration
+		var manageErrs []error
+		activeCount, wait, manageErrs = c.manageJob(ctx, job, key, active, succeeded, failed, lastFailure, suspended, now)
+		errs = append(errs, manageErrs...)
+		if wait > 0 && (requeue == 0 || wait < requeue) {
+			requeue = wait
+		}
+		if suspended {
+			setCondition(st, api.JobSuspended, "JobSuspended", "Job suspended", now)
+		} else {
+			clearCondition(st, api.JobSuspended, "JobResumed", "Job resumed", now)
+		}
+	}
+	st.Active = activeCount
+	st.Succeeded, st.Failed = succeeded, failed
+	st.Ready = &ready
+	st.Terminating = &terminating
+	if !reflect.DeepEqual(cached.Status, job.Status) {
+		if _, err := client.Resource[api.Job](c.client).Namespace(ns).UpdateStatus(ctx, job); err != nil {
+			errs = append(errs, fmt.Errorf("update status of job %s: %w", key, err))
+		}
+	}
+	if requeue > 0 {
+		c.queue.AddAfter(key, requeue)
+	}
+	return errors.Join(errs...)
+}
+
+// manageJob creates or deletes pods so that the job runs as many as it
+// should: parallelism, but no more than the completions still missing; no
+// new pods once a job without completions had a success. Replacements of
+// failed pods wait for the back-off. It returns the number of active pods
+// after (new pods count, as in kube) and how long until the back-off ends.
+func (c *Controller) manageJob(ctx context.Context, job *api.Job, key string, active []*api.Pod, succeeded, failed int32, lastFailure time.Time, suspended bool, now time.Time) (int32, time.Duration, []error) {
+	parallelism := int32(1)
+	if job.Spec.Parallelism != nil {
+		parallelism = *job.Spec.Parallelism
+	}
+	want := parallelism
+	switch {
+	case suspended:
+		want = 0
+	case job.Spec.Completions != nil:
+		want = min(parallelism, *job.Spec.Completions-succeeded)
+	case succeeded > 0:
+		want = min(want, int32(len(active)))
+	}
+	want = max(want, 0)
+	n := int32(len(active))
+	switch {
+	case n > want:
+		extra := append([]*api.Pod(nil), active...)
+		sort.Sort(controller.PodsByDeletionPreference{Pods: extra})
+		extra = extra[:n-want]
+		return want, 0, c.deletePods(ctx, job, key, extra)
+	case n < want:
+		if failed > 0 {
+			backoff := c.Backoff
+			for i := int32(1); i < failed && backoff < MaxBackoff; i++ {
+				backoff *= 2
+			}
+			backoff = min(backoff, MaxBackoff)
+			if until := lastFailure.Add(backoff); now.Before(until) {
+				return n, until.Sub(now), nil
+			}
+		}
+		diff := int(want - n)
+		c.expectations.ExpectCreations(key, diff)
+		ref := controller.NewControllerRef(&job.ObjectMeta, "batch/v1", "Job")
+		var errs []error
+		for range diff {
+			if err := c.podControl.CreatePod(ctx, job.Namespace, &job.Spec.Template, job, ref); err != nil {
+				c.expectations.CreationObserved(key)
+				errs = append(errs, err)
+				continue
+			}
+			n++
+		}
+		return n, 0, errs
+	}
+	return n, 0, nil
+}
+
+func (c *Controller) deletePods(ctx context.Context, job *api.Job, key string, pods []*api.Pod) []error {
+	if len(pods) == 0 {
+		return nil
+	}
+	keys := make([]string, len(pods))
+	for i, p := range pods {
+		keys[i] = controller.PodKey(p)
+	}
+	c.expectations.ExpectDeletions(key, keys)
+	var errs []error
+	for _, p := range pods {
+		if err := c.podControl.DeletePod(ctx, p.Namespace, p.Name, job); err != nil {
+			c.expectations.DeletionObserved(key, controller.PodKey(p))
+			if !apierrors.IsNotFound(err) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errs
+}
+
+// pastBackoffLimitOnFailure is kube's: with restartPolicy OnFailure failed
+// containers restart in place, so their restarts count as failures.
+func pastBackoffLimitOnFailure(job *api.Job, active []*api.Pod, limit int32) bool {
+	if job.Spec.Template.Spec.RestartPolicy != api.RestartPolicyOnFailure {
+		return false
+	}
+	var restarts int32
+	for _, p := range active {
+		for _, cs := range p.Status.InitContainerStatuses {
+			restarts += cs.RestartCount
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			restarts += cs.RestartCount
+		}
+	}
+	if limit == 0 {
+		return restarts > 0
+	}
+	return restarts >= limit
+}
+
+// finishTime is when a failed pod finished: its containers' latest exit,
+// else its last condition change, else its creation.
+func finishTime(p *api.Pod) time.Time {
+	var t time.Time
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Terminated != nil {
+			t = latest(t, cs.State.Terminated.FinishedAt.Time)
+		}
+	}
+	if t.IsZero() {
+		for _, cond := range p.Status.Conditions {
+			t = latest(t, cond.LastTransitionTime.Time)
+		}
+	}
+	if t.IsZero() {
+		t = p.CreationTimestamp.Time
+	}
+	return t
+}
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func setCondition(st *api.JobStatus, t api.JobConditionType, reason, message string, now time.Time) {
+	for i := range st.Conditions {
+		c := &st.Conditions[i]
+		if c.Type == t {
+			if c.Status != api.ConditionTrue {
+				c.LastTransitionTime = api.NewTime(now)
+			}
+			c.Status, c.Reason, c.Message, c.LastProbeTime = api.ConditionTrue, reason, message, api.NewTime(now)
+			return
+		}
+	}
+	st.Conditions = append(st.Conditions, api.JobCondition{Type: t, Status: api.ConditionTrue, Reason: reason, Message: message,
+		LastProbeTime: api.NewTime(now), LastTransitionTime: api.NewTime(now)})
+}
+
+// clearCondition sets a True condition of type t to False.
+func clearCondition(st *api.JobStatus, t api.JobConditionType, reason, message string, now time.Time) {
+	for i := range st.Conditions {
+		c := &st.Conditions[i]
+		if c.Type == t && c.Status == api.ConditionTrue {
+			c.Status, c.Reason, c.Message = api.ConditionFalse, reason, message
+			c.LastProbeTime, c.LastTransitionTime = api.NewTime(now), api.NewTime(now)
+		}
+	}
+}

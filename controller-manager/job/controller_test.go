@@ -1,0 +1,163 @@
+package job
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/controller-manager/controller"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/client/clienttest"
+	"github.com/minik8s/minik8s/internal/events"
+	"github.com/minik8s/minik8s/internal/informer"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+// t0 is "now" for the controller: an hour after the fake server stamps creations.
+var t0 = time.Now().Add(time.Hour).Truncate(time.Second)
+
+func newJob(completions, parallelism, backoff int32) *api.Job {
+	return &api.Job{ObjectMeta: api.ObjectMeta{Namespace: "ns", Name: "j"},
+		Spec: api.JobSpec{Completions: &completions, Parallelism: &parallelism, BackoffLimit: &backoff,
+			Selector: &api.LabelSelector{MatchLabels: map[string]string{"job": "j"}},
+			Template: api.PodTemplateSpec{ObjectMeta: api.ObjectMeta{Labels: map[string]string{"job": "j"}},
+				Spec: api.PodSpec{RestartPolicy: api.RestartPolicyNever, Containers: []api.Container{{Name: "c", Image: "i"}}}}}}
+}
+
+func jobPod(name string, phase api.PodPhase) *api.Pod {
+	return &api.Pod{ObjectMeta: api.ObjectMeta{Namespace: "ns", Name: name, Labels: map[string]string{"job": "j"}, CreationTimestamp: api.NewTime(t0.Add(-time.Minute))},
+		Spec:   api.PodSpec{RestartPolicy: api.RestartPolicyNever, NodeName: "n1", Containers: []api.Container{{Name: "c", Image: "i"}}},
+		Status: api.PodStatus{Phase: phase}}
+}
+
+func TestSync(t *testing.T) {
+	started := api.NewTime(t0.Add(-time.Hour))
+	tests := []struct {
+		name       string
+		job        *api.Job
+		pods       []*api.Pod
+		wantWrites []string
+		wantEvents []string
+		check      func(t *testing.T, st api.JobStatus)
+	}{
+		{name: "starts parallel pods", job: newJob(3, 2, 6),
+			wantWrites: []string{"create pods ns", "create pods ns", "update jobs.batch ns/j/status"},
+			wantEvents: []string{"Normal SuccessfulCreate Created pod: j-", "Normal SuccessfulCreate Created pod: j-"},
+			check: func(t *testing.T, st api.JobStatus) {
+				if st.Active != 2 || st.StartTime == nil {
+					t.Fatalf("status = %+v", st)
+				}
+			}},
+		{name: "only the missing completions run", job: newJob(3, 3, 6), pods: []*api.Pod{jobPod("a", api.PodSucceeded), jobPod("b", api.PodSucceeded), jobPod("c", api.PodRunning)},
+			wantWrites: []string{"update jobs.batch ns/j/status"},
+			check: func(t *testing.T, st api.JobStatus) {
+				if st.Active != 1 || st.Succeeded != 2 {
+					t.Fatalf("status = %+v", st)
+				}
+			}},
+		{name: "completes", job: newJob(1, 1, 6), pods: []*api.Pod{jobPod("a", api.PodSucceeded)},
+			wantWrites: []string{"update jobs.batch ns/j/status"}, wantEvents: []string{"Normal Completed Job completed"},
+			check: func(t *testing.T, st api.JobStatus) {
+				if !hasCondition(st, api.JobComplete, "") || st.CompletionTime == nil || st.Succeeded != 1 {
+					t.Fatalf("status = %+v", st)
+				}
+			}},
+		{name: "over the backoff limit fails", job: newJob(1, 1, 1), pods: []*api.Pod{jobPod("a", api.PodFailed), jobPod("b", api.PodFailed)},
+			wantWrites: []string{"update jobs.batch ns/j/status"}, wantEvents: []string{"Warning BackoffLimitExceeded Job has reached the specified backoff limit"},
+			check: func(t *testing.T, st api.JobStatus) {
+				if !hasCondition(st, api.JobFailed, api.JobReasonBackoffLimitExceeded) || st.Failed != 2 || st.CompletionTime != nil {
+					t.Fatalf("status = %+v", st)
+				}
+			}},
+		{name: "failure within the limit waits for the back-off", job: newJob(1, 1, 3), pods: []*api.Pod{func() *api.Pod {
+			p := jobPod("a", api.PodFailed)
+			p.Status.ContainerStatuses = []api.ContainerStatus{{Name: "c", State: api.ContainerState{Terminated: &api.ContainerStateTerminated{ExitCode: 1, FinishedAt: api.NewTime(t0.Add(-time.Second))}}}}
+			return p
+		}()}, wantWrites: []string{"update jobs.batch ns/j/status"},
+			check: func(t *testing.T, st api.JobStatus) {
+				if st.Active != 0 || st.Failed != 1 {
+					t.Fatalf("status = %+v", st)
+				}
+			}},
+		{name: "failure after the back-off is replaced", job: newJob(1, 1, 3), pods: []*api.Pod{jobPod("a", api.PodFailed)},
+			wantWrites: []string{"create pods ns", "update jobs.batch ns/j/status"}, wantEvents: []string{"Normal SuccessfulCreate Created pod: j-"}},
+		{name: "deadline exceeded", job: func() *api.Job {
+			j := newJob(1, 1, 6)
+			j.Spec.ActiveDeadlineSeconds = ptr(int64(60))
+			j.Status.StartTime = &started
+			return j
+		}(), pods: []*api.Pod{jobPod("a", api.PodRunning)},
+			wantWrites: []string{"delete pods ns/a", "update jobs.batch ns/j/status"},
+			wantEvents: []string{"Normal SuccessfulDelete Deleted pod: a", "Warning DeadlineExceeded Job was active longer than specified deadline"},
+			check: func(t *testing.T, st api.JobStatus) {
+				if !hasCondition(st, api.JobFailed, api.JobReasonDeadlineExceeded) || st.Active != 0 {
+					t.Fatalf("status = %+v", st)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := clienttest.NewServer(t, tt.job)
+			var job api.Job
+			srv.Object(jobInfo(), "ns", "j", &job)
+			for _, p := range tt.pods {
+				p = api.DeepCopy(p)
+				p.OwnerReferences = []api.OwnerReference{controller.NewControllerRef(&job.ObjectMeta, "batch/v1", "Job")}
+				if err := srv.Add(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			f := informer.NewFactory(srv.Client(), informer.FactoryOptions{Logger: slog.New(slog.DiscardHandler)})
+			rec := &events.FakeRecorder{}
+			c := NewController(srv.Client(), informer.Shared[api.Job](f, "", client.ListOptions{}), informer.Shared[api.Pod](f, "", client.ListOptions{}),
+				controller.RealPodControl{Client: srv.Client(), Recorder: rec}, rec, slog.New(slog.DiscardHandler))
+			c.now = func() time.Time { return t0 }
+			f.Start(ctx)
+			f.WaitForCacheSync(ctx)
+			srv.ClearActions()
+			if err := c.sync(ctx, "ns/j"); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, a := range srv.Actions() {
+				if a.Verb != "watch" && a.Verb != "list" && a.Verb != "get" {
+					got = append(got, a.String())
+				}
+			}
+			if !slices.Equal(got, tt.wantWrites) {
+				t.Fatalf("writes = %q, want %q", got, tt.wantWrites)
+			}
+			var evs []string
+			for _, e := range rec.Events() {
+				if i := len("Normal SuccessfulCreate Created pod: j-"); len(e) > i && e[:i] == "Normal SuccessfulCreate Created pod: j-" {
+					e = e[:i] // generated suffix
+				}
+				evs = append(evs, e)
+			}
+			if !slices.Equal(evs, tt.wantEvents) {
+				t.Fatalf("events = %q, want %q", evs, tt.wantEvents)
+			}
+			if tt.check != nil {
+				srv.Object(jobInfo(), "ns", "j", &job)
+				tt.check(t, job.Status)
+			}
+		})
+	}
+}
+
+func hasCondition(st api.JobStatus, t api.JobConditionType, reason string) bool {
+	for _, c := range st.Conditions {
+		if c.Type == t && c.Status == api.ConditionTrue && (reason == "" || c.Reason == reason) {
+			return true
+		}
+	}
+	return false
+}
+
+func jobInfo() api.ResourceInfo { return client.Resource[api.Job](nil).Info() }
