@@ -1,0 +1,167 @@
+package nodelifecycle_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/controller-manager/app"
+	"github.com/minik8s/minik8s/controller-manager/controller/controllertest"
+	"github.com/minik8s/minik8s/internal/client"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func boundPod(name, node string, tolerationSeconds *int64) *api.Pod {
+	p := &api.Pod{ObjectMeta: api.ObjectMeta{Namespace: "nl", Name: name},
+		Spec: api.PodSpec{NodeName: node, Containers: []api.Container{{Name: "c", Image: "busybox"}}}}
+	if tolerationSeconds != nil {
+		p.Spec.Tolerations = []api.Toleration{{Key: api.TaintNodeUnreachable, Operator: api.TolerationOpExists, Effect: api.TaintEffectNoExecute, TolerationSeconds: tolerationSeconds}}
+	}
+	return p
+}
+
+// A node that stops heartbeating becomes Ready=Unknown with the unreachable
+// taint, its pods become not ready, the pod tolerating the taint for 1 s is
+// evicted while the one with admission's default 300 s stays; the taint goes
+// when the node is back. A healthy node is never touched.
+func TestNodeStopsHeartbeating(t *testing.T) {
+	cl := controllertest.Start(t, []string{"nodelifecycle"}, func(o *app.Options) {
+		o.Controller.NodeMonitorGracePeriod = 3 * time.Second
+		o.Controller.NodeMonitorPeriod = 200 * time.Millisecond
+		o.Controller.NodeEvictionRate = 100
+	})
+	ctx := cl.Context(2 * time.Minute)
+	cl.Namespace("nl")
+	n1 := cl.StartNode("n1", 300*time.Millisecond)
+	cl.StartNode("n2", 300*time.Millisecond)
+	pods := client.Resource[api.Pod](cl.Client).Namespace("nl")
+	nodes := client.Resource[api.Node](cl.Client)
+	for _, p := range []*api.Pod{boundPod("short", "n1", ptr(int64(1))), boundPod("default", "n1", nil), boundPod("elsewhere", "n2", ptr(int64(1)))} {
+		if _, err := pods.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		cl.SetPodStatus("nl", p.Name, api.PodRunning, "", true)
+	}
+	// Admission gave "default" the 300 s tolerations.
+	if p, err := pods.Get(ctx, "default"); err != nil || len(p.Spec.Tolerations) != 2 {
+		t.Fatalf("default tolerations = %+v, %v", p, err)
+	}
+
+	// Healthy for longer than the grace period: nothing happens.
+	time.Sleep(4 * time.Second)
+	for _, name := range []string{"n1", "n2"} {
+		n, err := nodes.Get(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(n.Spec.Taints) != 0 || readyStatus(n) != api.ConditionTrue {
+			t.Fatalf("healthy node %s: taints %+v ready %s", name, n.Spec.Taints, readyStatus(n))
+		}
+	}
+
+	n1.Pause()
+	cl.Eventually(30*time.Second, "n1 Ready=Unknown with the unreachable taint", func() (bool, error) {
+		n, err := nodes.Get(ctx, "n1")
+		if err != nil {
+			return false, err
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == api.NodeReady && (c.Status != api.ConditionUnknown || c.Reason != "NodeStatusUnknown" || c.Message != "Kubelet stopped posting node status.") {
+				return false, nil
+			}
+		}
+		i := slices.IndexFunc(n.Spec.Taints, func(t api.Taint) bool {
+			return t.Key == api.TaintNodeUnreachable && t.Effect == api.TaintEffectNoExecute && t.TimeAdded != nil
+		})
+		return i >= 0, nil
+	})
+	cl.Eventually(30*time.Second, "pod short evicted", func() (bool, error) {
+		p, err := pods.Get(ctx, "short")
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return err == nil && p.DeletionTimestamp != nil, err
+	})
+	cl.Eventually(10*time.Second, "pod default marked not ready", func() (bool, error) {
+		p, err := pods.Get(ctx, "default")
+		if err != nil {
+			return false, err
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == api.PodReady {
+				return c.Status == api.ConditionFalse, nil
+			}
+		}
+		return false, nil
+	})
+	cl.Eventually(10*time.Second, "NodeNotReady and TaintManagerEviction events", func() (bool, error) {
+		evs, err := client.Resource[api.Event](cl.Client).List(ctx, client.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		var notReady, eviction bool
+		for _, e := range evs.Items {
+			notReady = notReady || (e.Reason == "NodeNotReady" && e.InvolvedObject.Name == "n1" && e.Source.Component == "node-controller")
+			eviction = eviction || (e.Reason == "TaintManagerEviction" && e.InvolvedObject.Name == "short" && e.Message == "Marking for deletion Pod nl/short")
+		}
+		return notReady && eviction, nil
+	})
+	if p, err := pods.Get(ctx, "default"); err != nil || p.DeletionTimestamp != nil {
+		t.Fatalf("pod default (300 s toleration) was evicted: %+v, %v", p, err)
+	}
+	if p, err := pods.Get(ctx, "elsewhere"); err != nil || p.DeletionTimestamp != nil {
+		t.Fatalf("pod on the healthy node was evicted: %+v, %v", p, err)
+	}
+	if n, _ := nodes.Get(ctx, "n2"); len(n.Spec.Taints) != 0 {
+		t.Fatalf("healthy n2 got taints %+v", n.Spec.Taints)
+	}
+
+	n1.Resume()
+	cl.Eventually(30*time.Second, "n1 untainted after it came back", func() (bool, error) {
+		n, err := nodes.Get(ctx, "n1")
+		if err != nil {
+			return false, err
+		}
+		return len(n.Spec.Taints) == 0 && readyStatus(n) == api.ConditionTrue, nil
+	})
+}
+
+// A kubelet reporting Ready=False gets the not-ready taint instead.
+func TestNodeReportsNotReady(t *testing.T) {
+	cl := controllertest.Start(t, []string{"nodelifecycle"}, func(o *app.Options) {
+		o.Controller.NodeMonitorGracePeriod = 3 * time.Second
+		o.Controller.NodeMonitorPeriod = 200 * time.Millisecond
+	})
+	ctx := cl.Context(time.Minute)
+	cl.StartNode("n1", 300*time.Millisecond)
+	nodes := client.Resource[api.Node](cl.Client)
+	n, err := nodes.Get(ctx, "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Status.Conditions[0].Status = api.ConditionFalse
+	n.Status.Conditions[0].Reason = "KubeletNotReady"
+	n.Status.Conditions[0].LastHeartbeatTime = api.Now()
+	if _, err := nodes.UpdateStatus(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	cl.Eventually(30*time.Second, "not-ready taint", func() (bool, error) {
+		n, err := nodes.Get(ctx, "n1")
+		if err != nil {
+			return false, err
+		}
+		return len(n.Spec.Taints) == 1 && n.Spec.Taints[0].Key == api.TaintNodeNotReady && n.Spec.Taints[0].Effect == api.TaintEffectNoExecute, nil
+	})
+}
+
+func readyStatus(n *api.Node) api.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == api.NodeReady {
+			return c.Status
+		}
+	}
+	return ""
+}
