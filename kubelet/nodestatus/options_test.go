@@ -1,0 +1,72 @@
+package nodestatus
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/minik8s/minik8s/api"
+)
+
+func TestParseTaints(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		want    []api.Taint
+		wantErr bool
+	}{
+		{"", nil, false},
+		{"dedicated=gpu:NoSchedule,spot:PreferNoSchedule", []api.Taint{{Key: "dedicated", Value: "gpu", Effect: "NoSchedule"}, {Key: "spot", Effect: "PreferNoSchedule"}}, false},
+		{"a=b", nil, true},
+		{"a=b:Sometimes", nil, true},
+		{"=b:NoExecute", nil, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseTaints(tt.in)
+		if (err != nil) != tt.wantErr || (!tt.wantErr && !reflect.DeepEqual(got, tt.want)) {
+			t.Errorf("ParseTaints(%q) = %v, %v; want %v (error %v)", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestParseThresholds(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		want    Thresholds
+		wantErr bool
+	}{
+		{DefaultOptions().EvictionHard, DefaultThresholds, false},
+		{"memory.available<1Gi,pid.available<500", Thresholds{MemoryAvailable: 1 << 30, PIDAvailable: 500}, false},
+		{"memory.available<10%", Thresholds{}, true},
+		{"nodefs.available<1Gi", Thresholds{}, true},
+		{"disk.free<1", Thresholds{}, true},
+		{"memory.available>1Gi", Thresholds{}, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseThresholds(tt.in)
+		if (err != nil) != tt.wantErr || (!tt.wantErr && got != tt.want) {
+			t.Errorf("ParseThresholds(%q) = %+v, %v; want %+v (error %v)", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestOptionsConfig(t *testing.T) {
+	t.Parallel()
+	o := DefaultOptions()
+	o.HostnameOverride = " Node-A "
+	o.NodeIP = "10.0.0.7"
+	o.NodeLabels = "tier=edge,node-role.kubernetes.io/worker="
+	o.SystemReserved = "cpu=100m,memory=256Mi"
+	c, err := o.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NodeName != "node-a" || c.NodeIP.String() != "10.0.0.7" || c.Labels["tier"] != "edge" ||
+		c.MaxPods != 110 || c.LeaseRenewInterval.Seconds() != 10 || c.SystemReserved.Cpu().String() != "100m" {
+		t.Errorf("config = %+v", c)
+	}
+	o.SystemReserved = "gpu=1"
+	if _, err := o.Config(); err == nil {
+		t.Error("unknown reserved resource accepted")
+	}
+}
