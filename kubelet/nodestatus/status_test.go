@@ -178,7 +178,7 @@ func TestParseDefaultRoute(t *testing.T) {
 	const header = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
 	tests := []struct {
 		name, table, want string
-		wantErr          bool
+		wantErr           bool
 	}{
 		{"one default", header + "eth0\t00000000\t0101A8C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\n" +
 			"eth0\t0001A8C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n", "eth0", false},
