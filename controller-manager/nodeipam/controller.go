@@ -117,7 +117,15 @@ func (c *Controller) occupyExisting() {
 func (c *Controller) sync(ctx context.Context, name string) error {
 	node, err := c.nodes.Lister().Get(name)
 	if apierrors.IsNotFound(err) {
-		c.release(name)
+		if c.release(name) {
+			// A block is free again: nodes waiting for one try now rather
+			// than at their back-off.
+			for _, n := range c.nodes.Lister().List(labels.Everything()) {
+				if n.Spec.PodCIDR == "" {
+					c.queue.Add(n.Name)
+				}
+			}
+		}
 		return nil
 	}
 	if err != nil {
@@ -182,12 +190,16 @@ func (c *Controller) reserve(name string) (string, error) {
 	return cidr, nil
 }
 
-func (c *Controller) release(name string) {
+// release frees the block held for name; false if it held none.
+func (c *Controller) release(name string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if cidr, ok := c.held[name]; ok {
-		_ = c.set.Release(cidr)
-		delete(c.held, name)
-		c.log.Info("released podCIDR", "node", name, "podCIDR", cidr)
+	cidr, ok := c.held[name]
+	if !ok {
+		return false
 	}
+	_ = c.set.Release(cidr)
+	delete(c.held, name)
+	c.log.Info("released podCIDR", "node", name, "podCIDR", cidr)
+	return true
 }
