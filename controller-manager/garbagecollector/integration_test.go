@@ -1,0 +1,208 @@
+package garbagecollector_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/controller-manager/controller"
+	"github.com/minik8s/minik8s/controller-manager/controller/controllertest"
+	"github.com/minik8s/minik8s/internal/client"
+)
+
+const ns = "gc"
+
+func ptr[T any](v T) *T { return &v }
+
+var labels = map[string]string{"app": "web"}
+
+func template() api.PodTemplateSpec {
+	return api.PodTemplateSpec{ObjectMeta: api.ObjectMeta{Labels: labels},
+		Spec: api.PodSpec{Containers: []api.Container{{Name: "c", Image: "busybox"}}}}
+}
+
+// owner creates a ReplicaSet (no replicaset controller runs: it is just an
+// owner) and n unbound pods it controls; extra finalizers go on the pods.
+func owner(t *testing.T, ctx context.Context, c *client.Client, name string, n int, podFinalizers ...string) *api.ReplicaSet {
+	t.Helper()
+	rs, err := client.Resource[api.ReplicaSet](c).Namespace(ns).Create(ctx, &api.ReplicaSet{
+		ObjectMeta: api.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       api.ReplicaSetSpec{Replicas: ptr(int32(n)), Selector: &api.LabelSelector{MatchLabels: labels}, Template: template()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dependents(t, ctx, c, controller.NewControllerRef(&rs.ObjectMeta, "apps/v1", "ReplicaSet"), name, n, podFinalizers...)
+	return rs
+}
+
+func dependents(t *testing.T, ctx context.Context, c *client.Client, ref api.OwnerReference, prefix string, n int, finalizers ...string) {
+	t.Helper()
+	for i := range n {
+		p := &api.Pod{ObjectMeta: api.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("%s-%d", prefix, i), Labels: labels,
+			OwnerReferences: []api.OwnerReference{ref}, Finalizers: finalizers}, Spec: template().Spec}
+		if _, err := client.Resource[api.Pod](c).Namespace(ns).Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func podsOf(t *testing.T, ctx context.Context, c *client.Client, prefix string) []api.Pod {
+	t.Helper()
+	l, err := client.Resource[api.Pod](c).Namespace(ns).List(ctx, client.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []api.Pod
+	for _, p := range l.Items {
+		if len(p.Name) > len(prefix) && p.Name[:len(prefix)+1] == prefix+"-" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func gone[T any, PT interface {
+	*T
+	api.Object
+}](ctx context.Context, rc *client.ResourceClient[T, PT], name string) func() (bool, error) {
+	return func() (bool, error) {
+		_, err := rc.Get(ctx, name)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	}
+}
+
+func TestDeletionPropagation(t *testing.T) {
+	cl := controllertest.Start(t, []string{"garbagecollector"}, nil)
+	ctx := cl.Context(3 * time.Minute)
+	c := cl.Client
+	cl.Namespace(ns)
+	rsClient := client.Resource[api.ReplicaSet](c).Namespace(ns)
+	podClient := client.Resource[api.Pod](c).Namespace(ns)
+
+	t.Run("background", func(t *testing.T) {
+		owner(t, ctx, c, "bg", 3)
+		if err := rsClient.Delete(ctx, "bg", nil); err != nil {
+			t.Fatal(err)
+		}
+		cl.Eventually(30*time.Second, "background dependents deleted", func() (bool, error) { return len(podsOf(t, ctx, c, "bg")) == 0, nil })
+	})
+
+	t.Run("foreground", func(t *testing.T) {
+		// The pods carry a finalizer of the test's, so they linger while
+		// "terminating" and the owner must wait for them.
+		owner(t, ctx, c, "fg", 2, "test.minik8s.io/hold")
+		fg := api.DeletePropagationForeground
+		if err := rsClient.Delete(ctx, "fg", &api.DeleteOptions{PropagationPolicy: &fg}); err != nil {
+			t.Fatal(err)
+		}
+		cl.Eventually(30*time.Second, "foreground dependents marked for deletion", func() (bool, error) {
+			pods := podsOf(t, ctx, c, "fg")
+			for _, p := range pods {
+				if p.DeletionTimestamp == nil {
+					return false, nil
+				}
+			}
+			return len(pods) == 2, nil
+		})
+		time.Sleep(time.Second)
+		rs, err := rsClient.Get(ctx, "fg")
+		if err != nil {
+			t.Fatalf("owner gone while its dependents remain: %v", err)
+		}
+		if rs.DeletionTimestamp == nil || !slices.Contains(rs.Finalizers, api.FinalizerDeleteDependents) {
+			t.Fatalf("owner metadata = %+v", rs.ObjectMeta)
+		}
+		for _, p := range podsOf(t, ctx, c, "fg") {
+			p.Finalizers = nil
+			if _, err := podClient.Update(ctx, &p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cl.Eventually(30*time.Second, "foreground owner deleted after its dependents", gone(ctx, rsClient, "fg"))
+		if n := len(podsOf(t, ctx, c, "fg")); n != 0 {
+			t.Fatalf("%d dependents left", n)
+		}
+	})
+
+	t.Run("orphan", func(t *testing.T) {
+		owner(t, ctx, c, "or", 2)
+		orphan := api.DeletePropagationOrphan
+		if err := rsClient.Delete(ctx, "or", &api.DeleteOptions{PropagationPolicy: &orphan}); err != nil {
+			t.Fatal(err)
+		}
+		cl.Eventually(30*time.Second, "orphaning owner deleted", gone(ctx, rsClient, "or"))
+		pods := podsOf(t, ctx, c, "or")
+		if len(pods) != 2 {
+			t.Fatalf("orphaned pods = %d, want 2", len(pods))
+		}
+		for _, p := range pods {
+			if len(p.OwnerReferences) != 0 || p.DeletionTimestamp != nil {
+				t.Fatalf("orphan %s: ownerReferences %+v deletionTimestamp %v", p.Name, p.OwnerReferences, p.DeletionTimestamp)
+			}
+		}
+		// They stay orphans.
+		time.Sleep(time.Second)
+		if n := len(podsOf(t, ctx, c, "or")); n != 2 {
+			t.Fatalf("orphans deleted later: %d left", n)
+		}
+	})
+
+	t.Run("deployment to replicaset to pod", func(t *testing.T) {
+		for _, policy := range []api.DeletionPropagation{"", api.DeletePropagationForeground} {
+			name := "dep" + map[api.DeletionPropagation]string{"": "bg", api.DeletePropagationForeground: "fg"}[policy]
+			d, err := client.Resource[api.Deployment](c).Namespace(ns).Create(ctx, &api.Deployment{ObjectMeta: api.ObjectMeta{Namespace: ns, Name: name},
+				Spec: api.DeploymentSpec{Replicas: ptr(int32(2)), Selector: &api.LabelSelector{MatchLabels: labels}, Template: template()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs, err := rsClient.Create(ctx, &api.ReplicaSet{ObjectMeta: api.ObjectMeta{Namespace: ns, Name: name + "-rs",
+				OwnerReferences: []api.OwnerReference{controller.NewControllerRef(&d.ObjectMeta, "apps/v1", "Deployment")}},
+				Spec: api.ReplicaSetSpec{Replicas: ptr(int32(2)), Selector: &api.LabelSelector{MatchLabels: labels}, Template: template()}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dependents(t, ctx, c, controller.NewControllerRef(&rs.ObjectMeta, "apps/v1", "ReplicaSet"), name+"-rs", 2)
+			var opts *api.DeleteOptions
+			if policy != "" {
+				opts = &api.DeleteOptions{PropagationPolicy: &policy}
+			}
+			if err := client.Resource[api.Deployment](c).Namespace(ns).Delete(ctx, name, opts); err != nil {
+				t.Fatal(err)
+			}
+			cl.Eventually(30*time.Second, string(policy)+" deployment, its replicaset and pods deleted", func() (bool, error) {
+				if len(podsOf(t, ctx, c, name+"-rs")) != 0 {
+					return false, nil
+				}
+				if ok, err := gone(ctx, rsClient, name+"-rs")(); !ok {
+					return false, err
+				}
+				return gone(ctx, client.Resource[api.Deployment](c).Namespace(ns), name)()
+			})
+		}
+	})
+
+	t.Run("dangling reference beside a live owner", func(t *testing.T) {
+		// A dependent with two owners, one alive: only the dead reference goes.
+		rs := owner(t, ctx, c, "two", 0)
+		dead := api.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "never-existed", UID: "00000000-0000-0000-0000-000000000000"}
+		alive := controller.NewControllerRef(&rs.ObjectMeta, "apps/v1", "ReplicaSet")
+		p := &api.Pod{ObjectMeta: api.ObjectMeta{Namespace: ns, Name: "two-0", Labels: labels, OwnerReferences: []api.OwnerReference{dead, alive}}, Spec: template().Spec}
+		if _, err := podClient.Create(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		cl.Eventually(30*time.Second, "dangling reference dropped", func() (bool, error) {
+			p, err := podClient.Get(ctx, "two-0")
+			if err != nil {
+				return false, err
+			}
+			return len(p.OwnerReferences) == 1 && p.OwnerReferences[0].UID == rs.UID, nil
+		})
+	})
+}
