@@ -33,6 +33,7 @@ unit:
 # 1,000 watchers, and idle RSS of the apiserver with embedded etcd.
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 30m ./apiserver/...
+	$(GO) test -run '^$$' -bench BenchmarkDeploymentsAvailable -benchtime 1x -timeout 30m ./controller-manager/deployment/
 
 clean-bin:
 	rm -rf $(BIN)

@@ -1,0 +1,226 @@
+package deployment_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/internal/client"
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// BenchmarkDeploymentsAvailable creates MINIK8S_BENCH_DEPLOYMENTS (1,000)
+// Deployments of MINIK8S_BENCH_REPLICAS (10) replicas against a real
+// apiserver, with a simulated kubelet binding pods to fake nodes and
+// marking them Running and Ready, and measures the time until every
+// Deployment is Available and rolled out. The controller-manager runs as
+// its own process (the real binary, --controllers=replicaset,deployment,
+// --kube-api-qps MINIK8S_BENCH_QPS, default 1000) so its CPU time and
+// memory, read from its /metrics, are its own.
+func BenchmarkDeploymentsAvailable(b *testing.B) {
+	deployments := envInt("MINIK8S_BENCH_DEPLOYMENTS", 1000)
+	replicas := envInt("MINIK8S_BENCH_REPLICAS", 10)
+	qps := envInt("MINIK8S_BENCH_QPS", 1000)
+
+	cl := startCluster(b)
+	cl.runKubelet(100, 0, 32)
+	bin := filepath.Join(b.TempDir(), "controller-manager")
+	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "github.com/minik8s/minik8s/controller-manager")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build controller-manager: %v\n%s", err, out)
+	}
+	port := freePort(b)
+	logPath := filepath.Join(b.TempDir(), "controller-manager.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--master", cl.srv.URL(), "--controllers", "replicaset,deployment",
+		"--leader-elect=false", "--bind-address", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--kube-api-qps", strconv.Itoa(qps), "--kube-api-burst", strconv.Itoa(2*qps), "--v", "warn")
+	cmd.Env = append(os.Environ(), "KUBECONFIG=")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_, _ = cmd.Process.Wait()
+		logFile.Close()
+		if b.Failed() {
+			out, _ := os.ReadFile(logPath)
+			b.Logf("controller-manager log:\n%s", tail(string(out), 4000))
+		}
+	})
+	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	waitFor(b, 30*time.Second, "controller-manager /metrics", func() (bool, error) {
+		_, err := scrape(metricsURL)
+		return err == nil, err
+	})
+
+	b.ResetTimer()
+	var total time.Duration
+	for i := range b.N {
+		ns := fmt.Sprintf("bench-%d", i)
+		createNamespace(b, cl.c, ns)
+		before, err := scrape(metricsURL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var peakHeap atomic.Int64
+		sampleCtx, stopSampling := context.WithCancel(context.Background())
+		sampled := make(chan struct{})
+		go func() {
+			defer close(sampled)
+			for sampleCtx.Err() == nil {
+				if m, err := scrape(metricsURL); err == nil {
+					if h := int64(m["go_memstats_heap_inuse_bytes"]); h > peakHeap.Load() {
+						peakHeap.Store(h)
+					}
+				}
+				select {
+				case <-sampleCtx.Done():
+				case <-time.After(500 * time.Millisecond):
+				}
+			}
+		}()
+
+		start := time.Now()
+		createDeployments(b, cl.c, ns, deployments, int32(replicas))
+		created := time.Since(start)
+		waitFor(b, 25*time.Minute, fmt.Sprintf("%d deployments available", deployments), func() (bool, error) {
+			l, err := client.Resource[api.Deployment](cl.c).Namespace(ns).List(context.Background(), client.ListOptions{})
+			if err != nil {
+				return false, err
+			}
+			done := 0
+			for j := range l.Items {
+				d := &l.Items[j]
+				if c := condition(d, api.DeploymentAvailable); c != nil && c.Status == api.ConditionTrue && deploymentDone(d) {
+					done++
+				}
+			}
+			return done == deployments, fmt.Errorf("%d of %d available", done, deployments)
+		})
+		elapsed := time.Since(start)
+		total += elapsed
+		stopSampling()
+		<-sampled
+		after, err := scrape(metricsURL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pods := len(cl.livePods(ns))
+		if pods != deployments*replicas {
+			b.Errorf("%d pods, want %d", pods, deployments*replicas)
+		}
+		cpu := after["process_cpu_seconds_total"] - before["process_cpu_seconds_total"]
+		b.ReportMetric(elapsed.Seconds(), "s-to-available")
+		b.ReportMetric(cpu, "cm-cpu-s")
+		b.ReportMetric(float64(peakHeap.Load())/(1<<20), "cm-peak-heap-MiB")
+		b.ReportMetric(after["process_resident_memory_bytes"]/(1<<20), "cm-rss-MiB")
+		b.ReportMetric(float64(pods)/elapsed.Seconds(), "pods/s")
+		b.Logf("%d deployments x %d replicas: created in %v, all available after %v; controller-manager CPU %.1fs, peak heap in use %.0f MiB, RSS %.0f MiB, syncs: replicaset %.0f, deployment %.0f",
+			deployments, replicas, created.Round(time.Millisecond), elapsed.Round(time.Millisecond), cpu,
+			float64(peakHeap.Load())/(1<<20), after["process_resident_memory_bytes"]/(1<<20),
+			after[`controller_sync_total{controller="replicaset",result="success"}`]-before[`controller_sync_total{controller="replicaset",result="success"}`],
+			after[`controller_sync_total{controller="deployment",result="success"}`]-before[`controller_sync_total{controller="deployment",result="success"}`])
+	}
+	b.ReportMetric(0, "ns/op") // the wall time of an iteration is s-to-available
+}
+
+func createDeployments(b *testing.B, c *client.Client, ns string, n int, replicas int32) {
+	b.Helper()
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				d := newDeployment(ns, fmt.Sprintf("app-%04d", i), replicas, "img:1")
+				if _, err := client.Resource[api.Deployment](c).Namespace(ns).Create(context.Background(), d); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		b.Fatal(err)
+	}
+}
+
+func freePort(tb testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// scrape reads a Prometheus text exposition into "name{labels}" -> value.
+func scrape(url string) (map[string]float64, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			out[line[:i]] = v
+		}
+	}
+	return out, sc.Err()
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
