@@ -127,7 +127,7 @@ fields set by others are kept. JSON and YAML formats are accepted.`,
 				return err
 			}
 			w := writer{c: c, dry: dryRun}
-			return each(streams, objs, func(o manifest.Object) (string, error) {
+			return each(streams, "apply", objs, func(o manifest.Object) (string, error) {
 				return applyOne(cmd.Context(), c, w, o)
 			})
 		},
@@ -163,7 +163,7 @@ func NewCreateCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 				return err
 			}
 			w := writer{c: c, dry: dryRun}
-			return each(streams, objs, func(o manifest.Object) (string, error) {
+			return each(streams, "create", objs, func(o manifest.Object) (string, error) {
 				body, err := json.Marshal(o.Object)
 				if err != nil {
 					return "", fmt.Errorf("encode %s: %w", o.Name(), err)
@@ -212,7 +212,7 @@ cleared. The object must exist. With --force it is deleted and re-created.`,
 			}
 			w := writer{c: c, dry: dryRun}
 			ctx := cmd.Context()
-			return each(streams, objs, func(o manifest.Object) (string, error) {
+			return each(streams, "replace", objs, func(o manifest.Object) (string, error) {
 				d := c.Dynamic(o.Info).Namespace(o.Namespace())
 				live, err := d.Get(ctx, o.Name())
 				if err != nil {
@@ -290,7 +290,10 @@ func Objects(streams cli.Streams, g *cli.Globals, f Files) ([]manifest.Object, e
 // successes. It goes on after a failure, as kubectl does, so the output
 // says which objects were changed; every failure but the last is printed
 // here and the last is returned for the exit path.
-func each(streams cli.Streams, objs []manifest.Object, fn func(manifest.Object) (string, error)) error {
+func each(streams cli.Streams, verb string, objs []manifest.Object, fn func(manifest.Object) (string, error)) error {
+	if len(objs) == 0 {
+		return fmt.Errorf("no objects passed to %s", verb)
+	}
 	var last error
 	for _, o := range objs {
 		result, err := fn(o)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"strings"
 	"time"
 
@@ -181,33 +182,23 @@ controller need --force and pods with emptyDir volumes need
 	return cmd
 }
 
-// filter is kubectl's drain filter result for one pod.
-type filter int
-
-const (
-	okay filter = iota
-	skip
-	warn
-	fail
-)
-
+// verdict is the outcome of kubectl's drain filters for one pod: skipped,
+// refused with a reason, or to be deleted with any warnings.
 type verdict struct {
-	result filter
-	reason string
+	skip     bool
+	fail     string
+	warnings []string
 }
 
-// check applies kubectl's pod filters in order.
+// check runs kubectl's pod filters in their order (DaemonSet, mirror,
+// local storage, unreplicated); the first refusal or skip ends it.
 func check(p *api.Pod, o Options) verdict {
+	var v verdict
 	if p.DeletionTimestamp != nil && p.DeletionGracePeriodSeconds != nil {
 		// Already terminating: wait for it, do not evict again.
-		return verdict{result: okay}
+		return v
 	}
-	if _, ok := p.Annotations[MirrorPodAnnotation]; ok {
-		return verdict{result: skip}
-	}
-	if p.Status.Phase == api.PodSucceeded || p.Status.Phase == api.PodFailed {
-		return verdict{result: okay}
-	}
+	terminal := p.Status.Phase == api.PodSucceeded || p.Status.Phase == api.PodFailed
 	var ctrl *api.OwnerReference
 	for i, r := range p.OwnerReferences {
 		if r.Controller != nil && *r.Controller {
@@ -216,22 +207,32 @@ func check(p *api.Pod, o Options) verdict {
 	}
 	if ctrl != nil && ctrl.Kind == "DaemonSet" {
 		if !o.IgnoreDaemonSets {
-			return verdict{fail, "cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"}
+			return verdict{fail: "cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"}
 		}
-		return verdict{warn, "ignoring DaemonSet-managed Pods"}
+		return verdict{skip: true, warnings: []string{"ignoring DaemonSet-managed Pods"}}
 	}
-	if ctrl == nil && !o.Force {
-		return verdict{fail, "cannot delete Pods that declare no controller (use --force to override)"}
+	if _, ok := p.Annotations[MirrorPodAnnotation]; ok {
+		return verdict{skip: true}
 	}
-	for _, v := range p.Spec.Volumes {
-		if v.EmptyDir != nil && !o.DeleteEmptyDirData {
-			return verdict{fail, "cannot delete Pods with local storage (use --delete-emptydir-data to override)"}
+	if !terminal {
+		for _, vol := range p.Spec.Volumes {
+			if vol.EmptyDir == nil {
+				continue
+			}
+			if !o.DeleteEmptyDirData {
+				return verdict{fail: "cannot delete Pods with local storage (use --delete-emptydir-data to override)"}
+			}
+			v.warnings = append(v.warnings, "deleting Pods with local storage")
+			break
 		}
 	}
-	if ctrl == nil {
-		return verdict{warn, "deleting Pods that declare no controller"}
+	if ctrl == nil && !terminal {
+		if !o.Force {
+			return verdict{fail: "cannot delete Pods that declare no controller (use --force to override)"}
+		}
+		v.warnings = append(v.warnings, "deleting Pods that declare no controller")
 	}
-	return verdict{result: okay}
+	return v
 }
 
 // Drain evicts or deletes the pods of node name that the filters allow and
@@ -251,24 +252,25 @@ func Drain(ctx context.Context, streams cli.Streams, c *client.Client, name stri
 	for _, p := range l.Items {
 		v := check(&p, o)
 		key := p.Namespace + "/" + p.Name
-		switch v.result {
-		case okay:
+		if v.fail != "" {
+			if len(failures[v.fail]) == 0 {
+				order = append(order, v.fail)
+			}
+			failures[v.fail] = append(failures[v.fail], key)
+			continue
+		}
+		for _, w := range v.warnings {
+			if len(warnings[w]) == 0 {
+				order = append(order, w)
+			}
+			warnings[w] = append(warnings[w], key)
+		}
+		if !v.skip {
 			victims = append(victims, p)
-		case warn:
-			if v.reason != "ignoring DaemonSet-managed Pods" {
-				victims = append(victims, p)
-			}
-			if len(warnings[v.reason]) == 0 {
-				order = append(order, v.reason)
-			}
-			warnings[v.reason] = append(warnings[v.reason], key)
-		case fail:
-			if len(failures[v.reason]) == 0 {
-				order = append(order, v.reason)
-			}
-			failures[v.reason] = append(failures[v.reason], key)
 		}
 	}
+	// Report in kubectl's filter order, not in the order pods were listed.
+	sort.SliceStable(order, func(i, j int) bool { return rank(order[i]) < rank(order[j]) })
 	if len(failures) > 0 {
 		var msgs []string
 		for _, r := range order {
@@ -326,6 +328,18 @@ func Drain(ctx context.Context, streams cli.Streams, c *client.Client, name stri
 		fmt.Fprintf(streams.Out, "pod/%s %s\n", p.Name, verb)
 	}
 	return nil
+}
+
+// rank orders reasons as kubectl's filters run: DaemonSet, local storage,
+// unreplicated.
+func rank(reason string) int {
+	switch {
+	case strings.Contains(reason, "DaemonSet"):
+		return 0
+	case strings.Contains(reason, "local storage"):
+		return 1
+	}
+	return 2
 }
 
 func timeoutError(ctx context.Context, o Options, err error) error {

@@ -135,7 +135,13 @@ func (c *cluster) mustRun(stdin string, args ...string) string {
 // the one error line wanted.
 func (c *cluster) wantFail(want string, args ...string) {
 	c.t.Helper()
-	out, errOut, code := c.run("", args...)
+	c.wantFailIn("", want, args...)
+}
+
+// wantFailIn is wantFail with stdin.
+func (c *cluster) wantFailIn(stdin, want string, args ...string) {
+	c.t.Helper()
+	out, errOut, code := c.run(stdin, args...)
 	if code != 1 || errOut != want+"\n" {
 		c.t.Errorf("kubectl-lite %v: exit %d, stdout %q, stderr %q; want exit 1 and stderr %q", args, code, out, errOut, want)
 	}

@@ -1,0 +1,98 @@
+package root_test
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/internal/client"
+)
+
+func TestIntegrationCordonDrain(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	for _, n := range []string{"n1", "n2"} {
+		if _, err := client.Resource[api.Node](c.client).Create(ctx, &api.Node{ObjectMeta: api.ObjectMeta{Name: n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yes := true
+	owner := func(kind string) []api.OwnerReference {
+		return []api.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: "x", UID: "uid-" + api.UID(kind), Controller: &yes}}
+	}
+	pods := client.Resource[api.Pod](c.client)
+	for _, p := range []api.Pod{
+		{ObjectMeta: api.ObjectMeta{Name: "rs-pod", Namespace: "default", OwnerReferences: owner("ReplicaSet")}, Spec: api.PodSpec{NodeName: "n1"}},
+		{ObjectMeta: api.ObjectMeta{Name: "ds-pod", Namespace: "kube-system", OwnerReferences: owner("DaemonSet")}, Spec: api.PodSpec{NodeName: "n1"}},
+		{ObjectMeta: api.ObjectMeta{Name: "bare", Namespace: "default"}, Spec: api.PodSpec{NodeName: "n1"}},
+		{ObjectMeta: api.ObjectMeta{Name: "static-n1", Namespace: "kube-system", Annotations: map[string]string{"kubernetes.io/config.mirror": "abc"}}, Spec: api.PodSpec{NodeName: "n1"}},
+		{ObjectMeta: api.ObjectMeta{Name: "elsewhere", Namespace: "default", OwnerReferences: owner("ReplicaSet")}, Spec: api.PodSpec{NodeName: "n2"}},
+	} {
+		p.Spec.Containers = []api.Container{{Name: "c", Image: "busybox"}}
+		if _, err := pods.Namespace(p.Namespace).Create(ctx, &p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out := c.mustRun("", "cordon", "n2"); out != "node/n2 cordoned\n" {
+		t.Errorf("cordon = %q", out)
+	}
+	if out := c.mustRun("", "cordon", "node/n2"); out != "node/n2 already cordoned\n" {
+		t.Errorf("second cordon = %q", out)
+	}
+	if out := c.mustRun("", "get", "nodes", "n2"); !strings.Contains(out, "Unknown,SchedulingDisabled") {
+		t.Errorf("get cordoned node = %q", out)
+	}
+	if out := c.mustRun("", "uncordon", "n2"); out != "node/n2 uncordoned\n" {
+		t.Errorf("uncordon = %q", out)
+	}
+
+	// Without flags drain cordons, then refuses: a DaemonSet pod and an
+	// unmanaged pod are on the node. Nothing is deleted.
+	out, errOut, code := c.run("", "drain", "n1")
+	if code != 1 || out != "node/n1 cordoned\n" ||
+		!strings.Contains(errOut, `error: unable to drain node "n1" due to error: cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore): kube-system/ds-pod; cannot delete Pods that declare no controller (use --force to override): default/bare, continuing command...`) ||
+		!strings.Contains(errOut, "There are pending nodes to be drained:\n n1\n") {
+		t.Errorf("drain without flags: exit %d stdout %q stderr %q", code, out, errOut)
+	}
+	if got := podNames(t, c); got != "default/bare default/elsewhere default/rs-pod kube-system/ds-pod kube-system/static-n1" {
+		t.Errorf("a refused drain deleted pods: %s", got)
+	}
+
+	out, errOut, code = c.run("", "drain", "n1", "--ignore-daemonsets", "--force", "--grace-period=0", "--timeout=60s")
+	if code != 0 {
+		t.Fatalf("drain: exit %d stdout %q stderr %q", code, out, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	sort.Strings(lines[1 : len(lines)-1])
+	if got := strings.Join(lines, "\n"); got != "node/n1 already cordoned\npod/bare deleted\npod/rs-pod deleted\nnode/n1 drained" {
+		t.Errorf("drain stdout =\n%s", got)
+	}
+	for _, w := range []string{"Warning: ignoring DaemonSet-managed Pods: kube-system/ds-pod\n", "Warning: deleting Pods that declare no controller: default/bare\n"} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("drain stderr %q lacks %q", errOut, w)
+		}
+	}
+	if got := podNames(t, c); got != "default/elsewhere kube-system/ds-pod kube-system/static-n1" {
+		t.Errorf("after drain the pods are %s", got)
+	}
+	n, err := client.Resource[api.Node](c.client).Get(ctx, "n1")
+	if err != nil || !n.Spec.Unschedulable {
+		t.Errorf("drained node not cordoned: %v %v", n, err)
+	}
+}
+
+func podNames(t *testing.T, c *cluster) string {
+	t.Helper()
+	l, err := client.Resource[api.Pod](c.client).Namespace("").List(context.Background(), client.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range l.Items {
+		names = append(names, p.Namespace+"/"+p.Name)
+	}
+	sort.Strings(names)
+	return strings.Join(names, " ")
+}
