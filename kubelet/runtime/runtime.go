@@ -1,0 +1,465 @@
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	containerd "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/cio"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/containerd/errdefs"
+)
+
+// Labels minik8s puts on every containerd container. The first four are the
+// cross-team convention; the rest let a restarted kubelet rebuild the state
+// it needs without its own database.
+const (
+	LabelPodUID        = "io.kubernetes.pod.uid"
+	LabelPodNamespace  = "io.kubernetes.pod.namespace"
+	LabelPodName       = "io.kubernetes.pod.name"
+	LabelContainerName = "io.kubernetes.container.name"
+	// LabelKind is "sandbox" or "container", as in containerd's CRI plugin.
+	LabelKind          = "io.cri-containerd.kind"
+	LabelRestartCount  = "io.kubernetes.container.restartCount"
+	LabelHash          = "io.kubernetes.container.hash"
+	LabelLogPath       = "io.kubernetes.container.logpath"
+	LabelImage         = "io.minik8s.container.image"
+	LabelImageID       = "io.minik8s.container.imageID"
+	LabelInit          = "io.minik8s.container.init"
+	LabelStartedAt     = "io.minik8s.container.startedAt"
+	LabelFinishedAt    = "io.minik8s.container.finishedAt"
+	LabelExitCode      = "io.minik8s.container.exitCode"
+	LabelReason        = "io.minik8s.container.reason"
+	KindSandbox        = "sandbox"
+	KindContainer      = "container"
+	SandboxName        = "POD"
+	defaultStopTimeout = 2 * time.Second
+)
+
+// Config configures a Runtime.
+type Config struct {
+	// Address is containerd's socket, "/run/containerd/containerd.sock".
+	Address string
+	// Namespace is the containerd namespace holding minik8s's containers.
+	Namespace string
+	// InsecureRegistries are registry hosts ("127.0.0.1:5000") reached over
+	// plain HTTP.
+	InsecureRegistries []string
+	// SandboxImage and SandboxCommand make the pause container that owns a
+	// pod's namespaces.
+	SandboxImage   string
+	SandboxCommand []string
+	// StateDir holds the runtime's FIFOs.
+	StateDir string
+	// CgroupParent is the cgroup (v1, cgroupfs) under which pod cgroups go.
+	CgroupParent string
+	Logger       *slog.Logger
+	// OnExit is called (from a runtime goroutine) when a container's task
+	// exits and its state has been recorded.
+	OnExit func(podUID, containerID string)
+}
+
+// Runtime runs pod sandboxes and containers in containerd.
+type Runtime struct {
+	cfg    Config
+	client *containerd.Client
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	tasks   map[string]*taskIO // container ID -> client-side IO we hold
+	closing bool
+	ctx     context.Context
+	cancel  context.CancelFunc
+}
+
+type taskIO struct {
+	io  cio.IO
+	log *logFile
+	out []*streamWriter
+}
+
+// New connects to containerd. It fails if containerd does not answer within
+// 10 s; later disconnections are retried by the gRPC client.
+func New(ctx context.Context, cfg Config) (*Runtime, error) {
+	if cfg.Address == "" {
+		cfg.Address = "/run/containerd/containerd.sock"
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = "minik8s"
+	}
+	if cfg.CgroupParent == "" {
+		cfg.CgroupParent = "/minik8s"
+	}
+	if cfg.StateDir == "" {
+		cfg.StateDir = "/run/minik8s/kubelet"
+	}
+	if len(cfg.SandboxCommand) == 0 {
+		cfg.SandboxCommand = []string{"sleep", "2147483647"}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.StateDir, "fifo"), 0o700); err != nil {
+		return nil, err
+	}
+	c, err := containerd.New(cfg.Address, containerd.WithDefaultNamespace(cfg.Namespace), containerd.WithTimeout(10*time.Second))
+	if err != nil {
+		return nil, fmt.Errorf("connect to containerd at %s: %w", cfg.Address, err)
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	rctx = namespaces.WithNamespace(rctx, cfg.Namespace)
+	return &Runtime{cfg: cfg, client: c, log: cfg.Logger, tasks: map[string]*taskIO{}, ctx: rctx, cancel: cancel}, nil
+}
+
+// Client is the underlying containerd client (for tests and the image
+// helpers).
+func (r *Runtime) Client() *containerd.Client { return r.client }
+
+// Namespace is the containerd namespace the runtime works in.
+func (r *Runtime) Namespace() string { return r.cfg.Namespace }
+
+func (r *Runtime) nsctx(ctx context.Context) context.Context {
+	return namespaces.WithNamespace(ctx, r.cfg.Namespace)
+}
+
+// Close lets go of containerd the way a dying process would: it stops
+// reading container output and closes the connection, but leaves every
+// container and task running for the next kubelet to adopt.
+func (r *Runtime) Close() error {
+	r.mu.Lock()
+	r.closing = true
+	tasks := r.tasks
+	r.tasks = map[string]*taskIO{}
+	r.mu.Unlock()
+	r.cancel()
+	for _, t := range tasks {
+		t.io.Cancel()
+		t.io.Close()
+		t.log.Close()
+	}
+	return r.client.Close()
+}
+
+// Version is the runtime name and version, e.g. ("containerd", "1.6.20").
+func (r *Runtime) Version(ctx context.Context) (name, version string, err error) {
+	v, err := r.client.Version(r.nsctx(ctx))
+	if err != nil {
+		return "", "", fmt.Errorf("containerd version: %w", err)
+	}
+	return "containerd", v.Version, nil
+}
+
+// Status reports whether containerd answers.
+func (r *Runtime) Status(ctx context.Context) error {
+	ok, err := r.client.IsServing(r.nsctx(ctx))
+	if err != nil {
+		return fmt.Errorf("containerd not serving: %w", err)
+	}
+	if !ok {
+		return errors.New("containerd not serving")
+	}
+	return nil
+}
+
+func newID() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// State is the coarse state of a container.
+type State string
+
+// Container states.
+const (
+	StateCreated State = "created"
+	StateRunning State = "running"
+	StateExited  State = "exited"
+	StateUnknown State = "unknown"
+)
+
+// Container is what the runtime knows about one containerd container.
+type Container struct {
+	ID           string
+	PodUID       string
+	PodNamespace string
+	PodName      string
+	Name         string
+	Kind         string
+	Init         bool
+	RestartCount int
+	Hash         string
+	Image        string
+	ImageID      string
+	LogPath      string
+	State        State
+	PID          uint32
+	ExitCode     int32
+	Reason       string
+	CreatedAt    time.Time
+	StartedAt    time.Time
+	FinishedAt   time.Time
+}
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
+// ListPodContainers returns the containers labelled with podUID, or every
+// minik8s container when podUID is empty, with their current state.
+func (r *Runtime) ListPodContainers(ctx context.Context, podUID string) ([]Container, error) {
+	ctx = r.nsctx(ctx)
+	var filters []string
+	if podUID != "" {
+		filters = append(filters, fmt.Sprintf("labels.%q==%s", LabelPodUID, podUID))
+	} else {
+		filters = append(filters, fmt.Sprintf("labels.%q", LabelPodUID))
+	}
+	cs, err := r.client.Containers(ctx, filters...)
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	out := make([]Container, 0, len(cs))
+	for _, c := range cs {
+		info, err := c.Info(ctx, containerd.WithoutRefreshedMetadata)
+		if err != nil {
+			if errdefs.IsNotFound(err) {
+				continue
+			}
+			return nil, err
+		}
+		ct := fromLabels(c.ID(), info.Labels)
+		ct.CreatedAt = info.CreatedAt
+		if ct.State != StateExited {
+			if err := r.taskState(ctx, c, &ct); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, ct)
+	}
+	return out, nil
+}
+
+func fromLabels(id string, l map[string]string) Container {
+	rc, _ := strconv.Atoi(l[LabelRestartCount])
+	ct := Container{
+		ID: id, PodUID: l[LabelPodUID], PodNamespace: l[LabelPodNamespace], PodName: l[LabelPodName],
+		Name: l[LabelContainerName], Kind: l[LabelKind], Init: l[LabelInit] == "true", RestartCount: rc,
+		Hash: l[LabelHash], Image: l[LabelImage], ImageID: l[LabelImageID], LogPath: l[LabelLogPath],
+		StartedAt: parseTime(l[LabelStartedAt]), FinishedAt: parseTime(l[LabelFinishedAt]),
+		Reason: l[LabelReason], State: StateCreated,
+	}
+	if s, ok := l[LabelExitCode]; ok {
+		code, _ := strconv.Atoi(s)
+		ct.ExitCode = int32(code)
+		ct.State = StateExited
+	}
+	return ct
+}
+
+func (r *Runtime) taskState(ctx context.Context, c containerd.Container, ct *Container) error {
+	t, err := c.Task(ctx, nil)
+	if errdefs.IsNotFound(err) {
+		if !ct.StartedAt.IsZero() {
+			// Started once but the task is gone and no exit was recorded.
+			ct.State, ct.ExitCode, ct.Reason = StateExited, 255, "Unknown"
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("task of %s: %w", c.ID(), err)
+	}
+	st, err := t.Status(ctx)
+	if err != nil {
+		if errdefs.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("task status of %s: %w", c.ID(), err)
+	}
+	ct.PID = t.Pid()
+	switch st.Status {
+	case containerd.Running, containerd.Paused, containerd.Pausing:
+		ct.State = StateRunning
+	case containerd.Created:
+		ct.State = StateCreated
+	case containerd.Stopped:
+		ct.State = StateExited
+		ct.ExitCode = int32(st.ExitStatus)
+		ct.FinishedAt = st.ExitTime
+		ct.Reason = exitReason(r.cfg.CgroupParent, ct.PodUID, ct.ID, ct.ExitCode)
+	default:
+		ct.State = StateUnknown
+	}
+	return nil
+}
+
+// exitReason is kube's terminated reason: Completed for 0, OOMKilled when
+// the container's memory cgroup recorded an OOM kill, else Error.
+func exitReason(parent, podUID, id string, code int32) string {
+	if code == 0 {
+		return "Completed"
+	}
+	if code == 137 && oomKilled(parent, podUID, id) {
+		return "OOMKilled"
+	}
+	return "Error"
+}
+
+func oomKilled(parent, podUID, id string) bool {
+	b, err := os.ReadFile(filepath.Join("/sys/fs/cgroup/memory", CgroupPath(parent, podUID, id), "memory.oom_control"))
+	if err != nil {
+		return false
+	}
+	var key string
+	var n int64
+	for _, line := range splitLines(string(b)) {
+		if _, err := fmt.Sscanf(line, "%s %d", &key, &n); err == nil && key == "oom_kill" && n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func splitLines(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// CgroupPath is the cgroup (relative to each v1 hierarchy root) of
+// container id of pod podUID.
+func CgroupPath(parent, podUID, id string) string {
+	return filepath.Join(parent, "pod"+podUID, id)
+}
+
+// PodCgroup is the parent cgroup of a pod's containers.
+func (r *Runtime) PodCgroup(podUID string) string {
+	return filepath.Join(r.cfg.CgroupParent, "pod"+podUID)
+}
+
+// StopContainer sends SIGTERM (or the container's stop signal), waits up to
+// grace, then SIGKILLs and waits for the exit to be recorded.
+func (r *Runtime) StopContainer(ctx context.Context, id string, grace time.Duration) error {
+	ctx = r.nsctx(ctx)
+	c, err := r.client.LoadContainer(ctx, id)
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	t, err := c.Task(ctx, nil)
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	st, err := t.Status(ctx)
+	if err != nil {
+		if errdefs.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	if st.Status == containerd.Stopped {
+		return nil
+	}
+	wait, err := t.Wait(ctx)
+	if err != nil {
+		return err
+	}
+	if grace > 0 {
+		if err := t.Kill(ctx, syscall.SIGTERM); err != nil && !errdefs.IsNotFound(err) {
+			return fmt.Errorf("SIGTERM %s: %w", id, err)
+		}
+		select {
+		case <-wait:
+			return nil
+		case <-time.After(grace):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if err := t.Kill(ctx, syscall.SIGKILL, containerd.WithKillAll); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("SIGKILL %s: %w", id, err)
+	}
+	select {
+	case <-wait:
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("container %s did not exit after SIGKILL", id)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// RemoveContainer deletes a container, its task (killing it) and snapshot.
+func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
+	ctx = r.nsctx(ctx)
+	c, err := r.client.LoadContainer(ctx, id)
+	if errdefs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if t, err := c.Task(ctx, nil); err == nil {
+		if st, err := t.Status(ctx); err == nil && st.Status != containerd.Stopped {
+			if err := r.StopContainer(ctx, id, 0); err != nil {
+				return err
+			}
+		}
+		if _, err := t.Delete(ctx); err != nil && !errdefs.IsNotFound(err) {
+			return fmt.Errorf("delete task %s: %w", id, err)
+		}
+	}
+	r.dropIO(id)
+	if err := c.Delete(ctx, containerd.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("delete container %s: %w", id, err)
+	}
+	return nil
+}
+
+func (r *Runtime) dropIO(id string) {
+	r.mu.Lock()
+	t := r.tasks[id]
+	delete(r.tasks, id)
+	r.mu.Unlock()
+	if t != nil {
+		t.io.Cancel()
+		t.io.Close()
+		t.log.Close()
+	}
+}
+
+// RemovePodCgroups removes the (empty) per-pod cgroup directories.
+func (r *Runtime) RemovePodCgroups(podUID string) {
+	entries, err := os.ReadDir("/sys/fs/cgroup")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		_ = os.Remove(filepath.Join("/sys/fs/cgroup", e.Name(), r.PodCgroup(podUID)))
+	}
+}

@@ -1,0 +1,5 @@
+// Package testimage builds a small OCI image from the host's static busybox
+// (Debian's busybox-static), imports it into containerd, and serves it from a
+// minimal read-only OCI distribution registry, so kubelet tests need no
+// external registry.
+package testimage
