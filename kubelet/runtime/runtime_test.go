@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/minik8s/minik8s/kubelet/network"
 	"github.com/minik8s/minik8s/kubelet/runtime"
 	"github.com/minik8s/minik8s/kubelet/testimage"
-	"github.com/containerd/containerd/v2/pkg/namespaces"
 )
 
 func TestSandboxContainerLogsAndExec(t *testing.T) {
