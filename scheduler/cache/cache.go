@@ -41,6 +41,8 @@ type Cache struct {
 	pods      map[api.UID]*podState
 	dirty     map[string]struct{}
 	listDirty bool
+	// last is the snapshot dirty is relative to; another one gets a full copy.
+	last *Snapshot
 }
 
 // New returns an empty cache; assumed pods expire ttl after their binding
@@ -290,10 +292,20 @@ func (c *Cache) PodCount() int {
 }
 
 // UpdateSnapshot brings s up to date, copying only the nodes that changed
-// since the last call.
+// since the last call (everything, for a snapshot not updated last).
 func (c *Cache) UpdateSnapshot(s *Snapshot) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.last != s {
+		c.last = s
+		for name := range s.nodeInfoMap {
+			c.dirty[name] = struct{}{}
+		}
+		for name := range c.nodes {
+			c.dirty[name] = struct{}{}
+		}
+		c.listDirty = true
+	}
 	affinityChanged := false
 	for name := range c.dirty {
 		ni, ok := c.nodes[name]

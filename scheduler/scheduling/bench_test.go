@@ -1,0 +1,233 @@
+package scheduling_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/apiserver/apiservertest"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/events"
+	"github.com/minik8s/minik8s/scheduler/schedtest"
+	"github.com/minik8s/minik8s/scheduler/scheduling"
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// parallel calls fn(i) for i in [0, n) from workers goroutines.
+func parallel(n, workers int, fn func(i int) error) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if err := fn(i); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		return err
+	}
+	return nil
+}
+
+// BenchmarkSchedulingThroughput is kube's scheduler_perf SchedulingBasic
+// shape on one machine: a real apiserver with embedded etcd in-process,
+// SCHED_BENCH_NODES simulated nodes (default 5,000: 4 cpu, 32 GiB, 110
+// pods) and SCHED_BENCH_PODS pods (default 10,000; 100m cpu, 64 MiB).
+//
+// Phase "live": the pods are created through the API by 64 client
+// goroutines while the scheduler runs, as in scheduler_perf; it reports
+// the steady-state pods scheduled per second (between 10% and 90% of the
+// pods bound) and the p50/p99 latency from a pod's create request to its
+// binding seen on a watch. Phase "backlog": the scheduler is stopped,
+// another SCHED_BENCH_PODS pods are created, and a fresh scheduler drains
+// them; its rate is the scheduler's capacity (scheduling plus the
+// apiserver's binding path) without the creates competing for the CPU.
+func BenchmarkSchedulingThroughput(b *testing.B) {
+	numNodes := envInt("SCHED_BENCH_NODES", 5000)
+	numPods := envInt("SCHED_BENCH_PODS", 10000)
+	srv := apiservertest.Start(b)
+	load, err := client.New(&client.Config{Host: srv.URL(), QPS: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	defer cancel()
+
+	t0 := time.Now()
+	nodes := client.Resource[api.Node](load)
+	if err := parallel(numNodes, 64, func(i int) error {
+		n := schedtest.Node(fmt.Sprintf("node-%05d", i), "4", "32Gi", 110)
+		n.UID = ""
+		_, err := nodes.Create(ctx, n)
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("created %d nodes in %v", numNodes, time.Since(t0).Round(time.Millisecond))
+	b.ResetTimer()
+
+	sched := startBenchScheduler(ctx, b, srv.URL(), numNodes)
+	w := newBindWatch(ctx, b, load, "live-", numPods)
+	start := time.Now()
+	createPods(ctx, b, load, "live-", numPods, w.created)
+	b.Logf("live: created %d pods in %v", numPods, time.Since(start).Round(time.Millisecond))
+	w.wait(ctx, b)
+	live := w.report(b, "live", start)
+	sched.stop(b)
+	b.ReportMetric(live.steady, "pods/s")
+	b.ReportMetric(float64(live.p50.Milliseconds()), "p50_ms")
+	b.ReportMetric(float64(live.p99.Milliseconds()), "p99_ms")
+
+	w = newBindWatch(ctx, b, load, "backlog-", numPods)
+	createPods(ctx, b, load, "backlog-", numPods, w.created)
+	start = time.Now()
+	sched = startBenchScheduler(ctx, b, srv.URL(), numNodes)
+	b.Logf("backlog: fresh scheduler synced in %v", time.Since(start).Round(time.Millisecond))
+	w.wait(ctx, b)
+	backlog := w.report(b, "backlog", start)
+	sched.stop(b)
+	b.ReportMetric(backlog.steady, "backlog_pods/s")
+}
+
+type benchScheduler struct {
+	s    *scheduling.Scheduler
+	stop func(testing.TB)
+}
+
+// startBenchScheduler runs a scheduler with an unthrottled client and
+// waits until its cache holds every node.
+func startBenchScheduler(ctx context.Context, b *testing.B, url string, numNodes int) *benchScheduler {
+	c, err := client.New(&client.Config{Host: url, QPS: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bc := events.NewBroadcaster(c, events.Options{Component: "default-scheduler", Host: "bench", Logger: testLogger()})
+	s, err := scheduling.New(scheduling.Config{Client: c, Recorder: bc.Recorder(), Logger: testLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go bc.Run(sctx)
+	go func() { defer close(done); _ = s.Run(sctx) }()
+	for !s.HasSynced() || s.Cache.NodeCount() < numNodes {
+		if ctx.Err() != nil {
+			b.Fatal("scheduler cache never saw all nodes")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return &benchScheduler{s: s, stop: func(tb testing.TB) {
+		cancel()
+		<-done
+		tb.Logf("scheduler stopped: scheduled=%d conflicts=%d errors=%d unschedulable=%d",
+			s.Stats.Scheduled.Load(), s.Stats.BindConflicts.Load(), s.Stats.Errors.Load(), s.Stats.Unschedulable.Load())
+	}}
+}
+
+func createPods(ctx context.Context, b *testing.B, c *client.Client, prefix string, n int, created []time.Time) {
+	pods := client.Resource[api.Pod](c).Namespace("default")
+	if err := parallel(n, 64, func(i int) error {
+		p := schedtest.Pod("default", fmt.Sprintf("%s%05d", prefix, i), "100m", "64Mi")
+		p.UID = ""
+		created[i] = time.Now()
+		_, err := pods.Create(ctx, p)
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// bindWatch records when each pod named prefix+i is first seen bound.
+type bindWatch struct {
+	prefix   string
+	created  []time.Time
+	boundAt  []time.Time
+	count    atomic.Int64
+	allBound chan struct{}
+}
+
+func newBindWatch(ctx context.Context, b *testing.B, c *client.Client, prefix string, n int) *bindWatch {
+	pods := client.Resource[api.Pod](c).Namespace("default")
+	list, err := pods.List(ctx, client.ListOptions{Limit: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	wt, err := pods.Watch(ctx, client.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := &bindWatch{prefix: prefix, created: make([]time.Time, n), boundAt: make([]time.Time, n), allBound: make(chan struct{})}
+	go func() {
+		defer wt.Stop()
+		for ev := range wt.ResultChan() {
+			if ev.Object == nil || ev.Object.Spec.NodeName == "" || len(ev.Object.Name) <= len(prefix) || ev.Object.Name[:len(prefix)] != prefix {
+				continue
+			}
+			i, err := strconv.Atoi(ev.Object.Name[len(prefix):])
+			if err != nil || i >= n || !w.boundAt[i].IsZero() {
+				continue
+			}
+			w.boundAt[i] = time.Now()
+			if w.count.Add(1) == int64(n) {
+				close(w.allBound)
+				return
+			}
+		}
+	}()
+	return w
+}
+
+func (w *bindWatch) wait(ctx context.Context, b *testing.B) {
+	select {
+	case <-w.allBound:
+	case <-ctx.Done():
+		b.Fatalf("only %d of %d %s pods bound before the deadline", w.count.Load(), len(w.created), w.prefix)
+	}
+}
+
+type phaseResult struct {
+	steady   float64
+	p50, p99 time.Duration
+}
+
+func (w *bindWatch) report(b *testing.B, phase string, start time.Time) phaseResult {
+	n := len(w.boundAt)
+	sorted := append([]time.Time(nil), w.boundAt...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Before(sorted[j]) })
+	lo, hi := sorted[n/10], sorted[n*9/10]
+	r := phaseResult{steady: float64(n*9/10-n/10) / hi.Sub(lo).Seconds()}
+	lat := make([]time.Duration, n)
+	for i := range lat {
+		lat[i] = w.boundAt[i].Sub(w.created[i])
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	r.p50, r.p99 = lat[n/2], lat[n*99/100]
+	b.Logf("%s: %d pods bound in %v; steady %.0f pods/s; create-to-bind latency p50 %v p99 %v",
+		phase, n, sorted[n-1].Sub(start).Round(time.Millisecond), r.steady, r.p50.Round(time.Millisecond), r.p99.Round(time.Millisecond))
+	return r
+}
