@@ -1,0 +1,118 @@
+package namespace_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/controller-manager/controller/controllertest"
+	"github.com/minik8s/minik8s/internal/client"
+)
+
+// Deleting a namespace marks it Terminating; the controller deletes its
+// content (here configmaps, secrets, services, unbound pods and a
+// replicaset) and then finalizes it, so it disappears; other namespaces
+// keep their content.
+func TestNamespaceDeletion(t *testing.T) {
+	cl := controllertest.Start(t, []string{"namespace", "garbagecollector"}, nil)
+	ctx := cl.Context(2 * time.Minute)
+	c := cl.Client
+	for _, ns := range []string{"doomed", "kept"} {
+		cl.Namespace(ns)
+		for i := range 3 {
+			if _, err := client.Resource[api.ConfigMap](c).Namespace(ns).Create(ctx, &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}, Data: map[string]string{"k": "v"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := client.Resource[api.Secret](c).Namespace(ns).Create(ctx, &api.Secret{ObjectMeta: api.ObjectMeta{Name: "s"}, StringData: map[string]string{"k": "v"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.Resource[api.Pod](c).Namespace(ns).Create(ctx, &api.Pod{ObjectMeta: api.ObjectMeta{Name: "p"},
+			Spec: api.PodSpec{Containers: []api.Container{{Name: "c", Image: "busybox"}}}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.Resource[api.Service](c).Namespace(ns).Create(ctx, &api.Service{ObjectMeta: api.ObjectMeta{Name: "svc"},
+			Spec: api.ServiceSpec{Selector: map[string]string{"app": "x"}, Ports: []api.ServicePort{{Port: 80}}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A configmap with a finalizer of the test's holds the namespace.
+	cms := client.Resource[api.ConfigMap](c).Namespace("doomed")
+	if _, err := cms.Create(ctx, &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: "held", Finalizers: []string{"test.minik8s.io/hold"}}}); err != nil {
+		t.Fatal(err)
+	}
+	nsClient := client.Resource[api.Namespace](c)
+	if err := nsClient.Delete(ctx, "doomed", nil); err != nil {
+		t.Fatal(err)
+	}
+	// The rest of the content goes; the held configmap keeps the
+	// namespace Terminating.
+	cl.Eventually(30*time.Second, "content other than the held configmap deleted", func() (bool, error) {
+		l, err := client.Resource[api.Pod](c).Namespace("doomed").List(ctx, client.ListOptions{})
+		return err == nil && len(l.Items) == 0, err
+	})
+	time.Sleep(2 * time.Second) // a few namespace controller passes
+	ns, err := nsClient.Get(ctx, "doomed")
+	if err != nil || ns.Status.Phase != api.NamespaceTerminating {
+		t.Fatalf("namespace with remaining content: %+v, %v", ns, err)
+	}
+	held, err := cms.Get(ctx, "held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held.Finalizers = nil
+	if _, err := cms.Update(ctx, held); err != nil {
+		t.Fatal(err)
+	}
+	cl.Eventually(60*time.Second, "namespace doomed gone", func() (bool, error) {
+		_, err := nsClient.Get(ctx, "doomed")
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+	for _, check := range []struct {
+		what string
+		n    func(ns string) (int, error)
+	}{
+		{"configmaps", func(ns string) (int, error) {
+			l, err := client.Resource[api.ConfigMap](c).Namespace(ns).List(ctx, client.ListOptions{})
+			if err != nil {
+				return 0, err
+			}
+			return len(l.Items), nil
+		}},
+		{"pods", func(ns string) (int, error) {
+			l, err := client.Resource[api.Pod](c).Namespace(ns).List(ctx, client.ListOptions{})
+			if err != nil {
+				return 0, err
+			}
+			return len(l.Items), nil
+		}},
+		{"secrets", func(ns string) (int, error) {
+			l, err := client.Resource[api.Secret](c).Namespace(ns).List(ctx, client.ListOptions{})
+			if err != nil {
+				return 0, err
+			}
+			return len(l.Items), nil
+		}},
+		{"services", func(ns string) (int, error) {
+			l, err := client.Resource[api.Service](c).Namespace(ns).List(ctx, client.ListOptions{})
+			if err != nil {
+				return 0, err
+			}
+			return len(l.Items), nil
+		}},
+	} {
+		if n, err := check.n("doomed"); err != nil || n != 0 {
+			t.Errorf("%s left in doomed: %d (%v)", check.what, n, err)
+		}
+		if n, err := check.n("kept"); err != nil || n == 0 {
+			t.Errorf("%s of kept were deleted: %d (%v)", check.what, n, err)
+		}
+	}
+	// Creating in it again works once it is gone: a fresh namespace.
+	cl.Namespace("doomed")
+}
