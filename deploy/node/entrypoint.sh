@@ -1,0 +1,121 @@
+#!/bin/bash
+# Entrypoint of a minik8s node container (under tini): starts containerd,
+# waits for its socket, then runs the kubelet and restarts it when it exits
+# (as systemd's Restart=always would), until the container is stopped.
+# containerd logs go to /var/log/containerd.log; the kubelet's to the
+# container's output, so `docker logs node-1` is the kubelet's log.
+#
+# Join: the first start reads the join file the bootstrap service wrote
+# (MINIK8S_JOIN_FILE: SERVER, TOKEN, CA_CERT_HASH) and passes --server,
+# --token and --discovery-token-ca-cert-hash; the kubelet writes its own
+# kubeconfig (--kubeconfig) and uses that from then on.
+set -uo pipefail
+
+log() { echo "minik8s-node: $*" >&2; }
+
+root_dir=${KUBELET_ROOT_DIR:-/var/lib/kubelet}
+kubeconfig=${KUBELET_KUBECONFIG:-$root_dir/kubeconfig}
+join_file=${MINIK8S_JOIN_FILE:-/var/lib/minik8s/join/join.env}
+node_name=${NODE_NAME:-$(hostname)}
+sock=/run/containerd/containerd.sock
+
+containerd_pid=""
+kubelet_pid=""
+stopping=0
+
+stop() {
+	stopping=1
+	log "stopping (signal)"
+	[ -n "$kubelet_pid" ] && kill -TERM "$kubelet_pid" 2>/dev/null
+	[ -n "$kubelet_pid" ] && wait "$kubelet_pid" 2>/dev/null
+	[ -n "$containerd_pid" ] && kill -TERM "$containerd_pid" 2>/dev/null
+	[ -n "$containerd_pid" ] && wait "$containerd_pid" 2>/dev/null
+	exit 0
+}
+trap stop TERM INT
+
+# Docker mounts /proc/sys read-only in a container that is not privileged;
+# CNI plugins and the service proxy set per-interface sysctls in pod and
+# node network namespaces, so make it writable (CAP_SYS_ADMIN allows it).
+mount -o remount,bind,rw /proc/sys 2>/dev/null || log "cannot remount /proc/sys read-write"
+# Pods route through this node (compose sets these too).
+sysctl -qw net.ipv4.ip_forward=1 2>/dev/null || log "cannot enable net.ipv4.ip_forward"
+sysctl -qw net.ipv4.conf.all.route_localnet=1 2>/dev/null || true
+mkdir -p /run/containerd "$root_dir" /var/log/pods /etc/cni/net.d
+
+containerd --config /etc/containerd/config.toml >>/var/log/containerd.log 2>&1 &
+containerd_pid=$!
+for i in $(seq 1 100); do
+	if ctr --address "$sock" version >/dev/null 2>&1; then
+		break
+	fi
+	if ! kill -0 "$containerd_pid" 2>/dev/null; then
+		log "containerd exited; last lines of /var/log/containerd.log:"
+		tail -n 20 /var/log/containerd.log >&2
+		exit 1
+	fi
+	sleep 0.1
+done
+ctr --address "$sock" version >/dev/null 2>&1 || { log "containerd did not answer on $sock"; exit 1; }
+log "containerd $(containerd --version | awk '{print $3}') ready on $sock"
+
+# node_ip is this container's address on its (first) network: it may change
+# across restarts, so it is read at every start.
+node_ip() {
+	ip -4 -o addr show scope global 2>/dev/null | awk '$2 != "cni0" && $2 !~ /^veth/ {sub(/\/.*/, "", $4); print $4; exit}'
+}
+
+kubelet_args() {
+	args=(
+		--hostname-override "$node_name"
+		--node-ip "$(node_ip)"
+		--kubeconfig "$kubeconfig"
+		--containerd-address "$sock"
+		--root-dir "$root_dir"
+		--cni-conf-dir /etc/cni/net.d
+		--cni-bin-dir /usr/lib/cni
+	)
+	if [ ! -s "$kubeconfig" ]; then
+		if [ ! -s "$join_file" ]; then
+			log "no kubeconfig at $kubeconfig and no join file at $join_file"
+			return 1
+		fi
+		# shellcheck disable=SC1090
+		. "$join_file"
+		args+=(--server "$SERVER" --token "$TOKEN" --discovery-token-ca-cert-hash "$CA_CERT_HASH")
+	fi
+	# shellcheck disable=SC2206
+	args+=(${KUBELET_EXTRA_ARGS:-})
+}
+
+backoff=1
+while [ "$stopping" = 0 ]; do
+	if ! kill -0 "$containerd_pid" 2>/dev/null; then
+		log "containerd died; last lines of /var/log/containerd.log:"
+		tail -n 20 /var/log/containerd.log >&2
+		exit 1
+	fi
+	if kubelet_args; then
+		shown=() prev=""
+		for a in "${args[@]}"; do
+			[ "$prev" = --token ] && a="<redacted>"
+			shown+=("$a") prev=$a
+		done
+		log "starting kubelet ${shown[*]}"
+		started=$(date +%s)
+		kubelet "${args[@]}" &
+		kubelet_pid=$!
+		wait "$kubelet_pid"
+		rc=$?
+		kubelet_pid=""
+		[ "$stopping" = 1 ] && break
+		log "kubelet exited with status $rc"
+		# A kubelet that ran for a while restarts at once; a crash loop backs off.
+		if [ $(($(date +%s) - started)) -gt 30 ]; then backoff=1; fi
+	fi
+	log "restarting the kubelet in ${backoff}s"
+	sleep "$backoff" &
+	wait $!
+	backoff=$((backoff * 2))
+	[ "$backoff" -gt 30 ] && backoff=30
+done

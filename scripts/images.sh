@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Builds the minik8s images from the binaries in bin/ (make build), each only
+# when it is missing or its inputs changed: every image carries the SHA-256
+# of its inputs in the label io.minik8s.inputs, and an image whose label
+# matches is left alone. The build context is exactly the image's inputs.
+#
+#   scripts/images.sh [--force] [IMAGE-KEY...]   keys: apiserver scheduler
+#                     controller-manager node busybox busybox-v2 (default all)
+#
+# The node image needs minik8s/debian-base:bookworm, built offline by
+# scripts/base-image.sh when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+force=0
+if [ "${1:-}" = "--force" ]; then
+	force=1
+	shift
+fi
+keys=("$@")
+[ ${#keys[@]} -gt 0 ] || keys=(apiserver scheduler controller-manager node busybox busybox-v2)
+
+base=minik8s/debian-base:bookworm
+log() { echo "images: $*" >&2; }
+
+# bin/busybox is Debian's static busybox: control-plane healthchecks and the
+# workload image use it, on an empty base, so it must be the static build.
+ensure_busybox() {
+	local src=${BUSYBOX:-}
+	if [ -z "$src" ]; then
+		src=$(dpkg -L busybox-static 2>/dev/null | grep -E '/bin/busybox$' | head -n1 || true)
+	fi
+	if [ -z "$src" ] || [ ! -x "$src" ]; then
+		log "no static busybox: apt-get install busybox-static (or set BUSYBOX=/path/to/static/busybox)"
+		exit 1
+	fi
+	mkdir -p bin
+	if ! cmp -s "$src" bin/busybox; then
+		cp "$src" bin/busybox
+	fi
+}
+
+# build IMAGE DOCKERFILE TARGET INPUTS... [-- BUILD-ARG...]
+build() {
+	local image=$1 dockerfile=$2 target=$3
+	shift 3
+	local inputs=() bargs=()
+	while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+		inputs+=("$1")
+		shift
+	done
+	[ "${1:-}" = "--" ] && shift
+	for a in "$@"; do bargs+=(--build-arg "$a"); done
+	for f in "${inputs[@]}"; do
+		[ -e "$f" ] || { log "$image: missing $f (run make build)"; exit 1; }
+	done
+	local extra=""
+	if [ "$image" = minik8s/node:latest ]; then
+		extra=$(docker image inspect -f '{{.Id}}' "$base")
+	fi
+	local sum
+	sum=$( (sha256sum "$dockerfile" "${inputs[@]}" | awk '{print $1}'; echo "$target $* $extra") | sha256sum | awk '{print $1}')
+	local have
+	have=$(docker image inspect -f '{{index .Config.Labels "io.minik8s.inputs"}}' "$image" 2>/dev/null || true)
+	if [ "$force" = 0 ] && [ "$have" = "$sum" ]; then
+		return 0
+	fi
+	log "building $image"
+	local targs=()
+	[ -n "$target" ] && targs=(--target "$target")
+	local out
+	out=$(mktemp)
+	if ! tar -c --dereference -f - "$dockerfile" "${inputs[@]}" |
+		docker build -f "$dockerfile" "${targs[@]}" "${bargs[@]}" \
+			--label "io.minik8s.inputs=$sum" -t "$image" - >"$out" 2>&1; then
+		grep -v -e DEPRECATED -e 'legacy builder' -e buildx -e '^ *$' "$out" >&2
+		rm -f "$out"
+		log "building $image failed"
+		exit 1
+	fi
+	rm -f "$out"
+	log "built $image ($(docker image inspect -f '{{.Size}}' "$image" | awk '{printf "%.1f MB", $1/1e6}'))"
+}
+
+ensure_busybox
+cp_files=(bin/busybox bin/kubectl-lite)
+for k in "${keys[@]}"; do
+	case $k in
+	apiserver | scheduler | controller-manager)
+		build "minik8s/$k:latest" "deploy/images/$k.Dockerfile" "" "${cp_files[@]}" "bin/$k"
+		;;
+	node)
+		"$(dirname "$0")/base-image.sh" "$base"
+		build minik8s/node:latest deploy/images/node.Dockerfile "" \
+			bin/busybox bin/kubectl-lite bin/kubelet deploy/node/containerd.toml \
+			deploy/node/entrypoint.sh deploy/node/bootstrap.sh -- "BASE=$base"
+		;;
+	busybox)
+		build minik8s/busybox:latest deploy/images/busybox.Dockerfile "" \
+			bin/busybox deploy/images/busybox-httpd.sh -- VERSION=v1
+		docker tag minik8s/busybox:latest minik8s/busybox:v1
+		;;
+	busybox-v2)
+		build minik8s/busybox:v2 deploy/images/busybox.Dockerfile "" \
+			bin/busybox deploy/images/busybox-httpd.sh -- VERSION=v2
+		;;
+	*)
+		log "unknown image key $k"
+		exit 2
+		;;
+	esac
+done
