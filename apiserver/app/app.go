@@ -49,6 +49,7 @@ type APIServer struct {
 	pki            *pki.Bundle
 	audit          *audit.Backend
 	metrics        *prometheus.Registry
+	kubeletCert    kubeletClientCert
 
 	wg      sync.WaitGroup
 	errOnce sync.Once
@@ -205,7 +206,13 @@ func (a *APIServer) Start(ctx context.Context) error {
 		cancel()
 		return fmt.Errorf("openapi: %w", err)
 	}
+	kubeletCfg, err := a.kubeletConfig()
+	if err != nil {
+		cancel()
+		return err
+	}
 	a.handler = server.New(server.Config{
+		Kubelet:           kubeletCfg,
 		Filters:           []func(http.Handler) http.Handler{authz.Filter(authorizer)},
 		OpenAPIV2:         docs.V2(),
 		OpenAPIV3:         docs.V3(),

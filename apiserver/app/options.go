@@ -63,6 +63,15 @@ type Options struct {
 	// where NodePorts come from.
 	ServiceClusterIPRange string
 	ServiceNodePortRange  string
+
+	// KubeletClientCertificate and KubeletClientKey are the client
+	// certificate the apiserver presents to kubelets for logs and exec
+	// (default: apiserver-kubelet-client.crt|key issued into the cert dir).
+	KubeletClientCertificate string
+	KubeletClientKey         string
+	// KubeletPreferredAddressTypes orders the Node address types used to
+	// reach a kubelet.
+	KubeletPreferredAddressTypes []string
 }
 
 // DefaultOptions returns the defaults.
@@ -83,6 +92,8 @@ func DefaultOptions() Options {
 		LogLevel:               "info",
 		ServiceClusterIPRange:  "10.96.0.0/12",
 		ServiceNodePortRange:   "30000-32767",
+
+		KubeletPreferredAddressTypes: []string{"InternalIP", "Hostname"},
 
 		DefaultNotReadyTolerationSeconds:    300,
 		DefaultUnreachableTolerationSeconds: 300,
@@ -139,5 +150,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&o.MaxRequestBytes, "max-request-bytes", o.MaxRequestBytes, "largest accepted request body in bytes")
 	fs.Int64Var(&o.DefaultNotReadyTolerationSeconds, "default-not-ready-toleration-seconds", o.DefaultNotReadyTolerationSeconds, "tolerationSeconds of the notReady:NoExecute toleration added to pods without one")
 	fs.Int64Var(&o.DefaultUnreachableTolerationSeconds, "default-unreachable-toleration-seconds", o.DefaultUnreachableTolerationSeconds, "tolerationSeconds of the unreachable:NoExecute toleration added to pods without one")
+	fs.StringVar(&o.KubeletClientCertificate, "kubelet-client-certificate", o.KubeletClientCertificate, "client certificate for connections to kubelets (default: apiserver-kubelet-client.crt in --cert-dir)")
+	fs.StringVar(&o.KubeletClientKey, "kubelet-client-key", o.KubeletClientKey, "key of --kubelet-client-certificate")
+	fs.Var(stringList{&o.KubeletPreferredAddressTypes}, "kubelet-preferred-address-types", "list of the preferred NodeAddressTypes to use for kubelet connections")
 	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "log level: debug, info, warn or error")
 }

@@ -60,6 +60,9 @@ func (a *APIServer) secureServing(handler http.Handler) (http.Handler, *tls.Conf
 	if err := a.writeComponentKubeconfigs(bundle); err != nil {
 		return nil, nil, err
 	}
+	if err := a.ensureKubeletClientCert(bundle); err != nil {
+		return nil, nil, err
+	}
 	return secured, tlsCfg, nil
 }
 

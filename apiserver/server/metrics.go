@@ -93,7 +93,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 			code = http.StatusOK
 		}
 		s.metrics.requests.WithLabelValues(verb, info.APIGroup, resource, info.Subresource, strconv.Itoa(code)).Inc()
-		if verb != "watch" {
+		if verb != "watch" && !isLongRunning(r, info) {
 			elapsed := time.Since(start)
 			s.metrics.latency.WithLabelValues(verb, info.APIGroup, resource, info.Subresource).Observe(elapsed.Seconds())
 			if elapsed > time.Second || code >= 500 {

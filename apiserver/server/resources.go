@@ -38,6 +38,10 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if info.Subresource != "" {
+		if len(info.Parts) == 3 && isKubeletSubresource(st, info.Subresource) {
+			s.servePodProxy(w, r, info, st)
+			return
+		}
 		if len(info.Parts) > 3 || !st.Info.HasSubresource(info.Subresource) {
 			notFound(w, r)
 			return

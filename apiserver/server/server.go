@@ -49,8 +49,10 @@ type Config struct {
 	OpenAPIV3 http.Handler
 	// ExternalAddress is advertised in /api's serverAddressByClientCIDRs.
 	ExternalAddress string
-	Metrics         *prometheus.Registry
-	Logger          *slog.Logger
+	// Kubelet says how pods/log and pods/exec reach kubelets.
+	Kubelet KubeletConfig
+	Metrics *prometheus.Registry
+	Logger  *slog.Logger
 }
 
 // Server is the apiserver's HTTP handler.
@@ -60,6 +62,7 @@ type Server struct {
 	router  chi.Router
 	log     *slog.Logger
 	metrics *metrics
+	proxy   *kubeletProxy
 }
 
 // New builds the handler.
@@ -81,6 +84,7 @@ func New(cfg Config) *Server {
 		s.stores[st.Info.Group+"/"+st.Info.Resource] = st
 	}
 	s.metrics = newMetrics(cfg.Metrics)
+	s.proxy = &kubeletProxy{cfg: cfg.Kubelet}
 	s.router = s.routes()
 	return s
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/minik8s/minik8s/api"
@@ -10,7 +9,8 @@ import (
 	"github.com/minik8s/minik8s/apiserver/request"
 )
 
-// serveSubresource handles status, binding, scale and finalize.
+// serveSubresource handles status, binding, scale and finalize (log and
+// exec go to the kubelet: proxy.go).
 func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
 	ctx := r.Context()
 	dry, err := dryRun(r)
@@ -89,10 +89,6 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *
 			return
 		}
 		writeJSON(w, r, http.StatusOK, out)
-	case "log":
-		// Logs are streamed from the pod's kubelet; the proxy to it comes with the kubelet.
-		writeError(w, r, apierrors.NewServiceUnavailable(fmt.Sprintf(
-			"logs of pod %s/%s are not available: the kubelet log proxy is not implemented yet", info.Namespace, info.Name)))
 	default:
 		writeError(w, r, apierrors.NewGeneric(http.StatusNotFound, api.StatusReasonNotFound,
 			"the server could not find the requested resource"))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"io"
 
 	"github.com/minik8s/minik8s/api"
@@ -39,8 +40,4 @@ type Executor interface {
 
 // ErrContainerNotFound is what an Executor wraps when the container does not
 // exist or is not running; the server answers 404.
-var ErrContainerNotFound = errNotFound("container not found")
-
-type errNotFound string
-
-func (e errNotFound) Error() string { return string(e) }
+var ErrContainerNotFound = errors.New("container not found")

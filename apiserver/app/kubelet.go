@@ -1,0 +1,83 @@
+package app
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/apiserver/server"
+	"github.com/minik8s/minik8s/internal/pki"
+)
+
+// The apiserver's client certificate for kubelets, kubeadm's names: the
+// file apiserver-kubelet-client.crt|key in the cert dir, CN
+// kube-apiserver-kubelet-client, O=system:masters (which the kubelet
+// server admits).
+const (
+	KubeletClientCertName = "apiserver-kubelet-client"
+	KubeletClientUser     = "kube-apiserver-kubelet-client"
+)
+
+// kubeletClientCert holds the certificate the apiserver presents to
+// kubelets. It is filled once the certificates exist (after the handler is
+// built), hence the indirection.
+type kubeletClientCert struct {
+	cert atomic.Pointer[tls.Certificate]
+}
+
+func (k *kubeletClientCert) get(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+	if c := k.cert.Load(); c != nil {
+		return c, nil
+	}
+	// No certificate: the handshake goes on without one and the kubelet
+	// answers 401, which is the truth.
+	return &tls.Certificate{}, nil
+}
+
+// kubeletConfig builds how the handler reaches kubelets: the preferred
+// address types, and the client certificate from
+// --kubelet-client-certificate/--kubelet-client-key (else the one
+// ensureKubeletClientCert issues from the cluster CA).
+func (a *APIServer) kubeletConfig() (server.KubeletConfig, error) {
+	var cfg server.KubeletConfig
+	for _, t := range a.opts.KubeletPreferredAddressTypes {
+		switch at := api.NodeAddressType(t); at {
+		case api.NodeInternalIP, api.NodeHostName, api.NodeExternalIP, api.NodeInternalDNS, api.NodeExternalDNS:
+			cfg.PreferredAddressTypes = append(cfg.PreferredAddressTypes, at)
+		default:
+			return cfg, fmt.Errorf("--kubelet-preferred-address-types: unknown address type %q", t)
+		}
+	}
+	switch {
+	case a.opts.KubeletClientCertificate != "" && a.opts.KubeletClientKey != "":
+		c, err := tls.LoadX509KeyPair(a.opts.KubeletClientCertificate, a.opts.KubeletClientKey)
+		if err != nil {
+			return cfg, fmt.Errorf("--kubelet-client-certificate: %w", err)
+		}
+		a.kubeletCert.cert.Store(&c)
+	case a.opts.KubeletClientCertificate != "" || a.opts.KubeletClientKey != "":
+		return cfg, errors.New("--kubelet-client-certificate and --kubelet-client-key must be given together")
+	}
+	cfg.TLS = &tls.Config{MinVersion: tls.VersionTLS12, GetClientCertificate: a.kubeletCert.get}
+	return cfg, nil
+}
+
+// ensureKubeletClientCert issues (or reuses) apiserver-kubelet-client in the
+// cert dir when no certificate was given by flag.
+func (a *APIServer) ensureKubeletClientCert(b *pki.Bundle) error {
+	if a.kubeletCert.cert.Load() != nil {
+		return nil
+	}
+	certPEM, keyPEM, err := b.EnsureClientCert(KubeletClientCertName, KubeletClientUser, []string{pki.MastersGroup})
+	if err != nil {
+		return fmt.Errorf("kubelet client certificate: %w", err)
+	}
+	c, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return fmt.Errorf("kubelet client certificate: %w", err)
+	}
+	a.kubeletCert.cert.Store(&c)
+	return nil
+}

@@ -1,0 +1,396 @@
+package server
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/apiserver/registry"
+	"github.com/minik8s/minik8s/apiserver/request"
+)
+
+// DefaultKubeletPort is the kubelet port used when a Node does not report
+// status.daemonEndpoints.kubeletEndpoint.Port.
+const DefaultKubeletPort = 10250
+
+// DefaultKubeletPreferredAddressTypes is the order in which a Node's
+// addresses are tried to reach its kubelet (--kubelet-preferred-address-types).
+var DefaultKubeletPreferredAddressTypes = []api.NodeAddressType{api.NodeInternalIP, api.NodeHostName}
+
+// KubeletConfig says how the apiserver reaches kubelets for pods/log and
+// pods/exec.
+type KubeletConfig struct {
+	// TLS carries the apiserver's kubelet client certificate
+	// (Certificates or GetClientCertificate). The kubelet's serving
+	// certificate is not verified, as kube-apiserver without
+	// --kubelet-certificate-authority: kubelets serve self-signed ones.
+	TLS *tls.Config
+	// PreferredAddressTypes orders a Node's addresses (default InternalIP, Hostname).
+	PreferredAddressTypes []api.NodeAddressType
+	// DialTimeout bounds connecting to a kubelet (default 10 s).
+	DialTimeout time.Duration
+}
+
+// kubeletProxy streams pods/log and pods/exec to the pod's kubelet.
+type kubeletProxy struct {
+	cfg       KubeletConfig
+	once      sync.Once
+	transport *http.Transport
+}
+
+func (p *kubeletProxy) rt() *http.Transport {
+	p.once.Do(func() {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12}
+		if p.cfg.TLS != nil {
+			tc = p.cfg.TLS.Clone()
+		}
+		tc.InsecureSkipVerify = true //nolint:gosec // kubelets serve self-signed certificates, as in Kubernetes without --kubelet-certificate-authority
+		// HTTP/1.1 only: upgrades (exec over WebSocket) do not exist in HTTP/2.
+		tc.NextProtos = []string{"http/1.1"}
+		timeout := p.cfg.DialTimeout
+		if timeout <= 0 {
+			timeout = 10 * time.Second
+		}
+		p.transport = &http.Transport{
+			DialContext:           (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
+			TLSClientConfig:       tc,
+			TLSHandshakeTimeout:   timeout,
+			ResponseHeaderTimeout: time.Minute,
+			MaxIdleConnsPerHost:   10,
+			IdleConnTimeout:       90 * time.Second,
+		}
+	})
+	return p.transport
+}
+
+// isKubeletSubresource tells the pod subresources served by the kubelet.
+func isKubeletSubresource(st *registry.Store, sub string) bool {
+	return st.Info.Group == "" && st.Info.Resource == "pods" && (sub == "log" || sub == "exec")
+}
+
+// servePodProxy handles GET pods/NAME/log and GET/POST pods/NAME/exec: it
+// finds the pod's node and its kubelet's address and port, and streams the
+// kubelet's /containerLogs or /exec back. Authorization already happened
+// in the filter chain: get pods/log, and get or create pods/exec.
+func (s *Server) servePodProxy(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
+	switch {
+	case info.Subresource == "log" && info.Verb != "get":
+		methodNotAllowed(w, r)
+		return
+	case info.Subresource == "exec" && info.Verb != "get" && info.Verb != "create":
+		methodNotAllowed(w, r)
+		return
+	}
+	q := r.URL.Query()
+	obj, err := st.Get(r.Context(), info.Namespace, info.Name)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	pod, ok := obj.(*api.Pod)
+	if !ok {
+		writeError(w, r, fmt.Errorf("pods store returned %T", obj))
+		return
+	}
+	container, err := podContainer(pod, q.Get("container"), info.Subresource == "log")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	base, err := s.kubeletURL(r, pod)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	seg := url.PathEscape
+	switch info.Subresource {
+	case "log":
+		kq, err := logQuery(q)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		base.Path = "/containerLogs/" + seg(pod.Namespace) + "/" + seg(pod.Name) + "/" + seg(container)
+		base.RawQuery = kq.Encode()
+		s.streamLog(w, r, base)
+	case "exec":
+		kq := url.Values{}
+		for _, k := range []string{"command", "stdin", "stdout", "stderr", "tty"} {
+			if v, ok := q[k]; ok {
+				kq[k] = v
+			}
+		}
+		if len(kq["command"]) == 0 {
+			writeError(w, r, apierrors.NewBadRequest("you must specify at least 1 command"))
+			return
+		}
+		base.Path = "/exec/" + seg(pod.Namespace) + "/" + seg(pod.Name) + "/" + seg(container)
+		base.RawQuery = kq.Encode()
+		s.proxyUpgrade(w, r, base)
+	}
+}
+
+// podContainer resolves the container a request addresses, with
+// kube-apiserver's defaulting and messages.
+func podContainer(pod *api.Pod, name string, allowInit bool) (string, error) {
+	names := func(cs []api.Container) []string {
+		out := make([]string, 0, len(cs))
+		for _, c := range cs {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	if name == "" {
+		if len(pod.Spec.Containers) == 1 {
+			return pod.Spec.Containers[0].Name, nil
+		}
+		msg := fmt.Sprintf("a container name must be specified for pod %s, choose one of: %v", pod.Name, names(pod.Spec.Containers))
+		if allowInit && len(pod.Spec.InitContainers) > 0 {
+			msg += fmt.Sprintf(" or one of the init containers: %v", names(pod.Spec.InitContainers))
+		}
+		return "", apierrors.NewBadRequest(msg)
+	}
+	for _, c := range pod.Spec.Containers {
+		if c.Name == name {
+			return name, nil
+		}
+	}
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name == name {
+			return name, nil
+		}
+	}
+	return "", apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", name, pod.Name))
+}
+
+// logQuery validates PodLogOptions and maps them to the kubelet's query.
+func logQuery(q url.Values) (url.Values, error) {
+	out := url.Values{}
+	for _, k := range []string{"follow", "previous", "timestamps"} {
+		if v := q.Get(k); v != "" {
+			if _, err := strconv.ParseBool(v); err != nil {
+				return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid value %q for %s: must be a boolean", v, k))
+			}
+			out.Set(k, v)
+		}
+	}
+	ints := []struct {
+		key string
+		min int64
+	}{{"tailLines", 0}, {"limitBytes", 1}, {"sinceSeconds", 1}}
+	for _, p := range ints {
+		v := q.Get(p.key)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < p.min {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid value %q for %s: must be an integer greater than or equal to %d", v, p.key, p.min))
+		}
+		out.Set(p.key, v)
+	}
+	if v := q.Get("sinceTime"); v != "" {
+		if q.Get("sinceSeconds") != "" {
+			return nil, apierrors.NewBadRequest("at most one of sinceTime or sinceSeconds may be specified")
+		}
+		if _, err := time.Parse(time.RFC3339, v); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid value %q for sinceTime: must be an RFC3339 time", v))
+		}
+		out.Set("sinceTime", v)
+	}
+	return out, nil
+}
+
+// kubeletURL is https://ADDRESS:PORT of the pod's node's kubelet.
+func (s *Server) kubeletURL(r *http.Request, pod *api.Pod) (*url.URL, error) {
+	if pod.Spec.NodeName == "" {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", pod.Name))
+	}
+	nodes := s.stores["/nodes"]
+	if nodes == nil {
+		return nil, errors.New("the nodes resource is not served")
+	}
+	obj, err := nodes.Get(r.Context(), "", pod.Spec.NodeName)
+	if err != nil {
+		return nil, err
+	}
+	node, ok := obj.(*api.Node)
+	if !ok {
+		return nil, fmt.Errorf("nodes store returned %T", obj)
+	}
+	host, err := preferredAddress(node, s.cfg.Kubelet.PreferredAddressTypes)
+	if err != nil {
+		return nil, err
+	}
+	port := int(node.Status.DaemonEndpoints.KubeletEndpoint.Port)
+	if port <= 0 {
+		port = DefaultKubeletPort
+	}
+	return &url.URL{Scheme: "https", Host: net.JoinHostPort(host, strconv.Itoa(port))}, nil
+}
+
+// preferredAddress is the node's first address of the first preferred type
+// it has (kube-apiserver's GetPreferredNodeAddress).
+func preferredAddress(node *api.Node, types []api.NodeAddressType) (string, error) {
+	if len(types) == 0 {
+		types = DefaultKubeletPreferredAddressTypes
+	}
+	for _, t := range types {
+		for _, a := range node.Status.Addresses {
+			if a.Type == t && a.Address != "" {
+				return a.Address, nil
+			}
+		}
+	}
+	return "", apierrors.NewGeneric(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable,
+		fmt.Sprintf("no preferred addresses found; known addresses: %v", node.Status.Addresses))
+}
+
+// streamLog copies the kubelet's log response, flushing as it arrives so
+// follow streams reach the client line by line. The request's context
+// ends the stream when the client goes away.
+func (s *Server) streamLog(w http.ResponseWriter, r *http.Request, u *url.URL) {
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, u.String(), nil)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	resp, err := s.proxy.rt().RoundTrip(req)
+	if err != nil {
+		writeError(w, r, kubeletUnreachable(u, err))
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		relayKubeletError(w, r, resp)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	buf := make([]byte, 32*1024)
+	for {
+		n, rerr := resp.Body.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return
+			}
+			_ = rc.Flush()
+		}
+		if rerr != nil {
+			return
+		}
+	}
+}
+
+// relayKubeletError passes the kubelet's refusal on as a Status.
+func relayKubeletError(w http.ResponseWriter, r *http.Request, resp *http.Response) {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var st api.Status
+	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" {
+		if st.Code == 0 {
+			st.Code = int32(resp.StatusCode)
+		}
+		writeJSON(w, r, resp.StatusCode, st)
+		return
+	}
+	msg := strings.TrimSpace(string(body))
+	if msg == "" {
+		msg = resp.Status
+	}
+	writeError(w, r, apierrors.NewGeneric(int32(resp.StatusCode), reasonForCode(resp.StatusCode), msg))
+}
+
+func reasonForCode(code int) api.StatusReason {
+	switch code {
+	case http.StatusBadRequest:
+		return api.StatusReasonBadRequest
+	case http.StatusUnauthorized:
+		return api.StatusReasonUnauthorized
+	case http.StatusForbidden:
+		return api.StatusReasonForbidden
+	case http.StatusNotFound:
+		return api.StatusReasonNotFound
+	case http.StatusServiceUnavailable:
+		return api.StatusReasonServiceUnavailable
+	}
+	return api.StatusReasonInternalError
+}
+
+func kubeletUnreachable(u *url.URL, err error) error {
+	var se *apierrors.StatusError
+	if errors.As(err, &se) {
+		return err
+	}
+	return apierrors.NewGeneric(http.StatusBadGateway, api.StatusReasonServiceUnavailable,
+		fmt.Sprintf("error dialing backend: kubelet at %s: %v", u.Host, err))
+}
+
+// proxyUpgrade forwards an exec request, WebSocket upgrade included, to the
+// kubelet and splices the two connections once the kubelet accepts.
+func (s *Server) proxyUpgrade(w http.ResponseWriter, r *http.Request, u *url.URL) {
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL = u
+			pr.Out.Host = u.Host
+			// The client's credentials are for the apiserver, not the kubelet:
+			// the apiserver speaks for itself with its client certificate.
+			pr.Out.Header.Del("Authorization")
+			pr.Out.Header.Del("Impersonate-User")
+			pr.Out.Header.Del("Impersonate-Group")
+		},
+		Transport:     s.proxy.rt(),
+		FlushInterval: -1,
+		ErrorLog:      nil,
+		ModifyResponse: func(resp *http.Response) error {
+			if resp.StatusCode == http.StatusSwitchingProtocols || resp.StatusCode < 300 {
+				return nil
+			}
+			// Turn a kubelet refusal into a Status of the same code.
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+			var st api.Status
+			if json.Unmarshal(body, &st) != nil || st.Kind != "Status" {
+				msg := strings.TrimSpace(string(body))
+				if msg == "" {
+					msg = resp.Status
+				}
+				st = apierrors.NewGeneric(int32(resp.StatusCode), reasonForCode(resp.StatusCode), msg).Status()
+				body, _ = json.Marshal(st)
+			}
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			resp.ContentLength = int64(len(body))
+			resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
+			resp.Header.Set("Content-Type", "application/json")
+			return nil
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			s.log.Warn("exec proxy to kubelet failed", "kubelet", u.Host, "err", err)
+			writeError(w, r, kubeletUnreachable(u, err))
+		},
+	}
+	rp.ServeHTTP(w, r)
+}
+
+// isLongRunning tells the streaming pod subresources, which like watches
+// stay open as long as the client wants and are kept out of the latency
+// figures (kube-apiserver's long-running request check).
+func isLongRunning(r *http.Request, info *request.Info) bool {
+	return info != nil && info.IsResourceRequest && info.APIGroup == "" && info.Resource == "pods" &&
+		(info.Subresource == "log" && parseBool(r.URL.Query().Get("follow")) || info.Subresource == "exec")
+}

@@ -1,0 +1,332 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+)
+
+// Defaults of the kubelet's server flags.
+const (
+	DefaultPort       = 10250
+	DefaultPodLogsDir = "/var/log/pods"
+	// APIServerKubeletClientUser is the user of the apiserver's kubelet
+	// client certificate (kubeadm's apiserver-kubelet-client).
+	APIServerKubeletClientUser = "kube-apiserver-kubelet-client"
+	mastersGroup               = "system:masters"
+)
+
+// Config assembles a Server.
+type Config struct {
+	// Addr is the listen address, "0.0.0.0:10250" (--address, --port).
+	Addr string
+	// Certificate is the serving certificate (bootstrap.EnsureServingCert).
+	Certificate tls.Certificate
+	// ClientCAs verify client certificates (--client-ca-file, default the
+	// cluster CA of the kubeconfig).
+	ClientCAs *x509.CertPool
+	// AllowedUsers may use the API besides members of system:masters
+	// (default: kube-apiserver-kubelet-client).
+	AllowedUsers []string
+	// PodLogsDir holds the containers' CRI log files (default /var/log/pods).
+	PodLogsDir string
+	// Pods finds the pods the kubelet runs; Exec runs commands in them.
+	Pods PodLookup
+	Exec Executor
+	// FollowPoll is how often a followed log is checked for more (default 250 ms).
+	FollowPoll time.Duration
+	Logger     *slog.Logger
+}
+
+// Server is the kubelet's HTTPS API.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	handler http.Handler
+}
+
+// New returns a Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.ClientCAs == nil {
+		return nil, errors.New("kubelet server: a client CA is required to authenticate the apiserver")
+	}
+	if cfg.Pods == nil {
+		return nil, errors.New("kubelet server: a pod lookup is required")
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = net.JoinHostPort("0.0.0.0", strconv.Itoa(DefaultPort))
+	}
+	if cfg.PodLogsDir == "" {
+		cfg.PodLogsDir = DefaultPodLogsDir
+	}
+	if len(cfg.AllowedUsers) == 0 {
+		cfg.AllowedUsers = []string{APIServerKubeletClientUser}
+	}
+	if cfg.FollowPoll <= 0 {
+		cfg.FollowPoll = 250 * time.Millisecond
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.Handle("GET /pods", s.authorized(http.HandlerFunc(s.servePods)))
+	mux.Handle("GET /containerLogs/{namespace}/{pod}/{container}", s.authorized(http.HandlerFunc(s.serveContainerLogs)))
+	mux.Handle("GET /exec/{namespace}/{pod}/{container}", s.authorized(http.HandlerFunc(s.serveExec)))
+	mux.Handle("POST /exec/{namespace}/{pod}/{container}", s.authorized(http.HandlerFunc(s.serveExec)))
+	s.handler = mux
+	return s, nil
+}
+
+// Handler is the HTTP handler, for tests and embedding.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// TLSConfig is the server side of TLS: the serving certificate, and client
+// certificates requested and verified against ClientCAs when given.
+func (s *Server) TLSConfig() *tls.Config {
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		Certificates: []tls.Certificate{s.cfg.Certificate},
+		ClientAuth:   tls.VerifyClientCertIfGiven,
+		ClientCAs:    s.cfg.ClientCAs,
+		NextProtos:   []string{"http/1.1"},
+	}
+}
+
+// Run listens on Addr and serves until ctx ends.
+func (s *Server) Run(ctx context.Context) error {
+	l, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("kubelet server: %w", err)
+	}
+	return s.Serve(ctx, l)
+}
+
+// Serve serves HTTPS on l until ctx ends.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	srv := &http.Server{Handler: s.handler, TLSConfig: s.TLSConfig(), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ServeTLS(l, "", "") }()
+	s.log.Info("kubelet server listening", "address", l.Addr().String())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("kubelet server: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(sctx)
+	_ = srv.Close() // follow streams and exec sessions do not end by themselves
+	return nil
+}
+
+// user is an authenticated client.
+type user struct {
+	name   string
+	groups []string
+}
+
+// authenticate returns the user of a verified client certificate.
+func (s *Server) authenticate(r *http.Request) (*user, bool) {
+	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+		return nil, false
+	}
+	leaf := r.TLS.PeerCertificates[0]
+	inter := x509.NewCertPool()
+	for _, c := range r.TLS.PeerCertificates[1:] {
+		inter.AddCert(c)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: s.cfg.ClientCAs, Intermediates: inter,
+		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		return nil, false
+	}
+	if leaf.Subject.CommonName == "" {
+		return nil, false
+	}
+	return &user{name: leaf.Subject.CommonName, groups: leaf.Subject.Organization}, true
+}
+
+// authorized admits members of system:masters and AllowedUsers. The
+// Kubernetes kubelet asks the apiserver instead (a SubjectAccessReview for
+// nodes/proxy, nodes/log, ...); minik8s's kubelet only serves the
+// apiserver and administrators, so a fixed rule does.
+func (s *Server) authorized(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, ok := s.authenticate(r)
+		if !ok {
+			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if !slices.Contains(u.groups, mastersGroup) && !slices.Contains(s.cfg.AllowedUsers, u.name) {
+			verb := "get"
+			if r.Method == http.MethodPost || strings.HasPrefix(r.URL.Path, "/exec/") {
+				verb = "create"
+			}
+			http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=nodes, subresource=proxy)", u.name, verb), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// lookupContainer resolves {namespace}/{pod}/{container} to a pod this
+// kubelet runs and one of its containers, answering 404 otherwise.
+func (s *Server) lookupContainer(w http.ResponseWriter, r *http.Request) (*api.Pod, string, bool) {
+	ns, name, container := r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
+	pod, ok := s.cfg.Pods.GetPodByName(ns, name)
+	if !ok || pod == nil {
+		writeStatus(w, statusError(http.StatusNotFound, api.StatusReasonNotFound, fmt.Sprintf("pod %q does not exist", ns+"/"+name)))
+		return nil, "", false
+	}
+	for _, cs := range [][]api.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for _, c := range cs {
+			if c.Name == container {
+				return pod, container, true
+			}
+		}
+	}
+	writeStatus(w, statusError(http.StatusNotFound, api.StatusReasonNotFound, fmt.Sprintf("container %q not found in pod %q", container, ns+"/"+name)))
+	return nil, "", false
+}
+
+// parseLogOptions reads the /containerLogs query.
+func parseLogOptions(r *http.Request, now time.Time) (LogOptions, error) {
+	q := r.URL.Query()
+	o := LogOptions{Follow: queryBool(q.Get("follow")), Previous: queryBool(q.Get("previous")),
+		Timestamps: queryBool(q.Get("timestamps")), TailLines: -1}
+	ints := []struct {
+		key string
+		min int64
+		dst *int64
+	}{{"tailLines", 0, &o.TailLines}, {"limitBytes", 1, &o.LimitBytes}}
+	for _, p := range ints {
+		if v := q.Get(p.key); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < p.min {
+				return o, fmt.Errorf("invalid %s %q", p.key, v)
+			}
+			*p.dst = n
+		}
+	}
+	if v := q.Get("sinceSeconds"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			return o, fmt.Errorf("invalid sinceSeconds %q", v)
+		}
+		o.Since = now.Add(-time.Duration(n) * time.Second)
+	}
+	if v := q.Get("sinceTime"); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			return o, fmt.Errorf("invalid sinceTime %q", v)
+		}
+		o.Since = t
+	}
+	return o, nil
+}
+
+func (s *Server) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
+	pod, container, ok := s.lookupContainer(w, r)
+	if !ok {
+		return
+	}
+	opts, err := parseLogOptions(r, time.Now())
+	if err != nil {
+		writeStatus(w, badRequest(err.Error()))
+		return
+	}
+	dir, run, err := containerLogDir(s.cfg.PodLogsDir, pod, container, opts.Previous)
+	if err != nil {
+		writeStatus(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	uid := pod.UID
+	fl := follower{
+		switchFiles: !opts.Previous,
+		poll:        s.cfg.FollowPoll,
+		flush:       func() { _ = rc.Flush() },
+		log:         s.log,
+		done: func() bool {
+			if opts.Previous {
+				return true
+			}
+			p, ok := s.cfg.Pods.GetPodByName(pod.Namespace, pod.Name)
+			return !ok || p.UID != uid || p.DeletionTimestamp != nil && podStopped(p, container) ||
+				p.Status.Phase == api.PodSucceeded || p.Status.Phase == api.PodFailed
+		},
+	}
+	lw := &logWriter{w: w, opts: opts}
+	if err := streamLog(r.Context(), dir, run, opts, lw, fl); err != nil && r.Context().Err() == nil {
+		s.log.Warn("streaming container log", "pod", pod.Namespace+"/"+pod.Name, "container", container, "err", err)
+	}
+}
+
+// podStopped reports that container has terminated in a pod being deleted.
+func podStopped(p *api.Pod, container string) bool {
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.Name == container {
+			return cs.State.Terminated != nil
+		}
+	}
+	return false
+}
+
+func (s *Server) servePods(w http.ResponseWriter, _ *http.Request) {
+	pods := s.cfg.Pods.GetPods()
+	list := api.PodList{TypeMeta: api.TypeMeta{Kind: "PodList", APIVersion: "v1"}, Items: make([]api.Pod, 0, len(pods))}
+	for _, p := range pods {
+		c := api.DeepCopy(p)
+		c.APIVersion, c.Kind = "v1", "Pod"
+		list.Items = append(list.Items, *c)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(list)
+}
+
+func queryBool(v string) bool {
+	b, _ := strconv.ParseBool(v)
+	return b
+}
+
+// apiError is an error carrying the Status to answer with.
+type apiError struct{ st api.Status }
+
+func (e *apiError) Error() string { return e.st.Message }
+
+func statusError(code int, reason api.StatusReason, msg string) error {
+	return &apiError{api.Status{TypeMeta: api.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: api.StatusFailure,
+		Code: int32(code), Reason: reason, Message: msg}}
+}
+
+func badRequest(msg string) error {
+	return statusError(http.StatusBadRequest, api.StatusReasonBadRequest, msg)
+}
+
+// writeStatus answers with err as a Status.
+func writeStatus(w http.ResponseWriter, err error) {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		ae = statusError(http.StatusInternalServerError, api.StatusReasonInternalError, err.Error()).(*apiError)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(int(ae.st.Code))
+	_ = json.NewEncoder(w).Encode(ae.st)
+}
