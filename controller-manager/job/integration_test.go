@@ -1,0 +1,148 @@
+package job_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/controller-manager/controller/controllertest"
+	"github.com/minik8s/minik8s/internal/client"
+)
+
+const ns = "jobs"
+
+func newJob(name string, completions, parallelism, backoffLimit int32) *api.Job {
+	return &api.Job{ObjectMeta: api.ObjectMeta{Namespace: ns, Name: name},
+		Spec: api.JobSpec{Completions: &completions, Parallelism: &parallelism, BackoffLimit: &backoffLimit,
+			Template: api.PodTemplateSpec{Spec: api.PodSpec{RestartPolicy: api.RestartPolicyNever,
+				Containers: []api.Container{{Name: "c", Image: "busybox", Command: []string{"true"}}}}}}}
+}
+
+// activePods returns the job's pods that are neither terminal nor deleted.
+func activePods(t *testing.T, cl *controllertest.Cluster, job string) []api.Pod {
+	t.Helper()
+	l, err := client.Resource[api.Pod](cl.Client).Namespace(ns).List(cl.Context(10*time.Second), client.ListOptions{LabelSelector: api.JobNameLabel + "=" + job})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []api.Pod
+	for _, p := range l.Items {
+		if p.Status.Phase != api.PodSucceeded && p.Status.Phase != api.PodFailed && p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func condition(j *api.Job, t api.JobConditionType) *api.JobCondition {
+	for i := range j.Status.Conditions {
+		if j.Status.Conditions[i].Type == t && j.Status.Conditions[i].Status == api.ConditionTrue {
+			return &j.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func TestJobs(t *testing.T) {
+	cl := controllertest.Start(t, []string{"job"}, nil)
+	ctx := cl.Context(3 * time.Minute)
+	cl.Namespace(ns)
+	jobs := client.Resource[api.Job](cl.Client).Namespace(ns)
+
+	t.Run("completes", func(t *testing.T) {
+		if _, err := jobs.Create(ctx, newJob("ok", 3, 2, 6)); err != nil {
+			t.Fatal(err)
+		}
+		done := 0
+		for done < 3 {
+			var active []api.Pod
+			cl.Eventually(30*time.Second, "job pods running", func() (bool, error) {
+				active = activePods(t, cl, "ok")
+				return len(active) == min(2, 3-done), fmt.Errorf("%d active", len(active))
+			})
+			for _, p := range active {
+				if p.Labels[api.JobControllerUIDLabel] == "" || p.Labels[api.LegacyJobNameLabel] != "ok" ||
+					len(p.OwnerReferences) != 1 || p.OwnerReferences[0].Kind != "Job" || p.Spec.RestartPolicy != api.RestartPolicyNever {
+					t.Fatalf("pod %s: labels %v ownerReferences %+v", p.Name, p.Labels, p.OwnerReferences)
+				}
+			}
+			// The simulated kubelet finishes one pod at a time.
+			cl.SetPodStatus(ns, active[0].Name, api.PodSucceeded, "", false)
+			done++
+		}
+		cl.Eventually(30*time.Second, "Complete condition", func() (bool, error) {
+			j, err := jobs.Get(ctx, "ok")
+			if err != nil {
+				return false, err
+			}
+			return condition(j, api.JobComplete) != nil && j.Status.Succeeded == 3 && j.Status.Active == 0 &&
+				j.Status.StartTime != nil && j.Status.CompletionTime != nil, fmt.Errorf("status %+v", j.Status)
+		})
+		if n := len(activePods(t, cl, "ok")); n != 0 {
+			t.Fatalf("%d pods still active after completion", n)
+		}
+	})
+
+	t.Run("fails over its backoff limit", func(t *testing.T) {
+		if _, err := jobs.Create(ctx, newJob("bad", 1, 1, 1)); err != nil {
+			t.Fatal(err)
+		}
+		// backoffLimit 1: the first failure is replaced (after the 10 s
+		// back-off), the second fails the job.
+		for failures := 0; failures < 2; failures++ {
+			var active []api.Pod
+			cl.Eventually(60*time.Second, fmt.Sprintf("pod %d of the failing job", failures+1), func() (bool, error) {
+				active = activePods(t, cl, "bad")
+				return len(active) == 1, nil
+			})
+			cl.SetPodStatus(ns, active[0].Name, api.PodFailed, "", false)
+		}
+		cl.Eventually(30*time.Second, "Failed condition with BackoffLimitExceeded", func() (bool, error) {
+			j, err := jobs.Get(ctx, "bad")
+			if err != nil {
+				return false, err
+			}
+			c := condition(j, api.JobFailed)
+			return c != nil && c.Reason == api.JobReasonBackoffLimitExceeded && j.Status.Failed == 2 && j.Status.CompletionTime == nil, fmt.Errorf("status %+v", j.Status)
+		})
+		time.Sleep(time.Second)
+		if n := len(activePods(t, cl, "bad")); n != 0 {
+			t.Fatalf("failed job has %d active pods", n)
+		}
+		evs, err := client.Resource[api.Event](cl.Client).Namespace(ns).List(ctx, client.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reasons := map[string]bool{}
+		for _, e := range evs.Items {
+			if e.Source.Component == "job-controller" {
+				reasons[e.InvolvedObject.Name+"/"+e.Reason] = true
+			}
+		}
+		for _, want := range []string{"ok/SuccessfulCreate", "ok/Completed", "bad/SuccessfulCreate", "bad/BackoffLimitExceeded"} {
+			if !reasons[want] {
+				t.Errorf("no %s event; have %v", want, reasons)
+			}
+		}
+	})
+
+	t.Run("deadline", func(t *testing.T) {
+		j := newJob("slow", 1, 1, 6)
+		j.Spec.ActiveDeadlineSeconds = new(int64(2))
+		if _, err := jobs.Create(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+		cl.Eventually(30*time.Second, "Failed condition with DeadlineExceeded", func() (bool, error) {
+			j, err := jobs.Get(ctx, "slow")
+			if err != nil {
+				return false, err
+			}
+			c := condition(j, api.JobFailed)
+			return c != nil && c.Reason == api.JobReasonDeadlineExceeded, nil
+		})
+		if n := len(activePods(t, cl, "slow")); n != 0 {
+			t.Fatalf("job past its deadline has %d active pods", n)
+		}
+	})
+}
