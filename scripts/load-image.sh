@@ -50,6 +50,14 @@ if [ ${#targets[@]} -eq 0 ]; then
 	exit 1
 fi
 
+# A node that just started may not have its containerd up yet.
+for c in "${targets[@]}"; do
+	for _ in $(seq 1 60); do
+		docker exec "$c" ctr version >/dev/null 2>&1 && break
+		sleep 0.5
+	done
+done
+
 for image in "${images[@]}"; do
 	# Docker names images like containerd does once normalized: a bare
 	# "busybox:latest" is docker.io/library/busybox:latest there.

@@ -117,5 +117,5 @@ while [ "$stopping" = 0 ]; do
 	sleep "$backoff" &
 	wait $!
 	backoff=$((backoff * 2))
-	[ "$backoff" -gt 30 ] && backoff=30
+	[ "$backoff" -gt 10 ] && backoff=10
 done

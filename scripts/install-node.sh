@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Installs a minik8s worker node on a Debian/Ubuntu machine and joins it to
+# a cluster: containerd, runc, the CNI plugins and iptables from the
+# distribution, the kubelet binary in /usr/local/bin, then the kubelet under
+# systemd (deploy/systemd/kubelet.service) or, with --no-systemd, in the
+# background (for CI machines and containers without systemd).
+#
+#   scripts/install-node.sh --server https://CP:6443 --token ID.SECRET \
+#       --discovery-token-ca-cert-hash sha256:HEX [options]
+#
+# Get the three values on the control plane with:
+#   kubectl-lite token create --print-join-command
+#
+# Options:
+#   --node-name NAME        node name (default: hostname)
+#   --node-ip IP            InternalIP the apiserver reaches the kubelet at
+#   --kubelet PATH          kubelet binary to install (default: bin/kubelet)
+#   --root-dir DIR          kubelet state (default /var/lib/kubelet)
+#   --containerd-address S  containerd socket (default /run/containerd/containerd.sock)
+#   --cni-conf-dir DIR      (default /etc/cni/net.d)
+#   --no-apt                do not install packages
+#   --no-systemd            start the kubelet in the background; log in
+#                           /var/log/minik8s-kubelet.log, pid in /run/minik8s-kubelet.pid
+#   --wait SECONDS          wait for the kubelet's /healthz (default 60; 0: don't)
+#   --stop                  stop a kubelet started with --no-systemd, and exit
+#   -- ARGS...              more kubelet flags
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+log() { echo "install-node: $*" >&2; }
+die() {
+	log "$*"
+	exit 1
+}
+
+server="" token="" hash="" node_name="" node_ip="" kubelet_src="$here/bin/kubelet"
+root_dir=/var/lib/kubelet sock=/run/containerd/containerd.sock cni_conf=/etc/cni/net.d
+apt=1 systemd=1 wait=60 extra=()
+pidfile=/run/minik8s-kubelet.pid logfile=/var/log/minik8s-kubelet.log
+while [ $# -gt 0 ]; do
+	case $1 in
+	--server) server=$2; shift ;;
+	--token) token=$2; shift ;;
+	--discovery-token-ca-cert-hash) hash=$2; shift ;;
+	--node-name) node_name=$2; shift ;;
+	--node-ip) node_ip=$2; shift ;;
+	--kubelet) kubelet_src=$2; shift ;;
+	--root-dir) root_dir=$2; shift ;;
+	--containerd-address) sock=$2; shift ;;
+	--cni-conf-dir) cni_conf=$2; shift ;;
+	--no-apt) apt=0 ;;
+	--no-systemd) systemd=0 ;;
+	--wait) wait=$2; shift ;;
+	--pid-file) pidfile=$2; shift ;;
+	--log-file) logfile=$2; shift ;;
+	--stop)
+		if [ -s "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null; then
+			log "stopped kubelet $(cat "$pidfile")"
+		fi
+		rm -f "$pidfile"
+		exit 0
+		;;
+	--) shift; extra=("$@"); break ;;
+	-h | --help) sed -n '2,29s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) die "unknown argument $1 (see --help)" ;;
+	esac
+	shift
+done
+
+[ "$(id -u)" = 0 ] || die "run as root"
+if [ ! -s "$root_dir/kubeconfig" ]; then
+	[ -n "$server" ] && [ -n "$token" ] && [ -n "$hash" ] ||
+		die "--server, --token and --discovery-token-ca-cert-hash are needed to join (see --help)"
+fi
+[ -x "$kubelet_src" ] || die "no kubelet binary at $kubelet_src (run make build, or pass --kubelet)"
+
+if [ "$apt" = 1 ]; then
+	pkgs=(containerd runc containernetworking-plugins iptables iproute2 ca-certificates)
+	need=()
+	for p in "${pkgs[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+	done
+	if [ ${#need[@]} -gt 0 ]; then
+		log "installing ${need[*]}"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq
+		apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+	fi
+fi
+if [ "$kubelet_src" != /usr/local/bin/kubelet ]; then
+	install -m 0755 "$kubelet_src" /usr/local/bin/kubelet
+fi
+mkdir -p /etc/minik8s "$root_dir" "$cni_conf" /var/log/pods
+# Pods route through this machine.
+sysctl -qw net.ipv4.ip_forward=1 || log "cannot enable net.ipv4.ip_forward"
+
+args=(--kubeconfig "$root_dir/kubeconfig" --root-dir "$root_dir" --containerd-address "$sock"
+	--cni-conf-dir "$cni_conf" --cni-bin-dir /usr/lib/cni)
+[ -n "$node_name" ] && args+=(--hostname-override "$node_name")
+[ -n "$node_ip" ] && args+=(--node-ip "$node_ip")
+if [ ! -s "$root_dir/kubeconfig" ]; then
+	args+=(--server "$server" --token "$token" --discovery-token-ca-cert-hash "$hash")
+fi
+args+=("${extra[@]}")
+
+have_systemd() { [ -d /run/systemd/system ] && command -v systemctl >/dev/null; }
+if [ "$systemd" = 1 ] && ! have_systemd; then
+	die "systemd is not running here: use --no-systemd"
+fi
+
+if [ "$systemd" = 1 ]; then
+	if ! systemctl cat containerd.service >/dev/null 2>&1; then
+		install -m 0644 "$here/deploy/systemd/containerd.service" /etc/systemd/system/containerd.service
+	fi
+	install -m 0644 "$here/deploy/systemd/kubelet.service" /etc/systemd/system/kubelet.service
+	umask 077
+	printf 'KUBELET_ARGS="%s"\n' "${args[*]}" >/etc/minik8s/kubelet.env
+	umask 022
+	systemctl daemon-reload
+	systemctl enable --now containerd.service >/dev/null
+	systemctl enable kubelet.service >/dev/null
+	systemctl restart kubelet.service
+	log "kubelet.service started (journalctl -u kubelet -f)"
+else
+	if ! ctr --address "$sock" version >/dev/null 2>&1; then
+		log "starting containerd in the background (/var/log/containerd.log)"
+		nohup containerd >>/var/log/containerd.log 2>&1 &
+		for _ in $(seq 1 60); do
+			ctr --address "$sock" version >/dev/null 2>&1 && break
+			sleep 0.5
+		done
+		ctr --address "$sock" version >/dev/null 2>&1 || die "containerd did not start; see /var/log/containerd.log"
+	fi
+	if [ -s "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+		die "a kubelet already runs (pid $(cat "$pidfile")); stop it with --stop"
+	fi
+	nohup /usr/local/bin/kubelet "${args[@]}" >>"$logfile" 2>&1 &
+	echo $! >"$pidfile"
+	log "kubelet started in the background (pid $!, log $logfile)"
+fi
+
+if [ "$wait" != 0 ]; then
+	for _ in $(seq 1 $((wait * 2))); do
+		if (exec 3<>/dev/tcp/127.0.0.1/10248 && printf 'GET /healthz HTTP/1.0\r\n\r\n' >&3 && grep -q '^ok' <&3) 2>/dev/null; then
+			log "kubelet healthy"
+			exit 0
+		fi
+		if [ "$systemd" = 0 ] && ! kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+			tail -n 20 "$logfile" >&2
+			die "the kubelet exited"
+		fi
+		sleep 0.5
+	done
+	die "the kubelet did not answer on 127.0.0.1:10248/healthz within ${wait} s"
+fi
