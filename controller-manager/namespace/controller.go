@@ -28,7 +28,6 @@ type Controller struct {
 	queue      *workqueue.RateLimitingQueue[string]
 	log        *slog.Logger
 	metrics    *controller.SyncMetrics
-	now        func() time.Time
 }
 
 var _ controller.Interface = (*Controller)(nil)
@@ -59,7 +58,7 @@ func Resources() []api.ResourceInfo {
 // NewController wires the controller over a namespace informer.
 func NewController(c *client.Client, namespaces *informer.Informer[api.Namespace], resources []api.ResourceInfo, log *slog.Logger) *Controller {
 	ctl := &Controller{
-		client: c, namespaces: namespaces, resources: resources, log: log, now: time.Now,
+		client: c, namespaces: namespaces, resources: resources, log: log,
 		queue: workqueue.NewRateLimiting[string](workqueue.NewItemExponentialFailureRateLimiter[string](100*time.Millisecond, time.Minute), workqueue.WithName("namespace")),
 	}
 	enqueue := func(ns *api.Namespace) {
