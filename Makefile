@@ -34,6 +34,7 @@ unit:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 30m ./apiserver/...
 	$(GO) test -run '^$$' -bench BenchmarkDeploymentsAvailable -benchtime 1x -timeout 30m ./controller-manager/deployment/
+	$(GO) test -run '^$$' -bench BenchmarkSchedulingThroughput -benchtime 1x -timeout 30m ./scheduler/scheduling/
 
 clean-bin:
 	rm -rf $(BIN)

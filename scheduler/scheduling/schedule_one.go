@@ -57,7 +57,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 			s.log.Error("scheduling pod failed", "pod", queue.Key(pod), "err", err)
 		}
 		s.observe(result, start)
-		s.handleFailure(qpi, err, unschedulable, cycle)
+		s.handleFailure(ctx, qpi, err, unschedulable, cycle)
 		return nil
 	}
 	// Assume on a shallow copy: the informer's object stays untouched and
@@ -67,7 +67,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 	if err := s.Cache.AssumePod(&assumed); err != nil {
 		s.Stats.Errors.Add(1)
 		s.observe(ResultError, start)
-		s.handleFailure(qpi, err, false, cycle)
+		s.handleFailure(ctx, qpi, err, false, cycle)
 		return nil
 	}
 	s.background.Add(1)
@@ -87,8 +87,11 @@ func (s *Scheduler) observe(result string, start time.Time) {
 
 // bind posts the Binding. A pod already bound or gone is dropped; any
 // other failure forgets the assumption and retries the pod with back-off.
+// When the scheduler stops (ctx ends), bindings still waiting for the
+// client's rate limiter are abandoned rather than sent: the next leader
+// schedules those pods, and the apiserver refuses any second binding.
 func (s *Scheduler) bind(ctx context.Context, qpi *queue.QueuedPodInfo, assumed *api.Pod, cycle int64, start time.Time) {
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.BindTimeout)
+	bctx, cancel := context.WithTimeout(ctx, s.cfg.BindTimeout)
 	defer cancel()
 	b := &api.Binding{
 		TypeMeta:   api.TypeMeta{APIVersion: "v1", Kind: "Binding"},
@@ -100,6 +103,11 @@ func (s *Scheduler) bind(ctx context.Context, qpi *queue.QueuedPodInfo, assumed 
 		if ferr := s.Cache.ForgetPod(assumed); ferr != nil {
 			s.log.Error("forget assumed pod", "pod", queue.Key(assumed), "err", ferr)
 		}
+		if ctx.Err() != nil {
+			s.Stats.Abandoned.Add(1)
+			s.log.Info("binding abandoned: scheduler stopping", "pod", queue.Key(assumed), "node", assumed.Spec.NodeName)
+			return
+		}
 		s.observe(ResultError, start)
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 			s.Stats.BindConflicts.Add(1)
@@ -110,7 +118,7 @@ func (s *Scheduler) bind(ctx context.Context, qpi *queue.QueuedPodInfo, assumed 
 		s.log.Warn("binding failed; retrying with back-off", "pod", queue.Key(assumed), "node", assumed.Spec.NodeName, "err", err)
 		// The forgotten pod's resources are free again.
 		s.Queue.MoveAllToActiveOrBackoffQueue()
-		s.handleFailure(qpi, fmt.Errorf("binding rejected: %w", err), false, cycle)
+		s.handleFailure(ctx, qpi, fmt.Errorf("binding rejected: %w", err), false, cycle)
 		return
 	}
 	s.Cache.FinishBinding(assumed)
@@ -285,7 +293,7 @@ func selectHost(scores []framework.NodeScore) string {
 
 // handleFailure requeues the pod (unless it was deleted or bound
 // meanwhile), records FailedScheduling, and sets PodScheduled=False.
-func (s *Scheduler) handleFailure(qpi *queue.QueuedPodInfo, err error, unschedulable bool, cycle int64) {
+func (s *Scheduler) handleFailure(ctx context.Context, qpi *queue.QueuedPodInfo, err error, unschedulable bool, cycle int64) {
 	cached, gerr := s.podLister.Namespace(qpi.Pod.Namespace).Get(qpi.Pod.Name)
 	if gerr != nil || cached.UID != qpi.Pod.UID || assigned(cached) {
 		return // deleted, replaced or bound meanwhile: nothing to retry
@@ -298,13 +306,13 @@ func (s *Scheduler) handleFailure(qpi *queue.QueuedPodInfo, err error, unschedul
 	if !unschedulable {
 		reason = reasonSchedulerError
 	}
-	s.updateCondition(cached, reason, msg)
+	s.updateCondition(ctx, cached, reason, msg)
 }
 
 // updateCondition patches PodScheduled=False with reason and message into
 // the pod's status (a strategic merge patch: conditions merge by type),
 // unless the pod says so already.
-func (s *Scheduler) updateCondition(pod *api.Pod, reason, msg string) {
+func (s *Scheduler) updateCondition(ctx context.Context, pod *api.Pod, reason, msg string) {
 	cond := map[string]any{"type": api.PodScheduled, "status": api.ConditionFalse, "reason": reason, "message": msg}
 	transition := true
 	for _, c := range pod.Status.Conditions {
@@ -325,10 +333,10 @@ func (s *Scheduler) updateCondition(pod *api.Pod, reason, msg string) {
 	s.background.Add(1)
 	go func() {
 		defer s.background.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.BindTimeout)
+		pctx, cancel := context.WithTimeout(ctx, s.cfg.BindTimeout)
 		defer cancel()
-		_, err := s.pods.Namespace(pod.Namespace).Patch(ctx, pod.Name, client.StrategicMergePatchType, body, "status")
-		if err != nil && !apierrors.IsNotFound(err) {
+		_, err := s.pods.Namespace(pod.Namespace).Patch(pctx, pod.Name, client.StrategicMergePatchType, body, "status")
+		if err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
 			s.log.Warn("could not update pod condition", "pod", queue.Key(pod), "err", err)
 		}
 	}()

@@ -55,6 +55,8 @@ type Stats struct {
 	// BindConflicts counts bindings the apiserver refused because the pod
 	// was bound already or gone (dropped, not retried).
 	BindConflicts atomic.Int64
+	// Abandoned counts bindings not completed because the scheduler stopped.
+	Abandoned atomic.Int64
 }
 
 // Scheduler schedules the pending pods of one profile.
@@ -189,8 +191,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		}
 	}
 	loops.Wait()
-	// Graceful stop: bindings and status updates already sent complete
-	// (each bounded by BindTimeout), so no pod is left assumed but unbound.
+	// Graceful stop: no new pod is taken; the binding and status goroutines
+	// see ctx end and return (abandoning what they had not sent).
 	s.background.Wait()
 	s.log.Info("scheduler stopped", "scheduled", s.Stats.Scheduled.Load())
 	return nil
