@@ -448,8 +448,11 @@ func (r *Runtime) recordExit(c containerd.Container, t containerd.Task, st conta
 		tio.io.Close()
 		tio.log.Close()
 	}
-	if r.cfg.OnExit != nil && ctx.Err() == nil {
-		r.cfg.OnExit(l[LabelPodUID], c.ID())
+	r.mu.Lock()
+	onExit := r.cfg.OnExit
+	r.mu.Unlock()
+	if onExit != nil && ctx.Err() == nil {
+		onExit(l[LabelPodUID], c.ID())
 	}
 }
 

@@ -121,6 +121,14 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	return &Runtime{cfg: cfg, client: c, log: cfg.Logger, tasks: map[string]*taskIO{}, ctx: rctx, cancel: cancel}, nil
 }
 
+// SetOnExit sets the exit callback (Config.OnExit) after construction, for
+// the pod manager that needs the runtime to exist first.
+func (r *Runtime) SetOnExit(f func(podUID, containerID string)) {
+	r.mu.Lock()
+	r.cfg.OnExit = f
+	r.mu.Unlock()
+}
+
 // Client is the underlying containerd client (for tests and the image
 // helpers).
 func (r *Runtime) Client() *containerd.Client { return r.client }
@@ -202,6 +210,7 @@ type Container struct {
 	Image        string
 	ImageID      string
 	LogPath      string
+	PodIP        string
 	State        State
 	PID          uint32
 	ExitCode     int32
@@ -258,7 +267,7 @@ func fromLabels(id string, l map[string]string) Container {
 		Name: l[LabelContainerName], Kind: l[LabelKind], Init: l[LabelInit] == "true", RestartCount: rc,
 		Hash: l[LabelHash], Image: l[LabelImage], ImageID: l[LabelImageID], LogPath: l[LabelLogPath],
 		StartedAt: parseTime(l[LabelStartedAt]), FinishedAt: parseTime(l[LabelFinishedAt]),
-		Reason: l[LabelReason], State: StateCreated,
+		Reason: l[LabelReason], State: StateCreated, PodIP: l[LabelPodIP],
 	}
 	if s, ok := l[LabelExitCode]; ok {
 		code, _ := strconv.Atoi(s)
@@ -462,4 +471,18 @@ func (r *Runtime) RemovePodCgroups(podUID string) {
 	for _, e := range entries {
 		_ = os.Remove(filepath.Join("/sys/fs/cgroup", e.Name(), r.PodCgroup(podUID)))
 	}
+}
+
+// LabelPodIP records the IP CNI gave a sandbox, for restarts.
+const LabelPodIP = "io.minik8s.pod.ip"
+
+// SetLabels merges labels into a container's labels.
+func (r *Runtime) SetLabels(ctx context.Context, id string, labels map[string]string) error {
+	ctx = r.nsctx(ctx)
+	c, err := r.client.LoadContainer(ctx, id)
+	if err != nil {
+		return err
+	}
+	_, err = c.SetLabels(ctx, labels)
+	return err
 }

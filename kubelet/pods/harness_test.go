@@ -1,0 +1,360 @@
+package pods_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/apiserver/apiservertest"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/events"
+	"github.com/minik8s/minik8s/kubelet/network"
+	"github.com/minik8s/minik8s/kubelet/pods"
+	"github.com/minik8s/minik8s/kubelet/runtime"
+	"github.com/minik8s/minik8s/kubelet/testimage"
+	"github.com/vishvananda/netlink"
+)
+
+const socket = "/run/containerd/containerd.sock"
+
+var subnetSeq atomic.Int32
+
+func init() { subnetSeq.Store(int32(100 + os.Getpid()%60)) }
+
+// node is one kubelet under test: a real apiserver, a Node object with a
+// podCIDR, a containerd namespace, a CNI bridge and directories of its own.
+type node struct {
+	t         testing.TB
+	c         *client.Client
+	name      string
+	ns        string
+	bridge    string
+	cidr      string
+	dir       string
+	logsDir   string
+	opts      pods.Options
+	insecure  []string
+	mu        sync.Mutex
+	rt        *runtime.Runtime
+	mgr       *pods.Manager
+	cancel    context.CancelFunc
+	done      chan error
+	bc        *events.Broadcaster
+	netConfig network.Config
+}
+
+func requireContainerd(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("kubelet integration tests need root")
+	}
+	if _, err := os.Stat(socket); err != nil {
+		t.Skipf("kubelet integration tests need containerd at %s", socket)
+	}
+}
+
+func newNode(t testing.TB, mutate ...func(*node)) *node {
+	requireContainerd(t)
+	s := apiservertest.Start(t)
+	c, err := client.New(&client.Config{Host: s.URL(), QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := subnetSeq.Add(1)
+	dir := t.TempDir()
+	nd := &node{
+		t: t, c: c, name: fmt.Sprintf("node-%d", n), ns: fmt.Sprintf("minik8s-test-%d-%d", os.Getpid(), n),
+		bridge: fmt.Sprintf("mk8st%d", n), cidr: fmt.Sprintf("10.244.%d.0/24", n), dir: dir,
+		logsDir: filepath.Join(dir, "logs"),
+	}
+	nd.opts = pods.Options{
+		NodeName: nd.name, NodeIP: "127.0.0.1", RootDir: filepath.Join(dir, "root"), LogsDir: nd.logsDir,
+		ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local", ResyncPeriod: 2 * time.Second,
+		BackoffInitial: time.Second, BackoffMax: 4 * time.Second,
+	}
+	nd.netConfig = network.Config{ConfDir: filepath.Join(dir, "net.d"), StateDir: filepath.Join(dir, "cni"),
+		NetworkName: "minik8s-" + nd.bridge, BridgeName: nd.bridge}
+	for _, m := range mutate {
+		m(nd)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	node := &api.Node{ObjectMeta: api.ObjectMeta{Name: nd.name}, Spec: api.NodeSpec{PodCIDR: nd.cidr, PodCIDRs: []string{nd.cidr}}}
+	if _, err := client.Resource[api.Node](c).Create(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nd.cleanup)
+	nd.start()
+	if err := testimage.Import(namespaces.WithNamespace(ctx, nd.ns), nd.rt.Client(), testimage.Ref); err != nil {
+		t.Fatal(err)
+	}
+	return nd
+}
+
+// start runs a kubelet pod manager against the node.
+func (nd *node) start() {
+	nd.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	rt, err := runtime.New(ctx, runtime.Config{Namespace: nd.ns, SandboxImage: testimage.Ref, StateDir: filepath.Join(nd.dir, "state"),
+		CgroupParent: "/" + nd.ns, InsecureRegistries: nd.insecure})
+	if err != nil {
+		cancel()
+		nd.t.Fatal(err)
+	}
+	nm, err := network.New(nd.netConfig)
+	if err != nil {
+		cancel()
+		nd.t.Fatal(err)
+	}
+	bc := events.NewBroadcaster(nd.c, events.Options{Component: "kubelet", Host: nd.name})
+	go bc.Run(ctx)
+	mgr := pods.New(nd.c, rt, nm, bc.Recorder(), nd.opts)
+	rt.SetOnExit(mgr.OnContainerExit)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Run(ctx) }()
+	nd.mu.Lock()
+	nd.rt, nd.mgr, nd.cancel, nd.done, nd.bc = rt, mgr, cancel, done, bc
+	nd.mu.Unlock()
+}
+
+// kill stops the kubelet abruptly: no pod is stopped, containers keep
+// running, the runtime lets go of them as a dying process would.
+func (nd *node) kill() {
+	nd.cancel()
+	select {
+	case <-nd.done:
+	case <-time.After(30 * time.Second):
+		nd.t.Fatal("kubelet did not stop")
+	}
+	_ = nd.rt.Close()
+}
+
+func (nd *node) cleanup() {
+	nd.cancel()
+	select {
+	case <-nd.done:
+	case <-time.After(30 * time.Second):
+	}
+	_ = nd.rt.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rt, err := runtime.New(ctx, runtime.Config{Namespace: nd.ns, StateDir: filepath.Join(nd.dir, "state"), CgroupParent: "/" + nd.ns})
+	if err != nil {
+		nd.t.Logf("cleanup: %v", err)
+		return
+	}
+	defer rt.Close()
+	nm, _ := network.New(nd.netConfig)
+	_ = nm.Configure(nd.cidr)
+	cs, _ := rt.ListPodContainers(ctx, "")
+	for _, c := range cs {
+		if c.Kind == runtime.KindSandbox {
+			np := network.Pod{Namespace: c.PodNamespace, Name: c.PodName, UID: c.PodUID, SandboxID: c.ID}
+			if c.State == runtime.StateRunning {
+				np.NetNS = runtime.NetNSPath(c.PID)
+			}
+			_ = nm.TearDown(ctx, np)
+		}
+	}
+	for _, c := range cs {
+		_ = rt.RemoveContainer(ctx, c.ID)
+		rt.RemovePodCgroups(c.PodUID)
+	}
+	nctx := namespaces.WithNamespace(ctx, nd.ns)
+	imgs, _ := rt.Client().ImageService().List(nctx)
+	for _, i := range imgs {
+		_ = rt.Client().ImageService().Delete(nctx, i.Name)
+	}
+	// Content and snapshot leases go with the namespace once it is empty.
+	for range 20 {
+		if err := rt.Client().NamespaceService().Delete(nctx, nd.ns); err == nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, sub := range []string{"cpu", "cpuacct", "memory", "pids", "blkio", "devices", "freezer", "net_cls", "perf_event", "hugetlb", "cpuset", "net_prio", "systemd"} {
+		_ = os.Remove(filepath.Join("/sys/fs/cgroup", sub, nd.ns))
+	}
+	if l, err := netlink.LinkByName(nd.bridge); err == nil {
+		_ = netlink.LinkDel(l)
+	}
+}
+
+func (nd *node) pods() *client.ResourceClient[api.Pod, *api.Pod] {
+	return client.Resource[api.Pod](nd.c).Namespace("default")
+}
+
+// pod is a pod bound to the node running the busybox test image.
+func (nd *node) pod(name string, containers ...api.Container) *api.Pod {
+	for i := range containers {
+		if containers[i].Image == "" {
+			containers[i].Image = testimage.Ref
+		}
+		if containers[i].ImagePullPolicy == "" {
+			containers[i].ImagePullPolicy = api.PullIfNotPresent
+		}
+	}
+	one := int64(1)
+	return &api.Pod{
+		ObjectMeta: api.ObjectMeta{Name: name, Namespace: "default"},
+		Spec:       api.PodSpec{NodeName: nd.name, Containers: containers, TerminationGracePeriodSeconds: &one},
+	}
+}
+
+func (nd *node) create(p *api.Pod) *api.Pod {
+	nd.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := nd.pods().Create(ctx, p)
+	if err != nil {
+		nd.t.Fatal(err)
+	}
+	return out
+}
+
+// waitPod polls the pod until cond holds.
+func (nd *node) waitPod(name string, timeout time.Duration, what string, cond func(*api.Pod) bool) *api.Pod {
+	nd.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last *api.Pod
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		p, err := nd.pods().Get(ctx, name)
+		cancel()
+		if err == nil {
+			last = p
+			if cond(p) {
+				return p
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	nd.t.Fatalf("pod %s: timed out waiting for %s; last status: %s", name, what, statusString(last))
+	return nil
+}
+
+func statusString(p *api.Pod) string {
+	if p == nil {
+		return "<none>"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "phase=%s ip=%s", p.Status.Phase, p.Status.PodIP)
+	for _, c := range p.Status.Conditions {
+		fmt.Fprintf(&b, " %s=%s", c.Type, c.Status)
+	}
+	for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+		fmt.Fprintf(&b, " [%s ready=%v restarts=%d", cs.Name, cs.Ready, cs.RestartCount)
+		switch {
+		case cs.State.Waiting != nil:
+			fmt.Fprintf(&b, " waiting %s %q", cs.State.Waiting.Reason, cs.State.Waiting.Message)
+		case cs.State.Running != nil:
+			b.WriteString(" running")
+		case cs.State.Terminated != nil:
+			fmt.Fprintf(&b, " terminated %d %s", cs.State.Terminated.ExitCode, cs.State.Terminated.Reason)
+		}
+		b.WriteString("]")
+	}
+	return b.String()
+}
+
+func running(p *api.Pod) bool {
+	if p.Status.Phase != api.PodRunning {
+		return false
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Running == nil {
+			return false
+		}
+	}
+	return len(p.Status.ContainerStatuses) > 0
+}
+
+func status(p *api.Pod, name string) api.ContainerStatus {
+	for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+		if cs.Name == name {
+			return cs
+		}
+	}
+	return api.ContainerStatus{}
+}
+
+func condition(p *api.Pod, t api.PodConditionType) api.ConditionStatus {
+	for _, c := range p.Status.Conditions {
+		if c.Type == t {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+// events returns "Reason: message" of the pod's events.
+func (nd *node) events(name string) []string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	l, err := client.Resource[api.Event](nd.c).Namespace("default").List(ctx, client.ListOptions{})
+	if err != nil {
+		nd.t.Fatal(err)
+	}
+	var out []string
+	for _, e := range l.Items {
+		if e.InvolvedObject.Name == name {
+			out = append(out, e.Reason+": "+e.Message)
+		}
+	}
+	return out
+}
+
+func (nd *node) waitEvent(name, prefix string, timeout time.Duration) {
+	nd.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		for _, e := range nd.events(name) {
+			if strings.HasPrefix(e, prefix) {
+				return
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	nd.t.Fatalf("no event %q for pod %s; events: %q", prefix, name, nd.events(name))
+}
+
+func (nd *node) logFile(p *api.Pod, container string, restart int) string {
+	return pods.LogPath(nd.logsDir, p, container, restart)
+}
+
+func (nd *node) waitFile(path, want string, timeout time.Duration) string {
+	nd.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var b []byte
+	for time.Now().Before(deadline) {
+		b, _ = os.ReadFile(path)
+		if strings.Contains(string(b), want) {
+			return string(b)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	nd.t.Fatalf("%s: no %q in %q", path, want, b)
+	return ""
+}
+
+func (nd *node) exec(p *api.Pod, container string, cmd ...string) (string, int) {
+	nd.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out strings.Builder
+	code, err := nd.mgr.Exec(ctx, string(p.UID), container, cmd, false, nil, &out, &out, nil)
+	if err != nil {
+		nd.t.Fatalf("exec %v in %s: %v", cmd, container, err)
+	}
+	return out.String(), code
+}
+
+func sh(script string) []string { return []string{"sh", "-c", script} }

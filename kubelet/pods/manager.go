@@ -1,0 +1,348 @@
+package pods
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/events"
+	"github.com/minik8s/minik8s/internal/informer"
+	"github.com/minik8s/minik8s/kubelet/network"
+	"github.com/minik8s/minik8s/kubelet/probes"
+	"github.com/minik8s/minik8s/kubelet/runtime"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Options configure the pod manager.
+type Options struct {
+	NodeName string
+	// NodeIP is the node's InternalIP (the pods' hostIP); empty means take
+	// it from the Node's status.
+	NodeIP string
+	// RootDir holds per-pod files (volumes, /etc/hosts, resolv.conf).
+	RootDir string
+	// LogsDir holds container logs (/var/log/pods).
+	LogsDir       string
+	ClusterDNS    []string
+	ClusterDomain string
+	// ResolvConf is the host resolver file used by dnsPolicy Default.
+	ResolvConf string
+	// ResyncPeriod is how often every pod is re-synced without events.
+	ResyncPeriod time.Duration
+	// Back-off bounds for restarts (CrashLoopBackOff) and image pulls.
+	BackoffInitial, BackoffMax, BackoffReset time.Duration
+	Logger                                   *slog.Logger
+	// Registry receives the kubelet's pod metrics; nil skips them.
+	Registry prometheus.Registerer
+}
+
+// DefaultOptions are kube's defaults.
+func DefaultOptions() Options {
+	return Options{
+		RootDir: "/var/lib/kubelet", LogsDir: "/var/log/pods", ClusterDomain: "cluster.local",
+		ResolvConf: "/etc/resolv.conf", ResyncPeriod: 10 * time.Second,
+		BackoffInitial: 10 * time.Second, BackoffMax: 300 * time.Second,
+	}
+}
+
+// Manager keeps the node's containers in line with the pods bound to it.
+type Manager struct {
+	opts    Options
+	client  *client.Client
+	rt      *runtime.Runtime
+	net     *network.Manager
+	rec     events.Recorder
+	log     *slog.Logger
+	probes  *probes.Manager
+	backoff *Backoff
+	metrics *metrics
+
+	pods  *informer.Informer[api.Pod]
+	nodes *informer.Informer[api.Node]
+
+	mu      sync.Mutex
+	workers map[string]*worker // by pod UID
+	ctx     context.Context
+	wg      sync.WaitGroup
+}
+
+// New returns a manager; start it with Run.
+func New(c *client.Client, rt *runtime.Runtime, nm *network.Manager, rec events.Recorder, opts Options) *Manager {
+	d := DefaultOptions()
+	if opts.RootDir == "" {
+		opts.RootDir = d.RootDir
+	}
+	if opts.LogsDir == "" {
+		opts.LogsDir = d.LogsDir
+	}
+	if opts.ClusterDomain == "" {
+		opts.ClusterDomain = d.ClusterDomain
+	}
+	if opts.ResolvConf == "" {
+		opts.ResolvConf = d.ResolvConf
+	}
+	if opts.ResyncPeriod <= 0 {
+		opts.ResyncPeriod = d.ResyncPeriod
+	}
+	if opts.BackoffInitial <= 0 {
+		opts.BackoffInitial = d.BackoffInitial
+	}
+	if opts.BackoffMax <= 0 {
+		opts.BackoffMax = d.BackoffMax
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Manager{
+		opts: opts, client: c, rt: rt, net: nm, rec: rec, log: opts.Logger,
+		backoff: NewBackoff(opts.BackoffInitial, opts.BackoffMax, opts.BackoffReset),
+		metrics: newMetrics(opts.Registry),
+		workers: map[string]*worker{},
+	}
+}
+
+// execAdapter lets probes run commands through the runtime.
+type execAdapter struct{ rt *runtime.Runtime }
+
+func (e execAdapter) Exec(ctx context.Context, id string, cmd []string, stdout, stderr io.Writer) (int, error) {
+	return e.rt.Exec(ctx, id, cmd, false, nil, stdout, stderr, nil)
+}
+
+// OnContainerExit is the runtime's exit callback: it wakes the pod's worker.
+func (m *Manager) OnContainerExit(podUID, _ string) { m.kick(podUID) }
+
+// Run watches the node's pods and syncs them until ctx ends. On start it
+// re-adopts the containers a previous kubelet left running and removes
+// those of pods that no longer exist.
+func (m *Manager) Run(ctx context.Context) error {
+	m.ctx = ctx
+	m.probes = probes.NewManager(ctx, execAdapter{m.rt}, m.rec, m.log, m.kick)
+	f := informer.NewFactory(m.client, informer.FactoryOptions{Logger: m.log})
+	m.pods = informer.Shared[api.Pod](f, "", client.ListOptions{FieldSelector: "spec.nodeName=" + m.opts.NodeName})
+	m.nodes = informer.Shared[api.Node](f, "", client.ListOptions{FieldSelector: "metadata.name=" + m.opts.NodeName})
+	m.nodes.AddEventHandler(informer.Handler[api.Node]{
+		OnAdd:    func(n *api.Node, _ bool) { m.onNode(n) },
+		OnUpdate: func(_, n *api.Node) { m.onNode(n) },
+	})
+	f.Start(ctx)
+	if !f.WaitForCacheSync(ctx) {
+		return ctx.Err()
+	}
+	if err := m.adopt(ctx); err != nil {
+		return fmt.Errorf("adopt containers: %w", err)
+	}
+	m.pods.AddEventHandler(informer.Handler[api.Pod]{
+		OnAdd:    func(p *api.Pod, _ bool) { m.kick(string(p.UID)) },
+		OnUpdate: func(_, p *api.Pod) { m.kick(string(p.UID)) },
+		OnDelete: func(p *api.Pod, _ bool) { m.kick(string(p.UID)) },
+	})
+	t := time.NewTicker(m.opts.ResyncPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			m.wg.Wait()
+			return nil
+		case <-t.C:
+			m.backoff.GC()
+			m.updateGauges(ctx)
+			for _, p := range m.pods.Store().List() {
+				m.kick(string(p.UID))
+			}
+		}
+	}
+}
+
+func (m *Manager) onNode(n *api.Node) {
+	if n.Spec.PodCIDR == "" {
+		return
+	}
+	if err := m.net.Configure(n.Spec.PodCIDR); err != nil {
+		m.log.Error("configure pod network", "podCIDR", n.Spec.PodCIDR, "err", err)
+		return
+	}
+	// Pods waiting for the network can proceed.
+	for _, p := range m.pods.Store().List() {
+		m.kick(string(p.UID))
+	}
+}
+
+func (m *Manager) hostIP() string {
+	if m.opts.NodeIP != "" {
+		return m.opts.NodeIP
+	}
+	if m.nodes != nil {
+		for _, n := range m.nodes.Store().List() {
+			for _, a := range n.Status.Addresses {
+				if a.Type == api.NodeInternalIP {
+					return a.Address
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// adopt re-attaches to the running containers of existing pods and removes
+// the containers and networks of pods that are gone.
+func (m *Manager) adopt(ctx context.Context) error {
+	cs, err := m.rt.ListPodContainers(ctx, "")
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	for _, p := range m.pods.Store().List() {
+		known[string(p.UID)] = true
+	}
+	orphans := map[string][]runtime.Container{}
+	for _, c := range cs {
+		if !known[c.PodUID] {
+			orphans[c.PodUID] = append(orphans[c.PodUID], c)
+			continue
+		}
+		if c.State == runtime.StateRunning {
+			if err := m.rt.Adopt(ctx, c.ID); err != nil {
+				m.log.Warn("re-adopt container", "container", c.ID, "err", err)
+			}
+		}
+	}
+	for uid, cs := range orphans {
+		m.log.Info("removing containers of a pod that no longer exists", "podUID", uid, "containers", len(cs))
+		m.teardown(ctx, uid, cs[0].PodNamespace, cs[0].PodName, cs, 0)
+	}
+	m.log.Info("adopted containers", "containers", len(cs), "orphanPods", len(orphans))
+	return nil
+}
+
+// kick wakes (or starts) the worker of a pod.
+func (m *Manager) kick(uid string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ctx == nil || m.ctx.Err() != nil {
+		return
+	}
+	w := m.workers[uid]
+	if w == nil {
+		w = &worker{m: m, uid: uid, wake: make(chan struct{}, 1)}
+		m.workers[uid] = w
+		m.wg.Add(1)
+		go w.run(m.ctx)
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (m *Manager) workerDone(uid string) {
+	m.mu.Lock()
+	delete(m.workers, uid)
+	m.mu.Unlock()
+}
+
+// worker serializes the syncs of one pod.
+type worker struct {
+	m    *Manager
+	uid  string
+	wake chan struct{}
+	// state kept between syncs
+	mu         sync.Mutex
+	waiting    map[string]*api.ContainerStateWaiting
+	pullFailed map[string]time.Time
+	networkErr string
+	// terminal is the phase once the pod finished (the cache may lag).
+	terminal api.PodPhase
+	podIP      string
+	firstSeen time.Time
+	observed  bool
+	lastSent  string
+	startTime *api.Time
+}
+
+func (w *worker) run(ctx context.Context) {
+	defer w.m.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.wake:
+		case <-timer.C:
+		}
+		next, done := w.m.syncPod(ctx, w)
+		if done {
+			w.m.mu.Lock()
+			// A pod re-created with the same UID is impossible; but an
+			// event may have arrived while finishing: drain and exit.
+			delete(w.m.workers, w.uid)
+			w.m.mu.Unlock()
+			return
+		}
+		if next <= 0 || next > w.m.opts.ResyncPeriod {
+			next = w.m.opts.ResyncPeriod
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(next)
+	}
+}
+
+// GetPodByName returns the pod namespace/name bound to this node.
+func (m *Manager) GetPodByName(namespace, name string) (*api.Pod, bool) {
+	if m.pods == nil {
+		return nil, false
+	}
+	p, err := m.pods.Lister().Namespace(namespace).Get(name)
+	if err != nil {
+		return nil, false
+	}
+	return p, true
+}
+
+// GetPods returns every pod bound to this node.
+func (m *Manager) GetPods() []*api.Pod {
+	if m.pods == nil {
+		return nil
+	}
+	return m.pods.Store().List()
+}
+
+// ErrContainerNotFound is wrapped by Exec when the container does not run.
+var ErrContainerNotFound = errors.New("container not found")
+
+// Exec runs cmd in the running container named container of pod podUID.
+func (m *Manager) Exec(ctx context.Context, podUID, container string, cmd []string, tty bool,
+	stdin io.Reader, stdout, stderr io.Writer, resize <-chan runtime.TerminalSize) (int, error) {
+	id, err := m.RunningContainerID(ctx, podUID, container)
+	if err != nil {
+		return -1, err
+	}
+	return m.rt.Exec(ctx, id, cmd, tty, stdin, stdout, stderr, resize)
+}
+
+// RunningContainerID is the containerd ID of the running instance of a
+// pod's container.
+func (m *Manager) RunningContainerID(ctx context.Context, podUID, container string) (string, error) {
+	cs, err := m.rt.ListPodContainers(ctx, podUID)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range cs {
+		if c.Kind == runtime.KindContainer && c.Name == container && c.State == runtime.StateRunning {
+			return c.ID, nil
+		}
+	}
+	return "", fmt.Errorf("container %q of pod %s is not running: %w", container, podUID, ErrContainerNotFound)
+}
+

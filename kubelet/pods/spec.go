@@ -1,0 +1,549 @@
+package pods
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/resource"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/kubelet/runtime"
+)
+
+// containerHash fingerprints the parts of a container spec whose change
+// means the container must be recreated.
+func containerHash(c *api.Container) string {
+	b, _ := json.Marshal(struct {
+		Image, WorkingDir string
+		Command, Args     []string
+		Env               []api.EnvVar
+		Resources         api.ResourceRequirements
+		Mounts            []api.VolumeMount
+	}{c.Image, c.WorkingDir, c.Command, c.Args, c.Env, c.Resources, c.VolumeMounts})
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:8])
+}
+
+// podDir is the kubelet's directory for a pod.
+func (m *Manager) podDir(uid string) string {
+	return filepath.Join(m.opts.RootDir, "pods", uid)
+}
+
+// LogDir is the pod's log directory by the cross-team convention.
+func LogDir(logsDir string, pod *api.Pod) string {
+	return filepath.Join(logsDir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
+}
+
+// LogPath is the log file of a container instance.
+func LogPath(logsDir string, pod *api.Pod, container string, restartCount int) string {
+	return filepath.Join(LogDir(logsDir, pod), container, fmt.Sprintf("%d.log", restartCount))
+}
+
+func hostname(pod *api.Pod) string {
+	if pod.Spec.Hostname != "" {
+		return pod.Spec.Hostname
+	}
+	if len(pod.Name) > 63 {
+		return strings.TrimRight(pod.Name[:63], "-.")
+	}
+	return pod.Name
+}
+
+// writeEtcFiles writes the pod's /etc/hosts and /etc/resolv.conf.
+func (m *Manager) writeEtcFiles(pod *api.Pod, podIP string) error {
+	dir := m.podDir(string(pod.UID))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var hosts strings.Builder
+	hosts.WriteString("# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n")
+	if podIP != "" {
+		name := hostname(pod)
+		if pod.Spec.Subdomain != "" {
+			fmt.Fprintf(&hosts, "%s\t%s.%s.%s.svc.%s\t%s\n", podIP, name, pod.Spec.Subdomain, pod.Namespace, m.opts.ClusterDomain, name)
+		} else {
+			fmt.Fprintf(&hosts, "%s\t%s\n", podIP, name)
+		}
+	}
+	for _, a := range pod.Spec.HostAliases {
+		fmt.Fprintf(&hosts, "%s\t%s\n", a.IP, strings.Join(a.Hostnames, "\t"))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "etc-hosts"), []byte(hosts.String()), 0o644); err != nil {
+		return err
+	}
+	resolv, err := m.resolvConf(pod)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "resolv.conf"), []byte(resolv), 0o644)
+}
+
+// resolvConf applies the pod's dnsPolicy: ClusterFirst uses --cluster-dns
+// with the cluster search path, Default the host's resolv.conf.
+func (m *Manager) resolvConf(pod *api.Pod) (string, error) {
+	policy := pod.Spec.DNSPolicy
+	if policy == "" {
+		policy = api.DNSClusterFirst
+	}
+	if policy == api.DNSClusterFirst && pod.Spec.HostNetwork {
+		policy = api.DNSDefault
+	}
+	if policy == api.DNSClusterFirstWithHostNet {
+		policy = api.DNSClusterFirst
+	}
+	var servers, searches, options []string
+	switch {
+	case policy == api.DNSClusterFirst && len(m.opts.ClusterDNS) > 0:
+		servers = m.opts.ClusterDNS
+		d := m.opts.ClusterDomain
+		searches = []string{pod.Namespace + ".svc." + d, "svc." + d, d}
+		options = []string{"ndots:5"}
+	case policy == api.DNSNone:
+	default:
+		b, err := os.ReadFile(m.opts.ResolvConf)
+		if err != nil && !os.IsNotExist(err) {
+			return "", err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
+			switch f[0] {
+			case "nameserver":
+				servers = append(servers, f[1])
+			case "search":
+				searches = append(searches, f[1:]...)
+			case "options":
+				options = append(options, f[1:]...)
+			}
+		}
+	}
+	if c := pod.Spec.DNSConfig; c != nil {
+		servers = append(servers, c.Nameservers...)
+		searches = append(searches, c.Searches...)
+		for _, o := range c.Options {
+			if o.Value != nil {
+				options = append(options, o.Name+":"+*o.Value)
+			} else {
+				options = append(options, o.Name)
+			}
+		}
+	}
+	var b strings.Builder
+	if len(searches) > 0 {
+		fmt.Fprintf(&b, "search %s\n", strings.Join(searches, " "))
+	}
+	for _, s := range servers {
+		fmt.Fprintf(&b, "nameserver %s\n", s)
+	}
+	if len(options) > 0 {
+		fmt.Fprintf(&b, "options %s\n", strings.Join(options, " "))
+	}
+	return b.String(), nil
+}
+
+// setUpVolumes materializes the pod's volumes and returns their host paths
+// by volume name.
+func (m *Manager) setUpVolumes(ctx context.Context, pod *api.Pod) (map[string]string, error) {
+	paths := map[string]string{}
+	dir := filepath.Join(m.podDir(string(pod.UID)), "volumes")
+	for _, v := range pod.Spec.Volumes {
+		switch {
+		case v.EmptyDir != nil:
+			p := filepath.Join(dir, "kubernetes.io~empty-dir", v.Name)
+			if err := os.MkdirAll(p, 0o777); err != nil {
+				return nil, err
+			}
+			_ = os.Chmod(p, 0o777)
+			paths[v.Name] = p
+		case v.HostPath != nil:
+			p := v.HostPath.Path
+			t := api.HostPathUnset
+			if v.HostPath.Type != nil {
+				t = *v.HostPath.Type
+			}
+			switch t {
+			case api.HostPathDirectoryOrCreate:
+				if err := os.MkdirAll(p, 0o755); err != nil {
+					return nil, err
+				}
+			case api.HostPathFileOrCreate:
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					return nil, err
+				}
+				f, err := os.OpenFile(p, os.O_CREATE|os.O_RDONLY, 0o644)
+				if err != nil {
+					return nil, err
+				}
+				f.Close()
+			case api.HostPathDirectory, api.HostPathFile:
+				st, err := os.Stat(p)
+				if err != nil {
+					return nil, fmt.Errorf("hostPath type check failed: %s is not a %s", p, strings.ToLower(strings.TrimPrefix(string(t), "")))
+				}
+				if st.IsDir() != (t == api.HostPathDirectory) {
+					return nil, fmt.Errorf("hostPath type check failed: %s is not a %s", p, t)
+				}
+			}
+			paths[v.Name] = p
+		case v.ConfigMap != nil:
+			p := filepath.Join(dir, "kubernetes.io~configmap", v.Name)
+			if err := m.writeConfigMap(ctx, pod.Namespace, v.ConfigMap, p); err != nil {
+				return nil, err
+			}
+			paths[v.Name] = p
+		case v.Secret != nil:
+			p := filepath.Join(dir, "kubernetes.io~secret", v.Name)
+			if err := m.writeSecret(ctx, pod.Namespace, v.Secret, p); err != nil {
+				return nil, err
+			}
+			paths[v.Name] = p
+		default:
+			return nil, fmt.Errorf("volume %q: only emptyDir, hostPath, configMap and secret volumes are supported", v.Name)
+		}
+	}
+	return paths, nil
+}
+
+func (m *Manager) writeConfigMap(ctx context.Context, ns string, src *api.ConfigMapVolumeSource, dir string) error {
+	cm, err := client.Resource[api.ConfigMap](m.client).Namespace(ns).Get(ctx, src.Name)
+	if err != nil {
+		if src.Optional != nil && *src.Optional {
+			return os.MkdirAll(dir, 0o755)
+		}
+		return fmt.Errorf("configmap %q not found: %w", src.Name, err)
+	}
+	data := map[string][]byte{}
+	for k, v := range cm.Data {
+		data[k] = []byte(v)
+	}
+	for k, v := range cm.BinaryData {
+		data[k] = v
+	}
+	mode := api.ConfigMapVolumeSourceDefaultMode
+	if src.DefaultMode != nil {
+		mode = *src.DefaultMode
+	}
+	return writeProjected(dir, data, src.Items, mode)
+}
+
+func (m *Manager) writeSecret(ctx context.Context, ns string, src *api.SecretVolumeSource, dir string) error {
+	s, err := client.Resource[api.Secret](m.client).Namespace(ns).Get(ctx, src.SecretName)
+	if err != nil {
+		if src.Optional != nil && *src.Optional {
+			return os.MkdirAll(dir, 0o755)
+		}
+		return fmt.Errorf("secret %q not found: %w", src.SecretName, err)
+	}
+	data := map[string][]byte{}
+	for k, v := range s.Data {
+		data[k] = v
+	}
+	for k, v := range s.StringData {
+		data[k] = []byte(v)
+	}
+	mode := api.SecretVolumeSourceDefaultMode
+	if src.DefaultMode != nil {
+		mode = *src.DefaultMode
+	}
+	return writeProjected(dir, data, src.Items, mode)
+}
+
+func writeProjected(dir string, data map[string][]byte, items []api.KeyToPath, mode int32) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	type file struct {
+		path string
+		mode int32
+		data []byte
+	}
+	var files []file
+	if len(items) == 0 {
+		for k, v := range data {
+			files = append(files, file{k, mode, v})
+		}
+	} else {
+		for _, it := range items {
+			v, ok := data[it.Key]
+			if !ok {
+				return fmt.Errorf("key %q not found", it.Key)
+			}
+			md := mode
+			if it.Mode != nil {
+				md = *it.Mode
+			}
+			files = append(files, file{it.Path, md, v})
+		}
+	}
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.Clean("/"+f.path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p+".tmp", f.data, os.FileMode(f.mode)); err != nil {
+			return err
+		}
+		if err := os.Rename(p+".tmp", p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mounts returns the bind mounts of container c: its volume mounts plus
+// the pod's /etc/hosts and /etc/resolv.conf.
+func (m *Manager) mounts(pod *api.Pod, c *api.Container, volumes map[string]string) ([]runtime.Mount, error) {
+	dir := m.podDir(string(pod.UID))
+	out := []runtime.Mount{
+		{HostPath: filepath.Join(dir, "etc-hosts"), ContainerPath: "/etc/hosts"},
+		{HostPath: filepath.Join(dir, "resolv.conf"), ContainerPath: "/etc/resolv.conf"},
+	}
+	for _, vm := range c.VolumeMounts {
+		hp, ok := volumes[vm.Name]
+		if !ok {
+			return nil, fmt.Errorf("volume mount %q of container %q names no volume", vm.Name, c.Name)
+		}
+		if vm.SubPath != "" {
+			hp = filepath.Join(hp, filepath.Clean("/"+vm.SubPath))
+			if _, err := os.Stat(hp); os.IsNotExist(err) {
+				if err := os.MkdirAll(hp, 0o755); err != nil {
+					return nil, err
+				}
+			}
+		}
+		out = append(out, runtime.Mount{HostPath: hp, ContainerPath: vm.MountPath, ReadOnly: vm.ReadOnly})
+	}
+	return out, nil
+}
+
+// resources turns limits and requests into cgroup settings the way the
+// kubelet does: shares from the cpu request (limit if no request), a CFS
+// quota from the cpu limit, the memory limit in bytes.
+func resources(c *api.Container) (quota int64, period uint64, shares uint64, mem int64) {
+	const p = 100000
+	cpuReq, hasReq := c.Resources.Requests[api.ResourceCPU]
+	cpuLim, hasLim := c.Resources.Limits[api.ResourceCPU]
+	if !hasReq && hasLim {
+		cpuReq, hasReq = cpuLim, true
+	}
+	shares = 2
+	if hasReq {
+		shares = max(uint64(cpuReq.MilliValue()*1024/1000), 2)
+	}
+	if hasLim {
+		quota = max(cpuLim.MilliValue()*p/1000, 1000)
+		period = p
+	}
+	if ml, ok := c.Resources.Limits[api.ResourceMemory]; ok {
+		mem = ml.Value()
+	}
+	return
+}
+
+// env resolves the container's environment: envFrom, then env with
+// valueFrom (fieldRef, resourceFieldRef, configMapKeyRef, secretKeyRef) and
+// $(VAR) references to earlier variables.
+func (m *Manager) env(ctx context.Context, pod *api.Pod, c *api.Container, podIP string) ([]string, error) {
+	vals := map[string]string{}
+	var order []string
+	set := func(k, v string) {
+		if _, ok := vals[k]; !ok {
+			order = append(order, k)
+		}
+		vals[k] = v
+	}
+	for _, ef := range c.EnvFrom {
+		switch {
+		case ef.ConfigMapRef != nil:
+			cm, err := client.Resource[api.ConfigMap](m.client).Namespace(pod.Namespace).Get(ctx, ef.ConfigMapRef.Name)
+			if err != nil {
+				if ef.ConfigMapRef.Optional != nil && *ef.ConfigMapRef.Optional {
+					continue
+				}
+				return nil, fmt.Errorf("configmap %q not found", ef.ConfigMapRef.Name)
+			}
+			for _, k := range sortedKeys(cm.Data) {
+				set(ef.Prefix+k, cm.Data[k])
+			}
+		case ef.SecretRef != nil:
+			s, err := client.Resource[api.Secret](m.client).Namespace(pod.Namespace).Get(ctx, ef.SecretRef.Name)
+			if err != nil {
+				if ef.SecretRef.Optional != nil && *ef.SecretRef.Optional {
+					continue
+				}
+				return nil, fmt.Errorf("secret %q not found", ef.SecretRef.Name)
+			}
+			for k, v := range s.Data {
+				set(ef.Prefix+k, string(v))
+			}
+		}
+	}
+	for _, e := range c.Env {
+		if e.ValueFrom == nil {
+			set(e.Name, expand(e.Value, vals))
+			continue
+		}
+		v, err := m.valueFrom(ctx, pod, c, e.ValueFrom, podIP)
+		if err != nil {
+			return nil, fmt.Errorf("env %s: %w", e.Name, err)
+		}
+		set(e.Name, v)
+	}
+	out := make([]string, 0, len(order))
+	for _, k := range order {
+		out = append(out, k+"="+vals[k])
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func (m *Manager) valueFrom(ctx context.Context, pod *api.Pod, c *api.Container, src *api.EnvVarSource, podIP string) (string, error) {
+	switch {
+	case src.FieldRef != nil:
+		switch p := src.FieldRef.FieldPath; {
+		case p == "metadata.name":
+			return pod.Name, nil
+		case p == "metadata.namespace":
+			return pod.Namespace, nil
+		case p == "metadata.uid":
+			return string(pod.UID), nil
+		case p == "spec.nodeName":
+			return pod.Spec.NodeName, nil
+		case p == "spec.serviceAccountName":
+			return pod.Spec.ServiceAccountName, nil
+		case p == "status.podIP":
+			return podIP, nil
+		case p == "status.podIPs":
+			return podIP, nil
+		case p == "status.hostIP", p == "status.hostIPs":
+			return m.hostIP(), nil
+		case strings.HasPrefix(p, "metadata.labels['") && strings.HasSuffix(p, "']"):
+			return pod.Labels[p[len("metadata.labels['"):len(p)-2]], nil
+		case strings.HasPrefix(p, "metadata.annotations['") && strings.HasSuffix(p, "']"):
+			return pod.Annotations[p[len("metadata.annotations['"):len(p)-2]], nil
+		default:
+			return "", fmt.Errorf("unsupported fieldPath %q", p)
+		}
+	case src.ResourceFieldRef != nil:
+		r := src.ResourceFieldRef
+		target := c
+		if r.ContainerName != "" {
+			for i := range pod.Spec.Containers {
+				if pod.Spec.Containers[i].Name == r.ContainerName {
+					target = &pod.Spec.Containers[i]
+				}
+			}
+		}
+		kind, name, _ := strings.Cut(r.Resource, ".")
+		list := target.Resources.Requests
+		if kind == "limits" {
+			list = target.Resources.Limits
+		}
+		q, ok := list[api.ResourceName(name)]
+		if !ok {
+			return "0", nil
+		}
+		div := r.Divisor
+		if div.IsZero() {
+			div = resource.MustParse("1")
+		}
+		if name == "cpu" {
+			return fmt.Sprint((q.MilliValue() + div.MilliValue() - 1) / div.MilliValue()), nil
+		}
+		return fmt.Sprint((q.Value() + div.Value() - 1) / div.Value()), nil
+	case src.ConfigMapKeyRef != nil:
+		r := src.ConfigMapKeyRef
+		cm, err := client.Resource[api.ConfigMap](m.client).Namespace(pod.Namespace).Get(ctx, r.Name)
+		if err == nil {
+			if v, ok := cm.Data[r.Key]; ok {
+				return v, nil
+			}
+		}
+		if r.Optional != nil && *r.Optional {
+			return "", nil
+		}
+		return "", fmt.Errorf("couldn't find key %s in ConfigMap %s/%s", r.Key, pod.Namespace, r.Name)
+	case src.SecretKeyRef != nil:
+		r := src.SecretKeyRef
+		s, err := client.Resource[api.Secret](m.client).Namespace(pod.Namespace).Get(ctx, r.Name)
+		if err == nil {
+			if v, ok := s.Data[r.Key]; ok {
+				return string(v), nil
+			}
+		}
+		if r.Optional != nil && *r.Optional {
+			return "", nil
+		}
+		return "", fmt.Errorf("couldn't find key %s in Secret %s/%s", r.Key, pod.Namespace, r.Name)
+	}
+	return "", nil
+}
+
+// expand replaces $(VAR) with known variables; $$ escapes, unknown
+// references are kept verbatim (kube's expansion rules).
+func expand(s string, vars map[string]string) string {
+	if !strings.Contains(s, "$") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			i++
+		case '(':
+			end := strings.IndexByte(s[i+2:], ')')
+			if end < 0 {
+				b.WriteString(s[i:])
+				return b.String()
+			}
+			name := s[i+2 : i+2+end]
+			if v, ok := vars[name]; ok {
+				b.WriteString(v)
+			} else {
+				b.WriteString(s[i : i+3+end])
+			}
+			i += 2 + end
+		default:
+			b.WriteByte('$')
+		}
+	}
+	return b.String()
+}
+
+func expandAll(in []string, env []string) []string {
+	if len(in) == 0 {
+		return in
+	}
+	vars := map[string]string{}
+	for _, e := range env {
+		k, v, _ := strings.Cut(e, "=")
+		vars[k] = v
+	}
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = expand(s, vars)
+	}
+	return out
+}
