@@ -1,0 +1,83 @@
+package root_test
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/resource"
+	"github.com/minik8s/minik8s/internal/client"
+)
+
+func TestIntegrationDescribeKinds(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	node := &api.Node{ObjectMeta: api.ObjectMeta{Name: "n1", Labels: map[string]string{"node-role.kubernetes.io/worker": ""}},
+		Spec: api.NodeSpec{PodCIDR: "10.244.1.0/24", Taints: []api.Taint{{Key: "dedicated", Value: "db", Effect: api.TaintEffectNoSchedule}}}}
+	node, err := client.Resource[api.Node](c.client).Create(ctx, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node.Status = api.NodeStatus{
+		Capacity:    api.ResourceList{api.ResourceCPU: resource.MustParse("2"), api.ResourceMemory: resource.MustParse("4Gi")},
+		Allocatable: api.ResourceList{api.ResourceCPU: resource.MustParse("2"), api.ResourceMemory: resource.MustParse("4Gi")},
+		Conditions:  []api.NodeCondition{{Type: api.NodeReady, Status: api.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"}},
+		Addresses:   []api.NodeAddress{{Type: api.NodeInternalIP, Address: "10.0.0.2"}, {Type: api.NodeHostName, Address: "n1"}},
+		NodeInfo:    api.NodeSystemInfo{KubeletVersion: "v0.1.0", ContainerRuntimeVersion: "containerd://1.6.20", OperatingSystem: "linux", Architecture: "amd64"},
+	}
+	if _, err := client.Resource[api.Node](c.client).UpdateStatus(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	two := int32(2)
+	rs, err := client.Resource[api.ReplicaSet](c.client).Namespace("default").Create(ctx, &api.ReplicaSet{
+		ObjectMeta: api.ObjectMeta{Name: "web-abc", Labels: map[string]string{"app": "web"}},
+		Spec: api.ReplicaSetSpec{Replicas: &two, Selector: &api.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: api.PodTemplateSpec{ObjectMeta: api.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec: api.PodSpec{Containers: []api.Container{{Name: "app", Image: "busybox:1"}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Resource[api.Pod](c.client).Namespace("default").Create(ctx, &api.Pod{
+		ObjectMeta: api.ObjectMeta{Name: "web-abc-1", Labels: map[string]string{"app": "web"},
+			OwnerReferences: []api.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: &yes}}},
+		Spec: api.PodSpec{NodeName: "n1", Containers: []api.Container{{Name: "app", Image: "busybox:1",
+			Resources: api.ResourceRequirements{Requests: api.ResourceList{api.ResourceCPU: resource.MustParse("500m")}}}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Resource[api.Service](c.client).Namespace("default").Create(ctx, &api.Service{
+		ObjectMeta: api.ObjectMeta{Name: "web"},
+		Spec: api.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []api.ServicePort{{Name: "http", Port: 80, TargetPort: api.FromInt(8080)}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"describe", "node", "n1"}, []string{"Name:               n1\n", "Roles:              worker\n", "Taints:             dedicated=db:NoSchedule\n",
+			"  Ready            True    ", "KubeletReady", "  InternalIP:  10.0.0.2\n", "  cpu:     2\n", "PodCIDR:                      10.244.1.0/24\n",
+			"Non-terminated Pods:          (1 in total)\n", "  default                     web-abc-1", "500m (25%)", "  Container Runtime Version:  containerd://1.6.20\n",
+			"Lease:\n  Failed to get lease", "Events:                       <none>\n"}},
+		{[]string{"describe", "rs", "web-abc"}, []string{"Name:         web-abc\n", "Selector:     app=web\n", "Replicas:     0 current / 2 desired\n",
+			"Pods Status:  0 Running / 1 Waiting / 0 Succeeded / 0 Failed\n", "Pod Template:\n  Labels:  app=web\n", "    Image:         busybox:1\n"}},
+		{[]string{"describe", "svc", "web"}, []string{"Name:              web\n", "Selector:          app=web\n", "Type:              ClusterIP\n",
+			"Port:              http  80/TCP\n", "TargetPort:        8080/TCP\n", "Endpoints:         <none>\n", "Events:            <none>\n"}},
+		{[]string{"describe", "pods", "web-a"}, []string{"Name:             web-abc-1\n", "Controlled By:    ReplicaSet/web-abc\n", "QoS Class:        Burstable\n",
+			"    Requests:\n      cpu:        500m\n"}},
+	} {
+		// Column widths depend on the longest cell; compare words.
+		out := c.mustRun("", tc.args...)
+		flat := spaces.ReplaceAllString(out, " ")
+		for _, w := range tc.want {
+			if !strings.Contains(flat, spaces.ReplaceAllString(w, " ")) {
+				t.Errorf("%v lacks %q:\n%s", tc.args, w, out)
+			}
+		}
+	}
+}
+
+var spaces = regexp.MustCompile(` +`)
