@@ -50,7 +50,7 @@ func TestIntegrationDescribeKinds(t *testing.T) {
 	}
 	if _, err := client.Resource[api.Service](c.client).Namespace("default").Create(ctx, &api.Service{
 		ObjectMeta: api.ObjectMeta{Name: "web"},
-		Spec: api.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []api.ServicePort{{Name: "http", Port: 80, TargetPort: api.FromInt(8080)}}},
+		Spec:       api.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []api.ServicePort{{Name: "http", Port: 80, TargetPort: api.FromInt(8080)}}},
 	}); err != nil {
 		t.Fatal(err)
 	}
