@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,6 +79,18 @@ func (o *Options) Config() (Config, error) {
 	if c.Labels, err = ParseLabels(o.NodeLabels); err != nil {
 		return c, fmt.Errorf("--node-labels: %w", err)
 	}
+	var bad []string
+	for _, k := range sortedKeys(c.Labels) {
+		if !IsKubeletLabel(k) {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) > 0 {
+		// The kubelet's own check: NodeRestriction would refuse them anyway.
+		return c, fmt.Errorf("unknown 'kubernetes.io' or 'k8s.io' labels specified with --node-labels: %v\n"+
+			"--node-labels in the 'kubernetes.io' namespace must begin with an allowed prefix (kubelet.kubernetes.io, node.kubernetes.io) "+
+			"or be in the specifically allowed set (%s)", bad, strings.Join(kubeletLabels, ", "))
+	}
 	if c.Taints, err = ParseTaints(o.RegisterWithTaints); err != nil {
 		return c, fmt.Errorf("--register-with-taints: %w", err)
 	}
@@ -114,6 +127,40 @@ func NodeName(override string) (string, error) {
 		return "", fmt.Errorf("empty node name")
 	}
 	return name, nil
+}
+
+// kubeletLabels are the labels in the kubernetes.io namespace a kubelet may
+// set on its own Node (k8s.io/kubelet's IsKubeletLabel).
+var kubeletLabels = []string{
+	api.LabelHostname, api.LabelTopologyZone, api.LabelTopologyRegion,
+	"failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
+	"beta.kubernetes.io/instance-type", api.LabelInstanceTypeStable,
+	api.LabelOSStable, api.LabelArchStable, labelOSBeta, labelArchBeta,
+}
+
+// IsKubeletLabel tells whether a kubelet may set label key on its Node:
+// keys outside the kubernetes.io and k8s.io namespaces, those in
+// kubeletLabels, and those under kubelet.kubernetes.io or node.kubernetes.io.
+func IsKubeletLabel(key string) bool {
+	if slices.Contains(kubeletLabels, key) {
+		return true
+	}
+	ns, _, ok := strings.Cut(key, "/")
+	if !ok {
+		return true
+	}
+	ns = strings.ToLower(ns)
+	for _, allowed := range []string{"kubelet.kubernetes.io", "node.kubernetes.io"} {
+		if ns == allowed || strings.HasSuffix(ns, "."+allowed) {
+			return true
+		}
+	}
+	for _, reserved := range []string{"kubernetes.io", "k8s.io"} {
+		if ns == reserved || strings.HasSuffix(ns, "."+reserved) {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseLabels parses "k=v,k2=v2".

@@ -2,6 +2,7 @@ package nodestatus
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/minik8s/minik8s/api"
@@ -55,7 +56,7 @@ func TestOptionsConfig(t *testing.T) {
 	o := DefaultOptions()
 	o.HostnameOverride = " Node-A "
 	o.NodeIP = "10.0.0.7"
-	o.NodeLabels = "tier=edge,node-role.kubernetes.io/worker="
+	o.NodeLabels = "tier=edge,node.kubernetes.io/pool=a"
 	o.SystemReserved = "cpu=100m,memory=256Mi"
 	c, err := o.Config()
 	if err != nil {
@@ -65,8 +66,27 @@ func TestOptionsConfig(t *testing.T) {
 		c.MaxPods != 110 || c.LeaseRenewInterval.Seconds() != 10 || c.SystemReserved.Cpu().String() != "100m" {
 		t.Errorf("config = %+v", c)
 	}
+	o.NodeLabels = "node-role.kubernetes.io/worker="
+	if _, err := o.Config(); err == nil || !strings.Contains(err.Error(), "node-role.kubernetes.io/worker") {
+		t.Errorf("node-role label accepted: %v", err)
+	}
+	o.NodeLabels = ""
 	o.SystemReserved = "gpu=1"
 	if _, err := o.Config(); err == nil {
 		t.Error("unknown reserved resource accepted")
+	}
+}
+
+func TestIsKubeletLabel(t *testing.T) {
+	t.Parallel()
+	for key, want := range map[string]bool{
+		"tier": true, "example.com/gpu": true, "kubernetes.io/hostname": true, "topology.kubernetes.io/zone": true,
+		"node.kubernetes.io/pool": true, "foo.kubelet.kubernetes.io/x": true,
+		"node-role.kubernetes.io/worker": false, "kubernetes.io/role": false, "x.k8s.io/y": false,
+		"node-restriction.kubernetes.io/secure": false,
+	} {
+		if got := IsKubeletLabel(key); got != want {
+			t.Errorf("IsKubeletLabel(%q) = %v, want %v", key, got, want)
+		}
 	}
 }
