@@ -211,6 +211,7 @@ func (a *APIServer) Start(ctx context.Context) error {
 		cancel()
 		return err
 	}
+	kubeletCfg.Authorizer = authorizer
 	a.handler = server.New(server.Config{
 		Kubelet:           kubeletCfg,
 		Filters:           []func(http.Handler) http.Handler{authz.Filter(authorizer)},

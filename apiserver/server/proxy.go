@@ -18,6 +18,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/apiserver/authz"
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/request"
 )
@@ -42,6 +43,10 @@ type KubeletConfig struct {
 	PreferredAddressTypes []api.NodeAddressType
 	// DialTimeout bounds connecting to a kubelet (default 10 s).
 	DialTimeout time.Duration
+	// Authorizer, when set, makes a WebSocket exec (a GET, authorized as
+	// "get" by the filter chain) also need "create" on pods/exec, as
+	// kube-apiserver 1.35 does (AuthorizePodWebsocketUpgradeCreatePermission).
+	Authorizer authz.Authorizer
 }
 
 // kubeletProxy streams pods/log and pods/exec to the pod's kubelet.
@@ -94,6 +99,12 @@ func (s *Server) servePodProxy(w http.ResponseWriter, r *http.Request, info *req
 		methodNotAllowed(w, r)
 		return
 	}
+	if info.Subresource == "exec" && info.Verb == "get" {
+		if err := s.authorizeCreate(r, info); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
 	q := r.URL.Query()
 	obj, err := st.Get(r.Context(), info.Namespace, info.Name)
 	if err != nil {
@@ -141,6 +152,29 @@ func (s *Server) servePodProxy(w http.ResponseWriter, r *http.Request, info *req
 		base.RawQuery = kq.Encode()
 		s.proxyUpgrade(w, r, base)
 	}
+}
+
+// authorizeCreate checks "create" on the subresource for a request that
+// came as a GET.
+func (s *Server) authorizeCreate(r *http.Request, info *request.Info) error {
+	a := s.cfg.Kubelet.Authorizer
+	if a == nil {
+		return nil
+	}
+	user, ok := request.UserFrom(r.Context())
+	if !ok {
+		return errors.New("no User found in the context")
+	}
+	attrs := authz.AttributesFrom(info, user)
+	attrs.Verb = "create"
+	decision, reason, err := a.Authorize(r.Context(), attrs)
+	switch {
+	case decision == authz.Allow:
+		return nil
+	case err != nil:
+		return err
+	}
+	return authz.Forbidden(attrs, reason)
 }
 
 // podContainer resolves the container a request addresses, with

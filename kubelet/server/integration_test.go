@@ -499,3 +499,71 @@ func TestPodsEndpoint(t *testing.T) {
 		t.Errorf("/healthz = %d", resp2.StatusCode)
 	}
 }
+
+// TestExecNeedsCreate: over WebSocket (a GET) exec needs create on
+// pods/exec, not just get, as in kube-apiserver 1.35; get on pods/log is
+// enough for logs.
+func TestExecNeedsCreate(t *testing.T) {
+	e := setup(t)
+	p := e.pod(t, "web", "node-k", "app")
+	writeCRI(t, e.logFile(p, "app", 0), "hello")
+	ca := e.s.PKI().CA
+	userClient := func(name string) *client.Config {
+		certPEM, keyPEM, err := ca.IssueClient(name, nil, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &client.Config{Host: e.s.SecureURL(), CAData: ca.CertPEM(), CertData: certPEM, KeyData: keyPEM, QPS: -1}
+	}
+	grant := func(user string, verbs ...string) {
+		t.Helper()
+		role := &api.Role{ObjectMeta: api.ObjectMeta{Namespace: "default", Name: user},
+			Rules: []api.PolicyRule{{Verbs: verbs, APIGroups: []string{""}, Resources: []string{"pods/exec", "pods/log"}}}}
+		if _, err := client.Resource[api.Role](e.admin).Namespace("default").Create(e.ctx, role); err != nil {
+			t.Fatal(err)
+		}
+		rb := &api.RoleBinding{ObjectMeta: api.ObjectMeta{Namespace: "default", Name: user},
+			Subjects: []api.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: user}},
+			RoleRef:  api.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: user}}
+		if _, err := client.Resource[api.RoleBinding](e.admin).Namespace("default").Create(e.ctx, rb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grant("viewer", "get")
+	grant("operator", "get", "create")
+	q := url.Values{"command": {"echo", "hi"}, "stdout": {"true"}}
+	path := "/api/v1/namespaces/default/pods/web/exec"
+
+	viewer := userClient("viewer")
+	poll := func(what string, f func() error) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			err := f()
+			if err == nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %v", what, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	vc, _ := client.New(viewer)
+	poll("viewer reads logs (RBAC caches may lag)", func() error {
+		_, err := vc.Do(e.ctx, client.Request{Path: "/api/v1/namespaces/default/pods/web/log"})
+		return err
+	})
+	err := remotecommand.Exec(e.ctx, viewer, path, q, remotecommand.Options{Stdout: io.Discard})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `cannot create resource "pods/exec"`) {
+		t.Errorf("viewer exec: %v, want Forbidden for create pods/exec", err)
+	}
+	var out bytes.Buffer
+	poll("operator execs", func() error {
+		out.Reset()
+		return remotecommand.Exec(e.ctx, userClient("operator"), path, q, remotecommand.Options{Stdout: &out})
+	})
+	if out.String() != "hi in app (tty=false)\n" {
+		t.Errorf("operator exec output %q", out.String())
+	}
+}
