@@ -151,9 +151,12 @@ func (r *Runtime) Close() error {
 	r.mu.Unlock()
 	r.cancel()
 	for _, t := range tasks {
+		// Cancel closes our ends of the FIFOs; Close would also remove
+		// them, and the next kubelet re-attaches to them.
 		t.io.Cancel()
-		t.io.Close()
-		t.log.Close()
+		if t.log != nil {
+			t.log.Close()
+		}
 	}
 	return r.client.Close()
 }
@@ -458,7 +461,9 @@ func (r *Runtime) dropIO(id string) {
 	if t != nil {
 		t.io.Cancel()
 		t.io.Close()
-		t.log.Close()
+		if t.log != nil {
+			t.log.Close()
+		}
 	}
 }
 
