@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var e2eFlag = flag.Bool("e2e", false, "run the end-to-end suite against the docker compose cluster (also MINIK8S_E2E=1)")
+
+// The cluster every test shares; skipReason or setupErr say why there is none.
+var (
+	cluster    *Cluster
+	setupErr   error
+	skipReason string
+)
+
+// workers is how many node containers the compose file starts.
+const workers = 2
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	if !*e2eFlag && os.Getenv("MINIK8S_E2E") != "1" {
+		skipReason = "end-to-end suite not requested: run make e2e, or set MINIK8S_E2E=1 (or -e2e)"
+		return m.Run()
+	}
+	if out, err := exec.Command("docker", "info", "--format", "{{.ServerVersion}}").CombinedOutput(); err != nil {
+		skipReason = fmt.Sprintf("docker is not available (%v): %s", err, strings.TrimSpace(string(out)))
+		return m.Run()
+	}
+	c, err := NewCluster(".")
+	if err != nil {
+		skipReason = err.Error()
+		return m.Run()
+	}
+	for _, b := range []string{"apiserver", "scheduler", "controller-manager", "kubelet", "kubectl-lite"} {
+		if _, err := os.Stat(filepath.Join(c.Root, "bin", b)); err != nil {
+			skipReason = fmt.Sprintf("bin/%s is missing: run make build (or make e2e)", b)
+			return m.Run()
+		}
+	}
+	c.Logf = log.Printf
+	cluster = c
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	upCtx, cancel := context.WithTimeout(ctx, 15*time.Minute)
+	start := time.Now()
+	setupErr = c.Up(upCtx, workers)
+	cancel()
+	if setupErr == nil {
+		log.Printf("e2e: compose cluster up from a clean state, %d nodes Ready, in %.1fs", workers, time.Since(start).Seconds())
+	} else {
+		log.Printf("e2e: the compose cluster did not come up: %v", setupErr)
+	}
+
+	code := m.Run()
+
+	if os.Getenv("MINIK8S_E2E_KEEP") == "1" {
+		log.Printf("e2e: MINIK8S_E2E_KEEP=1: cluster left running (make clean removes it)")
+		return code
+	}
+	downCtx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := c.Down(downCtx); err != nil {
+		log.Printf("e2e: tearing the cluster down: %v", err)
+	}
+	return code
+}
+
+// requireCluster skips without a requested suite and fails without a cluster.
+func requireCluster(t *testing.T) *Cluster {
+	t.Helper()
+	if skipReason != "" {
+		t.Skip(skipReason)
+	}
+	if setupErr != nil {
+		t.Fatalf("the compose cluster did not come up: %v", setupErr)
+	}
+	return cluster
+}
