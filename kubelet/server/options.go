@@ -1,0 +1,77 @@
+package server
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+)
+
+// Options are the kubelet's server flags, named as the Kubernetes kubelet's.
+type Options struct {
+	Address string
+	Port    int
+	// ClientCAFile verifies client certificates (default: the cluster CA
+	// of the kubeconfig, which the app passes to Config).
+	ClientCAFile string
+	// TLSCertFile and TLSPrivateKeyFile replace the self-signed serving
+	// certificate (bootstrap.EnsureServingCert) when set.
+	TLSCertFile       string
+	TLSPrivateKeyFile string
+}
+
+// DefaultOptions are the kubelet's defaults.
+func DefaultOptions() Options { return Options{Address: "0.0.0.0", Port: DefaultPort} }
+
+// AddFlags registers the options on fs.
+func (o *Options) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.Address, "address", o.Address, "IP address for the kubelet to serve on (0.0.0.0 or :: for all interfaces)")
+	fs.IntVar(&o.Port, "port", o.Port, "port for the kubelet to serve on (HTTPS: logs, exec)")
+	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that client certificates must chain to (default: the CA of --kubeconfig)")
+	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "serving certificate (default: a self-signed one in --root-dir/pki)")
+	fs.StringVar(&o.TLSPrivateKeyFile, "tls-private-key-file", o.TLSPrivateKeyFile, "key of --tls-cert-file")
+}
+
+// Addr is the listen address.
+func (o *Options) Addr() string { return net.JoinHostPort(o.Address, strconv.Itoa(o.Port)) }
+
+// ClientCAs is the pool of --client-ca-file, or of defaultCAPEM (the
+// kubeconfig's cluster CA) without it.
+func (o *Options) ClientCAs(defaultCAPEM []byte) (*x509.CertPool, error) {
+	pemData := defaultCAPEM
+	if o.ClientCAFile != "" {
+		b, err := os.ReadFile(o.ClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--client-ca-file: %w", err)
+		}
+		pemData = b
+	}
+	if len(pemData) == 0 {
+		return nil, errors.New("no client CA: set --client-ca-file (the kubeconfig has no certificate-authority data)")
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pemData) {
+		return nil, errors.New("client CA: no PEM certificate found")
+	}
+	return pool, nil
+}
+
+// Certificate loads --tls-cert-file/--tls-private-key-file; ok is false
+// when they are not set and the self-signed certificate should be used.
+func (o *Options) Certificate() (cert tls.Certificate, ok bool, err error) {
+	switch {
+	case o.TLSCertFile == "" && o.TLSPrivateKeyFile == "":
+		return tls.Certificate{}, false, nil
+	case o.TLSCertFile == "" || o.TLSPrivateKeyFile == "":
+		return tls.Certificate{}, false, errors.New("--tls-cert-file and --tls-private-key-file must be given together")
+	}
+	cert, err = tls.LoadX509KeyPair(o.TLSCertFile, o.TLSPrivateKeyFile)
+	if err != nil {
+		return tls.Certificate{}, false, fmt.Errorf("--tls-cert-file: %w", err)
+	}
+	return cert, true, nil
+}
