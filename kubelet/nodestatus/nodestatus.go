@@ -534,8 +534,9 @@ func (m *Manager) renewLease(ctx context.Context) error {
 	}
 	l = api.DeepCopy(l)
 	l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds, l.Spec.RenewTime = &holder, &dur, &now
-	if len(l.OwnerReferences) == 0 {
-		l.OwnerReferences = m.ownerRefs()
+	// Own the Lease by the current Node (a re-created Node has a new UID).
+	if refs := m.ownerRefs(); len(refs) > 0 && (len(l.OwnerReferences) != 1 || l.OwnerReferences[0].UID != refs[0].UID) {
+		l.OwnerReferences = refs
 	}
 	_, err = m.leases.Update(ctx, l)
 	return err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -116,17 +117,16 @@ func (s *Server) serveExec(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, badRequest("exec needs a WebSocket upgrade with subprotocol "+ProtocolV5+" or "+ProtocolV4))
 		return
 	}
+	if !slices.ContainsFunc(websocket.Subprotocols(r), func(p string) bool { return p == ProtocolV5 || p == ProtocolV4 }) {
+		writeStatus(w, badRequest(fmt.Sprintf("exec: unsupported subprotocols %q, want %s or %s", websocket.Subprotocols(r), ProtocolV5, ProtocolV4)))
+		return
+	}
 	c, err := upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		return // the upgrader has answered
 	}
 	defer c.Close()
 	proto := c.Subprotocol()
-	if proto != ProtocolV5 && proto != ProtocolV4 {
-		_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseProtocolError,
-			"supported subprotocols: "+ProtocolV5+", "+ProtocolV4), time.Now().Add(time.Second))
-		return
-	}
 	conn := &wsConn{c: c}
 	log := s.log.With("pod", pod.Namespace+"/"+pod.Name, "container", container)
 	ctx, cancel := context.WithCancel(r.Context())

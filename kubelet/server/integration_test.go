@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
@@ -565,5 +567,71 @@ func TestExecNeedsCreate(t *testing.T) {
 	})
 	if out.String() != "hi in app (tty=false)\n" {
 		t.Errorf("operator exec output %q", out.String())
+	}
+}
+
+// TestExecProtocolsDirect speaks to the kubelet as the apiserver does, with
+// each subprotocol.
+func TestExecProtocolsDirect(t *testing.T) {
+	e := setup(t)
+	e.pod(t, "shell", "node-k", "main")
+	certPEM, keyPEM, _ := e.s.PKI().CA.IssueClient("kube-apiserver-kubelet-client", []string{"system:masters"}, time.Hour)
+	cert, _ := tls.X509KeyPair(certPEM, keyPEM)
+	u := "wss" + strings.TrimPrefix(e.kubelet, "https") + "/exec/default/shell/main?command=cat&stdin=true&stdout=true"
+	dial := func(protos ...string) (*websocket.Conn, *http.Response, error) {
+		d := websocket.Dialer{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{cert}}, //nolint:gosec // self-signed kubelet
+			Subprotocols: protos, HandshakeTimeout: 10 * time.Second}
+		return d.DialContext(e.ctx, u, nil)
+	}
+	if _, resp, err := dial("channel.k8s.io"); err == nil || resp == nil || resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("unsupported subprotocol: %v %v", resp, err)
+	}
+	for _, proto := range []string{server.ProtocolV4, server.ProtocolV5} {
+		t.Run(proto, func(t *testing.T) {
+			c, _, err := dial(proto)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if c.Subprotocol() != proto {
+				t.Fatalf("negotiated %q", c.Subprotocol())
+			}
+			if err := c.WriteMessage(websocket.BinaryMessage, append([]byte{0}, "ping"...)); err != nil {
+				t.Fatal(err)
+			}
+			if proto == server.ProtocolV5 {
+				// v5 closes stdin explicitly; cat then ends.
+				if err := c.WriteMessage(websocket.BinaryMessage, []byte{255, 0}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var stdout, status string
+			_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+			for status == "" {
+				_, msg, err := c.ReadMessage()
+				if err != nil {
+					if proto == server.ProtocolV4 && stdout == "ping" {
+						break
+					}
+					t.Fatalf("read: %v (stdout %q)", err, stdout)
+				}
+				switch msg[0] {
+				case 1:
+					stdout += string(msg[1:])
+					if proto == server.ProtocolV4 && stdout == "ping" {
+						// v4 has no stdin close: hanging up ends the command.
+						c.Close()
+						return
+					}
+				case 3:
+					if len(msg) > 1 {
+						status = string(msg[1:])
+					}
+				}
+			}
+			if stdout != "ping" || !strings.Contains(status, `"status":"Success"`) {
+				t.Errorf("stdout %q status %s", stdout, status)
+			}
+		})
 	}
 }
