@@ -295,8 +295,10 @@ func (c *Controller) tryUpdateNodeHealth(ctx context.Context, node *api.Node) (o
 }
 
 // reconcileTaints gives the node the NoExecute taint matching its Ready
-// status: unreachable for Unknown, not-ready for False, none for True.
-// Adding is rate-limited by --node-eviction-rate; removing is not.
+// status (unreachable for Unknown, not-ready for False, none for True) and,
+// as kube's TaintNodesByCondition, the NoSchedule taints of its conditions
+// and spec.unschedulable. Adding a NoExecute taint is rate-limited by
+// --node-eviction-rate; everything else is not.
 func (c *Controller) reconcileTaints(ctx context.Context, node *api.Node, ready api.ConditionStatus) error {
 	name := node.Name
 	var add, remove []api.Taint
@@ -309,25 +311,61 @@ func (c *Controller) reconcileTaints(ctx context.Context, node *api.Node, ready 
 		remove = []api.Taint{UnreachableTaint, NotReadyTaint}
 	}
 	now := c.now()
-	taints, changed := withTaints(node.Spec.Taints, add, remove, now)
+	addingNoExecute := len(add) > 0 && !hasTaint(node.Spec.Taints, add[0])
+	if addingNoExecute && !c.tainter.AllowN(now, 1) {
+		add, addingNoExecute = nil, false // the next pass tries again
+	}
+	noSchedAdd, noSchedRemove := noScheduleTaints(node)
+	taints, changed := withTaints(node.Spec.Taints, append(add, noSchedAdd...), append(remove, noSchedRemove...), now)
 	if !changed {
 		return nil
-	}
-	adding := len(add) > 0 && !hasTaint(node.Spec.Taints, add[0])
-	if adding && !c.tainter.AllowN(now, 1) {
-		return nil // the next pass tries again
 	}
 	updated := api.DeepCopy(node)
 	updated.Spec.Taints = taints
 	if _, err := client.Resource[api.Node](c.client).Update(ctx, updated); err != nil {
 		return fmt.Errorf("update taints of node %s: %w", name, err)
 	}
-	if adding {
+	if addingNoExecute {
 		c.log.Info("tainted node", "node", name, "taint", add[0].Key)
 	} else {
-		c.log.Info("removed NoExecute taints", "node", name, "ready", ready)
+		c.log.Info("updated node taints", "node", name, "ready", ready)
 	}
 	return nil
+}
+
+// noScheduleTaints is kube's doNoScheduleTaintingPass: which of the
+// condition NoSchedule taints the node should have and which not.
+func noScheduleTaints(node *api.Node) (add, remove []api.Taint) {
+	want := map[string]bool{}
+	for _, cond := range node.Status.Conditions {
+		switch {
+		case cond.Type == api.NodeReady && cond.Status == api.ConditionFalse:
+			want[api.TaintNodeNotReady] = true
+		case cond.Type == api.NodeReady && cond.Status == api.ConditionUnknown:
+			want[api.TaintNodeUnreachable] = true
+		case cond.Type == api.NodeMemoryPressure && cond.Status == api.ConditionTrue:
+			want[api.TaintNodeMemoryPressure] = true
+		case cond.Type == api.NodeDiskPressure && cond.Status == api.ConditionTrue:
+			want[api.TaintNodeDiskPressure] = true
+		case cond.Type == api.NodePIDPressure && cond.Status == api.ConditionTrue:
+			want[api.TaintNodePIDPressure] = true
+		case cond.Type == api.NodeNetworkUnavailable && cond.Status == api.ConditionTrue:
+			want[api.TaintNodeNetworkUnavailable] = true
+		}
+	}
+	if node.Spec.Unschedulable {
+		want[api.TaintNodeUnschedulable] = true
+	}
+	for _, key := range []string{api.TaintNodeNotReady, api.TaintNodeUnreachable, api.TaintNodeMemoryPressure, api.TaintNodeDiskPressure,
+		api.TaintNodePIDPressure, api.TaintNodeNetworkUnavailable, api.TaintNodeUnschedulable} {
+		t := api.Taint{Key: key, Effect: api.TaintEffectNoSchedule}
+		if want[key] {
+			add = append(add, t)
+		} else {
+			remove = append(remove, t)
+		}
+	}
+	return add, remove
 }
 
 // markPodsNotReady is kube's MarkPodsNotReady: the pods of a node that went

@@ -140,12 +140,19 @@ func TestMonitorNodeHealth(t *testing.T) {
 			wantReady: api.ConditionTrue, podReady: api.ConditionTrue},
 		{name: "silent past grace", node: readyNode("a", api.ConditionTrue, t0), advance: 41 * time.Second,
 			wantWrites: []string{"update nodes a/status", "update pods default/p/status", "update nodes a"},
-			wantReady:  api.ConditionUnknown, wantTaints: []string{api.TaintNodeUnreachable},
+			wantReady:  api.ConditionUnknown, wantTaints: []string{api.TaintNodeUnreachable + ":NoExecute", api.TaintNodeUnreachable + ":NoSchedule"},
 			wantEvents: []string{"Normal NodeNotReady Node a status is now: NodeNotReady"}, podReady: api.ConditionFalse},
 		{name: "kubelet reports not ready", node: readyNode("a", api.ConditionFalse, t0), advance: time.Second,
-			wantWrites: []string{"update nodes a"}, wantReady: api.ConditionFalse, wantTaints: []string{api.TaintNodeNotReady}, podReady: api.ConditionTrue},
+			wantWrites: []string{"update nodes a"}, wantReady: api.ConditionFalse, wantTaints: []string{api.TaintNodeNotReady + ":NoExecute", api.TaintNodeNotReady + ":NoSchedule"}, podReady: api.ConditionTrue},
 		{name: "recovered node loses its taints", node: readyNode("a", api.ConditionTrue, t0, UnreachableTaint, api.Taint{Key: "other", Effect: api.TaintEffectNoSchedule}),
-			advance: time.Second, wantWrites: []string{"update nodes a"}, wantReady: api.ConditionTrue, wantTaints: []string{"other"}, podReady: api.ConditionTrue},
+			advance: time.Second, wantWrites: []string{"update nodes a"}, wantReady: api.ConditionTrue, wantTaints: []string{"other:NoSchedule"}, podReady: api.ConditionTrue},
+		{name: "conditions and unschedulable give NoSchedule taints", node: func() *api.Node {
+			n := readyNode("a", api.ConditionTrue, t0)
+			n.Spec.Unschedulable = true
+			n.Status.Conditions[1].Status = api.ConditionTrue // MemoryPressure
+			return n
+		}(), advance: time.Second, wantWrites: []string{"update nodes a"}, wantReady: api.ConditionTrue,
+			wantTaints: []string{api.TaintNodeMemoryPressure + ":NoSchedule", api.TaintNodeUnschedulable + ":NoSchedule"}, podReady: api.ConditionTrue},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,9 +188,9 @@ func TestMonitorNodeHealth(t *testing.T) {
 			}
 			var keys []string
 			for _, taint := range n.Spec.Taints {
-				keys = append(keys, taint.Key)
-				if taint.Effect == api.TaintEffectNoExecute && taint.TimeAdded == nil {
-					t.Fatalf("taint %s without timeAdded", taint.Key)
+				keys = append(keys, taint.Key+":"+string(taint.Effect))
+				if (taint.Effect == api.TaintEffectNoExecute) != (taint.TimeAdded != nil) {
+					t.Fatalf("taint %s:%s timeAdded %v", taint.Key, taint.Effect, taint.TimeAdded)
 				}
 			}
 			if !slices.Equal(keys, tt.wantTaints) {

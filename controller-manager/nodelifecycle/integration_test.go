@@ -153,7 +153,8 @@ func TestNodeReportsNotReady(t *testing.T) {
 		if err != nil {
 			return false, err
 		}
-		return len(n.Spec.Taints) == 1 && n.Spec.Taints[0].Key == api.TaintNodeNotReady && n.Spec.Taints[0].Effect == api.TaintEffectNoExecute, nil
+		return slices.ContainsFunc(n.Spec.Taints, func(t api.Taint) bool { return t.Key == api.TaintNodeNotReady && t.Effect == api.TaintEffectNoExecute }) &&
+			!slices.ContainsFunc(n.Spec.Taints, func(t api.Taint) bool { return t.Key == api.TaintNodeUnreachable }), nil
 	})
 }
 

@@ -79,7 +79,8 @@ func hasTaint(taints []api.Taint, want api.Taint) bool {
 	return false
 }
 
-// withTaints returns taints with add added (stamped now) and remove removed;
+// withTaints returns taints with add added (NoExecute ones stamped now, as
+// kube: their age drives eviction) and remove removed;
 // changed is false when nothing would change.
 func withTaints(taints []api.Taint, add []api.Taint, remove []api.Taint, now time.Time) (out []api.Taint, changed bool) {
 	for _, t := range taints {
@@ -93,8 +94,10 @@ func withTaints(taints []api.Taint, add []api.Taint, remove []api.Taint, now tim
 		if hasTaint(out, t) {
 			continue
 		}
-		ts := api.NewTime(now)
-		t.TimeAdded = &ts
+		if t.Effect == api.TaintEffectNoExecute {
+			ts := api.NewTime(now)
+			t.TimeAdded = &ts
+		}
 		out = append(out, t)
 		changed = true
 	}
