@@ -54,9 +54,9 @@ func (cl *cluster) cmOptions(leaderElect bool) app.Options {
 	o.Controllers = []string{"replicaset", "deployment"}
 	o.Port = 0
 	o.LeaderElection.LeaderElect = leaderElect
-	o.LeaderElection.LeaseDuration = 2 * time.Second
-	o.LeaderElection.RenewDeadline = 1500 * time.Millisecond
-	o.LeaderElection.RetryPeriod = 250 * time.Millisecond
+	o.LeaderElection.LeaseDuration = 5 * time.Second
+	o.LeaderElection.RenewDeadline = 4 * time.Second
+	o.LeaderElection.RetryPeriod = 500 * time.Millisecond
 	return o
 }
 
