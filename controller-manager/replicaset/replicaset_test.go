@@ -399,3 +399,16 @@ func resourceInfo(name string) api.ResourceInfo {
 	}
 	return info
 }
+
+func TestSyncBurstLimit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.rsc.burst = 5 // BurstReplicas is 500; the same cap, smaller
+	f.seed(newRS("web", 8))
+	if err := f.sync("web"); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(f.actions(), "create pods"); n != 5 {
+		t.Errorf("creates = %d, want the burst of 5", n)
+	}
+}
