@@ -168,6 +168,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if isFinished(cached) || !c.expectations.Satisfied(key) {
 		return nil
 	}
+	if m := cached.Spec.CompletionMode; m != nil && *m == api.IndexedCompletion {
+		// Not implemented: rather than run it as a NonIndexed job, say so.
+		c.recorder.Event(cached, api.EventTypeWarning, "UnsupportedCompletionMode", "completionMode Indexed is not supported by this job controller")
+		return nil
+	}
 	job := api.DeepCopy(cached)
 	pods, err := c.podsOf(job)
 	if err != nil {

@@ -85,6 +85,11 @@ func TestSync(t *testing.T) {
 			}},
 		{name: "failure after the back-off is replaced", job: newJob(1, 1, 3), pods: []*api.Pod{jobPod("a", api.PodFailed)},
 			wantWrites: []string{"create pods ns", "update jobs.batch ns/j/status"}, wantEvents: []string{"Normal SuccessfulCreate Created pod: j-"}},
+		{name: "indexed completion mode is refused", job: func() *api.Job {
+			j := newJob(2, 2, 6)
+			j.Spec.CompletionMode = ptr(api.IndexedCompletion)
+			return j
+		}(), wantEvents: []string{"Warning UnsupportedCompletionMode completionMode Indexed is not supported by this job controller"}},
 		{name: "deadline exceeded", job: func() *api.Job {
 			j := newJob(1, 1, 6)
 			j.Spec.ActiveDeadlineSeconds = ptr(int64(60))
