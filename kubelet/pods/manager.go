@@ -257,8 +257,8 @@ type worker struct {
 	pullFailed map[string]time.Time
 	networkErr string
 	// terminal is the phase once the pod finished (the cache may lag).
-	terminal api.PodPhase
-	podIP      string
+	terminal  api.PodPhase
+	podIP     string
 	firstSeen time.Time
 	observed  bool
 	lastSent  string
@@ -345,4 +345,3 @@ func (m *Manager) RunningContainerID(ctx context.Context, podUID, container stri
 	}
 	return "", fmt.Errorf("container %q of pod %s is not running: %w", container, podUID, ErrContainerNotFound)
 }
-

@@ -367,7 +367,7 @@ func (m *Manager) startContainer(ctx context.Context, w *worker, pod *api.Pod, c
 		RestartCount: restartCount, Hash: containerHash(c), Image: c.Image, ImageRef: ref,
 		Command: expandAll(c.Command, env), Args: expandAll(c.Args, env), Env: env, WorkingDir: c.WorkingDir,
 		Hostname: hostname(pod), Mounts: mounts, CPUQuota: quota, CPUPeriod: period, CPUShares: shares, MemoryLimit: mem,
-		TTY: c.TTY, SandboxPID: sb.PID, LogPath: logPath,
+		TTY: c.TTY, SandboxPID: sb.PID, SandboxID: sb.ID, LogPath: logPath,
 	})
 	if err != nil {
 		return fail("CreateContainerError", err)

@@ -17,6 +17,13 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
+// The runc shim groups the containers carrying the same sandbox-id
+// annotation into one shim process.
+const (
+	annotationSandboxID     = "io.kubernetes.cri.sandbox-id"
+	annotationContainerType = "io.kubernetes.cri.container-type"
+)
+
 // Mount is a bind mount of a host path into a container.
 type Mount struct {
 	HostPath      string
@@ -53,8 +60,10 @@ type ContainerConfig struct {
 	CPUShares   uint64
 	MemoryLimit int64
 	TTY         bool
-	// SandboxPID is the pause process whose namespaces the container joins.
+	// SandboxPID is the pause process whose namespaces the container joins;
+	// SandboxID its container, whose shim the container shares.
 	SandboxPID uint32
+	SandboxID  string
 	LogPath    string
 }
 
@@ -83,6 +92,7 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg SandboxConfig) (Container,
 			oci.WithHostname(cfg.Hostname),
 			oci.WithCgroup(CgroupPath(r.cfg.CgroupParent, cfg.PodUID, id)),
 			oci.WithCPUShares(2),
+			oci.WithAnnotations(map[string]string{annotationSandboxID: id, annotationContainerType: "sandbox"}),
 		))
 	if err != nil {
 		return Container{}, fmt.Errorf("create sandbox: %w", err)
@@ -158,6 +168,10 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) (str
 		opts = append(opts, oci.WithHostname(cfg.Hostname))
 	}
 	opts = append(opts, oci.WithCgroup(CgroupPath(r.cfg.CgroupParent, cfg.PodUID, id)))
+	if cfg.SandboxID != "" {
+		// One runc shim serves the whole pod, as with containerd's CRI.
+		opts = append(opts, oci.WithAnnotations(map[string]string{annotationSandboxID: cfg.SandboxID, annotationContainerType: "container"}))
+	}
 	if cfg.CPUShares > 0 {
 		opts = append(opts, oci.WithCPUShares(cfg.CPUShares))
 	}

@@ -1,0 +1,321 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/daemon"
+	"github.com/minik8s/minik8s/internal/events"
+	"github.com/minik8s/minik8s/kubelet/bootstrap"
+	"github.com/minik8s/minik8s/kubelet/network"
+	"github.com/minik8s/minik8s/kubelet/nodestatus"
+	"github.com/minik8s/minik8s/kubelet/pods"
+	"github.com/minik8s/minik8s/kubelet/runtime"
+	"github.com/minik8s/minik8s/kubelet/server"
+	"github.com/minik8s/minik8s/kubelet/testimage"
+)
+
+// Options are the kubelet's flags, named as the Kubernetes kubelet's where
+// it has them.
+type Options struct {
+	Kubeconfig string
+	KubeAPIQPS float64
+	KubeBurst  int
+	Bootstrap  bootstrap.Options
+	Node       nodestatus.Options
+	Server     server.Options
+
+	ContainerdAddress      string
+	ContainerdNamespace    string
+	PodInfraContainerImage string
+	InsecureRegistries     stringList
+	RootDir                string
+	PodLogsDir             string
+	CNIConfDir             string
+	CNIBinDir              string
+	CNIBridge              string
+	ClusterDNS             string
+	ClusterDomain          string
+	ResolvConf             string
+	HealthzBindAddress     string
+	HealthzPort            int
+	SyncFrequency          time.Duration
+	// Restart back-off bounds (kube: 10 s doubling to 5 min; not flags in
+	// kube, settable here for tests).
+	BackoffInitial, BackoffMax time.Duration
+	LogLevel                   string
+}
+
+// DefaultOptions are the kubelet's defaults.
+func DefaultOptions() Options {
+	return Options{
+		KubeAPIQPS: 50, KubeBurst: 100,
+		Node: nodestatus.DefaultOptions(), Server: server.DefaultOptions(),
+		ContainerdAddress: "/run/containerd/containerd.sock", ContainerdNamespace: "minik8s",
+		PodInfraContainerImage: testimage.Ref,
+		RootDir:                "/var/lib/kubelet", PodLogsDir: server.DefaultPodLogsDir,
+		CNIConfDir: "/etc/cni/net.d", CNIBinDir: "/usr/lib/cni,/opt/cni/bin", CNIBridge: "cni0",
+		ClusterDomain: "cluster.local", ResolvConf: "/etc/resolv.conf",
+		HealthzBindAddress: "127.0.0.1", HealthzPort: 10248, SyncFrequency: 10 * time.Second,
+		BackoffInitial: 10 * time.Second, BackoffMax: 300 * time.Second,
+		LogLevel: "info",
+	}
+}
+
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, splitList(v)...); return nil }
+
+func splitList(v string) []string {
+	var out []string
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// AddFlags registers the flags on fs.
+func (o *Options) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to the kubeconfig with the apiserver's address and the kubelet's credentials (written by the bootstrap join).")
+	fs.Float64Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "QPS to use while talking with the apiserver.")
+	fs.IntVar(&o.KubeBurst, "kube-api-burst", o.KubeBurst, "Burst to use while talking with the apiserver.")
+	o.Bootstrap.AddFlags(fs)
+	o.Node.AddFlags(fs)
+	o.Server.AddFlags(fs)
+	fs.StringVar(&o.ContainerdAddress, "containerd-address", o.ContainerdAddress, "containerd's gRPC socket.")
+	fs.StringVar(&o.ContainerdAddress, "container-runtime-endpoint", o.ContainerdAddress, "Alias of --containerd-address.")
+	fs.StringVar(&o.ContainerdNamespace, "containerd-namespace", o.ContainerdNamespace, "containerd namespace of the kubelet's images and containers.")
+	fs.StringVar(&o.PodInfraContainerImage, "pod-infra-container-image", o.PodInfraContainerImage, "Image of the pod sandbox (pause) container; the default is built from the host's busybox when missing.")
+	fs.Var(&o.InsecureRegistries, "insecure-registry", "Registry host[:port] reached over plain HTTP (repeatable, or comma-separated).")
+	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "Directory for the kubelet's files (volumes, pod files, certificates).")
+	fs.StringVar(&o.PodLogsDir, "pod-logs-dir", o.PodLogsDir, "Directory of the container log files.")
+	fs.StringVar(&o.CNIConfDir, "cni-conf-dir", o.CNIConfDir, "Directory the kubelet writes its CNI conflist to.")
+	fs.StringVar(&o.CNIBinDir, "cni-bin-dir", o.CNIBinDir, "Comma-separated directories of the CNI plugins.")
+	fs.StringVar(&o.CNIBridge, "cni-bridge", o.CNIBridge, "Name of the pods' bridge.")
+	fs.StringVar(&o.ClusterDNS, "cluster-dns", o.ClusterDNS, "Comma-separated DNS server IPs for pods with dnsPolicy ClusterFirst.")
+	fs.StringVar(&o.ClusterDomain, "cluster-domain", o.ClusterDomain, "The cluster's DNS domain.")
+	fs.StringVar(&o.ResolvConf, "resolv-conf", o.ResolvConf, "Resolver configuration used by pods with dnsPolicy Default.")
+	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "Address of the healthz and metrics server.")
+	fs.IntVar(&o.HealthzPort, "healthz-port", o.HealthzPort, "Port of the healthz and metrics server (0 disables).")
+	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "How often every pod is re-synced.")
+	fs.DurationVar(&o.BackoffInitial, "restart-backoff-initial", o.BackoffInitial, "First delay of the container restart and image pull back-off.")
+	fs.DurationVar(&o.BackoffMax, "restart-backoff-max", o.BackoffMax, "Longest delay of the container restart and image pull back-off.")
+	fs.StringVar(&o.LogLevel, "v", o.LogLevel, "Log level: debug, info, warn, error.")
+}
+
+// Run runs the kubelet until ctx ends.
+func Run(ctx context.Context, o Options, log *slog.Logger) error {
+	nodeName, err := nodestatus.NodeName(o.Node.HostnameOverride)
+	if err != nil {
+		return err
+	}
+	log = log.With("node", nodeName)
+	nodeCfg, err := o.Node.Config()
+	if err != nil {
+		return err
+	}
+	join, err := bootstrap.LoadOrJoin(ctx, bootstrap.Config{
+		Kubeconfig: o.Kubeconfig, BootstrapKubeconfig: o.Bootstrap.BootstrapKubeconfig, Server: o.Bootstrap.Server,
+		Token: o.Bootstrap.Token, CACertHash: o.Bootstrap.CACertHash, RootDir: o.RootDir, NodeName: nodeName, Logger: log,
+	})
+	if err != nil {
+		return fmt.Errorf("kubelet credentials: %w", err)
+	}
+	ccfg := *join.Client
+	ccfg.QPS, ccfg.Burst = float32(o.KubeAPIQPS), o.KubeBurst
+	ccfg.UserAgent = client.UserAgentFor("kubelet")
+	c, err := client.New(&ccfg)
+	if err != nil {
+		return err
+	}
+
+	rt, err := runtime.New(ctx, runtime.Config{
+		Address: o.ContainerdAddress, Namespace: o.ContainerdNamespace, InsecureRegistries: o.InsecureRegistries,
+		SandboxImage: o.PodInfraContainerImage, StateDir: filepath.Join(o.RootDir, "runtime"), Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	if err := ensureSandboxImage(ctx, rt, o.PodInfraContainerImage, log); err != nil {
+		return err
+	}
+	nm, err := network.New(network.Config{ConfDir: o.CNIConfDir, BinDirs: splitList(o.CNIBinDir),
+		StateDir: filepath.Join(o.RootDir, "cni"), BridgeName: o.CNIBridge})
+	if err != nil {
+		return err
+	}
+
+	bc := events.NewBroadcaster(c, events.Options{Component: "kubelet", Host: nodeName, Logger: log})
+	go bc.Run(ctx)
+	rec := bc.Recorder()
+
+	health := daemon.NewServer("", log)
+	if o.HealthzPort > 0 {
+		health.Addr = net.JoinHostPort(o.HealthzBindAddress, strconv.Itoa(o.HealthzPort))
+	}
+	health.AddCheck(daemon.Check{Name: "containerd", Func: func() error {
+		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		return rt.Status(sctx)
+	}})
+
+	nodeCfg.Client, nodeCfg.RootDir, nodeCfg.Recorder, nodeCfg.Logger = c, o.RootDir, rec, log
+	nodeCfg.KubeletPort = o.Server.Port
+	nodeCfg.RuntimeVersion = func() (string, error) {
+		vctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		name, v, err := rt.Version(vctx)
+		if err != nil {
+			return "", err
+		}
+		return name + "://" + v, nil
+	}
+	nodeCfg.RuntimeHealthy = func() error {
+		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		if err := rt.Status(sctx); err != nil {
+			return fmt.Errorf("container runtime is down: %w", err)
+		}
+		if err := nm.Ready(); err != nil {
+			return fmt.Errorf("container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:%w", err)
+		}
+		return nil
+	}
+	ns, err := nodestatus.New(nodeCfg)
+	if err != nil {
+		return err
+	}
+
+	mgr := pods.New(c, rt, nm, rec, pods.Options{
+		NodeName: nodeName, NodeIP: ipString(ns.NodeIP()), RootDir: o.RootDir, LogsDir: o.PodLogsDir,
+		ClusterDNS: splitList(o.ClusterDNS), ClusterDomain: o.ClusterDomain, ResolvConf: o.ResolvConf,
+		ResyncPeriod: o.SyncFrequency, BackoffInitial: o.BackoffInitial, BackoffMax: o.BackoffMax,
+		Logger: log, Registry: health.Registry,
+	})
+	rt.SetOnExit(mgr.OnContainerExit)
+
+	cert, ok, err := o.Server.Certificate()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		var ips []net.IP
+		if ip := ns.NodeIP(); ip != nil {
+			ips = append(ips, ip)
+		}
+		if cert, err = bootstrap.EnsureServingCert(o.RootDir, nodeName, ips); err != nil {
+			return fmt.Errorf("serving certificate: %w", err)
+		}
+	}
+	cas, err := o.Server.ClientCAs(join.CAData)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(server.Config{Addr: o.Server.Addr(), Certificate: cert, ClientCAs: cas, PodLogsDir: o.PodLogsDir,
+		Pods: mgr, Exec: Executor{mgr}, Logger: log})
+	if err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errc := make(chan error, 4)
+	run := func(name string, f func(context.Context) error) {
+		wg.Go(func() {
+			if err := f(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				errc <- fmt.Errorf("%s: %w", name, err)
+				cancel()
+			}
+		})
+	}
+	run("node status", ns.Run)
+	run("pod manager", mgr.Run)
+	run("kubelet server", srv.Run)
+	if health.Addr != "" {
+		run("healthz server", health.Serve)
+	}
+	log.Info("kubelet started", "containerd", o.ContainerdAddress, "namespace", o.ContainerdNamespace)
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return nil
+	}
+}
+
+func ipString(ip net.IP) string {
+	if ip == nil {
+		return ""
+	}
+	return ip.String()
+}
+
+// ensureSandboxImage makes the pause image available: present, pulled, or
+// (for the default image) built from the host's static busybox, since the
+// cluster has no registry to pull a pause image from.
+func ensureSandboxImage(ctx context.Context, rt *runtime.Runtime, image string, log *slog.Logger) error {
+	ref, err := runtime.NormalizeImage(image)
+	if err != nil {
+		return err
+	}
+	if _, ok, err := rt.ImagePresent(ctx, ref); err != nil {
+		return err
+	} else if ok {
+		return nil
+	}
+	if image == testimage.Ref {
+		log.Info("building the pod sandbox image from the host's busybox", "image", image)
+		return testimage.Import(namespaces.WithNamespace(ctx, rt.Namespace()), rt.Client(), image)
+	}
+	if _, _, err := rt.PullImage(ctx, ref); err != nil {
+		return fmt.Errorf("pull pod sandbox image %s: %w", image, err)
+	}
+	return nil
+}
+
+// Executor adapts the pod manager to the streaming server's Executor.
+type Executor struct{ Pods *pods.Manager }
+
+var _ server.Executor = Executor{}
+
+// Exec implements server.Executor.
+func (e Executor) Exec(ctx context.Context, podUID, container string, cmd []string, tty bool,
+	stdin io.Reader, stdout, stderr io.Writer, resize <-chan server.TerminalSize) (int, error) {
+	var rs chan runtime.TerminalSize
+	if resize != nil {
+		rs = make(chan runtime.TerminalSize)
+		go func() {
+			defer close(rs)
+			for sz := range resize {
+				select {
+				case rs <- runtime.TerminalSize{Width: sz.Width, Height: sz.Height}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	code, err := e.Pods.Exec(ctx, podUID, container, cmd, tty, stdin, stdout, stderr, rs)
+	if errors.Is(err, pods.ErrContainerNotFound) {
+		return code, fmt.Errorf("%w: %v", server.ErrContainerNotFound, err)
+	}
+	return code, err
+}
