@@ -1,0 +1,206 @@
+package app_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/apiserver/apiservertest"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/kubeconfig"
+	"github.com/minik8s/minik8s/kubelet/app"
+	"github.com/minik8s/minik8s/kubelet/network"
+	"github.com/minik8s/minik8s/kubelet/runtime"
+	"github.com/minik8s/minik8s/kubelet/testimage"
+	"github.com/vishvananda/netlink"
+)
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestKubeletRunsPod runs the whole kubelet (app.Run) against a secured
+// apiserver: it registers its Node, waits for a podCIDR, runs a pod, and
+// serves /healthz and /metrics.
+func TestKubeletRunsPod(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	if _, err := os.Stat("/run/containerd/containerd.sock"); err != nil {
+		t.Skip("needs containerd at /run/containerd/containerd.sock")
+	}
+	s := apiservertest.Start(t, apiservertest.WithTLS)
+	kc, err := kubeconfig.Load(s.Options.WriteKubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccfg, err := kc.ClientConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 200 + os.Getpid()%50
+	dir := t.TempDir()
+	o := app.DefaultOptions()
+	o.Kubeconfig = s.Options.WriteKubeconfig
+	o.Node.HostnameOverride = fmt.Sprintf("appnode-%d", n)
+	o.Node.NodeIP = "127.0.0.1"
+	o.Server.Address, o.Server.Port = "127.0.0.1", freePort(t)
+	o.HealthzPort = freePort(t)
+	o.ContainerdNamespace = fmt.Sprintf("minik8s-apptest-%d", os.Getpid())
+	o.RootDir, o.PodLogsDir = filepath.Join(dir, "root"), filepath.Join(dir, "logs")
+	o.CNIConfDir, o.CNIBridge = filepath.Join(dir, "net.d"), fmt.Sprintf("mk8sapp%d", n)
+	o.ClusterDNS = "10.96.0.10"
+	cidr := fmt.Sprintf("10.244.%d.0/24", n)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- app.Run(runCtx, o, apiservertest.Logger()) }()
+	t.Cleanup(func() {
+		stop()
+		<-done
+		cleanup(t, o, cidr)
+	})
+
+	nodes := client.Resource[api.Node](c)
+	var node *api.Node
+	for node == nil {
+		if nd, err := nodes.Get(ctx, o.Node.HostnameOverride); err == nil {
+			node = nd
+		} else if ctx.Err() != nil {
+			t.Fatal("node never registered")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// The controller-manager's nodeipam would do this.
+	for {
+		nd, err := nodes.Get(ctx, node.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nd.Spec.PodCIDR, nd.Spec.PodCIDRs = cidr, []string{cidr}
+		if _, err = nodes.Update(ctx, nd); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal(err)
+		}
+	}
+	pods := client.Resource[api.Pod](c).Namespace("default")
+	one := int64(1)
+	_, err = pods.Create(ctx, &api.Pod{ObjectMeta: api.ObjectMeta{Name: "app-pod", Namespace: "default"},
+		Spec: api.PodSpec{NodeName: node.Name, TerminationGracePeriodSeconds: &one, Containers: []api.Container{{
+			Name: "main", Image: testimage.Ref, ImagePullPolicy: api.PullIfNotPresent, Command: []string{"sh", "-c", "echo up; sleep 600"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		p, err := pods.Get(ctx, "app-pod")
+		if err == nil && p.Status.Phase == api.PodRunning && p.Status.PodIP != "" {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("pod not running: %+v", p.Status)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	get := func(path string) string {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", o.HealthzPort, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if h := get("/healthz"); !strings.Contains(h, "ok") {
+		t.Fatalf("healthz: %q", h)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		m := get("/metrics")
+		if strings.Contains(m, "kubelet_running_pods 1") && strings.Contains(m, `kubelet_running_containers{container_state="running"} 1`) &&
+			strings.Contains(m, "kubelet_pod_start_duration_seconds_count 1") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics: %s", grep(m, "kubelet_"))
+		}
+	}
+	nd, err := nodes.Get(ctx, node.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(nd.Status.NodeInfo.ContainerRuntimeVersion, "containerd://") {
+		t.Errorf("containerRuntimeVersion %q", nd.Status.NodeInfo.ContainerRuntimeVersion)
+	}
+}
+
+func grep(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func cleanup(t *testing.T, o app.Options, cidr string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rt, err := runtime.New(ctx, runtime.Config{Address: o.ContainerdAddress, Namespace: o.ContainerdNamespace, StateDir: filepath.Join(o.RootDir, "runtime")})
+	if err != nil {
+		t.Logf("cleanup: %v", err)
+		return
+	}
+	defer rt.Close()
+	nm, _ := network.New(network.Config{ConfDir: o.CNIConfDir, StateDir: filepath.Join(o.RootDir, "cni"), BridgeName: o.CNIBridge})
+	_ = nm.Configure(cidr)
+	cs, _ := rt.ListPodContainers(ctx, "")
+	for _, c := range cs {
+		if c.Kind == runtime.KindSandbox {
+			np := network.Pod{Namespace: c.PodNamespace, Name: c.PodName, UID: c.PodUID, SandboxID: c.ID}
+			if c.State == runtime.StateRunning {
+				np.NetNS = runtime.NetNSPath(c.PID)
+			}
+			_ = nm.TearDown(ctx, np)
+		}
+	}
+	for _, c := range cs {
+		_ = rt.RemoveContainer(ctx, c.ID)
+		rt.RemovePodCgroups(c.PodUID)
+	}
+	nctx := namespaces.WithNamespace(ctx, o.ContainerdNamespace)
+	imgs, _ := rt.Client().ImageService().List(nctx)
+	for _, i := range imgs {
+		_ = rt.Client().ImageService().Delete(nctx, i.Name)
+	}
+	for range 20 {
+		if err := rt.Client().NamespaceService().Delete(nctx, o.ContainerdNamespace); err == nil {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if l, err := netlink.LinkByName(o.CNIBridge); err == nil {
+		_ = netlink.LinkDel(l)
+	}
+}
