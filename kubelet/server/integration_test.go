@@ -33,19 +33,19 @@ import (
 
 // pods is the pod lookup of the test kubelet: the pods of its node as the
 // apiserver has them.
-type pods struct {
+type podSet struct {
 	mu sync.Mutex
 	m  map[string]*api.Pod
 }
 
-func (p *pods) GetPodByName(ns, name string) (*api.Pod, bool) {
+func (p *podSet) GetPodByName(ns, name string) (*api.Pod, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pod, ok := p.m[ns+"/"+name]
 	return pod, ok
 }
 
-func (p *pods) GetPods() []*api.Pod {
+func (p *podSet) GetPods() []*api.Pod {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []*api.Pod
@@ -55,7 +55,7 @@ func (p *pods) GetPods() []*api.Pod {
 	return out
 }
 
-func (p *pods) set(pod *api.Pod) {
+func (p *podSet) set(pod *api.Pod) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.m[pod.Namespace+"/"+pod.Name] = pod
@@ -98,7 +98,7 @@ type env struct {
 	s       *apiservertest.Server
 	admin   *client.Client
 	adminCC *client.Config
-	pods    *pods
+	pods    *podSet
 	logs    string
 	kubelet string // https://127.0.0.1:PORT
 	ctx     context.Context
@@ -131,7 +131,7 @@ func setup(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{s: s, admin: admin, adminCC: cc, pods: &pods{m: map[string]*api.Pod{}}, logs: filepath.Join(root, "pods"), ctx: ctx}
+	e := &env{s: s, admin: admin, adminCC: cc, pods: &podSet{m: map[string]*api.Pod{}}, logs: filepath.Join(root, "pods"), ctx: ctx}
 	srv, err := server.New(server.Config{Certificate: cert, ClientCAs: s.PKI().CA.Pool(), PodLogsDir: e.logs,
 		Pods: e.pods, Exec: echoExec{}, FollowPoll: 20 * time.Millisecond, Logger: apiservertest.Logger()})
 	if err != nil {
