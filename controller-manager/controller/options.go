@@ -18,6 +18,13 @@ type Options struct {
 	NodeMonitorGracePeriod time.Duration
 	NodeMonitorPeriod      time.Duration
 	NodeEvictionRate       float64
+	// SecondaryNodeEvictionRate applies to a partially disrupted zone of
+	// more than LargeClusterSizeThreshold nodes (0 to smaller ones); a
+	// zone is partially disrupted when at least UnhealthyZoneThreshold of
+	// its nodes (and more than two) are not ready.
+	SecondaryNodeEvictionRate float64
+	UnhealthyZoneThreshold    float64
+	LargeClusterSizeThreshold int
 	// ClusterCIDR and NodeCIDRMaskSize drive podCIDR allocation.
 	ClusterCIDR              string
 	NodeCIDRMaskSize         int
@@ -39,13 +46,16 @@ func DefaultOptions() Options {
 			"nodelifecycle":    1,
 			"nodeipam":         1,
 		},
-		NodeMonitorGracePeriod:   50 * time.Second,
-		NodeMonitorPeriod:        5 * time.Second,
-		NodeEvictionRate:         0.1,
-		ClusterCIDR:              "10.244.0.0/16",
-		NodeCIDRMaskSize:         24,
-		AllocateNodeCIDRs:        true,
-		TerminatedPodGCThreshold: 12500,
+		NodeMonitorGracePeriod:    50 * time.Second,
+		NodeMonitorPeriod:         5 * time.Second,
+		NodeEvictionRate:          0.1,
+		SecondaryNodeEvictionRate: 0.01,
+		UnhealthyZoneThreshold:    0.55,
+		LargeClusterSizeThreshold: 50,
+		ClusterCIDR:               "10.244.0.0/16",
+		NodeCIDRMaskSize:          24,
+		AllocateNodeCIDRs:         true,
+		TerminatedPodGCThreshold:  12500,
 	}
 }
 
@@ -75,6 +85,9 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.NodeMonitorGracePeriod, "node-monitor-grace-period", o.NodeMonitorGracePeriod, "How long a node may go without a Lease renewal or status update before it is marked unhealthy.")
 	fs.DurationVar(&o.NodeMonitorPeriod, "node-monitor-period", o.NodeMonitorPeriod, "How often node health is checked.")
 	fs.Float64Var(&o.NodeEvictionRate, "node-eviction-rate", o.NodeEvictionRate, "Nodes per second whose pods are evicted when nodes are unhealthy.")
+	fs.Float64Var(&o.SecondaryNodeEvictionRate, "secondary-node-eviction-rate", o.SecondaryNodeEvictionRate, "Nodes per second whose pods are evicted when a zone is unhealthy (see --unhealthy-zone-threshold); 0 in zones of at most --large-cluster-size-threshold nodes.")
+	fs.Float64Var(&o.UnhealthyZoneThreshold, "unhealthy-zone-threshold", o.UnhealthyZoneThreshold, "Fraction of not-ready nodes (at least 3) that makes a zone unhealthy.")
+	fs.IntVar(&o.LargeClusterSizeThreshold, "large-cluster-size-threshold", o.LargeClusterSizeThreshold, "Zones with more nodes than this use --secondary-node-eviction-rate when unhealthy; smaller ones stop evicting.")
 	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "CIDR range for pods in the cluster; each node gets a podCIDR from it.")
 	fs.IntVar(&o.NodeCIDRMaskSize, "node-cidr-mask-size", o.NodeCIDRMaskSize, "Mask size of each node's podCIDR.")
 	fs.BoolVar(&o.AllocateNodeCIDRs, "allocate-node-cidrs", o.AllocateNodeCIDRs, "Assign each node a spec.podCIDR from --cluster-cidr.")

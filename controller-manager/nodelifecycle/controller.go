@@ -33,6 +33,12 @@ type Config struct {
 	GracePeriod   time.Duration
 	MonitorPeriod time.Duration
 	EvictionRate  float64
+	// SecondaryEvictionRate, UnhealthyZoneThreshold and LargeClusterSize
+	// are --secondary-node-eviction-rate, --unhealthy-zone-threshold and
+	// --large-cluster-size-threshold.
+	SecondaryEvictionRate  float64
+	UnhealthyZoneThreshold float64
+	LargeClusterSize       int
 }
 
 // Controller is the node lifecycle and taint eviction controller.
@@ -47,8 +53,12 @@ type Controller struct {
 	metrics     *controller.SyncMetrics
 	cfg         Config
 	now         func() time.Time
-	// tainter limits how fast nodes get NoExecute taints.
-	tainter *rate.Limiter
+	// zoneLimiters limit how fast each zone's nodes get NoExecute taints.
+	zoneLimiters map[string]*rate.Limiter
+	// allDisrupted is kube's "master disruption mode": every zone is fully
+	// disrupted, which looks more like a control-plane problem than dead
+	// nodes, so nothing is evicted.
+	allDisrupted bool
 	// evictions holds pod keys whose tolerations the taint manager checks.
 	evictions *workqueue.RateLimitingQueue[string]
 
@@ -80,7 +90,10 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 		informer.Shared[api.Lease](ctx.Factory, api.NamespaceNodeLease, client.ListOptions{}),
 		informer.Shared[api.Pod](ctx.Factory, "", client.ListOptions{}),
 		ctx.Events.RecorderFor("node-controller"), ctx.Events.RecorderFor("taint-eviction-controller"),
-		ctx.Logger, Config{GracePeriod: o.NodeMonitorGracePeriod, MonitorPeriod: o.NodeMonitorPeriod, EvictionRate: o.NodeEvictionRate})
+		ctx.Logger, Config{
+			GracePeriod: o.NodeMonitorGracePeriod, MonitorPeriod: o.NodeMonitorPeriod, EvictionRate: o.NodeEvictionRate,
+			SecondaryEvictionRate: o.SecondaryNodeEvictionRate, UnhealthyZoneThreshold: o.UnhealthyZoneThreshold, LargeClusterSize: o.LargeClusterSizeThreshold,
+		})
 	if err != nil {
 		return nil, err
 	}
@@ -94,17 +107,13 @@ func NewController(c *client.Client, nodes *informer.Informer[api.Node], leases 
 	if cfg.GracePeriod <= 0 || cfg.MonitorPeriod <= 0 {
 		return nil, fmt.Errorf("node monitor grace period and period must be positive")
 	}
-	limit := rate.Limit(cfg.EvictionRate)
-	if cfg.EvictionRate <= 0 {
-		limit = rate.Inf
-	}
 	ctl := &Controller{
 		client: c, nodes: nodes, leases: leases, pods: pods,
 		recorder: rec, evictionRec: evictionRec, log: log, cfg: cfg, now: time.Now,
-		tainter:   rate.NewLimiter(limit, 1),
-		evictions: workqueue.NewRateLimiting[string](nil, workqueue.WithName("taint-eviction")),
-		health:    map[string]*nodeHealth{},
-		firstSeen: map[string]time.Time{},
+		zoneLimiters: map[string]*rate.Limiter{},
+		evictions:    workqueue.NewRateLimiting[string](nil, workqueue.WithName("taint-eviction")),
+		health:       map[string]*nodeHealth{},
+		firstSeen:    map[string]time.Time{},
 	}
 	if err := pods.AddIndexers(cache.Indexers[api.Pod]{podsByNode: func(p *api.Pod) []string {
 		if p.Spec.NodeName == "" {
@@ -192,17 +201,25 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	return nil
 }
 
-// monitorNodeHealth is one pass over every node: update its health, then its
-// taints. Errors of single nodes are collected; the next pass retries them.
+// monitorNodeHealth is one pass over every node: update its health, then,
+// knowing the health of every zone, its taints. Errors of single nodes are
+// collected; the next pass retries them.
 func (c *Controller) monitorNodeHealth(ctx context.Context) error {
+	type observedNode struct {
+		node  *api.Node
+		ready api.ConditionStatus
+		zone  string
+	}
 	var errs []error
+	var observed []observedNode
+	zones := map[string]*zoneHealth{}
 	for _, node := range c.nodes.Lister().List(labels.Everything()) {
-		observed, current, latest, err := c.tryUpdateNodeHealth(ctx, node)
+		before, current, latest, err := c.tryUpdateNodeHealth(ctx, node)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if observed == api.ConditionTrue && current != api.ConditionTrue {
+		if before == api.ConditionTrue && current != api.ConditionTrue {
 			c.recorder.Eventf(node, api.EventTypeNormal, "NodeNotReady", "Node %s status is now: %s", node.Name, "NodeNotReady")
 			c.log.Info("node is not ready", "node", node.Name, "ready", current)
 			if current == api.ConditionUnknown {
@@ -211,7 +228,41 @@ func (c *Controller) monitorNodeHealth(ctx context.Context) error {
 				}
 			}
 		}
-		if err := c.reconcileTaints(ctx, latest, current); err != nil {
+		z := zoneKey(latest)
+		if zones[z] == nil {
+			zones[z] = &zoneHealth{}
+		}
+		zones[z].nodes++
+		if current != api.ConditionTrue {
+			zones[z].notReady++
+		}
+		observed = append(observed, observedNode{latest, current, z})
+	}
+
+	allDisrupted := len(zones) > 0
+	for _, z := range zones {
+		allDisrupted = allDisrupted && z.state(c.cfg.UnhealthyZoneThreshold) == zoneFullDisruption
+	}
+	if allDisrupted != c.allDisrupted {
+		c.allDisrupted = allDisrupted
+		if allDisrupted {
+			c.log.Warn("Controller detected that all Nodes are not-Ready. Entering master disruption mode.")
+		} else {
+			c.log.Info("Controller detected that some Nodes are Ready. Exiting master disruption mode.")
+			// Every node gets a fresh grace period, as kube does.
+			c.mu.Lock()
+			for _, h := range c.health {
+				h.probeTimestamp = c.now()
+			}
+			c.mu.Unlock()
+		}
+	}
+	for _, o := range observed {
+		var lim *rate.Limiter
+		if !allDisrupted {
+			lim = c.zoneLimiter(o.zone, zones[o.zone])
+		}
+		if err := c.reconcileTaints(ctx, o.node, o.ready, allDisrupted, lim); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -219,6 +270,55 @@ func (c *Controller) monitorNodeHealth(ctx context.Context) error {
 		return fmt.Errorf("%d node(s) failed, first: %w", len(errs), errs[0])
 	}
 	return nil
+}
+
+// zoneHealth counts a zone's nodes, as kube's ComputeZoneState.
+type zoneHealth struct{ nodes, notReady int }
+
+type zoneState int
+
+const (
+	zoneNormal zoneState = iota
+	zonePartialDisruption
+	zoneFullDisruption
+)
+
+func (z *zoneHealth) state(unhealthyThreshold float64) zoneState {
+	switch {
+	case z.notReady > 0 && z.notReady == z.nodes:
+		return zoneFullDisruption
+	case z.notReady > 2 && float64(z.notReady)/float64(z.nodes) >= unhealthyThreshold:
+		return zonePartialDisruption
+	}
+	return zoneNormal
+}
+
+// zoneKey is a node's region and zone, as kube's GetZoneKey.
+func zoneKey(n *api.Node) string {
+	return n.Labels[api.LabelTopologyRegion] + ":\x00:" + n.Labels[api.LabelTopologyZone]
+}
+
+// zoneLimiter returns the zone's NoExecute tainting limiter at the rate its
+// health calls for (kube's setLimiterInZone), nil when it must not taint.
+func (c *Controller) zoneLimiter(zone string, z *zoneHealth) *rate.Limiter {
+	qps := c.cfg.EvictionRate
+	if z.state(c.cfg.UnhealthyZoneThreshold) == zonePartialDisruption {
+		qps = 0
+		if z.nodes > c.cfg.LargeClusterSize {
+			qps = c.cfg.SecondaryEvictionRate
+		}
+	}
+	if qps <= 0 {
+		return nil
+	}
+	lim := c.zoneLimiters[zone]
+	if lim == nil {
+		lim = rate.NewLimiter(rate.Limit(qps), 1)
+		c.zoneLimiters[zone] = lim
+	} else if lim.Limit() != rate.Limit(qps) {
+		lim.SetLimit(rate.Limit(qps))
+	}
+	return lim
 }
 
 // tryUpdateNodeHealth is kube's: it notes when the kubelet last showed
@@ -297,22 +397,25 @@ func (c *Controller) tryUpdateNodeHealth(ctx context.Context, node *api.Node) (o
 // reconcileTaints gives the node the NoExecute taint matching its Ready
 // status (unreachable for Unknown, not-ready for False, none for True) and,
 // as kube's TaintNodesByCondition, the NoSchedule taints of its conditions
-// and spec.unschedulable. Adding a NoExecute taint is rate-limited by
-// --node-eviction-rate; everything else is not.
-func (c *Controller) reconcileTaints(ctx context.Context, node *api.Node, ready api.ConditionStatus) error {
+// and spec.unschedulable. Adding a NoExecute taint takes a token of lim
+// (none when nil); in master disruption mode NoExecute taints are removed
+// (kube's markNodeAsReachable). NoSchedule taints are not limited.
+func (c *Controller) reconcileTaints(ctx context.Context, node *api.Node, ready api.ConditionStatus, disrupted bool, lim *rate.Limiter) error {
 	name := node.Name
 	var add, remove []api.Taint
-	switch ready {
-	case api.ConditionUnknown:
+	switch {
+	case disrupted:
+		remove = []api.Taint{UnreachableTaint, NotReadyTaint}
+	case ready == api.ConditionUnknown:
 		add, remove = []api.Taint{UnreachableTaint}, []api.Taint{NotReadyTaint}
-	case api.ConditionFalse:
+	case ready == api.ConditionFalse:
 		add, remove = []api.Taint{NotReadyTaint}, []api.Taint{UnreachableTaint}
 	default:
 		remove = []api.Taint{UnreachableTaint, NotReadyTaint}
 	}
 	now := c.now()
 	addingNoExecute := len(add) > 0 && !hasTaint(node.Spec.Taints, add[0])
-	if addingNoExecute && !c.tainter.AllowN(now, 1) {
+	if addingNoExecute && (lim == nil || !lim.AllowN(now, 1)) {
 		add, addingNoExecute = nil, false // the next pass tries again
 	}
 	noSchedAdd, noSchedRemove := noScheduleTaints(node)

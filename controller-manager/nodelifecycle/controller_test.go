@@ -12,6 +12,7 @@ import (
 	"github.com/minik8s/minik8s/internal/client/clienttest"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
+	"golang.org/x/time/rate"
 )
 
 var t0 = time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
@@ -68,7 +69,8 @@ func newFixture(t *testing.T, objs ...api.Object) *fixture {
 	c, err := NewController(srv.Client(), informer.Shared[api.Node](f, "", client.ListOptions{}),
 		informer.Shared[api.Lease](f, api.NamespaceNodeLease, client.ListOptions{}),
 		informer.Shared[api.Pod](f, "", client.ListOptions{}),
-		fx.rec, fx.ev, slog.New(slog.DiscardHandler), Config{GracePeriod: 40 * time.Second, MonitorPeriod: 5 * time.Second, EvictionRate: 100})
+		fx.rec, fx.ev, slog.New(slog.DiscardHandler), Config{GracePeriod: 40 * time.Second, MonitorPeriod: 5 * time.Second, EvictionRate: 100,
+			SecondaryEvictionRate: 0.01, UnhealthyZoneThreshold: 0.55, LargeClusterSize: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +137,7 @@ func TestMonitorNodeHealth(t *testing.T) {
 		wantTaints []string
 		wantEvents []string
 		podReady   api.ConditionStatus
+		alone      bool // no healthy node "b" beside it
 	}{
 		{name: "healthy within grace", node: readyNode("a", api.ConditionTrue, t0), advance: 30 * time.Second,
 			wantReady: api.ConditionTrue, podReady: api.ConditionTrue},
@@ -153,16 +156,25 @@ func TestMonitorNodeHealth(t *testing.T) {
 			return n
 		}(), advance: time.Second, wantWrites: []string{"update nodes a"}, wantReady: api.ConditionTrue,
 			wantTaints: []string{api.TaintNodeMemoryPressure + ":NoSchedule", api.TaintNodeUnschedulable + ":NoSchedule"}, podReady: api.ConditionTrue},
+		{name: "the only node silent: master disruption, no NoExecute taint", node: readyNode("a", api.ConditionTrue, t0), advance: 41 * time.Second, alone: true,
+			wantWrites: []string{"update nodes a/status", "update pods default/p/status", "update nodes a"},
+			wantReady:  api.ConditionUnknown, wantTaints: []string{api.TaintNodeUnreachable + ":NoSchedule"},
+			wantEvents: []string{"Normal NodeNotReady Node a status is now: NodeNotReady"}, podReady: api.ConditionFalse},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fx := newFixture(t, tt.node, lease("a", t0), readyPod("p", "a"))
+			objs := []api.Object{tt.node, lease("a", t0), readyPod("p", "a")}
+			if !tt.alone {
+				objs = append(objs, readyNode("b", api.ConditionTrue, t0), lease("b", t0))
+			}
+			fx := newFixture(t, objs...)
 			ctx := context.Background()
 			if err := fx.c.monitorNodeHealth(ctx); err != nil {
 				t.Fatal(err)
 			}
 			fx.waitCache(t, "a")
 			fx.now = fx.now.Add(tt.advance)
+			fx.c.leases.Store().Update(lease("b", fx.now)) // b keeps beating
 			if err := fx.c.monitorNodeHealth(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -222,6 +234,32 @@ func TestLeaseRenewalKeepsNodeHealthy(t *testing.T) {
 	}
 	if got := fx.writes(); len(got) != 0 {
 		t.Fatalf("writes = %q, want none", got)
+	}
+}
+
+func TestZoneState(t *testing.T) {
+	tests := []struct {
+		nodes, notReady int
+		want            zoneState
+	}{
+		{3, 0, zoneNormal}, {3, 3, zoneFullDisruption}, {1, 1, zoneFullDisruption},
+		{10, 2, zoneNormal}, {5, 3, zonePartialDisruption}, {10, 5, zoneNormal}, {10, 6, zonePartialDisruption},
+	}
+	for _, tt := range tests {
+		z := zoneHealth{nodes: tt.nodes, notReady: tt.notReady}
+		if got := z.state(0.55); got != tt.want {
+			t.Errorf("%d of %d not ready: state %d, want %d", tt.notReady, tt.nodes, got, tt.want)
+		}
+	}
+	c := &Controller{cfg: Config{EvictionRate: 0.1, SecondaryEvictionRate: 0.01, UnhealthyZoneThreshold: 0.55, LargeClusterSize: 50}, zoneLimiters: map[string]*rate.Limiter{}}
+	if l := c.zoneLimiter("z", &zoneHealth{nodes: 10, notReady: 6}); l != nil {
+		t.Errorf("small partially disrupted zone taints at %v", l.Limit())
+	}
+	if l := c.zoneLimiter("z", &zoneHealth{nodes: 100, notReady: 60}); l == nil || l.Limit() != 0.01 {
+		t.Errorf("large partially disrupted zone limiter %v, want 0.01/s", l)
+	}
+	if l := c.zoneLimiter("z", &zoneHealth{nodes: 100, notReady: 1}); l == nil || l.Limit() != 0.1 {
+		t.Errorf("healthy zone limiter %v, want 0.1/s", l)
 	}
 }
 

@@ -130,6 +130,8 @@ func TestNodeStopsHeartbeating(t *testing.T) {
 }
 
 // A kubelet reporting Ready=False gets the not-ready taint instead.
+// (Two nodes: with all nodes down the controller enters master disruption
+// mode and taints nothing, see TestAllNodesDown.)
 func TestNodeReportsNotReady(t *testing.T) {
 	cl := controllertest.Start(t, []string{"nodelifecycle"}, func(o *app.Options) {
 		o.Controller.NodeMonitorGracePeriod = 3 * time.Second
@@ -137,6 +139,7 @@ func TestNodeReportsNotReady(t *testing.T) {
 	})
 	ctx := cl.Context(time.Minute)
 	cl.StartNode("n1", 300*time.Millisecond)
+	cl.StartNode("n2", 300*time.Millisecond) // with every node down nothing is tainted
 	nodes := client.Resource[api.Node](cl.Client)
 	n, err := nodes.Get(ctx, "n1")
 	if err != nil {
@@ -165,4 +168,49 @@ func readyStatus(n *api.Node) api.ConditionStatus {
 		}
 	}
 	return ""
+}
+
+// With every node silent the controller assumes its own network is at
+// fault ("master disruption mode"): nodes become Unknown but get no
+// NoExecute taint and lose no pods.
+func TestAllNodesDown(t *testing.T) {
+	cl := controllertest.Start(t, []string{"nodelifecycle"}, func(o *app.Options) {
+		o.Controller.NodeMonitorGracePeriod = 3 * time.Second
+		o.Controller.NodeMonitorPeriod = 200 * time.Millisecond
+		o.Controller.NodeEvictionRate = 100
+	})
+	ctx := cl.Context(time.Minute)
+	cl.Namespace("nl")
+	nodes := client.Resource[api.Node](cl.Client)
+	n1 := cl.StartNode("n1", 300*time.Millisecond)
+	n2 := cl.StartNode("n2", 300*time.Millisecond)
+	if _, err := client.Resource[api.Pod](cl.Client).Namespace("nl").Create(ctx, boundPod("p", "n1", ptr(int64(0)))); err != nil {
+		t.Fatal(err)
+	}
+	n1.Pause()
+	n2.Pause()
+	cl.Eventually(30*time.Second, "both nodes Unknown", func() (bool, error) {
+		for _, name := range []string{"n1", "n2"} {
+			n, err := nodes.Get(ctx, name)
+			if err != nil || readyStatus(n) != api.ConditionUnknown {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+	time.Sleep(2 * time.Second)
+	for _, name := range []string{"n1", "n2"} {
+		n, err := nodes.Get(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, taint := range n.Spec.Taints {
+			if taint.Effect == api.TaintEffectNoExecute {
+				t.Fatalf("node %s got %s:NoExecute in master disruption mode", name, taint.Key)
+			}
+		}
+	}
+	if p, err := client.Resource[api.Pod](cl.Client).Namespace("nl").Get(ctx, "p"); err != nil || p.DeletionTimestamp != nil {
+		t.Fatalf("pod evicted in master disruption mode: %+v, %v", p, err)
+	}
 }
