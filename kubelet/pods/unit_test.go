@@ -1,0 +1,169 @@
+package pods
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/resource"
+)
+
+func TestBackoff(t *testing.T) {
+	now := time.Unix(1000, 0)
+	b := NewBackoff(10*time.Second, 40*time.Second, 0)
+	b.now = func() time.Time { return now }
+	steps := []struct {
+		advance time.Duration
+		next    bool
+		want    time.Duration
+	}{
+		{0, true, 10 * time.Second},
+		{time.Second, true, 20 * time.Second},
+		{time.Second, true, 40 * time.Second},
+		{time.Second, true, 40 * time.Second},      // capped
+		{81 * time.Second, true, 10 * time.Second}, // idle > 2*max: reset
+	}
+	for i, s := range steps {
+		now = now.Add(s.advance)
+		if s.next {
+			b.Next("k", now)
+		}
+		if got := b.Get("k"); got != s.want {
+			t.Errorf("step %d: delay %s, want %s", i, got, s.want)
+		}
+	}
+	if in, left := b.InBackoffSince("k", now.Add(-3*time.Second)); !in || left != 7*time.Second {
+		t.Errorf("InBackoffSince: %v %s", in, left)
+	}
+	if in, _ := b.InBackoffSince("k", now.Add(-11*time.Second)); in {
+		t.Error("in back-off after the delay")
+	}
+	if in, _ := b.InBackoffSince("other", now); in {
+		t.Error("unknown key in back-off")
+	}
+}
+
+func TestExpand(t *testing.T) {
+	vars := map[string]string{"A": "x", "B": "y"}
+	for in, want := range map[string]string{
+		"plain":       "plain",
+		"$(A)-$(B)":   "x-y",
+		"$$(A)":       "$(A)",
+		"$(MISSING)":  "$(MISSING)",
+		"$(A":         "$(A",
+		"cost $5":     "cost $5",
+		"$(A)$(A)end": "xxend",
+	} {
+		if got := expand(in, vars); got != want {
+			t.Errorf("expand(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestResources(t *testing.T) {
+	q := resource.MustParse
+	tests := []struct {
+		name   string
+		res    api.ResourceRequirements
+		quota  int64
+		period uint64
+		shares uint64
+		memory int64
+	}{
+		{"none", api.ResourceRequirements{}, 0, 0, 2, 0},
+		{"limits only", api.ResourceRequirements{Limits: api.ResourceList{api.ResourceCPU: q("500m"), api.ResourceMemory: q("64Mi")}}, 50000, 100000, 512, 64 << 20},
+		{"requests", api.ResourceRequirements{Requests: api.ResourceList{api.ResourceCPU: q("2")}}, 0, 0, 2048, 0},
+		{"tiny", api.ResourceRequirements{Requests: api.ResourceList{api.ResourceCPU: q("1m")}, Limits: api.ResourceList{api.ResourceCPU: q("1m")}}, 1000, 100000, 2, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			quota, period, shares, mem := resources(&api.Container{Resources: tt.res})
+			if quota != tt.quota || period != tt.period || shares != tt.shares || mem != tt.memory {
+				t.Errorf("got %d %d %d %d", quota, period, shares, mem)
+			}
+		})
+	}
+}
+
+func TestResolvConf(t *testing.T) {
+	dir := t.TempDir()
+	host := filepath.Join(dir, "resolv.conf")
+	if err := os.WriteFile(host, []byte("# host\nnameserver 1.1.1.1\nsearch example.com\noptions edns0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := &Manager{opts: Options{ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local", ResolvConf: host}}
+	five := "2"
+	tests := []struct {
+		name string
+		spec api.PodSpec
+		want string
+	}{
+		{"cluster first", api.PodSpec{}, "search ns1.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n"},
+		{"default", api.PodSpec{DNSPolicy: api.DNSDefault}, "search example.com\nnameserver 1.1.1.1\noptions edns0\n"},
+		{"host network", api.PodSpec{HostNetwork: true}, "search example.com\nnameserver 1.1.1.1\noptions edns0\n"},
+		{"none with config", api.PodSpec{DNSPolicy: api.DNSNone, DNSConfig: &api.PodDNSConfig{Nameservers: []string{"9.9.9.9"}, Options: []api.PodDNSConfigOption{{Name: "ndots", Value: &five}}}},
+			"nameserver 9.9.9.9\noptions ndots:2\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := m.resolvConf(&api.Pod{ObjectMeta: api.ObjectMeta{Namespace: "ns1"}, Spec: tt.spec})
+			if err != nil || got != tt.want {
+				t.Errorf("got %q %v, want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestShouldRestartAndQOS(t *testing.T) {
+	for _, tt := range []struct {
+		p    api.RestartPolicy
+		code int32
+		want bool
+	}{
+		{api.RestartPolicyAlways, 0, true}, {"", 1, true}, {api.RestartPolicyOnFailure, 0, false},
+		{api.RestartPolicyOnFailure, 2, true}, {api.RestartPolicyNever, 1, false},
+	} {
+		if got := shouldRestart(tt.p, tt.code); got != tt.want {
+			t.Errorf("shouldRestart(%s, %d) = %v", tt.p, tt.code, got)
+		}
+	}
+	q := resource.MustParse
+	g := api.ResourceList{api.ResourceCPU: q("1"), api.ResourceMemory: q("1Gi")}
+	for want, spec := range map[api.PodQOSClass]api.PodSpec{
+		api.PodQOSBestEffort: {Containers: []api.Container{{}}},
+		api.PodQOSGuaranteed: {Containers: []api.Container{{Resources: api.ResourceRequirements{Limits: g, Requests: g}}}},
+		api.PodQOSBurstable:  {Containers: []api.Container{{Resources: api.ResourceRequirements{Requests: g}}}},
+	} {
+		if got := qosClass(&api.Pod{Spec: spec}); got != want {
+			t.Errorf("qos %s, want %s", got, want)
+		}
+	}
+}
+
+func TestWriteProjected(t *testing.T) {
+	dir := t.TempDir()
+	mode := int32(0o600)
+	err := writeProjected(dir, map[string][]byte{"a": []byte("1"), "b": []byte("2")}, []api.KeyToPath{{Key: "a", Path: "sub/x"}, {Key: "b", Path: "../y", Mode: &mode}}, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	_ = filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			b, _ := os.ReadFile(p)
+			rel, _ := filepath.Rel(dir, p)
+			got[rel+" "+fi.Mode().String()] = string(b)
+		}
+		return nil
+	})
+	want := map[string]string{"sub/x -rw-r--r--": "1", "y -rw-------": "2"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("files %v, want %v", got, want)
+	}
+	if err := writeProjected(dir, nil, []api.KeyToPath{{Key: "nope", Path: "z"}}, 0o644); err == nil {
+		t.Error("missing key accepted")
+	}
+}
