@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -205,4 +206,61 @@ func TestDeletionPropagation(t *testing.T) {
 			return len(p.OwnerReferences) == 1 && p.OwnerReferences[0].UID == rs.UID, nil
 		})
 	})
+}
+
+// With the real replicaset and deployment controllers: deleting a
+// Deployment in each propagation mode removes (or orphans) what they made,
+// and the controllers do not re-create pods under an owner being deleted.
+func TestWithWorkloadControllers(t *testing.T) {
+	cl := controllertest.Start(t, []string{"garbagecollector", "replicaset", "deployment"}, nil)
+	ctx := cl.Context(3 * time.Minute)
+	c := cl.Client
+	cl.Namespace(ns)
+	deps := client.Resource[api.Deployment](c).Namespace(ns)
+	for _, policy := range []api.DeletionPropagation{api.DeletePropagationBackground, api.DeletePropagationForeground, api.DeletePropagationOrphan} {
+		t.Run(string(policy), func(t *testing.T) {
+			name := "d-" + strings.ToLower(string(policy))
+			sel := map[string]string{"app": name}
+			tmpl := template()
+			tmpl.Labels = sel
+			if _, err := deps.Create(ctx, &api.Deployment{ObjectMeta: api.ObjectMeta{Namespace: ns, Name: name},
+				Spec: api.DeploymentSpec{Replicas: ptr(int32(3)), Selector: &api.LabelSelector{MatchLabels: sel}, Template: tmpl}}); err != nil {
+				t.Fatal(err)
+			}
+			count := func() (rs, pods int) {
+				rl, err := client.Resource[api.ReplicaSet](c).Namespace(ns).List(ctx, client.ListOptions{LabelSelector: "app=" + name})
+				if err != nil {
+					t.Fatal(err)
+				}
+				pl, err := client.Resource[api.Pod](c).Namespace(ns).List(ctx, client.ListOptions{LabelSelector: "app=" + name})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return len(rl.Items), len(pl.Items)
+			}
+			cl.Eventually(60*time.Second, "deployment's pods", func() (bool, error) {
+				rs, pods := count()
+				return rs == 1 && pods == 3, fmt.Errorf("%d replicasets, %d pods", rs, pods)
+			})
+			if err := deps.Delete(ctx, name, &api.DeleteOptions{PropagationPolicy: &policy}); err != nil {
+				t.Fatal(err)
+			}
+			cl.Eventually(60*time.Second, "deployment gone", gone(ctx, deps, name))
+			if policy == api.DeletePropagationOrphan {
+				time.Sleep(2 * time.Second)
+				if rs, pods := count(); rs != 1 || pods != 3 {
+					t.Fatalf("orphaned: %d replicasets, %d pods; want 1, 3", rs, pods)
+				}
+				return
+			}
+			cl.Eventually(60*time.Second, "replicaset and pods gone", func() (bool, error) {
+				rs, pods := count()
+				return rs == 0 && pods == 0, fmt.Errorf("%d replicasets, %d pods", rs, pods)
+			})
+			time.Sleep(time.Second)
+			if rs, pods := count(); rs != 0 || pods != 0 {
+				t.Fatalf("re-created after deletion: %d replicasets, %d pods", rs, pods)
+			}
+		})
+	}
 }
