@@ -3,26 +3,47 @@ package framework
 // StateKey names a plugin's entry in the CycleState.
 type StateKey string
 
+type stateEntry struct {
+	key   StateKey
+	value any
+}
+
 // CycleState carries data between the extension points of one scheduling
 // cycle. It is written only by PreFilter and PreScore (one goroutine) and
-// read by Filter and Score (many goroutines), so it needs no lock.
+// read by Filter and Score (many goroutines), so it needs no lock. It holds
+// a handful of entries, kept in a slice: a linear scan with constant keys
+// beats hashing for every node of every cycle.
 type CycleState struct {
-	data map[StateKey]any
+	data []stateEntry
 	// SkipFilter and SkipScore name the plugins whose PreFilter/PreScore
 	// returned Skip.
 	SkipFilter, SkipScore map[string]bool
+	// filters are the Filter plugins not skipped, set by RunPreFilterPlugins.
+	filters []FilterPlugin
 }
 
 // NewCycleState returns an empty state.
 func NewCycleState() *CycleState {
-	return &CycleState{data: map[StateKey]any{}, SkipFilter: map[string]bool{}, SkipScore: map[string]bool{}}
+	return &CycleState{SkipFilter: map[string]bool{}, SkipScore: map[string]bool{}}
 }
 
 // Write stores v under key.
-func (c *CycleState) Write(key StateKey, v any) { c.data[key] = v }
+func (c *CycleState) Write(key StateKey, v any) {
+	for i := range c.data {
+		if c.data[i].key == key {
+			c.data[i].value = v
+			return
+		}
+	}
+	c.data = append(c.data, stateEntry{key, v})
+}
 
 // Read returns the value under key.
 func (c *CycleState) Read(key StateKey) (any, bool) {
-	v, ok := c.data[key]
-	return v, ok
+	for i := range c.data {
+		if c.data[i].key == key {
+			return c.data[i].value, true
+		}
+	}
+	return nil, false
 }

@@ -23,6 +23,8 @@ type Framework struct {
 	score       []ScorePlugin
 	scoreWeight []int64
 	par         Parallelizer
+	// scoreBuf backs the per-plugin score lists, reused across cycles.
+	scoreBuf []NodeScore
 }
 
 // New builds a framework from plugins; each plugin joins every extension
@@ -56,6 +58,14 @@ func (f *Framework) HasScorePlugins() bool { return len(f.score) > 0 }
 // RunPreFilterPlugins runs every PreFilter; the first rejection or error
 // ends the run (with Plugin set). Skip marks the plugin's Filter skipped.
 func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, pod *api.Pod) *Status {
+	defer func() {
+		state.filters = state.filters[:0]
+		for _, p := range f.filter {
+			if !state.SkipFilter[p.Name()] {
+				state.filters = append(state.filters, p)
+			}
+		}
+	}()
 	for _, p := range f.preFilter {
 		s := p.PreFilter(ctx, state, pod)
 		if s.IsSkip() {
@@ -74,12 +84,14 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *CycleState, 
 }
 
 // RunFilterPlugins runs the filters for one node and returns the first
-// failure (nil when the node fits).
+// failure (nil when the node fits). After RunPreFilterPlugins it runs only
+// the filters not skipped.
 func (f *Framework) RunFilterPlugins(ctx context.Context, state *CycleState, pod *api.Pod, node *NodeInfo) *Status {
-	for _, p := range f.filter {
-		if state.SkipFilter[p.Name()] {
-			continue
-		}
+	filters := state.filters
+	if filters == nil {
+		filters = f.filter
+	}
+	for _, p := range filters {
 		if s := p.Filter(ctx, state, pod, node); !s.IsSuccess() {
 			s.Plugin = p.Name()
 			if s.Code == Error {
@@ -108,7 +120,8 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *CycleState, p
 
 // RunScorePlugins scores every node with every plugin (in parallel over
 // nodes), normalizes each plugin's scores, and returns the weighted sums
-// in the order of nodes.
+// in the order of nodes. It reuses buffers between calls, so one framework
+// scores one pod at a time (the scheduling loop's single cycle).
 func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod *api.Pod, nodes []*NodeInfo) ([]NodeScore, *Status) {
 	var active []int
 	for i, p := range f.score {
@@ -116,9 +129,12 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 			active = append(active, i)
 		}
 	}
+	if need := len(active) * len(nodes); cap(f.scoreBuf) < need {
+		f.scoreBuf = make([]NodeScore, need)
+	}
 	perPlugin := make([][]NodeScore, len(active))
 	for j := range active {
-		perPlugin[j] = make([]NodeScore, len(nodes))
+		perPlugin[j] = f.scoreBuf[j*len(nodes) : (j+1)*len(nodes)]
 	}
 	errs := make([]*Status, len(nodes))
 	ctx, cancel := context.WithCancel(ctx)
@@ -131,7 +147,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 				cancel()
 				return
 			}
-			perPlugin[j][i] = NodeScore{Name: nodes[i].Node().Name, Score: s}
+			perPlugin[j][i] = NodeScore{Name: nodes[i].Name, Score: s}
 		}
 	})
 	for _, e := range errs {
@@ -141,7 +157,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 	}
 	total := make([]NodeScore, len(nodes))
 	for i := range nodes {
-		total[i].Name = nodes[i].Node().Name
+		total[i].Name = nodes[i].Name
 	}
 	for j, pi := range active {
 		p := f.score[pi]

@@ -214,6 +214,15 @@ func nextGeneration() int64 { return generation.Add(1) }
 // on it (bound or assumed), and the aggregates the filters and scores use.
 type NodeInfo struct {
 	node *api.Node
+	// Name, Labels, Taints, Unschedulable and Ready are copied from the
+	// Node by SetNode: the filters read them for every node of every
+	// cycle, and reading them here avoids touching the (large, scattered)
+	// Node objects.
+	Name          string
+	Labels        map[string]string
+	Taints        []api.Taint
+	Unschedulable bool
+	Ready         bool
 	// Pods are the pods on the node, bound or assumed.
 	Pods []*PodInfo
 	// PodsWithAffinity and PodsWithRequiredAntiAffinity are the subsets
@@ -248,6 +257,13 @@ func (n *NodeInfo) Node() *api.Node { return n.node }
 // SetNode sets the Node object and its allocatable.
 func (n *NodeInfo) SetNode(node *api.Node) {
 	n.node = node
+	n.Name, n.Labels, n.Taints, n.Unschedulable = node.Name, node.Labels, node.Spec.Taints, node.Spec.Unschedulable
+	n.Ready = false
+	for i := range node.Status.Conditions {
+		if node.Status.Conditions[i].Type == api.NodeReady {
+			n.Ready = node.Status.Conditions[i].Status == api.ConditionTrue
+		}
+	}
 	n.Allocatable = NewResource(node.Status.Allocatable)
 	n.Generation = nextGeneration()
 }
@@ -256,6 +272,7 @@ func (n *NodeInfo) SetNode(node *api.Node) {
 // by their own events).
 func (n *NodeInfo) RemoveNode() {
 	n.node = nil
+	n.Labels, n.Taints, n.Unschedulable, n.Ready = nil, nil, false, false
 	n.Allocatable = Resource{}
 	n.Generation = nextGeneration()
 }
@@ -301,10 +318,10 @@ func removeFrom(pis []*PodInfo, uid api.UID) []*PodInfo {
 }
 
 func (n *NodeInfo) name() string {
-	if n.node == nil {
+	if n.Name == "" {
 		return "<unknown>"
 	}
-	return n.node.Name
+	return n.Name
 }
 
 func (n *NodeInfo) update(pi *PodInfo, sign int) {
@@ -335,6 +352,11 @@ func (n *NodeInfo) update(pi *PodInfo, sign int) {
 func (n *NodeInfo) Clone() *NodeInfo {
 	c := &NodeInfo{
 		node:             n.node,
+		Name:             n.Name,
+		Labels:           n.Labels,
+		Taints:           n.Taints,
+		Unschedulable:    n.Unschedulable,
+		Ready:            n.Ready,
 		Pods:             append([]*PodInfo(nil), n.Pods...),
 		Requested:        n.Requested.Clone(),
 		NonZeroRequested: n.NonZeroRequested.Clone(),

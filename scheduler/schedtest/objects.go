@@ -2,6 +2,10 @@ package schedtest
 
 import (
 	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/resource"
@@ -82,4 +86,24 @@ func OwnedBy(p *api.Pod, kind, name string, uid api.UID) *api.Pod {
 	t := true
 	p.OwnerReferences = append(p.OwnerReferences, api.OwnerReference{APIVersion: "apps/v1", Kind: kind, Name: name, UID: uid, Controller: &t})
 	return p
+}
+
+// EnvInt reads a positive integer from the environment (benchmark sizes
+// such as SCHED_BENCH_NODES), def when unset or invalid.
+func EnvInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// CPUTime returns the CPU time (user + system) the process used so far;
+// benchmarks on a shared machine report CPU per pod next to wall-clock
+// rates, since the latter depend on how much of the machine they got.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

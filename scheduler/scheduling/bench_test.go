@@ -3,7 +3,6 @@ package scheduling_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"sync"
@@ -18,13 +17,6 @@ import (
 	"github.com/minik8s/minik8s/scheduler/schedtest"
 	"github.com/minik8s/minik8s/scheduler/scheduling"
 )
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
-}
 
 // parallel calls fn(i) for i in [0, n) from workers goroutines.
 func parallel(n, workers int, fn func(i int) error) error {
@@ -68,8 +60,8 @@ func parallel(n, workers int, fn func(i int) error) error {
 // them; its rate is the scheduler's capacity (scheduling plus the
 // apiserver's binding path) without the creates competing for the CPU.
 func BenchmarkSchedulingThroughput(b *testing.B) {
-	numNodes := envInt("SCHED_BENCH_NODES", 5000)
-	numPods := envInt("SCHED_BENCH_PODS", 10000)
+	numNodes := schedtest.EnvInt("SCHED_BENCH_NODES", 5000)
+	numPods := schedtest.EnvInt("SCHED_BENCH_PODS", 10000)
 	srv := apiservertest.Start(b)
 	load, err := client.New(&client.Config{Host: srv.URL(), QPS: -1})
 	if err != nil {
@@ -94,10 +86,12 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 	sched := startBenchScheduler(ctx, b, srv.URL(), numNodes)
 	w := newBindWatch(ctx, b, load, "live-", numPods)
 	start := time.Now()
+	cpu0 := schedtest.CPUTime()
 	createPods(ctx, b, load, "live-", numPods, w.created)
 	b.Logf("live: created %d pods in %v", numPods, time.Since(start).Round(time.Millisecond))
 	w.wait(ctx, b)
 	live := w.report(b, "live", start)
+	liveCPU := schedtest.CPUTime() - cpu0
 	sched.stop(b)
 	b.ReportMetric(live.steady, "pods/s")
 	b.ReportMetric(float64(live.p50.Milliseconds()), "p50_ms")
@@ -106,12 +100,19 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 	w = newBindWatch(ctx, b, load, "backlog-", numPods)
 	createPods(ctx, b, load, "backlog-", numPods, w.created)
 	start = time.Now()
+	cpu0 = schedtest.CPUTime()
 	sched = startBenchScheduler(ctx, b, srv.URL(), numNodes)
 	b.Logf("backlog: fresh scheduler synced in %v", time.Since(start).Round(time.Millisecond))
 	w.wait(ctx, b)
 	backlog := w.report(b, "backlog", start)
+	backlogCPU := schedtest.CPUTime() - cpu0
 	sched.stop(b)
 	b.ReportMetric(backlog.steady, "backlog_pods/s")
+	// CPU per pod of the whole process (apiserver, etcd, scheduler, load
+	// generator and watch): with the machine to itself, cores / this is
+	// the rate it can sustain.
+	b.ReportMetric(float64(liveCPU.Microseconds())/float64(numPods), "live_cpu_us/pod")
+	b.ReportMetric(float64(backlogCPU.Microseconds())/float64(numPods), "backlog_cpu_us/pod")
 }
 
 type benchScheduler struct {

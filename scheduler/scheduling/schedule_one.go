@@ -143,7 +143,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, state *framework.CycleState
 		return "", &FitError{NumAllNodes: len(nodes), Diagnosis: diagnosis}
 	}
 	if len(feasible) == 1 {
-		return feasible[0].Node().Name, nil
+		return feasible[0].Name, nil
 	}
 	scores, err := s.prioritizeNodes(ctx, state, pod, feasible)
 	if err != nil {
@@ -187,7 +187,7 @@ func (s *Scheduler) findNodesThatFit(ctx context.Context, state *framework.Cycle
 		diagnosis.PreFilterMsg = st.Message()
 		diagnosis.UnschedulablePlugins[st.Plugin] = true
 		for _, n := range nodes {
-			diagnosis.NodeToStatus[n.Node().Name] = st
+			diagnosis.NodeToStatus[n.Name] = st
 		}
 		return nil, diagnosis, nil
 	}
@@ -195,7 +195,13 @@ func (s *Scheduler) findNodesThatFit(ctx context.Context, state *framework.Cycle
 	n := len(nodes)
 	want := NumFeasibleNodesToFind(s.cfg.PercentageOfNodesToScore, n)
 	feasible := make([]*framework.NodeInfo, want)
-	statuses := make([]*framework.Status, n)
+	// statuses is reused across cycles (one scheduling loop) to spare the
+	// garbage collector a node-sized slice per pod.
+	if cap(s.statusBuf) < n {
+		s.statusBuf = make([]*framework.Status, n)
+	}
+	statuses := s.statusBuf[:n]
+	defer clear(statuses)
 	var found, processed atomic.Int32
 	var firstErr atomic.Pointer[framework.Status]
 	fctx, cancel := context.WithCancel(ctx)
@@ -234,7 +240,7 @@ func (s *Scheduler) findNodesThatFit(ctx context.Context, state *framework.Cycle
 	s.nextStartNodeIndex = (start + int(processed.Load())) % n
 	for idx, st := range statuses {
 		if st != nil {
-			diagnosis.NodeToStatus[nodes[idx].Node().Name] = st
+			diagnosis.NodeToStatus[nodes[idx].Name] = st
 			diagnosis.UnschedulablePlugins[st.Plugin] = true
 		}
 	}
@@ -256,7 +262,7 @@ func (s *Scheduler) prioritizeNodes(ctx context.Context, state *framework.CycleS
 	if !s.fwk.HasScorePlugins() {
 		out := make([]framework.NodeScore, len(nodes))
 		for i, n := range nodes {
-			out[i] = framework.NodeScore{Name: n.Node().Name, Score: 1}
+			out[i] = framework.NodeScore{Name: n.Name, Score: 1}
 		}
 		return out, nil
 	}

@@ -79,6 +79,7 @@ type Scheduler struct {
 	synced    atomic.Bool
 
 	nextStartNodeIndex int
+	statusBuf          []*framework.Status
 	background         sync.WaitGroup
 }
 

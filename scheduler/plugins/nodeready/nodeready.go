@@ -26,7 +26,7 @@ var notReadyTaint = api.Taint{Key: api.TaintNodeNotReady, Effect: api.TaintEffec
 
 // Filter implements framework.FilterPlugin.
 func (Plugin) Filter(_ context.Context, _ *framework.CycleState, pod *api.Pod, n *framework.NodeInfo) *framework.Status {
-	if IsReady(n.Node()) || framework.TolerationsTolerateTaint(pod.Spec.Tolerations, &notReadyTaint) {
+	if n.Ready || framework.TolerationsTolerateTaint(pod.Spec.Tolerations, &notReadyTaint) {
 		return nil
 	}
 	return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNotReady)

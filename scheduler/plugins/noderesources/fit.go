@@ -36,19 +36,19 @@ type podRequests struct{ req, nonZero framework.Resource }
 
 // requests returns the pod's requests from the cycle state, computing them
 // when PreFilter did not run.
-func requests(state *framework.CycleState, pod *api.Pod) podRequests {
+func requests(state *framework.CycleState, pod *api.Pod) *podRequests {
 	if v, ok := state.Read(fitStateKey); ok {
-		return v.(podRequests)
+		return v.(*podRequests)
 	}
 	r, nz := framework.PodRequests(pod)
-	return podRequests{r, nz}
+	return &podRequests{r, nz}
 }
 
 // PreFilter implements framework.PreFilterPlugin: it computes the pod's
 // requests once per cycle.
 func (Fit) PreFilter(_ context.Context, state *framework.CycleState, pod *api.Pod) *framework.Status {
 	r, nz := framework.PodRequests(pod)
-	state.Write(fitStateKey, podRequests{r, nz})
+	state.Write(fitStateKey, &podRequests{r, nz})
 	return nil
 }
 

@@ -25,7 +25,7 @@ var unschedulableTaint = api.Taint{Key: api.TaintNodeUnschedulable, Effect: api.
 
 // Filter implements framework.FilterPlugin.
 func (Plugin) Filter(_ context.Context, _ *framework.CycleState, pod *api.Pod, n *framework.NodeInfo) *framework.Status {
-	if n.Node().Spec.Unschedulable && !framework.TolerationsTolerateTaint(pod.Spec.Tolerations, &unschedulableTaint) {
+	if n.Unschedulable && !framework.TolerationsTolerateTaint(pod.Spec.Tolerations, &unschedulableTaint) {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonUnschedulable)
 	}
 	return nil

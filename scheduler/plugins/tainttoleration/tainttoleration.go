@@ -25,7 +25,10 @@ func (Plugin) Name() string { return Name }
 
 // Filter implements framework.FilterPlugin.
 func (Plugin) Filter(_ context.Context, _ *framework.CycleState, pod *api.Pod, n *framework.NodeInfo) *framework.Status {
-	taint, found := framework.FindUntoleratedTaint(n.Node().Spec.Taints, pod.Spec.Tolerations, api.TaintEffectNoSchedule, api.TaintEffectNoExecute)
+	if len(n.Taints) == 0 {
+		return nil
+	}
+	taint, found := framework.FindUntoleratedTaint(n.Taints, pod.Spec.Tolerations, api.TaintEffectNoSchedule, api.TaintEffectNoExecute)
 	if !found {
 		return nil
 	}
@@ -37,8 +40,8 @@ func (Plugin) Filter(_ context.Context, _ *framework.CycleState, pod *api.Pod, n
 // PreferNoSchedule effect count).
 func (Plugin) Score(_ context.Context, _ *framework.CycleState, pod *api.Pod, n *framework.NodeInfo) (int64, *framework.Status) {
 	var count int64
-	for i := range n.Node().Spec.Taints {
-		t := &n.Node().Spec.Taints[i]
+	for i := range n.Taints {
+		t := &n.Taints[i]
 		if t.Effect != api.TaintEffectPreferNoSchedule {
 			continue
 		}
