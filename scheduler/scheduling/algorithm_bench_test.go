@@ -44,4 +44,3 @@ func BenchmarkSchedulingCycle(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pods/s")
 	b.ReportMetric(float64((schedtest.CPUTime()-cpu0).Microseconds())/float64(b.N), "cpu_us/pod")
 }
-
