@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/internal/client"
@@ -189,16 +188,8 @@ func cleanup(t *testing.T, o app.Options, cidr string) {
 		_ = rt.RemoveContainer(ctx, c.ID)
 		rt.RemovePodCgroups(c.PodUID)
 	}
-	nctx := namespaces.WithNamespace(ctx, o.ContainerdNamespace)
-	imgs, _ := rt.Client().ImageService().List(nctx)
-	for _, i := range imgs {
-		_ = rt.Client().ImageService().Delete(nctx, i.Name)
-	}
-	for range 20 {
-		if err := rt.Client().NamespaceService().Delete(nctx, o.ContainerdNamespace); err == nil {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
+	if err := testimage.DeleteNamespace(ctx, rt.Client(), o.ContainerdNamespace); err != nil {
+		t.Logf("cleanup: %v", err)
 	}
 	if l, err := netlink.LinkByName(o.CNIBridge); err == nil {
 		_ = netlink.LinkDel(l)

@@ -168,21 +168,10 @@ func (nd *node) cleanup() {
 		_ = rt.RemoveContainer(ctx, c.ID)
 		rt.RemovePodCgroups(c.PodUID)
 	}
-	nctx := namespaces.WithNamespace(ctx, nd.ns)
-	imgs, _ := rt.Client().ImageService().List(nctx)
-	for _, i := range imgs {
-		_ = rt.Client().ImageService().Delete(nctx, i.Name)
+	if err := testimage.DeleteNamespace(ctx, rt.Client(), nd.ns); err != nil {
+		nd.t.Logf("cleanup: delete namespace %s: %v", nd.ns, err)
 	}
-	// Content and snapshot leases go with the namespace once it is empty.
-	for range 20 {
-		if err := rt.Client().NamespaceService().Delete(nctx, nd.ns); err == nil {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	for _, sub := range []string{"cpu", "cpuacct", "memory", "pids", "blkio", "devices", "freezer", "net_cls", "perf_event", "hugetlb", "cpuset", "net_prio", "systemd"} {
-		_ = os.Remove(filepath.Join("/sys/fs/cgroup", sub, nd.ns))
-	}
+	testimage.RemoveCgroupTree(nd.ns)
 	if l, err := netlink.LinkByName(nd.bridge); err == nil {
 		_ = netlink.LinkDel(l)
 	}

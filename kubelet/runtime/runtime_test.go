@@ -13,6 +13,7 @@ import (
 	"github.com/minik8s/minik8s/kubelet/network"
 	"github.com/minik8s/minik8s/kubelet/runtime"
 	"github.com/minik8s/minik8s/kubelet/testimage"
+	"github.com/vishvananda/netlink"
 )
 
 func TestSandboxContainerLogsAndExec(t *testing.T) {
@@ -33,9 +34,12 @@ func TestSandboxContainerLogsAndExec(t *testing.T) {
 		for _, c := range cs {
 			_ = rt.RemoveContainer(context.Background(), c.ID)
 		}
-		cctx := namespaces.WithNamespace(context.Background(), ns)
-		_ = rt.Client().ImageService().Delete(cctx, testimage.Ref)
-		_ = rt.Client().NamespaceService().Delete(cctx, ns)
+		_ = testimage.DeleteNamespace(context.Background(), rt.Client(), ns)
+		rt.RemovePodCgroups("u1")
+		testimage.RemoveCgroupTree("/" + ns)
+		if l, err := netlink.LinkByName("mk8srt0"); err == nil {
+			_ = netlink.LinkDel(l)
+		}
 	}()
 	if err := testimage.Import(namespaces.WithNamespace(ctx, ns), rt.Client(), testimage.Ref); err != nil {
 		t.Fatal(err)
