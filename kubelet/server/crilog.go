@@ -29,11 +29,16 @@ const (
 // logRecord is one line of a CRI log file:
 // "2026-12-02T17:00:00.123456789Z stdout F the line".
 type logRecord struct {
-	Time    time.Time
+	// RawTime is the timestamp as written; Time parses it (the kubelet
+	// runtime writes RFC3339Nano in UTC, which is also what clients get).
+	RawTime []byte
 	Stream  string
 	Partial bool
 	Content []byte // without the trailing newline
 }
+
+// Time parses the record's timestamp.
+func (r logRecord) Time() (time.Time, error) { return time.Parse(time.RFC3339Nano, string(r.RawTime)) }
 
 // parseCRILine parses one CRI log line (without its newline).
 func parseCRILine(line []byte) (logRecord, error) {
@@ -42,9 +47,10 @@ func parseCRILine(line []byte) (logRecord, error) {
 	if !ok {
 		return r, fmt.Errorf("invalid CRI log line %q: no timestamp", truncate(line))
 	}
-	t, err := time.Parse(time.RFC3339Nano, string(ts))
-	if err != nil {
-		return r, fmt.Errorf("invalid CRI log line %q: %w", truncate(line), err)
+	// The timestamp is only checked for shape here; parsing it costs more
+	// than the rest of the line and is only needed for sinceSeconds.
+	if len(ts) < len("2006-01-02T15:04:05Z") || ts[4] != '-' || ts[10] != 'T' {
+		return r, fmt.Errorf("invalid CRI log line %q: bad timestamp", truncate(line))
 	}
 	stream, rest, ok := bytes.Cut(rest, []byte(" "))
 	if !ok || (string(stream) != streamStdout && string(stream) != streamStderr) {
@@ -64,7 +70,13 @@ func parseCRILine(line []byte) (logRecord, error) {
 	default:
 		return r, fmt.Errorf("invalid CRI log line %q: bad tag %q", truncate(line), tag)
 	}
-	r.Time, r.Stream, r.Content = t, string(stream), content
+	r.RawTime, r.Content = ts, content
+	switch string(stream) { // no allocation for the two known streams
+	case streamStdout:
+		r.Stream = streamStdout
+	default:
+		r.Stream = streamStderr
+	}
 	return r, nil
 }
 
@@ -114,17 +126,25 @@ type logWriter struct {
 	opts    LogOptions
 	written int64
 	midLine bool // the last record was partial: no timestamp before its continuation
+	buf     []byte
 }
 
 var errLimitReached = errors.New("limitBytes reached")
 
 func (lw *logWriter) write(r logRecord) error {
-	if !lw.opts.Since.IsZero() && r.Time.Before(lw.opts.Since) {
-		return nil
+	if !lw.opts.Since.IsZero() {
+		t, err := r.Time()
+		if err != nil || t.Before(lw.opts.Since) {
+			return nil
+		}
 	}
-	var b []byte
+	b := lw.buf[:0]
 	if lw.opts.Timestamps && !lw.midLine {
-		b = r.Time.UTC().AppendFormat(b, time.RFC3339Nano)
+		if t, err := r.Time(); err == nil {
+			b = t.UTC().AppendFormat(b, time.RFC3339Nano)
+		} else {
+			b = append(b, r.RawTime...)
+		}
 		b = append(b, ' ')
 	}
 	b = append(b, r.Content...)
@@ -146,6 +166,7 @@ func (lw *logWriter) write(r logRecord) error {
 	}
 	n, err := lw.w.Write(b)
 	lw.written += int64(n)
+	lw.buf = b
 	return err
 }
 

@@ -16,17 +16,23 @@ var t0 = time.Date(2026, 12, 2, 17, 0, 0, 123456789, time.UTC)
 
 func TestParseCRILine(t *testing.T) {
 	t.Parallel()
+	type rec struct {
+		Time    time.Time
+		Stream  string
+		Partial bool
+		Content []byte
+	}
 	tests := []struct {
 		line    string
-		want    logRecord
+		want    rec
 		wantErr bool
 	}{
-		{line: "2026-12-02T17:00:00.123456789Z stdout F the line", want: logRecord{Time: t0, Stream: "stdout", Content: []byte("the line")}},
-		{line: "2026-12-02T17:00:00.123456789Z stderr P part", want: logRecord{Time: t0, Stream: "stderr", Partial: true, Content: []byte("part")}},
-		{line: "2026-12-02T17:00:00.123456789Z stdout F ", want: logRecord{Time: t0, Stream: "stdout", Content: []byte("")}},
-		{line: "2026-12-02T17:00:00.123456789Z stdout F", want: logRecord{Time: t0, Stream: "stdout"}},
-		{line: "2026-12-02T17:00:00.123456789Z stdout F  two  spaces ", want: logRecord{Time: t0, Stream: "stdout", Content: []byte(" two  spaces ")}},
-		{line: "2026-12-02T17:00:00.123456789+01:00 stdout F:x tz", want: logRecord{Time: t0.Add(-time.Hour), Stream: "stdout", Content: []byte("tz")}},
+		{line: "2026-12-02T17:00:00.123456789Z stdout F the line", want: rec{Time: t0, Stream: "stdout", Content: []byte("the line")}},
+		{line: "2026-12-02T17:00:00.123456789Z stderr P part", want: rec{Time: t0, Stream: "stderr", Partial: true, Content: []byte("part")}},
+		{line: "2026-12-02T17:00:00.123456789Z stdout F ", want: rec{Time: t0, Stream: "stdout", Content: []byte("")}},
+		{line: "2026-12-02T17:00:00.123456789Z stdout F", want: rec{Time: t0, Stream: "stdout"}},
+		{line: "2026-12-02T17:00:00.123456789Z stdout F  two  spaces ", want: rec{Time: t0, Stream: "stdout", Content: []byte(" two  spaces ")}},
+		{line: "2026-12-02T17:00:00.123456789+01:00 stdout F:x tz", want: rec{Time: t0.Add(-time.Hour), Stream: "stdout", Content: []byte("tz")}},
 		{line: "not-a-time stdout F x", wantErr: true},
 		{line: "2026-12-02T17:00:00Z stdin F x", wantErr: true},
 		{line: "2026-12-02T17:00:00Z stdout X x", wantErr: true},
@@ -41,14 +47,16 @@ func TestParseCRILine(t *testing.T) {
 		if tt.wantErr {
 			continue
 		}
-		if !got.Time.Equal(tt.want.Time) || got.Stream != tt.want.Stream || got.Partial != tt.want.Partial || !bytes.Equal(got.Content, tt.want.Content) {
+		gotTime, terr := got.Time()
+		if terr != nil || !gotTime.Equal(tt.want.Time) || got.Stream != tt.want.Stream || got.Partial != tt.want.Partial || !bytes.Equal(got.Content, tt.want.Content) {
 			t.Errorf("parseCRILine(%q) = %+v, want %+v", tt.line, got, tt.want)
 		}
 	}
 	// What FormatCRILine writes parses back.
 	line := FormatCRILine(t0, "stderr", true, []byte("round trip"))
 	got, err := parseCRILine(bytes.TrimSuffix(line, []byte("\n")))
-	if err != nil || !got.Partial || string(got.Content) != "round trip" || got.Stream != "stderr" || !got.Time.Equal(t0) {
+	gotTime, _ := got.Time()
+	if err != nil || !got.Partial || string(got.Content) != "round trip" || got.Stream != "stderr" || !gotTime.Equal(t0) {
 		t.Errorf("round trip of %q = %+v, %v", line, got, err)
 	}
 }

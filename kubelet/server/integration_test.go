@@ -104,7 +104,7 @@ type env struct {
 	ctx     context.Context
 }
 
-func setup(t *testing.T) *env {
+func setup(t testing.TB) *env {
 	t.Helper()
 	s := apiservertest.Start(t, apiservertest.WithTLS)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -159,7 +159,7 @@ func setup(t *testing.T) *env {
 }
 
 // pod creates a pod bound to node-k with the given containers.
-func (e *env) pod(t *testing.T, name, node string, containers ...string) *api.Pod {
+func (e *env) pod(t testing.TB, name, node string, containers ...string) *api.Pod {
 	t.Helper()
 	p := &api.Pod{ObjectMeta: api.ObjectMeta{Namespace: "default", Name: name}, Spec: api.PodSpec{NodeName: node}}
 	for _, c := range containers {
@@ -179,7 +179,7 @@ func (e *env) logFile(p *api.Pod, container string, restart int) string {
 	return server.ContainerLogPath(e.logs, p.Namespace, p.Name, p.UID, container, restart)
 }
 
-func writeCRI(t *testing.T, path string, lines ...string) {
+func writeCRI(t testing.TB, path string, lines ...string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -634,4 +634,18 @@ func TestExecProtocolsDirect(t *testing.T) {
 			}
 		})
 	}
+}
+
+// kubeletClient talks to the test kubelet as the apiserver does.
+func (e *env) kubeletClient(t testing.TB) *http.Client {
+	t.Helper()
+	certPEM, keyPEM, err := e.s.PKI().CA.IssueClient(server.APIServerKubeletClientUser, []string{"system:masters"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{c}}}} //nolint:gosec // self-signed kubelet
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -258,12 +259,18 @@ func (s *Server) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
+	// Records are small; batching them saves a TLS record per line.
+	bw := bufio.NewWriterSize(w, 32<<10)
+	defer bw.Flush()
 	uid := pod.UID
 	fl := follower{
 		switchFiles: !opts.Previous,
 		poll:        s.cfg.FollowPoll,
-		flush:       func() { _ = rc.Flush() },
-		log:         s.log,
+		flush: func() {
+			_ = bw.Flush()
+			_ = rc.Flush()
+		},
+		log: s.log,
 		done: func() bool {
 			if opts.Previous {
 				return true
@@ -273,7 +280,7 @@ func (s *Server) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 				p.Status.Phase == api.PodSucceeded || p.Status.Phase == api.PodFailed
 		},
 	}
-	lw := &logWriter{w: w, opts: opts}
+	lw := &logWriter{w: bw, opts: opts}
 	if err := streamLog(r.Context(), dir, run, opts, lw, fl); err != nil && r.Context().Err() == nil {
 		s.log.Warn("streaming container log", "pod", pod.Namespace+"/"+pod.Name, "container", container, "err", err)
 	}
