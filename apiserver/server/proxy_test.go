@@ -1,0 +1,114 @@
+package server
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+)
+
+func TestPodContainer(t *testing.T) {
+	t.Parallel()
+	pod := func(init []string, cs ...string) *api.Pod {
+		p := &api.Pod{ObjectMeta: api.ObjectMeta{Name: "web"}}
+		for _, c := range cs {
+			p.Spec.Containers = append(p.Spec.Containers, api.Container{Name: c})
+		}
+		for _, c := range init {
+			p.Spec.InitContainers = append(p.Spec.InitContainers, api.Container{Name: c})
+		}
+		return p
+	}
+	tests := []struct {
+		name      string
+		pod       *api.Pod
+		container string
+		allowInit bool
+		want      string
+		wantErr   string
+	}{
+		{"the only container", pod(nil, "app"), "", true, "app", ""},
+		{"named", pod(nil, "a", "b"), "b", true, "b", ""},
+		{"an init container by name", pod([]string{"setup"}, "a"), "setup", true, "setup", ""},
+		{"must choose", pod(nil, "a", "b"), "", false, "", "a container name must be specified for pod web, choose one of: [a b]"},
+		{"must choose, with init containers", pod([]string{"setup"}, "a", "b"), "", true, "",
+			"a container name must be specified for pod web, choose one of: [a b] or one of the init containers: [setup]"},
+		{"unknown", pod(nil, "a"), "zz", true, "", "container zz is not valid for pod web"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := podContainer(tt.pod, tt.container, tt.allowInit)
+			if tt.wantErr != "" {
+				if !apierrors.IsBadRequest(err) || err.Error() != tt.wantErr {
+					t.Fatalf("error %v, want BadRequest %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("got %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLogQuery(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		want    string
+		wantErr string
+	}{
+		{"follow=true&tailLines=10&container=app&timestamps=1", "follow=true&tailLines=10&timestamps=1", ""},
+		{"previous=true&limitBytes=100&sinceSeconds=60", "limitBytes=100&previous=true&sinceSeconds=60", ""},
+		{"sinceTime=2026-12-02T17:00:00Z", "sinceTime=2026-12-02T17%3A00%3A00Z", ""},
+		{"tailLines=-1", "", "tailLines"},
+		{"limitBytes=0", "", "limitBytes"},
+		{"follow=maybe", "", "follow"},
+		{"sinceSeconds=10&sinceTime=2026-12-02T17:00:00Z", "", "at most one of sinceTime or sinceSeconds"},
+	}
+	for _, tt := range tests {
+		q, _ := url.ParseQuery(tt.in)
+		got, err := logQuery(q)
+		if tt.wantErr != "" {
+			if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: error %v, want %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got.Encode() != tt.want {
+			t.Errorf("%s: got %q, %v; want %q", tt.in, got.Encode(), err, tt.want)
+		}
+	}
+}
+
+func TestPreferredAddress(t *testing.T) {
+	t.Parallel()
+	node := &api.Node{Status: api.NodeStatus{Addresses: []api.NodeAddress{
+		{Type: api.NodeHostName, Address: "n1"}, {Type: api.NodeExternalIP, Address: "203.0.113.5"}, {Type: api.NodeInternalIP, Address: "10.0.0.5"},
+	}}}
+	tests := []struct {
+		name  string
+		node  *api.Node
+		types []api.NodeAddressType
+		want  string
+	}{
+		{"default prefers InternalIP", node, nil, "10.0.0.5"},
+		{"configured order", node, []api.NodeAddressType{api.NodeExternalIP, api.NodeInternalIP}, "203.0.113.5"},
+		{"falls back to Hostname", &api.Node{Status: api.NodeStatus{Addresses: []api.NodeAddress{{Type: api.NodeHostName, Address: "n2"}}}}, nil, "n2"},
+		{"none", &api.Node{}, nil, ""},
+	}
+	for _, tt := range tests {
+		got, err := preferredAddress(tt.node, tt.types)
+		if tt.want == "" {
+			if err == nil || !strings.Contains(err.Error(), "no preferred addresses found") {
+				t.Errorf("%s: got %q, %v", tt.name, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("%s: got %q, %v; want %q", tt.name, got, err, tt.want)
+		}
+	}
+}
