@@ -25,6 +25,7 @@ type Collector struct {
 	log       *slog.Logger
 	metrics   *controller.SyncMetrics
 	graph     *graph
+	absent    *absentCache
 	queue     *workqueue.RateLimitingQueue[api.UID]
 	informers []*informer.Informer[controller.PartialObject]
 }
@@ -59,7 +60,7 @@ func Resources() []api.ResourceInfo {
 // objects); they run inside Run.
 func NewCollector(c *client.Client, resources []api.ResourceInfo, log *slog.Logger) *Collector {
 	gc := &Collector{
-		client: c, log: log, graph: newGraph(),
+		client: c, log: log, graph: newGraph(), absent: newAbsentCache(4096),
 		queue: workqueue.NewRateLimiting[api.UID](nil, workqueue.WithName("garbage_collector_attempt_to_delete")),
 	}
 	for _, info := range resources {
@@ -109,6 +110,7 @@ func (gc *Collector) forget(obj *controller.PartialObject) {
 	if n == nil {
 		return
 	}
+	gc.absent.add(n.uid)
 	for _, ref := range n.owners {
 		gc.queue.Add(ref.UID)
 	}
@@ -185,6 +187,9 @@ func (gc *Collector) classify(ctx context.Context, n *node, ref api.OwnerReferen
 		}
 		return solid, nil
 	}
+	if gc.absent.has(ref.UID) {
+		return dangling, nil
+	}
 	// Not observed (yet): ask the apiserver, as kube does for virtual nodes.
 	info, ok := api.LookupKind(ref.APIVersion, ref.Kind)
 	if !ok {
@@ -196,6 +201,7 @@ func (gc *Collector) classify(ctx context.Context, n *node, ref api.OwnerReferen
 	}
 	u, err := d.Get(ctx, ref.Name)
 	if apierrors.IsNotFound(err) {
+		gc.absent.add(ref.UID)
 		return dangling, nil
 	}
 	if err != nil {
@@ -206,6 +212,7 @@ func (gc *Collector) classify(ctx context.Context, n *node, ref api.OwnerReferen
 		return solid, err
 	}
 	if m.UID != ref.UID {
+		gc.absent.add(ref.UID)
 		return dangling, nil
 	}
 	if m.DeletionTimestamp != nil && slices.Contains(m.Finalizers, api.FinalizerDeleteDependents) {

@@ -196,3 +196,17 @@ func TestGraphDependents(t *testing.T) {
 
 func podInfo() api.ResourceInfo { return client.Resource[api.Pod](nil).Info() }
 func rsInfo() api.ResourceInfo  { return client.Resource[api.ReplicaSet](nil).Info() }
+
+func TestAbsentCache(t *testing.T) {
+	a := newAbsentCache(2)
+	a.add("x")
+	a.add("y")
+	a.add("x")
+	if !a.has("x") || !a.has("y") {
+		t.Fatal("lost an entry within capacity")
+	}
+	a.add("z")
+	if a.has("x") || !a.has("y") || !a.has("z") {
+		t.Fatalf("eviction order wrong: x %v y %v z %v", a.has("x"), a.has("y"), a.has("z"))
+	}
+}
