@@ -499,12 +499,17 @@ func (m *Manager) sleep(ctx context.Context, d time.Duration) {
 
 // leaseLoop creates and renews kube-node-lease/NODE.
 func (m *Manager) leaseLoop(ctx context.Context) {
+	// Failures are retried sooner than the renew interval, backing off from
+	// 200 ms, as the kubelet's lease controller does.
+	retry := 200 * time.Millisecond
 	for {
 		if err := m.renewLease(ctx); err != nil && ctx.Err() == nil {
-			m.log.Warn("failed to renew the node lease", "err", err)
-			m.sleep(ctx, 200*time.Millisecond)
+			m.log.Warn("failed to renew the node lease, will retry", "err", err, "in", retry)
+			m.sleep(ctx, retry)
+			retry = min(retry*2, m.cfg.LeaseRenewInterval)
 			continue
 		}
+		retry = 200 * time.Millisecond
 		select {
 		case <-ctx.Done():
 			return

@@ -71,6 +71,10 @@ func (o *Options) Config() (Config, error) {
 		return c, err
 	}
 	c.Hostname = c.NodeName
+	if ip := net.ParseIP(c.NodeName); ip != nil && o.NodeIP == "" {
+		// A --hostname-override that is an IP is the node IP, as in the kubelet.
+		c.NodeIP = ip
+	}
 	if o.NodeIP != "" {
 		if c.NodeIP = net.ParseIP(o.NodeIP); c.NodeIP == nil {
 			return c, fmt.Errorf("--node-ip %q is not an IP address", o.NodeIP)
