@@ -262,7 +262,9 @@ type worker struct {
 	firstSeen time.Time
 	observed  bool
 	lastSent  string
-	startTime *api.Time
+	// lastStatus is the status last written.
+	lastStatus *api.PodStatus
+	startTime  *api.Time
 }
 
 func (w *worker) run(ctx context.Context) {

@@ -219,7 +219,12 @@ func (m *Manager) computeStatus(w *worker, pod *api.Pod, cs []runtime.Container)
 			c.Status, c.Reason, c.Message = api.ConditionTrue, "", ""
 		}
 		c.LastTransitionTime = api.Now()
-		for _, old := range pod.Status.Conditions {
+		prev := pod.Status.Conditions
+		if w.lastStatus != nil {
+			// The cache may not show our last write yet.
+			prev = w.lastStatus.Conditions
+		}
+		for _, old := range prev {
 			if old.Type == t && old.Status == c.Status {
 				c.LastTransitionTime = old.LastTransitionTime
 			}
@@ -291,6 +296,7 @@ func (m *Manager) writeStatus(ctx context.Context, w *worker, pod *api.Pod, st a
 		_, err := pods.UpdateStatus(ctx, p)
 		if err == nil {
 			w.lastSent = string(b)
+			w.lastStatus = &st
 			return nil
 		}
 		if apierrors.IsNotFound(err) {

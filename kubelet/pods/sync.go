@@ -446,7 +446,8 @@ func (m *Manager) ensureImage(ctx context.Context, w *worker, pod *api.Pod, c *a
 }
 
 func (m *Manager) createSandbox(ctx context.Context, pod *api.Pod) (runtime.Container, error) {
-	sb, err := m.rt.RunSandbox(ctx, runtime.SandboxConfig{PodUID: string(pod.UID), PodNamespace: pod.Namespace, PodName: pod.Name, Hostname: hostname(pod)})
+	sb, err := m.rt.RunSandbox(ctx, runtime.SandboxConfig{PodUID: string(pod.UID), PodNamespace: pod.Namespace, PodName: pod.Name,
+		Hostname: hostname(pod), HostNetwork: pod.Spec.HostNetwork})
 	if err != nil {
 		return runtime.Container{}, err
 	}

@@ -35,6 +35,9 @@ type Mount struct {
 type SandboxConfig struct {
 	PodUID, PodNamespace, PodName string
 	Hostname                      string
+	// HostNetwork keeps the sandbox (and so the pod) in the node's network
+	// namespace.
+	HostNetwork bool
 }
 
 // ContainerConfig describes an app or init container of a pod.
@@ -82,18 +85,22 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg SandboxConfig) (Container,
 	id := newID()
 	l := r.labels(cfg.PodUID, cfg.PodNamespace, cfg.PodName, SandboxName, KindSandbox)
 	l[LabelImage] = r.cfg.SandboxImage
+	opts := []oci.SpecOpts{
+		oci.WithImageConfig(img),
+		oci.WithProcessArgs(r.cfg.SandboxCommand...),
+		oci.WithHostname(cfg.Hostname),
+		oci.WithCgroup(CgroupPath(r.cfg.CgroupParent, cfg.PodUID, id)),
+		oci.WithCPUShares(2),
+		oci.WithAnnotations(map[string]string{annotationSandboxID: id, annotationContainerType: "sandbox"}),
+	}
+	if cfg.HostNetwork {
+		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace))
+	}
 	c, err := r.client.NewContainer(ctx, id,
 		containerd.WithImage(img),
 		containerd.WithNewSnapshot(id, img),
 		containerd.WithContainerLabels(l),
-		containerd.WithNewSpec(
-			oci.WithImageConfig(img),
-			oci.WithProcessArgs(r.cfg.SandboxCommand...),
-			oci.WithHostname(cfg.Hostname),
-			oci.WithCgroup(CgroupPath(r.cfg.CgroupParent, cfg.PodUID, id)),
-			oci.WithCPUShares(2),
-			oci.WithAnnotations(map[string]string{annotationSandboxID: id, annotationContainerType: "sandbox"}),
-		))
+		containerd.WithNewSpec(opts...))
 	if err != nil {
 		return Container{}, fmt.Errorf("create sandbox: %w", err)
 	}
