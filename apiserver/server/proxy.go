@@ -371,8 +371,9 @@ func kubeletUnreachable(u *url.URL, err error) error {
 	if errors.As(err, &se) {
 		return err
 	}
-	return apierrors.NewGeneric(http.StatusBadGateway, api.StatusReasonServiceUnavailable,
-		fmt.Sprintf("error dialing backend: kubelet at %s: %v", u.Host, err))
+	// kube-apiserver's answer when the kubelet cannot be reached.
+	return apierrors.NewGeneric(http.StatusInternalServerError, api.StatusReasonInternalError,
+		fmt.Sprintf("error dialing backend: %v", err))
 }
 
 // proxyUpgrade forwards an exec request, WebSocket upgrade included, to the

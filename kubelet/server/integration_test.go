@@ -649,3 +649,34 @@ func (e *env) kubeletClient(t testing.TB) *http.Client {
 	}
 	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{c}}}} //nolint:gosec // self-signed kubelet
 }
+
+// TestKubeletDown: the node's kubelet does not answer.
+func TestKubeletDown(t *testing.T) {
+	e := setup(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close() // nothing listens there now
+	n := &api.Node{ObjectMeta: api.ObjectMeta{Name: "dead"}}
+	n, err = client.Resource[api.Node](e.admin).Create(e.ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Status.Addresses = []api.NodeAddress{{Type: api.NodeInternalIP, Address: "127.0.0.1"}}
+	n.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(port)
+	if _, err := client.Resource[api.Node](e.admin).UpdateStatus(e.ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	e.pod(t, "orphan", "dead", "app")
+	_, err = e.getLog(t, "orphan", nil)
+	if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), "error dialing backend") {
+		t.Errorf("logs from a dead kubelet: %v", err)
+	}
+	err = remotecommand.Exec(e.ctx, e.adminCC, "/api/v1/namespaces/default/pods/orphan/exec", url.Values{"command": {"true"}, "stdout": {"true"}},
+		remotecommand.Options{Stdout: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "error dialing backend") {
+		t.Errorf("exec on a dead kubelet: %v", err)
+	}
+}
