@@ -59,7 +59,7 @@ type fixture struct {
 	now time.Time
 }
 
-func newFixture(t *testing.T, objs ...api.Object) *fixture {
+func newFixture(t testing.TB, objs ...api.Object) *fixture {
 	t.Helper()
 	srv := clienttest.NewServer(t, objs...)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
