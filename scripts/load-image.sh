@@ -50,19 +50,11 @@ if [ ${#targets[@]} -eq 0 ]; then
 	exit 1
 fi
 
-# A node that just started may not have its containerd up yet.
-for c in "${targets[@]}"; do
-	for _ in $(seq 1 60); do
-		docker exec "$c" ctr version >/dev/null 2>&1 && break
-		sleep 0.5
-	done
-done
-
-for image in "${images[@]}"; do
-	# Docker names images like containerd does once normalized: a bare
-	# "busybox:latest" is docker.io/library/busybox:latest there.
-	ref=$image
-	case $ref in
+# normalize IMAGE: the name containerd knows a Docker image by
+# (busybox -> docker.io/library/busybox:latest).
+normalize() {
+	local ref=$1 first
+	case ${ref##*/} in
 	*:*) ;;
 	*) ref=$ref:latest ;;
 	esac
@@ -72,27 +64,66 @@ for image in "${images[@]}"; do
 	elif [[ $first != *.* && $first != *:* && $first != localhost ]]; then
 		ref=docker.io/$ref
 	fi
+	echo "$ref"
+}
+
+work=$(mktemp -d /tmp/minik8s-load.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+ids=()
+for image in "${images[@]}"; do
 	id=$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null) || {
 		log "no local Docker image $image"
 		exit 1
 	}
-	tar=""
-	for c in "${targets[@]}"; do
-		name=$(docker inspect -f '{{.Config.Hostname}}' "$c")
-		# The config digest (the image ID) names the same image on both sides.
+	ids+=("$id")
+done
+
+# missing C: prints the indexes of the images node container C lacks, once
+# its containerd answers. The config digest (the Docker image ID) identifies
+# the same image on both sides.
+missing() {
+	local c=$1 i ref have
+	for _ in $(seq 1 60); do
+		docker exec "$c" ctr version >/dev/null 2>&1 && break
+		sleep 0.5
+	done
+	for i in "${!images[@]}"; do
+		ref=$(normalize "${images[$i]}")
 		have=$(docker exec "$c" ctr -n "$ns" images ls "name==$ref" 2>/dev/null | awk 'NR > 1 {print $3}' || true)
-		if [ -n "$have" ] && docker exec "$c" ctr -n "$ns" content get "$have" 2>/dev/null | grep -q "${id#sha256:}"; then
-			log "$name already has $image"
+		if [ -n "$have" ] && docker exec "$c" ctr -n "$ns" content get "$have" 2>/dev/null | grep -q "${ids[$i]#sha256:}"; then
 			continue
 		fi
-		if [ -z "$tar" ]; then
-			tar=$(mktemp /tmp/minik8s-image.XXXXXX)
-			trap 'rm -f "$tar"' EXIT
-			docker save "$image" -o "$tar"
-		fi
-		docker exec -i "$c" ctr -n "$ns" images import --platform "$platform" - <"$tar" >/dev/null
-		log "loaded $image into $name"
+		echo "$i"
 	done
-	[ -n "$tar" ] && rm -f "$tar"
-	tar=""
+}
+
+# Phase 1, every node at once: what does each lack?
+for c in "${targets[@]}"; do
+	missing "$c" >"$work/$c.missing" &
 done
+wait
+# Phase 2: save each image some node lacks, once.
+for i in "${!images[@]}"; do
+	if cat "$work"/*.missing | grep -qx "$i"; then
+		docker save "${images[$i]}" -o "$work/$i.tar"
+	fi
+done
+# Phase 3, every node at once: import what it lacks.
+fail=0
+for c in "${targets[@]}"; do
+	(
+		name=$(docker inspect -f '{{.Config.Hostname}}' "$c")
+		for i in "${!images[@]}"; do
+			if grep -qx "$i" "$work/$c.missing"; then
+				docker exec -i "$c" ctr -n "$ns" images import --platform "$platform" - <"$work/$i.tar" >/dev/null
+				log "loaded ${images[$i]} into $name"
+			else
+				log "$name already has ${images[$i]}"
+			fi
+		done
+	) &
+done
+for job in $(jobs -p); do
+	wait "$job" || fail=1
+done
+exit $fail

@@ -10,7 +10,7 @@ RUN apt-get update \
       containerd runc containernetworking-plugins iptables iproute2 \
       ca-certificates tini procps \
  && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /usr/share/doc/* /usr/share/man/*
-COPY bin/busybox /usr/local/bin/busybox
+COPY bin/busybox /usr/bin/busybox
 COPY deploy/node/containerd.toml /etc/containerd/config.toml
 COPY deploy/node/entrypoint.sh /usr/local/bin/minik8s-node
 COPY deploy/node/bootstrap.sh /usr/local/bin/minik8s-bootstrap

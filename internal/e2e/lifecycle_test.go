@@ -237,8 +237,9 @@ func (s *scenario) logsAndHTTP() {
 			}
 			return strings.Contains(out, want), fmt.Sprintf("log %q, want a line %q", out, want), nil
 		})
-		// The node that runs the pod reaches it over its bridge.
-		page, err := s.c.Exec(s.ctx, p.Spec.NodeName, "busybox", "wget", "-q", "-T", "5", "-O", "-", "http://"+p.Status.PodIP+":8080/")
+		// The node that runs the pod reaches it over its bridge. (Debian's
+		// static busybox wget crashes with -T: timeout(1) bounds it.)
+		page, err := s.c.Exec(s.ctx, p.Spec.NodeName, "timeout", "10", "busybox", "wget", "-q", "-O", "-", "http://"+p.Status.PodIP+":8080/")
 		if err != nil {
 			s.t.Errorf("GET pod %s at %s:8080 from %s: %v", p.Name, p.Status.PodIP, p.Spec.NodeName, err)
 		} else if !strings.Contains(page, p.Name) || !strings.Contains(page, "version v1") {
