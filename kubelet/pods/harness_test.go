@@ -42,6 +42,7 @@ type node struct {
 	logsDir   string
 	opts      pods.Options
 	insecure  []string
+	address   string
 	mu        sync.Mutex
 	rt        *runtime.Runtime
 	mgr       *pods.Manager
@@ -103,7 +104,7 @@ func newNode(t testing.TB, mutate ...func(*node)) *node {
 func (nd *node) start() {
 	nd.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	rt, err := runtime.New(ctx, runtime.Config{Namespace: nd.ns, SandboxImage: testimage.Ref, StateDir: filepath.Join(nd.dir, "state"),
+	rt, err := runtime.New(ctx, runtime.Config{Address: nd.address, Namespace: nd.ns, SandboxImage: testimage.Ref, StateDir: filepath.Join(nd.dir, "state"),
 		CgroupParent: "/" + nd.ns, InsecureRegistries: nd.insecure})
 	if err != nil {
 		cancel()
@@ -146,7 +147,7 @@ func (nd *node) cleanup() {
 	_ = nd.rt.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	rt, err := runtime.New(ctx, runtime.Config{Namespace: nd.ns, StateDir: filepath.Join(nd.dir, "state"), CgroupParent: "/" + nd.ns})
+	rt, err := runtime.New(ctx, runtime.Config{Address: nd.address, Namespace: nd.ns, StateDir: filepath.Join(nd.dir, "state"), CgroupParent: "/" + nd.ns})
 	if err != nil {
 		nd.t.Logf("cleanup: %v", err)
 		return
