@@ -79,7 +79,9 @@ func buildServicePorts(services []*api.Service, slices []*api.EndpointSlice) []*
 			out = append(out, sp)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].String()+string(out[i].Protocol) < out[j].String()+string(out[j].Protocol) })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].String()+string(out[i].Protocol) < out[j].String()+string(out[j].Protocol)
+	})
 	return out
 }
 

@@ -19,19 +19,19 @@ import (
 // testNet is a node network namespace with a bridge (10.244.250.1/24) and
 // pod namespaces attached to it, all made by the test and removed after.
 type testNet struct {
-	t    *testing.T
+	t    testing.TB
 	node string
 	pods []string
 }
 
-func run(t *testing.T, args ...string) {
+func run(t testing.TB, args ...string) {
 	t.Helper()
 	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, out)
 	}
 }
 
-func requireNetAdmin(t *testing.T) {
+func requireNetAdmin(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs network namespaces")
@@ -46,7 +46,10 @@ func requireNetAdmin(t *testing.T) {
 	}
 }
 
-func newTestNet(t *testing.T, pods int) *testNet {
+func newTestNet(t *testing.T, pods int) *testNet { return newTestNetB(t, pods) }
+
+// newTestNetB is newTestNet for tests and benchmarks.
+func newTestNetB(t testing.TB, pods int) *testNet {
 	requireNetAdmin(t)
 	tag := fmt.Sprintf("%d", os.Getpid()%100000)
 	n := &testNet{t: t, node: "mk8s-px-node-" + tag}

@@ -25,10 +25,12 @@ type Config struct {
 	// ClusterIP is masqueraded. Empty masquerades all service traffic.
 	ClusterCIDR string
 	// MinSyncPeriod bounds how often rules are rewritten when changes keep
-	// coming; SyncPeriod is the full resync interval.
-	MinSyncPeriod, SyncPeriod time.Duration
-	Runner                    Runner
-	Logger                    *slog.Logger
+	// coming; SyncPeriod is the periodic resync (rewriting changed chains);
+	// FullSyncPeriod the interval of complete rewrites, which on a large
+	// nf_tables ruleset take seconds (kube-proxy: 30 s and 1 h).
+	MinSyncPeriod, SyncPeriod, FullSyncPeriod time.Duration
+	Runner                                    Runner
+	Logger                                    *slog.Logger
 	// Metrics, if set, receives the sync duration histogram.
 	Metrics prometheus.Registerer
 }
@@ -43,9 +45,17 @@ type Proxier struct {
 	syncDur  prometheus.Histogram
 	syncs    prometheus.Counter
 
+	// syncMu serializes Sync.
+	syncMu sync.Mutex
+
 	mu       sync.Mutex
 	lastSync time.Time
 	synced   bool
+	// written holds the nat chain bodies of the last successful sync;
+	// nil forces a full rewrite (first sync, periodic resync, after errors).
+	written map[string]string
+	// writtenFilter is the REJECT rules of the last successful sync.
+	writtenFilter []string
 }
 
 // New registers the informers the proxier needs.
@@ -61,6 +71,9 @@ func New(cfg Config) (*Proxier, error) {
 	}
 	if cfg.SyncPeriod <= 0 {
 		cfg.SyncPeriod = 30 * time.Second
+	}
+	if cfg.FullSyncPeriod <= 0 {
+		cfg.FullSyncPeriod = time.Hour
 	}
 	f := cfg.Factory
 	if f == nil {
@@ -124,13 +137,18 @@ func (p *Proxier) Run(ctx context.Context) error {
 	}
 	resync := time.NewTicker(p.cfg.SyncPeriod)
 	defer resync.Stop()
+	fullResync := time.NewTicker(p.cfg.FullSyncPeriod)
+	defer fullResync.Stop()
 	p.kick()
 	for {
+		full := false
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-p.trigger:
 		case <-resync.C:
+		case <-fullResync.C:
+			full = true
 		}
 		// Changes usually come in bursts (a rollout): wait out the minimum
 		// period since the last write, then write everything once.
@@ -144,6 +162,11 @@ func (p *Proxier) Run(ctx context.Context) error {
 			case <-time.After(wait):
 			}
 		}
+		if full {
+			p.mu.Lock()
+			p.written = nil
+			p.mu.Unlock()
+		}
 		if err := p.Sync(); err != nil {
 			p.cfg.Logger.Error("syncing service rules failed", "err", err)
 			// Retry soon; a later change also retries.
@@ -152,9 +175,16 @@ func (p *Proxier) Run(ctx context.Context) error {
 	}
 }
 
-// Sync rewrites the rules from the informers' caches.
+// Sync writes the rules from the informers' caches: the per-service chains
+// that changed since the last sync, or everything after a resync or error.
 func (p *Proxier) Sync() error {
+	p.syncMu.Lock()
+	defer p.syncMu.Unlock()
 	start := time.Now()
+	p.mu.Lock()
+	prev, prevFilter := p.written, p.writtenFilter
+	p.written = nil // until this sync succeeds
+	p.mu.Unlock()
 	defer func() {
 		p.mu.Lock()
 		p.lastSync = time.Now()
@@ -163,18 +193,44 @@ func (p *Proxier) Sync() error {
 	services := p.services.Store().List()
 	slices := p.slices.Store().List()
 	sps := buildServicePorts(services, slices)
-	save, err := p.cfg.Runner.Save("nat")
-	if err != nil {
-		return err
+	rs := render(sps, p.cfg.ClusterCIDR)
+	var existing []string
+	if prev == nil {
+		save, err := p.cfg.Runner.Save("nat")
+		if err != nil {
+			return err
+		}
+		existing = existingChains(save)
+	} else {
+		for c := range prev {
+			if strings.HasPrefix(c, svcPrefix) || strings.HasPrefix(c, sepPrefix) {
+				existing = append(existing, c)
+			}
+		}
 	}
-	rs := render(sps, p.cfg.ClusterCIDR, existingChains(save))
-	data := append(append([]byte{}, rs.nat...), rs.filter...)
-	if err := p.cfg.Runner.Restore(data); err != nil {
-		return fmt.Errorf("loading service rules: %w", err)
+	// The tables are committed one after the other. So that no packet
+	// falls between them (no DNAT yet or any more, and no REJECT either),
+	// REJECTs that go away stay until the nat rules replacing them are in:
+	// a DNATed packet no longer matches a REJECT on the ClusterIP.
+	union := unionRules(prevFilter, rs.filter)
+	steps := [][]byte{}
+	if prev == nil || len(union) != len(prevFilter) {
+		steps = append(steps, filterRestore(union))
 	}
-	for _, j := range jumps {
-		if err := p.cfg.Runner.EnsureRule(j.table, j.chain, j.args...); err != nil {
-			return fmt.Errorf("jump to %s from %s/%s: %w", j.args[len(j.args)-1], j.table, j.chain, err)
+	steps = append(steps, rs.natRestore(prev, existing))
+	if len(union) != len(rs.filter) {
+		steps = append(steps, filterRestore(rs.filter))
+	}
+	for _, data := range steps {
+		if err := p.cfg.Runner.Restore(data); err != nil {
+			return fmt.Errorf("loading service rules: %w", err)
+		}
+	}
+	if prev == nil {
+		for _, j := range jumps {
+			if err := p.cfg.Runner.EnsureRule(j.table, j.chain, j.args...); err != nil {
+				return fmt.Errorf("jump to %s from %s/%s: %w", j.args[len(j.args)-1], j.table, j.chain, err)
+			}
 		}
 	}
 	d := time.Since(start)
@@ -182,9 +238,19 @@ func (p *Proxier) Sync() error {
 	p.syncs.Inc()
 	p.mu.Lock()
 	p.synced = true
+	p.written = rs.bodies()
+	p.writtenFilter = rs.filter
 	p.mu.Unlock()
-	p.cfg.Logger.Debug("synced service rules", "servicePorts", len(sps), "took", d)
+	p.cfg.Logger.Debug("synced service rules", "servicePorts", len(sps), "full", prev == nil, "took", d)
 	return nil
+}
+
+// FullSync forgets what was written, so the next Sync rewrites everything.
+func (p *Proxier) FullSync() error {
+	p.mu.Lock()
+	p.written = nil
+	p.mu.Unlock()
+	return p.Sync()
 }
 
 // Cleanup removes every rule and chain the proxier made.

@@ -53,30 +53,49 @@ func sepChain(sp *servicePort, endpoint string) string {
 	return sepPrefix + portProtoHash(sp.String()+strings.ToLower(string(sp.Protocol))+endpoint)
 }
 
-// ruleSet is the rendered iptables-restore input for the nat and filter
-// tables, plus the per-service chains it defines.
+// ruleSet is the desired content of the nat table's service chains and of
+// the filter table's two chains.
 type ruleSet struct {
-	nat, filter []byte
-	chains      map[string]bool // KUBE-SVC-* and KUBE-SEP-* defined
+	// order lists the nat chains: the fixed ones first, then per-service.
+	order []string
+	// nat maps a chain to its rule lines ("-A CHAIN ...").
+	nat map[string][]string
+	// filter holds the REJECT rules of Services without endpoints.
+	filter []string
 }
+
+// fixedNATChains are rewritten on every sync; per-service chains only when
+// they changed (kube-proxy's partial sync), so a single endpoint change
+// costs a few chains, not the whole table.
+var fixedNATChains = []string{chainServices, chainNodePorts, chainPostrouting, chainMarkMasq}
 
 // render builds the rules for sps. clusterCIDR, when set, limits
 // masquerading of ClusterIP traffic to packets from outside the pod
-// network (kube-proxy's --cluster-cidr); stale lists per-service chains
-// that exist now and must go.
-func render(sps []*servicePort, clusterCIDR string, stale []string) ruleSet {
-	rs := ruleSet{chains: map[string]bool{}}
-	var natChains, natRules, filterRules bytes.Buffer
-	w := func(b *bytes.Buffer, args ...string) { b.WriteString(strings.Join(args, " ") + "\n") }
+// network (kube-proxy's --cluster-cidr).
+func render(sps []*servicePort, clusterCIDR string) ruleSet {
+	rs := ruleSet{nat: map[string][]string{}}
+	add := func(chain string, args ...string) {
+		if _, ok := rs.nat[chain]; !ok {
+			rs.order = append(rs.order, chain)
+		}
+		rs.nat[chain] = append(rs.nat[chain], "-A "+chain+" "+strings.Join(args, " "))
+	}
+	declare := func(chain string) {
+		if _, ok := rs.nat[chain]; !ok {
+			rs.order = append(rs.order, chain)
+			rs.nat[chain] = []string{}
+		}
+	}
+	reject := func(args ...string) { rs.filter = append(rs.filter, strings.Join(args, " ")) }
 	comment := func(s string) string { return `-m comment --comment "` + s + `"` }
 
-	for _, c := range []string{chainServices, chainNodePorts, chainPostrouting, chainMarkMasq} {
-		w(&natChains, ":"+c, "-", "[0:0]")
+	for _, c := range fixedNATChains {
+		declare(c)
 	}
-	w(&natRules, "-A", chainPostrouting, "-m mark ! --mark", masqMark+"/"+masqMark, "-j RETURN")
-	w(&natRules, "-A", chainPostrouting, "-j MARK --xor-mark", masqMark)
-	w(&natRules, "-A", chainPostrouting, comment("kubernetes service traffic requiring SNAT"), "-j MASQUERADE")
-	w(&natRules, "-A", chainMarkMasq, "-j MARK --or-mark", masqMark)
+	add(chainPostrouting, "-m mark ! --mark", masqMark+"/"+masqMark, "-j RETURN")
+	add(chainPostrouting, "-j MARK --xor-mark", masqMark)
+	add(chainPostrouting, comment("kubernetes service traffic requiring SNAT"), "-j MASQUERADE")
+	add(chainMarkMasq, "-j MARK --or-mark", masqMark)
 
 	for _, sp := range sps {
 		proto := strings.ToLower(string(sp.Protocol))
@@ -84,88 +103,137 @@ func render(sps []*servicePort, clusterCIDR string, stale []string) ruleSet {
 		dst := fmt.Sprintf("-d %s/32 -p %s -m %s --dport %d", sp.ClusterIP, proto, proto, sp.Port)
 		if len(sp.Endpoints) == 0 {
 			// No endpoints: refuse at once instead of letting clients hang.
-			w(&filterRules, "-A", chainServices, comment(name+" has no endpoints"), dst, "-j REJECT --reject-with icmp-port-unreachable")
+			reject("-A", chainServices, comment(name+" has no endpoints"), dst, "-j REJECT --reject-with icmp-port-unreachable")
 			if sp.NodePort != 0 {
-				w(&filterRules, "-A", chainExternalServices, comment(name+" has no endpoints"),
+				reject("-A", chainExternalServices, comment(name+" has no endpoints"),
 					fmt.Sprintf("-m addrtype --dst-type LOCAL -p %s -m %s --dport %d", proto, proto, sp.NodePort),
 					"-j REJECT --reject-with icmp-port-unreachable")
 			}
 			continue
 		}
 		svc := svcChain(sp)
-		rs.chains[svc] = true
-		w(&natChains, ":"+svc, "-", "[0:0]")
-		w(&natRules, "-A", chainServices, comment(name+" cluster IP"), dst, "-j", svc)
+		add(chainServices, comment(name+" cluster IP"), dst, "-j", svc)
 		if clusterCIDR != "" {
-			w(&natRules, "-A", svc, comment(name+" cluster IP"), dst, "! -s", clusterCIDR, "-j", chainMarkMasq)
+			add(svc, comment(name+" cluster IP"), dst, "! -s", clusterCIDR, "-j", chainMarkMasq)
 		} else {
-			w(&natRules, "-A", svc, comment(name+" cluster IP"), dst, "-j", chainMarkMasq)
+			add(svc, comment(name+" cluster IP"), dst, "-j", chainMarkMasq)
 		}
 		if sp.NodePort != 0 {
 			np := fmt.Sprintf("-p %s -m %s --dport %d", proto, proto, sp.NodePort)
-			w(&natRules, "-A", chainNodePorts, comment(name), np, "-j", chainMarkMasq)
-			w(&natRules, "-A", chainNodePorts, comment(name), np, "-j", svc)
+			add(chainNodePorts, comment(name), np, "-j", chainMarkMasq)
+			add(chainNodePorts, comment(name), np, "-j", svc)
 		}
 		seps := make([]string, len(sp.Endpoints))
 		for i, ep := range sp.Endpoints {
 			seps[i] = sepChain(sp, ep)
-			rs.chains[seps[i]] = true
-			w(&natChains, ":"+seps[i], "-", "[0:0]")
 		}
 		if sp.AffinitySeconds > 0 {
 			for i, ep := range sp.Endpoints {
-				w(&natRules, "-A", svc, comment(name+" -> "+ep), "-m recent --name", seps[i],
+				add(svc, comment(name+" -> "+ep), "-m recent --name", seps[i],
 					fmt.Sprintf("--rcheck --seconds %d --reap", sp.AffinitySeconds), "-j", seps[i])
 			}
 		}
 		n := len(sp.Endpoints)
 		for i, ep := range sp.Endpoints {
 			if i < n-1 {
-				w(&natRules, "-A", svc, comment(name+" -> "+ep),
+				add(svc, comment(name+" -> "+ep),
 					fmt.Sprintf("-m statistic --mode random --probability %0.10f", 1/float64(n-i)), "-j", seps[i])
 			} else {
-				w(&natRules, "-A", svc, comment(name+" -> "+ep), "-j", seps[i])
+				add(svc, comment(name+" -> "+ep), "-j", seps[i])
 			}
 		}
 		for i, ep := range sp.Endpoints {
 			host := ep[:strings.LastIndexByte(ep, ':')]
-			w(&natRules, "-A", seps[i], comment(name), "-s", host+"/32", "-j", chainMarkMasq)
+			add(seps[i], comment(name), "-s", host+"/32", "-j", chainMarkMasq)
 			recent := ""
 			if sp.AffinitySeconds > 0 {
 				recent = "-m recent --name " + seps[i] + " --set "
 			}
-			w(&natRules, "-A", seps[i], comment(name), "-p", proto, recent+"-m", proto, "-j DNAT --to-destination", ep)
+			add(seps[i], comment(name), "-p", proto, recent+"-m", proto, "-j DNAT --to-destination", ep)
 		}
 	}
-	w(&natRules, "-A", chainServices, comment("kubernetes service nodeports; NOTE: this must be the last rule in this chain"),
+	add(chainServices, comment("kubernetes service nodeports; NOTE: this must be the last rule in this chain"),
 		"-m addrtype --dst-type LOCAL -j", chainNodePorts)
 
-	// Chains that existed and are no longer wanted: flush (by declaring
-	// them) and delete.
-	sort.Strings(stale)
-	var deletes bytes.Buffer
-	for _, c := range stale {
-		if rs.chains[c] {
-			continue
-		}
-		w(&natChains, ":"+c, "-", "[0:0]")
-		w(&deletes, "-X", c)
-	}
-
-	var nat bytes.Buffer
-	nat.WriteString("*nat\n")
-	nat.Write(natChains.Bytes())
-	nat.Write(natRules.Bytes())
-	nat.Write(deletes.Bytes())
-	nat.WriteString("COMMIT\n")
-	var filter bytes.Buffer
-	filter.WriteString("*filter\n")
-	w(&filter, ":"+chainServices, "-", "[0:0]")
-	w(&filter, ":"+chainExternalServices, "-", "[0:0]")
-	filter.Write(filterRules.Bytes())
-	filter.WriteString("COMMIT\n")
-	rs.nat, rs.filter = nat.Bytes(), filter.Bytes()
 	return rs
+}
+
+// filterRestore is the iptables-restore input for the filter table with
+// the given REJECT rules.
+func filterRestore(rules []string) []byte {
+	var b bytes.Buffer
+	b.WriteString("*filter\n:" + chainServices + " - [0:0]\n:" + chainExternalServices + " - [0:0]\n")
+	for _, r := range rules {
+		b.WriteString(r + "\n")
+	}
+	b.WriteString("COMMIT\n")
+	return b.Bytes()
+}
+
+// unionRules is a then the rules of b not in a.
+func unionRules(a, b []string) []string {
+	seen := map[string]bool{}
+	out := append([]string(nil), a...)
+	for _, r := range a {
+		seen[r] = true
+	}
+	for _, r := range b {
+		if !seen[r] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// bodies returns each nat chain's rules joined, to compare with the next sync.
+func (rs ruleSet) bodies() map[string]string {
+	out := make(map[string]string, len(rs.nat))
+	for c, lines := range rs.nat {
+		out[c] = strings.Join(lines, "\n")
+	}
+	return out
+}
+
+// natRestore is the iptables-restore input for the nat table. With prev
+// (the bodies written by the last sync) only changed per-service chains
+// are written; without it every chain is. existing lists per-service
+// chains present now: those no longer wanted are flushed and deleted.
+func (rs ruleSet) natRestore(prev map[string]string, existing []string) []byte {
+	var b bytes.Buffer
+	b.WriteString("*nat\n")
+	fixed := map[string]bool{}
+	for _, c := range fixedNATChains {
+		fixed[c] = true
+	}
+	var write []string
+	for _, c := range rs.order {
+		if prev == nil || fixed[c] || prev[c] != strings.Join(rs.nat[c], "\n") {
+			write = append(write, c)
+		}
+	}
+	var stale []string
+	for _, c := range existing {
+		if _, ok := rs.nat[c]; !ok {
+			stale = append(stale, c)
+		}
+	}
+	sort.Strings(stale)
+	for _, c := range write {
+		b.WriteString(":" + c + " - [0:0]\n")
+	}
+	for _, c := range stale {
+		b.WriteString(":" + c + " - [0:0]\n")
+	}
+	for _, c := range write {
+		for _, l := range rs.nat[c] {
+			b.WriteString(l + "\n")
+		}
+	}
+	for _, c := range stale {
+		b.WriteString("-X " + c + "\n")
+	}
+	b.WriteString("COMMIT\n")
+	return b.Bytes()
 }
 
 // existingChains lists the per-service chains in iptables-save output.

@@ -39,8 +39,8 @@ func TestBuildServicePorts(t *testing.T) {
 	}
 	got := buildServicePorts(services, slices)
 	want := map[string]string{
-		"ns/draining":  "10.244.3.1:8080",
-		"ns/empty":     "",
+		"ns/draining": "10.244.3.1:8080",
+		"ns/empty":    "",
 		"ns/web:http": "10.244.1.2:8080,10.244.1.3:8080",
 	}
 	if len(got) != len(want) {
@@ -67,8 +67,8 @@ func TestRender(t *testing.T) {
 		{Namespace: "default", Name: "none", Protocol: api.ProtocolUDP, ClusterIP: "10.96.0.12", Port: 53, NodePort: 30053},
 	}
 	web := svcChain(sps[0])
-	rs := render(sps, "10.244.0.0/16", []string{web, "KUBE-SVC-STALESTALESTALE1", "KUBE-SEP-STALESTALESTALE2"})
-	nat, filter := string(rs.nat), string(rs.filter)
+	rs := render(sps, "10.244.0.0/16")
+	nat, filter := string(rs.natRestore(nil, []string{web, "KUBE-SVC-STALESTALESTALE1", "KUBE-SEP-STALESTALESTALE2"})), string(filterRestore(rs.filter))
 	mustContain := func(text string, lines ...string) {
 		t.Helper()
 		for _, l := range lines {
@@ -115,6 +115,24 @@ func TestRender(t *testing.T) {
 	)
 	if strings.Contains(nat, "default/none") {
 		t.Errorf("a service without endpoints has nat rules:\n%s", nat)
+	}
+	// A partial sync writes only what changed: one endpoint less for web
+	// rewrites web's chain and drops one endpoint chain, nothing of sticky.
+	prev := rs.bodies()
+	sps[0].Endpoints = sps[0].Endpoints[:2]
+	rs2 := render(sps, "10.244.0.0/16")
+	var existing []string
+	for c := range prev {
+		if strings.HasPrefix(c, "KUBE-S") && c != "KUBE-SERVICES" {
+			existing = append(existing, c)
+		}
+	}
+	partial := string(rs2.natRestore(prev, existing))
+	mustContain(partial, ":"+web+" - [0:0]", ":KUBE-SERVICES - [0:0]", "-X "+sep2)
+	for _, c := range []string{sticky, stickySep, sep0, sep1} {
+		if strings.Contains(partial, ":"+c+" ") {
+			t.Errorf("partial sync rewrites unchanged chain %s:\n%s", c, partial)
+		}
 	}
 	if got := existingChains([]byte("*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:" + web + " - [0:0]\n:KUBE-SEP-ABC - [0:0]\nCOMMIT\n")); strings.Join(got, ",") != web+",KUBE-SEP-ABC" {
 		t.Errorf("existingChains = %v", got)
