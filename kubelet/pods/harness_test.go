@@ -3,6 +3,7 @@ package pods_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,6 +84,12 @@ func newNode(t testing.TB, mutate ...func(*node)) *node {
 	}
 	nd.netConfig = network.Config{ConfDir: filepath.Join(dir, "net.d"), StateDir: filepath.Join(dir, "cni"),
 		NetworkName: "minik8s-" + nd.bridge, BridgeName: nd.bridge}
+	if f := os.Getenv("MINIK8S_KUBELET_DEBUG_LOG"); f != "" {
+		out, err := os.OpenFile(f, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err == nil {
+			nd.opts.Logger = slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		}
+	}
 	for _, m := range mutate {
 		m(nd)
 	}

@@ -38,6 +38,9 @@ type Options struct {
 	// Back-off bounds for restarts (CrashLoopBackOff) and image pulls.
 	BackoffInitial, BackoffMax, BackoffReset time.Duration
 	Logger                                   *slog.Logger
+	// ParallelPodStarts bounds how many pods are set up (sandbox, network,
+	// first containers) at the same time (default 4).
+	ParallelPodStarts int
 	// Registry receives the kubelet's pod metrics; nil skips them.
 	Registry prometheus.Registerer
 }
@@ -68,8 +71,10 @@ type Manager struct {
 
 	mu      sync.Mutex
 	workers map[string]*worker // by pod UID
-	ctx     context.Context
-	wg      sync.WaitGroup
+	// startSlots bounds concurrent pod set-ups.
+	startSlots chan struct{}
+	ctx        context.Context
+	wg         sync.WaitGroup
 }
 
 // New returns a manager; start it with Run.
@@ -99,8 +104,12 @@ func New(c *client.Client, rt *runtime.Runtime, nm *network.Manager, rec events.
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.ParallelPodStarts <= 0 {
+		opts.ParallelPodStarts = 4
+	}
 	return &Manager{
-		opts: opts, client: c, rt: rt, net: nm, rec: rec, log: opts.Logger,
+		startSlots: make(chan struct{}, opts.ParallelPodStarts),
+		opts:       opts, client: c, rt: rt, net: nm, rec: rec, log: opts.Logger,
 		backoff: NewBackoff(opts.BackoffInitial, opts.BackoffMax, opts.BackoffReset),
 		metrics: newMetrics(opts.Registry),
 		workers: map[string]*worker{},

@@ -154,6 +154,14 @@ func (m *Manager) syncRunning(ctx context.Context, w *worker, pod *api.Pod, cs [
 	w.networkErr = ""
 	sb := runningSandbox(cs)
 	if sb == nil {
+		// Starting a pod is bounded: many at once make containerd slow for
+		// all of them, few at once get each running quickly.
+		select {
+		case m.startSlots <- struct{}{}:
+			defer func() { <-m.startSlots }()
+		case <-ctx.Done():
+			return 0
+		}
 		// New pod, or the sandbox died: everything restarts in a new one.
 		var running []runtime.Container
 		for _, c := range cs {
@@ -362,6 +370,7 @@ func (m *Manager) startContainer(ctx context.Context, w *worker, pod *api.Pod, c
 	quota, period, shares, mem := resources(c)
 	logPath := LogPath(m.opts.LogsDir, pod, c.Name, restartCount)
 	_ = os.Remove(logPath) // a stale file of a previous pod incarnation
+	t0 := time.Now()
 	id, err := m.rt.CreateContainer(ctx, runtime.ContainerConfig{
 		PodUID: string(pod.UID), PodNamespace: pod.Namespace, PodName: pod.Name, Name: c.Name, Init: init,
 		RestartCount: restartCount, Hash: containerHash(c), Image: c.Image, ImageRef: ref,
@@ -377,6 +386,7 @@ func (m *Manager) startContainer(ctx context.Context, w *worker, pod *api.Pod, c
 		_ = m.rt.RemoveContainer(ctx, id)
 		return fail("RunContainerError", err)
 	}
+	m.log.Debug("container started", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "took", time.Since(t0))
 	m.rec.Eventf(pod, api.EventTypeNormal, "Started", "Started container %s", c.Name)
 	w.setWaiting(c.Name, nil)
 	// Keep the newest dead instance for lastState; remove older ones.
@@ -446,12 +456,14 @@ func (m *Manager) ensureImage(ctx context.Context, w *worker, pod *api.Pod, c *a
 }
 
 func (m *Manager) createSandbox(ctx context.Context, pod *api.Pod) (runtime.Container, error) {
+	t0 := time.Now()
 	sb, err := m.rt.RunSandbox(ctx, runtime.SandboxConfig{PodUID: string(pod.UID), PodNamespace: pod.Namespace, PodName: pod.Name,
 		Hostname: hostname(pod), HostNetwork: pod.Spec.HostNetwork})
 	if err != nil {
 		return runtime.Container{}, err
 	}
 	ip := ""
+	tSandbox := time.Since(t0)
 	if !pod.Spec.HostNetwork {
 		np := network.Pod{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), SandboxID: sb.ID, NetNS: runtime.NetNSPath(sb.PID), Ports: hostPorts(pod)}
 		ip, err = m.net.SetUp(ctx, np)
@@ -463,6 +475,7 @@ func (m *Manager) createSandbox(ctx context.Context, pod *api.Pod) (runtime.Cont
 	} else {
 		ip = m.hostIP()
 	}
+	m.log.Debug("pod sandbox ready", "pod", pod.Namespace+"/"+pod.Name, "sandbox", tSandbox, "network", time.Since(t0)-tSandbox)
 	if err := m.rt.SetLabels(ctx, sb.ID, map[string]string{runtime.LabelPodIP: ip}); err != nil {
 		return runtime.Container{}, err
 	}
