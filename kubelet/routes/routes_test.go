@@ -70,7 +70,9 @@ func TestRoutesBetweenNamespaces(t *testing.T) {
 		sh(t, "ip", "netns", "add", ns)
 		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
 	}
-	in := func(ns string, args ...string) string { return sh(t, append([]string{"ip", "netns", "exec", ns}, args...)...) }
+	in := func(ns string, args ...string) string {
+		return sh(t, append([]string{"ip", "netns", "exec", ns}, args...)...)
+	}
 	in(a, "ip", "link", "add", "eth0", "type", "veth", "peer", "name", "eth0b")
 	in(a, "ip", "link", "set", "eth0b", "netns", b)
 	in(a, "ip", "addr", "add", "192.168.250.1/24", "dev", "eth0")
