@@ -66,6 +66,9 @@ type Controller struct {
 	health map[string]*nodeHealth
 	// firstSeen stands in for a taint's timeAdded when it has none.
 	firstSeen map[string]time.Time
+	// scheduled holds the pods whose eviction waits for their tolerations
+	// to run out, so a cancelled one is reported.
+	scheduled map[string]bool
 }
 
 // nodeHealth is what the controller remembers of a node between passes, on
@@ -114,6 +117,7 @@ func NewController(c *client.Client, nodes *informer.Informer[api.Node], leases 
 		evictions:    workqueue.NewRateLimiting[string](nil, workqueue.WithName("taint-eviction")),
 		health:       map[string]*nodeHealth{},
 		firstSeen:    map[string]time.Time{},
+		scheduled:    map[string]bool{},
 	}
 	if err := pods.AddIndexers(cache.Indexers[api.Pod]{podsByNode: func(p *api.Pod) []string {
 		if p.Spec.NodeName == "" {
@@ -516,18 +520,20 @@ func (c *Controller) syncPod(ctx context.Context, key string) error {
 		return nil
 	}
 	taints := noExecuteTaints(node.Spec.Taints)
-	if len(taints) == 0 {
-		c.forget(key)
+	d, forever, tolerated := tolerationTime(pod.Spec.Tolerations, taints)
+	if len(taints) == 0 || (tolerated && forever) {
+		if c.forget(key) {
+			c.evictionRec.Eventf(pod, api.EventTypeNormal, "TaintManagerEviction", "Cancelling deletion of Pod %s", key)
+		}
 		return nil
 	}
-	d, forever, tolerated := tolerationTime(pod.Spec.Tolerations, taints)
 	now := c.now()
 	if tolerated {
-		if forever {
-			return nil
-		}
 		deadline := c.taintedSince(key, taints, now).Add(d)
 		if now.Before(deadline) {
+			c.mu.Lock()
+			c.scheduled[key] = true
+			c.mu.Unlock()
 			c.evictions.AddAfter(key, deadline.Sub(now))
 			return nil
 		}
@@ -556,10 +562,15 @@ func (c *Controller) taintedSince(key string, taints []api.Taint, now time.Time)
 	return now
 }
 
-func (c *Controller) forget(key string) {
+// forget drops what the taint manager knew of a pod; true if an eviction
+// was scheduled for it.
+func (c *Controller) forget(key string) bool {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	delete(c.firstSeen, key)
-	c.mu.Unlock()
+	was := c.scheduled[key]
+	delete(c.scheduled, key)
+	return was
 }
 
 func (c *Controller) evict(ctx context.Context, pod *api.Pod, key string) error {

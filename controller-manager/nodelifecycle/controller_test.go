@@ -237,6 +237,32 @@ func TestLeaseRenewalKeepsNodeHealthy(t *testing.T) {
 	}
 }
 
+func TestEvictionCancelled(t *testing.T) {
+	added := api.NewTime(t0)
+	taint := UnreachableTaint
+	taint.TimeAdded = &added
+	p := readyPod("p", "a")
+	p.Spec.Tolerations = []api.Toleration{{Key: api.TaintNodeUnreachable, Operator: api.TolerationOpExists, TolerationSeconds: ptr(int64(300))}}
+	fx := newFixture(t, readyNode("a", api.ConditionUnknown, t0, taint), p)
+	ctx := context.Background()
+	if err := fx.c.syncPod(ctx, "default/p"); err != nil {
+		t.Fatal(err)
+	}
+	// The node is back: its taint is gone before the toleration ran out.
+	n := readyNode("a", api.ConditionTrue, t0)
+	n.ResourceVersion = "999"
+	fx.c.nodes.Store().Update(n)
+	if err := fx.c.syncPod(ctx, "default/p"); err != nil {
+		t.Fatal(err)
+	}
+	if got := fx.writes(); len(got) != 0 {
+		t.Fatalf("writes = %q, want none", got)
+	}
+	if want := []string{"Normal TaintManagerEviction Cancelling deletion of Pod default/p"}; !slices.Equal(fx.ev.Events(), want) {
+		t.Fatalf("events = %q, want %q", fx.ev.Events(), want)
+	}
+}
+
 func TestZoneState(t *testing.T) {
 	tests := []struct {
 		nodes, notReady int
