@@ -127,6 +127,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	pods := c.pods.Lister().Namespace(ns).List(labels.SelectorFromValidatedSet(svc.Spec.Selector))
 	subsets := Subsets(svc, pods)
+	overCapacity := truncate(subsets)
 
 	current, err := c.endpoints.Lister().Namespace(ns).Get(name)
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -141,6 +142,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	if current == nil {
 		ep := &api.Endpoints{ObjectMeta: api.ObjectMeta{Namespace: ns, Name: name, Labels: wantLabels}, Subsets: subsets}
+		if overCapacity {
+			ep.Annotations = map[string]string{AnnotationOverCapacity: "truncated"}
+		}
 		if _, err := epClient.Create(ctx, ep); err != nil {
 			if apierrors.IsAlreadyExists(err) {
 				return err // the cache is behind: retry against it
@@ -150,12 +154,21 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 		return nil
 	}
-	if reflect.DeepEqual(normalize(current.Subsets), subsets) && maps.Equal(current.Labels, wantLabels) {
+	_, marked := current.Annotations[AnnotationOverCapacity]
+	if reflect.DeepEqual(normalize(current.Subsets), subsets) && maps.Equal(current.Labels, wantLabels) && marked == overCapacity {
 		return nil
 	}
 	ep := api.DeepCopy(current)
 	ep.Subsets = subsets
 	ep.Labels = wantLabels
+	if overCapacity {
+		if ep.Annotations == nil {
+			ep.Annotations = map[string]string{}
+		}
+		ep.Annotations[AnnotationOverCapacity] = "truncated"
+	} else {
+		delete(ep.Annotations, AnnotationOverCapacity)
+	}
 	if _, err := epClient.Update(ctx, ep); err != nil {
 		if !apierrors.IsConflict(err) {
 			c.recorder.Eventf(svc, api.EventTypeWarning, "FailedToUpdateEndpoint", "Failed to update endpoint %s: %v", key, err)

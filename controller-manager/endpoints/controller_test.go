@@ -130,3 +130,33 @@ func TestSync(t *testing.T) {
 		})
 	}
 }
+
+func TestTruncate(t *testing.T) {
+	addrs := func(n int) []api.EndpointAddress { return make([]api.EndpointAddress, n) }
+	tests := []struct {
+		name                string
+		ready, notReady     [2]int // per subset
+		wantReady, wantNotR [2]int
+		want                bool
+	}{
+		{name: "under capacity", ready: [2]int{500, 400}, notReady: [2]int{50, 50}, wantReady: [2]int{500, 400}, wantNotR: [2]int{50, 50}},
+		{name: "not ready cut first", ready: [2]int{500, 400}, notReady: [2]int{100, 100}, wantReady: [2]int{500, 400}, wantNotR: [2]int{50, 50}, want: true},
+		{name: "ready cut by share", ready: [2]int{900, 300}, notReady: [2]int{10, 0}, wantReady: [2]int{750, 250}, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			subsets := []api.EndpointSubset{
+				{Addresses: addrs(tt.ready[0]), NotReadyAddresses: addrs(tt.notReady[0])},
+				{Addresses: addrs(tt.ready[1]), NotReadyAddresses: addrs(tt.notReady[1])},
+			}
+			if got := truncate(subsets); got != tt.want {
+				t.Fatalf("truncate = %v, want %v", got, tt.want)
+			}
+			for i := range subsets {
+				if len(subsets[i].Addresses) != tt.wantReady[i] || len(subsets[i].NotReadyAddresses) != tt.wantNotR[i] {
+					t.Fatalf("subset %d: %d ready %d not ready, want %d %d", i, len(subsets[i].Addresses), len(subsets[i].NotReadyAddresses), tt.wantReady[i], tt.wantNotR[i])
+				}
+			}
+		})
+	}
+}
