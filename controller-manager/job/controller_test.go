@@ -85,6 +85,32 @@ func TestSync(t *testing.T) {
 			}},
 		{name: "failure after the back-off is replaced", job: newJob(1, 1, 3), pods: []*api.Pod{jobPod("a", api.PodFailed)},
 			wantWrites: []string{"create pods ns", "update jobs.batch ns/j/status"}, wantEvents: []string{"Normal SuccessfulCreate Created pod: j-"}},
+		{name: "OnFailure restarts count against the backoff limit", job: func() *api.Job {
+			j := newJob(1, 1, 2)
+			j.Spec.Template.Spec.RestartPolicy = api.RestartPolicyOnFailure
+			return j
+		}(), pods: []*api.Pod{func() *api.Pod {
+			p := jobPod("a", api.PodRunning)
+			p.Spec.RestartPolicy = api.RestartPolicyOnFailure
+			p.Status.ContainerStatuses = []api.ContainerStatus{{Name: "c", RestartCount: 2}}
+			return p
+		}()}, wantWrites: []string{"delete pods ns/a", "update jobs.batch ns/j/status"},
+			wantEvents: []string{"Normal SuccessfulDelete Deleted pod: a", "Warning BackoffLimitExceeded Job has reached the specified backoff limit"},
+			check: func(t *testing.T, st api.JobStatus) {
+				if !hasCondition(st, api.JobFailed, api.JobReasonBackoffLimitExceeded) {
+					t.Fatalf("status = %+v", st)
+				}
+			}},
+		{name: "OnFailure restarts under the limit keep it running", job: func() *api.Job {
+			j := newJob(1, 1, 2)
+			j.Spec.Template.Spec.RestartPolicy = api.RestartPolicyOnFailure
+			return j
+		}(), pods: []*api.Pod{func() *api.Pod {
+			p := jobPod("a", api.PodRunning)
+			p.Spec.RestartPolicy = api.RestartPolicyOnFailure
+			p.Status.ContainerStatuses = []api.ContainerStatus{{Name: "c", RestartCount: 1}}
+			return p
+		}()}, wantWrites: []string{"update jobs.batch ns/j/status"}},
 		{name: "indexed completion mode is refused", job: func() *api.Job {
 			j := newJob(2, 2, 6)
 			j.Spec.CompletionMode = ptr(api.IndexedCompletion)
