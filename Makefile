@@ -7,14 +7,18 @@ LDFLAGS   := -s -w -X github.com/minik8s/minik8s/internal/version.gitVersion=$(V
 TESTFLAGS ?=
 BENCHTIME ?= 2s
 
-.PHONY: all build test unit vet bench clean-bin $(BINARIES) images up down clean demo e2e
+.PHONY: all build test unit vet bench clean-bin cluster-dns $(BINARIES) images up down clean demo e2e
 
 all: build
 
-build: $(BINARIES)
+build: $(BINARIES) cluster-dns
 
 $(BINARIES):
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$@ ./$@
+
+# cluster-dns is the in-cluster DNS add-on (a Deployment in kube-system).
+cluster-dns:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$@ ./internal/cmd/cluster-dns
 
 vet:
 	$(GO) vet ./...
@@ -34,6 +38,7 @@ unit:
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 30m ./apiserver/...
 	$(GO) test -run '^$$' -bench BenchmarkDeploymentsAvailable -benchtime 1x -timeout 30m ./controller-manager/deployment/
+	$(GO) test -run '^$$' -bench . -benchtime 6x -timeout 30m ./kubelet/proxy/
 	$(GO) test -run '^$$' -bench BenchmarkSchedulingThroughput -benchtime 1x -timeout 30m ./scheduler/scheduling/
 
 clean-bin:
