@@ -111,6 +111,17 @@ func TestSync(t *testing.T) {
 			p.Status.ContainerStatuses = []api.ContainerStatus{{Name: "c", RestartCount: 1}}
 			return p
 		}()}, wantWrites: []string{"update jobs.batch ns/j/status"}},
+		{name: "suspended job stops its pods", job: func() *api.Job {
+			j := newJob(1, 1, 6)
+			j.Spec.Suspend = ptr(true)
+			return j
+		}(), pods: []*api.Pod{jobPod("a", api.PodRunning)},
+			wantWrites: []string{"delete pods ns/a", "update jobs.batch ns/j/status"}, wantEvents: []string{"Normal SuccessfulDelete Deleted pod: a"},
+			check: func(t *testing.T, st api.JobStatus) {
+				if !hasCondition(st, api.JobSuspended, "JobSuspended") || st.Active != 0 || st.StartTime != nil {
+					t.Fatalf("status = %+v", st)
+				}
+			}},
 		{name: "indexed completion mode is refused", job: func() *api.Job {
 			j := newJob(2, 2, 6)
 			j.Spec.CompletionMode = ptr(api.IndexedCompletion)
