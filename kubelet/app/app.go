@@ -64,7 +64,6 @@ func DefaultOptions() Options {
 		KubeAPIQPS: 50, KubeBurst: 100,
 		Node: nodestatus.DefaultOptions(), Server: server.DefaultOptions(),
 		ContainerdAddress: "/run/containerd/containerd.sock", ContainerdNamespace: "minik8s",
-		PodInfraContainerImage: testimage.Ref,
 		RootDir:                "/var/lib/kubelet", PodLogsDir: server.DefaultPodLogsDir,
 		CNIConfDir: "/etc/cni/net.d", CNIBinDir: "/usr/lib/cni,/opt/cni/bin", CNIBridge: "cni0",
 		ClusterDomain: "cluster.local", ResolvConf: "/etc/resolv.conf",
@@ -100,7 +99,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.ContainerdAddress, "containerd-address", o.ContainerdAddress, "containerd's gRPC socket.")
 	fs.StringVar(&o.ContainerdAddress, "container-runtime-endpoint", o.ContainerdAddress, "Alias of --containerd-address.")
 	fs.StringVar(&o.ContainerdNamespace, "containerd-namespace", o.ContainerdNamespace, "containerd namespace of the kubelet's images and containers.")
-	fs.StringVar(&o.PodInfraContainerImage, "pod-infra-container-image", o.PodInfraContainerImage, "Image of the pod sandbox (pause) container; the default is built from the host's busybox when missing.")
+	fs.StringVar(&o.PodInfraContainerImage, "pod-infra-container-image", o.PodInfraContainerImage, "Image of a pause container owning each pod's namespaces (its network, IPC and UTS); empty: each pod gets a network namespace without a pause container. "+testimage.Ref+" is built from the host's busybox when missing.")
 	fs.Var(&o.InsecureRegistries, "insecure-registry", "Registry host[:port] reached over plain HTTP (repeatable, or comma-separated).")
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "Directory for the kubelet's files (volumes, pod files, certificates).")
 	fs.StringVar(&o.PodLogsDir, "pod-logs-dir", o.PodLogsDir, "Directory of the container log files.")
@@ -152,8 +151,10 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		return err
 	}
 	defer rt.Close()
-	if err := ensureSandboxImage(ctx, rt, o.PodInfraContainerImage, log); err != nil {
-		return err
+	if o.PodInfraContainerImage != "" {
+		if err := ensureSandboxImage(ctx, rt, o.PodInfraContainerImage, log); err != nil {
+			return err
+		}
 	}
 	nm, err := network.New(network.Config{ConfDir: o.CNIConfDir, BinDirs: splitList(o.CNIBinDir),
 		StateDir: filepath.Join(o.RootDir, "cni"), BridgeName: o.CNIBridge})

@@ -177,10 +177,7 @@ func cleanup(t *testing.T, o app.Options, cidr string) {
 	cs, _ := rt.ListPodContainers(ctx, "")
 	for _, c := range cs {
 		if c.Kind == runtime.KindSandbox {
-			np := network.Pod{Namespace: c.PodNamespace, Name: c.PodName, UID: c.PodUID, SandboxID: c.ID}
-			if c.State == runtime.StateRunning {
-				np.NetNS = runtime.NetNSPath(c.PID)
-			}
+			np := network.Pod{Namespace: c.PodNamespace, Name: c.PodName, UID: c.PodUID, SandboxID: c.ID, NetNS: c.NetNSPath()}
 			_ = nm.TearDown(ctx, np)
 		}
 	}

@@ -33,24 +33,26 @@ func init() { subnetSeq.Store(int32(100 + os.Getpid()%60)) }
 // node is one kubelet under test: a real apiserver, a Node object with a
 // podCIDR, a containerd namespace, a CNI bridge and directories of its own.
 type node struct {
-	t         testing.TB
-	c         *client.Client
-	name      string
-	ns        string
-	bridge    string
-	cidr      string
-	dir       string
-	logsDir   string
-	opts      pods.Options
-	insecure  []string
-	address   string
-	mu        sync.Mutex
-	rt        *runtime.Runtime
-	mgr       *pods.Manager
-	cancel    context.CancelFunc
-	done      chan error
-	bc        *events.Broadcaster
-	netConfig network.Config
+	t        testing.TB
+	c        *client.Client
+	name     string
+	ns       string
+	bridge   string
+	cidr     string
+	dir      string
+	logsDir  string
+	opts     pods.Options
+	insecure []string
+	address  string
+	// sandboxImage selects pause-container sandboxes; empty: netns only.
+	sandboxImage string
+	mu           sync.Mutex
+	rt           *runtime.Runtime
+	mgr          *pods.Manager
+	cancel       context.CancelFunc
+	done         chan error
+	bc           *events.Broadcaster
+	netConfig    network.Config
 }
 
 func requireContainerd(t testing.TB) {
@@ -111,7 +113,7 @@ func newNode(t testing.TB, mutate ...func(*node)) *node {
 func (nd *node) start() {
 	nd.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	rt, err := runtime.New(ctx, runtime.Config{Address: nd.address, Namespace: nd.ns, SandboxImage: testimage.Ref, StateDir: filepath.Join(nd.dir, "state"),
+	rt, err := runtime.New(ctx, runtime.Config{Address: nd.address, Namespace: nd.ns, SandboxImage: nd.sandboxImage, StateDir: filepath.Join(nd.dir, "state"),
 		CgroupParent: "/" + nd.ns, InsecureRegistries: nd.insecure})
 	if err != nil {
 		cancel()
@@ -165,10 +167,7 @@ func (nd *node) cleanup() {
 	cs, _ := rt.ListPodContainers(ctx, "")
 	for _, c := range cs {
 		if c.Kind == runtime.KindSandbox {
-			np := network.Pod{Namespace: c.PodNamespace, Name: c.PodName, UID: c.PodUID, SandboxID: c.ID}
-			if c.State == runtime.StateRunning {
-				np.NetNS = runtime.NetNSPath(c.PID)
-			}
+			np := network.Pod{Namespace: c.PodNamespace, Name: c.PodName, UID: c.PodUID, SandboxID: c.ID, NetNS: c.NetNSPath()}
 			_ = nm.TearDown(ctx, np)
 		}
 	}

@@ -376,7 +376,7 @@ func (m *Manager) startContainer(ctx context.Context, w *worker, pod *api.Pod, c
 		RestartCount: restartCount, Hash: containerHash(c), Image: c.Image, ImageRef: ref,
 		Command: expandAll(c.Command, env), Args: expandAll(c.Args, env), Env: env, WorkingDir: c.WorkingDir,
 		Hostname: hostname(pod), Mounts: mounts, CPUQuota: quota, CPUPeriod: period, CPUShares: shares, MemoryLimit: mem,
-		TTY: c.TTY, SandboxPID: sb.PID, SandboxID: sb.ID, LogPath: logPath,
+		TTY: c.TTY, SandboxPID: sb.PID, NetNS: sb.NetNSPath(), HostNetwork: pod.Spec.HostNetwork, SandboxID: sb.ID, LogPath: logPath,
 	})
 	if err != nil {
 		return fail("CreateContainerError", err)
@@ -465,7 +465,7 @@ func (m *Manager) createSandbox(ctx context.Context, pod *api.Pod) (runtime.Cont
 	ip := ""
 	tSandbox := time.Since(t0)
 	if !pod.Spec.HostNetwork {
-		np := network.Pod{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), SandboxID: sb.ID, NetNS: runtime.NetNSPath(sb.PID), Ports: hostPorts(pod)}
+		np := network.Pod{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), SandboxID: sb.ID, NetNS: sb.NetNSPath(), Ports: hostPorts(pod)}
 		ip, err = m.net.SetUp(ctx, np)
 		if err != nil {
 			_ = m.net.TearDown(ctx, np)
@@ -513,8 +513,8 @@ func lower(s string) string {
 	return string(b)
 }
 
-// killPod stops the pod's running app containers in parallel with grace,
-// then its sandboxes.
+// killPod stops the pod's running app containers in parallel with grace;
+// sandboxes are left to the caller (their network is torn down first).
 func (m *Manager) killPod(ctx context.Context, pod *api.Pod, cs []runtime.Container, grace time.Duration) {
 	var wg sync.WaitGroup
 	for _, c := range cs {
@@ -529,17 +529,12 @@ func (m *Manager) killPod(ctx context.Context, pod *api.Pod, cs []runtime.Contai
 		})
 	}
 	wg.Wait()
-	for _, c := range cs {
-		if c.Kind == runtime.KindSandbox && c.State == runtime.StateRunning {
-			_ = m.rt.StopContainer(ctx, c.ID, 0)
-		}
-	}
 }
 
 func (m *Manager) stopSandboxes(ctx context.Context, pod *api.Pod, cs []runtime.Container) {
 	for _, c := range cs {
 		if c.Kind == runtime.KindSandbox && c.State == runtime.StateRunning {
-			_ = m.net.TearDown(ctx, network.Pod{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), SandboxID: c.ID, NetNS: runtime.NetNSPath(c.PID)})
+			_ = m.net.TearDown(ctx, network.Pod{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), SandboxID: c.ID, NetNS: c.NetNSPath()})
 			_ = m.rt.StopContainer(ctx, c.ID, 0)
 		}
 	}
@@ -564,10 +559,7 @@ func (m *Manager) teardown(ctx context.Context, uid, ns, name string, cs []runti
 	wg.Wait()
 	for _, c := range cs {
 		if c.Kind == runtime.KindSandbox {
-			np := network.Pod{Namespace: ns, Name: name, UID: uid, SandboxID: c.ID}
-			if c.State == runtime.StateRunning {
-				np.NetNS = runtime.NetNSPath(c.PID)
-			}
+			np := network.Pod{Namespace: ns, Name: name, UID: uid, SandboxID: c.ID, NetNS: c.NetNSPath()}
 			if err := m.net.TearDown(ctx, np); err != nil {
 				m.log.Warn("tear down pod network", "podUID", uid, "err", err)
 			}

@@ -64,9 +64,12 @@ type ContainerConfig struct {
 	MemoryLimit int64
 	TTY         bool
 	// SandboxPID is the pause process whose namespaces the container joins;
-	// SandboxID its container, whose shim the container shares.
-	SandboxPID uint32
-	SandboxID  string
+	// without one, NetNS is the sandbox's network namespace (HostNetwork:
+	// the node's). SandboxID is the sandbox, whose shim the container shares.
+	SandboxPID  uint32
+	NetNS       string
+	HostNetwork bool
+	SandboxID   string
 	LogPath    string
 }
 
@@ -74,17 +77,41 @@ func (r *Runtime) labels(podUID, ns, name, cname, kind string) map[string]string
 	return map[string]string{LabelPodUID: podUID, LabelPodNamespace: ns, LabelPodName: name, LabelContainerName: cname, LabelKind: kind}
 }
 
-// RunSandbox creates and starts the pause container of a pod in fresh
-// network, IPC and UTS namespaces. The image must be present.
+// RunSandbox sets up a pod sandbox. Without Config.SandboxImage the
+// sandbox is a network namespace of its own (bind-mounted under
+// /var/run/netns) recorded as a containerd container without a task; with
+// it, a pause container owning fresh network, IPC and UTS namespaces.
 func (r *Runtime) RunSandbox(ctx context.Context, cfg SandboxConfig) (Container, error) {
 	ctx = r.nsctx(ctx)
+	id := newID()
+	l := r.labels(cfg.PodUID, cfg.PodNamespace, cfg.PodName, SandboxName, KindSandbox)
+	now := time.Now()
+	l[LabelStartedAt] = now.UTC().Format(time.RFC3339Nano)
+	if r.cfg.SandboxImage == "" {
+		path := ""
+		if cfg.HostNetwork {
+			l[LabelHostNetwork] = "true"
+		} else {
+			var err error
+			if path, err = newNetNS("minik8s-" + id[:32]); err != nil {
+				return Container{}, err
+			}
+			l[LabelNetNS] = path
+		}
+		if _, err := r.client.NewContainer(ctx, id, containerd.WithContainerLabels(l), containerd.WithNewSpec()); err != nil {
+			_ = removeNetNS(path)
+			return Container{}, fmt.Errorf("record sandbox: %w", err)
+		}
+		ct := fromLabels(id, l)
+		ct.State, ct.CreatedAt = StateRunning, now
+		return ct, nil
+	}
 	img, err := r.client.GetImage(ctx, r.cfg.SandboxImage)
 	if err != nil {
 		return Container{}, fmt.Errorf("sandbox image %s: %w", r.cfg.SandboxImage, err)
 	}
-	id := newID()
-	l := r.labels(cfg.PodUID, cfg.PodNamespace, cfg.PodName, SandboxName, KindSandbox)
 	l[LabelImage] = r.cfg.SandboxImage
+	delete(l, LabelStartedAt)
 	opts := []oci.SpecOpts{
 		oci.WithImageConfig(img),
 		oci.WithProcessArgs(r.cfg.SandboxCommand...),
@@ -114,7 +141,6 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg SandboxConfig) (Container,
 		_ = c.Delete(ctx, containerd.WithSnapshotCleanup)
 		return Container{}, fmt.Errorf("start sandbox: %w", err)
 	}
-	now := time.Now()
 	if _, err := c.SetLabels(ctx, map[string]string{LabelStartedAt: now.UTC().Format(time.RFC3339Nano)}); err != nil {
 		return Container{}, err
 	}
@@ -124,12 +150,28 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg SandboxConfig) (Container,
 	return ct, nil
 }
 
-// NetNSPath is the network namespace of a running sandbox.
+// NetNSPath is the network namespace of a pause process.
 func NetNSPath(pid uint32) string {
 	if pid == 0 {
 		return ""
 	}
 	return fmt.Sprintf("/proc/%d/ns/net", pid)
+}
+
+// NetNSPath is the network namespace of a running sandbox: its own
+// namespace, or its pause process's ("" for host network or a stopped
+// sandbox).
+func (c Container) NetNSPath() string {
+	if c.NetNS != "" {
+		if c.State == StateRunning {
+			return c.NetNS
+		}
+		return ""
+	}
+	if c.State != StateRunning {
+		return ""
+	}
+	return NetNSPath(c.PID)
 }
 
 // CreateContainer creates (but does not start) a container; it returns the
@@ -171,8 +213,16 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) (str
 		for _, t := range []specs.LinuxNamespaceType{specs.NetworkNamespace, specs.IPCNamespace, specs.UTSNamespace} {
 			opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: t, Path: fmt.Sprintf("/proc/%d/ns/%s", cfg.SandboxPID, nsFile(t))}))
 		}
-	} else if cfg.Hostname != "" {
-		opts = append(opts, oci.WithHostname(cfg.Hostname))
+	} else {
+		switch {
+		case cfg.HostNetwork:
+			opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace))
+		case cfg.NetNS != "":
+			opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.NetworkNamespace, Path: cfg.NetNS}))
+		}
+		if cfg.Hostname != "" {
+			opts = append(opts, oci.WithHostname(cfg.Hostname))
+		}
 	}
 	opts = append(opts, oci.WithCgroup(CgroupPath(r.cfg.CgroupParent, cfg.PodUID, id)))
 	if cfg.SandboxID != "" {

@@ -40,6 +40,10 @@ const (
 	LabelFinishedAt    = "io.minik8s.container.finishedAt"
 	LabelExitCode      = "io.minik8s.container.exitCode"
 	LabelReason        = "io.minik8s.container.reason"
+	// LabelNetNS and LabelHostNetwork describe a sandbox without a pause
+	// container.
+	LabelNetNS       = "io.minik8s.sandbox.netns"
+	LabelHostNetwork = "io.minik8s.sandbox.hostNetwork"
 	KindSandbox        = "sandbox"
 	KindContainer      = "container"
 	SandboxName        = "POD"
@@ -214,6 +218,8 @@ type Container struct {
 	ImageID      string
 	LogPath      string
 	PodIP        string
+	NetNS        string
+	HostNetwork  bool
 	State        State
 	PID          uint32
 	ExitCode     int32
@@ -253,7 +259,15 @@ func (r *Runtime) ListPodContainers(ctx context.Context, podUID string) ([]Conta
 		}
 		ct := fromLabels(c.ID(), info.Labels)
 		ct.CreatedAt = info.CreatedAt
-		if ct.State != StateExited {
+		if ct.Kind == KindSandbox && (ct.NetNS != "" || ct.HostNetwork) {
+			// A sandbox without a pause container runs while its namespace
+			// exists.
+			if ct.HostNetwork || netnsExists(ct.NetNS) {
+				ct.State = StateRunning
+			} else {
+				ct.State = StateExited
+			}
+		} else if ct.State != StateExited {
 			if err := r.taskState(ctx, c, &ct); err != nil {
 				return nil, err
 			}
@@ -271,6 +285,7 @@ func fromLabels(id string, l map[string]string) Container {
 		Hash: l[LabelHash], Image: l[LabelImage], ImageID: l[LabelImageID], LogPath: l[LabelLogPath],
 		StartedAt: parseTime(l[LabelStartedAt]), FinishedAt: parseTime(l[LabelFinishedAt]),
 		Reason: l[LabelReason], State: StateCreated, PodIP: l[LabelPodIP],
+		NetNS: l[LabelNetNS], HostNetwork: l[LabelHostNetwork] == "true",
 	}
 	if s, ok := l[LabelExitCode]; ok {
 		code, _ := strconv.Atoi(s)
@@ -380,6 +395,10 @@ func (r *Runtime) StopContainer(ctx context.Context, id string, grace time.Durat
 	if err != nil {
 		return err
 	}
+	if l, err := c.Labels(ctx); err == nil && l[LabelNetNS] != "" {
+		// Stopping a namespace-only sandbox releases its namespace.
+		return removeNetNS(l[LabelNetNS])
+	}
 	t, err := c.Task(ctx, nil)
 	if errdefs.IsNotFound(err) {
 		return nil
@@ -447,6 +466,11 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 		}
 	}
 	r.dropIO(id)
+	if l, err := c.Labels(ctx); err == nil && l[LabelNetNS] != "" {
+		if err := removeNetNS(l[LabelNetNS]); err != nil {
+			return err
+		}
+	}
 	if err := c.Delete(ctx, containerd.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("delete container %s: %w", id, err)
 	}
