@@ -51,8 +51,18 @@ type Controller struct {
 	// a sync never acts on a cache older than its own writes (kube's
 	// endpointSliceTracker).
 	mu      sync.Mutex
-	written map[string]map[string]string
+	written map[string]map[string]write
 }
+
+// write is one slice write awaited in the cache.
+type write struct {
+	rv string // "" for a delete
+	at time.Time
+}
+
+// writeTTL bounds how long a write is awaited: an informer that re-listed
+// past it (the slice created and deleted in between) never shows it.
+const writeTTL = 30 * time.Second
 
 var _ controller.Interface = (*Controller)(nil)
 
@@ -81,7 +91,7 @@ func NewController(c *client.Client, services *informer.Informer[api.Service], p
 		client: c, services: services, pods: pods, slices: slices, recorder: rec, log: log,
 		queue:       workqueue.NewRateLimiting[string](nil, workqueue.WithName("endpoint_slice")),
 		MaxPerSlice: MaxEndpointsPerSlice,
-		written:     map[string]map[string]string{},
+		written:     map[string]map[string]write{},
 	}
 	if err := slices.AddIndexers(cache.Indexers[api.EndpointSlice]{byService: func(s *api.EndpointSlice) []string {
 		if n := s.Labels[api.LabelServiceName]; n != "" {
@@ -244,10 +254,10 @@ func (c *Controller) remember(key, slice, rv string) {
 	defer c.mu.Unlock()
 	m := c.written[key]
 	if m == nil {
-		m = map[string]string{}
+		m = map[string]write{}
 		c.written[key] = m
 	}
-	m[slice] = rv
+	m[slice] = write{rv: rv, at: time.Now()}
 }
 
 // stale reports whether the cache has not caught up with this
@@ -263,10 +273,10 @@ func (c *Controller) stale(key string, cached []*api.EndpointSlice) bool {
 	for _, s := range cached {
 		have[s.Name] = s.ResourceVersion
 	}
-	for name, rv := range m {
+	for name, w := range m {
 		got, ok := have[name]
 		switch {
-		case rv == "" && !ok, rv != "" && ok && rvAtLeast(got, rv):
+		case w.rv == "" && !ok, w.rv != "" && ok && rvAtLeast(got, w.rv), time.Since(w.at) > writeTTL:
 			delete(m, name)
 		}
 	}
