@@ -24,6 +24,9 @@ if [ -z "$want" ]; then
 fi
 
 start=$(date +%s)
+# A Node object keeps saying Ready for a while after its kubelet stopped:
+# count a node only once its kubelet renewed its Lease after this start.
+since=$(date -u +%Y-%m-%dT%H:%M:%S)
 deadline=$((start + timeout))
 k() { "$kubectl" --kubeconfig "$kubeconfig" "$@"; }
 
@@ -37,6 +40,10 @@ while [ "$(date +%s)" -lt "$deadline" ]; do
 		# STATUS is Ready, or Ready,SchedulingDisabled for a cordoned node.
 		out=$(k get nodes 2>/dev/null || true)
 		ready=$(awk 'NR > 1 && $2 ~ /^Ready(,|$)/' <<<"$out" | wc -l)
+		fresh=$(k get leases -n kube-node-lease -o json 2>/dev/null |
+			grep -o '"renewTime": *"[^"]*"' | sed 's/.*"\([^"]*\)"$/\1/' |
+			awk -v since="$since" '$0 >= since' | wc -l || true)
+		[ "$fresh" -lt "$ready" ] && ready=$fresh
 		if [ "$ready" -ge "$want" ]; then
 			echo "wait-ready: $ready/$want nodes Ready after $(($(date +%s) - start)) s" >&2
 			exit 0
