@@ -499,6 +499,12 @@ func TestNamespaceLifecycleAndErrors(t *testing.T) {
 	if del["status"].(map[string]any)["phase"] != "Terminating" {
 		t.Fatalf("deleted namespace = %v", del["status"])
 	}
+	// A status write (the namespace controller's conditions) does not
+	// finish the deletion while spec.finalizers still holds "kubernetes".
+	st := c.must(200, "GET", "/api/v1/namespaces/doomed", nil)
+	st["status"].(map[string]any)["conditions"] = []any{map[string]any{"type": "NamespaceContentRemaining", "status": "True", "reason": "SomeResourcesRemain"}}
+	c.must(200, "PUT", "/api/v1/namespaces/doomed/status", st)
+	c.must(200, "GET", "/api/v1/namespaces/doomed", nil)
 	r = c.do("POST", "/api/v1/namespaces/doomed/configmaps", configMap("y", nil, nil), "")
 	if r.Code != 403 || !strings.Contains(r.obj(t)["message"].(string), "because it is being terminated") {
 		t.Fatalf("create in terminating namespace: %d %s", r.Code, r.Body)

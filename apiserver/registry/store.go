@@ -594,6 +594,11 @@ func (s *Store) statusUpdate(ctx context.Context, obj, cur api.Object, sub strin
 // no finalizers are left and no grace period is running.
 func (s *Store) deleteDuringUpdate(obj api.Object) bool {
 	m := obj.GetObjectMeta()
+	if blocker, ok := s.strategy.(deletionBlocker); ok && blocker.pendingDeletion(obj) {
+		// A Terminating namespace waits for spec.finalizers too: a status
+		// write must not finish its deletion.
+		return false
+	}
 	return m.DeletionTimestamp != nil && len(m.Finalizers) == 0 &&
 		m.DeletionGracePeriodSeconds != nil && *m.DeletionGracePeriodSeconds == 0
 }
