@@ -64,7 +64,7 @@ func DefaultOptions() Options {
 		KubeAPIQPS: 50, KubeBurst: 100,
 		Node: nodestatus.DefaultOptions(), Server: server.DefaultOptions(),
 		ContainerdAddress: "/run/containerd/containerd.sock", ContainerdNamespace: "minik8s",
-		RootDir:                "/var/lib/kubelet", PodLogsDir: server.DefaultPodLogsDir,
+		RootDir: "/var/lib/kubelet", PodLogsDir: server.DefaultPodLogsDir,
 		CNIConfDir: "/etc/cni/net.d", CNIBinDir: "/usr/lib/cni,/opt/cni/bin", CNIBridge: "cni0",
 		ClusterDomain: "cluster.local", ResolvConf: "/etc/resolv.conf",
 		HealthzBindAddress: "127.0.0.1", HealthzPort: 10248, SyncFrequency: 10 * time.Second,

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/internal/client"
@@ -71,6 +72,15 @@ func TestKubeletRunsPod(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	// No registry: the pod's image is loaded into the node's containerd.
+	rt, err := runtime.New(ctx, runtime.Config{Namespace: o.ContainerdNamespace, StateDir: filepath.Join(dir, "import")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testimage.Import(namespaces.WithNamespace(ctx, o.ContainerdNamespace), rt.Client(), testimage.Ref); err != nil {
+		t.Fatal(err)
+	}
+	rt.Close()
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- app.Run(runCtx, o, apiservertest.Logger()) }()
@@ -118,7 +128,7 @@ func TestKubeletRunsPod(t *testing.T) {
 			break
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("pod not running: %+v", p.Status)
+			t.Fatalf("pod not running: %+v %v", p, err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

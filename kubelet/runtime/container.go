@@ -70,7 +70,7 @@ type ContainerConfig struct {
 	NetNS       string
 	HostNetwork bool
 	SandboxID   string
-	LogPath    string
+	LogPath     string
 }
 
 func (r *Runtime) labels(podUID, ns, name, cname, kind string) map[string]string {
