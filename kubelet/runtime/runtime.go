@@ -491,14 +491,23 @@ func (r *Runtime) dropIO(id string) {
 	}
 }
 
-// RemovePodCgroups removes the (empty) per-pod cgroup directories.
+// RemovePodCgroups removes the per-pod cgroup directories and the
+// container cgroups left in them (runc leaves those of containers in a
+// shared shim), deepest first; directories still holding tasks stay.
 func (r *Runtime) RemovePodCgroups(podUID string) {
-	entries, err := os.ReadDir("/sys/fs/cgroup")
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		_ = os.Remove(filepath.Join("/sys/fs/cgroup", e.Name(), r.PodCgroup(podUID)))
+	roots, _ := filepath.Glob("/sys/fs/cgroup/*")
+	for _, root := range roots {
+		dir := filepath.Join(root, r.PodCgroup(podUID))
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				_ = os.Remove(filepath.Join(dir, e.Name()))
+			}
+		}
+		_ = os.Remove(dir)
 	}
 }
 
