@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/events"
+	"github.com/minik8s/minik8s/internal/informer"
 	"github.com/minik8s/minik8s/scheduler/schedtest"
 	"github.com/minik8s/minik8s/scheduler/scheduling"
 )
@@ -163,51 +165,85 @@ func createPods(ctx context.Context, b *testing.B, c *client.Client, prefix stri
 	}
 }
 
-// bindWatch records when each pod named prefix+i is first seen bound.
+// bindWatch records when each pod named prefix+i is first seen bound, via
+// an informer (which re-watches if the apiserver ends a watch).
 type bindWatch struct {
 	prefix   string
 	created  []time.Time
 	boundAt  []time.Time
 	count    atomic.Int64
 	allBound chan struct{}
+	c        *client.Client
 }
 
 func newBindWatch(ctx context.Context, b *testing.B, c *client.Client, prefix string, n int) *bindWatch {
-	pods := client.Resource[api.Pod](c).Namespace("default")
-	list, err := pods.List(ctx, client.ListOptions{Limit: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	wt, err := pods.Watch(ctx, client.ListOptions{ResourceVersion: list.ResourceVersion})
-	if err != nil {
-		b.Fatal(err)
-	}
-	w := &bindWatch{prefix: prefix, created: make([]time.Time, n), boundAt: make([]time.Time, n), allBound: make(chan struct{})}
-	go func() {
-		defer wt.Stop()
-		for ev := range wt.ResultChan() {
-			if ev.Object == nil || ev.Object.Spec.NodeName == "" || len(ev.Object.Name) <= len(prefix) || ev.Object.Name[:len(prefix)] != prefix {
-				continue
-			}
-			i, err := strconv.Atoi(ev.Object.Name[len(prefix):])
-			if err != nil || i >= n || !w.boundAt[i].IsZero() {
-				continue
-			}
-			w.boundAt[i] = time.Now()
-			if w.count.Add(1) == int64(n) {
-				close(w.allBound)
-				return
-			}
+	w := &bindWatch{prefix: prefix, created: make([]time.Time, n), boundAt: make([]time.Time, n), allBound: make(chan struct{}), c: c}
+	var mu sync.Mutex
+	seen := func(p *api.Pod) {
+		if p.Spec.NodeName == "" || !strings.HasPrefix(p.Name, prefix) {
+			return
 		}
-	}()
+		i, err := strconv.Atoi(p.Name[len(prefix):])
+		if err != nil || i >= n {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !w.boundAt[i].IsZero() {
+			return
+		}
+		w.boundAt[i] = time.Now()
+		if w.count.Add(1) == int64(n) {
+			close(w.allBound)
+		}
+	}
+	f := informer.NewFactory(c, informer.FactoryOptions{Logger: testLogger()})
+	inf := informer.Shared[api.Pod](f, "default", client.ListOptions{})
+	inf.AddEventHandler(informer.Handler[api.Pod]{
+		OnAdd:    func(p *api.Pod, _ bool) { seen(p) },
+		OnUpdate: func(_, p *api.Pod) { seen(p) },
+	})
+	wctx, stop := context.WithCancel(ctx)
+	f.Start(wctx)
+	if !f.WaitForCacheSync(ctx) {
+		b.Fatal("bench informer did not sync")
+	}
+	go func() { <-w.allBound; stop() }()
+	b.Cleanup(stop)
 	return w
 }
 
+// wait waits until every pod is bound; it fails when no pod got bound for
+// two minutes, saying how many pods the apiserver holds unbound.
 func (w *bindWatch) wait(ctx context.Context, b *testing.B) {
-	select {
-	case <-w.allBound:
-	case <-ctx.Done():
-		b.Fatalf("only %d of %d %s pods bound before the deadline", w.count.Load(), len(w.created), w.prefix)
+	last, lastChange := w.count.Load(), time.Now()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.allBound:
+			return
+		case <-ctx.Done():
+			b.Fatalf("only %d of %d %s pods bound before the deadline", w.count.Load(), len(w.created), w.prefix)
+		case <-t.C:
+		}
+		if c := w.count.Load(); c != last {
+			last, lastChange = c, time.Now()
+			continue
+		}
+		if time.Since(lastChange) > 2*time.Minute {
+			l, err := client.Resource[api.Pod](w.c).Namespace("default").List(ctx, client.ListOptions{})
+			unbound := -1
+			if err == nil {
+				unbound = 0
+				for _, p := range l.Items {
+					if p.Spec.NodeName == "" {
+						unbound++
+					}
+				}
+			}
+			b.Fatalf("no progress for 2 minutes: %d of %d %s pods seen bound; the apiserver has %d unbound pods", last, len(w.created), w.prefix, unbound)
+		}
 	}
 }
 
