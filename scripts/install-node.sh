@@ -35,7 +35,7 @@ die() {
 
 server="" token="" hash="" node_name="" node_ip="" kubelet_src="$here/bin/kubelet"
 root_dir=/var/lib/kubelet sock=/run/containerd/containerd.sock cni_conf=/etc/cni/net.d
-apt=1 systemd=1 wait=60 extra=()
+apt=1 systemd=1 wait=60 stop=0 extra=()
 pidfile=/run/minik8s-kubelet.pid logfile=/var/log/minik8s-kubelet.log
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -53,19 +53,35 @@ while [ $# -gt 0 ]; do
 	--wait) wait=$2; shift ;;
 	--pid-file) pidfile=$2; shift ;;
 	--log-file) logfile=$2; shift ;;
-	--stop)
-		if [ -s "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null; then
-			log "stopped kubelet $(cat "$pidfile")"
-		fi
-		rm -f "$pidfile"
-		exit 0
-		;;
+	--stop) stop=1 ;;
 	--) shift; extra=("$@"); break ;;
 	-h | --help) sed -n '2,29s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 	shift
 done
+
+# stop PID-FILE: ends a background kubelet and waits (up to 30 s) for it.
+stop_kubelet() {
+	local pid
+	[ -s "$1" ] || return 0
+	pid=$(cat "$1")
+	if kill "$pid" 2>/dev/null; then
+		for _ in $(seq 1 60); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.5
+		done
+		kill -9 "$pid" 2>/dev/null || true
+		log "stopped kubelet $pid"
+	fi
+	rm -f "$1"
+}
+if [ "$stop" = 1 ]; then
+	stop_kubelet "$pidfile"
+	exit 0
+fi
+
+healthy() { (exec 3<>/dev/tcp/127.0.0.1/10248 && printf 'GET /healthz HTTP/1.0\r\n\r\n' >&3 && grep -q '^ok' <&3) 2>/dev/null; }
 
 [ "$(id -u)" = 0 ] || die "run as root"
 if [ ! -s "$root_dir/kubeconfig" ]; then
@@ -134,6 +150,9 @@ else
 	if [ -s "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
 		die "a kubelet already runs (pid $(cat "$pidfile")); stop it with --stop"
 	fi
+	if healthy; then
+		die "another kubelet already answers on 127.0.0.1:10248 on this machine"
+	fi
 	nohup /usr/local/bin/kubelet "${args[@]}" >>"$logfile" 2>&1 &
 	echo $! >"$pidfile"
 	log "kubelet started in the background (pid $!, log $logfile)"
@@ -141,13 +160,13 @@ fi
 
 if [ "$wait" != 0 ]; then
 	for _ in $(seq 1 $((wait * 2))); do
-		if (exec 3<>/dev/tcp/127.0.0.1/10248 && printf 'GET /healthz HTTP/1.0\r\n\r\n' >&3 && grep -q '^ok' <&3) 2>/dev/null; then
-			log "kubelet healthy"
-			exit 0
-		fi
 		if [ "$systemd" = 0 ] && ! kill -0 "$(cat "$pidfile")" 2>/dev/null; then
 			tail -n 20 "$logfile" >&2
 			die "the kubelet exited"
+		fi
+		if healthy; then
+			log "kubelet healthy"
+			exit 0
 		fi
 		sleep 0.5
 	done

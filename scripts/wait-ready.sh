@@ -44,7 +44,11 @@ while [ "$(date +%s)" -lt "$deadline" ]; do
 			grep -o '"renewTime": *"[^"]*"' | sed 's/.*"\([^"]*\)"$/\1/' |
 			awk -v since="$since" '$0 >= since' | wc -l || true)
 		[ "$fresh" -lt "$ready" ] && ready=$fresh
-		if [ "$ready" -ge "$want" ]; then
+		# The node controller lifts the not-ready NoSchedule taint a moment
+		# after Ready; until then pods would all go to the other nodes.
+		tainted=$(k get nodes -o json 2>/dev/null | grep -o '"key": *"node.kubernetes.io/[a-z-]*"' |
+			grep -vc unschedulable || true)
+		if [ "$ready" -ge "$want" ] && [ "${tainted:-0}" = 0 ]; then
 			echo "wait-ready: $ready/$want nodes Ready after $(($(date +%s) - start)) s" >&2
 			exit 0
 		fi

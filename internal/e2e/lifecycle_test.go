@@ -176,8 +176,23 @@ func (s *scenario) rolloutStatus() {
 	s.kubectl("rollout", "status", "deployment/web", "-n", ns, "--timeout=180s")
 }
 
+// conditionTaints are the node.kubernetes.io/ taints of a node's
+// conditions (not-ready, unreachable, ...) that keep pods off it; the node
+// controller removes them a moment after the node turns Ready.
+func conditionTaints(n api.Node) []string {
+	var out []string
+	for _, t := range n.Spec.Taints {
+		if strings.HasPrefix(t.Key, "node.kubernetes.io/") && t.Key != "node.kubernetes.io/unschedulable" {
+			out = append(out, t.Key+":"+string(t.Effect))
+		}
+	}
+	return out
+}
+
+// nodesReady waits for every worker to be Ready, with a podCIDR and no
+// condition taint, so that pods can land on each.
 func (s *scenario) nodesReady() {
-	s.within(2*time.Minute, fmt.Sprintf("%d Ready nodes with podCIDRs", workers), func(ctx context.Context) (bool, string, error) {
+	s.within(2*time.Minute, fmt.Sprintf("%d Ready untainted nodes with podCIDRs", workers), func(ctx context.Context) (bool, string, error) {
 		nodes, err := s.nodes(ctx)
 		if err != nil {
 			return false, "", err
@@ -185,8 +200,8 @@ func (s *scenario) nodesReady() {
 		var names []string
 		n := 0
 		for _, node := range nodes {
-			names = append(names, fmt.Sprintf("%s(ready=%t,podCIDR=%s)", node.Name, ready(node), node.Spec.PodCIDR))
-			if ready(node) && node.Spec.PodCIDR != "" {
+			names = append(names, fmt.Sprintf("%s(ready=%t,podCIDR=%s,taints=%v)", node.Name, ready(node), node.Spec.PodCIDR, conditionTaints(node)))
+			if ready(node) && node.Spec.PodCIDR != "" && len(conditionTaints(node)) == 0 {
 				n++
 			}
 		}
