@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/containernetworking/cni/libcni"
+	"github.com/containernetworking/cni/pkg/invoke"
+	"github.com/containernetworking/cni/pkg/version"
 	types100 "github.com/containernetworking/cni/pkg/types/100"
 )
 
@@ -78,7 +80,10 @@ func New(cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Manager{cfg: cfg, cni: libcni.NewCNIConfigWithCacheDir(cfg.BinDirs, filepath.Join(cfg.StateDir, "cache"), nil), lo: lo}, nil
+	// An explicit exec: libcni would otherwise create one lazily, racing
+	// between concurrent pod set-ups.
+	exec := &invoke.DefaultExec{RawExec: &invoke.RawExec{Stderr: os.Stderr}, PluginDecoder: version.PluginDecoder{}}
+	return &Manager{cfg: cfg, cni: libcni.NewCNIConfigWithCacheDir(cfg.BinDirs, filepath.Join(cfg.StateDir, "cache"), exec), lo: lo}, nil
 }
 
 // Conflist renders the node's network configuration for podCIDR.
