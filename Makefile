@@ -24,8 +24,9 @@ vet:
 	$(GO) vet ./...
 
 # test runs every unit and integration test: integration tests start real
-# embedded etcd servers and apiservers on loopback ports in temp dirs.
-test: build vet
+# embedded etcd servers and apiservers on loopback ports in temp dirs; e2e
+# first runs the end-to-end suite on the compose cluster (make e2e).
+test: build vet e2e
 	$(GO) test $(TESTFLAGS) -count=1 -timeout 20m ./...
 
 # unit skips the integration tests that need etcd or a server.
