@@ -36,6 +36,7 @@ type Options struct {
 	Bootstrap  bootstrap.Options
 	Node       nodestatus.Options
 	Server     server.Options
+	Network    NetworkOptions
 
 	ContainerdAddress      string
 	ContainerdNamespace    string
@@ -62,7 +63,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		KubeAPIQPS: 50, KubeBurst: 100,
-		Node: nodestatus.DefaultOptions(), Server: server.DefaultOptions(),
+		Node: nodestatus.DefaultOptions(), Server: server.DefaultOptions(), Network: DefaultNetworkOptions(),
 		ContainerdAddress: "/run/containerd/containerd.sock", ContainerdNamespace: "minik8s",
 		RootDir: "/var/lib/kubelet", PodLogsDir: server.DefaultPodLogsDir,
 		CNIConfDir: "/etc/cni/net.d", CNIBinDir: "/usr/lib/cni,/opt/cni/bin", CNIBridge: "cni0",
@@ -96,6 +97,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	o.Bootstrap.AddFlags(fs)
 	o.Node.AddFlags(fs)
 	o.Server.AddFlags(fs)
+	o.Network.AddFlags(fs)
 	fs.StringVar(&o.ContainerdAddress, "containerd-address", o.ContainerdAddress, "containerd's gRPC socket.")
 	fs.StringVar(&o.ContainerdAddress, "container-runtime-endpoint", o.ContainerdAddress, "Alias of --containerd-address.")
 	fs.StringVar(&o.ContainerdNamespace, "containerd-namespace", o.ContainerdNamespace, "containerd namespace of the kubelet's images and containers.")
@@ -234,10 +236,15 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		return err
 	}
 
+	netRunners, err := o.Network.networkRunners(c, nodeName, health.Registry, log)
+	if err != nil {
+		return err
+	}
+
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errc := make(chan error, 4)
+	errc := make(chan error, 4+len(netRunners))
 	run := func(name string, f func(context.Context) error) {
 		wg.Go(func() {
 			if err := f(ctx); err != nil && !errors.Is(err, context.Canceled) {
@@ -249,6 +256,9 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	run("node status", ns.Run)
 	run("pod manager", mgr.Run)
 	run("kubelet server", srv.Run)
+	for name, f := range netRunners {
+		run(name, f)
+	}
 	if health.Addr != "" {
 		run("healthz server", health.Serve)
 	}

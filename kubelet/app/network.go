@@ -1,0 +1,62 @@
+package app
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/kubelet/proxy"
+	"github.com/minik8s/minik8s/kubelet/routes"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// NetworkOptions are the node-level networking the node agent runs besides
+// the pods: the service proxy (kube-proxy's job) and host-gateway routes to
+// the other nodes' pod CIDRs.
+type NetworkOptions struct {
+	// ProxyMode is "iptables" or "none" (another proxy runs on the node).
+	ProxyMode string
+	// ClusterCIDR is kube-proxy's --cluster-cidr: service traffic from
+	// outside it is masqueraded.
+	ClusterCIDR   string
+	MinSyncPeriod time.Duration
+	// PodRoutes enables the routes to other nodes' pod CIDRs.
+	PodRoutes bool
+}
+
+// DefaultNetworkOptions runs both.
+func DefaultNetworkOptions() NetworkOptions {
+	return NetworkOptions{ProxyMode: "iptables", ClusterCIDR: "10.244.0.0/16", MinSyncPeriod: 100 * time.Millisecond, PodRoutes: true}
+}
+
+// AddFlags registers the flags (kube-proxy's names where it has them).
+func (o *NetworkOptions) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.ProxyMode, "proxy-mode", o.ProxyMode, "Service proxy: 'iptables' (kube-proxy's iptables mode) or 'none'.")
+	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "The pods' CIDR; service traffic from outside it is masqueraded. Empty masquerades all service traffic.")
+	fs.DurationVar(&o.MinSyncPeriod, "iptables-min-sync-period", o.MinSyncPeriod, "Shortest interval between service rule rewrites when changes keep coming.")
+	fs.BoolVar(&o.PodRoutes, "pod-routes", o.PodRoutes, "Keep routes to the other nodes' spec.podCIDR via their InternalIP (host-gateway pod networking).")
+}
+
+// networkRunners returns the node networking loops to run.
+func (o *NetworkOptions) networkRunners(c *client.Client, nodeName string, reg prometheus.Registerer, log *slog.Logger) (map[string]func(context.Context) error, error) {
+	out := map[string]func(context.Context) error{}
+	switch o.ProxyMode {
+	case "iptables":
+		p, err := proxy.New(proxy.Config{Client: c, ClusterCIDR: o.ClusterCIDR, MinSyncPeriod: o.MinSyncPeriod,
+			Logger: log.With("component", "proxy"), Metrics: reg})
+		if err != nil {
+			return nil, err
+		}
+		out["service proxy"] = p.Run
+	case "none", "":
+	default:
+		return nil, fmt.Errorf("--proxy-mode %q: want iptables or none", o.ProxyMode)
+	}
+	if o.PodRoutes {
+		out["pod routes"] = routes.New(routes.Config{Client: c, NodeName: nodeName, Logger: log.With("component", "routes")}).Run
+	}
+	return out, nil
+}
