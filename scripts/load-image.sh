@@ -90,7 +90,9 @@ missing() {
 	for i in "${!images[@]}"; do
 		ref=$(normalize "${images[$i]}")
 		have=$(docker exec "$c" ctr -n "$ns" images ls "name==$ref" 2>/dev/null | awk 'NR > 1 {print $3}' || true)
-		if [ -n "$have" ] && docker exec "$c" ctr -n "$ns" content get "$have" 2>/dev/null | grep -q "${ids[$i]#sha256:}"; then
+		# No "| grep -q" here: with pipefail, grep's early exit fails the
+		# pipeline (SIGPIPE) and the check would flap.
+		if [ -n "$have" ] && [[ $(docker exec "$c" ctr -n "$ns" content get "$have" 2>/dev/null) == *"${ids[$i]#sha256:}"* ]]; then
 			continue
 		fi
 		echo "$i"
@@ -104,7 +106,7 @@ done
 wait
 # Phase 2: save each image some node lacks, once.
 for i in "${!images[@]}"; do
-	if cat "$work"/*.missing | grep -qx "$i"; then
+	if grep -qx "$i" "$work"/*.missing; then
 		docker save "${images[$i]}" -o "$work/$i.tar"
 	fi
 done

@@ -44,7 +44,7 @@ fi
 join=$join_dir/join.env
 if [ -s "$join" ]; then
 	TOKEN=$(sed -n 's/^TOKEN=//p' "$join")
-	if kubectl token list 2>/dev/null | awk 'NR > 1 {print $1}' | grep -qx "$TOKEN"; then
+	if kubectl token list 2>/dev/null | awk 'NR > 1 {print $1}' | grep -x "$TOKEN" >/dev/null; then
 		log "join token ${TOKEN%%.*} still valid"
 		exit 0
 	fi
