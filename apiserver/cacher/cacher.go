@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -143,7 +141,7 @@ type Cacher struct {
 	mu sync.RWMutex
 	// objs and sorted hold the current objects, by key and in key order.
 	objs   map[string]*Object
-	sorted []*Object
+	sorted sortedObjects
 	// rev is the revision the cache reflects: every change up to rev is in.
 	rev int64
 	// revCh is closed (and cleared) when rev advances or readiness changes.
@@ -239,7 +237,7 @@ func (c *Cacher) listAndWatch(ctx context.Context) error {
 	for _, o := range objs {
 		c.objs[o.Key] = o
 	}
-	c.sorted = objs
+	c.sorted = newSortedObjects(objs)
 	c.advanceLocked(rev)
 	c.bufferStart = rev
 	c.events.reset()
@@ -386,21 +384,9 @@ func (c *Cacher) process(se storage.Event) {
 	clear(candidates)
 }
 
-func (c *Cacher) putSortedLocked(o *Object) {
-	i, found := slices.BinarySearchFunc(c.sorted, o.Key, func(e *Object, k string) int { return strings.Compare(e.Key, k) })
-	if found {
-		c.sorted[i] = o
-		return
-	}
-	c.sorted = slices.Insert(c.sorted, i, o)
-}
+func (c *Cacher) putSortedLocked(o *Object) { c.sorted.put(o) }
 
-func (c *Cacher) removeSortedLocked(key string) {
-	i, found := slices.BinarySearchFunc(c.sorted, key, func(e *Object, k string) int { return strings.Compare(e.Key, k) })
-	if found {
-		c.sorted = slices.Delete(c.sorted, i, i+1)
-	}
-}
+func (c *Cacher) removeSortedLocked(key string) { c.sorted.remove(key) }
 
 // advanceLocked moves the cache revision forward and wakes waiters.
 func (c *Cacher) advanceLocked(rev int64) {
@@ -520,19 +506,20 @@ func (c *Cacher) nsPrefix(ns string) string {
 // filterLocked returns the current objects pred matches, in key order,
 // scanning only the namespace's key range when pred names one.
 func (c *Cacher) filterLocked(pred *Predicate) []*Object {
-	objs := c.sorted
+	var p string
 	if pred.Namespace != "" {
-		p := c.nsPrefix(pred.Namespace)
-		i := sort.Search(len(objs), func(i int) bool { return objs[i].Key >= p })
-		j := i + sort.Search(len(objs)-i, func(j int) bool { return !strings.HasPrefix(objs[i+j].Key, p) })
-		objs = objs[i:j]
+		p = c.nsPrefix(pred.Namespace)
 	}
-	out := make([]*Object, 0, min(len(objs), 64))
-	for _, o := range objs {
+	out := make([]*Object, 0, min(c.sorted.len(), 64))
+	c.sorted.ascend(p, func(o *Object) bool {
+		if p != "" && !strings.HasPrefix(o.Key, p) {
+			return false
+		}
 		if pred.Matches(o) {
 			out = append(out, o)
 		}
-	}
+		return true
+	})
 	return out
 }
 
