@@ -43,6 +43,7 @@ type Options struct {
 	PodInfraContainerImage string
 	InsecureRegistries     stringList
 	RootDir                string
+	CgroupRoot             string
 	PodLogsDir             string
 	CNIConfDir             string
 	CNIBinDir              string
@@ -104,6 +105,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.PodInfraContainerImage, "pod-infra-container-image", o.PodInfraContainerImage, "Image of a pause container owning each pod's namespaces (its network, IPC and UTS); empty: each pod gets a network namespace without a pause container. "+testimage.Ref+" is built from the host's busybox when missing.")
 	fs.Var(&o.InsecureRegistries, "insecure-registry", "Registry host[:port] reached over plain HTTP (repeatable, or comma-separated).")
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "Directory for the kubelet's files (volumes, pod files, certificates).")
+	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "Root cgroup (cgroupfs path) of the pods' cgroups; empty: /minik8s.")
 	fs.StringVar(&o.PodLogsDir, "pod-logs-dir", o.PodLogsDir, "Directory of the container log files.")
 	fs.StringVar(&o.CNIConfDir, "cni-conf-dir", o.CNIConfDir, "Directory the kubelet writes its CNI conflist to.")
 	fs.StringVar(&o.CNIBinDir, "cni-bin-dir", o.CNIBinDir, "Comma-separated directories of the CNI plugins.")
@@ -147,7 +149,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 
 	rt, err := runtime.New(ctx, runtime.Config{
 		Address: o.ContainerdAddress, Namespace: o.ContainerdNamespace, InsecureRegistries: o.InsecureRegistries,
-		SandboxImage: o.PodInfraContainerImage, StateDir: filepath.Join(o.RootDir, "runtime"), Logger: log,
+		SandboxImage: o.PodInfraContainerImage, StateDir: filepath.Join(o.RootDir, "runtime"), CgroupParent: o.CgroupRoot, Logger: log,
 	})
 	if err != nil {
 		return err

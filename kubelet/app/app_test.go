@@ -65,6 +65,7 @@ func TestKubeletRunsPod(t *testing.T) {
 	o.Server.Address, o.Server.Port = "127.0.0.1", freePort(t)
 	o.HealthzPort = freePort(t)
 	o.ContainerdNamespace = fmt.Sprintf("minik8s-apptest-%d", os.Getpid())
+	o.CgroupRoot = "/" + o.ContainerdNamespace
 	o.RootDir, o.PodLogsDir = filepath.Join(dir, "root"), filepath.Join(dir, "logs")
 	o.CNIConfDir, o.CNIBridge = filepath.Join(dir, "net.d"), fmt.Sprintf("mk8sapp%d", n)
 	o.ClusterDNS = "10.96.0.10"
@@ -92,6 +93,7 @@ func TestKubeletRunsPod(t *testing.T) {
 		stop()
 		<-done
 		cleanup(t, o, cidr)
+		testimage.RemoveCgroupTree(o.ContainerdNamespace)
 	})
 
 	nodes := client.Resource[api.Node](c)
@@ -180,7 +182,7 @@ func grep(s, sub string) string {
 func cleanup(t *testing.T, o app.Options, cidr string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	rt, err := runtime.New(ctx, runtime.Config{Address: o.ContainerdAddress, Namespace: o.ContainerdNamespace, StateDir: filepath.Join(o.RootDir, "runtime")})
+	rt, err := runtime.New(ctx, runtime.Config{Address: o.ContainerdAddress, Namespace: o.ContainerdNamespace, StateDir: filepath.Join(o.RootDir, "runtime"), CgroupParent: o.CgroupRoot})
 	if err != nil {
 		t.Logf("cleanup: %v", err)
 		return
