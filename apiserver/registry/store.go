@@ -43,6 +43,8 @@ type Store struct {
 	crypt    ValueTransformer
 	log      *slog.Logger
 	now      func() time.Time
+	// typePrefix is how encode's output starts: {"kind":...,"apiVersion":...,
+	typePrefix []byte
 }
 
 // Config assembles a Store.
@@ -77,6 +79,8 @@ func NewStore(cfg Config) *Store {
 		log:      log.With("resource", cfg.Info.Resource),
 		now:      time.Now,
 	}
+	tm, _ := json.Marshal(api.TypeMeta{Kind: cfg.Info.Kind, APIVersion: cfg.Info.GroupVersion()})
+	s.typePrefix = append(tm[:len(tm)-1:len(tm)-1], ',')
 	s.cache = cacher.New(cacher.Config{
 		Store:            cfg.Storage,
 		Prefix:           cfg.Info.Resource + "/",
@@ -141,15 +145,29 @@ func (s *Store) authData(key string) []byte { return []byte(s.storage.Prefix() +
 
 // decode turns a stored value into an object whose resourceVersion is rev.
 func (s *Store) decode(key string, value []byte, rev int64) (api.Object, error) {
+	plain, err := s.open(key, value)
+	if err != nil {
+		return nil, err
+	}
+	return s.unmarshal(plain, rev)
+}
+
+// open returns the plaintext of a stored value.
+func (s *Store) open(key string, value []byte) ([]byte, error) {
 	if s.crypt != nil && bytes.HasPrefix(value, encryptedPrefix) {
 		plain, err := s.crypt.TransformFromStorage(value, s.authData(key))
 		if err != nil {
 			return nil, fmt.Errorf("decrypt %s: %w", key, err)
 		}
-		value = plain
+		return plain, nil
 	}
+	return value, nil
+}
+
+// unmarshal decodes a plaintext value into an object whose resourceVersion is rev.
+func (s *Store) unmarshal(plain []byte, rev int64) (api.Object, error) {
 	obj := s.Info.New()
-	if err := json.Unmarshal(value, obj); err != nil {
+	if err := json.Unmarshal(plain, obj); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", s.Info.Resource, err)
 	}
 	s.setType(obj)
@@ -197,14 +215,27 @@ func (s *Store) Attrs(obj api.Object) (map[string]string, map[string]string) {
 	return meta.Labels, fields
 }
 
+// cacheDecode makes the watch cache's object of a stored value. Its JSON is
+// the stored encoding with the resourceVersion spliced in (what encoding
+// the decoded object gives, without encoding it again); values not in
+// encoding/json's shape are encoded from the decoded object.
 func (s *Store) cacheDecode(key string, value []byte, rev int64) (*cacher.Object, error) {
-	obj, err := s.decode(key, value, rev)
+	plain, err := s.open(key, value)
 	if err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(obj)
+	obj, err := s.unmarshal(plain, rev)
 	if err != nil {
 		return nil, err
+	}
+	data, ok := []byte(nil), bytes.HasPrefix(plain, s.typePrefix)
+	if ok {
+		data, ok = withResourceVersion(plain, rev)
+	}
+	if !ok {
+		if data, err = json.Marshal(obj); err != nil {
+			return nil, err
+		}
 	}
 	lbls, flds := s.Attrs(obj)
 	meta := obj.GetObjectMeta()
@@ -281,10 +312,18 @@ type WriteOptions struct {
 
 // Create stores a new object in namespace ns.
 func (s *Store) Create(ctx context.Context, ns string, obj api.Object, opts WriteOptions) (api.Object, error) {
+	out, _, err := s.CreateEncoded(ctx, ns, obj, opts)
+	return out, err
+}
+
+// CreateEncoded is Create that also returns the created object's JSON (as
+// json.Marshal gives it), made from its storage encoding, or nil when it has
+// none (a dry run): a response need not encode the object again.
+func (s *Store) CreateEncoded(ctx context.Context, ns string, obj api.Object, opts WriteOptions) (api.Object, []byte, error) {
 	s.setType(obj)
 	meta := obj.GetObjectMeta()
 	if err := s.checkNamespace(meta, ns); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	generated := meta.Name == "" && meta.GenerateName != ""
 	if generated {
@@ -300,43 +339,44 @@ func (s *Store) Create(ctx context.Context, ns string, obj api.Object, opts Writ
 	s.strategy.DefaultCreate(obj)
 	a := s.attrs(ctx, admission.Create, "", meta.Namespace, meta.Name, obj, nil, opts.DryRun)
 	if err := s.admit.Admit(ctx, a); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if errs := s.strategy.Validate(ctx, obj); len(errs) > 0 {
-		return nil, s.invalid(meta.Name, errs)
+		return nil, nil, s.invalid(meta.Name, errs)
 	}
 	if err := s.admit.Validate(ctx, a); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if al, ok := s.strategy.(AllocatingStrategy); ok {
 		rollback, err := al.AllocateCreate(ctx, obj, opts.DryRun)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out, err := s.create(ctx, obj, generated, opts)
+		out, data, err := s.create(ctx, obj, generated, opts)
 		if err != nil {
 			rollback()
 		}
-		return out, err
+		return out, data, err
 	}
 	return s.create(ctx, obj, generated, opts)
 }
 
-// create stores a new, admitted and validated object.
-func (s *Store) create(ctx context.Context, obj api.Object, generated bool, opts WriteOptions) (api.Object, error) {
+// create stores a new, admitted and validated object; it also returns the
+// object's JSON, see CreateEncoded.
+func (s *Store) create(ctx context.Context, obj api.Object, generated bool, opts WriteOptions) (api.Object, []byte, error) {
 	meta := obj.GetObjectMeta()
 	for attempt := 0; ; attempt++ {
 		data, err := s.encode(obj)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if opts.DryRun {
-			return obj, nil
+			return obj, nil, nil
 		}
 		key := s.key(meta.Namespace, meta.Name)
 		sealed, err := s.seal(key, data)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rev, err := s.storage.Create(ctx, key, sealed)
 		if errors.Is(err, storage.ErrKeyExists) && generated && attempt < generateNameAttempts {
@@ -344,10 +384,11 @@ func (s *Store) create(ctx context.Context, obj api.Object, generated bool, opts
 			continue
 		}
 		if err != nil {
-			return nil, s.storageError(err, meta.Name)
+			return nil, nil, s.storageError(err, meta.Name)
 		}
 		meta.ResourceVersion = strconv.FormatInt(rev, 10)
-		return obj, nil
+		out, _ := withResourceVersion(data, rev)
+		return obj, out, nil
 	}
 }
 

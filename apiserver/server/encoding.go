@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -98,20 +99,48 @@ func decodeInto(data []byte, obj any, gv, kind string) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return apierrors.NewBadRequest("the request body is empty: expected a " + kind + " object")
 	}
+	// One pass when the body decodes: obj's own TypeMeta then holds the
+	// body's kind and apiVersion. Errors take the two-pass path below, so
+	// a wrong kind or apiVersion is reported before a field's decode error.
+	if typed, ok := obj.(interface{ GetTypeMeta() *api.TypeMeta }); ok && *typed.GetTypeMeta() == (api.TypeMeta{}) {
+		if json.Unmarshal(data, obj) == nil {
+			if err := checkType(*typed.GetTypeMeta(), gv, kind); err != nil {
+				return err
+			}
+			return nil
+		}
+		reset(obj)
+	}
 	var tm api.TypeMeta
 	if err := json.Unmarshal(data, &tm); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", kind, gv, kind, cleanJSONError(err)))
 	}
+	if err := checkType(tm, gv, kind); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, obj); err != nil {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", kind, gv, kind, cleanJSONError(err)))
+	}
+	return nil
+}
+
+// checkType checks that a body's kind and apiVersion, when given, are the resource's.
+func checkType(tm api.TypeMeta, gv, kind string) error {
 	if tm.APIVersion != "" && tm.APIVersion != gv {
 		return apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, gv))
 	}
 	if tm.Kind != "" && tm.Kind != kind {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: the kind in the data (%s) does not match the expected kind", tm.Kind, gv, kind, tm.Kind))
 	}
-	if err := json.Unmarshal(data, obj); err != nil {
-		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", kind, gv, kind, cleanJSONError(err)))
-	}
 	return nil
+}
+
+// reset sets what the pointer obj points to back to its zero value.
+func reset(obj any) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() == reflect.Pointer && !v.IsNil() {
+		v.Elem().SetZero()
+	}
 }
 
 func cleanJSONError(err error) string {

@@ -289,9 +289,13 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, info *request.In
 	if !ok {
 		return
 	}
-	out, err := st.Create(r.Context(), info.Namespace, obj, registry.WriteOptions{DryRun: dry})
+	out, data, err := st.CreateEncoded(r.Context(), info.Namespace, obj, registry.WriteOptions{DryRun: dry})
 	if err != nil {
 		writeError(w, r, err)
+		return
+	}
+	if data != nil {
+		writeRaw(w, r, http.StatusCreated, data)
 		return
 	}
 	writeJSON(w, r, http.StatusCreated, out)
