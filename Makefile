@@ -51,6 +51,7 @@ COMPOSE    ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker com
 KUBECONFIG_FILE := .minik8s/kubeconfig
 KUBECTL    := $(BIN)/kubectl-lite --kubeconfig $(KUBECONFIG_FILE)
 WORKLOAD_IMAGES := minik8s/busybox:latest,minik8s/busybox:v2
+ADDON_IMAGES    := minik8s/cluster-dns:latest
 E2E_TIMEOUT ?= 30m
 
 # images builds the control-plane, node and workload images from bin/, each
@@ -58,12 +59,14 @@ E2E_TIMEOUT ?= 30m
 images: build
 	scripts/images.sh
 
-# up starts the cluster and waits until every node is Ready.
+# up starts the cluster, waits until every node is Ready and deploys the
+# add-ons (deploy/addons: cluster DNS).
 up: images
 	@mkdir -p .minik8s
 	$(COMPOSE) up -d --remove-orphans
-	scripts/load-image.sh $(WORKLOAD_IMAGES)
+	scripts/load-image.sh $(WORKLOAD_IMAGES),$(ADDON_IMAGES)
 	scripts/wait-ready.sh
+	scripts/addons.sh
 	@echo
 	@echo "Cluster ready. Use it with:"
 	@echo "  export KUBECONFIG=$$PWD/$(KUBECONFIG_FILE)"

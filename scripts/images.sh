@@ -5,7 +5,8 @@
 # matches is left alone. The build context is exactly the image's inputs.
 #
 #   scripts/images.sh [--force] [IMAGE-KEY...]   keys: apiserver scheduler
-#                     controller-manager node busybox busybox-v2 (default all)
+#                     controller-manager node cluster-dns busybox busybox-v2
+#                     (default all)
 #
 # The node image needs minik8s/debian-base:bookworm, built offline by
 # scripts/base-image.sh when missing.
@@ -18,7 +19,7 @@ if [ "${1:-}" = "--force" ]; then
 	shift
 fi
 keys=("$@")
-[ ${#keys[@]} -gt 0 ] || keys=(apiserver scheduler controller-manager node busybox busybox-v2)
+[ ${#keys[@]} -gt 0 ] || keys=(apiserver scheduler controller-manager node cluster-dns busybox busybox-v2)
 
 base=minik8s/debian-base:bookworm
 log() { echo "images: $*" >&2; }
@@ -94,6 +95,12 @@ for k in "${keys[@]}"; do
 		build minik8s/node:latest deploy/images/node.Dockerfile "" \
 			bin/busybox bin/kubectl-lite bin/kubelet deploy/node/containerd.toml \
 			deploy/node/entrypoint.sh deploy/node/bootstrap.sh -- "BASE=$base"
+		;;
+	cluster-dns)
+		# The DNS add-on (deploy/addons/cluster-dns.yaml), loaded into the
+		# nodes' containerd like the workload images.
+		build minik8s/cluster-dns:latest deploy/images/cluster-dns.Dockerfile "" \
+			bin/busybox bin/cluster-dns
 		;;
 	busybox)
 		build minik8s/busybox:latest deploy/images/busybox.Dockerfile "" \

@@ -74,6 +74,11 @@ kubelet_args() {
 		--root-dir "$root_dir"
 		--cni-conf-dir /etc/cni/net.d
 		--cni-bin-dir /usr/lib/cni
+		# Pods resolve through the cluster-dns add-on behind the kube-dns
+		# Service (deploy/addons), kubeadm's clusterDNS: the tenth address
+		# of the default service range.
+		--cluster-dns "${CLUSTER_DNS:-10.96.0.10}"
+		--cluster-domain "${CLUSTER_DOMAIN:-cluster.local}"
 	)
 	if [ ! -s "$kubeconfig" ]; then
 		if [ ! -s "$join_file" ]; then

@@ -134,8 +134,8 @@ func (c *Cluster) ComposeRun(ctx context.Context, args ...string) (string, error
 }
 
 // Up builds what is stale, starts the cluster from a clean state (down -v
-// first), loads the workload images into the nodes and waits until nodes
-// nodes are Ready.
+// first), loads the workload and add-on images into the nodes, waits until
+// nodes nodes are Ready and deploys the add-ons (cluster DNS).
 func (c *Cluster) Up(ctx context.Context, nodes int) error {
 	steps := []struct {
 		what string
@@ -144,8 +144,9 @@ func (c *Cluster) Up(ctx context.Context, nodes int) error {
 		{"images", []string{"scripts/images.sh"}},
 		{"clean state", append(c.Compose, "down", "-v", "--remove-orphans")},
 		{"up", append(c.Compose, "up", "-d", "--remove-orphans")},
-		{"load images", []string{"scripts/load-image.sh", "minik8s/busybox:latest,minik8s/busybox:v2"}},
+		{"load images", []string{"scripts/load-image.sh", "minik8s/busybox:latest,minik8s/busybox:v2,minik8s/cluster-dns:latest"}},
 		{"wait ready", []string{"scripts/wait-ready.sh", "-n", fmt.Sprint(nodes), "-t", "180"}},
+		{"add-ons", []string{"scripts/addons.sh", "-t", "180"}},
 	}
 	if err := os.MkdirAll(filepath.Join(c.Root, ".minik8s"), 0o755); err != nil {
 		return err
