@@ -59,14 +59,13 @@ func startPods(b *testing.B, nd *node, round int) ([]time.Duration, time.Duratio
 		names[name] = i
 		mu.Unlock()
 		wg.Go(func() {
-			t := time.Now()
 			p := nd.pod(name, api.Container{Name: "main", Command: sh("sleep 3600")})
+			mu.Lock()
+			created[i] = time.Now()
+			mu.Unlock()
 			if _, err := nd.pods().Create(ctx, p); err != nil {
 				b.Error(err)
 			}
-			mu.Lock()
-			created[i] = t
-			mu.Unlock()
 		})
 	}
 	lat := make([]time.Duration, 0, benchPods)

@@ -136,10 +136,16 @@ func TestCrashLoopBackOff(t *testing.T) {
 	// Back-off bounds are 1 s doubling to 4 s: the waiting messages show
 	// the growing delays.
 	seen := map[string]bool{}
+	// When each restart count was first seen: the restarts come at
+	// growing intervals, not only with growing messages.
+	restartSeen := map[int32]time.Time{}
 	var last *api.Pod
 	nd.waitPod("crash", 90*time.Second, "back-off to reach 4s", func(p *api.Pod) bool {
 		last = p
 		cs := status(p, "main")
+		if _, ok := restartSeen[cs.RestartCount]; !ok {
+			restartSeen[cs.RestartCount] = time.Now()
+		}
 		if w := cs.State.Waiting; w != nil && w.Reason == "CrashLoopBackOff" {
 			for _, d := range []string{"1s", "2s", "4s"} {
 				if strings.HasPrefix(w.Message, "back-off "+d+" restarting failed container=main pod=crash_default(") {
@@ -155,9 +161,27 @@ func TestCrashLoopBackOff(t *testing.T) {
 	if !seen["1s"] && !seen["2s"] {
 		t.Errorf("no shorter back-off seen before 4s: %v", seen)
 	}
-	if rc := status(last, "main").RestartCount; rc < 3 {
-		t.Errorf("restartCount %d, want >= 3", rc)
+	last = nd.waitPod("crash", 30*time.Second, "restart count 4", func(p *api.Pod) bool {
+		rc := status(p, "main").RestartCount
+		if _, ok := restartSeen[rc]; !ok {
+			restartSeen[rc] = time.Now()
+		}
+		return rc >= 4 && status(p, "main").State.Waiting != nil
+	})
+	// As in kube, the first restart is immediate; then each waits the
+	// current back-off: 1 -> 2 after 1s, 2 -> 3 after 2s, 3 -> 4 after 4s
+	// (plus the container's short run and the status write).
+	var d [4]time.Duration
+	for rc := int32(1); rc <= 3; rc++ {
+		if restartSeen[rc].IsZero() || restartSeen[rc+1].IsZero() {
+			t.Fatalf("restart count %d or %d not seen: %v", rc, rc+1, restartSeen)
+		}
+		d[rc] = restartSeen[rc+1].Sub(restartSeen[rc])
 	}
+	if d[1] < 700*time.Millisecond || d[2] < 1600*time.Millisecond || d[3] < 3400*time.Millisecond || d[1] >= d[2] || d[2] >= d[3] {
+		t.Errorf("restart intervals %s, %s, %s: want about 1s, 2s, 4s", d[1], d[2], d[3])
+	}
+	t.Logf("restart intervals: %s, %s, %s", d[1], d[2], d[3])
 	if last.Status.Phase != api.PodRunning || condition(last, api.PodReady) != api.ConditionFalse {
 		t.Errorf("phase/ready: %s", statusString(last))
 	}
