@@ -68,7 +68,7 @@ func TestReadinessProbeFlipsReady(t *testing.T) {
 
 func TestGracefulDeletion(t *testing.T) {
 	nd := newNode(t)
-	p := nd.pod("graceful", api.Container{Name: "main", Command: sh("trap 'echo got SIGTERM' TERM; echo started; while true; do sleep 0.2; done")})
+	p := nd.pod("graceful", api.Container{Name: "main", Command: sh("trap 'echo got SIGTERM; term=1' TERM; echo started; while true; do [ -n \"$term\" ] && echo still running; sleep 0.2; done")})
 	grace := int64(3)
 	p.Spec.TerminationGracePeriodSeconds = &grace
 	p = nd.create(p)
@@ -82,6 +82,11 @@ func TestGracefulDeletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	nd.waitFile(logPath, "stdout F got SIGTERM\n", 10*time.Second)
+	if el := time.Since(start); el >= time.Duration(grace)*time.Second {
+		t.Fatalf("SIGTERM only after %s, not at the start of the %ds grace period", el, grace)
+	}
+	// SIGTERM did not end it: it keeps running until the SIGKILL.
+	nd.waitFile(logPath, "stdout F still running\n", 2*time.Second)
 	// The container ignores SIGTERM: only SIGKILL after the grace period
 	// ends it, and then the kubelet deletes the pod object.
 	for {
