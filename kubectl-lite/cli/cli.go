@@ -121,3 +121,19 @@ func ExitCode(err error) int {
 	}
 	return 1
 }
+
+// AddSource says which file an error came from, as kubectl does:
+// `error when creating "web.yaml": namespaces "x" not found`. An API error
+// stays an API error, so it still prints as "Error from server (REASON)".
+func AddSource(verb, source string, err error) error {
+	if err == nil || source == "" {
+		return err
+	}
+	var se *apierrors.StatusError
+	if errors.As(err, &se) {
+		st := se.Status()
+		st.Message = fmt.Sprintf("error when %s %q: %s", verb, source, st.Message)
+		return apierrors.FromStatus(st)
+	}
+	return fmt.Errorf("error when %s %q: %w", verb, source, err)
+}

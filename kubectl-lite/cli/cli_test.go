@@ -23,6 +23,10 @@ func TestFormatError(t *testing.T) {
 		{"no reason", apierrors.FromStatus(api.Status{Message: "boom"}), "Error from server: boom"},
 		{"plain", errors.New("the server doesn't have a resource type \"foo\""), `error: the server doesn't have a resource type "foo"`},
 		{"already prefixed", errors.New("error: x"), "error: x"},
+		{"api error with source", AddSource("creating", "web.yaml", apierrors.NewNotFound(apierrors.GroupResource{Resource: "namespaces"}, "x")),
+			`Error from server (NotFound): error when creating "web.yaml": namespaces "x" not found`},
+		{"plain error with source", AddSource("deleting", "STDIN", errors.New("boom")), `error: error when deleting "STDIN": boom`},
+		{"no source", AddSource("creating", "", apierrors.NewNotFound(pods, "x")), `Error from server (NotFound): pods "x" not found`},
 	}
 	for _, tt := range tests {
 		if got := FormatError(tt.err); got != tt.want {

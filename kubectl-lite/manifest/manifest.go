@@ -29,6 +29,9 @@ type Object struct {
 // Name is metadata.name.
 func (o Object) Name() string { return o.meta("name") }
 
+// GenerateName is metadata.generateName.
+func (o Object) GenerateName() string { return o.meta("generateName") }
+
 // Namespace is metadata.namespace ("" when not set).
 func (o Object) Namespace() string { return o.meta("namespace") }
 
@@ -36,6 +39,16 @@ func (o Object) meta(k string) string {
 	md, _ := o.Object["metadata"].(map[string]any)
 	s, _ := md[k].(string)
 	return s
+}
+
+// SetName sets metadata.name.
+func (o Object) SetName(name string) {
+	md, _ := o.Object["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		o.Object["metadata"] = md
+	}
+	md["name"] = name
 }
 
 // SetNamespace sets metadata.namespace.
@@ -119,8 +132,14 @@ func expand(path string, recursive bool) ([]string, error) {
 	return files, nil
 }
 
-// Decode splits b into documents and decodes each, expanding Lists.
+// Decode splits b into documents and decodes each, expanding Lists. Like
+// kubectl, input whose first non-blank byte is "{" is a stream of JSON
+// objects (one or several, one after the other); anything else is YAML
+// documents separated by "---" lines.
 func Decode(b []byte, source string) ([]Object, error) {
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		return decodeJSONStream(t, source)
+	}
 	var out []Object
 	for i, doc := range splitDocuments(b) {
 		if len(bytes.TrimSpace(doc)) == 0 {
@@ -146,6 +165,31 @@ func Decode(b []byte, source string) ([]Object, error) {
 		out = append(out, objs...)
 	}
 	return out, nil
+}
+
+// decodeJSONStream decodes concatenated JSON objects.
+func decodeJSONStream(b []byte, source string) ([]Object, error) {
+	var out []Object
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	for i := 1; ; i++ {
+		var m map[string]any
+		err := dec.Decode(&m)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("error parsing %s (object %d): %w", source, i, err)
+		}
+		if m == nil {
+			continue
+		}
+		objs, err := objects(m, source)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, objs...)
+	}
 }
 
 func objects(m map[string]any, source string) ([]Object, error) {
@@ -177,7 +221,7 @@ func objects(m map[string]any, source string) ([]Object, error) {
 			o.Name(), o.Namespace(), source, kind, apiVersion)
 	}
 	o := Object{Info: info, Object: m, Source: source}
-	if o.Name() == "" {
+	if o.Name() == "" && o.GenerateName() == "" {
 		return nil, fmt.Errorf("error when retrieving current configuration of %s from %q: resource name may not be empty", kind, source)
 	}
 	return []Object{o}, nil

@@ -150,20 +150,15 @@ func PrintCustomColumns(out io.Writer, cols []Column, items []Obj, noHeaders boo
 	return w.Flush()
 }
 
+// valueString is a custom-columns cell as kubectl prints it: Go's %v of
+// the value, so a map is "map[a:1]" and a list "[x y]" (jsonpath output,
+// unlike custom columns, prints those as JSON).
 func valueString(v reflect.Value) string {
 	for v.Kind() == reflect.Interface || v.Kind() == reflect.Pointer {
 		if v.IsNil() {
 			return ""
 		}
 		v = v.Elem()
-	}
-	switch v.Kind() {
-	case reflect.Map, reflect.Slice, reflect.Array:
-		b, err := json.Marshal(v.Interface())
-		if err != nil {
-			return fmt.Sprint(v.Interface())
-		}
-		return string(b)
 	}
 	return fmt.Sprint(v.Interface())
 }

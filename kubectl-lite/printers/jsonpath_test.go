@@ -70,6 +70,19 @@ func TestCustomColumns(t *testing.T) {
 	if b.String() != want {
 		t.Errorf("custom columns:\n%s\nwant\n%s", b.String(), want)
 	}
+	// Maps and lists print as kubectl prints them: Go's %v, not JSON.
+	cols, err = ParseCustomColumns("N:.metadata.name,L:.metadata.labels,P:.spec.ports")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	items = []Obj{obj(t, `{"metadata":{"name":"a","labels":{"b":"2","a":"1"}},"spec":{"ports":[80,443]}}`)}
+	if err := PrintCustomColumns(&b, cols, items, true); err != nil {
+		t.Fatal(err)
+	}
+	if want := "a     map[a:1 b:2]   [80 443]\n"; b.String() != want {
+		t.Errorf("custom columns of a map and a list: %q, want %q", b.String(), want)
+	}
 	for _, bad := range []string{"", "NAME", "NAME:.a[", "NAME:{.a}}"} {
 		if _, err := ParseCustomColumns(bad); err == nil {
 			t.Errorf("ParseCustomColumns(%q) accepted", bad)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,6 +76,60 @@ var tables = map[string][]column{
 		{name: "VERSION", cell: func(o Obj, _ time.Time) string { return str(o, "status", "nodeInfo", "kubeletVersion") }},
 		{name: "INTERNAL-IP", wide: true, cell: nodeAddress("InternalIP")},
 		{name: "EXTERNAL-IP", wide: true, cell: nodeAddress("ExternalIP")},
+		{name: "OS-IMAGE", wide: true, cell: nodeInfo("osImage")},
+		{name: "KERNEL-VERSION", wide: true, cell: nodeInfo("kernelVersion")},
+		{name: "CONTAINER-RUNTIME", wide: true, cell: nodeInfo("containerRuntimeVersion")},
+	},
+	"Endpoints": {nameCol,
+		{name: "ENDPOINTS", cell: endpoints},
+		ageCol,
+	},
+	"EndpointSlice": {nameCol,
+		{name: "ADDRESSTYPE", cell: func(o Obj, _ time.Time) string { return str(o, "addressType") }},
+		{name: "PORTS", cell: slicePorts},
+		{name: "ENDPOINTS", cell: sliceEndpoints},
+		ageCol,
+	},
+	"Job": {nameCol,
+		{name: "STATUS", cell: jobStatus},
+		{name: "COMPLETIONS", cell: jobCompletions},
+		{name: "DURATION", cell: jobDuration},
+		ageCol,
+		{name: "CONTAINERS", wide: true, cell: containers("name")},
+		{name: "IMAGES", wide: true, cell: containers("image")},
+		{name: "SELECTOR", wide: true, cell: selector},
+	},
+	"Lease": {nameCol,
+		{name: "HOLDER", cell: func(o Obj, _ time.Time) string { return str(o, "spec", "holderIdentity") }},
+		ageCol,
+	},
+	"Role":        {nameCol, {name: "CREATED AT", cell: createdAt}},
+	"ClusterRole": {nameCol, {name: "CREATED AT", cell: createdAt}},
+	"RoleBinding": {nameCol,
+		{name: "ROLE", cell: func(o Obj, _ time.Time) string { return str(o, "roleRef", "kind") + "/" + str(o, "roleRef", "name") }},
+		ageCol,
+		{name: "USERS", wide: true, cell: subjects("User")},
+		{name: "GROUPS", wide: true, cell: subjects("Group")},
+		{name: "SERVICEACCOUNTS", wide: true, cell: subjects("ServiceAccount")},
+	},
+	"ClusterRoleBinding": {nameCol,
+		{name: "ROLE", cell: func(o Obj, _ time.Time) string { return str(o, "roleRef", "kind") + "/" + str(o, "roleRef", "name") }},
+		ageCol,
+		{name: "USERS", wide: true, cell: subjects("User")},
+		{name: "GROUPS", wide: true, cell: subjects("Group")},
+		{name: "SERVICEACCOUNTS", wide: true, cell: subjects("ServiceAccount")},
+	},
+	"CertificateSigningRequest": {nameCol,
+		ageCol,
+		{name: "SIGNERNAME", cell: func(o Obj, _ time.Time) string { return str(o, "spec", "signerName") }},
+		{name: "REQUESTOR", cell: func(o Obj, _ time.Time) string { return str(o, "spec", "username") }},
+		{name: "REQUESTEDDURATION", cell: func(o Obj, _ time.Time) string {
+			if at(o, "spec", "expirationSeconds") == nil {
+				return "<none>"
+			}
+			return HumanDuration(time.Duration(num(o, "spec", "expirationSeconds")) * time.Second)
+		}},
+		{name: "CONDITION", cell: csrCondition},
 	},
 	"Namespace": {nameCol,
 		{name: "STATUS", cell: func(o Obj, _ time.Time) string { return str(o, "status", "phase") }},
@@ -405,4 +460,176 @@ func eventLastSeen(o Obj, now time.Time) string {
 		}
 	}
 	return "<unknown>"
+}
+
+func nodeInfo(field string) func(Obj, time.Time) string {
+	return func(o Obj, _ time.Time) string { return orNone(str(o, "status", "nodeInfo", field)) }
+}
+
+// moreThan3 joins at most three items and says how many were left out,
+// as kubectl's endpoints columns do.
+func moreThan3(items []string) string {
+	if len(items) == 0 {
+		return "<none>"
+	}
+	if len(items) > 3 {
+		return strings.Join(items[:3], ",") + fmt.Sprintf(" + %d more...", len(items)-3)
+	}
+	return strings.Join(items, ",")
+}
+
+// endpoints is kubectl's ENDPOINTS of an Endpoints object: ip:port for
+// every ready address and port, three at most.
+func endpoints(o Obj, _ time.Time) string {
+	var out []string
+	for _, ss := range sliceAt(o, "subsets") {
+		sm, _ := ss.(map[string]any)
+		ports, addrs := sliceAt(sm, "ports"), sliceAt(sm, "addresses")
+		if len(ports) == 0 {
+			for _, a := range addrs {
+				am, _ := a.(map[string]any)
+				out = append(out, str(am, "ip"))
+			}
+			continue
+		}
+		for _, p := range ports {
+			pm, _ := p.(map[string]any)
+			for _, a := range addrs {
+				am, _ := a.(map[string]any)
+				out = append(out, net.JoinHostPort(str(am, "ip"), strconv.FormatInt(toInt(pm["port"]), 10)))
+			}
+		}
+	}
+	return moreThan3(out)
+}
+
+func slicePorts(o Obj, _ time.Time) string {
+	var out []string
+	for _, p := range sliceAt(o, "ports") {
+		pm, _ := p.(map[string]any)
+		if pm["port"] == nil {
+			out = append(out, "<unset>")
+			continue
+		}
+		out = append(out, strconv.FormatInt(toInt(pm["port"]), 10))
+	}
+	return moreThan3(out)
+}
+
+func sliceEndpoints(o Obj, _ time.Time) string {
+	var out []string
+	for _, e := range sliceAt(o, "endpoints") {
+		em, _ := e.(map[string]any)
+		for _, a := range sliceAt(em, "addresses") {
+			if s, ok := a.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return moreThan3(out)
+}
+
+func hasCondition(o Obj, typ string) bool {
+	for _, c := range sliceAt(o, "status", "conditions") {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+// jobStatus follows kubectl's printJob.
+func jobStatus(o Obj, _ time.Time) string {
+	switch {
+	case hasCondition(o, "Complete"):
+		return "Complete"
+	case hasCondition(o, "Failed"):
+		return "Failed"
+	case str(o, "metadata", "deletionTimestamp") != "":
+		return "Terminating"
+	case hasCondition(o, "Suspended"):
+		return "Suspended"
+	case hasCondition(o, "FailureTarget"):
+		return "FailureTarget"
+	}
+	return "Running"
+}
+
+func jobCompletions(o Obj, _ time.Time) string {
+	succeeded := num(o, "status", "succeeded")
+	switch {
+	case at(o, "spec", "completions") != nil:
+		return fmt.Sprintf("%d/%d", succeeded, num(o, "spec", "completions"))
+	case at(o, "spec", "parallelism") != nil && num(o, "spec", "parallelism") > 1:
+		return fmt.Sprintf("%d/1 of %d", succeeded, num(o, "spec", "parallelism"))
+	}
+	return fmt.Sprintf("%d/1", succeeded)
+}
+
+func jobDuration(o Obj, now time.Time) string {
+	start, err := time.Parse(time.RFC3339, str(o, "status", "startTime"))
+	if err != nil {
+		return ""
+	}
+	end, err := time.Parse(time.RFC3339, str(o, "status", "completionTime"))
+	if err != nil {
+		end = now
+	}
+	return HumanDuration(end.Sub(start))
+}
+
+func createdAt(o Obj, _ time.Time) string {
+	t, err := time.Parse(time.RFC3339, str(o, "metadata", "creationTimestamp"))
+	if err != nil {
+		return "<unknown>"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func subjects(kind string) func(Obj, time.Time) string {
+	return func(o Obj, _ time.Time) string {
+		var out []string
+		for _, s := range sliceAt(o, "subjects") {
+			m, _ := s.(map[string]any)
+			if str(m, "kind") != kind {
+				continue
+			}
+			name := str(m, "name")
+			if kind == "ServiceAccount" {
+				name = str(m, "namespace") + "/" + name
+			}
+			out = append(out, name)
+		}
+		return strings.Join(out, ", ")
+	}
+}
+
+// csrCondition is kubectl's CONDITION of a CSR: Approved/Denied/Failed
+// joined by commas, with Issued once a certificate is there.
+func csrCondition(o Obj, _ time.Time) string {
+	var conds []string
+	approved, denied := false, false
+	for _, c := range sliceAt(o, "status", "conditions") {
+		m, _ := c.(map[string]any)
+		switch str(m, "type") {
+		case "Approved":
+			approved = true
+		case "Denied":
+			denied = true
+		case "Failed":
+			conds = append(conds, "Failed")
+		}
+	}
+	switch {
+	case denied:
+		conds = append([]string{"Denied"}, conds...)
+	case approved:
+		conds = append([]string{"Approved"}, conds...)
+	default:
+		conds = append([]string{"Pending"}, conds...)
+	}
+	if str(o, "status", "certificate") != "" {
+		conds = append(conds, "Issued")
+	}
+	return strings.Join(conds, ",")
 }

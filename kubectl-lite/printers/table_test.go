@@ -84,9 +84,49 @@ func TestPrintTable(t *testing.T) {
 		},
 		{
 			name:  "generic kind",
-			opts:  Options{Kind: "Lease"},
+			opts:  Options{Kind: "Widget"},
 			items: []string{`{"metadata":{"name":"l",` + created + `}}`},
 			want:  "NAME   AGE\nl      5m\n",
+		},
+		{
+			name:  "leases",
+			opts:  Options{Kind: "Lease"},
+			items: []string{`{"metadata":{"name":"n1",` + created + `},"spec":{"holderIdentity":"n1"}}`},
+			want:  "NAME   HOLDER   AGE\nn1     n1       5m\n",
+		},
+		{
+			name: "endpoints",
+			opts: Options{Kind: "Endpoints"},
+			items: []string{
+				`{"metadata":{"name":"web",` + created + `},"subsets":[{"addresses":[{"ip":"10.0.0.1"},{"ip":"10.0.0.2"}],"ports":[{"port":80},{"port":443}]}]}`,
+				`{"metadata":{"name":"none",` + created + `}}`,
+			},
+			want: "NAME   ENDPOINTS                                          AGE\n" +
+				"web    10.0.0.1:80,10.0.0.2:80,10.0.0.1:443 + 1 more...   5m\n" +
+				"none   <none>                                             5m\n",
+		},
+		{
+			name:  "endpointslices",
+			opts:  Options{Kind: "EndpointSlice"},
+			items: []string{`{"metadata":{"name":"web-x",` + created + `},"addressType":"IPv4","ports":[{"port":80}],"endpoints":[{"addresses":["10.0.0.1"]},{"addresses":["10.0.0.2"]}]}`},
+			want:  "NAME    ADDRESSTYPE   PORTS   ENDPOINTS           AGE\nweb-x   IPv4          80      10.0.0.1,10.0.0.2   5m\n",
+		},
+		{
+			name: "jobs",
+			opts: Options{Kind: "Job"},
+			items: []string{
+				`{"metadata":{"name":"done",` + created + `},"spec":{"completions":3},"status":{"succeeded":3,"startTime":"2026-01-02T11:55:00Z","completionTime":"2026-01-02T11:56:10Z","conditions":[{"type":"Complete","status":"True"}]}}`,
+				`{"metadata":{"name":"run",` + created + `},"spec":{"parallelism":2},"status":{"startTime":"2026-01-02T11:58:00Z"}}`,
+			},
+			want: "NAME   STATUS     COMPLETIONS   DURATION   AGE\n" +
+				"done   Complete   3/3           70s        5m\n" +
+				"run    Running    0/1 of 2      2m         5m\n",
+		},
+		{
+			name:  "rolebindings wide",
+			opts:  Options{Kind: "RoleBinding", Wide: true},
+			items: []string{`{"metadata":{"name":"rb",` + created + `},"roleRef":{"kind":"ClusterRole","name":"view"},"subjects":[{"kind":"User","name":"alice"},{"kind":"ServiceAccount","namespace":"ns","name":"sa"}]}`},
+			want:  "NAME   ROLE               AGE   USERS   GROUPS   SERVICEACCOUNTS\nrb     ClusterRole/view   5m    alice            ns/sa\n",
 		},
 	}
 	for _, tt := range tests {

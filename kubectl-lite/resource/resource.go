@@ -118,16 +118,16 @@ func ref(info api.ResourceInfo, ns, name string) Ref {
 	return Ref{Info: info, Namespace: ns, Name: name}
 }
 
-// Expand lists the Types of sel with the label selector (every object when
-// it is empty) and returns them after the named Refs.
-func (sel Selection) Expand(ctx context.Context, c *client.Client, ns, selector string) ([]Ref, error) {
+// Expand lists the Types of sel with the selectors of lo (every object when
+// they are empty) and returns them after the named Refs.
+func (sel Selection) Expand(ctx context.Context, c *client.Client, ns string, lo client.ListOptions) ([]Ref, error) {
 	out := append([]Ref(nil), sel.Refs...)
 	for _, info := range sel.Types {
 		lns := ns
 		if !info.Namespaced {
 			lns = ""
 		}
-		l, err := c.Dynamic(info).Namespace(lns).List(ctx, client.ListOptions{LabelSelector: selector})
+		l, err := c.Dynamic(info).Namespace(lns).List(ctx, lo)
 		if err != nil {
 			return nil, err
 		}

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 
 	"github.com/spf13/cobra"
 
+	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/api/patch"
 	"github.com/minik8s/minik8s/internal/client"
@@ -68,29 +71,44 @@ type writer struct {
 	dry DryRun
 }
 
-func (w writer) send(ctx context.Context, method string, o manifest.Object, name, contentType string, body []byte) error {
+func (w writer) send(ctx context.Context, method string, o manifest.Object, name, contentType string, body []byte) ([]byte, error) {
 	if w.dry == "client" {
-		return nil
+		return nil, nil
 	}
 	var q url.Values
 	if w.dry == "server" {
 		q = url.Values{"dryRun": {"All"}}
 	}
-	_, err := w.c.Do(ctx, client.Request{Method: method, Path: client.ResourcePath(o.Info, o.Namespace(), name),
+	return w.c.Do(ctx, client.Request{Method: method, Path: client.ResourcePath(o.Info, o.Namespace(), name),
 		Query: q, Body: body, ContentType: contentType})
-	return err
 }
 
-func (w writer) create(ctx context.Context, o manifest.Object, body []byte) error {
-	return w.send(ctx, http.MethodPost, o, "", "", body)
+// create POSTs body and returns the name the server gave the object (the
+// manifest's, or one made from generateName).
+func (w writer) create(ctx context.Context, o manifest.Object, body []byte) (string, error) {
+	resp, err := w.send(ctx, http.MethodPost, o, "", "", body)
+	if err != nil {
+		return "", err
+	}
+	var created struct {
+		Metadata struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(resp, &created) == nil && created.Metadata.Name != "" {
+		return created.Metadata.Name, nil
+	}
+	return o.Name(), nil
 }
 
 func (w writer) patch(ctx context.Context, o manifest.Object, body []byte) error {
-	return w.send(ctx, http.MethodPatch, o, o.Name(), string(client.StrategicMergePatchType), body)
+	_, err := w.send(ctx, http.MethodPatch, o, o.Name(), string(client.StrategicMergePatchType), body)
+	return err
 }
 
 func (w writer) replace(ctx context.Context, o manifest.Object, body []byte) error {
-	return w.send(ctx, http.MethodPut, o, o.Name(), "", body)
+	_, err := w.send(ctx, http.MethodPut, o, o.Name(), "", body)
+	return err
 }
 
 // NewCommand returns the apply command.
@@ -128,7 +146,7 @@ fields set by others are kept. JSON and YAML formats are accepted.`,
 			}
 			w := writer{c: c, dry: dryRun}
 			return each(streams, "apply", objs, func(o manifest.Object) (string, error) {
-				return applyOne(cmd.Context(), c, w, o)
+				return applyOne(cmd.Context(), c, w, o, streams.ErrOut)
 			})
 		},
 	}
@@ -140,8 +158,9 @@ fields set by others are kept. JSON and YAML formats are accepted.`,
 // NewCreateCommand returns "create -f".
 func NewCreateCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	var (
-		f      Files
-		dryRun DryRun
+		f          Files
+		dryRun     DryRun
+		saveConfig bool
 	)
 	cmd := &cobra.Command{
 		Use:   "create -f FILENAME",
@@ -164,12 +183,26 @@ func NewCreateCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 			}
 			w := writer{c: c, dry: dryRun}
 			return each(streams, "create", objs, func(o manifest.Object) (string, error) {
+				if saveConfig {
+					b, err := withLastApplied(o.Object)
+					if err != nil {
+						return "", err
+					}
+					o.Object = nil
+					if err := json.Unmarshal(b, &o.Object); err != nil {
+						return "", fmt.Errorf("encode %s: %w", o.Name(), err)
+					}
+				}
 				body, err := json.Marshal(o.Object)
 				if err != nil {
 					return "", fmt.Errorf("encode %s: %w", o.Name(), err)
 				}
-				if err := w.create(cmd.Context(), o, body); err != nil {
-					return "", err
+				name, err := w.create(cmd.Context(), o, body)
+				if err != nil {
+					return "", cli.AddSource("creating", o.Source, err)
+				}
+				if name != "" {
+					o.SetName(name)
 				}
 				return "created" + dryRun.suffix(), nil
 			})
@@ -177,6 +210,7 @@ func NewCreateCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	}
 	f.bind(cmd, "create")
 	dryRun.bind(cmd)
+	cmd.Flags().BoolVar(&saveConfig, "save-config", false, "If true, the configuration of current object will be saved in its annotation. Otherwise, the annotation will be unchanged. This flag is useful when you want to perform kubectl apply on this object in the future.")
 	return cmd
 }
 
@@ -213,44 +247,8 @@ cleared. The object must exist. With --force it is deleted and re-created.`,
 			w := writer{c: c, dry: dryRun}
 			ctx := cmd.Context()
 			return each(streams, "replace", objs, func(o manifest.Object) (string, error) {
-				d := c.Dynamic(o.Info).Namespace(o.Namespace())
-				live, err := d.Get(ctx, o.Name())
-				if err != nil {
-					return "", err
-				}
-				if force {
-					if dryRun == "none" {
-						if err := d.Delete(ctx, o.Name(), nil); err != nil {
-							return "", err
-						}
-						if err := resource.WaitGone(ctx, d, o.Name(), resource.UID(live)); err != nil {
-							return "", err
-						}
-					}
-					body, err := json.Marshal(o.Object)
-					if err != nil {
-						return "", fmt.Errorf("encode %s: %w", o.Name(), err)
-					}
-					if err := w.create(ctx, o, body); err != nil {
-						return "", err
-					}
-					return "replaced" + dryRun.suffix(), nil
-				}
-				obj := o.Object
-				md, _ := obj["metadata"].(map[string]any)
-				if md != nil && md["resourceVersion"] == nil {
-					// Replace the version read just now, so a concurrent
-					// change is a Conflict rather than lost.
-					md["resourceVersion"] = live.GetResourceVersion()
-				}
-				body, err := json.Marshal(obj)
-				if err != nil {
-					return "", fmt.Errorf("encode %s: %w", o.Name(), err)
-				}
-				if err := w.replace(ctx, o, body); err != nil {
-					return "", err
-				}
-				return "replaced" + dryRun.suffix(), nil
+				res, err := replaceOne(ctx, c, w, o, force)
+				return res, cli.AddSource("replacing", o.Source, err)
 			})
 		},
 	}
@@ -258,6 +256,53 @@ cleared. The object must exist. With --force it is deleted and re-created.`,
 	dryRun.bind(cmd)
 	cmd.Flags().BoolVar(&force, "force", false, "If true, immediately remove resources from API and bypass graceful deletion, then re-create them.")
 	return cmd
+}
+
+// replaceOne PUTs o over the live object, or with force deletes it and
+// creates o.
+func replaceOne(ctx context.Context, c *client.Client, w writer, o manifest.Object, force bool) (string, error) {
+	if o.Name() == "" {
+		return "", errors.New("resource name may not be empty")
+	}
+	suffix := w.dry.suffix()
+	d := c.Dynamic(o.Info).Namespace(o.Namespace())
+	live, err := d.Get(ctx, o.Name())
+	if err != nil {
+		return "", err
+	}
+	if force {
+		if w.dry == "none" {
+			if err := d.Delete(ctx, o.Name(), nil); err != nil {
+				return "", err
+			}
+			if err := resource.WaitGone(ctx, d, o.Name(), resource.UID(live)); err != nil {
+				return "", err
+			}
+		}
+		body, err := json.Marshal(o.Object)
+		if err != nil {
+			return "", fmt.Errorf("encode %s: %w", o.Name(), err)
+		}
+		if _, err := w.create(ctx, o, body); err != nil {
+			return "", err
+		}
+		return "replaced" + suffix, nil
+	}
+	obj := o.Object
+	md, _ := obj["metadata"].(map[string]any)
+	if md != nil && md["resourceVersion"] == nil {
+		// Replace the version read just now, so a concurrent change is a
+		// Conflict rather than lost.
+		md["resourceVersion"] = live.GetResourceVersion()
+	}
+	body, err := json.Marshal(obj)
+	if err != nil {
+		return "", fmt.Errorf("encode %s: %w", o.Name(), err)
+	}
+	if err := w.replace(ctx, o, body); err != nil {
+		return "", err
+	}
+	return "replaced" + suffix, nil
 }
 
 // Objects reads the -f objects and gives namespaced ones the namespace of
@@ -311,7 +356,13 @@ func each(streams cli.Streams, verb string, objs []manifest.Object, fn func(mani
 
 // applyOne creates o when missing, else patches the live object with the
 // three-way merge of last-applied, o and live.
-func applyOne(ctx context.Context, c *client.Client, w writer, o manifest.Object) (string, error) {
+func applyOne(ctx context.Context, c *client.Client, w writer, o manifest.Object, warn io.Writer) (string, error) {
+	if o.Name() == "" {
+		if o.GenerateName() != "" {
+			return "", fmt.Errorf("from %s: cannot use generate name with apply", o.Source)
+		}
+		return "", errors.New("resource name may not be empty")
+	}
 	suffix := w.dry.suffix()
 	modified, err := withLastApplied(o.Object)
 	if err != nil {
@@ -320,25 +371,31 @@ func applyOne(ctx context.Context, c *client.Client, w writer, o manifest.Object
 	d := c.Dynamic(o.Info).Namespace(o.Namespace())
 	live, err := d.Get(ctx, o.Name())
 	if apierrors.IsNotFound(err) {
-		if err := w.create(ctx, o, modified); err != nil {
-			return "", err
+		if _, err := w.create(ctx, o, modified); err != nil {
+			return "", cli.AddSource("creating", o.Source, err)
 		}
 		return "created" + suffix, nil
 	}
 	if err != nil {
-		return "", err
+		return "", cli.AddSource("retrieving current configuration of", o.Source, err)
+	}
+	if w.dry == "client" {
+		// As kubectl: a client dry run does not compute the patch, so an
+		// existing object is always reported as configured.
+		return "configured" + suffix, nil
 	}
 	current, err := json.Marshal(live)
 	if err != nil {
 		return "", fmt.Errorf("encode live %s: %w", o.Name(), err)
 	}
 	original := []byte("{}")
-	if md, ok := live.Object["metadata"].(map[string]any); ok {
-		if ann, ok := md["annotations"].(map[string]any); ok {
-			if s, ok := ann[LastAppliedAnnotation].(string); ok && s != "" {
-				original = []byte(s)
-			}
-		}
+	md, _ := live.Object["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	if last, _ := ann[LastAppliedAnnotation].(string); last != "" {
+		original = []byte(last)
+	} else {
+		fmt.Fprintf(warn, "Warning: resource %s/%s is missing the %s annotation which is required by kubectl-lite apply. kubectl-lite apply should only be used on resources created declaratively by either kubectl-lite create --save-config or kubectl-lite apply. The missing annotation will be patched automatically.\n",
+			objectResource(o.Info), o.Name(), LastAppliedAnnotation)
 	}
 	p, err := patch.CreateThreeWayStrategicMergePatch(original, modified, current, patch.KubernetesSchema(o.Info.Kind))
 	if err != nil {
@@ -348,9 +405,18 @@ func applyOne(ctx context.Context, c *client.Client, w writer, o manifest.Object
 		return "unchanged" + suffix, nil
 	}
 	if err := w.patch(ctx, o, p); err != nil {
-		return "", err
+		return "", cli.AddSource("patching", o.Source, err)
 	}
 	return "configured" + suffix, nil
+}
+
+// objectResource is kubectl's "resource.group" of an object name in
+// messages: "deployments.apps", "pods".
+func objectResource(info api.ResourceInfo) string {
+	if info.Group == "" {
+		return info.Resource
+	}
+	return info.Resource + "." + info.Group
 }
 
 // withLastApplied returns obj as JSON with the last-applied annotation set
@@ -371,19 +437,17 @@ func withLastApplied(obj map[string]any) ([]byte, error) {
 		md = map[string]any{}
 		cp["metadata"] = md
 	}
+	// kubectl records the manifest with an (often empty) annotations map:
+	// the same bytes here keep the two tools' applies interchangeable.
 	ann, _ := md["annotations"].(map[string]any)
-	if ann != nil {
-		delete(ann, LastAppliedAnnotation)
-		if len(ann) == 0 {
-			delete(md, "annotations")
-		}
+	if ann == nil {
+		ann = map[string]any{}
 	}
+	delete(ann, LastAppliedAnnotation)
+	md["annotations"] = ann
 	last, err := json.Marshal(cp)
 	if err != nil {
 		return nil, fmt.Errorf("encode manifest: %w", err)
-	}
-	if ann == nil {
-		ann = map[string]any{}
 	}
 	ann[LastAppliedAnnotation] = string(last) + "\n"
 	md["annotations"] = ann

@@ -10,6 +10,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
 	"github.com/minik8s/minik8s/kubectl-lite/resource"
@@ -27,6 +28,9 @@ type options struct {
 	timeout     time.Duration
 	ignoreNF    bool
 	cascade     string
+	dryRun      string
+	allNS       bool
+	fieldSel    string
 }
 
 // NewCommand returns the delete command.
@@ -61,6 +65,10 @@ ran and, for pods, their kubelet stopped them); --wait=false returns at once.
 	f.BoolVar(&o.wait, "wait", true, "If true, wait for resources to be gone before returning. This waits for finalizers.")
 	f.DurationVar(&o.timeout, "timeout", 0, "The length of time to wait before giving up on a delete, zero means determine a timeout from the size of the object")
 	f.BoolVar(&o.ignoreNF, "ignore-not-found", false, "Treat \"resource not found\" as a successful delete.")
+	f.StringVar(&o.dryRun, "dry-run", "none", `Must be "none", "server", or "client". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource.`)
+	f.Lookup("dry-run").NoOptDefVal = "client"
+	f.BoolVarP(&o.allNS, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces. Namespace in current context is ignored even if specified with --namespace.")
+	f.StringVar(&o.fieldSel, "field-selector", "", "Selector (field query) to filter on, supports '=', '==', and '!='.(e.g. --field-selector key1=value1,key2=value2). The server only supports a limited number of field queries per type.")
 	f.StringVar(&o.cascade, "cascade", "background", `Must be "background", "orphan", or "foreground". Selects the deletion cascading strategy for the dependents (e.g. Pods created by a ReplicationController).`)
 	return cmd
 }
@@ -81,7 +89,7 @@ func (o *options) deleteOptions(streams cli.Streams) (*api.DeleteOptions, error)
 		// minimum graceful one.
 		grace = 1
 	}
-	if o.force {
+	if o.force && o.dryRun == "none" {
 		fmt.Fprintln(streams.ErrOut, "Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.")
 	}
 	opts := &api.DeleteOptions{}
@@ -100,12 +108,33 @@ func (o *options) deleteOptions(streams cli.Streams) (*api.DeleteOptions, error)
 		return nil, fmt.Errorf(`invalid cascade value (%v). Must be "background", "foreground", or "orphan"`, o.cascade)
 	}
 	opts.PropagationPolicy = &policy
+	switch o.dryRun {
+	case "none", "client":
+	case "server":
+		opts.DryRun = []string{"All"}
+	default:
+		return nil, fmt.Errorf(`Invalid dry-run value (%s). Must be "none", "server", or "client".`, o.dryRun)
+	}
 	return opts, nil
+}
+
+// target is one object to delete and the file it came from ("" when
+// named on the command line).
+type target struct {
+	resource.Ref
+	source string
 }
 
 func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, args []string) error {
 	ctx := cmd.Context()
-	var targets []resource.Ref
+	opts, err := o.deleteOptions(streams)
+	if err != nil {
+		return err
+	}
+	if o.all && o.selector != "" {
+		return fmt.Errorf("setting 'all' parameter but found a non empty selector. ")
+	}
+	var targets []target
 	switch {
 	case len(o.filenames) > 0:
 		if len(args) > 0 {
@@ -116,7 +145,10 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 			return err
 		}
 		for _, ob := range objs {
-			targets = append(targets, resource.Ref{Info: ob.Info, Namespace: ob.Namespace(), Name: ob.Name()})
+			if ob.Name() == "" {
+				return fmt.Errorf("error when deleting %q: resource name may not be empty", ob.Source)
+			}
+			targets = append(targets, target{resource.Ref{Info: ob.Info, Namespace: ob.Namespace(), Name: ob.Name()}, ob.Source})
 		}
 	case len(args) == 0:
 		return errors.New("You must provide one or more resources by argument or filename.\nExample resource specifications include:\n   '-f rsrc.yaml'\n   '--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'")
@@ -125,7 +157,10 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 		if err != nil {
 			return err
 		}
-		listing := o.selector != "" || o.all
+		if o.allNS {
+			ns = ""
+		}
+		listing := o.selector != "" || o.fieldSel != "" || o.all
 		sel, err := resource.Parse(args, ns, listing)
 		if err != nil {
 			return err
@@ -133,26 +168,40 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 		if len(sel.Refs) > 0 && listing {
 			return errors.New("name cannot be provided when a selector is specified")
 		}
+		if len(sel.Refs) > 0 && o.allNS {
+			return errors.New("a resource cannot be retrieved by name across all namespaces")
+		}
 		c, err := g.Client()
 		if err != nil {
 			return err
 		}
-		targets, err = sel.Expand(ctx, c, ns, o.selector)
+		refs, err := sel.Expand(ctx, c, ns, client.ListOptions{LabelSelector: o.selector, FieldSelector: o.fieldSel})
 		if err != nil {
 			return err
 		}
-		if len(targets) == 0 {
-			fmt.Fprintln(streams.ErrOut, "No resources found")
+		if len(refs) == 0 {
+			// kubectl says this on stdout for delete (stderr for get).
+			fmt.Fprintln(streams.Out, "No resources found")
 			return nil
+		}
+		for _, r := range refs {
+			targets = append(targets, target{Ref: r})
 		}
 	}
 	c, err := g.Client()
 	if err != nil {
 		return err
 	}
-	opts, err := o.deleteOptions(streams)
-	if err != nil {
-		return err
+	immediate := o.force && opts.GracePeriodSeconds != nil && *opts.GracePeriodSeconds == 0
+	verb := "deleted"
+	if immediate {
+		verb = "force deleted"
+	}
+	switch o.dryRun {
+	case "client":
+		verb += " (dry run)"
+	case "server":
+		verb += " (server dry run)"
 	}
 	var (
 		last    error
@@ -168,23 +217,32 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 	for _, t := range targets {
 		d := c.Dynamic(t.Info).Namespace(t.Namespace)
 		uid := ""
-		if o.wait {
-			if u, err := d.Get(ctx, t.Name); err == nil {
+		if o.wait || o.dryRun == "client" {
+			u, err := d.Get(ctx, t.Name)
+			switch {
+			case err == nil:
 				uid = resource.UID(u)
-			}
-		}
-		if err := d.Delete(ctx, t.Name, opts); err != nil {
-			if o.ignoreNF && apierrors.IsNotFound(err) {
+			case o.dryRun == "client" && !(o.ignoreNF && apierrors.IsNotFound(err)):
+				fail(cli.AddSource("deleting", t.source, err))
+				continue
+			case o.dryRun == "client":
 				continue
 			}
-			fail(err)
-			continue
 		}
-		deleted = append(deleted, t)
+		if o.dryRun != "client" {
+			if err := d.Delete(ctx, t.Name, opts); err != nil {
+				if o.ignoreNF && apierrors.IsNotFound(err) {
+					continue
+				}
+				fail(cli.AddSource("deleting", t.source, err))
+				continue
+			}
+		}
+		deleted = append(deleted, t.Ref)
 		uids = append(uids, uid)
-		fmt.Fprintf(streams.Out, "%s %q deleted\n", resource.KindName(t.Info), t.Name)
+		fmt.Fprintf(streams.Out, "%s %q %s\n", resource.KindName(t.Info), t.Name, verb)
 	}
-	if o.wait && !(o.force && opts.GracePeriodSeconds != nil && *opts.GracePeriodSeconds == 0) {
+	if o.wait && !immediate && o.dryRun == "none" {
 		wctx := ctx
 		if o.timeout > 0 {
 			var cancel context.CancelFunc

@@ -82,7 +82,7 @@ func newCommand(streams cli.Streams, g *cli.Globals, k kind, example string) *co
 				return err
 			}
 			ctx := cmd.Context()
-			refs, err := sel.Expand(ctx, c, ns, selector)
+			refs, err := sel.Expand(ctx, c, ns, client.ListOptions{LabelSelector: selector})
 			if err != nil {
 				return err
 			}
@@ -95,10 +95,8 @@ func newCommand(streams cli.Streams, g *cli.Globals, k kind, example string) *co
 				md, _ := u.Object["metadata"].(map[string]any)
 				cur, _ := md[k.field].(map[string]any)
 				if !overwrite {
-					for _, key := range sortedKeys(set) {
-						if v, ok := cur[key]; ok && v != set[key] {
-							return fmt.Errorf("'%s' already has a value (%v), and --overwrite is false", key, v)
-						}
+					if err := k.noOverwrites(cur, set); err != nil {
+						return err
 					}
 				}
 				change := map[string]any{}
@@ -129,7 +127,12 @@ func newCommand(streams cli.Streams, g *cli.Globals, k kind, example string) *co
 				if _, err := d.Patch(ctx, r.Name, client.MergePatchType, p); err != nil {
 					return err
 				}
-				fmt.Fprintf(streams.Out, "%s %s\n", r, k.verb)
+				verb := k.verb
+				if k.command == "label" && !overwrite && allNil(change) {
+					// kubectl says "unlabeled" when the object only lost labels.
+					verb = "unlabeled"
+				}
+				fmt.Fprintf(streams.Out, "%s %s\n", r, verb)
 			}
 			return nil
 		},
@@ -140,6 +143,39 @@ func newCommand(streams cli.Streams, g *cli.Globals, k kind, example string) *co
 	f.BoolVar(&all, "all", false, "Select all resources, in the namespace of the specified resource types")
 	f.StringVar(&rv, "resource-version", "", "If non-empty, the "+k.noun+" update will only succeed if this is the current resource-version for the object. Only valid when specifying a single resource.")
 	return cmd
+}
+
+// noOverwrites is kubectl's refusal to change an existing value without
+// --overwrite, worded as kubectl words it for labels and for annotations.
+func (k kind) noOverwrites(cur map[string]any, set map[string]string) error {
+	var clashes []string
+	for _, key := range sortedKeys(set) {
+		if v, ok := cur[key]; ok && v != set[key] {
+			if k.command == "label" {
+				clashes = append(clashes, fmt.Sprintf("'%s' already has a value (%v), and --overwrite is false", key, v))
+			} else {
+				clashes = append(clashes, fmt.Sprintf("'%s' already has a value (%v)", key, v))
+			}
+		}
+	}
+	switch {
+	case len(clashes) == 0:
+		return nil
+	case k.command == "label" && len(clashes) == 1:
+		return errors.New(clashes[0])
+	case k.command == "label":
+		return errors.New("[" + strings.Join(clashes, ", ") + "]")
+	}
+	return errors.New("--overwrite is false but found the following declared annotation(s): " + strings.Join(clashes, "; "))
+}
+
+func allNil(m map[string]any) bool {
+	for _, v := range m {
+		if v != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // parsePairs splits "k=v" and "k-" arguments.

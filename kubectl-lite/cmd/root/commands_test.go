@@ -64,7 +64,7 @@ func TestIntegrationReplace(t *testing.T) {
 	c := startCluster(t)
 	ctx := context.Background()
 	cms := client.Resource[api.ConfigMap](c.client).Namespace("default")
-	c.wantFailIn(oneCM, `Error from server (NotFound): configmaps "dry" not found`, "replace", "-f", "-")
+	c.wantFailIn(oneCM, `Error from server (NotFound): error when replacing "STDIN": configmaps "dry" not found`, "replace", "-f", "-")
 	c.mustRun(oneCM, "create", "-f", "-")
 	v2 := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dry\ndata:\n  b: \"2\"\n"
 	if out := c.mustRun(v2, "replace", "-f", "-"); out != "configmap/dry replaced\n" {
@@ -85,7 +85,7 @@ func TestIntegrationReplace(t *testing.T) {
 		t.Errorf("replace --force did not re-create: %+v %v", cm, err)
 	}
 	// create of an existing object is AlreadyExists.
-	c.wantFailIn(oneCM, `Error from server (AlreadyExists): configmaps "dry" already exists`, "create", "-f", "-")
+	c.wantFailIn(oneCM, `Error from server (AlreadyExists): error when creating "STDIN": configmaps "dry" already exists`, "create", "-f", "-")
 }
 
 func TestIntegrationDelete(t *testing.T) {
@@ -104,9 +104,11 @@ func TestIntegrationDelete(t *testing.T) {
 	if out := c.mustRun("", "delete", "configmap/b1"); out != "configmap \"b1\" deleted\n" {
 		t.Errorf("delete TYPE/NAME = %q", out)
 	}
-	if _, errOut, code := c.run("", "delete", "cm", "--all"); code != 0 || !strings.Contains(errOut, "No resources found") {
-		t.Errorf("delete --all of nothing: exit %d stderr %q", code, errOut)
+	// kubectl prints this one on stdout (get prints it on stderr).
+	if out, errOut, code := c.run("", "delete", "cm", "--all"); code != 0 || out != "No resources found\n" || errOut != "" {
+		t.Errorf("delete --all of nothing: exit %d stdout %q stderr %q", code, out, errOut)
 	}
+	c.wantFail("error: setting 'all' parameter but found a non empty selector. ", "delete", "cm", "--all", "-l", "app=a")
 	c.wantFail("error: resource(s) were provided, but no name was specified", "delete", "cm")
 
 	// --wait waits for finalizers; --timeout bounds it.
@@ -128,7 +130,7 @@ func TestIntegrationDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code = c.run("", "delete", "pod", "p", "--force", "--grace-period=0")
-	if code != 0 || out != "pod \"p\" deleted\n" || !strings.HasPrefix(errOut, "Warning: Immediate deletion does not wait") {
+	if code != 0 || out != "pod \"p\" force deleted\n" || !strings.HasPrefix(errOut, "Warning: Immediate deletion does not wait") {
 		t.Errorf("delete --force: exit %d stdout %q stderr %q", code, out, errOut)
 	}
 	if _, err := pods.Get(ctx, "p"); !apierrors.IsNotFound(err) {
@@ -141,7 +143,7 @@ func TestIntegrationErrors(t *testing.T) {
 	c.wantFail(`error: the server doesn't have a resource type "foo"`, "get", "foo")
 	c.wantFail(`Error from server (NotFound): pods "x" not found`, "get", "pod", "x")
 	c.wantFail(`Error from server (NotFound): deployments.apps "x" not found`, "describe", "deploy", "x")
-	c.wantFailIn(oneCM, `Error from server (NotFound): namespaces "nope" not found`, "apply", "-n", "nope", "-f", "-")
+	c.wantFailIn(oneCM, `Error from server (NotFound): error when creating "STDIN": namespaces "nope" not found`, "apply", "-n", "nope", "-f", "-")
 	c.wantFail(`error: no objects passed to apply`, "apply", "-f", "-")
 	c.wantFail(`error: unable to match a printer suitable for the output format "tsv", allowed formats are: custom-columns,json,jsonpath,name,wide,yaml`,
 		"get", "pods", "-o", "tsv")
@@ -244,9 +246,10 @@ func TestIntegrationLabelAnnotateScaleSetImage(t *testing.T) {
 		t.Errorf("set image lost the env: %+v", d.Spec.Template.Spec.Containers[0].Env)
 	}
 	c.wantFail("error: 'tier' already has a value (back), and --overwrite is false", "label", "deploy", "web", "tier=x")
+	c.wantFail("error: --overwrite is false but found the following declared annotation(s): 'note' already has a value (hello world)", "annotate", "deploy", "web", "note=x")
 	c.wantFail("error: Expected replicas to be 3, was 4", "scale", "deploy/web", "--current-replicas=3", "--replicas=1")
 	c.wantFail(`error: unable to find container named "nope"`, "set", "image", "deploy/web", "nope=busybox")
-	if out := c.mustRun("", "label", "deploy", "web", "tier-"); out != "deployment.apps/web labeled\n" {
+	if out := c.mustRun("", "label", "deploy", "web", "tier-"); out != "deployment.apps/web unlabeled\n" {
 		t.Errorf("label tier- = %q", out)
 	}
 	if out := c.mustRun("", "annotate", "deploy", "web", "note-"); out != "deployment.apps/web annotated\n" {

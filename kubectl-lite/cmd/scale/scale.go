@@ -61,7 +61,7 @@ matches it (a precondition checked against the /scale subresource).`,
 				if err != nil {
 					return err
 				}
-				if refs, err = sel.Expand(ctx, c, ns, selector); err != nil {
+				if refs, err = sel.Expand(ctx, c, ns, client.ListOptions{LabelSelector: selector}); err != nil {
 					return err
 				}
 			}

@@ -72,7 +72,7 @@ func newImage(streams cli.Streams, g *cli.Globals) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			refs, err := sel.Expand(ctx, c, ns, selector)
+			refs, err := sel.Expand(ctx, c, ns, client.ListOptions{LabelSelector: selector})
 			if err != nil {
 				return err
 			}

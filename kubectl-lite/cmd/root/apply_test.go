@@ -1,0 +1,150 @@
+package root_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/internal/client"
+)
+
+// TestIntegrationApplyInputs feeds apply every input shape kubectl reads: a
+// directory with -R, a stream of concatenated JSON objects, a List, and
+// stdin; the same files re-applied are all unchanged.
+func TestIntegrationApplyInputs(t *testing.T) {
+	c := startCluster(t)
+	dir := t.TempDir()
+	write := func(name, content string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team-b}\n")
+	// Two JSON objects one after the other, no separator: both are applied.
+	write("sub/b.json", `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b1"}}
+{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b2"}}`)
+	write("sub/deeper/c.json", `{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c1"}},{"apiVersion":"v1","kind":"Secret","metadata":{"name":"c2"},"stringData":{"k":"v"}}]}`)
+	write("ignored.txt", "not a manifest")
+
+	// Without -R only the directory's own files are read.
+	if out := c.mustRun("", "apply", "-f", dir); out != "configmap/a created\nnamespace/team-b created\n" {
+		t.Errorf("apply -f DIR = %q", out)
+	}
+	want := "configmap/a unchanged\nnamespace/team-b unchanged\nconfigmap/b1 created\nconfigmap/b2 created\nconfigmap/c1 created\nsecret/c2 created\n"
+	if out := c.mustRun("", "apply", "-R", "-f", dir); out != want {
+		t.Errorf("apply -R -f DIR = %q, want %q", out, want)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "sub/b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := c.mustRun(string(b), "apply", "-f", "-"); out != "configmap/b1 unchanged\nconfigmap/b2 unchanged\n" {
+		t.Errorf("apply -f - of a JSON stream = %q", out)
+	}
+}
+
+// TestIntegrationApplyLastApplied checks the annotation apply records is
+// the one kubectl records (an "annotations":{} included), so the two tools
+// can take turns on the same objects, and that apply adopts an object
+// created without it, with kubectl's warning.
+func TestIntegrationApplyLastApplied(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	cms := client.Resource[api.ConfigMap](c.client).Namespace("default")
+	c.mustRun(oneCM, "apply", "-f", "-")
+	cm, err := cms.Get(ctx, "dry")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"apiVersion":"v1","data":{"a":"1"},"kind":"ConfigMap","metadata":{"annotations":{},"labels":{"app":"web"},"name":"dry","namespace":"default"}}` + "\n"
+	if got := cm.Annotations["kubectl.kubernetes.io/last-applied-configuration"]; got != want {
+		t.Errorf("last-applied = %q, want kubectl's %q", got, want)
+	}
+
+	// A client dry run does not compute the patch: kubectl reports an
+	// existing object as configured.
+	if out := c.mustRun(oneCM, "apply", "-f", "-", "--dry-run=client"); out != "configmap/dry configured (dry run)\n" {
+		t.Errorf("client dry run on an existing object = %q", out)
+	}
+
+	// create without --save-config leaves no annotation; apply warns and
+	// adds it.
+	plain := strings.Replace(oneCM, "name: dry", "name: plain", 1)
+	c.mustRun(plain, "create", "-f", "-")
+	out, errOut, code := c.run(plain, "apply", "-f", "-")
+	if code != 0 || out != "configmap/plain configured\n" ||
+		errOut != "Warning: resource configmaps/plain is missing the kubectl.kubernetes.io/last-applied-configuration annotation which is required by kubectl-lite apply. kubectl-lite apply should only be used on resources created declaratively by either kubectl-lite create --save-config or kubectl-lite apply. The missing annotation will be patched automatically.\n" {
+		t.Errorf("apply over create: exit %d stdout %q stderr %q", code, out, errOut)
+	}
+	if out := c.mustRun(plain, "apply", "-f", "-"); out != "configmap/plain unchanged\n" {
+		t.Errorf("apply after adoption = %q", out)
+	}
+	saved := strings.Replace(oneCM, "name: dry", "name: saved", 1)
+	c.mustRun(saved, "create", "--save-config", "-f", "-")
+	if out, errOut, _ := c.run(saved, "apply", "-f", "-"); out != "configmap/saved unchanged\n" || errOut != "" {
+		t.Errorf("apply after create --save-config: stdout %q stderr %q", out, errOut)
+	}
+
+	// generateName: create makes a name up, apply refuses as kubectl does.
+	gen := "apiVersion: v1\nkind: ConfigMap\nmetadata: {generateName: gen-}\n"
+	if out := c.mustRun(gen, "create", "-f", "-"); !strings.HasPrefix(out, "configmap/gen-") {
+		t.Errorf("create with generateName = %q", out)
+	}
+	c.wantFailIn(gen, "error: from STDIN: cannot use generate name with apply", "apply", "-f", "-")
+}
+
+// TestIntegrationPartialApplyNamesFailures checks that a multi-document
+// apply whose middle object fails reports every success, then the failure
+// with the file it came from, and exits 1; delete -f does the same.
+func TestIntegrationPartialApplyNamesFailures(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "three.yaml")
+	docs := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one}\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: two, namespace: missing}\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: three}\n"
+	if err := os.WriteFile(file, []byte(docs), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := c.run("", "apply", "-f", file)
+	if code != 1 || out != "configmap/one created\nconfigmap/three created\n" ||
+		errOut != `Error from server (NotFound): error when creating "`+file+`": namespaces "missing" not found`+"\n" {
+		t.Errorf("partial apply: exit %d stdout %q stderr %q", code, out, errOut)
+	}
+	cms := client.Resource[api.ConfigMap](c.client).Namespace("default")
+	for _, n := range []string{"one", "three"} {
+		if _, err := cms.Get(ctx, n); err != nil {
+			t.Errorf("configmap %s reported created: %v", n, err)
+		}
+	}
+
+	// Dry runs delete nothing.
+	for _, mode := range []string{"client", "server"} {
+		suffix := map[string]string{"client": " (dry run)", "server": " (server dry run)"}[mode]
+		out, _, code := c.run("", "delete", "-f", file, "--dry-run="+mode)
+		if code != 1 || out != `configmap "one" deleted`+suffix+"\n"+`configmap "three" deleted`+suffix+"\n" {
+			t.Errorf("delete --dry-run=%s: exit %d stdout %q", mode, code, out)
+		}
+		if _, err := cms.Get(ctx, "one"); err != nil {
+			t.Errorf("delete --dry-run=%s deleted: %v", mode, err)
+		}
+	}
+	out, errOut, code = c.run("", "delete", "-f", file)
+	if code != 1 || out != "configmap \"one\" deleted\nconfigmap \"three\" deleted\n" ||
+		errOut != `Error from server (NotFound): error when deleting "`+file+`": namespaces "missing" not found`+"\n" &&
+			errOut != `Error from server (NotFound): error when deleting "`+file+`": configmaps "two" not found`+"\n" {
+		t.Errorf("partial delete -f: exit %d stdout %q stderr %q", code, out, errOut)
+	}
+	if _, err := cms.Get(ctx, "three"); !apierrors.IsNotFound(err) {
+		t.Errorf("configmap three after delete -f: %v", err)
+	}
+}
