@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -227,4 +228,51 @@ func TestPullFromLocalRegistry(t *testing.T) {
 	}
 	nd.waitEvent("pulled", `Pulling: Pulling image "`+ref+`"`, 5*time.Second)
 	nd.waitEvent("pulled", `Pulled: Successfully pulled image "`+ref+`" in `, 5*time.Second)
+}
+
+func TestStartupProbeHostPathPullNever(t *testing.T) {
+	nd := newNode(t)
+	hostDir := filepath.Join(t.TempDir(), "host", "data")
+	dirOrCreate := api.HostPathDirectoryOrCreate
+	p := nd.pod("startup", api.Container{Name: "main", Command: sh("echo from-pod > /host/out; sleep 600"),
+		VolumeMounts: []api.VolumeMount{{Name: "host", MountPath: "/host"}},
+		// Liveness would fail at once, but it waits for the startup probe.
+		StartupProbe: &api.Probe{ProbeHandler: api.ProbeHandler{Exec: &api.ExecAction{Command: []string{"cat", "/tmp/started"}}},
+			PeriodSeconds: 1, FailureThreshold: 60},
+		LivenessProbe: &api.Probe{ProbeHandler: api.ProbeHandler{Exec: &api.ExecAction{Command: []string{"cat", "/tmp/live"}}},
+			PeriodSeconds: 1, FailureThreshold: 1}})
+	p.Spec.Volumes = []api.Volume{{Name: "host", VolumeSource: api.VolumeSource{HostPath: &api.HostPathVolumeSource{Path: hostDir, Type: &dirOrCreate}}}}
+	nd.create(p)
+	never := nd.pod("never-pull", api.Container{Name: "main", Image: "example.invalid/absent:v1", ImagePullPolicy: api.PullNever})
+	nd.create(never)
+
+	got := nd.waitPod("startup", 60*time.Second, "Running", running)
+	if b := nd.waitFile(filepath.Join(hostDir, "out"), "from-pod", 10*time.Second); b != "from-pod\n" {
+		t.Fatalf("hostPath file %q", b)
+	}
+	// Several liveness periods pass while the startup probe fails: no
+	// restart, not started, not ready.
+	time.Sleep(4 * time.Second)
+	got = nd.waitPod("startup", 5*time.Second, "status", func(*api.Pod) bool { return true })
+	cs := status(got, "main")
+	if cs.RestartCount != 0 || cs.Started == nil || *cs.Started || cs.Ready {
+		t.Fatalf("before the startup probe passes: started=%v %s", cs.Started, statusString(got))
+	}
+	nd.exec(got, "main", "touch", "/tmp/started")
+	// Started, then the liveness probe runs, fails and restarts it.
+	nd.waitPod("startup", 30*time.Second, "started", func(p *api.Pod) bool {
+		cs := status(p, "main")
+		return (cs.Started != nil && *cs.Started) || cs.RestartCount > 0
+	})
+	nd.waitPod("startup", 30*time.Second, "a liveness restart", func(p *api.Pod) bool { return status(p, "main").RestartCount >= 1 })
+	nd.waitEvent("startup", "Unhealthy: Startup probe failed:", 5*time.Second)
+	nd.waitEvent("startup", "Killing: Container main failed liveness probe, will be restarted", 5*time.Second)
+
+	got = nd.waitPod("never-pull", 30*time.Second, "ErrImageNeverPull", func(p *api.Pod) bool {
+		w := status(p, "main").State.Waiting
+		return w != nil && w.Reason == "ErrImageNeverPull"
+	})
+	if got.Status.Phase != api.PodPending {
+		t.Fatalf("never-pull: %s", statusString(got))
+	}
 }
