@@ -312,6 +312,25 @@ func TestIntegrationCompletionHelp(t *testing.T) {
 	if out := c.mustRun("", "__complete", "rollout", ""); !strings.Contains(out, "status") || !strings.Contains(out, "undo") {
 		t.Errorf("__complete rollout = %q", out)
 	}
+	// Types, then live names from the server, as kubectl completes them.
+	c.mustRun(oneCM, "apply", "-f", "-")
+	c.mustRun(strings.Replace(oneCM, "name: dry", "name: other", 1), "apply", "-f", "-")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "dep"}, "deployments.apps\n:4\n"},
+		{[]string{"get", "cm", ""}, "dry\nother\n:4\n"},
+		{[]string{"delete", "configmap", "dry", ""}, "other\n:4\n"},
+		{[]string{"describe", "cm/o"}, "cm/other\n:4\n"},
+		{[]string{"get", "-n", "kube-"}, "kube-node-lease\nkube-public\nkube-system\n:4\n"},
+		{[]string{"-n", "kube-system", "get", "cm", ""}, ":4\n"},
+		{[]string{"scale", ""}, "deployments.apps\nreplicasets.apps\n:4\n"},
+	} {
+		if out := c.mustRun("", append([]string{"__complete"}, tc.args...)...); out != tc.want {
+			t.Errorf("__complete %q = %q, want %q", tc.args, out, tc.want)
+		}
+	}
 	if out := c.mustRun("", "rollout", "status", "--help"); !strings.Contains(out, "Usage:\n  kubectl-lite rollout status (TYPE NAME | TYPE/NAME)") ||
 		!strings.Contains(out, "--timeout duration") {
 		t.Errorf("rollout status --help = %q", out)

@@ -67,6 +67,7 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 		exec.NewCommand(streams, g),
 		completion.NewCommand(streams),
 	)
+	completion.Register(cmd, g)
 	return cmd
 }
 
