@@ -88,8 +88,8 @@ func IsDNS1123Label(value string) []string {
 	if len(value) > DNS1123LabelMaxLength {
 		errs = append(errs, MaxLenError(DNS1123LabelMaxLength))
 	}
-	if !dns1123LabelRegexp.MatchString(value) {
-		if dns1123SubdomainRegexp.MatchString(value) {
+	if !isDNS1123Label(value) {
+		if isDNS1123Subdomain(value) {
 			// A valid subdomain that is not a valid label: the length was
 			// already reported, so the problem is the dots.
 			errs = append(errs, "must not contain dots")
@@ -106,7 +106,7 @@ func IsDNS1123Subdomain(value string) []string {
 	if len(value) > DNS1123SubdomainMaxLength {
 		errs = append(errs, MaxLenError(DNS1123SubdomainMaxLength))
 	}
-	if !dns1123SubdomainRegexp.MatchString(value) {
+	if !isDNS1123Subdomain(value) {
 		errs = append(errs, RegexError(dns1123SubdomainErrMsg, dns1123SubdomainFmt, "example.com"))
 	}
 	return errs
@@ -218,7 +218,7 @@ func IsQualifiedName(value string) []string {
 	} else if len(name) > QualifiedNameMaxLength {
 		errs = append(errs, "name part "+maxBytesError(QualifiedNameMaxLength))
 	}
-	if !qualifiedNameRegexp.MatchString(name) {
+	if !isQualifiedNamePart(name) {
 		errs = append(errs, "name part "+RegexError(qualifiedNameErrMsg, qualifiedNameFmt, "MyName", "my.name", "123-abc"))
 	}
 	return errs
@@ -243,7 +243,7 @@ func IsValidLabelValue(value string) []string {
 	if len(value) > LabelValueMaxLength {
 		errs = append(errs, maxBytesError(LabelValueMaxLength))
 	}
-	if !labelValueRegexp.MatchString(value) {
+	if value != "" && !isQualifiedNamePart(value) {
 		errs = append(errs, RegexError(labelValueErrMsg, labelValueFmt, "MyValue", "my_value", "12345"))
 	}
 	return errs

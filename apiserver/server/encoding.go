@@ -22,7 +22,11 @@ func itoa(i int64) string { return strconv.FormatInt(i, 10) }
 
 // wantsYAML reports whether the client prefers YAML over JSON.
 func wantsYAML(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+	accept := r.Header.Get("Accept")
+	if !strings.Contains(accept, "yaml") {
+		return false // the common case, without parsing media types
+	}
+	for _, part := range strings.Split(accept, ",") {
 		mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part))
 		switch mt {
 		case "application/yaml":

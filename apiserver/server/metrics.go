@@ -15,6 +15,8 @@ type metrics struct {
 	latency  *prometheus.HistogramVec
 	watchers *prometheus.GaugeVec
 	inflight *prometheus.GaugeVec
+	// readOnly and mutating are inflight's two series, looked up once.
+	readOnly, mutating prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -38,6 +40,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"request_kind"}),
 	}
 	reg.MustRegister(m.requests, m.latency, m.watchers, m.inflight)
+	m.readOnly, m.mutating = m.inflight.WithLabelValues("readOnly"), m.inflight.WithLabelValues("mutating")
 	return m
 }
 
@@ -77,7 +80,10 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			kind = "mutating"
 		}
-		g := s.metrics.inflight.WithLabelValues(kind)
+		g := s.metrics.readOnly
+		if kind == "mutating" {
+			g = s.metrics.mutating
+		}
 		g.Inc()
 		defer g.Dec()
 		rec := &statusRecorder{ResponseWriter: w}
