@@ -24,7 +24,10 @@ type Options struct {
 	Group         string
 	NoHeaders     bool // watch rows after the first table
 	ShowLabels    bool // --show-labels: a LABELS column last
-	Now           time.Time
+	// LabelColumns are -L keys: one column each, before LABELS, headed by
+	// the key's last path segment in upper case.
+	LabelColumns []string
+	Now          time.Time
 }
 
 // column is one table column; wide columns appear only with -o wide.
@@ -187,6 +190,10 @@ func PrintTable(out io.Writer, items []Obj, opts Options) error {
 			head = append(head, c.name)
 		}
 	}
+	for _, k := range opts.LabelColumns {
+		parts := strings.Split(k, "/")
+		head = append(head, strings.ToUpper(parts[len(parts)-1]))
+	}
 	if opts.ShowLabels {
 		head = append(head, "LABELS")
 	}
@@ -206,6 +213,10 @@ func PrintTable(out io.Writer, items []Obj, opts Options) error {
 			if c.name == "NAME" && opts.WithKind {
 				v = ResourceName(opts.Kind, opts.Group) + "/" + v
 			}
+			row = append(row, v)
+		}
+		for _, k := range opts.LabelColumns {
+			v, _ := mapAt(o, "metadata", "labels")[k].(string)
 			row = append(row, v)
 		}
 		if opts.ShowLabels {

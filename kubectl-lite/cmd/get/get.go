@@ -11,8 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
 	"github.com/minik8s/minik8s/kubectl-lite/printers"
 	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
@@ -27,6 +29,11 @@ type options struct {
 	watch         bool
 	watchOnly     bool
 	noHeaders     bool
+	ignoreNF      bool
+	labelColumns  []string
+	showKind      bool
+	files         []string
+	recursive     bool
 }
 
 const formats = "custom-columns,json,jsonpath,name,wide,yaml"
@@ -48,7 +55,6 @@ columns, -l to filter on labels and -w to stream changes.`,
   kubectl-lite get pods -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName
   kubectl-lite get events --sort-by=.lastTimestamp
   kubectl-lite get pods -w`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, streams, g, args)
 		},
@@ -63,6 +69,11 @@ columns, -l to filter on labels and -w to stream changes.`,
 	f.BoolVarP(&o.watch, "watch", "w", false, "After listing/getting the requested object, watch for changes.")
 	f.BoolVar(&o.watchOnly, "watch-only", false, "Watch for changes to the requested object(s), without listing/getting first.")
 	f.BoolVar(&o.noHeaders, "no-headers", false, "When using the default or custom-column output format, don't print headers.")
+	f.BoolVar(&o.ignoreNF, "ignore-not-found", false, "If set to true, suppresses NotFound error for specific objects that do not exist. Using this flag with commands that query for collections of resources has no effect when no resources are found.")
+	f.StringSliceVarP(&o.labelColumns, "label-columns", "L", nil, "Accepts a comma separated list of labels that are going to be presented as columns. Names are case-sensitive. You can also use multiple flag options like -L label1 -L label2...")
+	f.BoolVar(&o.showKind, "show-kind", false, "If present, list the resource type for the requested object(s).")
+	f.StringSliceVarP(&o.files, "filename", "f", nil, "Filename, directory, or URL to files identifying the resource to get from a server.")
+	f.BoolVarP(&o.recursive, "recursive", "R", false, "Process the directory used in -f, --filename recursively.")
 	return cmd
 }
 
@@ -78,9 +89,11 @@ type printer struct {
 	columns    []printers.Column
 	showLabels bool
 	noHeaders  bool
-	withNS     bool
-	withKind   bool
-	header     bool // a table header has been printed
+	// labelColumns are the -L keys.
+	labelColumns []string
+	withNS       bool
+	withKind     bool
+	header       bool // a table header has been printed
 }
 
 func newPrinter(out io.Writer, output string) (*printer, error) {
@@ -156,7 +169,7 @@ func (p *printer) print(info api.ResourceInfo, items []printers.Obj) error {
 	err := printers.PrintTable(p.out, items, printers.Options{
 		Wide: p.format == "wide", WithNamespace: p.withNS && info.Namespaced,
 		WithKind: p.withKind, Kind: info.Kind, Group: info.Group, Now: time.Now(),
-		ShowLabels: p.showLabels, NoHeaders: p.noHeaders || p.header,
+		ShowLabels: p.showLabels, NoHeaders: p.noHeaders || p.header, LabelColumns: p.labelColumns,
 	})
 	p.header = true
 	return err
@@ -191,7 +204,7 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 	if err != nil {
 		return err
 	}
-	p.showLabels, p.noHeaders, p.withNS = o.showLabels, o.noHeaders, o.allNamespaces
+	p.showLabels, p.noHeaders, p.withNS, p.labelColumns = o.showLabels, o.noHeaders, o.allNamespaces, o.labelColumns
 	ns, err := g.DefaultNamespace()
 	if err != nil {
 		return err
@@ -199,9 +212,25 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 	if o.allNamespaces {
 		ns = ""
 	}
-	sel, err := resource.Parse(args, ns, true)
-	if err != nil {
-		return err
+	var sel resource.Selection
+	switch {
+	case len(o.files) > 0:
+		if len(args) > 0 {
+			return errors.New("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form")
+		}
+		objs, err := apply.Objects(streams, g, apply.Files{Filenames: o.files, Recursive: o.recursive})
+		if err != nil {
+			return err
+		}
+		for _, ob := range objs {
+			sel.Refs = append(sel.Refs, resource.Ref{Info: ob.Info, Namespace: ob.Namespace(), Name: ob.Name()})
+		}
+	case len(args) == 0:
+		return errors.New("You must specify the type of resource to get. Use \"kubectl-lite api-resources\" for a complete list of supported resources.")
+	default:
+		if sel, err = resource.Parse(args, ns, true); err != nil {
+			return err
+		}
 	}
 	if len(sel.Refs) > 0 && o.selector != "" {
 		return errors.New("name cannot be provided when a selector is specified")
@@ -216,23 +245,27 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 	// Group what was asked by resource type, in the order given.
 	type group struct {
 		info  api.ResourceInfo
+		ns    string
 		names []string
 	}
 	var groups []*group
 	for _, info := range sel.Types {
-		groups = append(groups, &group{info: info})
+		groups = append(groups, &group{info: info, ns: ns})
 	}
 	for _, r := range sel.Refs {
-		if n := len(groups); n > 0 && groups[n-1].info.Resource == r.Info.Resource && groups[n-1].names != nil {
+		if r.Info.Namespaced && r.Namespace == "" {
+			return errors.New("a resource cannot be retrieved by name across all namespaces")
+		}
+		if n := len(groups); n > 0 && groups[n-1].info.Resource == r.Info.Resource && groups[n-1].ns == r.Namespace && groups[n-1].names != nil {
 			groups[n-1].names = append(groups[n-1].names, r.Name)
 			continue
 		}
-		groups = append(groups, &group{info: r.Info, names: []string{r.Name}})
+		groups = append(groups, &group{info: r.Info, ns: r.Namespace, names: []string{r.Name}})
 	}
 	if watching && len(groups) > 1 {
 		return errors.New("watch is only supported on individual resources and resource collections, but multiple resource types were found")
 	}
-	p.withKind = len(groups) > 1
+	p.withKind = len(groups) > 1 || o.showKind
 
 	var (
 		firstErr error
@@ -241,12 +274,15 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 		watchRV  string
 	)
 	for _, gr := range groups {
-		d := c.Dynamic(gr.info).Namespace(ns)
+		d := c.Dynamic(gr.info).Namespace(gr.ns)
 		var items []printers.Obj
 		if gr.names != nil {
 			for _, n := range gr.names {
 				u, err := d.Get(ctx, n)
 				if err != nil {
+					if o.ignoreNF && apierrors.IsNotFound(err) {
+						continue
+					}
 					if firstErr == nil {
 						firstErr = err
 					}
@@ -296,7 +332,7 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 	if firstErr != nil {
 		return firstErr
 	}
-	if !printed && !o.watchOnly {
+	if !printed && !o.watchOnly && !o.ignoreNF {
 		fmt.Fprintln(streams.ErrOut, noResources(ns, groups[0].info, len(groups) > 1))
 	}
 	if !watching {
@@ -312,7 +348,7 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 	} else if len(gr.names) > 1 {
 		return errors.New("watch is only supported on individual resources and resource collections, but multiple names were given")
 	}
-	return watch(cmd, c.Dynamic(gr.info).Namespace(ns), p, gr.info, client.ListOptions{
+	return watch(cmd, c.Dynamic(gr.info).Namespace(gr.ns), p, gr.info, client.ListOptions{
 		LabelSelector: o.selector, FieldSelector: fs, ResourceVersion: watchRV,
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/apiresources"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/clusterinfo"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/completion"
@@ -47,6 +48,7 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 		version.NewCommand(streams, g),
 		clusterinfo.NewCommand(streams, g),
 		config.NewCommand(streams, g),
+		apiresources.NewCommand(streams, g),
 		token.NewCommand(streams, g),
 		get.NewCommand(streams, g),
 		apply.NewCommand(streams, g),
