@@ -211,3 +211,39 @@ func TestRestartPolicyNeverAndOnFailure(t *testing.T) {
 		t.Fatalf("init: %s", statusString(got))
 	}
 }
+
+// TestPodStatusWrittenOnlyOnChange: once a pod is Running and Ready,
+// resyncs (every 2s here) write nothing until something changes.
+func TestPodStatusWrittenOnlyOnChange(t *testing.T) {
+	nd := newNode(t)
+	nd.create(nd.pod("steady", api.Container{Name: "main", Command: sh("until [ -f /tmp/stop ]; do sleep 0.2; done; exit 1")}))
+	got := nd.waitPod("steady", 60*time.Second, "Ready", func(p *api.Pod) bool {
+		return running(p) && condition(p, api.PodReady) == api.ConditionTrue
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w, err := nd.pods().Watch(ctx, client.ListOptions{FieldSelector: "metadata.name=steady", ResourceVersion: got.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	quiet := time.After(5 * time.Second)
+	for done := false; !done; {
+		select {
+		case ev := <-w.ResultChan():
+			t.Fatalf("status rewritten without a change: %s %s", ev.Type, statusString(ev.Object))
+		case <-quiet:
+			done = true
+		}
+	}
+	// A change (the container exits) is written.
+	nd.exec(got, "main", "touch", "/tmp/stop")
+	select {
+	case ev := <-w.ResultChan():
+		if ev.Type != "MODIFIED" {
+			t.Fatalf("event %s", ev.Type)
+		}
+	case <-ctx.Done():
+		t.Fatal("no status write after the container exited")
+	}
+}
