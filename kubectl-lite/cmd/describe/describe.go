@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/minik8s/minik8s/api/labels"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
 	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
 
@@ -25,6 +27,7 @@ func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 		selector      string
 		allNamespaces bool
 		showEvents    bool
+		files         apply.Files
 	)
 	cmd := &cobra.Command{
 		Use:   "describe (TYPE [NAME_PREFIX | -l label] | TYPE/NAME)",
@@ -38,7 +41,6 @@ object whose name starts with it when no object has that exact name.`,
   kubectl-lite describe deployment/web
   kubectl-lite describe nodes
   kubectl-lite describe pods -l app=web`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ns, err := g.DefaultNamespace()
 			if err != nil {
@@ -47,9 +49,25 @@ object whose name starts with it when no object has that exact name.`,
 			if allNamespaces {
 				ns = ""
 			}
-			sel, err := resource.Parse(args, ns, true)
-			if err != nil {
-				return err
+			var sel resource.Selection
+			switch {
+			case len(files.Filenames) > 0:
+				if len(args) > 0 {
+					return errors.New("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form")
+				}
+				objs, err := apply.Objects(streams, g, files)
+				if err != nil {
+					return err
+				}
+				for _, o := range objs {
+					sel.Refs = append(sel.Refs, resource.Ref{Info: o.Info, Namespace: o.Namespace(), Name: o.Name()})
+				}
+			case len(args) == 0:
+				return errors.New("You must specify the type of resource to describe. Use \"kubectl-lite api-resources\" for a complete list of supported resources.")
+			default:
+				if sel, err = resource.Parse(args, ns, true); err != nil {
+					return err
+				}
 			}
 			c, err := g.Client()
 			if err != nil {
@@ -74,7 +92,11 @@ object whose name starts with it when no object has that exact name.`,
 				}
 			}
 			if len(objs) == 0 {
-				if ns == "" {
+				clusterScoped := len(sel.Types) > 0
+				for _, info := range sel.Types {
+					clusterScoped = clusterScoped && !info.Namespaced
+				}
+				if ns == "" || clusterScoped {
 					fmt.Fprintln(streams.ErrOut, "No resources found")
 				} else {
 					fmt.Fprintf(streams.ErrOut, "No resources found in %s namespace.\n", ns)
@@ -97,6 +119,8 @@ object whose name starts with it when no object has that exact name.`,
 	f.StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin'.")
 	f.BoolVarP(&allNamespaces, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces.")
 	f.BoolVar(&showEvents, "show-events", true, "If true, display events related to the described object.")
+	f.StringSliceVarP(&files.Filenames, "filename", "f", nil, "Filename, directory, or URL to files containing the resource to describe")
+	f.BoolVarP(&files.Recursive, "recursive", "R", false, "Process the directory used in -f, --filename recursively.")
 	return cmd
 }
 
@@ -196,6 +220,24 @@ func Describe(ctx context.Context, out io.Writer, c *client.Client, u *client.Un
 			return err
 		}
 		describeNode(w, n, lease, pods.Items, evs, now)
+	case "ConfigMap":
+		cm, err := decode[api.ConfigMap](u)
+		if err != nil {
+			return err
+		}
+		describeConfigMap(w, cm, evs, now)
+	case "Secret":
+		s, err := decode[api.Secret](u)
+		if err != nil {
+			return err
+		}
+		describeSecret(w, s)
+	case "Namespace":
+		ns, err := decode[api.Namespace](u)
+		if err != nil {
+			return err
+		}
+		describeNamespace(w, ns)
 	default:
 		return describeGeneric(w, u.Object, evs, now)
 	}

@@ -81,3 +81,58 @@ func TestIntegrationDescribeKinds(t *testing.T) {
 }
 
 var spaces = regexp.MustCompile(` +`)
+
+const configFixtures = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  labels: {app: web}
+  annotations: {owner: team-a}
+data:
+  mode: fast
+  script: |
+    echo one
+    echo two
+binaryData:
+  blob: AAECAw==
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+type: Opaque
+stringData:
+  password: hunter22
+  user: admin
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: team-a
+  labels: {tier: gold}
+`
+
+// TestIntegrationDescribeConfigGolden pins kubectl's describers for
+// ConfigMaps, Secrets (sizes, never values) and Namespaces.
+func TestIntegrationDescribeConfigGolden(t *testing.T) {
+	c := startCluster(t)
+	c.mustRun(configFixtures, "apply", "-f", "-")
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"describe-configmap", []string{"describe", "cm", "settings"}},
+		{"describe-secret", []string{"describe", "secret", "creds"}},
+		{"describe-namespace", []string{"describe", "ns", "team-a"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			golden(t, tc.name, normalize(c.mustRun("", tc.args...)))
+		})
+	}
+	if out := c.mustRun("", "describe", "secret", "creds"); strings.Contains(out, "hunter22") || strings.Contains(out, "aHVudGVyMjI") {
+		t.Errorf("describe secret shows the value:\n%s", out)
+	}
+	if _, errOut, code := c.run("", "describe", "nodes"); code != 0 || errOut != "No resources found\n" {
+		t.Errorf("describe nodes with none: exit %d stderr %q", code, errOut)
+	}
+}

@@ -1,0 +1,74 @@
+package describe
+
+import (
+	"sort"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+)
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// describeConfigMap follows kubectl's ConfigMapDescriber: every key with
+// its value under a "----" rule, binary keys by size.
+func describeConfigMap(w *prefixWriter, cm *api.ConfigMap, evs []api.Event, now time.Time) {
+	w.write(level0, "Name:\t%s\n", cm.Name)
+	w.write(level0, "Namespace:\t%s\n", cm.Namespace)
+	w.labels("Labels", cm.Labels)
+	w.annotations("Annotations", cm.Annotations)
+	w.write(level0, "\nData\n====\n")
+	for _, k := range sortedKeys(cm.Data) {
+		w.write(level0, "%s:\n----\n", k)
+		w.write(level0, "%s\n", cm.Data[k])
+		w.write(level0, "\n")
+	}
+	w.write(level0, "\nBinaryData\n====\n")
+	for _, k := range sortedKeys(cm.BinaryData) {
+		w.write(level0, "%s: %d bytes\n", k, len(cm.BinaryData[k]))
+	}
+	w.write(level0, "\n")
+	w.events(evs, now)
+}
+
+// describeSecret follows kubectl's SecretDescriber: the sizes of the
+// values, never the values (a service account token excepted).
+func describeSecret(w *prefixWriter, s *api.Secret) {
+	w.write(level0, "Name:\t%s\n", s.Name)
+	w.write(level0, "Namespace:\t%s\n", s.Namespace)
+	w.labels("Labels", s.Labels)
+	w.annotations("Annotations", s.Annotations)
+	w.write(level0, "\nType:\t%s\n", s.Type)
+	w.write(level0, "\nData\n====\n")
+	for _, k := range sortedKeys(s.Data) {
+		if k == "token" && s.Type == api.SecretTypeServiceAccountToken {
+			w.write(level0, "%s:\t%s\n", k, s.Data[k])
+			continue
+		}
+		w.write(level0, "%s:\t%d bytes\n", k, len(s.Data[k]))
+	}
+}
+
+// describeNamespace follows kubectl's NamespaceDescriber. minik8s serves
+// no ResourceQuota or LimitRange, and kubectl says nothing of them against
+// such a server.
+func describeNamespace(w *prefixWriter, ns *api.Namespace) {
+	w.write(level0, "Name:\t%s\n", ns.Name)
+	w.labels("Labels", ns.Labels)
+	w.annotations("Annotations", ns.Annotations)
+	w.write(level0, "Status:\t%s\n", ns.Status.Phase)
+	if len(ns.Status.Conditions) > 0 {
+		w.write(level0, "Conditions:\n")
+		w.write(level1, "Type\tStatus\tLastTransitionTime\tReason\tMessage\n")
+		w.write(level1, "----\t------\t------------------\t------\t-------\n")
+		for _, c := range ns.Status.Conditions {
+			w.write(level1, "%v\t%v\t%s\t%v\t%v\n", c.Type, c.Status, c.LastTransitionTime.Time.Format(time.RFC1123Z), c.Reason, c.Message)
+		}
+	}
+}
