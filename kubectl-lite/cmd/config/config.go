@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/minik8s/minik8s/internal/kubeconfig"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
+	"github.com/minik8s/minik8s/kubectl-lite/printers"
 )
 
 // NewCommand returns the config command and its subcommands.
@@ -21,16 +23,26 @@ func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 		Use:   "config SUBCOMMAND",
 		Short: "Modify kubeconfig files",
 	}
-	cmd.AddCommand(newView(streams, g), newGetContexts(streams, g), newCurrentContext(streams, g), newUseContext(streams, g))
+	cmd.AddCommand(newView(streams, g), newGetContexts(streams, g), newCurrentContext(streams, g), newUseContext(streams, g), newSetContext(streams, g))
 	return cmd
 }
 
 func newView(streams cli.Streams, g *cli.Globals) *cobra.Command {
-	var raw bool
+	var (
+		raw, minify bool
+		output      string
+	)
 	cmd := &cobra.Command{
 		Use:   "view",
 		Short: "Display merged kubeconfig settings",
-		Args:  cobra.NoArgs,
+		Long: `Display merged kubeconfig settings or a specified kubeconfig file.
+
+Certificate data is shown as DATA+OMITTED and keys and tokens as REDACTED
+unless --raw is given.`,
+		Example: `  kubectl-lite config view
+  kubectl-lite config view --minify
+  kubectl-lite config view -o jsonpath='{.users[?(@.name == "e2e")].user.token}' --raw`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			cfg, err := g.Config()
 			if err != nil {
@@ -39,6 +51,11 @@ func newView(streams cli.Streams, g *cli.Globals) *cobra.Command {
 			out := *cfg
 			if out.APIVersion == "" {
 				out.APIVersion, out.Kind = "v1", "Config"
+			}
+			if minify {
+				if out, err = minified(out, g.Context); err != nil {
+					return err
+				}
 			}
 			b, err := json.Marshal(&out)
 			if err != nil {
@@ -51,15 +68,151 @@ func newView(streams cli.Streams, g *cli.Globals) *cobra.Command {
 			if !raw {
 				Redact(m)
 			}
-			y, err := yaml.Marshal(m)
-			if err != nil {
-				return fmt.Errorf("encode kubeconfig: %w", err)
+			format, arg, _ := strings.Cut(output, "=")
+			switch format {
+			case "", "yaml":
+				y, err := yaml.Marshal(m)
+				if err != nil {
+					return fmt.Errorf("encode kubeconfig: %w", err)
+				}
+				_, err = streams.Out.Write(y)
+				return err
+			case "json":
+				b, err := json.MarshalIndent(m, "", "    ")
+				if err != nil {
+					return fmt.Errorf("encode kubeconfig: %w", err)
+				}
+				_, err = fmt.Fprintf(streams.Out, "%s\n", b)
+				return err
+			case "jsonpath":
+				j, err := printers.JSONPath(arg)
+				if err != nil {
+					return err
+				}
+				return printers.PrintJSONPath(streams.Out, j, m)
 			}
-			_, err = streams.Out.Write(y)
-			return err
+			return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: json,jsonpath,yaml", output)
 		},
 	}
 	cmd.Flags().BoolVar(&raw, "raw", false, "Display raw byte data and sensitive data")
+	cmd.Flags().BoolVar(&minify, "minify", false, "Remove all information not used by current-context from the output")
+	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "Output format. One of: (json, yaml, jsonpath).")
+	return cmd
+}
+
+// minified keeps only the context in use (--context, else the current one)
+// and the cluster and user it names, as kubectl config view --minify.
+func minified(cfg kubeconfig.Config, context string) (kubeconfig.Config, error) {
+	if context == "" {
+		context = cfg.CurrentContext
+	}
+	if context == "" {
+		return cfg, errors.New("current-context must exist in order to minify")
+	}
+	var ctx *kubeconfig.NamedContext
+	for i := range cfg.Contexts {
+		if cfg.Contexts[i].Name == context {
+			ctx = &cfg.Contexts[i]
+		}
+	}
+	if ctx == nil {
+		return cfg, fmt.Errorf("cannot locate context %s", context)
+	}
+	out := cfg
+	out.CurrentContext = context
+	out.Contexts = []kubeconfig.NamedContext{*ctx}
+	out.Clusters, out.Users = nil, nil
+	for _, c := range cfg.Clusters {
+		if c.Name == ctx.Context.Cluster {
+			out.Clusters = append(out.Clusters, c)
+		}
+	}
+	for _, u := range cfg.Users {
+		if u.Name == ctx.Context.AuthInfo {
+			out.Users = append(out.Users, u)
+		}
+	}
+	return out, nil
+}
+
+func newSetContext(streams cli.Streams, g *cli.Globals) *cobra.Command {
+	var (
+		current                  bool
+		cluster, user, namespace string
+	)
+	cmd := &cobra.Command{
+		Use:   "set-context [NAME | --current] [--cluster=cluster_nickname] [--user=user_nickname] [--namespace=namespace]",
+		Short: "Set a context entry in kubeconfig",
+		Long: `Set a context entry in kubeconfig.
+
+Specifying a name that already exists will merge new fields on top of
+existing values for those fields.`,
+		Example: `  # Set the user field on the gce context entry without touching other values
+  kubectl-lite config set-context gce --user=cluster-admin
+  # Switch the current context's default namespace
+  kubectl-lite config set-context --current --namespace=team-a`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path, err := targetFile(g.Kubeconfig)
+			if err != nil {
+				return err
+			}
+			cfg, err := kubeconfig.Load(path)
+			if err != nil {
+				return err
+			}
+			var name string
+			switch {
+			case current && len(args) > 0:
+				return errors.New("you cannot specify both a context name and --current")
+			case current:
+				merged, err := g.Config()
+				if err != nil {
+					return err
+				}
+				if name = merged.CurrentContext; name == "" {
+					return errors.New("no current context is set")
+				}
+			case len(args) == 1:
+				name = args[0]
+			default:
+				return errors.New("you must specify a non-empty context name or --current")
+			}
+			idx := -1
+			for i, c := range cfg.Contexts {
+				if c.Name == name {
+					idx = i
+				}
+			}
+			verb := "modified"
+			if idx < 0 {
+				cfg.Contexts = append(cfg.Contexts, kubeconfig.NamedContext{Name: name})
+				idx, verb = len(cfg.Contexts)-1, "created"
+			}
+			ctx := &cfg.Contexts[idx].Context
+			f := cmd.Flags()
+			if f.Changed("cluster") {
+				ctx.Cluster = cluster
+			}
+			if f.Changed("user") {
+				ctx.AuthInfo = user
+			}
+			if f.Changed("namespace") {
+				ctx.Namespace = namespace
+			}
+			if err := kubeconfig.Write(path, cfg); err != nil {
+				return err
+			}
+			fmt.Fprintf(streams.Out, "Context %q %s.\n", name, verb)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&current, "current", false, "Modify the current context")
+	f.StringVar(&cluster, "cluster", "", "cluster for the context entry in kubeconfig")
+	f.StringVar(&user, "user", "", "user for the context entry in kubeconfig")
+	// Shadows the global -n: here it is the value to store.
+	f.StringVar(&namespace, "namespace", "", "namespace for the context entry in kubeconfig")
 	return cmd
 }
 

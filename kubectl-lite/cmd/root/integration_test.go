@@ -278,4 +278,33 @@ func TestIntegrationConfig(t *testing.T) {
 		t.Errorf("use-context = %q", out)
 	}
 	c.mustRun("", "version")
+
+	// set-context --current --namespace changes where namespaced verbs go.
+	if out := c.mustRun("", "config", "set-context", "--current", "--namespace=kube-system"); out != "Context \""+cur+"\" modified.\n" {
+		t.Errorf("set-context --current = %q", out)
+	}
+	if out := c.mustRun("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: here}\n", "apply", "-f", "-"); out != "configmap/here created\n" {
+		t.Errorf("apply = %q", out)
+	}
+	if _, err := client.Resource[api.ConfigMap](c.client).Namespace("kube-system").Get(context.Background(), "here"); err != nil {
+		t.Errorf("the context's namespace was not used: %v", err)
+	}
+	if out := c.mustRun("", "config", "view", "--minify", "-o", "jsonpath={.contexts[*].context.namespace}"); out != "kube-system" {
+		t.Errorf("config view --minify -o jsonpath = %q", out)
+	}
+	// A second context, then --context picks it for one command only.
+	cfgUser := strings.TrimSpace(c.mustRun("", "config", "view", "-o", "jsonpath={.contexts[0].context.user}"))
+	cfgCluster := strings.TrimSpace(c.mustRun("", "config", "view", "-o", "jsonpath={.contexts[0].context.cluster}"))
+	if out := c.mustRun("", "config", "set-context", "other", "--cluster="+cfgCluster, "--user="+cfgUser, "--namespace=team-x"); out != "Context \"other\" created.\n" {
+		t.Errorf("set-context other = %q", out)
+	}
+	if _, errOut, code := c.run("", "--context", "other", "get", "cm"); code != 0 || errOut != "No resources found in team-x namespace.\n" {
+		t.Errorf("--context other get cm: exit %d stderr %q", code, errOut)
+	}
+	if out := c.mustRun("", "config", "view", "--minify", "--context", "other", "-o", "jsonpath={.contexts[*].name}"); out != "other" {
+		t.Errorf("config view --minify --context other = %q", out)
+	}
+	if got := fields(c.mustRun("", "config", "get-contexts")); len(got) != 3 || got[2] != "other "+cfgCluster+" "+cfgUser+" team-x" {
+		t.Errorf("get-contexts after set-context: %q", got)
+	}
 }
