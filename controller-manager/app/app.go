@@ -19,6 +19,7 @@ import (
 	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
+	"github.com/minik8s/minik8s/internal/logging"
 	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
@@ -63,7 +64,14 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "Address to serve /healthz and /metrics on (plain HTTP).")
 	fs.IntVar(&o.Port, "port", o.Port, "Port to serve /healthz and /metrics on; 0 disables.")
 	fs.DurationVar(&o.MinResyncPeriod, "min-resync-period", o.MinResyncPeriod, "Resync period of the shared informers.")
-	fs.StringVar(&o.LogLevel, "v", o.LogLevel, "Log level: debug, info, warn, error.")
+	fs.Func("v", "Log level: debug, info, warn, error, or a kube verbosity number (4 and more is debug).", func(s string) error {
+		lvl, err := logging.ParseLevel(s)
+		if err != nil {
+			return err
+		}
+		o.LogLevel = lvl
+		return nil
+	})
 }
 
 // Enabled resolves --controllers against the known controllers.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -26,4 +27,22 @@ func New(level, component string) (*slog.Logger, error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})).With("component", component)
 	slog.SetDefault(log)
 	return log, nil
+}
+
+// ParseLevel maps a -v flag value to a level name for New: a name
+// (debug, info, warn, warning, error) or one of kube's verbosity numbers
+// (0-3 info, 4 and more debug), so manifests written for Kubernetes
+// (--v=2) start.
+func ParseLevel(s string) (string, error) {
+	if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+		if n >= 4 {
+			return "debug", nil
+		}
+		return "info", nil
+	}
+	switch l := strings.ToLower(s); l {
+	case "debug", "info", "warn", "warning", "error":
+		return l, nil
+	}
+	return "", fmt.Errorf("unknown log level %q: want debug, info, warn, error or a number", s)
 }

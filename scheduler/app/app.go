@@ -9,11 +9,11 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/events"
+	"github.com/minik8s/minik8s/internal/logging"
 	"github.com/minik8s/minik8s/scheduler/framework"
 	"github.com/minik8s/minik8s/scheduler/queue"
 	"github.com/minik8s/minik8s/scheduler/scheduling"
@@ -66,28 +66,13 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.PodMaxBackoff, "pod-max-backoff", o.PodMaxBackoff, "Maximum back-off of an unschedulable pod.")
 	fs.IntVar(&o.Parallelism, "parallelism", o.Parallelism, "Goroutines used to filter and score nodes.")
 	fs.Func("v", "Log level: debug, info, warn, error, or a kube verbosity number (4 and more is debug).", func(s string) error {
-		lvl, err := ParseLogLevel(s)
+		lvl, err := logging.ParseLevel(s)
 		if err != nil {
 			return err
 		}
 		o.LogLevel = lvl
 		return nil
 	})
-}
-
-// ParseLogLevel maps -v values to a logging level name.
-func ParseLogLevel(s string) (string, error) {
-	if n, err := strconv.Atoi(s); err == nil {
-		if n >= 4 {
-			return "debug", nil
-		}
-		return "info", nil
-	}
-	switch strings.ToLower(s) {
-	case "debug", "info", "warn", "warning", "error":
-		return strings.ToLower(s), nil
-	}
-	return "", fmt.Errorf("unknown log level %q", s)
 }
 
 // Validate checks the options.

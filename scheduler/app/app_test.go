@@ -14,6 +14,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/logging"
 	"github.com/minik8s/minik8s/scheduler/app"
 	"github.com/minik8s/minik8s/scheduler/schedtest"
 )
@@ -54,7 +55,7 @@ func TestOptions(t *testing.T) {
 		})
 	}
 	for in, want := range map[string]string{"2": "info", "4": "debug", "10": "debug", "warn": "warn"} {
-		if got, err := app.ParseLogLevel(in); err != nil || got != want {
+		if got, err := logging.ParseLevel(in); err != nil || got != want {
 			t.Errorf("ParseLogLevel(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
