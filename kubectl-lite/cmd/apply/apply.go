@@ -188,9 +188,16 @@ func NewCreateCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 					if err != nil {
 						return "", err
 					}
-					o.Object = nil
-					if err := json.Unmarshal(b, &o.Object); err != nil {
+					var withAnn map[string]any
+					if err := json.Unmarshal(b, &withAnn); err != nil {
 						return "", fmt.Errorf("encode %s: %w", o.Name(), err)
+					}
+					// Same map, so the caller's object sees the change.
+					for k := range o.Object {
+						delete(o.Object, k)
+					}
+					for k, v := range withAnn {
+						o.Object[k] = v
 					}
 				}
 				body, err := json.Marshal(o.Object)
@@ -210,6 +217,7 @@ func NewCreateCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	}
 	f.bind(cmd, "create")
 	dryRun.bind(cmd)
+	addGenerators(cmd, streams, g)
 	cmd.Flags().BoolVar(&saveConfig, "save-config", false, "If true, the configuration of current object will be saved in its annotation. Otherwise, the annotation will be unchanged. This flag is useful when you want to perform kubectl apply on this object in the future.")
 	return cmd
 }
