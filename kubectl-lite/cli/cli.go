@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
+	"syscall"
 
+	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/kubeconfig"
@@ -80,6 +84,11 @@ func (g *Globals) DefaultNamespace() (string, error) {
 // FormatError renders err as kubectl's single error line (without the
 // newline): "Error from server (NotFound): pods "x" not found" for an API
 // error, "error: ..." for anything else.
+//
+// As kubectl's StandardErrorMessage, a 401 reads "error: You must be logged
+// in to the server (...)", and a server that cannot be reached "The
+// connection to the server HOST was refused - did you specify the right
+// host or port?" or "Unable to connect to the server: ...".
 func FormatError(err error) string {
 	var se *apierrors.StatusError
 	if errors.As(err, &se) {
@@ -88,10 +97,24 @@ func FormatError(err error) string {
 		if msg == "" {
 			msg = se.Error()
 		}
-		if st.Reason == "" {
+		switch st.Reason {
+		case "":
 			return "Error from server: " + msg
+		case api.StatusReasonUnauthorized:
+			return fmt.Sprintf("error: You must be logged in to the server (%s)", msg)
 		}
 		return fmt.Sprintf("Error from server (%s): %s", st.Reason, msg)
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		if errors.Is(err, syscall.ECONNREFUSED) && op.Addr != nil {
+			return fmt.Sprintf("The connection to the server %s was refused - did you specify the right host or port?", op.Addr)
+		}
+		return "Unable to connect to the server: " + op.Error()
+	}
+	var cv *tls.CertificateVerificationError
+	if errors.As(err, &cv) {
+		return "Unable to connect to the server: " + cv.Error()
 	}
 	msg := err.Error()
 	if strings.HasPrefix(msg, "error: ") {

@@ -3,6 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"net"
+	"os"
+	"syscall"
 	"testing"
 
 	"github.com/minik8s/minik8s/api"
@@ -23,6 +26,13 @@ func TestFormatError(t *testing.T) {
 		{"no reason", apierrors.FromStatus(api.Status{Message: "boom"}), "Error from server: boom"},
 		{"plain", errors.New("the server doesn't have a resource type \"foo\""), `error: the server doesn't have a resource type "foo"`},
 		{"already prefixed", errors.New("error: x"), "error: x"},
+		{"unauthorized", apierrors.NewUnauthorized("Unauthorized"), "error: You must be logged in to the server (Unauthorized)"},
+		{"connection refused", fmt.Errorf("GET https://127.0.0.1:1/api: %w", &net.OpError{Op: "dial", Net: "tcp",
+			Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}),
+			"The connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?"},
+		{"unreachable", fmt.Errorf("GET https://10.9.9.9/api: %w", &net.OpError{Op: "dial", Net: "tcp",
+			Addr: &net.TCPAddr{IP: net.IPv4(10, 9, 9, 9), Port: 443}, Err: os.NewSyscallError("connect", syscall.EHOSTUNREACH)}),
+			"Unable to connect to the server: dial tcp 10.9.9.9:443: connect: no route to host"},
 		{"api error with source", AddSource("creating", "web.yaml", apierrors.NewNotFound(apierrors.GroupResource{Resource: "namespaces"}, "x")),
 			`Error from server (NotFound): error when creating "web.yaml": namespaces "x" not found`},
 		{"plain error with source", AddSource("deleting", "STDIN", errors.New("boom")), `error: error when deleting "STDIN": boom`},

@@ -2,6 +2,7 @@ package root_test
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/kubeconfig"
 )
 
 // TestIntegrationApplyInputs feeds apply every input shape kubectl reads: a
@@ -147,4 +149,34 @@ func TestIntegrationPartialApplyNamesFailures(t *testing.T) {
 	if _, err := cms.Get(ctx, "three"); !apierrors.IsNotFound(err) {
 		t.Errorf("configmap three after delete -f: %v", err)
 	}
+}
+
+// TestIntegrationConnectionErrors checks kubectl's lines for a rejected
+// credential and for a server that is not there.
+func TestIntegrationConnectionErrors(t *testing.T) {
+	c := startTLSCluster(t)
+	cfg, err := kubeconfig.Load(c.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad-token")
+	if err := kubeconfig.Write(bad, kubeconfig.NewForCluster(c.client.Host(), cfg.Clusters[0].Cluster.CertificateAuthorityData,
+		"mallory", kubeconfig.AuthInfo{Token: "not-a-token"}, "")); err != nil {
+		t.Fatal(err)
+	}
+	c.wantFail("error: You must be logged in to the server (Unauthorized)", "--kubeconfig", bad, "get", "pods")
+
+	// A port nothing listens on: take one, then free it.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	down := filepath.Join(dir, "down")
+	if err := kubeconfig.Write(down, kubeconfig.NewForCluster("https://"+addr, nil, "admin", kubeconfig.AuthInfo{Token: "x"}, "")); err != nil {
+		t.Fatal(err)
+	}
+	c.wantFail("The connection to the server "+addr+" was refused - did you specify the right host or port?", "--kubeconfig", down, "get", "pods")
 }
