@@ -3,10 +3,12 @@ package root_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gorilla/websocket"
@@ -104,4 +106,72 @@ func TestLogsExecStreams(t *testing.T) {
 		!strings.Contains(errOut, "Unable to use a TTY - input is not a terminal or the right kind of file") {
 		t.Errorf("exec -it without a tty: exit %d stderr %q", code, errOut)
 	}
+}
+
+// TestLogsSelectorAllContainers checks logs -l over several pods, with
+// --all-containers and --prefix, and kubectl's default of 10 lines.
+func TestLogsSelectorAllContainers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives the built binary")
+	}
+	mkPod := func(name string) api.Pod {
+		return api.Pod{TypeMeta: api.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+			ObjectMeta: api.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": "web"}},
+			Spec: api.PodSpec{InitContainers: []api.Container{{Name: "init"}},
+				Containers: []api.Container{{Name: "app"}, {Name: "sidecar"}}}}
+	}
+	var mu sync.Mutex
+	var queries []string
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/namespaces/default/pods", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("labelSelector") != "app=web" {
+			t.Errorf("pod list query %q", r.URL.RawQuery)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(api.PodList{TypeMeta: api.TypeMeta{APIVersion: "v1", Kind: "PodList"}, Items: []api.Pod{mkPod("web-b"), mkPod("web-a")}})
+	})
+	mux.HandleFunc("GET /api/v1/namespaces/default/pods/{pod}/log", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		queries = append(queries, r.PathValue("pod")+"?"+r.URL.RawQuery)
+		mu.Unlock()
+		fmt.Fprintf(w, "one from %s\ntwo from %s\n", r.URL.Query().Get("container"), r.PathValue("pod"))
+	})
+	s := httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := kubeconfig.Write(path, kubeconfig.NewForCluster(s.URL, nil, "admin", kubeconfig.AuthInfo{}, "")); err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{t: t, kubeconfig: path}
+
+	out, errOut, code := c.run("", "logs", "-l", "app=web", "--all-containers", "--prefix")
+	want := ""
+	for _, p := range []string{"web-a", "web-b"} {
+		for _, ctr := range []string{"init", "app", "sidecar"} {
+			want += "[pod/" + p + "/" + ctr + "] one from " + ctr + "\n[pod/" + p + "/" + ctr + "] two from " + p + "\n"
+		}
+	}
+	if code != 0 || out != want || errOut != "" {
+		t.Errorf("logs -l --all-containers --prefix: exit %d stderr %q stdout\n%s\nwant\n%s", code, errOut, out, want)
+	}
+	mu.Lock()
+	if len(queries) != 6 || queries[0] != "web-a?container=init&tailLines=10" {
+		t.Errorf("log requests %q", queries)
+	}
+	queries = nil
+	mu.Unlock()
+
+	// Following more streams than --max-log-requests is refused up front.
+	c.wantFail("error: you are attempting to follow 6 log streams, but maximum allowed concurrency is 5, use --max-log-requests to increase the limit",
+		"logs", "-f", "-l", "app=web", "--all-containers")
+	out, _, code = c.run("", "logs", "-l", "app=web", "-c", "app", "--tail=1", "--since-time=2026-12-02T17:00:00Z")
+	if code != 0 || out != "one from app\ntwo from web-a\none from app\ntwo from web-b\n" {
+		t.Errorf("logs -l -c app: exit %d stdout %q", code, out)
+	}
+	mu.Lock()
+	if len(queries) != 2 || queries[1] != "web-b?container=app&sinceTime=2026-12-02T17%3A00%3A00Z&tailLines=1" {
+		t.Errorf("log requests %q", queries)
+	}
+	mu.Unlock()
+	c.wantFail("error: only a selector (-l) or a POD name is allowed", "logs", "web-a", "-l", "app=web")
 }
