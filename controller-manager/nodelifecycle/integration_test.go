@@ -1,15 +1,20 @@
 package nodelifecycle_test
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/api/resource"
+	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/controller-manager/app"
 	"github.com/minik8s/minik8s/controller-manager/controller/controllertest"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/scheduler/scheduling"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -217,5 +222,115 @@ func TestAllNodesDown(t *testing.T) {
 	}
 	if p, err := client.Resource[api.Pod](cl.Client).Namespace("nl").Get(ctx, "p"); err != nil || p.DeletionTimestamp != nil {
 		t.Fatalf("pod evicted in master disruption mode: %+v, %v", p, err)
+	}
+}
+
+// A node that stops heartbeating loses its pods to the other nodes: the
+// node lifecycle controller taints it unreachable and evicts its pods once
+// their toleration runs out, the ReplicaSet controller replaces them, and
+// the real scheduler places the replacements on the healthy node only.
+func TestNodeLossMovesPodsElsewhere(t *testing.T) {
+	cl := controllertest.Start(t, []string{"nodelifecycle", "replicaset"}, func(o *app.Options) {
+		o.Controller.NodeMonitorGracePeriod = 3 * time.Second
+		o.Controller.NodeMonitorPeriod = 200 * time.Millisecond
+		o.Controller.NodeEvictionRate = 100
+	})
+	ctx := cl.Context(2 * time.Minute)
+	cl.Namespace("nl")
+	nodes := client.Resource[api.Node](cl.Client)
+	pods := client.Resource[api.Pod](cl.Client).Namespace("nl")
+	n1 := cl.StartNode("n1", 300*time.Millisecond)
+	cl.StartNode("n2", 300*time.Millisecond)
+	// Room for pods, and n2 cordoned so the first replicas all land on n1.
+	for _, name := range []string{"n1", "n2"} {
+		cl.Eventually(10*time.Second, "node "+name+" given allocatable", func() (bool, error) {
+			n, err := nodes.Get(ctx, name)
+			if err != nil {
+				return false, err
+			}
+			n.Status.Allocatable = api.ResourceList{api.ResourceCPU: resource.MustParse("4"), api.ResourceMemory: resource.MustParse("8Gi"), api.ResourcePods: resource.MustParse("110")}
+			n.Status.Capacity = n.Status.Allocatable
+			_, err = nodes.UpdateStatus(ctx, n)
+			return err == nil, err
+		})
+	}
+	setUnschedulable := func(name string, v bool) {
+		cl.Eventually(10*time.Second, "cordon "+name, func() (bool, error) {
+			n, err := nodes.Get(ctx, name)
+			if err != nil {
+				return false, err
+			}
+			n.Spec.Unschedulable = v
+			_, err = nodes.Update(ctx, n)
+			return err == nil, err
+		})
+	}
+	setUnschedulable("n2", true)
+
+	schedCtx, stopSched := context.WithCancel(ctx)
+	s, err := scheduling.New(scheduling.Config{Client: cl.Client, Logger: apiservertest.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schedDone := make(chan struct{})
+	go func() { defer close(schedDone); _ = s.Run(schedCtx) }()
+	t.Cleanup(func() { stopSched(); <-schedDone })
+
+	lbl := map[string]string{"app": "web"}
+	three := int32(3)
+	rs := &api.ReplicaSet{ObjectMeta: api.ObjectMeta{Namespace: "nl", Name: "web"}, Spec: api.ReplicaSetSpec{
+		Replicas: &three, Selector: &api.LabelSelector{MatchLabels: lbl},
+		Template: api.PodTemplateSpec{ObjectMeta: api.ObjectMeta{Labels: lbl}, Spec: api.PodSpec{
+			Containers:  []api.Container{{Name: "c", Image: "busybox"}},
+			Tolerations: []api.Toleration{{Key: api.TaintNodeUnreachable, Operator: api.TolerationOpExists, Effect: api.TaintEffectNoExecute, TolerationSeconds: ptr(int64(1))}},
+		}},
+	}}
+	if _, err := client.Resource[api.ReplicaSet](cl.Client).Namespace("nl").Create(ctx, rs); err != nil {
+		t.Fatal(err)
+	}
+	// placement returns the live (not terminating) pods per node.
+	placement := func() (map[string][]string, error) {
+		l, err := pods.List(ctx, client.ListOptions{LabelSelector: "app=web"})
+		if err != nil {
+			return nil, err
+		}
+		out := map[string][]string{}
+		for _, p := range l.Items {
+			if p.DeletionTimestamp == nil {
+				out[p.Spec.NodeName] = append(out[p.Spec.NodeName], p.Name)
+			}
+		}
+		return out, nil
+	}
+	var first []string
+	cl.Eventually(30*time.Second, "three replicas on n1", func() (bool, error) {
+		pl, err := placement()
+		first = pl["n1"]
+		return err == nil && len(pl) == 1 && len(first) == 3, fmt.Errorf("placement %v (%v)", pl, err)
+	})
+	for _, name := range first {
+		cl.SetPodStatus("nl", name, api.PodRunning, "", true)
+	}
+	setUnschedulable("n2", false)
+
+	n1.Pause()
+	cl.Eventually(60*time.Second, "the replicas replaced on n2", func() (bool, error) {
+		pl, err := placement()
+		return err == nil && len(pl) == 1 && len(pl["n2"]) == 3, fmt.Errorf("placement %v (%v)", pl, err)
+	})
+	for _, name := range first {
+		p, err := pods.Get(ctx, name)
+		if err == nil && p.DeletionTimestamp == nil {
+			t.Errorf("pod %s on the lost node was not evicted", name)
+		}
+	}
+	n, err := nodes.Get(ctx, "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if readyStatus(n) != api.ConditionUnknown || !slices.ContainsFunc(n.Spec.Taints, func(tt api.Taint) bool {
+		return tt.Key == api.TaintNodeUnreachable && tt.Effect == api.TaintEffectNoExecute
+	}) {
+		t.Errorf("n1: Ready=%s taints %+v, want Unknown and the unreachable NoExecute taint", readyStatus(n), n.Spec.Taints)
 	}
 }
