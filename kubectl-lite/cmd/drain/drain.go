@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -43,8 +44,34 @@ func nodes(ctx context.Context, c *client.Client, args []string, selector string
 	return out, nil
 }
 
-// setUnschedulable cordons or uncordons a node and says what it did.
-func setUnschedulable(ctx context.Context, c *client.Client, name string, unschedulable bool) (string, error) {
+// dryRunSuffix is what kubectl appends to a dry run's result lines.
+func dryRunSuffix(dryRun string) string {
+	switch dryRun {
+	case "client":
+		return " (dry run)"
+	case "server":
+		return " (server dry run)"
+	}
+	return ""
+}
+
+func validDryRun(dryRun string) error {
+	switch dryRun {
+	case "none", "client", "server":
+		return nil
+	}
+	return fmt.Errorf(`Invalid dry-run value (%s). Must be "none", "server", or "client".`, dryRun)
+}
+
+func bindDryRun(cmd *cobra.Command, v *string) {
+	cmd.Flags().StringVar(v, "dry-run", "none", `Must be "none", "server", or "client". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource.`)
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
+}
+
+// setUnschedulable cordons or uncordons a node and says what it did; a
+// client dry run sends nothing, a server one sends the patch with
+// dryRun=All.
+func setUnschedulable(ctx context.Context, c *client.Client, name string, unschedulable bool, dryRun string) (string, error) {
 	nc := client.Resource[api.Node](c)
 	n, err := nc.Get(ctx, name)
 	if err != nil {
@@ -58,14 +85,23 @@ func setUnschedulable(ctx context.Context, c *client.Client, name string, unsche
 		return "already " + verb, nil
 	}
 	p := fmt.Appendf(nil, `{"spec":{"unschedulable":%t}}`, unschedulable)
-	if _, err := nc.Patch(ctx, name, client.StrategicMergePatchType, p); err != nil {
-		return "", err
+	switch dryRun {
+	case "client":
+	case "server":
+		if _, err := c.Do(ctx, client.Request{Method: http.MethodPatch, Path: client.ResourcePath(nc.Info(), "", name),
+			Query: url.Values{"dryRun": {"All"}}, Body: p, ContentType: string(client.StrategicMergePatchType)}); err != nil {
+			return "", err
+		}
+	default:
+		if _, err := nc.Patch(ctx, name, client.StrategicMergePatchType, p); err != nil {
+			return "", err
+		}
 	}
-	return verb, nil
+	return verb + dryRunSuffix(dryRun), nil
 }
 
 func cordonCommand(streams cli.Streams, g *cli.Globals, cordon bool) *cobra.Command {
-	var selector string
+	var selector, dryRun string
 	use, short := "uncordon NODE", "Mark node as schedulable"
 	if cordon {
 		use, short = "cordon NODE", "Mark node as unschedulable"
@@ -75,6 +111,9 @@ func cordonCommand(streams cli.Streams, g *cli.Globals, cordon bool) *cobra.Comm
 		Short:   short,
 		Example: "  kubectl-lite " + strings.Fields(use)[0] + " node-1",
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := validDryRun(dryRun); err != nil {
+				return err
+			}
 			c, err := g.Client()
 			if err != nil {
 				return err
@@ -84,7 +123,7 @@ func cordonCommand(streams cli.Streams, g *cli.Globals, cordon bool) *cobra.Comm
 				return err
 			}
 			for _, n := range names {
-				msg, err := setUnschedulable(cmd.Context(), c, n, cordon)
+				msg, err := setUnschedulable(cmd.Context(), c, n, cordon, dryRun)
 				if err != nil {
 					return err
 				}
@@ -94,6 +133,7 @@ func cordonCommand(streams cli.Streams, g *cli.Globals, cordon bool) *cobra.Comm
 		},
 	}
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter on")
+	bindDryRun(cmd, &dryRun)
 	return cmd
 }
 
@@ -117,6 +157,9 @@ type Options struct {
 	Selector           string
 	PodSelector        string
 	DisableEviction    bool
+	// DryRun is "none", "client" (say what would be evicted) or "server"
+	// (send the cordon and the evictions with dryRun=All).
+	DryRun string
 }
 
 // NewDrainCommand returns the drain command.
@@ -135,6 +178,9 @@ controller need --force and pods with emptyDir volumes need
 		Example: `  kubectl-lite drain node-1 --ignore-daemonsets
   kubectl-lite drain node-1 --force --grace-period=0 --timeout=60s`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := validDryRun(o.DryRun); err != nil {
+				return err
+			}
 			c, err := g.Client()
 			if err != nil {
 				return err
@@ -147,7 +193,7 @@ controller need --force and pods with emptyDir volumes need
 			var failed []string
 			var errs []error
 			for _, n := range names {
-				msg, err := setUnschedulable(ctx, c, n, true)
+				msg, err := setUnschedulable(ctx, c, n, true, o.DryRun)
 				if err != nil {
 					return err
 				}
@@ -158,7 +204,7 @@ controller need --force and pods with emptyDir volumes need
 					errs = append(errs, err)
 					continue
 				}
-				fmt.Fprintf(streams.Out, "node/%s drained\n", n)
+				fmt.Fprintf(streams.Out, "node/%s drained%s\n", n, dryRunSuffix(o.DryRun))
 			}
 			if len(failed) > 0 {
 				fmt.Fprintf(streams.ErrOut, "There are pending nodes to be drained:\n")
@@ -179,6 +225,7 @@ controller need --force and pods with emptyDir volumes need
 	f.StringVarP(&o.Selector, "selector", "l", "", "Selector (label query) to filter on")
 	f.StringVar(&o.PodSelector, "pod-selector", "", "Label selector to filter pods on the node")
 	f.BoolVar(&o.DisableEviction, "disable-eviction", false, "Force drain to use delete, even if eviction is supported.")
+	bindDryRun(cmd, &o.DryRun)
 	return cmd
 }
 
@@ -288,6 +335,12 @@ func Drain(ctx context.Context, streams cli.Streams, c *client.Client, name stri
 	if len(victims) == 0 {
 		return nil
 	}
+	if o.DryRun == "client" {
+		for _, p := range victims {
+			fmt.Fprintf(streams.Out, "evicting pod %s/%s (dry run)\n", p.Namespace, p.Name)
+		}
+		return nil
+	}
 	evict := false
 	if !o.DisableEviction {
 		if evict, err = evictionSupported(ctx, c); err != nil {
@@ -304,9 +357,15 @@ func Drain(ctx context.Context, streams cli.Streams, c *client.Client, name stri
 		gp := o.GracePeriod
 		opts = &api.DeleteOptions{GracePeriodSeconds: &gp}
 	}
+	if o.DryRun == "server" {
+		if opts == nil {
+			opts = &api.DeleteOptions{}
+		}
+		opts.DryRun = []string{"All"}
+	}
 	for _, p := range victims {
 		if evict {
-			fmt.Fprintf(streams.Out, "evicting pod %s/%s\n", p.Namespace, p.Name)
+			fmt.Fprintf(streams.Out, "evicting pod %s/%s%s\n", p.Namespace, p.Name, dryRunSuffix(o.DryRun))
 			if err := evictPod(ctx, c, &p, opts); err != nil {
 				return timeoutError(ctx, o, err)
 			}
@@ -319,6 +378,13 @@ func Drain(ctx context.Context, streams cli.Streams, c *client.Client, name stri
 	verb := "deleted"
 	if evict {
 		verb = "evicted"
+	}
+	if o.DryRun == "server" {
+		// Nothing goes away in a dry run: there is nothing to wait for.
+		for _, p := range victims {
+			fmt.Fprintf(streams.Out, "pod/%s %s (server dry run)\n", p.Name, verb)
+		}
+		return nil
 	}
 	for _, p := range victims {
 		d := c.Dynamic(client.Resource[api.Pod](c).Info()).Namespace(p.Namespace)

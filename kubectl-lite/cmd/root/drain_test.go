@@ -60,6 +60,34 @@ func TestIntegrationCordonDrain(t *testing.T) {
 		t.Errorf("a refused drain deleted pods: %s", got)
 	}
 
+	// Dry runs say what would go and change nothing.
+	if out := c.mustRun("", "cordon", "n2", "--dry-run"); out != "node/n2 cordoned (dry run)\n" {
+		t.Errorf("cordon --dry-run = %q", out)
+	}
+	if out := c.mustRun("", "cordon", "n2", "--dry-run=server"); out != "node/n2 cordoned (server dry run)\n" {
+		t.Errorf("cordon --dry-run=server = %q", out)
+	}
+	if n, err := client.Resource[api.Node](c.client).Get(ctx, "n2"); err != nil || n.Spec.Unschedulable {
+		t.Errorf("a dry-run cordon cordoned: %v %v", n, err)
+	}
+	c.mustRun("", "uncordon", "n1")
+	for _, mode := range []string{"client", "server"} {
+		suffix := map[string]string{"client": " (dry run)", "server": " (server dry run)"}[mode]
+		out, _, code := c.run("", "drain", "n1", "--ignore-daemonsets", "--force", "--dry-run="+mode)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if code != 0 || len(lines) != 4 || lines[0] != "node/n1 cordoned"+suffix || lines[3] != "node/n1 drained"+suffix ||
+			!strings.Contains(out, "default/bare"+suffix+"\n") && !strings.Contains(out, "pod/bare deleted"+suffix+"\n") {
+			t.Errorf("drain --dry-run=%s: exit %d stdout %q", mode, code, out)
+		}
+		if got := podNames(t, c); got != "default/bare default/elsewhere default/rs-pod kube-system/ds-pod kube-system/static-n1" {
+			t.Errorf("drain --dry-run=%s deleted pods: %s", mode, got)
+		}
+		if n, err := client.Resource[api.Node](c.client).Get(ctx, "n1"); err != nil || n.Spec.Unschedulable {
+			t.Errorf("drain --dry-run=%s cordoned: %v %v", mode, n, err)
+		}
+	}
+	c.mustRun("", "cordon", "n1")
+
 	out, errOut, code = c.run("", "drain", "n1", "--ignore-daemonsets", "--force", "--grace-period=0", "--timeout=60s")
 	if code != 0 {
 		t.Fatalf("drain: exit %d stdout %q stderr %q", code, out, errOut)
