@@ -32,6 +32,8 @@ func Register(root *cobra.Command, g *cli.Globals) {
 		"rollout history":    typeThenNameOf(g, "deployments"),
 		"rollout undo":       typeThenNameOf(g, "deployments"),
 		"rollout restart":    typeThenNameOf(g, "deployments"),
+		"rollout pause":      typeThenNameOf(g, "deployments"),
+		"rollout resume":     typeThenNameOf(g, "deployments"),
 		"logs":               podNames(g),
 		"exec":               podNames(g),
 		"cordon":             namesOf(g, "nodes"),

@@ -3,6 +3,7 @@ package root_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -306,5 +307,66 @@ func TestIntegrationConfig(t *testing.T) {
 	}
 	if got := fields(c.mustRun("", "config", "get-contexts")); len(got) != 3 || got[2] != "other "+cfgCluster+" "+cfgUser+" team-x" {
 		t.Errorf("get-contexts after set-context: %q", got)
+	}
+}
+
+// TestIntegrationKubeconfigPrecedence runs the binary without --kubeconfig:
+// $KUBECONFIG files are merged (the first definition wins), and
+// ~/.kube/config is read only when $KUBECONFIG is empty.
+func TestIntegrationKubeconfigPrecedence(t *testing.T) {
+	c := startTLSCluster(t)
+	cfg, err := kubeconfig.Load(c.kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(env []string, args ...string) (string, string, int) {
+		t.Helper()
+		cmd := exec.Command(binary, args...)
+		cmd.Env = append(os.Environ(), env...)
+		var out, errOut strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errOut.String(), code
+	}
+
+	// ~/.kube/config when $KUBECONFIG is empty.
+	home := t.TempDir()
+	if err := kubeconfig.Write(filepath.Join(home, ".kube", "config"), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := run([]string{"HOME=" + home, "KUBECONFIG="}, "get", "ns", "default", "-o", "name"); code != 0 || out != "namespace/default\n" {
+		t.Errorf("with ~/.kube/config: exit %d stdout %q stderr %q", code, out, errOut)
+	}
+
+	// $KUBECONFIG: a file with only a context (namespace kube-system) that
+	// names the cluster and user of a second file; a missing file is skipped.
+	dir := t.TempDir()
+	ctxOnly := &kubeconfig.Config{CurrentContext: "mine", Contexts: []kubeconfig.NamedContext{{Name: "mine",
+		Context: kubeconfig.Context{Cluster: cfg.Contexts[0].Context.Cluster, AuthInfo: cfg.Contexts[0].Context.AuthInfo, Namespace: "kube-system"}}}}
+	first := filepath.Join(dir, "first")
+	if err := kubeconfig.Write(first, ctxOnly); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOME=" + t.TempDir(), "KUBECONFIG=" + first + string(filepath.ListSeparator) + filepath.Join(dir, "missing") + string(filepath.ListSeparator) + c.kubeconfig}
+	if out, _, code := run(env, "config", "current-context"); code != 0 || out != "mine\n" {
+		t.Errorf("merged current-context: exit %d %q", code, out)
+	}
+	if _, errOut, code := run(env, "get", "cm"); code != 0 || errOut != "No resources found in kube-system namespace.\n" {
+		t.Errorf("merged kubeconfig get cm: exit %d stderr %q", code, errOut)
+	}
+	// --kubeconfig wins over $KUBECONFIG.
+	if out, _, code := run(env, "--kubeconfig", c.kubeconfig, "config", "current-context"); code != 0 || out != cfg.CurrentContext+"\n" {
+		t.Errorf("--kubeconfig over $KUBECONFIG: exit %d %q", code, out)
+	}
+	// Nothing anywhere: kubectl's message.
+	if _, errOut, code := run([]string{"HOME=" + t.TempDir(), "KUBECONFIG="}, "get", "pods"); code != 1 ||
+		errOut != "error: invalid configuration: no configuration has been provided\n" {
+		t.Errorf("no kubeconfig: exit %d stderr %q", code, errOut)
 	}
 }
