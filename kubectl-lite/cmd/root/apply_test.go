@@ -10,6 +10,8 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/apiserver/apiservertest"
+	"github.com/minik8s/minik8s/apiserver/app"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/kubeconfig"
 )
@@ -154,12 +156,28 @@ func TestIntegrationPartialApplyNamesFailures(t *testing.T) {
 // TestIntegrationConnectionErrors checks kubectl's lines for a rejected
 // credential and for a server that is not there.
 func TestIntegrationConnectionErrors(t *testing.T) {
-	c := startTLSCluster(t)
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens.csv")
+	if err := os.WriteFile(tokens, []byte("bob-token,bob,uid-bob,\"devs\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := apiservertest.Start(t, apiservertest.WithTLS, func(o *app.Options) { o.TokenAuthFile = tokens })
+	c := newCluster(t, s.Options.WriteKubeconfig)
 	cfg, err := kubeconfig.Load(c.kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	// An authenticated user without permission: the server's Forbidden.
+	bob := filepath.Join(dir, "bob")
+	if err := kubeconfig.Write(bob, kubeconfig.NewForCluster(c.client.Host(), cfg.Clusters[0].Cluster.CertificateAuthorityData,
+		"bob", kubeconfig.AuthInfo{Token: "bob-token"}, "")); err != nil {
+		t.Fatal(err)
+	}
+	c.wantFail(`Error from server (Forbidden): pods is forbidden: User "bob" cannot list resource "pods" in API group "" in the namespace "default"`,
+		"--kubeconfig", bob, "get", "pods")
+	c.wantFailIn(oneCM, `Error from server (Forbidden): error when retrieving current configuration of "STDIN": configmaps "dry" is forbidden: User "bob" cannot get resource "configmaps" in API group "" in the namespace "default"`,
+		"--kubeconfig", bob, "apply", "-f", "-")
+
 	bad := filepath.Join(dir, "bad-token")
 	if err := kubeconfig.Write(bad, kubeconfig.NewForCluster(c.client.Host(), cfg.Clusters[0].Cluster.CertificateAuthorityData,
 		"mallory", kubeconfig.AuthInfo{Token: "not-a-token"}, "")); err != nil {
