@@ -18,6 +18,8 @@
 #   --root-dir DIR          kubelet state (default /var/lib/kubelet)
 #   --containerd-address S  containerd socket (default /run/containerd/containerd.sock)
 #   --cni-conf-dir DIR      (default /etc/cni/net.d)
+#   --cluster-dns IP        pods' resolver, the kube-dns Service of the
+#                           cluster-dns add-on (default 10.96.0.10; "" for none)
 #   --no-apt                do not install packages
 #   --no-systemd            start the kubelet in the background; log in
 #                           /var/log/minik8s-kubelet.log, pid in /run/minik8s-kubelet.pid
@@ -35,6 +37,7 @@ die() {
 
 server="" token="" hash="" node_name="" node_ip="" kubelet_src="$here/bin/kubelet"
 root_dir=/var/lib/kubelet sock=/run/containerd/containerd.sock cni_conf=/etc/cni/net.d
+cluster_dns=10.96.0.10
 apt=1 systemd=1 wait=60 stop=0 extra=()
 pidfile=/run/minik8s-kubelet.pid logfile=/var/log/minik8s-kubelet.log
 while [ $# -gt 0 ]; do
@@ -48,6 +51,7 @@ while [ $# -gt 0 ]; do
 	--root-dir) root_dir=$2; shift ;;
 	--containerd-address) sock=$2; shift ;;
 	--cni-conf-dir) cni_conf=$2; shift ;;
+	--cluster-dns) cluster_dns=$2; shift ;;
 	--no-apt) apt=0 ;;
 	--no-systemd) systemd=0 ;;
 	--wait) wait=$2; shift ;;
@@ -55,7 +59,7 @@ while [ $# -gt 0 ]; do
 	--log-file) logfile=$2; shift ;;
 	--stop) stop=1 ;;
 	--) shift; extra=("$@"); break ;;
-	-h | --help) sed -n '2,29s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,31s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 	shift
@@ -114,6 +118,7 @@ args=(--kubeconfig "$root_dir/kubeconfig" --root-dir "$root_dir" --containerd-ad
 	--cni-conf-dir "$cni_conf" --cni-bin-dir /usr/lib/cni)
 [ -n "$node_name" ] && args+=(--hostname-override "$node_name")
 [ -n "$node_ip" ] && args+=(--node-ip "$node_ip")
+[ -n "$cluster_dns" ] && args+=(--cluster-dns "$cluster_dns")
 if [ ! -s "$root_dir/kubeconfig" ]; then
 	args+=(--server "$server" --token "$token" --discovery-token-ca-cert-hash "$hash")
 fi

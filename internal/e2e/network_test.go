@@ -493,7 +493,7 @@ func (s *netScenario) throughput() {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	const rounds, n = 3, 100
+	const rounds, n = 6, 50
 	var direct, viaSvc time.Duration
 	for range rounds {
 		for _, m := range []struct {

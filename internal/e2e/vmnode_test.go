@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/kubelet/proxy"
 )
 
 // hostNode is the node name this machine joins as.
@@ -79,6 +80,12 @@ func TestHostNode(t *testing.T) {
 			})
 		}
 		_, _ = c.Run(ctx, filepath.Join(c.Root, "scripts", "install-node.sh"), "--stop", "--pid-file", pidfile)
+		// Its service proxy programmed this machine's iptables; like
+		// kube-proxy's rules they outlive it: remove them (no other
+		// service proxy runs on this machine).
+		if err := proxy.Cleanup(proxy.IPTables{}); err != nil {
+			t.Logf("removing the host kubelet's service rules: %v", err)
+		}
 		_, _ = c.Kubectl(ctx, "delete", "node", hostNode)
 		if log, err := os.ReadFile(logfile); err == nil && t.Failed() {
 			t.Logf("kubelet log:\n%s", tail(string(log), 40))
