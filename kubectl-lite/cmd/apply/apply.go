@@ -65,13 +65,16 @@ func (d DryRun) suffix() string {
 }
 
 // writer sends the writes of apply, create and replace, with ?dryRun=All
-// for a server dry run and not at all for a client one.
+// for a server dry run and not at all for a client one. It keeps the
+// server's answer to the last write (or, for unchanged objects, the live
+// object) for -o.
 type writer struct {
-	c   *client.Client
-	dry DryRun
+	c    *client.Client
+	dry  DryRun
+	resp []byte
 }
 
-func (w writer) send(ctx context.Context, method string, o manifest.Object, name, contentType string, body []byte) ([]byte, error) {
+func (w *writer) send(ctx context.Context, method string, o manifest.Object, name, contentType string, body []byte) ([]byte, error) {
 	if w.dry == "client" {
 		return nil, nil
 	}
@@ -79,13 +82,17 @@ func (w writer) send(ctx context.Context, method string, o manifest.Object, name
 	if w.dry == "server" {
 		q = url.Values{"dryRun": {"All"}}
 	}
-	return w.c.Do(ctx, client.Request{Method: method, Path: client.ResourcePath(o.Info, o.Namespace(), name),
+	resp, err := w.c.Do(ctx, client.Request{Method: method, Path: client.ResourcePath(o.Info, o.Namespace(), name),
 		Query: q, Body: body, ContentType: contentType})
+	if err == nil {
+		w.resp = resp
+	}
+	return resp, err
 }
 
 // create POSTs body and returns the name the server gave the object (the
 // manifest's, or one made from generateName).
-func (w writer) create(ctx context.Context, o manifest.Object, body []byte) (string, error) {
+func (w *writer) create(ctx context.Context, o manifest.Object, body []byte) (string, error) {
 	resp, err := w.send(ctx, http.MethodPost, o, "", "", body)
 	if err != nil {
 		return "", err
@@ -101,12 +108,12 @@ func (w writer) create(ctx context.Context, o manifest.Object, body []byte) (str
 	return o.Name(), nil
 }
 
-func (w writer) patch(ctx context.Context, o manifest.Object, body []byte) error {
+func (w *writer) patch(ctx context.Context, o manifest.Object, body []byte) error {
 	_, err := w.send(ctx, http.MethodPatch, o, o.Name(), string(client.StrategicMergePatchType), body)
 	return err
 }
 
-func (w writer) replace(ctx context.Context, o manifest.Object, body []byte) error {
+func (w *writer) replace(ctx context.Context, o manifest.Object, body []byte) error {
 	_, err := w.send(ctx, http.MethodPut, o, o.Name(), "", body)
 	return err
 }
@@ -116,6 +123,7 @@ func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	var (
 		f      Files
 		dryRun DryRun
+		output string
 	)
 	cmd := &cobra.Command{
 		Use:   "apply -f FILENAME",
@@ -136,6 +144,9 @@ fields set by others are kept. JSON and YAML formats are accepted.`,
 			if err := dryRun.validate(); err != nil {
 				return err
 			}
+			if err := validOutput(output); err != nil {
+				return err
+			}
 			objs, err := Objects(streams, g, f)
 			if err != nil {
 				return err
@@ -144,14 +155,15 @@ fields set by others are kept. JSON and YAML formats are accepted.`,
 			if err != nil {
 				return err
 			}
-			w := writer{c: c, dry: dryRun}
-			return each(streams, "apply", objs, func(o manifest.Object) (string, error) {
+			w := &writer{c: c, dry: dryRun}
+			return each(streams, "apply", objs, output, w, func(o manifest.Object) (string, error) {
 				return applyOne(cmd.Context(), c, w, o, streams.ErrOut)
 			})
 		},
 	}
 	f.bind(cmd, "apply")
 	dryRun.bind(cmd)
+	bindOutput(cmd, &output)
 	return cmd
 }
 
@@ -161,6 +173,7 @@ func NewCreateCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 		f          Files
 		dryRun     DryRun
 		saveConfig bool
+		output     string
 	)
 	cmd := &cobra.Command{
 		Use:   "create -f FILENAME",
@@ -173,6 +186,9 @@ func NewCreateCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 			if err := dryRun.validate(); err != nil {
 				return err
 			}
+			if err := validOutput(output); err != nil {
+				return err
+			}
 			objs, err := Objects(streams, g, f)
 			if err != nil {
 				return err
@@ -181,8 +197,8 @@ func NewCreateCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			w := writer{c: c, dry: dryRun}
-			return each(streams, "create", objs, func(o manifest.Object) (string, error) {
+			w := &writer{c: c, dry: dryRun}
+			return each(streams, "create", objs, output, w, func(o manifest.Object) (string, error) {
 				if saveConfig {
 					b, err := withLastApplied(o.Object)
 					if err != nil {
@@ -217,6 +233,7 @@ func NewCreateCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	}
 	f.bind(cmd, "create")
 	dryRun.bind(cmd)
+	bindOutput(cmd, &output)
 	addGenerators(cmd, streams, g)
 	cmd.Flags().BoolVar(&saveConfig, "save-config", false, "If true, the configuration of current object will be saved in its annotation. Otherwise, the annotation will be unchanged. This flag is useful when you want to perform kubectl apply on this object in the future.")
 	return cmd
@@ -229,6 +246,7 @@ func NewReplaceCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 		f      Files
 		dryRun DryRun
 		force  bool
+		output string
 	)
 	cmd := &cobra.Command{
 		Use:   "replace -f FILENAME",
@@ -244,6 +262,9 @@ cleared. The object must exist. With --force it is deleted and re-created.`,
 			if err := dryRun.validate(); err != nil {
 				return err
 			}
+			if err := validOutput(output); err != nil {
+				return err
+			}
 			objs, err := Objects(streams, g, f)
 			if err != nil {
 				return err
@@ -252,9 +273,9 @@ cleared. The object must exist. With --force it is deleted and re-created.`,
 			if err != nil {
 				return err
 			}
-			w := writer{c: c, dry: dryRun}
+			w := &writer{c: c, dry: dryRun}
 			ctx := cmd.Context()
-			return each(streams, "replace", objs, func(o manifest.Object) (string, error) {
+			return each(streams, "replace", objs, output, w, func(o manifest.Object) (string, error) {
 				res, err := replaceOne(ctx, c, w, o, force)
 				return res, cli.AddSource("replacing", o.Source, err)
 			})
@@ -262,13 +283,14 @@ cleared. The object must exist. With --force it is deleted and re-created.`,
 	}
 	f.bind(cmd, "replace")
 	dryRun.bind(cmd)
+	bindOutput(cmd, &output)
 	cmd.Flags().BoolVar(&force, "force", false, "If true, immediately remove resources from API and bypass graceful deletion, then re-create them.")
 	return cmd
 }
 
 // replaceOne PUTs o over the live object, or with force deletes it and
 // creates o.
-func replaceOne(ctx context.Context, c *client.Client, w writer, o manifest.Object, force bool) (string, error) {
+func replaceOne(ctx context.Context, c *client.Client, w *writer, o manifest.Object, force bool) (string, error) {
 	if o.Name() == "" {
 		return "", errors.New("resource name may not be empty")
 	}
@@ -339,16 +361,31 @@ func Objects(streams cli.Streams, g *cli.Globals, f Files) ([]manifest.Object, e
 	return objs, nil
 }
 
+func bindOutput(cmd *cobra.Command, v *string) {
+	cmd.Flags().StringVarP(v, "output", "o", "", "Output format. One of: (json, yaml, name).")
+}
+
+func validOutput(o string) error {
+	switch o {
+	case "", "json", "yaml", "name":
+		return nil
+	}
+	return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: json,name,yaml", o)
+}
+
 // each runs fn on every object, printing "kind.group/name RESULT" for
-// successes. It goes on after a failure, as kubectl does, so the output
-// says which objects were changed; every failure but the last is printed
-// here and the last is returned for the exit path.
-func each(streams cli.Streams, verb string, objs []manifest.Object, fn func(manifest.Object) (string, error)) error {
+// successes (or, with -o, the object as the server returned it). It goes
+// on after a failure, as kubectl does, so the output says which objects
+// were changed; every failure but the last is printed here and the last is
+// returned for the exit path.
+func each(streams cli.Streams, verb string, objs []manifest.Object, output string, w *writer, fn func(manifest.Object) (string, error)) error {
 	if len(objs) == 0 {
 		return fmt.Errorf("no objects passed to %s", verb)
 	}
 	var last error
+	printed := 0
 	for _, o := range objs {
+		w.resp = nil
 		result, err := fn(o)
 		if err != nil {
 			if last != nil {
@@ -357,14 +394,37 @@ func each(streams cli.Streams, verb string, objs []manifest.Object, fn func(mani
 			last = err
 			continue
 		}
-		fmt.Fprintf(streams.Out, "%s/%s %s\n", printers.ResourceName(o.Info.Kind, o.Info.Group), o.Name(), result)
+		name := printers.ResourceName(o.Info.Kind, o.Info.Group) + "/" + o.Name()
+		switch output {
+		case "":
+			fmt.Fprintf(streams.Out, "%s %s\n", name, result)
+		case "name":
+			fmt.Fprintln(streams.Out, name)
+		default:
+			obj := o.Object
+			if w.resp != nil {
+				var m map[string]any
+				dec := json.NewDecoder(bytes.NewReader(w.resp))
+				dec.UseNumber()
+				if err := dec.Decode(&m); err == nil {
+					obj = m
+				}
+			}
+			if output == "yaml" && printed > 0 {
+				fmt.Fprintln(streams.Out, "---")
+			}
+			if err := printers.PrintObjects(streams.Out, output, []printers.Obj{obj}, false); err != nil {
+				return err
+			}
+		}
+		printed++
 	}
 	return last
 }
 
 // applyOne creates o when missing, else patches the live object with the
 // three-way merge of last-applied, o and live.
-func applyOne(ctx context.Context, c *client.Client, w writer, o manifest.Object, warn io.Writer) (string, error) {
+func applyOne(ctx context.Context, c *client.Client, w *writer, o manifest.Object, warn io.Writer) (string, error) {
 	if o.Name() == "" {
 		if o.GenerateName() != "" {
 			return "", fmt.Errorf("from %s: cannot use generate name with apply", o.Source)
@@ -410,6 +470,7 @@ func applyOne(ctx context.Context, c *client.Client, w writer, o manifest.Object
 		return "", fmt.Errorf("creating patch with:\noriginal:\n%s\nmodified:\n%s\ncurrent:\n%s\nfor: %q: %w", original, modified, current, o.Source, err)
 	}
 	if isEmptyPatch(p) {
+		w.resp = current
 		return "unchanged" + suffix, nil
 	}
 	if err := w.patch(ctx, o, p); err != nil {

@@ -74,7 +74,7 @@ func (gen *generated) run(cmd *cobra.Command, streams cli.Streams, g *cli.Global
 		if err != nil {
 			return err
 		}
-		resp, err := writer{c: c, dry: gen.dryRun}.send(cmd.Context(), "POST", o, "", "", body)
+		resp, err := (&writer{c: c, dry: gen.dryRun}).send(cmd.Context(), "POST", o, "", "", body)
 		if err != nil {
 			return err
 		}

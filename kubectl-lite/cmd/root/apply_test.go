@@ -2,6 +2,7 @@ package root_test
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -197,4 +198,47 @@ func TestIntegrationConnectionErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.wantFail("The connection to the server "+addr+" was refused - did you specify the right host or port?", "--kubeconfig", down, "get", "pods")
+}
+
+// TestIntegrationApplyOutput checks -o on apply, create -f and replace: the
+// object as the server returned it (a server dry run shows the result it
+// would store), or its name.
+func TestIntegrationApplyOutput(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	if out := c.mustRun(oneCM, "create", "-f", "-", "-o", "name"); out != "configmap/dry\n" {
+		t.Errorf("create -o name = %q", out)
+	}
+	changed := strings.Replace(oneCM, `a: "1"`, `a: "2"`, 1)
+	var got struct {
+		Data     map[string]string
+		Metadata struct {
+			UID         string
+			Annotations map[string]string
+		}
+	}
+	if err := json.Unmarshal([]byte(c.mustRun(changed, "apply", "-f", "-", "--dry-run=server", "-o", "json")), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Data["a"] != "2" || got.Metadata.UID == "" || got.Metadata.Annotations["kubectl.kubernetes.io/last-applied-configuration"] == "" {
+		t.Errorf("apply --dry-run=server -o json = %+v", got)
+	}
+	cm, err := client.Resource[api.ConfigMap](c.client).Namespace("default").Get(ctx, "dry")
+	if err != nil || cm.Data["a"] != "1" {
+		t.Errorf("server dry run changed the object: %v %v", cm, err)
+	}
+	two := changed + "---\n" + strings.Replace(oneCM, "name: dry", "name: second", 1)
+	out := c.mustRun(two, "apply", "-f", "-", "-o", "yaml")
+	if docs := strings.Split(out, "\n---\n"); len(docs) != 2 || !strings.Contains(docs[0], "name: dry") || !strings.Contains(docs[0], `a: "2"`) ||
+		!strings.Contains(docs[1], "name: second") || !strings.Contains(docs[1], "uid: ") {
+		t.Errorf("apply -o yaml of two objects:\n%s", out)
+	}
+	// An unchanged object prints as it is on the server.
+	if out := c.mustRun(changed, "apply", "-f", "-", "-o", "json"); !strings.Contains(out, `"resourceVersion"`) {
+		t.Errorf("apply -o json of an unchanged object = %q", out)
+	}
+	if out := c.mustRun(changed, "replace", "-f", "-", "-o", "name"); out != "configmap/dry\n" {
+		t.Errorf("replace -o name = %q", out)
+	}
+	c.wantFailIn(changed, `error: unable to match a printer suitable for the output format "wide", allowed formats are: json,name,yaml`, "apply", "-f", "-", "-o", "wide")
 }
