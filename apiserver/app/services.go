@@ -157,22 +157,69 @@ func (a *APIServer) ensureKubernetesService(ctx context.Context, clusterIP strin
 		if apierrors.IsAlreadyExists(err) {
 			err = nil
 		}
+	case err != nil:
+	default:
+		e := curEp.(*api.Endpoints)
+		if len(e.Subsets) != 1 || len(e.Subsets[0].Addresses) != 1 || e.Subsets[0].Addresses[0].IP != ip ||
+			len(e.Subsets[0].Ports) != 1 || e.Subsets[0].Ports[0].Port != int32(port) {
+			_, err = eps.Mutate(ctx, api.NamespaceDefault, "kubernetes", "", registry.WriteOptions{}, func(cur api.Object) (api.Object, error) {
+				e := cur.(*api.Endpoints)
+				e.Subsets = wantEp.Subsets
+				return e, nil
+			})
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return a.ensureKubernetesEndpointSlice(ctx, ip, port)
+}
+
+// ensureKubernetesEndpointSlice keeps default/kubernetes's EndpointSlice,
+// which service proxies read, as kube-apiserver's endpoint reconciler
+// writes it beside the Endpoints (which carry skip-mirror for that reason).
+func (a *APIServer) ensureKubernetesEndpointSlice(ctx context.Context, ip string, port int) error {
+	slices := a.Store("discovery.k8s.io", "endpointslices")
+	if slices == nil {
+		return nil
+	}
+	name, proto, ready := "https", api.ProtocolTCP, true
+	want := &api.EndpointSlice{
+		ObjectMeta: api.ObjectMeta{Name: "kubernetes", Namespace: api.NamespaceDefault,
+			Labels: map[string]string{api.LabelServiceName: "kubernetes"}},
+		AddressType: api.AddressTypeIPv4,
+		Endpoints:   []api.Endpoint{{Addresses: []string{ip}, Conditions: api.EndpointConditions{Ready: &ready}}},
+		Ports:       []api.EndpointSlicePort{{Name: &name, Port: ptrTo(int32(port)), Protocol: &proto}},
+	}
+	cur, err := slices.Get(ctx, api.NamespaceDefault, "kubernetes")
+	switch {
+	case apierrors.IsNotFound(err):
+		_, err = slices.Create(ctx, api.NamespaceDefault, want, registry.WriteOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			err = nil
+		}
 		return err
 	case err != nil:
 		return err
 	}
-	e := curEp.(*api.Endpoints)
-	if len(e.Subsets) == 1 && len(e.Subsets[0].Addresses) == 1 && e.Subsets[0].Addresses[0].IP == ip &&
-		len(e.Subsets[0].Ports) == 1 && e.Subsets[0].Ports[0].Port == int32(port) {
+	s := cur.(*api.EndpointSlice)
+	if len(s.Endpoints) == 1 && len(s.Endpoints[0].Addresses) == 1 && s.Endpoints[0].Addresses[0] == ip &&
+		len(s.Ports) == 1 && s.Ports[0].Port != nil && *s.Ports[0].Port == int32(port) && s.Labels[api.LabelServiceName] == "kubernetes" {
 		return nil
 	}
-	_, err = eps.Mutate(ctx, api.NamespaceDefault, "kubernetes", "", registry.WriteOptions{}, func(cur api.Object) (api.Object, error) {
-		e := cur.(*api.Endpoints)
-		e.Subsets = wantEp.Subsets
-		return e, nil
+	_, err = slices.Mutate(ctx, api.NamespaceDefault, "kubernetes", "", registry.WriteOptions{}, func(cur api.Object) (api.Object, error) {
+		s := cur.(*api.EndpointSlice)
+		if s.Labels == nil {
+			s.Labels = map[string]string{}
+		}
+		s.Labels[api.LabelServiceName] = "kubernetes"
+		s.AddressType, s.Endpoints, s.Ports = want.AddressType, want.Endpoints, want.Ports
+		return s, nil
 	})
 	return err
 }
+
+func ptrTo[T any](v T) *T { return &v }
 
 // endpointAddress is the address pods reach this apiserver on: the
 // advertise address, else the first non-loopback IPv4 address of an

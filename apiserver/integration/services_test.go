@@ -72,6 +72,24 @@ func TestServiceAllocation(t *testing.T) {
 		t.Fatalf("kubernetes service clusterIP %v, want 10.96.0.1", ip)
 	}
 	c.must(200, "GET", "/api/v1/namespaces/default/endpoints/kubernetes", nil)
+	// Service proxies read EndpointSlices: the apiserver writes one too.
+	for {
+		r := c.do("GET", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes", nil, "")
+		if r.Code == 200 {
+			sl := r.obj(t)
+			labels, _ := sl["metadata"].(map[string]any)["labels"].(map[string]any)
+			eps, _ := sl["endpoints"].([]any)
+			ports, _ := sl["ports"].([]any)
+			if labels["kubernetes.io/service-name"] != "kubernetes" || len(eps) != 1 || len(ports) != 1 {
+				t.Fatalf("kubernetes EndpointSlice %s; want the service-name label, one endpoint and one port", r.Body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no kubernetes EndpointSlice: %d %s", r.Code, r.Body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 
 	// Dynamic ClusterIPs: in range, distinct, never the first address.
 	seen := map[string]bool{"10.96.0.1": true}

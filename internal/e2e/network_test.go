@@ -182,6 +182,7 @@ func TestNetworkServices(t *testing.T) {
 		{"ClusterIPReachesAllBackends", (*netScenario).clusterIP},
 		{"DNSNameReachesAllBackends", (*netScenario).dnsName},
 		{"HeadlessServiceResolvesToPods", (*netScenario).headless},
+		{"KubernetesServiceReachesAPIServer", (*netScenario).kubernetesService},
 		{"SessionAffinityClientIP", (*netScenario).sticky},
 		{"ThroughputClusterIPVsPodIP", (*netScenario).throughput},
 		{"DeletedBackendGetsNoTraffic", (*netScenario).deletedBackend},
@@ -538,6 +539,20 @@ func (s *netScenario) headless() {
 		}
 		return true, "", nil
 	})
+}
+
+// kubernetesService connects from every client to the apiserver through
+// default/kubernetes, by ClusterIP and by the name in-cluster clients use.
+func (s *netScenario) kubernetesService() {
+	for node, c := range s.clients {
+		for _, host := range []string{"10.96.0.1", "kubernetes.default"} {
+			// busybox nc exits 0 once connected; stdin at EOF closes it.
+			out, err := s.c.Kubectl(s.ctx, "exec", "-n", netNS, c.Name, "--", "sh", "-c", "timeout 5 nc "+host+" 443 </dev/null")
+			if err != nil {
+				s.t.Errorf("TCP connect to %s:443 from %s on %s: %q %v", host, c.Name, node, out, err)
+			}
+		}
+	}
 }
 
 // sticky expects a sessionAffinity: ClientIP Service to send every request
