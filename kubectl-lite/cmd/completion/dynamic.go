@@ -26,6 +26,7 @@ func Register(root *cobra.Command, g *cli.Globals) {
 		"edit":               typed,
 		"label":              typed,
 		"annotate":           typed,
+		"wait":               typed,
 		"scale":              typeThenNameOf(g, "deployments", "replicasets"),
 		"set image":          typeThenNameOf(g, "deployments", "replicasets", "pods", "jobs"),
 		"rollout status":     typeThenNameOf(g, "deployments"),

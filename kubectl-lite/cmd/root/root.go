@@ -26,6 +26,7 @@ import (
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/set"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/token"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/version"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/wait"
 )
 
 // NewCommand returns the root command with every verb wired to streams.
@@ -67,6 +68,7 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 		drain.NewDrainCommand(streams, g),
 		logs.NewCommand(streams, g),
 		exec.NewCommand(streams, g),
+		wait.NewCommand(streams, g),
 		completion.NewCommand(streams),
 	)
 	completion.Register(cmd, g)
