@@ -155,7 +155,25 @@ func TestProxyInNetns(t *testing.T) {
 		return nil
 	})
 
-	// Deleting the Service removes its rules.
+	// Deleting the Service removes its rules: every line naming it and
+	// every chain of its (the apiserver's own default/kubernetes stays).
+	save, err := runner.Save("nat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chains []string
+	for _, l := range strings.Split(string(save), "\n") {
+		if strings.Contains(l, `"default/web`) {
+			for _, f := range strings.Fields(l) {
+				if strings.HasPrefix(f, svcPrefix) || strings.HasPrefix(f, sepPrefix) {
+					chains = append(chains, f)
+				}
+			}
+		}
+	}
+	if len(chains) == 0 {
+		t.Fatalf("no chains of default/web in:\n%s", save)
+	}
 	if err := svcs.Delete(ctx, "web", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -164,9 +182,12 @@ func TestProxyInNetns(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		for _, prefix := range []string{svcPrefix, sepPrefix} {
-			if strings.Contains(string(save), prefix) {
-				return fmt.Errorf("%s chains remain:\n%s", prefix, save)
+		if strings.Contains(string(save), `"default/web`) {
+			return fmt.Errorf("rules of default/web remain:\n%s", save)
+		}
+		for _, c := range chains {
+			if strings.Contains(string(save), c) {
+				return fmt.Errorf("chain %s remains:\n%s", c, save)
 			}
 		}
 		return nil
