@@ -27,7 +27,10 @@ type Options struct {
 	// LabelColumns are -L keys: one column each, before LABELS, headed by
 	// the key's last path segment in upper case.
 	LabelColumns []string
-	Now          time.Time
+	// Event, when set, is printed in a first EVENT column
+	// (get -w --output-watch-events).
+	Event string
+	Now   time.Time
 }
 
 // column is one table column; wide columns appear only with -o wide.
@@ -182,6 +185,9 @@ func PrintTable(out io.Writer, items []Obj, opts Options) error {
 	}
 	w := tabwriter.NewWriter(out, 6, 4, 3, ' ', 0)
 	var head []string
+	if opts.Event != "" {
+		head = append(head, "EVENT")
+	}
 	if opts.WithNamespace {
 		head = append(head, "NAMESPACE")
 	}
@@ -202,6 +208,9 @@ func PrintTable(out io.Writer, items []Obj, opts Options) error {
 	}
 	for _, o := range items {
 		var row []string
+		if opts.Event != "" {
+			row = append(row, opts.Event)
+		}
 		if opts.WithNamespace {
 			row = append(row, str(o, "metadata", "namespace"))
 		}

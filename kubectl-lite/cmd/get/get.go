@@ -34,6 +34,7 @@ type options struct {
 	showKind      bool
 	files         []string
 	recursive     bool
+	watchEvents   bool
 }
 
 const formats = "custom-columns,json,jsonpath,name,wide,yaml"
@@ -71,6 +72,7 @@ columns, -l to filter on labels and -w to stream changes.`,
 	f.BoolVar(&o.noHeaders, "no-headers", false, "When using the default or custom-column output format, don't print headers.")
 	f.BoolVar(&o.ignoreNF, "ignore-not-found", false, "If set to true, suppresses NotFound error for specific objects that do not exist. Using this flag with commands that query for collections of resources has no effect when no resources are found.")
 	f.StringSliceVarP(&o.labelColumns, "label-columns", "L", nil, "Accepts a comma separated list of labels that are going to be presented as columns. Names are case-sensitive. You can also use multiple flag options like -L label1 -L label2...")
+	f.BoolVar(&o.watchEvents, "output-watch-events", false, "Output watch event objects when --watch or --watch-only is used. Existing objects are output as initial ADDED events.")
 	f.BoolVar(&o.showKind, "show-kind", false, "If present, list the resource type for the requested object(s).")
 	f.StringSliceVarP(&o.files, "filename", "f", nil, "Filename, directory, or URL to files identifying the resource to get from a server.")
 	f.BoolVarP(&o.recursive, "recursive", "R", false, "Process the directory used in -f, --filename recursively.")
@@ -91,9 +93,12 @@ type printer struct {
 	noHeaders  bool
 	// labelColumns are the -L keys.
 	labelColumns []string
-	withNS       bool
-	withKind     bool
-	header       bool // a table header has been printed
+	// event is the watch event type of the objects being printed, with
+	// --output-watch-events; "" otherwise.
+	event    string
+	withNS   bool
+	withKind bool
+	header   bool // a table header has been printed
 }
 
 func newPrinter(out io.Writer, output string) (*printer, error) {
@@ -158,6 +163,10 @@ func (p *printer) print(info api.ResourceInfo, items []printers.Obj) error {
 				fmt.Fprintln(p.out, "---")
 			}
 			p.header = true
+			if p.event != "" {
+				// kubectl's watch event object: {"type":..., "object":...}.
+				it = printers.Obj{"type": p.event, "object": it}
+			}
 			if err := printers.PrintObjects(p.out, p.format, []printers.Obj{it}, false); err != nil {
 				return err
 			}
@@ -170,9 +179,21 @@ func (p *printer) print(info api.ResourceInfo, items []printers.Obj) error {
 		Wide: p.format == "wide", WithNamespace: p.withNS && info.Namespaced,
 		WithKind: p.withKind, Kind: info.Kind, Group: info.Group, Now: time.Now(),
 		ShowLabels: p.showLabels, NoHeaders: p.noHeaders || p.header, LabelColumns: p.labelColumns,
+		Event: p.event,
 	})
 	p.header = true
 	return err
+}
+
+// printWatched writes one object of a watch.
+func (p *printer) printWatched(info api.ResourceInfo, it printers.Obj) error {
+	if p.format == "jsonpath" {
+		if p.event != "" {
+			it = printers.Obj{"type": p.event, "object": it}
+		}
+		return p.printAll([]printers.Obj{it}, false)
+	}
+	return p.print(info, []printers.Obj{it})
 }
 
 // printAll writes the batch formats: one object as itself, else a List.
@@ -236,6 +257,10 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 		return errors.New("name cannot be provided when a selector is specified")
 	}
 	watching := o.watch || o.watchOnly
+	if o.watchEvents && watching {
+		// Existing objects print as initial ADDED events.
+		p.event = string(api.Added)
+	}
 	c, err := g.Client()
 	if err != nil {
 		return err
@@ -264,6 +289,9 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 	}
 	if watching && len(groups) > 1 {
 		return errors.New("watch is only supported on individual resources and resource collections, but multiple resource types were found")
+	}
+	if watching && len(groups[0].names) > 1 {
+		return fmt.Errorf("watch is only supported on individual resources and resource collections, but %d resources were found", len(groups[0].names))
 	}
 	p.withKind = len(groups) > 1 || o.showKind
 
@@ -307,9 +335,17 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 		if err := o.sort(gr.info, items); err != nil {
 			return err
 		}
-		if p.batch() {
+		switch {
+		case p.batch() && watching:
+			// A watch prints objects one by one, the listed ones too.
+			for _, it := range items {
+				if err := p.printWatched(gr.info, it); err != nil {
+					return err
+				}
+			}
+		case p.batch():
 			all = append(all, items...)
-		} else {
+		default:
 			if printed && p.format != "name" && p.format != "custom-columns" {
 				fmt.Fprintln(streams.Out)
 				p.header = false
@@ -320,7 +356,7 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 		}
 		printed = true
 	}
-	if p.batch() && !o.watchOnly {
+	if p.batch() && !o.watchOnly && !watching {
 		if len(all) > 0 || len(sel.Refs) == 0 {
 			asList := len(sel.Refs) != 1
 			if err := p.printAll(all, asList); err != nil {
@@ -345,12 +381,10 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 	fs := o.fieldSelector
 	if len(gr.names) == 1 {
 		fs = "metadata.name=" + gr.names[0]
-	} else if len(gr.names) > 1 {
-		return errors.New("watch is only supported on individual resources and resource collections, but multiple names were given")
 	}
 	return watch(cmd, c.Dynamic(gr.info).Namespace(gr.ns), p, gr.info, client.ListOptions{
 		LabelSelector: o.selector, FieldSelector: fs, ResourceVersion: watchRV,
-	})
+	}, o.watchEvents)
 }
 
 // sort orders a type's items by --sort-by; events without it are sorted by
@@ -381,7 +415,7 @@ func eventTime(o printers.Obj) time.Time {
 
 // watch prints every change as it arrives, until the server ends the
 // stream or the command is interrupted.
-func watch(cmd *cobra.Command, d *client.DynamicClient, p *printer, info api.ResourceInfo, lo client.ListOptions) error {
+func watch(cmd *cobra.Command, d *client.DynamicClient, p *printer, info api.ResourceInfo, lo client.ListOptions, watchEvents bool) error {
 	ctx := cmd.Context()
 	w, err := d.Watch(ctx, lo)
 	if err != nil {
@@ -408,13 +442,10 @@ func watch(cmd *cobra.Command, d *client.DynamicClient, p *printer, info api.Res
 			if ev.Object == nil {
 				continue
 			}
-			items := []printers.Obj{ev.Object.Object}
-			if p.format == "jsonpath" {
-				err = p.printAll(items, false)
-			} else {
-				err = p.print(info, items)
+			if watchEvents {
+				p.event = string(ev.Type)
 			}
-			if err != nil {
+			if err := p.printWatched(info, ev.Object.Object); err != nil {
 				return err
 			}
 		}

@@ -202,6 +202,23 @@ func TestIntegrationWatch(t *testing.T) {
 			t.Errorf("--watch-only printed %q", l)
 		}
 	}
+
+	// --output-watch-events: an EVENT column, ADDED for what exists, then
+	// the event types as they come; -o json wraps objects in events.
+	we := c.start("get", "cm", "dry", "-w", "--output-watch-events")
+	head = we.waitLine(0, "the table header", func(l string) bool { return strings.HasPrefix(l, "EVENT ") })
+	if f := strings.Fields(we.output()[head]); strings.Join(f, " ") != "EVENT NAME DATA AGE" {
+		t.Errorf("watch events header %q", we.output()[head])
+	}
+	we.waitLine(head+1, "the ADDED row", func(l string) bool { return strings.HasPrefix(l, "ADDED ") && strings.Fields(l)[1] == "dry" })
+	wj := c.start("get", "cm", "dry", "-w", "--output-watch-events", "-o", "json")
+	wj.waitLine(0, "the ADDED event", func(l string) bool { return strings.TrimSpace(l) == `"type": "ADDED"` })
+	if err := cms.Delete(context.Background(), "dry", nil); err != nil {
+		t.Fatal(err)
+	}
+	we.waitLine(head+2, "the DELETED row", func(l string) bool { return strings.HasPrefix(l, "DELETED ") && strings.Fields(l)[1] == "dry" })
+	wj.waitLine(0, "the DELETED event", func(l string) bool { return strings.TrimSpace(l) == `"type": "DELETED"` })
+	c.wantFail("error: watch is only supported on individual resources and resource collections, but 2 resources were found", "get", "cm", "a", "b", "-w")
 }
 
 func TestIntegrationLabelAnnotateScaleSetImage(t *testing.T) {
