@@ -102,6 +102,11 @@ func FormatError(err error) string {
 			return "Error from server: " + msg
 		case api.StatusReasonUnauthorized:
 			return fmt.Sprintf("error: You must be logged in to the server (%s)", msg)
+		case api.StatusReasonInvalid:
+			if st.Details != nil {
+				return invalid(st)
+			}
+			return "The request is invalid: " + msg
 		}
 		return fmt.Sprintf("Error from server (%s): %s", st.Reason, msg)
 	}
@@ -121,6 +126,32 @@ func FormatError(err error) string {
 		return msg
 	}
 	return "error: " + msg
+}
+
+// invalid is kubectl's message for a 422 with details: `The ConfigMap "x"
+// is invalid: FIELD: MESSAGE`, one cause per line after the first when
+// there are several.
+func invalid(st api.Status) string {
+	d := st.Details
+	s := "The request is invalid"
+	if d.Kind != "" || d.Name != "" {
+		s = fmt.Sprintf("The %s %q is invalid", d.Kind, d.Name)
+	}
+	var causes []string
+	for _, c := range d.Causes {
+		if c.Field != "" {
+			causes = append(causes, c.Field+": "+c.Message)
+		} else {
+			causes = append(causes, c.Message)
+		}
+	}
+	switch len(causes) {
+	case 0:
+		return s
+	case 1:
+		return s + ": " + causes[0]
+	}
+	return s + ": \n* " + strings.Join(causes, "\n* ")
 }
 
 // ExitError ends the program with Code without another message: the

@@ -27,6 +27,7 @@ func Register(root *cobra.Command, g *cli.Globals) {
 		"label":              typed,
 		"annotate":           typed,
 		"wait":               typed,
+		"patch":              typed,
 		"scale":              typeThenNameOf(g, "deployments", "replicasets"),
 		"set image":          typeThenNameOf(g, "deployments", "replicasets", "pods", "jobs"),
 		"rollout status":     typeThenNameOf(g, "deployments"),

@@ -46,7 +46,7 @@ func TestIntegrationDryRun(t *testing.T) {
 	// A server dry run is checked by the server: an invalid object fails.
 	bad := strings.Replace(oneCM, "name: dry", "name: Not_Valid", 1)
 	if _, errOut, code := c.run(bad, "apply", "-f", "-", "--dry-run=server"); code != 1 ||
-		!strings.HasPrefix(errOut, "Error from server (Invalid): ") || strings.Count(errOut, "\n") != 1 {
+		!strings.HasPrefix(errOut, `The ConfigMap "Not_Valid" is invalid: metadata.name: Invalid value: "Not_Valid": `) || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("server dry run of an invalid object: exit %d, stderr %q", code, errOut)
 	}
 	c.mustRun(oneCM, "apply", "-f", "-")
@@ -154,7 +154,7 @@ func TestIntegrationErrors(t *testing.T) {
 	docs := oneCM + "---\n" + strings.Replace(oneCM, "name: dry", "name: Bad_Name", 1) + "---\n" + strings.Replace(oneCM, "name: dry", "name: after", 1)
 	out, errOut, code := c.run(docs, "apply", "-f", "-")
 	if code != 1 || out != "configmap/dry created\nconfigmap/after created\n" ||
-		!strings.HasPrefix(errOut, `Error from server (Invalid): `) || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "Bad_Name") {
+		!strings.HasPrefix(errOut, `The ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": `) || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("partial apply: exit %d stdout %q stderr %q", code, out, errOut)
 	}
 }
@@ -352,4 +352,41 @@ func TestIntegrationCompletionHelp(t *testing.T) {
 		!strings.Contains(out, "--timeout duration") {
 		t.Errorf("rollout status --help = %q", out)
 	}
+}
+
+// TestIntegrationPatch covers patch's three types, a subresource, "no
+// change", a dry run, and a failing JSON patch's message.
+func TestIntegrationPatch(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	c.mustRun(deployV1, "apply", "-f", "-")
+	c.mustRun(oneCM, "apply", "-f", "-")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"patch", "deploy", "web", "-p", `{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"busybox:3"}]}}}}`}, "deployment.apps/web patched\n"},
+		{[]string{"patch", "deploy/web", "-p", "spec: {template: {spec: {containers: [{name: app, image: 'busybox:3'}]}}}"}, "deployment.apps/web patched (no change)\n"},
+		{[]string{"patch", "cm", "dry", "--type=merge", "-p", `{"data":{"b":"2"}}`}, "configmap/dry patched\n"},
+		{[]string{"patch", "cm", "dry", "--type=json", "-p", `[{"op":"remove","path":"/data/a"}]`}, "configmap/dry patched\n"},
+		{[]string{"patch", "cm", "dry", "--type=merge", "-p", `{"data":{"c":"3"}}`, "--dry-run=server"}, "configmap/dry patched (server dry run)\n"},
+		{[]string{"patch", "deploy", "web", "--subresource=scale", "--type=merge", "-p", `{"spec":{"replicas":4}}`}, "deployment.apps/web patched\n"},
+	} {
+		if out := c.mustRun("", tc.args...); out != tc.want {
+			t.Errorf("%v = %q, want %q", tc.args, out, tc.want)
+		}
+	}
+	d, err := client.Resource[api.Deployment](c.client).Namespace("default").Get(ctx, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The strategic merge kept the env of the container it matched by name.
+	if ctr := d.Spec.Template.Spec.Containers[0]; ctr.Image != "busybox:3" || len(ctr.Env) != 2 || *d.Spec.Replicas != 4 {
+		t.Errorf("after patches: image %q env %v replicas %d", ctr.Image, ctr.Env, *d.Spec.Replicas)
+	}
+	cm, err := client.Resource[api.ConfigMap](c.client).Namespace("default").Get(ctx, "dry")
+	if err != nil || len(cm.Data) != 1 || cm.Data["b"] != "2" {
+		t.Errorf("configmap after patches: %v %v", cm, err)
+	}
+	c.wantFail("The request is invalid: operation 0: the remove operation failed: the path /data/zz does not exist", "patch", "cm", "dry", "--type=json", "-p", `[{"op":"remove","path":"/data/zz"}]`)
 }

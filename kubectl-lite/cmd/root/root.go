@@ -21,6 +21,7 @@ import (
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/get"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/label"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/logs"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/patch"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/rollout"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/scale"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/set"
@@ -60,6 +61,7 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 		edit.NewCommand(streams, g),
 		scale.NewCommand(streams, g),
 		set.NewCommand(streams, g),
+		patch.NewCommand(streams, g),
 		label.NewLabelCommand(streams, g),
 		label.NewAnnotateCommand(streams, g),
 		rollout.NewCommand(streams, g),
