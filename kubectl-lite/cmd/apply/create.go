@@ -26,6 +26,8 @@ import (
 type generated struct {
 	dryRun DryRun
 	output string
+	// verb is the result word, "created" unless set ("exposed").
+	verb string
 }
 
 func (gen *generated) bind(cmd *cobra.Command) {
@@ -87,7 +89,11 @@ func (gen *generated) run(cmd *cobra.Command, streams cli.Streams, g *cli.Global
 	name := printers.ResourceName(info.Kind, info.Group) + "/" + manifest.Object{Object: result}.Name()
 	switch gen.output {
 	case "":
-		fmt.Fprintf(streams.Out, "%s created%s\n", name, gen.dryRun.suffix())
+		verb := gen.verb
+		if verb == "" {
+			verb = "created"
+		}
+		fmt.Fprintf(streams.Out, "%s %s%s\n", name, verb, gen.dryRun.suffix())
 		return nil
 	case "name":
 		fmt.Fprintln(streams.Out, name)

@@ -28,6 +28,7 @@ func Register(root *cobra.Command, g *cli.Globals) {
 		"annotate":           typed,
 		"wait":               typed,
 		"patch":              typed,
+		"expose":             typeThenNameOf(g, "deployments", "replicasets", "pods", "services"),
 		"scale":              typeThenNameOf(g, "deployments", "replicasets"),
 		"set image":          typeThenNameOf(g, "deployments", "replicasets", "pods", "jobs"),
 		"rollout status":     typeThenNameOf(g, "deployments"),

@@ -115,3 +115,65 @@ status: {}
 	}
 	c.wantFail(`Error from server (AlreadyExists): namespaces "team-c" already exists`, "create", "ns", "team-c")
 }
+
+// TestIntegrationRunExpose covers run (a Pod as kubectl run makes it) and
+// expose (a Service selecting what a deployment or pod selects).
+func TestIntegrationRunExpose(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	want := `apiVersion: v1
+kind: Pod
+metadata:
+  labels:
+    run: web
+  name: web
+spec:
+  containers:
+  - image: nginx
+    name: web
+    resources: {}
+  dnsPolicy: ClusterFirst
+  restartPolicy: Always
+status: {}
+`
+	if out := c.mustRun("", "run", "web", "--image=nginx", "--dry-run=client", "-o", "yaml"); out != want {
+		t.Errorf("run --dry-run=client -o yaml:\n%s\nwant\n%s", out, want)
+	}
+	if out := c.mustRun("", "run", "bb", "--image=busybox", "--restart=Never", "--env=A=1", "--port=8080", "--command", "--", "sleep", "3600"); out != "pod/bb created\n" {
+		t.Errorf("run = %q", out)
+	}
+	p, err := client.Resource[api.Pod](c.client).Namespace("default").Get(ctx, "bb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctr := p.Spec.Containers[0]
+	if p.Spec.RestartPolicy != "Never" || strings.Join(ctr.Command, " ") != "sleep 3600" || len(ctr.Env) != 1 || ctr.Env[0].Value != "1" || p.Labels["run"] != "bb" {
+		t.Errorf("pod from run: %+v", p.Spec)
+	}
+	c.wantFail(`error: required flag(s) "image" not set`, "run", "x")
+
+	// expose a pod: its labels and container port.
+	if out := c.mustRun("", "expose", "pod", "bb"); out != "service/bb exposed\n" {
+		t.Errorf("expose pod = %q", out)
+	}
+	svc, err := client.Resource[api.Service](c.client).Namespace("default").Get(ctx, "bb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc.Spec.Selector["run"] != "bb" || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 8080 || svc.Spec.Ports[0].TargetPort.IntVal != 8080 {
+		t.Errorf("service from expose pod: %+v", svc.Spec)
+	}
+	// expose a deployment under another name, as a NodePort.
+	c.mustRun(deployV1, "apply", "-f", "-")
+	if out := c.mustRun("", "expose", "deployment/web", "--port=80", "--target-port=8080", "--type=NodePort", "--name=web-np"); out != "service/web-np exposed\n" {
+		t.Errorf("expose deployment = %q", out)
+	}
+	svc, err = client.Resource[api.Service](c.client).Namespace("default").Get(ctx, "web-np")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc.Spec.Type != "NodePort" || svc.Spec.Selector["app"] != "web" || svc.Spec.Ports[0].Port != 80 || svc.Spec.Ports[0].TargetPort.IntVal != 8080 || svc.Spec.Ports[0].NodePort == 0 {
+		t.Errorf("service from expose deployment: %+v", svc.Spec)
+	}
+	c.wantFail("error: couldn't find port via --port flag or introspection", "expose", "deployment", "web")
+}

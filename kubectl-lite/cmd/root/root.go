@@ -56,6 +56,8 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 		apply.NewCommand(streams, g),
 		apply.NewCreateCommand(streams, g),
 		apply.NewReplaceCommand(streams, g),
+		apply.NewRunCommand(streams, g),
+		apply.NewExposeCommand(streams, g),
 		delete.NewCommand(streams, g),
 		describe.NewCommand(streams, g),
 		edit.NewCommand(streams, g),
