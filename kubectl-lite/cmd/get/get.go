@@ -296,7 +296,7 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 	p.withKind = len(groups) > 1 || o.showKind
 
 	var (
-		firstErr error
+		firstErr error // the last error, returned
 		all      []printers.Obj
 		printed  bool
 		watchRV  string
@@ -311,9 +311,12 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 					if o.ignoreNF && apierrors.IsNotFound(err) {
 						continue
 					}
-					if firstErr == nil {
-						firstErr = err
+					// kubectl reports every missing name: all but the last
+					// here, the last on the way out.
+					if firstErr != nil {
+						fmt.Fprintln(streams.ErrOut, cli.FormatError(firstErr))
 					}
+					firstErr = err
 					continue
 				}
 				items = append(items, u.Object)

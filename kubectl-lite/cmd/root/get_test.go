@@ -41,6 +41,12 @@ func TestIntegrationGetFlags(t *testing.T) {
 		t.Errorf("get --ignore-not-found of nothing: exit %d stdout %q stderr %q", code, out, errOut)
 	}
 	c.wantFail(`Error from server (NotFound): configmaps "missing" not found`, "get", "cm", "a", "missing", "-o", "name")
+	// Every missing name is reported, the found ones printed.
+	out, errOut, code = c.run("", "get", "cm", "gone1", "a", "gone2", "-o", "name")
+	if code != 1 || out != "configmap/a\n" ||
+		errOut != "Error from server (NotFound): configmaps \"gone1\" not found\nError from server (NotFound): configmaps \"gone2\" not found\n" {
+		t.Errorf("get with two missing names: exit %d stdout %q stderr %q", code, out, errOut)
+	}
 
 	// -f gets the objects a manifest names.
 	file := filepath.Join(t.TempDir(), "cms.yaml")
