@@ -237,27 +237,70 @@ func Redact(m map[string]any) {
 }
 
 func newGetContexts(streams cli.Streams, g *cli.Globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "get-contexts",
+	var (
+		output    string
+		noHeaders bool
+	)
+	cmd := &cobra.Command{
+		Use:   "get-contexts [(-o|--output=)name)]",
 		Short: "Describe one or many contexts",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		Long:  "Display one or many contexts from the kubeconfig file.",
+		Example: `  kubectl-lite config get-contexts
+  kubectl-lite config get-contexts my-context
+  kubectl-lite config get-contexts -o name`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			if output != "" && output != "name" {
+				return fmt.Errorf("output must be one of '' or 'name': %v", output)
+			}
 			cfg, err := g.Config()
 			if err != nil {
 				return err
 			}
-			w := tabwriter.NewWriter(streams.Out, 6, 4, 3, ' ', 0)
-			fmt.Fprintln(w, "CURRENT\tNAME\tCLUSTER\tAUTHINFO\tNAMESPACE")
-			for _, c := range cfg.Contexts {
-				cur := ""
-				if c.Name == cfg.CurrentContext {
-					cur = "*"
+			var shown []kubeconfig.NamedContext
+			var missing []string
+			for _, want := range args {
+				found := false
+				for _, c := range cfg.Contexts {
+					if c.Name == want {
+						shown, found = append(shown, c), true
+					}
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", cur, c.Name, c.Context.Cluster, c.Context.AuthInfo, c.Context.Namespace)
+				if !found {
+					missing = append(missing, want)
+				}
 			}
-			return w.Flush()
+			if len(args) == 0 {
+				shown = cfg.Contexts
+			}
+			if output == "name" {
+				for _, c := range shown {
+					fmt.Fprintln(streams.Out, c.Name)
+				}
+			} else {
+				w := tabwriter.NewWriter(streams.Out, 6, 4, 3, ' ', 0)
+				if !noHeaders {
+					fmt.Fprintln(w, "CURRENT\tNAME\tCLUSTER\tAUTHINFO\tNAMESPACE")
+				}
+				for _, c := range shown {
+					cur := ""
+					if c.Name == cfg.CurrentContext {
+						cur = "*"
+					}
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", cur, c.Name, c.Context.Cluster, c.Context.AuthInfo, c.Context.Namespace)
+				}
+				if err := w.Flush(); err != nil {
+					return err
+				}
+			}
+			if len(missing) > 0 {
+				return fmt.Errorf("context %v not found", strings.Join(missing, ", "))
+			}
+			return nil
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "Output format. One of: (name).")
+	cmd.Flags().BoolVar(&noHeaders, "no-headers", false, "When using the default or custom-column output format, don't print headers (default print headers).")
+	return cmd
 }
 
 func newCurrentContext(streams cli.Streams, g *cli.Globals) *cobra.Command {

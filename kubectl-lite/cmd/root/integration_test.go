@@ -308,6 +308,13 @@ func TestIntegrationConfig(t *testing.T) {
 	if got := fields(c.mustRun("", "config", "get-contexts")); len(got) != 3 || got[2] != "other "+cfgCluster+" "+cfgUser+" team-x" {
 		t.Errorf("get-contexts after set-context: %q", got)
 	}
+	if out := c.mustRun("", "config", "get-contexts", "-o", "name"); out != cur+"\nother\n" {
+		t.Errorf("get-contexts -o name = %q", out)
+	}
+	if got := fields(c.mustRun("", "config", "get-contexts", "other", "--no-headers")); len(got) != 1 || got[0] != "other "+cfgCluster+" "+cfgUser+" team-x" {
+		t.Errorf("get-contexts other --no-headers: %q", got)
+	}
+	c.wantFail("error: context nope not found", "config", "get-contexts", "nope")
 }
 
 // TestIntegrationKubeconfigPrecedence runs the binary without --kubeconfig:
