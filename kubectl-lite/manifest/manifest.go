@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -61,7 +63,8 @@ func (o Object) SetNamespace(ns string) {
 	md["namespace"] = ns
 }
 
-// Read returns the objects of every -f argument in order; "-" is in.
+// Read returns the objects of every -f argument in order; "-" is in, and
+// an http(s) URL is fetched.
 // Nothing is returned on any error, so a bad manifest changes nothing.
 func Read(filenames []string, recursive bool, in io.Reader) ([]Object, error) {
 	if len(filenames) == 0 {
@@ -75,6 +78,18 @@ func Read(filenames []string, recursive bool, in io.Reader) ([]Object, error) {
 				return nil, fmt.Errorf("read stdin: %w", err)
 			}
 			objs, err := Decode(b, "STDIN")
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, objs...)
+			continue
+		}
+		if strings.HasPrefix(f, "http://") || strings.HasPrefix(f, "https://") {
+			b, err := fetch(f)
+			if err != nil {
+				return nil, err
+			}
+			objs, err := Decode(b, f)
 			if err != nil {
 				return nil, err
 			}
@@ -99,6 +114,36 @@ func Read(filenames []string, recursive bool, in io.Reader) ([]Object, error) {
 	}
 	return out, nil
 }
+
+// fetch reads a manifest from a URL, as kubectl -f does, retrying a 5xx
+// answer a few times.
+func fetch(u string) ([]byte, error) {
+	var last error
+	for attempt := 0; attempt < 3; attempt++ {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * time.Second)
+		}
+		resp, err := urlClient.Get(u)
+		if err != nil {
+			return nil, fmt.Errorf("unable to read URL %q, server reported %v", u, err)
+		}
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+		resp.Body.Close()
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("unable to read URL %q: %w", u, err)
+		case resp.StatusCode == http.StatusOK:
+			return b, nil
+		case resp.StatusCode >= 500:
+			last = fmt.Errorf("unable to read URL %q, server reported %s, status code=%d", u, resp.Status, resp.StatusCode)
+			continue
+		}
+		return nil, fmt.Errorf("unable to read URL %q, server reported %s, status code=%d", u, resp.Status, resp.StatusCode)
+	}
+	return nil, last
+}
+
+var urlClient = &http.Client{Timeout: 30 * time.Second}
 
 func expand(path string, recursive bool) ([]string, error) {
 	st, err := os.Stat(path)

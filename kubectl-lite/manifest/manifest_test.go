@@ -1,6 +1,9 @@
 package manifest
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -47,5 +50,26 @@ func TestDecode(t *testing.T) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestReadURL(t *testing.T) {
+	t.Parallel()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/web.yaml", func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n")
+	})
+	s := httptest.NewServer(mux)
+	defer s.Close()
+	objs, err := Read([]string{s.URL + "/web.yaml"}, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 2 || objs[0].Name() != "a" || objs[1].Info.Kind != "Service" || objs[0].Source != s.URL+"/web.yaml" {
+		t.Errorf("objects from a URL: %+v", objs)
+	}
+	_, err = Read([]string{s.URL + "/missing.yaml"}, false, nil)
+	if want := `unable to read URL "` + s.URL + `/missing.yaml", server reported 404 Not Found, status code=404`; err == nil || err.Error() != want {
+		t.Errorf("missing URL: %v, want %s", err, want)
 	}
 }
