@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -35,6 +36,7 @@ type options struct {
 	files         []string
 	recursive     bool
 	watchEvents   bool
+	raw           string
 }
 
 const formats = "custom-columns,json,jsonpath,name,wide,yaml"
@@ -72,6 +74,7 @@ columns, -l to filter on labels and -w to stream changes.`,
 	f.BoolVar(&o.noHeaders, "no-headers", false, "When using the default or custom-column output format, don't print headers.")
 	f.BoolVar(&o.ignoreNF, "ignore-not-found", false, "If set to true, suppresses NotFound error for specific objects that do not exist. Using this flag with commands that query for collections of resources has no effect when no resources are found.")
 	f.StringSliceVarP(&o.labelColumns, "label-columns", "L", nil, "Accepts a comma separated list of labels that are going to be presented as columns. Names are case-sensitive. You can also use multiple flag options like -L label1 -L label2...")
+	f.StringVar(&o.raw, "raw", "", "Raw URI to request from the server.  Uses the transport specified by the kubeconfig file.")
 	f.BoolVar(&o.watchEvents, "output-watch-events", false, "Output watch event objects when --watch or --watch-only is used. Existing objects are output as initial ADDED events.")
 	f.BoolVar(&o.showKind, "show-kind", false, "If present, list the resource type for the requested object(s).")
 	f.StringSliceVarP(&o.files, "filename", "f", nil, "Filename, directory, or URL to files identifying the resource to get from a server.")
@@ -221,6 +224,9 @@ func listOf(items []printers.Obj) map[string]any {
 }
 
 func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, args []string) error {
+	if o.raw != "" {
+		return o.getRaw(cmd, streams, g, args)
+	}
 	p, err := newPrinter(streams.Out, o.output)
 	if err != nil {
 		return err
@@ -388,6 +394,27 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 	return watch(cmd, c.Dynamic(gr.info).Namespace(gr.ns), p, gr.info, client.ListOptions{
 		LabelSelector: o.selector, FieldSelector: fs, ResourceVersion: watchRV,
 	}, o.watchEvents)
+}
+
+// getRaw prints the body of a GET of --raw, as the server sent it.
+func (o *options) getRaw(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, args []string) error {
+	if len(args) > 0 {
+		return errors.New("arguments may not be passed when --raw is specified")
+	}
+	u, err := url.Parse(o.raw)
+	if err != nil || !strings.HasPrefix(u.Path, "/") {
+		return fmt.Errorf("--raw must be a path starting with /, not %q", o.raw)
+	}
+	c, err := g.Client()
+	if err != nil {
+		return err
+	}
+	b, err := c.Do(cmd.Context(), client.Request{Path: u.Path, Query: u.Query()})
+	if err != nil {
+		return err
+	}
+	_, err = streams.Out.Write(b)
+	return err
 }
 
 // sort orders a type's items by --sort-by; events without it are sorted by

@@ -57,6 +57,19 @@ func TestIntegrationGetFlags(t *testing.T) {
 		t.Errorf("get -f = %q", out)
 	}
 	c.wantFail("error: a resource cannot be retrieved by name across all namespaces", "get", "cm", "a", "-A")
+
+	// --raw prints the server's body for a path, with its query.
+	var l struct {
+		Kind  string
+		Items []struct{ Metadata struct{ Name string } }
+	}
+	if err := json.Unmarshal([]byte(c.mustRun("", "get", "--raw", "/api/v1/namespaces/default/configmaps?labelSelector=app%3Ddb")), &l); err != nil {
+		t.Fatal(err)
+	}
+	if l.Kind != "ConfigMapList" || len(l.Items) != 1 || l.Items[0].Metadata.Name != "b" {
+		t.Errorf("get --raw = %+v", l)
+	}
+	c.wantFail(`Error from server (NotFound): configmaps "zz" not found`, "get", "--raw", "/api/v1/namespaces/default/configmaps/zz")
 }
 
 // TestIntegrationDiscoveryVersion checks api-resources reads the server's
