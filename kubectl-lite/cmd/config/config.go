@@ -23,7 +23,8 @@ func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 		Use:   "config SUBCOMMAND",
 		Short: "Modify kubeconfig files",
 	}
-	cmd.AddCommand(newView(streams, g), newGetContexts(streams, g), newCurrentContext(streams, g), newUseContext(streams, g), newSetContext(streams, g))
+	cmd.AddCommand(newView(streams, g), newGetContexts(streams, g), newCurrentContext(streams, g), newUseContext(streams, g), newSetContext(streams, g),
+		newSetCluster(streams, g), newSetCredentials(streams, g), newDeleteContext(streams, g), newRenameContext(streams, g))
 	return cmd
 }
 
@@ -157,7 +158,7 @@ existing values for those fields.`,
 			if err != nil {
 				return err
 			}
-			cfg, err := kubeconfig.Load(path)
+			cfg, err := loadOrEmpty(path)
 			if err != nil {
 				return err
 			}
@@ -332,7 +333,7 @@ func newUseContext(streams cli.Streams, g *cli.Globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg, err := kubeconfig.Load(path)
+			cfg, err := loadOrEmpty(path)
 			if err != nil {
 				return err
 			}

@@ -377,3 +377,46 @@ func TestIntegrationKubeconfigPrecedence(t *testing.T) {
 		t.Errorf("no kubeconfig: exit %d stderr %q", code, errOut)
 	}
 }
+
+// TestIntegrationConfigEntries builds a kubeconfig from nothing with
+// set-cluster, set-credentials and set-context, uses it, then renames and
+// deletes the context.
+func TestIntegrationConfigEntries(t *testing.T) {
+	c := startTLSCluster(t)
+	pkiDir := filepath.Dir(c.kubeconfig)
+	path := filepath.Join(t.TempDir(), "new", "config")
+	k := func(args ...string) string {
+		t.Helper()
+		return c.mustRun("", append([]string{"--kubeconfig", path}, args...)...)
+	}
+	steps := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"config", "set-cluster", "local", "--server=" + c.client.Host(), "--certificate-authority=" + filepath.Join(pkiDir, "ca.crt"), "--embed-certs"}, "Cluster \"local\" set.\n"},
+		{[]string{"config", "set-credentials", "admin", "--client-certificate=" + filepath.Join(pkiDir, "admin.crt"), "--client-key=" + filepath.Join(pkiDir, "admin.key")}, "User \"admin\" set.\n"},
+		{[]string{"config", "set-context", "work", "--cluster=local", "--user=admin", "--namespace=kube-system"}, "Context \"work\" created.\n"},
+		{[]string{"config", "use-context", "work"}, "Switched to context \"work\".\n"},
+		{[]string{"get", "ns", "kube-system", "-o", "name"}, "namespace/kube-system\n"},
+		{[]string{"config", "rename-context", "work", "play"}, "Context \"work\" renamed to \"play\".\n"},
+		{[]string{"config", "current-context"}, "play\n"},
+	}
+	for _, s := range steps {
+		if out := k(s.args...); out != s.want {
+			t.Errorf("%v = %q, want %q", s.args, out, s.want)
+		}
+	}
+	// The certificate was embedded, the key left as a path.
+	cfg, err := kubeconfig.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Clusters[0].Cluster.CertificateAuthorityData) == 0 || cfg.Users[0].User.ClientKey != filepath.Join(pkiDir, "admin.key") {
+		t.Errorf("written config: %+v %+v", cfg.Clusters, cfg.Users)
+	}
+	out, errOut, code := c.run("", "--kubeconfig", path, "config", "delete-context", "play")
+	if code != 0 || out != "deleted context play from "+path+"\n" || !strings.HasPrefix(errOut, "warning: this removed your active context") {
+		t.Errorf("delete-context: exit %d stdout %q stderr %q", code, out, errOut)
+	}
+	c.wantFail("error: cannot delete context play, not in "+path, "--kubeconfig", path, "config", "delete-context", "play")
+}
