@@ -28,6 +28,38 @@ func TestIntegrationVersionClusterInfo(t *testing.T) {
 	if !strings.HasPrefix(c.client.Host(), "https://") {
 		t.Errorf("admin kubeconfig server %q is not https", c.client.Host())
 	}
+
+	// Services labelled kubernetes.io/cluster-service in kube-system are
+	// listed with their proxy URL, named by kubernetes.io/name.
+	ctx := context.Background()
+	if _, err := client.Resource[api.Service](c.client).Namespace("kube-system").Create(ctx, &api.Service{
+		ObjectMeta: api.ObjectMeta{Name: "kube-dns", Labels: map[string]string{"kubernetes.io/cluster-service": "true", "kubernetes.io/name": "ClusterDNS"}},
+		Spec:       api.ServiceSpec{Selector: map[string]string{"k8s-app": "kube-dns"}, Ports: []api.ServicePort{{Name: "dns", Port: 53, Protocol: "UDP"}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := "Kubernetes control plane is running at " + c.client.Host() + "\n" +
+		"ClusterDNS is running at " + c.client.Host() + "/api/v1/namespaces/kube-system/services/kube-dns:dns/proxy\n" +
+		"\nTo further debug and diagnose cluster problems, use 'kubectl-lite cluster-info dump'.\n"
+	if out := c.mustRun("", "cluster-info"); out != want {
+		t.Errorf("cluster-info =\n%s\nwant\n%s", out, want)
+	}
+	// dump: the node list, then per namespace its lists and pod logs (a
+	// pod on no node has none, and says so).
+	if _, err := client.Resource[api.Pod](c.client).Namespace("default").Create(ctx, &api.Pod{ObjectMeta: api.ObjectMeta{Name: "p"},
+		Spec: api.PodSpec{Containers: []api.Container{{Name: "c", Image: "busybox"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	out = c.mustRun("", "cluster-info", "dump", "--namespaces", "default")
+	for _, w := range []string{`"kind": "NodeList"`, `"kind": "EventList"`, `"kind": "PodList"`, `"name": "p"`,
+		"==== START logs for container c of pod default/p ====\nRequest log error: ", "==== END logs for container c of pod default/p ====\n"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("cluster-info dump lacks %q", w)
+		}
+	}
+	if strings.Contains(out, "kube-dns") {
+		t.Error("cluster-info dump --namespaces default dumped kube-system")
+	}
 }
 
 func TestIntegrationTokenCreate(t *testing.T) {
