@@ -75,10 +75,20 @@ object whose name starts with it when no object has that exact name.`,
 			}
 			ctx := cmd.Context()
 			var objs []*client.Unstructured
+			// A missing name is reported and the others still described,
+			// as kubectl does; the last error is the exit status.
+			var lastErr error
 			for _, r := range sel.Refs {
+				if r.Info.Namespaced && r.Namespace == "" {
+					return errors.New("a resource cannot be retrieved by name across all namespaces")
+				}
 				found, err := getOrPrefix(ctx, c, r)
 				if err != nil {
-					return err
+					if lastErr != nil {
+						fmt.Fprintln(streams.ErrOut, cli.FormatError(lastErr))
+					}
+					lastErr = err
+					continue
 				}
 				objs = append(objs, found...)
 			}
@@ -90,6 +100,9 @@ object whose name starts with it when no object has that exact name.`,
 				for i := range l.Items {
 					objs = append(objs, &l.Items[i])
 				}
+			}
+			if len(objs) == 0 && lastErr != nil {
+				return lastErr
 			}
 			if len(objs) == 0 {
 				clusterScoped := len(sel.Types) > 0
@@ -112,7 +125,7 @@ object whose name starts with it when no object has that exact name.`,
 					return err
 				}
 			}
-			return nil
+			return lastErr
 		},
 	}
 	f := cmd.Flags()

@@ -135,4 +135,11 @@ func TestIntegrationDescribeConfigGolden(t *testing.T) {
 	if _, errOut, code := c.run("", "describe", "nodes"); code != 0 || errOut != "No resources found\n" {
 		t.Errorf("describe nodes with none: exit %d stderr %q", code, errOut)
 	}
+	// A missing name among others: the found one is described, the missing
+	// one reported, exit 1.
+	out, errOut, code := c.run("", "describe", "cm", "nothere", "settings")
+	if code != 1 || !strings.HasPrefix(out, "Name:         settings\n") || errOut != "Error from server (NotFound): configmaps \"nothere\" not found\n" {
+		t.Errorf("describe with a missing name: exit %d stdout %.40q stderr %q", code, out, errOut)
+	}
+	c.wantFail("error: a resource cannot be retrieved by name across all namespaces", "describe", "cm", "settings", "-A")
 }
