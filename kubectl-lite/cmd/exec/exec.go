@@ -42,11 +42,8 @@ kubectl-lite exits with the command's exit code.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
-			if dash < 0 {
-				if len(args) < 2 {
-					return errors.New("you must specify at least one command for the container")
-				}
-				dash = 1
+			if dash < 0 && len(args) < 2 {
+				return errors.New("you must specify at least one command for the container")
 			}
 			if dash != 1 {
 				return errors.New("exec [POD] [COMMAND] is not supported anymore. Use exec [POD] -- [COMMAND] instead")

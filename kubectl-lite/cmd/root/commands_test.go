@@ -307,6 +307,8 @@ func TestIntegrationLogsExecErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.wantFail(`Error from server (NotFound): pods "nope" not found`, "logs", "nope")
+	c.wantFail("error: exec [POD] [COMMAND] is not supported anymore. Use exec [POD] -- [COMMAND] instead", "exec", "p", "ls")
+	c.wantFail("error: you must specify at least one command for the container", "exec", "p")
 	// Whatever the server answers (today the kubelet proxy is missing), it
 	// is one kubectl-style line and exit code 1.
 	for _, args := range [][]string{{"logs", "p", "--tail=5"}, {"exec", "p", "--", "ls"}} {
