@@ -392,3 +392,31 @@ func TestIntegrationPatch(t *testing.T) {
 	}
 	c.wantFail("The request is invalid: operation 0: the remove operation failed: the path /data/zz does not exist", "patch", "cm", "dry", "--type=json", "-p", `[{"op":"remove","path":"/data/zz"}]`)
 }
+
+// TestIntegrationSetEnv sets, lists and removes environment variables of a
+// deployment's containers.
+func TestIntegrationSetEnv(t *testing.T) {
+	c := startCluster(t)
+	c.mustRun(deployV1, "apply", "-f", "-")
+	if out := c.mustRun("", "set", "env", "deployment/web", "C=3", "A=10"); out != "deployment.apps/web env updated\n" {
+		t.Errorf("set env = %q", out)
+	}
+	if out := c.mustRun("", "set", "env", "deployment/web", "--list"); out != "# Deployment web, container app\nA=10\nB=2\nC=3\n" {
+		t.Errorf("set env --list = %q", out)
+	}
+	if out := c.mustRun("", "set", "env", "deployment/web", "-c", "app", "B-"); out != "deployment.apps/web env updated\n" {
+		t.Errorf("set env B- = %q", out)
+	}
+	d, err := client.Resource[api.Deployment](c.client).Namespace("default").Get(context.Background(), "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		got = append(got, e.Name+"="+e.Value)
+	}
+	if strings.Join(got, " ") != "A=10 C=3" {
+		t.Errorf("env after set env: %v", got)
+	}
+	c.wantFail("error: unable to find container named nope", "set", "env", "deployment/web", "-c", "nope", "X=1")
+}

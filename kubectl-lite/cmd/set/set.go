@@ -26,7 +26,7 @@ func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newImage(streams, g))
+	cmd.AddCommand(newImage(streams, g), newEnv(streams, g))
 	return cmd
 }
 
