@@ -171,6 +171,22 @@ var tables = map[string][]column{
 	},
 }
 
+// EventsTable is the table of "kubectl events": the columns of events,
+// with the object's kind as the API writes it ("Deployment/web").
+const EventsTable = "kubectl-events"
+
+func init() {
+	cols := append([]column(nil), tables["Event"]...)
+	for i, c := range cols {
+		if c.name == "OBJECT" {
+			cols[i].cell = func(o Obj, _ time.Time) string {
+				return str(o, "involvedObject", "kind") + "/" + str(o, "involvedObject", "name")
+			}
+		}
+	}
+	tables[EventsTable] = cols
+}
+
 var genericTable = []column{nameCol, ageCol}
 
 // PrintTable writes items as kubectl's table for opts.Kind. It writes

@@ -96,6 +96,8 @@ type printer struct {
 	noHeaders  bool
 	// labelColumns are the -L keys.
 	labelColumns []string
+	// eventsTable prints tables as "kubectl events" does.
+	eventsTable bool
 	// event is the watch event type of the objects being printed, with
 	// --output-watch-events; "" otherwise.
 	event    string
@@ -177,6 +179,9 @@ func (p *printer) print(info api.ResourceInfo, items []printers.Obj) error {
 		return nil
 	case "jsonpath":
 		return p.printAll(items, false)
+	}
+	if p.eventsTable {
+		return p.printEvents(items)
 	}
 	err := printers.PrintTable(p.out, items, printers.Options{
 		Wide: p.format == "wide", WithNamespace: p.withNS && info.Namespaced,
@@ -446,6 +451,15 @@ func eventTime(o printers.Obj) time.Time {
 // watch prints every change as it arrives, until the server ends the
 // stream or the command is interrupted.
 func watch(cmd *cobra.Command, d *client.DynamicClient, p *printer, info api.ResourceInfo, lo client.ListOptions, watchEvents bool) error {
+	return watchWith(cmd, d, p, info, lo, watchEvents, nil)
+}
+
+// watchFiltered is watch printing only the objects keep accepts.
+func watchFiltered(cmd *cobra.Command, d *client.DynamicClient, p *printer, info api.ResourceInfo, lo client.ListOptions, keep func(printers.Obj) bool) error {
+	return watchWith(cmd, d, p, info, lo, false, keep)
+}
+
+func watchWith(cmd *cobra.Command, d *client.DynamicClient, p *printer, info api.ResourceInfo, lo client.ListOptions, watchEvents bool, keep func(printers.Obj) bool) error {
 	ctx := cmd.Context()
 	w, err := d.Watch(ctx, lo)
 	if err != nil {
@@ -470,6 +484,9 @@ func watch(cmd *cobra.Command, d *client.DynamicClient, p *printer, info api.Res
 				continue
 			}
 			if ev.Object == nil {
+				continue
+			}
+			if keep != nil && !keep(ev.Object.Object) {
 				continue
 			}
 			if watchEvents {

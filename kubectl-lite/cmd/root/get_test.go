@@ -1,11 +1,16 @@
 package root_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/internal/client"
 )
 
 // fields normalises table output: each line's columns joined by one space.
@@ -109,4 +114,60 @@ func TestIntegrationDiscoveryVersion(t *testing.T) {
 	if out := c.mustRun("", "version", "--client", "-o", "yaml"); !strings.HasPrefix(out, "clientVersion:\n") || strings.Contains(out, "serverVersion") {
 		t.Errorf("version --client -o yaml = %q", out)
 	}
+}
+
+// TestIntegrationEvents covers "events": oldest first, --for, --types, and
+// -w printing a new event.
+func TestIntegrationEvents(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	evs := client.Resource[api.Event](c.client).Namespace("default")
+	now := time.Now()
+	mk := func(name, kind, obj, typ, reason string, ago time.Duration) {
+		t.Helper()
+		ts := api.Time{Time: now.Add(-ago)}
+		if _, err := evs.Create(ctx, &api.Event{ObjectMeta: api.ObjectMeta{Name: name},
+			InvolvedObject: api.ObjectReference{Kind: kind, Namespace: "default", Name: obj},
+			Type:           typ, Reason: reason, Message: reason + " happened", Count: 1,
+			FirstTimestamp: ts, LastTimestamp: ts}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("e1", "Pod", "web-1", "Warning", "BackOff", time.Minute)
+	mk("e2", "Deployment", "web", "Normal", "ScalingReplicaSet", 3*time.Minute)
+	mk("e3", "Pod", "web-1", "Normal", "Pulled", 2*time.Minute)
+
+	// The LAST SEEN cell depends on the clock: compare the other cells.
+	noAge := func(lines []string) string {
+		var out []string
+		for _, l := range lines[1:] {
+			f := strings.Fields(l)
+			out = append(out, strings.Join(f[1:], " "))
+		}
+		return strings.Join(out, "\n")
+	}
+	got := fields(c.mustRun("", "events"))
+	want := "Normal ScalingReplicaSet Deployment/web ScalingReplicaSet happened\n" +
+		"Normal Pulled Pod/web-1 Pulled happened\n" +
+		"Warning BackOff Pod/web-1 BackOff happened"
+	if got[0] != "LAST SEEN TYPE REASON OBJECT MESSAGE" || noAge(got) != want || !strings.HasPrefix(got[1], "3m") {
+		t.Errorf("events:\n%s\nwant, after the header and without ages:\n%s", strings.Join(got, "\n"), want)
+	}
+	if got := fields(c.mustRun("", "events", "--for", "pod/web-1", "--types=Warning")); len(got) != 2 || noAge(got) != "Warning BackOff Pod/web-1 BackOff happened" {
+		t.Errorf("events --for pod/web-1 --types=Warning: %q", got)
+	}
+	if got := fields(c.mustRun("", "events", "-A", "--for", "deploy/web")); len(got) != 2 || !strings.HasPrefix(got[0], "NAMESPACE LAST SEEN") || !strings.HasPrefix(got[1], "default 3m") {
+		t.Errorf("events -A --for deploy/web: %q", got)
+	}
+	w := c.start("events", "-w", "--types=Warning")
+	w.waitLine(0, "the listed warning", func(l string) bool { return strings.Contains(l, "BackOff happened") })
+	mk("e4", "Pod", "web-2", "Normal", "Started", 0)
+	mk("e5", "Pod", "web-2", "Warning", "Unhealthy", 0)
+	w.waitLine(1, "the new warning", func(l string) bool { return strings.Contains(l, "Pod/web-2") && strings.Contains(l, "Unhealthy happened") })
+	for _, l := range w.output() {
+		if strings.Contains(l, "Started") {
+			t.Errorf("events -w --types=Warning printed a Normal event: %q", l)
+		}
+	}
+	c.wantFail("error: valid --types are Normal or Warning", "events", "--types=Error")
 }

@@ -53,6 +53,7 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 		apiresources.NewCommand(streams, g),
 		token.NewCommand(streams, g),
 		get.NewCommand(streams, g),
+		get.NewEventsCommand(streams, g),
 		apply.NewCommand(streams, g),
 		apply.NewCreateCommand(streams, g),
 		apply.NewReplaceCommand(streams, g),

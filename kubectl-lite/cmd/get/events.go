@@ -1,0 +1,146 @@
+package get
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/kubectl-lite/cli"
+	"github.com/minik8s/minik8s/kubectl-lite/printers"
+	"github.com/minik8s/minik8s/kubectl-lite/resource"
+)
+
+// NewEventsCommand returns "events": the events of a namespace (or of one
+// object with --for), oldest first, as kubectl events prints them.
+func NewEventsCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
+	var (
+		allNamespaces, watching, noHeaders bool
+		forObject, output                  string
+		types                              []string
+	)
+	cmd := &cobra.Command{
+		Use:   "events [(-o|--output=)json|yaml|name|wide] [--for TYPE/NAME] [--watch] [--types=Normal,Warning]",
+		Short: "List events",
+		Long: `Display events, sorted by time, oldest first.
+
+--for limits them to one object's, --types to some types (Normal, Warning),
+-w streams new ones.`,
+		Example: `  kubectl-lite events
+  kubectl-lite events --all-namespaces
+  kubectl-lite events --for pod/web-pod-13je7 --watch
+  kubectl-lite events --types=Warning,Normal`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, t := range types {
+				if !strings.EqualFold(t, "Normal") && !strings.EqualFold(t, "Warning") {
+					return fmt.Errorf("valid --types are Normal or Warning")
+				}
+			}
+			p, err := newPrinter(streams.Out, output)
+			if err != nil {
+				return err
+			}
+			p.noHeaders, p.withNS = noHeaders, allNamespaces
+			ns, err := g.DefaultNamespace()
+			if err != nil {
+				return err
+			}
+			if allNamespaces {
+				ns = ""
+			}
+			var fs []string
+			if forObject != "" {
+				sel, err := resource.Parse([]string{forObject}, ns, false)
+				if err != nil {
+					return err
+				}
+				if len(sel.Refs) != 1 {
+					return errors.New("--for must be TYPE/NAME")
+				}
+				r := sel.Refs[0]
+				fs = append(fs, "involvedObject.kind="+r.Info.Kind, "involvedObject.name="+r.Name)
+			}
+			c, err := g.Client()
+			if err != nil {
+				return err
+			}
+			info, _ := api.FindResource("events")
+			d := c.Dynamic(info).Namespace(ns)
+			lo := client.ListOptions{FieldSelector: strings.Join(fs, ",")}
+			l, err := d.List(cmd.Context(), lo)
+			if err != nil {
+				return err
+			}
+			keep := func(o printers.Obj) bool {
+				if len(types) == 0 {
+					return true
+				}
+				t, _ := o["type"].(string)
+				for _, want := range types {
+					if strings.EqualFold(t, want) {
+						return true
+					}
+				}
+				return false
+			}
+			var items []printers.Obj
+			for _, u := range l.Items {
+				if keep(u.Object) {
+					items = append(items, u.Object)
+				}
+			}
+			o := options{}
+			if err := o.sort(info, items); err != nil {
+				return err
+			}
+			table := p.format == "" || p.format == "wide"
+			switch {
+			case len(items) == 0 && !watching:
+				fmt.Fprintln(streams.ErrOut, noResources(ns, info, false))
+			case table && len(items) > 0:
+				if err := p.printEvents(items); err != nil {
+					return err
+				}
+			case p.batch() && !watching:
+				if err := p.printAll(items, true); err != nil {
+					return err
+				}
+			case len(items) > 0:
+				for _, it := range items {
+					if err := p.printWatched(info, it); err != nil {
+						return err
+					}
+				}
+			}
+			if !watching {
+				return nil
+			}
+			lo.ResourceVersion = l.ListMeta.ResourceVersion
+			if table {
+				p.eventsTable = true
+			}
+			return watchFiltered(cmd, d, p, info, lo, keep)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVarP(&allNamespaces, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces.")
+	f.BoolVarP(&watching, "watch", "w", false, "After listing the requested events, watch for more events.")
+	f.BoolVar(&noHeaders, "no-headers", false, "When using the default output format, don't print headers.")
+	f.StringVar(&forObject, "for", "", "Filter events to only those pertaining to the specified resource.")
+	f.StringVarP(&output, "output", "o", "", "Output format. One of: (json, yaml, name, jsonpath, custom-columns, wide).")
+	f.StringSliceVar(&types, "types", nil, "Output only events of given types.")
+	return cmd
+}
+
+// printEvents writes events as kubectl events' table.
+func (p *printer) printEvents(items []printers.Obj) error {
+	err := printers.PrintTable(p.out, items, printers.Options{Kind: printers.EventsTable, Wide: p.format == "wide",
+		WithNamespace: p.withNS, NoHeaders: p.noHeaders || p.header, Now: time.Now()})
+	p.header = true
+	return err
+}
