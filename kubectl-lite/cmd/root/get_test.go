@@ -163,7 +163,9 @@ func TestIntegrationEvents(t *testing.T) {
 	w.waitLine(0, "the listed warning", func(l string) bool { return strings.Contains(l, "BackOff happened") })
 	mk("e4", "Pod", "web-2", "Normal", "Started", 0)
 	mk("e5", "Pod", "web-2", "Warning", "Unhealthy", 0)
-	w.waitLine(1, "the new warning", func(l string) bool { return strings.Contains(l, "Pod/web-2") && strings.Contains(l, "Unhealthy happened") })
+	w.waitLine(1, "the new warning", func(l string) bool {
+		return strings.Contains(l, "Pod/web-2") && strings.Contains(l, "Unhealthy happened")
+	})
 	for _, l := range w.output() {
 		if strings.Contains(l, "Started") {
 			t.Errorf("events -w --types=Warning printed a Normal event: %q", l)
