@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/apiserver/app"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/kubeconfig"
 )
 
 // Server is a running test apiserver.
@@ -91,4 +93,23 @@ func Logger() *slog.Logger {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// AdminClient returns a client authenticated by the admin kubeconfig that a
+// server started WithTLS wrote; it fails the test when there is none.
+func (s *Server) AdminClient(t testing.TB) *client.Client {
+	t.Helper()
+	kc, err := kubeconfig.Load(s.Options.WriteKubeconfig)
+	if err != nil {
+		t.Fatalf("admin kubeconfig: %v", err)
+	}
+	cfg, err := kc.ClientConfig("")
+	if err != nil {
+		t.Fatalf("admin kubeconfig: %v", err)
+	}
+	c, err := client.New(cfg)
+	if err != nil {
+		t.Fatalf("admin client: %v", err)
+	}
+	return c
 }

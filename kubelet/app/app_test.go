@@ -16,7 +16,6 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/internal/client"
-	"github.com/minik8s/minik8s/internal/kubeconfig"
 	"github.com/minik8s/minik8s/kubelet/app"
 	"github.com/minik8s/minik8s/kubelet/network"
 	"github.com/minik8s/minik8s/kubelet/runtime"
@@ -44,18 +43,7 @@ func TestKubeletRunsPod(t *testing.T) {
 		t.Skip("needs containerd at /run/containerd/containerd.sock")
 	}
 	s := apiservertest.Start(t, apiservertest.WithTLS)
-	kc, err := kubeconfig.Load(s.Options.WriteKubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ccfg, err := kc.ClientConfig("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(ccfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := s.AdminClient(t)
 	n := 200 + os.Getpid()%50
 	dir := t.TempDir()
 	o := app.DefaultOptions()
