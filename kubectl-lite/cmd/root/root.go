@@ -36,6 +36,7 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:           "kubectl-lite",
 		Short:         "kubectl-lite controls a minik8s cluster",
+		Long:          "kubectl-lite controls a minik8s cluster, the way kubectl controls Kubernetes: same verbs, flags, output and exit codes.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -76,6 +77,7 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 		wait.NewCommand(streams, g),
 		completion.NewCommand(streams),
 	)
+	groupCommands(cmd)
 	completion.Register(cmd, g)
 	return cmd
 }
@@ -91,4 +93,38 @@ func Run(ctx context.Context, streams cli.Streams, args []string) int {
 		fmt.Fprintln(streams.ErrOut, cli.FormatError(err))
 	}
 	return cli.ExitCode(err)
+}
+
+// groups are kubectl's headings of "kubectl --help", with the verbs
+// kubectl-lite has under each.
+var groups = []struct {
+	id, title string
+	verbs     []string
+}{
+	{"basic", "Basic Commands (Beginner):", []string{"create", "expose", "run", "set"}},
+	{"intermediate", "Basic Commands (Intermediate):", []string{"get", "edit", "delete"}},
+	{"deploy", "Deploy Commands:", []string{"rollout", "scale"}},
+	{"cluster", "Cluster Management Commands:", []string{"cluster-info", "cordon", "uncordon", "drain", "token"}},
+	{"debug", "Troubleshooting and Debugging Commands:", []string{"describe", "logs", "exec", "events"}},
+	{"advanced", "Advanced Commands:", []string{"apply", "patch", "replace", "wait"}},
+	{"settings", "Settings Commands:", []string{"label", "annotate", "completion"}},
+}
+
+// groupCommands files every verb under its heading; the rest (config,
+// version, api-resources, help) are listed as "Other Commands".
+func groupCommands(root *cobra.Command) {
+	byName := map[string]*cobra.Command{}
+	for _, c := range root.Commands() {
+		byName[c.Name()] = c
+	}
+	for _, gr := range groups {
+		root.AddGroup(&cobra.Group{ID: gr.id, Title: gr.title})
+		for _, v := range gr.verbs {
+			if c, ok := byName[v]; ok {
+				c.GroupID = gr.id
+			}
+		}
+	}
+	root.SetHelpCommandGroupID("")
+	root.SetCompletionCommandGroupID("settings")
 }
