@@ -242,3 +242,32 @@ func TestIntegrationApplyOutput(t *testing.T) {
 	}
 	c.wantFailIn(changed, `error: unable to match a printer suitable for the output format "wide", allowed formats are: json,name,yaml`, "apply", "-f", "-", "-o", "wide")
 }
+
+// TestIntegrationDiff checks diff -f: exit 0 when apply would change
+// nothing, else 1 with a unified diff of the live and the dry-run-applied
+// object, the server left as it was.
+func TestIntegrationDiff(t *testing.T) {
+	c := startCluster(t)
+	c.mustRun(oneCM, "apply", "-f", "-")
+	if out, errOut, code := c.run(oneCM, "diff", "-f", "-"); code != 0 || out != "" || errOut != "" {
+		t.Errorf("diff of an applied manifest: exit %d stdout %q stderr %q", code, out, errOut)
+	}
+	changed := strings.Replace(oneCM, `a: "1"`, `a: "2"`, 1) + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: fresh}\n"
+	out, errOut, code := c.run(changed, "diff", "-f", "-")
+	for _, w := range []string{"/LIVE/v1.ConfigMap.default.dry", "/MERGED/v1.ConfigMap.default.dry", "-  a: \"1\"\n", "+  a: \"2\"\n",
+		"/MERGED/v1.ConfigMap.default.fresh", "+  name: fresh\n"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("diff output lacks %q", w)
+		}
+	}
+	if code != 1 || errOut != "" {
+		t.Errorf("diff with changes: exit %d stderr %q stdout\n%s", code, errOut, out)
+	}
+	cm, err := client.Resource[api.ConfigMap](c.client).Namespace("default").Get(context.Background(), "dry")
+	if err != nil || cm.Data["a"] != "1" {
+		t.Errorf("diff changed the object: %v %v", cm, err)
+	}
+	if _, err := client.Resource[api.ConfigMap](c.client).Namespace("default").Get(context.Background(), "fresh"); !apierrors.IsNotFound(err) {
+		t.Errorf("diff created the new object: %v", err)
+	}
+}

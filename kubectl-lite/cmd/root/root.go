@@ -59,6 +59,7 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 		apply.NewCreateCommand(streams, g),
 		apply.NewReplaceCommand(streams, g),
 		apply.NewRunCommand(streams, g),
+		apply.NewDiffCommand(streams, g),
 		apply.NewExposeCommand(streams, g),
 		delete.NewCommand(streams, g),
 		describe.NewCommand(streams, g),
@@ -106,7 +107,7 @@ var groups = []struct {
 	{"deploy", "Deploy Commands:", []string{"rollout", "scale"}},
 	{"cluster", "Cluster Management Commands:", []string{"cluster-info", "cordon", "uncordon", "drain", "token"}},
 	{"debug", "Troubleshooting and Debugging Commands:", []string{"describe", "logs", "exec", "events"}},
-	{"advanced", "Advanced Commands:", []string{"apply", "patch", "replace", "wait"}},
+	{"advanced", "Advanced Commands:", []string{"apply", "diff", "patch", "replace", "wait"}},
 	{"settings", "Settings Commands:", []string{"label", "annotate", "completion"}},
 }
 
