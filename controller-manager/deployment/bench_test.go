@@ -1,17 +1,10 @@
 package deployment_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +12,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/daemon/daemontest"
 )
 
 func envInt(name string, def int) int {
@@ -46,38 +40,15 @@ func BenchmarkDeploymentsAvailable(b *testing.B) {
 
 	cl := startCluster(b)
 	cl.runKubelet(100, 0, 64)
-	bin := filepath.Join(b.TempDir(), "controller-manager")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "github.com/minik8s/minik8s/controller-manager")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("build controller-manager: %v\n%s", err, out)
-	}
-	port := freePort(b)
-	logPath := filepath.Join(b.TempDir(), "controller-manager.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--master", cl.srv.URL(), "--controllers", "replicaset,deployment",
+	bin := daemontest.Build(b, "github.com/minik8s/minik8s/controller-manager")
+	port := daemontest.FreePort(b)
+	daemontest.Start(b, bin, "--master", cl.srv.URL(), "--controllers", "replicaset,deployment",
 		"--leader-elect=false", "--bind-address", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--kube-api-qps", strconv.Itoa(qps), "--kube-api-burst", strconv.Itoa(2*qps), "--v", "warn",
 		"--concurrent-replicaset-syncs", strconv.Itoa(workers), "--concurrent-deployment-syncs", strconv.Itoa(workers))
-	cmd.Env = append(os.Environ(), "KUBECONFIG=")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_, _ = cmd.Process.Wait()
-		logFile.Close()
-		if b.Failed() {
-			out, _ := os.ReadFile(logPath)
-			b.Logf("controller-manager log:\n%s", tail(string(out), 4000))
-		}
-	})
 	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
 	waitFor(b, 30*time.Second, "controller-manager /metrics", func() (bool, error) {
-		_, err := scrape(metricsURL)
+		_, err := daemontest.Scrape(metricsURL)
 		return err == nil, err
 	})
 
@@ -86,7 +57,7 @@ func BenchmarkDeploymentsAvailable(b *testing.B) {
 	for i := range b.N {
 		ns := fmt.Sprintf("bench-%d", i)
 		createNamespace(b, cl.c, ns)
-		before, err := scrape(metricsURL)
+		before, err := daemontest.Scrape(metricsURL)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -96,7 +67,7 @@ func BenchmarkDeploymentsAvailable(b *testing.B) {
 		go func() {
 			defer close(sampled)
 			for sampleCtx.Err() == nil {
-				if m, err := scrape(metricsURL); err == nil {
+				if m, err := daemontest.Scrape(metricsURL); err == nil {
 					if h := int64(m["go_memstats_heap_inuse_bytes"]); h > peakHeap.Load() {
 						peakHeap.Store(h)
 					}
@@ -150,7 +121,7 @@ func BenchmarkDeploymentsAvailable(b *testing.B) {
 		total += elapsed
 		stopSampling()
 		<-sampled
-		after, err := scrape(metricsURL)
+		after, err := daemontest.Scrape(metricsURL)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -204,49 +175,4 @@ func createDeployments(b *testing.B, c *client.Client, ns string, n int, replica
 	if err := <-errs; err != nil {
 		b.Fatal(err)
 	}
-}
-
-func freePort(tb testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// scrape reads a Prometheus text exposition into "name{labels}" -> value.
-func scrape(url string) (map[string]float64, error) {
-	resp, err := http.Get(url)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
-			out[line[:i]] = v
-		}
-	}
-	return out, sc.Err()
-}
-
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
 }

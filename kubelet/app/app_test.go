@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,24 +12,17 @@ import (
 	"time"
 
 	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/vishvananda/netlink"
+
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/daemon/daemontest"
 	"github.com/minik8s/minik8s/kubelet/app"
 	"github.com/minik8s/minik8s/kubelet/network"
 	"github.com/minik8s/minik8s/kubelet/runtime"
 	"github.com/minik8s/minik8s/kubelet/testimage"
-	"github.com/vishvananda/netlink"
 )
-
-func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // TestKubeletRunsPod runs the whole kubelet (app.Run) against a secured
 // apiserver: it registers its Node, waits for a podCIDR, runs a pod, and
@@ -50,8 +42,8 @@ func TestKubeletRunsPod(t *testing.T) {
 	o.Kubeconfig = s.Options.WriteKubeconfig
 	o.Node.HostnameOverride = fmt.Sprintf("appnode-%d", n)
 	o.Node.NodeIP = "127.0.0.1"
-	o.Server.Address, o.Server.Port = "127.0.0.1", freePort(t)
-	o.HealthzPort = freePort(t)
+	o.Server.Address, o.Server.Port = "127.0.0.1", daemontest.FreePort(t)
+	o.HealthzPort = daemontest.FreePort(t)
 	o.ContainerdNamespace = fmt.Sprintf("minik8s-apptest-%d", os.Getpid())
 	o.CgroupRoot = "/" + o.ContainerdNamespace
 	o.RootDir, o.PodLogsDir = filepath.Join(dir, "root"), filepath.Join(dir, "logs")

@@ -16,10 +16,12 @@ import (
 	"time"
 
 	"github.com/containerd/containerd/v2/pkg/namespaces"
+
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/daemon"
+	"github.com/minik8s/minik8s/internal/daemon/daemontest"
 	"github.com/minik8s/minik8s/internal/logging"
 	"github.com/minik8s/minik8s/kubelet/app"
 	"github.com/minik8s/minik8s/kubelet/pods"
@@ -78,7 +80,7 @@ func TestKubeletKill9Restart(t *testing.T) {
 	o.RootDir, o.PodLogsDir = filepath.Join(dir, "root"), filepath.Join(dir, "logs")
 	o.CgroupRoot = "/" + o.ContainerdNamespace
 	o.CNIConfDir, o.CNIBridge = filepath.Join(dir, "net.d"), fmt.Sprintf("mk8skill%d", n)
-	o.Server.Port, o.HealthzPort = freePort(t), freePort(t)
+	o.Server.Port, o.HealthzPort = daemontest.FreePort(t), daemontest.FreePort(t)
 	cidr := fmt.Sprintf("10.244.%d.0/24", n)
 	args := []string{
 		"--kubeconfig", s.Options.WriteKubeconfig,
