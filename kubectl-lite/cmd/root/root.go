@@ -13,6 +13,7 @@ import (
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/clusterinfo"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/completion"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/config"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/cp"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/delete"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/describe"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/drain"
@@ -75,6 +76,7 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 		drain.NewDrainCommand(streams, g),
 		logs.NewCommand(streams, g),
 		exec.NewCommand(streams, g),
+		cp.NewCommand(streams, g),
 		wait.NewCommand(streams, g),
 		completion.NewCommand(streams),
 	)
@@ -106,7 +108,7 @@ var groups = []struct {
 	{"intermediate", "Basic Commands (Intermediate):", []string{"get", "edit", "delete"}},
 	{"deploy", "Deploy Commands:", []string{"rollout", "scale"}},
 	{"cluster", "Cluster Management Commands:", []string{"cluster-info", "cordon", "uncordon", "drain", "token"}},
-	{"debug", "Troubleshooting and Debugging Commands:", []string{"describe", "logs", "exec", "events"}},
+	{"debug", "Troubleshooting and Debugging Commands:", []string{"describe", "logs", "exec", "cp", "events"}},
 	{"advanced", "Advanced Commands:", []string{"apply", "diff", "patch", "replace", "wait"}},
 	{"settings", "Settings Commands:", []string{"label", "annotate", "completion"}},
 }
