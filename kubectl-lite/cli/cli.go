@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
@@ -28,6 +30,13 @@ type Globals struct {
 	Kubeconfig string
 	Context    string
 	Namespace  string
+	// Server, Token, Insecure and RequestTimeout override what the
+	// kubeconfig says (-s/--server, --token, --insecure-skip-tls-verify,
+	// --request-timeout), as kubectl's global flags do.
+	Server         string
+	Token          string
+	Insecure       bool
+	RequestTimeout string
 
 	cfg *kubeconfig.Config
 }
@@ -52,11 +61,44 @@ func (g *Globals) ClientConfig() (*client.Config, error) {
 		return nil, err
 	}
 	cc, err := cfg.ClientConfig(g.Context)
+	if errors.Is(err, kubeconfig.ErrEmptyConfig) && g.Server != "" {
+		// --server alone is a configuration, as with kubectl.
+		cc, err = &client.Config{}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
+	if g.Server != "" {
+		cc.Host = g.Server
+	}
+	if g.Token != "" {
+		cc.BearerToken, cc.CertData, cc.KeyData = g.Token, nil, nil
+	}
+	if g.Insecure {
+		cc.Insecure, cc.CAData = true, nil
+	}
+	if g.RequestTimeout != "" && g.RequestTimeout != "0" {
+		d, err := parseTimeout(g.RequestTimeout)
+		if err != nil {
+			return nil, err
+		}
+		cc.Timeout = d
+	}
 	cc.UserAgent = client.UserAgentFor("kubectl-lite")
 	return cc, nil
+}
+
+// parseTimeout reads --request-timeout: a duration, or a bare number of
+// seconds.
+func parseTimeout(s string) (time.Duration, error) {
+	if n, err := strconv.Atoi(s); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("invalid timeout value. Timeout must be a single integer in seconds, or an integer followed by a corresponding time unit (e.g. 1s | 2m | 3h)")
+	}
+	return d, nil
 }
 
 // Client returns a client for the chosen context.

@@ -186,6 +186,17 @@ func TestIntegrationConnectionErrors(t *testing.T) {
 	}
 	c.wantFail("error: You must be logged in to the server (Unauthorized)", "--kubeconfig", bad, "get", "pods")
 
+	// Global flags override the kubeconfig: --token replaces the admin
+	// certificate, --server the address (with --insecure-skip-tls-verify
+	// as the CA no longer matters for a bare address).
+	c.wantFail(`Error from server (Forbidden): pods is forbidden: User "bob" cannot list resource "pods" in API group "" in the namespace "default"`,
+		"--token", "bob-token", "get", "pods")
+	if out := c.mustRun("", "--server", c.client.Host(), "--insecure-skip-tls-verify", "--request-timeout=10s", "get", "ns", "default", "-o", "name"); out != "namespace/default\n" {
+		t.Errorf("--server --insecure-skip-tls-verify = %q", out)
+	}
+	c.wantFail("error: invalid timeout value. Timeout must be a single integer in seconds, or an integer followed by a corresponding time unit (e.g. 1s | 2m | 3h)",
+		"--request-timeout=soon", "get", "pods")
+
 	// A port nothing listens on: take one, then free it.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -198,6 +209,7 @@ func TestIntegrationConnectionErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.wantFail("The connection to the server "+addr+" was refused - did you specify the right host or port?", "--kubeconfig", down, "get", "pods")
+	c.wantFail("The connection to the server "+addr+" was refused - did you specify the right host or port?", "--server", "https://"+addr, "get", "pods")
 }
 
 // TestIntegrationApplyOutput checks -o on apply, create -f and replace: the

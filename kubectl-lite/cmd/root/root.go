@@ -48,6 +48,10 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 	pf.StringVar(&g.Kubeconfig, "kubeconfig", "", "Path to the kubeconfig file to use for CLI requests.")
 	pf.StringVar(&g.Context, "context", "", "The name of the kubeconfig context to use")
 	pf.StringVarP(&g.Namespace, "namespace", "n", "", "If present, the namespace scope for this CLI request")
+	pf.StringVarP(&g.Server, "server", "s", "", "The address and port of the Kubernetes API server")
+	pf.StringVar(&g.Token, "token", "", "Bearer token for authentication to the API server")
+	pf.BoolVar(&g.Insecure, "insecure-skip-tls-verify", false, "If true, the server's certificate will not be checked for validity. This will make your HTTPS connections insecure")
+	pf.StringVar(&g.RequestTimeout, "request-timeout", "0", "The length of time to wait before giving up on a single server request. Non-zero values should contain a corresponding time unit (e.g. 1s, 2m, 3h). A value of zero means don't timeout requests.")
 	cmd.AddCommand(
 		version.NewCommand(streams, g),
 		clusterinfo.NewCommand(streams, g),
