@@ -419,9 +419,20 @@ func (s *netScenario) podToPod() {
 			}
 			if len(f.names) != 1 || f.names[0] != p.Name {
 				s.t.Errorf("GET %s (pod %s on %s) from %s: pages of %v, errors %v", url, p.Name, p.Spec.NodeName, node, f.names, f.errors)
-			} else {
-				s.t.Logf("%s on %s reached pod %s on %s at %s", s.clients[node].Name, node, p.Name, p.Spec.NodeName, p.Status.PodIP)
+				continue
 			}
+			// No NAT between pods: the backend's httpd logs the request
+			// ("IP:PORT: url:/") from the client pod's own address.
+			client := s.clients[node]
+			s.within(15*time.Second, fmt.Sprintf("pod %s logging a request from client pod IP %s (not NATed)", p.Name, client.Status.PodIP),
+				func(ctx context.Context) (bool, string, error) {
+					logs, err := s.c.Kubectl(ctx, "logs", "-n", netNS, p.Name, "--tail", "200")
+					if err != nil {
+						return false, "", Retry(err)
+					}
+					return strings.Contains("\n"+logs, "\n"+client.Status.PodIP+":"), "log:\n" + logs, nil
+				})
+			s.t.Logf("%s (%s) on %s reached pod %s on %s at %s with its own address", client.Name, client.Status.PodIP, node, p.Name, p.Spec.NodeName, p.Status.PodIP)
 		}
 	}
 }

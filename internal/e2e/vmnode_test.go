@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/kubelet/network"
 	"github.com/minik8s/minik8s/kubelet/proxy"
 )
 
@@ -85,6 +86,9 @@ func TestHostNode(t *testing.T) {
 		// service proxy runs on this machine).
 		if err := proxy.Cleanup(proxy.IPTables{}); err != nil {
 			t.Logf("removing the host kubelet's service rules: %v", err)
+		}
+		if err := network.RemoveMasquerade(); err != nil {
+			t.Logf("removing the host kubelet's pod masquerade rule: %v", err)
 		}
 		_, _ = c.Kubectl(ctx, "delete", "node", hostNode)
 		if log, err := os.ReadFile(logfile); err == nil && t.Failed() {

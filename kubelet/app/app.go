@@ -161,7 +161,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		}
 	}
 	nm, err := network.New(network.Config{ConfDir: o.CNIConfDir, BinDirs: splitList(o.CNIBinDir),
-		StateDir: filepath.Join(o.RootDir, "cni"), BridgeName: o.CNIBridge})
+		StateDir: filepath.Join(o.RootDir, "cni"), BridgeName: o.CNIBridge, ClusterCIDR: o.Network.ClusterCIDR})
 	if err != nil {
 		return err
 	}

@@ -184,6 +184,11 @@ func cleanup(t *testing.T, o app.Options, cidr string) {
 	if err := testimage.DeleteNamespace(ctx, rt.Client(), o.ContainerdNamespace); err != nil {
 		t.Logf("cleanup: %v", err)
 	}
+	// The kubelet's node masquerade rule outlives it, as it must for the
+	// pods; the test's goes with the test.
+	if err := network.RemoveMasquerade(); err != nil {
+		t.Logf("cleanup: %v", err)
+	}
 	if l, err := netlink.LinkByName(o.CNIBridge); err == nil {
 		_ = netlink.LinkDel(l)
 	}

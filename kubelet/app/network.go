@@ -20,7 +20,7 @@ type NetworkOptions struct {
 	// ProxyMode is "iptables" or "none" (another proxy runs on the node).
 	ProxyMode string
 	// ClusterCIDR is kube-proxy's --cluster-cidr: service traffic from
-	// outside it is masqueraded.
+	// outside it is masqueraded, and so is pod traffic leaving it.
 	ClusterCIDR   string
 	MinSyncPeriod time.Duration
 	// PodRoutes enables the routes to other nodes' pod CIDRs.
@@ -35,7 +35,7 @@ func DefaultNetworkOptions() NetworkOptions {
 // AddFlags registers the flags (kube-proxy's names where it has them).
 func (o *NetworkOptions) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.ProxyMode, "proxy-mode", o.ProxyMode, "Service proxy: 'iptables' (kube-proxy's iptables mode) or 'none'.")
-	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "The pods' CIDR; service traffic from outside it is masqueraded. Empty masquerades all service traffic.")
+	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "The pods' CIDR across the cluster: pod traffic leaving it is masqueraded (one node rule; none between pods), and so is service traffic from outside it. Empty: the bridge masquerades everything off the node's own pod CIDR, and all service traffic is masqueraded.")
 	fs.DurationVar(&o.MinSyncPeriod, "iptables-min-sync-period", o.MinSyncPeriod, "Shortest interval between service rule rewrites when changes keep coming.")
 	fs.BoolVar(&o.PodRoutes, "pod-routes", o.PodRoutes, "Keep routes to the other nodes' spec.podCIDR via their InternalIP (host-gateway pod networking).")
 }

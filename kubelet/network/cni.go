@@ -27,6 +27,13 @@ type Config struct {
 	// NetworkName names the network ("minik8s"), BridgeName the bridge
 	// ("cni0"), ConfFile the conflist file ("10-minik8s.conflist").
 	NetworkName, BridgeName, ConfFile string
+	// ClusterCIDR is the pod network of the whole cluster (kube's
+	// --cluster-cidr). When set, the bridge does not masquerade per pod;
+	// Configure installs one node rule instead that masquerades only
+	// traffic leaving ClusterCIDR, so pods on different nodes see each
+	// other's own addresses (no NAT between pods). Empty keeps the bridge
+	// plugin's per-pod masquerade of everything off the node's pod CIDR.
+	ClusterCIDR string
 }
 
 // PortMapping is a hostPort of a pod, for the portmap plugin.
@@ -97,7 +104,7 @@ func (m *Manager) Conflist(podCIDR string) ([]byte, error) {
 		"name":       m.cfg.NetworkName,
 		"plugins": []any{
 			map[string]any{
-				"type": "bridge", "bridge": m.cfg.BridgeName, "isGateway": true, "ipMasq": true, "hairpinMode": true,
+				"type": "bridge", "bridge": m.cfg.BridgeName, "isGateway": true, "ipMasq": m.cfg.ClusterCIDR == "", "hairpinMode": true,
 				"ipam": map[string]any{
 					"type":    "host-local",
 					"ranges":  [][]map[string]string{{{"subnet": ipnet.String()}}},
@@ -125,6 +132,11 @@ func (m *Manager) Configure(podCIDR string) error {
 	list, err := libcni.ConfListFromBytes(b)
 	if err != nil {
 		return fmt.Errorf("parse conflist: %w", err)
+	}
+	if m.cfg.ClusterCIDR != "" {
+		if err := ensureMasquerade(podCIDR, m.cfg.ClusterCIDR); err != nil {
+			return err
+		}
 	}
 	if err := os.MkdirAll(m.cfg.ConfDir, 0o755); err != nil {
 		return err

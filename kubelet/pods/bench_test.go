@@ -15,6 +15,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/oci"
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/kubelet/network"
 	"github.com/minik8s/minik8s/kubelet/testimage"
 )
 
@@ -24,7 +25,14 @@ const benchPods = 50
 // and reports creation→Running p50/p99 and pods/s, beside 50 bare
 // containerd create+start calls in a row from this process.
 func BenchmarkPodStartup(b *testing.B) {
-	nd := newNode(b)
+	// The node network as the kubelet sets it up: one node masquerade rule
+	// rather than the bridge plugin's per-pod rules.
+	nd := newNode(b, func(nd *node) { nd.netConfig.ClusterCIDR = "10.244.0.0/16" })
+	b.Cleanup(func() {
+		if err := network.RemoveMasquerade(); err != nil {
+			b.Log(err)
+		}
+	})
 	for i := 0; i < b.N; i++ {
 		bare := bareContainerd(b, nd)
 		lat, total := startPods(b, nd, i)
