@@ -430,7 +430,11 @@ func (s *netScenario) podToPod() {
 					if err != nil {
 						return false, "", Retry(err)
 					}
-					return strings.Contains("\n"+logs, "\n"+client.Status.PodIP+":"), "log:\n" + logs, nil
+					// httpd names an IPv4 peer "IP:PORT" or, on a dual-stack
+					// socket, "[::ffff:IP]:PORT".
+					seen := strings.Contains("\n"+logs, "\n"+client.Status.PodIP+":") ||
+						strings.Contains(logs, "[::ffff:"+client.Status.PodIP+"]:")
+					return seen, "log:\n" + logs, nil
 				})
 			s.t.Logf("%s (%s) on %s reached pod %s on %s at %s with its own address", client.Name, client.Status.PodIP, node, p.Name, p.Spec.NodeName, p.Status.PodIP)
 		}

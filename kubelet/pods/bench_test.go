@@ -27,12 +27,14 @@ const benchPods = 50
 func BenchmarkPodStartup(b *testing.B) {
 	// The node network as the kubelet sets it up: one node masquerade rule
 	// rather than the bridge plugin's per-pod rules.
-	nd := newNode(b, func(nd *node) { nd.netConfig.ClusterCIDR = "10.244.0.0/16" })
+	// Registered first so it runs last, after the node's own clean-up
+	// (which configures the network again to tear pods down).
 	b.Cleanup(func() {
 		if err := network.RemoveMasquerade(); err != nil {
 			b.Log(err)
 		}
 	})
+	nd := newNode(b, func(nd *node) { nd.netConfig.ClusterCIDR = "10.244.0.0/16" })
 	for i := 0; i < b.N; i++ {
 		bare := bareContainerd(b, nd)
 		lat, total := startPods(b, nd, i)
