@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/kubeconfig"
+	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
 
 // Streams are a command's standard streams; tests pass buffers.
@@ -232,4 +234,27 @@ func AddSource(verb, source string, err error) error {
 		return apierrors.FromStatus(st)
 	}
 	return fmt.Errorf("error when %s %q: %w", verb, source, err)
+}
+
+// Select resolves TYPE NAME... / TYPE/NAME... arguments (or TYPE with a
+// label selector or all) in the default namespace into the objects they
+// name, and returns them with the client that reaches them.
+func (g *Globals) Select(ctx context.Context, args []string, selector string, all bool) (*client.Client, []resource.Ref, error) {
+	ns, err := g.DefaultNamespace()
+	if err != nil {
+		return nil, nil, err
+	}
+	sel, err := resource.Parse(args, ns, selector != "" || all)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := g.Client()
+	if err != nil {
+		return nil, nil, err
+	}
+	refs, err := sel.Expand(ctx, c, ns, client.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, refs, nil
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
-	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
 
 // kind says which metadata map a command edits.
@@ -69,20 +68,8 @@ func newCommand(streams cli.Streams, g *cli.Globals, k kind, example string) *co
 			if err != nil {
 				return err
 			}
-			ns, err := g.DefaultNamespace()
-			if err != nil {
-				return err
-			}
-			sel, err := resource.Parse(resArgs, ns, selector != "" || all)
-			if err != nil {
-				return err
-			}
-			c, err := g.Client()
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			refs, err := sel.Expand(ctx, c, ns, client.ListOptions{LabelSelector: selector})
+			c, refs, err := g.Select(ctx, resArgs, selector, all)
 			if err != nil {
 				return err
 			}

@@ -54,20 +54,8 @@ each container instead.`,
 			if !list && len(set) == 0 && len(remove) == 0 {
 				return fmt.Errorf("at least one environment variable must be provided")
 			}
-			ns, err := g.DefaultNamespace()
-			if err != nil {
-				return err
-			}
-			sel, err := resource.Parse(resArgs, ns, selector != "" || all)
-			if err != nil {
-				return err
-			}
-			c, err := g.Client()
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			refs, err := sel.Expand(ctx, c, ns, client.ListOptions{LabelSelector: selector})
+			c, refs, err := g.Select(ctx, resArgs, selector, all)
 			if err != nil {
 				return err
 			}

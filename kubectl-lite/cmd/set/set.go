@@ -11,7 +11,6 @@ import (
 	"github.com/minik8s/minik8s/api/patch"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
-	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
 
 // ChangeCauseAnnotation records the command that changed a workload
@@ -59,20 +58,8 @@ func newImage(streams cli.Streams, g *cli.Globals) *cobra.Command {
 			if len(images) == 0 {
 				return fmt.Errorf("at least one image update is required")
 			}
-			ns, err := g.DefaultNamespace()
-			if err != nil {
-				return err
-			}
-			sel, err := resource.Parse(resArgs, ns, selector != "" || all)
-			if err != nil {
-				return err
-			}
-			c, err := g.Client()
-			if err != nil {
-				return err
-			}
 			ctx := cmd.Context()
-			refs, err := sel.Expand(ctx, c, ns, client.ListOptions{LabelSelector: selector})
+			c, refs, err := g.Select(ctx, resArgs, selector, all)
 			if err != nil {
 				return err
 			}
