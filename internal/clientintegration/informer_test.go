@@ -591,6 +591,12 @@ func TestInformerFieldSelector(t *testing.T) {
 	if _, err := pods.Create(ctx, newPod("", "later", nil)); err != nil {
 		t.Fatal(err)
 	}
+	// The informer's first list (resourceVersion "0") is whatever the
+	// watch cache holds; a consistent list first waits for it to hold the
+	// creates, so on-a comes in that list and not as a watch event.
+	if _, err := pods.List(ctx, client.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	sel := client.ListOptions{FieldSelector: "spec.nodeName=node-a"}
 	lw := informer.For[api.Pod](c, "", sel) // all namespaces
 	inf := informer.New[api.Pod](lw, informer.Options[api.Pod]{Logger: quietLogger()})
