@@ -43,6 +43,13 @@ func (a *APIServer) bootstrapPolicy(ctx context.Context) error {
 			return fmt.Errorf("create cluster role binding %s: %w", b.Name, err)
 		}
 	}
+	// The RBAC authorizer reads the watch caches: serve only once they hold
+	// the policy (kube-apiserver is not ready before its bootstrap roles).
+	for _, s := range []*registry.Store{crs, crbs} {
+		if err := s.Cacher().WaitSynced(ctx); err != nil {
+			return fmt.Errorf("watch cache of %s after the bootstrap policy: %w", s.Info.Resource, err)
+		}
+	}
 	return nil
 }
 

@@ -523,6 +523,16 @@ func (c *Cacher) filterLocked(pred *Predicate) []*Object {
 	return out
 }
 
+// WaitSynced waits until the cache holds every write etcd had committed
+// when it was called, within the consistent-read bound.
+func (c *Cacher) WaitSynced(ctx context.Context) error {
+	rev, err := c.cfg.Store.CurrentRevision(ctx)
+	if err != nil {
+		return err
+	}
+	return c.waitFresh(ctx, rev)
+}
+
 // waitFresh waits, at most ConsistentReadTimeout, until the cache is ready
 // and at revision rev or later. While it waits it asks etcd for watch
 // progress, so an idle resource catches up with writes to other resources.
