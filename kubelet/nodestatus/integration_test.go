@@ -277,3 +277,54 @@ func TestStatusNotWrittenWithoutChange(t *testing.T) {
 }
 
 func mustQ(s string) resource.Quantity { return resource.MustParse(s) }
+
+// A node that registers NotReady (no pod network yet) writes Ready as soon
+// as it can be, not a whole StatusUpdateFrequency later (the kubelet's
+// fastStatusUpdateOnce).
+func TestReadyWrittenAsSoonAsPossible(t *testing.T) {
+	s := apiservertest.Start(t)
+	c := newClient(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var networkReady atomic.Bool
+	start(t, ctx, nodestatus.Config{
+		Client: c, NodeName: "fresh", NodeIP: net.ParseIP("127.0.0.1"), RootDir: t.TempDir(),
+		RuntimeVersion: func() (string, error) { return "containerd://1.6.20", nil },
+		RuntimeHealthy: func() error {
+			if networkReady.Load() {
+				return nil
+			}
+			return errors.New("network plugin not ready")
+		},
+		Logger: apiservertest.Logger(), LeaseRenewInterval: time.Hour,
+		StatusUpdateFrequency: time.Hour, StatusReportFrequency: time.Hour,
+	})
+	nodes := client.Resource[api.Node](c)
+	ready := func() (api.ConditionStatus, error) {
+		n, err := nodes.Get(ctx, "fresh")
+		if err != nil {
+			return "", err
+		}
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == api.NodeReady {
+				return cond.Status, nil
+			}
+		}
+		return "", errors.New("no Ready condition")
+	}
+	poll(t, ctx, "registered NotReady", func() error {
+		if st, err := ready(); err != nil || st != api.ConditionFalse {
+			return errors.New("not registered NotReady yet")
+		}
+		return nil
+	})
+	networkReady.Store(true)
+	set := time.Now()
+	poll(t, ctx, "Ready written", func() error {
+		if st, err := ready(); err != nil || st != api.ConditionTrue {
+			return errors.New("not Ready yet")
+		}
+		return nil
+	})
+	t.Logf("Ready %s after the network became ready", time.Since(set).Round(time.Millisecond))
+}

@@ -400,6 +400,7 @@ func (m *Manager) computeStatus(n *api.Node) ([]conditionEvent, error) {
 // statusLoop recomputes the status every StatusUpdateFrequency and writes
 // it when it changed or StatusReportFrequency has passed since the last write.
 func (m *Manager) statusLoop(ctx context.Context) {
+	m.fastStatusUntilReady(ctx)
 	t := time.NewTicker(m.cfg.StatusUpdateFrequency)
 	defer t.Stop()
 	for {
@@ -415,6 +416,43 @@ func (m *Manager) statusLoop(ctx context.Context) {
 			m.log.Warn("error updating node status, will retry", "err", err)
 		}
 	}
+}
+
+// fastReadyPoll and fastReadyTimeout bound fastStatusUntilReady (the
+// kubelet's 100 ms poll and nodeReadyGracePeriod).
+const (
+	fastReadyPoll    = 100 * time.Millisecond
+	fastReadyTimeout = 2 * time.Minute
+)
+
+// fastStatusUntilReady is the kubelet's fastStatusUpdateOnce: until the
+// node can first be Ready (runtime up, pod network configured), it checks
+// every 100 ms and writes the status as soon as it can, so a new node does
+// not wait a whole StatusUpdateFrequency to become schedulable.
+func (m *Manager) fastStatusUntilReady(ctx context.Context) {
+	deadline := time.Now().Add(fastReadyTimeout)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		if n := m.Node(); n != nil && nodeReady(n) {
+			return
+		}
+		if m.cfg.RuntimeHealthy() == nil {
+			if err := m.updateStatus(ctx, false); err != nil && ctx.Err() == nil {
+				m.log.Warn("error updating node status, will retry", "err", err)
+			} else {
+				return
+			}
+		}
+		m.sleep(ctx, fastReadyPoll)
+	}
+}
+
+func nodeReady(n *api.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == api.NodeReady {
+			return c.Status == api.ConditionTrue
+		}
+	}
+	return false
 }
 
 // updateStatus reads the Node, recomputes its status and writes it through
