@@ -25,8 +25,15 @@ fi
 
 start=$(date +%s)
 # A Node object keeps saying Ready for a while after its kubelet stopped:
-# count a node only once its kubelet renewed its Lease after this start.
-since=$(date -u +%Y-%m-%dT%H:%M:%S)
+# count a node only once its kubelet renewed its Lease after its container
+# (re)started. started prints "NODE STARTED-AT" per node container; cut to
+# seconds, both times compare as strings.
+started() {
+	local c
+	for c in $(docker ps -q --filter "label=com.docker.compose.project=$project" --filter label=io.minik8s.role=node); do
+		docker inspect -f '{{.Config.Hostname}} {{.State.StartedAt}}' "$c"
+	done
+}
 deadline=$((start + timeout))
 k() { "$kubectl" --kubeconfig "$kubeconfig" "$@"; }
 
@@ -40,9 +47,8 @@ while [ "$(date +%s)" -lt "$deadline" ]; do
 		# STATUS is Ready, or Ready,SchedulingDisabled for a cordoned node.
 		out=$(k get nodes 2>/dev/null || true)
 		ready=$(awk 'NR > 1 && $2 ~ /^Ready(,|$)/' <<<"$out" | wc -l)
-		fresh=$(k get leases -n kube-node-lease -o json 2>/dev/null |
-			grep -o '"renewTime": *"[^"]*"' | sed 's/.*"\([^"]*\)"$/\1/' |
-			awk -v since="$since" '$0 >= since' | wc -l || true)
+		fresh=$(k get leases -n kube-node-lease -o 'custom-columns=NAME:.metadata.name,RENEW:.spec.renewTime' --no-headers 2>/dev/null |
+			awk 'NR == FNR { since[$1] = substr($2, 1, 19); next } ($1 in since) && $2 >= since[$1]' <(started) - | wc -l || true)
 		[ "$fresh" -lt "$ready" ] && ready=$fresh
 		# The node controller lifts the not-ready NoSchedule taint a moment
 		# after Ready; until then pods would all go to the other nodes.
