@@ -268,10 +268,11 @@ func (s *netScenario) webPods(ctx context.Context) ([]api.Pod, error) {
 	return l.Items, nil
 }
 
-// readyEndpoints are the addresses of the ready endpoints of Service name.
-func (s *netScenario) readyEndpoints(ctx context.Context, name string) ([]string, error) {
+// readyEndpoints are the addresses of the ready endpoints of Service
+// ns/name.
+func (s *netScenario) readyEndpoints(ctx context.Context, ns, name string) ([]string, error) {
 	var l api.List[api.EndpointSlice]
-	if err := s.c.KubectlJSON(ctx, &l, "get", "endpointslices", "-n", netNS, "-l", api.LabelServiceName+"="+name); err != nil {
+	if err := s.c.KubectlJSON(ctx, &l, "get", "endpointslices", "-n", ns, "-l", api.LabelServiceName+"="+name); err != nil {
 		return nil, Retry(err)
 	}
 	var out []string
@@ -307,7 +308,7 @@ func (s *netScenario) backends(n int) []api.Pod {
 		if len(pods) != n {
 			return false, describe(pods), nil
 		}
-		eps, err := s.readyEndpoints(ctx, "web")
+		eps, err := s.readyEndpoints(ctx, netNS, "web")
 		if err != nil {
 			return false, "", err
 		}
@@ -463,6 +464,13 @@ func (s *netScenario) dnsName() {
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	// The cluster-dns pods restart with their nodes (the lifecycle test
+	// stops and restarts them): wait until they serve again.
+	s.kubectl("rollout", "status", "deployment/cluster-dns", "-n", "kube-system", "--timeout=120s")
+	s.within(time.Minute, "ready endpoints of kube-system/kube-dns", func(ctx context.Context) (bool, string, error) {
+		eps, err := s.readyEndpoints(ctx, "kube-system", "kube-dns")
+		return len(eps) > 0, fmt.Sprint(eps), err
+	})
 	for node, c := range s.clients {
 		conf, err := s.c.Kubectl(s.ctx, "exec", "-n", netNS, c.Name, "--", "cat", "/etc/resolv.conf")
 		if err != nil {
@@ -472,10 +480,14 @@ func (s *netScenario) dnsName() {
 			s.t.Errorf("resolv.conf of %s on %s:\n%s\nwant nameserver 10.96.0.10 and search %s.svc.cluster.local svc.cluster.local cluster.local", c.Name, node, conf, netNS)
 		}
 		full := "web." + netNS + ".svc.cluster.local"
-		out, err := s.c.Kubectl(s.ctx, "exec", "-n", netNS, c.Name, "--", "nslookup", full)
-		if err != nil || !strings.Contains(out, svc.Spec.ClusterIP) {
-			s.t.Errorf("nslookup %s in %s: %q, %v; want %s", full, c.Name, out, err, svc.Spec.ClusterIP)
-		}
+		// The proxies follow the kube-dns endpoints within a second.
+		s.within(20*time.Second, fmt.Sprintf("nslookup %s in %s answering %s", full, c.Name, svc.Spec.ClusterIP), func(ctx context.Context) (bool, string, error) {
+			out, err := s.c.Kubectl(ctx, "exec", "-n", netNS, c.Name, "--", "nslookup", full)
+			if err != nil {
+				return false, "", Retry(err)
+			}
+			return strings.Contains(out, svc.Spec.ClusterIP), out, nil
+		})
 	}
 	s.reachesAll("http://web/", pods)
 	s.reachesAll("http://web."+netNS+".svc.cluster.local/", pods)
@@ -498,7 +510,7 @@ func (s *netScenario) throughput() {
 		if err := s.c.KubectlJSON(ctx, &p, "get", "pod", "solo", "-n", netNS); err != nil {
 			return false, "", Retry(err)
 		}
-		eps, err := s.readyEndpoints(ctx, "solo")
+		eps, err := s.readyEndpoints(ctx, netNS, "solo")
 		if err != nil {
 			return false, "", err
 		}
@@ -606,7 +618,7 @@ func (s *netScenario) deletedBackend() {
 	start := time.Now()
 	s.kubectl("delete", "pod", victim.Name, "-n", netNS, "--wait=false")
 	s.within(time.Minute, "endpoint of "+victim.Name+" removed", func(ctx context.Context) (bool, string, error) {
-		eps, err := s.readyEndpoints(ctx, "web")
+		eps, err := s.readyEndpoints(ctx, netNS, "web")
 		if err != nil {
 			return false, "", err
 		}
@@ -702,7 +714,7 @@ func (s *netScenario) createNodePort(pods []api.Pod) api.Service {
 	}
 	sort.Strings(ips)
 	s.within(time.Minute, "web-np endpoints", func(ctx context.Context) (bool, string, error) {
-		eps, err := s.readyEndpoints(ctx, "web-np")
+		eps, err := s.readyEndpoints(ctx, netNS, "web-np")
 		if err != nil {
 			return false, "", err
 		}
