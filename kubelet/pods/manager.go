@@ -182,6 +182,20 @@ func (m *Manager) onNode(n *api.Node) {
 	}
 }
 
+// currentPodIP is the IP of a pod whose sandbox recorded ip: a
+// host-network pod has the node's current address, which changes when the
+// node comes back with another (a node container restarted), so its
+// probes, status and status.podIP env follow the node rather than the
+// address at sandbox creation.
+func (m *Manager) currentPodIP(pod *api.Pod, ip string) string {
+	if pod.Spec.HostNetwork {
+		if host := m.hostIP(); host != "" {
+			return host
+		}
+	}
+	return ip
+}
+
 func (m *Manager) hostIP() string {
 	if m.opts.NodeIP != "" {
 		return m.opts.NodeIP

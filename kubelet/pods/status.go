@@ -127,6 +127,9 @@ func (m *Manager) computeStatus(w *worker, pod *api.Pod, cs []runtime.Container)
 		}
 	}
 	if podIP != "" {
+		podIP = m.currentPodIP(pod, podIP)
+	}
+	if podIP != "" {
 		st.PodIP = podIP
 		st.PodIPs = []api.PodIP{{IP: podIP}}
 	}

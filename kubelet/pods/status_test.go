@@ -84,3 +84,33 @@ func TestComputeStatusPhase(t *testing.T) {
 		})
 	}
 }
+
+// A host-network pod's IP is the node's current address, not the one its
+// sandbox recorded (a node that came back with another address); other
+// pods keep their sandbox's IP.
+func TestComputeStatusPodIP(t *testing.T) {
+	sandbox := runtime.Container{ID: "sb", Kind: runtime.KindSandbox, State: runtime.StateRunning, PodIP: "192.0.2.1", CreatedAt: time.Now()}
+	main := runtime.Container{ID: "main", Kind: runtime.KindContainer, Name: "main", State: runtime.StateRunning, StartedAt: time.Now()}
+	for _, tt := range []struct {
+		name        string
+		hostNetwork bool
+		sandboxIP   string
+		want        string
+	}{
+		{"host network, node address changed", true, "192.0.2.1", "192.0.2.7"},
+		{"pod network", false, "10.244.1.5", "10.244.1.5"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &api.Pod{ObjectMeta: api.ObjectMeta{Name: "p", Namespace: "ns", UID: "u"},
+				Spec: api.PodSpec{HostNetwork: tt.hostNetwork, RestartPolicy: api.RestartPolicyAlways, Containers: []api.Container{{Name: "main", Image: "img"}}}}
+			sb := sandbox
+			sb.PodIP = tt.sandboxIP
+			m := &Manager{opts: Options{NodeIP: "192.0.2.7"}}
+			w := &worker{waiting: map[string]*api.ContainerStateWaiting{}}
+			st := m.computeStatus(w, pod, []runtime.Container{sb, main})
+			if st.PodIP != tt.want || len(st.PodIPs) != 1 || st.PodIPs[0].IP != tt.want || st.HostIP != "192.0.2.7" {
+				t.Errorf("podIP %s %v hostIP %s, want podIP %s", st.PodIP, st.PodIPs, st.HostIP, tt.want)
+			}
+		})
+	}
+}

@@ -363,7 +363,7 @@ func (m *Manager) startContainer(ctx context.Context, w *worker, pod *api.Pod, c
 	if err != nil {
 		return fail("CreateContainerConfigError", err)
 	}
-	env, err := m.env(ctx, pod, c, sb.PodIP)
+	env, err := m.env(ctx, pod, c, m.currentPodIP(pod, sb.PodIP))
 	if err != nil {
 		return fail("CreateContainerConfigError", err)
 	}
