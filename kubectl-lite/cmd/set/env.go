@@ -1,14 +1,12 @@
 package set
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/minik8s/minik8s/api/patch"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/resource"
@@ -60,54 +58,33 @@ each container instead.`,
 				return err
 			}
 			for _, r := range refs {
-				d := c.Dynamic(r.Info).Namespace(r.Namespace)
-				u, err := d.Get(ctx, r.Name)
-				if err != nil {
-					return err
-				}
-				original, err := json.Marshal(u)
-				if err != nil {
-					return fmt.Errorf("encode %s: %w", r, err)
-				}
-				spec := podSpec(u.Object)
-				if spec == nil {
-					return fmt.Errorf("%s has no pod template", r)
-				}
-				matched := false
-				for _, field := range []string{"initContainers", "containers"} {
-					cs, _ := spec[field].([]any)
-					for _, ctr := range cs {
-						m, ok := ctr.(map[string]any)
-						if !ok || !containerMatches(m, containers) {
-							continue
+				changed, err := editPodSpec(ctx, c, r, func(_ *client.Unstructured, spec map[string]any) (bool, error) {
+					matched := false
+					for _, field := range []string{"initContainers", "containers"} {
+						cs, _ := spec[field].([]any)
+						for _, ctr := range cs {
+							m, ok := ctr.(map[string]any)
+							if !ok || !containerMatches(m, containers) {
+								continue
+							}
+							matched = true
+							if list {
+								printEnv(streams, r, m)
+								continue
+							}
+							m["env"] = updateEnv(m["env"], set, setOrder, remove)
 						}
-						matched = true
-						if list {
-							printEnv(streams, r, m)
-							continue
-						}
-						m["env"] = updateEnv(m["env"], set, setOrder, remove)
 					}
-				}
-				if !matched {
-					return fmt.Errorf("unable to find container named %s", containers)
-				}
-				if list {
-					continue
-				}
-				modified, err := json.Marshal(u)
+					if !matched {
+						return false, fmt.Errorf("unable to find container named %s", containers)
+					}
+					return !list, nil
+				})
 				if err != nil {
-					return fmt.Errorf("encode %s: %w", r, err)
-				}
-				p, err := patch.CreateStrategicMergePatch(original, modified, patch.KubernetesSchema(r.Info.Kind))
-				if err != nil {
-					return fmt.Errorf("create patch for %s: %w", r, err)
-				}
-				if string(p) == "{}" {
-					continue
-				}
-				if _, err := d.Patch(ctx, r.Name, client.StrategicMergePatchType, p); err != nil {
 					return err
+				}
+				if !changed {
+					continue
 				}
 				fmt.Fprintf(streams.Out, "%s env updated\n", r)
 			}

@@ -1,6 +1,7 @@
 package set
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/minik8s/minik8s/api/patch"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
+	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
 
 // ChangeCauseAnnotation records the command that changed a workload
@@ -64,46 +66,28 @@ func newImage(streams cli.Streams, g *cli.Globals) *cobra.Command {
 				return err
 			}
 			for _, r := range refs {
-				d := c.Dynamic(r.Info).Namespace(r.Namespace)
-				u, err := d.Get(ctx, r.Name)
+				changed, err := editPodSpec(ctx, c, r, func(u *client.Unstructured, spec map[string]any) (bool, error) {
+					for name, img := range images {
+						if !setImage(spec, name, img) {
+							return false, fmt.Errorf("unable to find container named %q", name)
+						}
+					}
+					if record {
+						md, _ := u.Object["metadata"].(map[string]any)
+						ann, _ := md["annotations"].(map[string]any)
+						if ann == nil {
+							ann = map[string]any{}
+							md["annotations"] = ann
+						}
+						ann[ChangeCauseAnnotation] = commandLine()
+					}
+					return true, nil
+				})
 				if err != nil {
 					return err
 				}
-				original, err := json.Marshal(u)
-				if err != nil {
-					return fmt.Errorf("encode %s: %w", r, err)
-				}
-				spec := podSpec(u.Object)
-				if spec == nil {
-					return fmt.Errorf("%s has no pod template", r)
-				}
-				for name, img := range images {
-					if !setImage(spec, name, img) {
-						return fmt.Errorf("unable to find container named %q", name)
-					}
-				}
-				if record {
-					md, _ := u.Object["metadata"].(map[string]any)
-					ann, _ := md["annotations"].(map[string]any)
-					if ann == nil {
-						ann = map[string]any{}
-						md["annotations"] = ann
-					}
-					ann[ChangeCauseAnnotation] = commandLine()
-				}
-				modified, err := json.Marshal(u)
-				if err != nil {
-					return fmt.Errorf("encode %s: %w", r, err)
-				}
-				p, err := patch.CreateStrategicMergePatch(original, modified, patch.KubernetesSchema(r.Info.Kind))
-				if err != nil {
-					return fmt.Errorf("create patch for %s: %w", r, err)
-				}
-				if string(p) == "{}" {
+				if !changed {
 					continue
-				}
-				if _, err := d.Patch(ctx, r.Name, client.StrategicMergePatchType, p); err != nil {
-					return err
 				}
 				fmt.Fprintf(streams.Out, "%s image updated\n", r)
 			}
@@ -115,6 +99,44 @@ func newImage(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	f.BoolVar(&all, "all", false, "Select all resources, in the namespace of the specified resource types")
 	f.BoolVar(&record, "record", false, "Record current kubectl command in the resource annotation (kubernetes.io/change-cause).")
 	return cmd
+}
+
+// editPodSpec reads r, lets edit change the object and its pod spec in
+// place, and sends what changed as a strategic merge patch. It sends
+// nothing when edit returns false or nothing changed; changed says whether
+// a patch went out.
+func editPodSpec(ctx context.Context, c *client.Client, r resource.Ref, edit func(u *client.Unstructured, spec map[string]any) (bool, error)) (changed bool, err error) {
+	d := c.Dynamic(r.Info).Namespace(r.Namespace)
+	u, err := d.Get(ctx, r.Name)
+	if err != nil {
+		return false, err
+	}
+	original, err := json.Marshal(u)
+	if err != nil {
+		return false, fmt.Errorf("encode %s: %w", r, err)
+	}
+	spec := podSpec(u.Object)
+	if spec == nil {
+		return false, fmt.Errorf("%s has no pod template", r)
+	}
+	if send, err := edit(u, spec); err != nil || !send {
+		return false, err
+	}
+	modified, err := json.Marshal(u)
+	if err != nil {
+		return false, fmt.Errorf("encode %s: %w", r, err)
+	}
+	p, err := patch.CreateStrategicMergePatch(original, modified, patch.KubernetesSchema(r.Info.Kind))
+	if err != nil {
+		return false, fmt.Errorf("create patch for %s: %w", r, err)
+	}
+	if string(p) == "{}" {
+		return false, nil
+	}
+	if _, err := d.Patch(ctx, r.Name, client.StrategicMergePatchType, p); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 func commandLine() string {
