@@ -335,6 +335,20 @@ func replaceOne(ctx context.Context, c *client.Client, w *writer, o manifest.Obj
 	return "replaced" + suffix, nil
 }
 
+// Refs are the objects -f names, read as Objects does, for verbs that act
+// on the live objects rather than send the manifests.
+func Refs(streams cli.Streams, g *cli.Globals, f Files) ([]resource.Ref, error) {
+	objs, err := Objects(streams, g, f)
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]resource.Ref, 0, len(objs))
+	for _, o := range objs {
+		refs = append(refs, resource.Ref{Info: o.Info, Namespace: o.Namespace(), Name: o.Name()})
+	}
+	return refs, nil
+}
+
 // Objects reads the -f objects and gives namespaced ones the namespace of
 // -n or the context, refusing a manifest namespace that contradicts -n.
 func Objects(streams cli.Streams, g *cli.Globals, f Files) ([]manifest.Object, error) {

@@ -55,12 +55,9 @@ object whose name starts with it when no object has that exact name.`,
 				if len(args) > 0 {
 					return errors.New("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form")
 				}
-				objs, err := apply.Objects(streams, g, files)
-				if err != nil {
+				var err error
+				if sel.Refs, err = apply.Refs(streams, g, files); err != nil {
 					return err
-				}
-				for _, o := range objs {
-					sel.Refs = append(sel.Refs, resource.Ref{Info: o.Info, Namespace: o.Namespace(), Name: o.Name()})
 				}
 			case len(args) == 0:
 				return errors.New("You must specify the type of resource to describe. Use \"kubectl-lite api-resources\" for a complete list of supported resources.")

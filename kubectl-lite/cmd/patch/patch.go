@@ -74,12 +74,9 @@ patch, or a JSON patch. JSON and YAML formats are accepted.`,
 			}
 			var refs []resource.Ref
 			if len(files.Filenames) > 0 {
-				objs, err := apply.Objects(streams, g, files)
-				if err != nil {
+				var err error
+				if refs, err = apply.Refs(streams, g, files); err != nil {
 					return err
-				}
-				for _, o := range objs {
-					refs = append(refs, resource.Ref{Info: o.Info, Namespace: o.Namespace(), Name: o.Name()})
 				}
 			} else {
 				sel, err := resource.Parse(args, ns, false)

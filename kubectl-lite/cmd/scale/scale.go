@@ -49,12 +49,9 @@ matches it (a precondition checked against the /scale subresource).`,
 			ctx := cmd.Context()
 			var refs []resource.Ref
 			if len(files) > 0 {
-				objs, err := apply.Objects(streams, g, apply.Files{Filenames: files})
-				if err != nil {
+				var err error
+				if refs, err = apply.Refs(streams, g, apply.Files{Filenames: files}); err != nil {
 					return err
-				}
-				for _, o := range objs {
-					refs = append(refs, resource.Ref{Info: o.Info, Namespace: o.Namespace(), Name: o.Name()})
 				}
 			} else {
 				sel, err := resource.Parse(args, ns, selector != "" || all)
