@@ -179,18 +179,13 @@ existing values for those fields.`,
 			default:
 				return errors.New("you must specify a non-empty context name or --current")
 			}
-			idx := -1
-			for i, c := range cfg.Contexts {
-				if c.Name == name {
-					idx = i
-				}
-			}
+			e, created := named(&cfg.Contexts, name, func(c kubeconfig.NamedContext) string { return c.Name },
+				func(n string) kubeconfig.NamedContext { return kubeconfig.NamedContext{Name: n} })
 			verb := "modified"
-			if idx < 0 {
-				cfg.Contexts = append(cfg.Contexts, kubeconfig.NamedContext{Name: name})
-				idx, verb = len(cfg.Contexts)-1, "created"
+			if created {
+				verb = "created"
 			}
-			ctx := &cfg.Contexts[idx].Context
+			ctx := &e.Context
 			f := cmd.Flags()
 			if f.Changed("cluster") {
 				ctx.Cluster = cluster

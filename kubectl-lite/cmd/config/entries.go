@@ -38,6 +38,18 @@ func edit(g *cli.Globals, fn func(cfg *kubeconfig.Config) error) error {
 	return kubeconfig.Write(path, cfg)
 }
 
+// named returns the entry of list called name, appending a new one made
+// by newEntry when there is none (created).
+func named[T any](list *[]T, name string, nameOf func(T) string, newEntry func(string) T) (e *T, created bool) {
+	for i := range *list {
+		if nameOf((*list)[i]) == name {
+			return &(*list)[i], false
+		}
+	}
+	*list = append(*list, newEntry(name))
+	return &(*list)[len(*list)-1], true
+}
+
 func newSetCluster(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	var (
 		server, ca, tlsServerName string
@@ -57,17 +69,12 @@ existing values for those fields.`,
 			name := args[0]
 			verb := "modified"
 			err := edit(g, func(cfg *kubeconfig.Config) error {
-				idx := -1
-				for i, c := range cfg.Clusters {
-					if c.Name == name {
-						idx = i
-					}
+				e, created := named(&cfg.Clusters, name, func(c kubeconfig.NamedCluster) string { return c.Name },
+					func(n string) kubeconfig.NamedCluster { return kubeconfig.NamedCluster{Name: n} })
+				if created {
+					verb = "set"
 				}
-				if idx < 0 {
-					cfg.Clusters = append(cfg.Clusters, kubeconfig.NamedCluster{Name: name})
-					idx, verb = len(cfg.Clusters)-1, "set"
-				}
-				cl := &cfg.Clusters[idx].Cluster
+				cl := &e.Cluster
 				f := cmd.Flags()
 				if f.Changed("server") {
 					cl.Server = server
@@ -138,17 +145,12 @@ existing values. A client certificate and key, or a bearer token.`,
 				return b, nil
 			}
 			err := edit(g, func(cfg *kubeconfig.Config) error {
-				idx := -1
-				for i, u := range cfg.Users {
-					if u.Name == name {
-						idx = i
-					}
+				e, created := named(&cfg.Users, name, func(u kubeconfig.NamedAuthInfo) string { return u.Name },
+					func(n string) kubeconfig.NamedAuthInfo { return kubeconfig.NamedAuthInfo{Name: n} })
+				if created {
+					verb = "set"
 				}
-				if idx < 0 {
-					cfg.Users = append(cfg.Users, kubeconfig.NamedAuthInfo{Name: name})
-					idx, verb = len(cfg.Users)-1, "set"
-				}
-				u := &cfg.Users[idx].User
+				u := &e.User
 				f := cmd.Flags()
 				if f.Changed("client-certificate") {
 					u.ClientCertificate, u.ClientCertificateData = cert, nil
