@@ -73,15 +73,17 @@ func (s *Server) Shutdown() {
 	}
 }
 
-// WithTLS also serves HTTPS on a free loopback port, with certificates made
-// in the test's directory and the admin kubeconfig written beside them.
+// WithTLS also serves HTTPS on a loopback port the kernel picks (bound here
+// and kept, so no parallel test can take it before the server starts), with
+// certificates made in the test's directory and the admin kubeconfig
+// written beside them.
 func WithTLS(o *app.Options) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		panic(err)
 	}
+	o.SecureListener = l
 	o.SecurePort = l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
 	o.BindAddress = "127.0.0.1"
 	o.AdvertiseAddress = "127.0.0.1"
 	o.WriteKubeconfig = o.CertDir + "/admin.kubeconfig"

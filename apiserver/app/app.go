@@ -246,12 +246,14 @@ func (a *APIServer) Start(ctx context.Context) error {
 		}
 		a.listener = l
 	}
-	if a.opts.SecurePort > 0 {
-		addr := net.JoinHostPort(a.opts.BindAddress, strconv.Itoa(a.opts.SecurePort))
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			cancel()
-			return fmt.Errorf("listen on %s: %w", addr, err)
+	if l := a.opts.SecureListener; l != nil || a.opts.SecurePort > 0 {
+		if l == nil {
+			addr := net.JoinHostPort(a.opts.BindAddress, strconv.Itoa(a.opts.SecurePort))
+			var err error
+			if l, err = net.Listen("tcp", addr); err != nil {
+				cancel()
+				return fmt.Errorf("listen on %s: %w", addr, err)
+			}
 		}
 		a.secureListener = l
 		secured, tlsCfg, err := a.secureServing(a.handler)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"flag"
+	"net"
 	"strings"
 	"time"
 )
@@ -11,6 +12,11 @@ type Options struct {
 	// BindAddress and SecurePort serve HTTPS (SecurePort 0 disables it).
 	BindAddress string
 	SecurePort  int
+	// SecureListener, when set, is where HTTPS is served instead of
+	// BindAddress:SecurePort, for one start: tests pass a listener already
+	// bound on 127.0.0.1:0, so no port is picked free and bound later (a
+	// parallel test could take it in between). Not a flag.
+	SecureListener net.Listener
 	// CertDir holds the cluster CA and serving certificate, created on first start.
 	CertDir string
 	// TLSSANs are extra names or IPs of the serving certificate.
