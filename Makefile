@@ -1,4 +1,6 @@
 # minik8s build, test and benchmark entry points.
+# Go from the official tarball lives in /usr/local/go/bin, often not on PATH.
+export PATH := $(PATH):/usr/local/go/bin
 GO        ?= go
 BIN       := bin
 BINARIES  := apiserver scheduler controller-manager kubelet kubectl-lite
@@ -9,7 +11,7 @@ LDFLAGS   := -s -w -X github.com/minik8s/minik8s/internal/version.gitVersion=$(V
 TESTFLAGS ?=
 BENCHTIME ?= 2s
 
-.PHONY: all build test unit vet bench clean-bin cluster-dns $(BINARIES) images up down clean demo e2e
+.PHONY: all build test unit vet bench clean-bin cluster-dns $(BINARIES) deps deps-test images up down clean demo e2e
 
 all: build
 
@@ -28,7 +30,7 @@ vet:
 # test runs every unit and integration test: integration tests start real
 # embedded etcd servers and apiservers on loopback ports in temp dirs; e2e
 # first runs the end-to-end suite on the compose cluster (make e2e).
-test: build vet e2e
+test: deps-test build vet e2e
 	$(GO) test $(TESTFLAGS) -count=1 -timeout 20m ./...
 
 # unit skips the integration tests that need etcd or a server.
@@ -56,9 +58,19 @@ WORKLOAD_IMAGES := minik8s/busybox:latest,minik8s/busybox:v2
 ADDON_IMAGES    := minik8s/cluster-dns:latest
 E2E_TIMEOUT ?= 30m
 
+# deps installs what the cluster needs (Docker, Compose, debootstrap,
+# busybox-static) and starts dockerd; deps-test also what the tests need on
+# the host (containerd, runc, CNI plugins, iptables). Both are idempotent:
+# apt-get as root or through sudo, one line saying what and why.
+deps:
+	scripts/deps.sh up
+
+deps-test:
+	scripts/deps.sh test
+
 # images builds the control-plane, node and workload images from bin/, each
 # only when missing or stale (and the Debian base image offline when missing).
-images: build
+images: deps build
 	scripts/images.sh
 
 # up starts the cluster, waits until every node is Ready and deploys the

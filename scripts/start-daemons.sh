@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Starts containerd and dockerd on this host unless they already answer on
 # their sockets. Uses systemd when it runs; otherwise starts them in the
-# background with logs under /var/log. Idempotent.
+# background with logs under /var/log. Idempotent. Run as root.
+#
+#   scripts/start-daemons.sh [containerd] [docker]   (default both)
 set -euo pipefail
 
 wait_for() { # wait_for NAME CMD...: up to 30 s for CMD to succeed
@@ -17,20 +19,34 @@ wait_for() { # wait_for NAME CMD...: up to 30 s for CMD to succeed
 
 have_systemd() { [ -d /run/systemd/system ]; }
 
-if ! ctr --address /run/containerd/containerd.sock version >/dev/null 2>&1; then
-	if have_systemd; then
-		systemctl start containerd
-	else
-		nohup containerd >/var/log/containerd.log 2>&1 &
-	fi
-	wait_for containerd ctr --address /run/containerd/containerd.sock version
-fi
+want=("$@")
+[ ${#want[@]} -gt 0 ] || want=(containerd docker)
 
-if ! docker info >/dev/null 2>&1; then
-	if have_systemd; then
-		systemctl start docker
-	else
-		nohup dockerd >/var/log/dockerd.log 2>&1 &
-	fi
-	wait_for dockerd docker info
-fi
+for d in "${want[@]}"; do
+	case "$d" in
+	containerd)
+		if ! ctr --address /run/containerd/containerd.sock version >/dev/null 2>&1; then
+			if have_systemd; then
+				systemctl start containerd
+			else
+				nohup containerd >/var/log/containerd.log 2>&1 &
+			fi
+			wait_for containerd ctr --address /run/containerd/containerd.sock version
+		fi
+		;;
+	docker)
+		if ! docker info >/dev/null 2>&1; then
+			if have_systemd; then
+				systemctl start docker
+			else
+				nohup dockerd >/var/log/dockerd.log 2>&1 &
+			fi
+			wait_for dockerd docker info
+		fi
+		;;
+	*)
+		echo "start-daemons: unknown daemon $d: want containerd or docker" >&2
+		exit 2
+		;;
+	esac
+done

@@ -149,7 +149,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 
 	rt, err := runtime.New(ctx, runtime.Config{
 		Address: o.ContainerdAddress, Namespace: o.ContainerdNamespace, InsecureRegistries: o.InsecureRegistries,
-		SandboxImage: o.PodInfraContainerImage, StateDir: filepath.Join(o.RootDir, "runtime"), CgroupParent: o.CgroupRoot, Logger: log,
+		SandboxImage: o.PodInfraContainerImage, StateDir: RuntimeStateDir(o.ContainerdNamespace), CgroupParent: o.CgroupRoot, Logger: log,
 	})
 	if err != nil {
 		return err
@@ -161,7 +161,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		}
 	}
 	nm, err := network.New(network.Config{ConfDir: o.CNIConfDir, BinDirs: splitList(o.CNIBinDir),
-		StateDir: filepath.Join(o.RootDir, "cni"), BridgeName: o.CNIBridge, ClusterCIDR: o.Network.ClusterCIDR})
+		StateDir: filepath.Join(o.RootDir, "cni"), BridgeName: o.CNIBridge, ClusterCIDR: o.Network.ClusterCIDR, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -162,7 +162,8 @@ func grep(s, sub string) string {
 func cleanup(t *testing.T, o app.Options, cidr string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	rt, err := runtime.New(ctx, runtime.Config{Address: o.ContainerdAddress, Namespace: o.ContainerdNamespace, StateDir: filepath.Join(o.RootDir, "runtime"), CgroupParent: o.CgroupRoot})
+	rt, err := runtime.New(ctx, runtime.Config{Address: o.ContainerdAddress, Namespace: o.ContainerdNamespace, StateDir: app.RuntimeStateDir(o.ContainerdNamespace), CgroupParent: o.CgroupRoot})
+	defer os.RemoveAll(app.RuntimeStateDir(o.ContainerdNamespace))
 	if err != nil {
 		t.Logf("cleanup: %v", err)
 		return

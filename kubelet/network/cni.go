@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -34,6 +35,7 @@ type Config struct {
 	// other's own addresses (no NAT between pods). Empty keeps the bridge
 	// plugin's per-pod masquerade of everything off the node's pod CIDR.
 	ClusterCIDR string
+	Logger      *slog.Logger
 }
 
 // PortMapping is a hostPort of a pod, for the portmap plugin.
@@ -73,6 +75,9 @@ func New(cfg Config) (*Manager, error) {
 	}
 	if cfg.StateDir == "" {
 		cfg.StateDir = "/var/lib/kubelet/cni"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
 	}
 	if cfg.NetworkName == "" {
 		cfg.NetworkName = "minik8s"
@@ -137,6 +142,18 @@ func (m *Manager) Configure(podCIDR string) error {
 		if err := ensureMasquerade(podCIDR, m.cfg.ClusterCIDR); err != nil {
 			return err
 		}
+	}
+	gw, err := gateway(podCIDR)
+	if err != nil {
+		return err
+	}
+	stale, err := repairBridge(m.cfg.BridgeName, gw)
+	if err != nil {
+		return err
+	}
+	if len(stale) > 0 {
+		m.cfg.Logger.Warn("deleted the pod bridge: it had addresses outside this node's pod CIDR; pods recreate it",
+			"bridge", m.cfg.BridgeName, "addresses", stale, "podCIDR", podCIDR, "gateway", gw.String())
 	}
 	if err := os.MkdirAll(m.cfg.ConfDir, 0o755); err != nil {
 		return err

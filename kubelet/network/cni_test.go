@@ -9,7 +9,8 @@ import (
 
 func TestConfigure(t *testing.T) {
 	dir := t.TempDir()
-	m, err := New(Config{ConfDir: filepath.Join(dir, "net.d"), StateDir: filepath.Join(dir, "cni")})
+	// A bridge name no host has: Configure repairs an existing bridge.
+	m, err := New(Config{ConfDir: filepath.Join(dir, "net.d"), StateDir: filepath.Join(dir, "cni"), BridgeName: "mk8s-nobridge"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestConfigure(t *testing.T) {
 	if err := json.Unmarshal(b, &conf); err != nil {
 		t.Fatal(err)
 	}
-	if conf.Name != "minik8s" || len(conf.Plugins) != 2 || conf.Plugins[0].Type != "bridge" || conf.Plugins[0].Bridge != "cni0" ||
+	if conf.Name != "minik8s" || len(conf.Plugins) != 2 || conf.Plugins[0].Type != "bridge" || conf.Plugins[0].Bridge != "mk8s-nobridge" ||
 		!conf.Plugins[0].IsGateway || !conf.Plugins[0].IPMasq || conf.Plugins[0].IPAM.Type != "host-local" ||
 		conf.Plugins[0].IPAM.Ranges[0][0]["subnet"] != "10.244.3.0/24" || conf.Plugins[1].Type != "portmap" {
 		t.Errorf("conflist: %s", b)

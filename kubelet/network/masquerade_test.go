@@ -34,7 +34,7 @@ func inNewNetns(t *testing.T, f func()) {
 	}
 	for _, tool := range []string{"ip", "iptables", "iptables-restore", "iptables-save"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s (installed by scripts/ci-deps.sh)", tool)
+			t.Skipf("needs %s (installed by scripts/deps.sh test)", tool)
 		}
 	}
 	name := fmt.Sprintf("mk8s-masq-%d", os.Getpid())

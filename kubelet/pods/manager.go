@@ -279,6 +279,8 @@ type worker struct {
 	waiting    map[string]*api.ContainerStateWaiting
 	pullFailed map[string]time.Time
 	networkErr string
+	// mountErr is the last volume set-up failure (logged once per message).
+	mountErr string
 	// terminal is the phase once the pod finished (the cache may lag).
 	terminal  api.PodPhase
 	podIP     string

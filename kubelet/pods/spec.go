@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/api/resource"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubelet/runtime"
@@ -150,67 +151,89 @@ func (m *Manager) resolvConf(pod *api.Pod) (string, error) {
 	return b.String(), nil
 }
 
+// volumeError is a volume that could not be set up; its message is the
+// kubelet's FailedMount event message.
+type volumeError struct {
+	volume string
+	err    error
+}
+
+func (e *volumeError) Error() string {
+	return fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", e.volume, e.err)
+}
+
+func (e *volumeError) Unwrap() error { return e.err }
+
 // setUpVolumes materializes the pod's volumes and returns their host paths
-// by volume name.
+// by volume name; a failure is a *volumeError.
 func (m *Manager) setUpVolumes(ctx context.Context, pod *api.Pod) (map[string]string, error) {
 	paths := map[string]string{}
 	dir := filepath.Join(m.podDir(string(pod.UID)), "volumes")
 	for _, v := range pod.Spec.Volumes {
-		switch {
-		case v.EmptyDir != nil:
-			p := filepath.Join(dir, "kubernetes.io~empty-dir", v.Name)
-			if err := os.MkdirAll(p, 0o777); err != nil {
-				return nil, err
-			}
-			_ = os.Chmod(p, 0o777)
-			paths[v.Name] = p
-		case v.HostPath != nil:
-			p := v.HostPath.Path
-			t := api.HostPathUnset
-			if v.HostPath.Type != nil {
-				t = *v.HostPath.Type
-			}
-			switch t {
-			case api.HostPathDirectoryOrCreate:
-				if err := os.MkdirAll(p, 0o755); err != nil {
-					return nil, err
-				}
-			case api.HostPathFileOrCreate:
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					return nil, err
-				}
-				f, err := os.OpenFile(p, os.O_CREATE|os.O_RDONLY, 0o644)
-				if err != nil {
-					return nil, err
-				}
-				f.Close()
-			case api.HostPathDirectory, api.HostPathFile:
-				st, err := os.Stat(p)
-				if err != nil {
-					return nil, fmt.Errorf("hostPath type check failed: %s is not a %s", p, strings.ToLower(strings.TrimPrefix(string(t), "")))
-				}
-				if st.IsDir() != (t == api.HostPathDirectory) {
-					return nil, fmt.Errorf("hostPath type check failed: %s is not a %s", p, t)
-				}
-			}
-			paths[v.Name] = p
-		case v.ConfigMap != nil:
-			p := filepath.Join(dir, "kubernetes.io~configmap", v.Name)
-			if err := m.writeConfigMap(ctx, pod.Namespace, v.ConfigMap, p); err != nil {
-				return nil, err
-			}
-			paths[v.Name] = p
-		case v.Secret != nil:
-			p := filepath.Join(dir, "kubernetes.io~secret", v.Name)
-			if err := m.writeSecret(ctx, pod.Namespace, v.Secret, p); err != nil {
-				return nil, err
-			}
-			paths[v.Name] = p
-		default:
-			return nil, fmt.Errorf("volume %q: only emptyDir, hostPath, configMap and secret volumes are supported", v.Name)
+		p, err := m.setUpVolume(ctx, pod, v, dir)
+		if err != nil {
+			return nil, &volumeError{volume: v.Name, err: err}
 		}
+		paths[v.Name] = p
 	}
 	return paths, nil
+}
+
+// setUpVolume materializes one volume under dir and returns its host path.
+func (m *Manager) setUpVolume(ctx context.Context, pod *api.Pod, v api.Volume, dir string) (string, error) {
+	switch {
+	case v.EmptyDir != nil:
+		p := filepath.Join(dir, "kubernetes.io~empty-dir", v.Name)
+		if err := os.MkdirAll(p, 0o777); err != nil {
+			return "", err
+		}
+		_ = os.Chmod(p, 0o777)
+		return p, nil
+	case v.HostPath != nil:
+		p := v.HostPath.Path
+		t := api.HostPathUnset
+		if v.HostPath.Type != nil {
+			t = *v.HostPath.Type
+		}
+		switch t {
+		case api.HostPathDirectoryOrCreate:
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return "", err
+			}
+		case api.HostPathFileOrCreate:
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return "", err
+			}
+			f, err := os.OpenFile(p, os.O_CREATE|os.O_RDONLY, 0o644)
+			if err != nil {
+				return "", err
+			}
+			f.Close()
+		case api.HostPathDirectory, api.HostPathFile:
+			st, err := os.Stat(p)
+			if err != nil {
+				return "", fmt.Errorf("hostPath type check failed: %s is not a %s", p, strings.ToLower(string(t)))
+			}
+			if st.IsDir() != (t == api.HostPathDirectory) {
+				return "", fmt.Errorf("hostPath type check failed: %s is not a %s", p, strings.ToLower(string(t)))
+			}
+		}
+		return p, nil
+	case v.ConfigMap != nil:
+		p := filepath.Join(dir, "kubernetes.io~configmap", v.Name)
+		if err := m.writeConfigMap(ctx, pod.Namespace, v.ConfigMap, p); err != nil {
+			return "", err
+		}
+		return p, nil
+	case v.Secret != nil:
+		p := filepath.Join(dir, "kubernetes.io~secret", v.Name)
+		if err := m.writeSecret(ctx, pod.Namespace, v.Secret, p); err != nil {
+			return "", err
+		}
+		return p, nil
+	default:
+		return "", fmt.Errorf("only emptyDir, hostPath, configMap and secret volumes are supported")
+	}
 }
 
 func (m *Manager) writeConfigMap(ctx context.Context, ns string, src *api.ConfigMapVolumeSource, dir string) error {
@@ -219,7 +242,10 @@ func (m *Manager) writeConfigMap(ctx context.Context, ns string, src *api.Config
 		if src.Optional != nil && *src.Optional {
 			return os.MkdirAll(dir, 0o755)
 		}
-		return fmt.Errorf("configmap %q not found: %w", src.Name, err)
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("configmap %q not found", src.Name)
+		}
+		return fmt.Errorf("get configmap %q: %w", src.Name, err)
 	}
 	data := map[string][]byte{}
 	for k, v := range cm.Data {
@@ -241,7 +267,10 @@ func (m *Manager) writeSecret(ctx context.Context, ns string, src *api.SecretVol
 		if src.Optional != nil && *src.Optional {
 			return os.MkdirAll(dir, 0o755)
 		}
-		return fmt.Errorf("secret %q not found: %w", src.SecretName, err)
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("secret %q not found", src.SecretName)
+		}
+		return fmt.Errorf("get secret %q: %w", src.SecretName, err)
 	}
 	data := map[string][]byte{}
 	for k, v := range s.Data {

@@ -73,6 +73,7 @@ func (m *Manager) syncPod(ctx context.Context, w *worker) (time.Duration, bool) 
 			log.Warn("delete terminated pod", "err", err)
 			return 2 * retrySoon, false
 		}
+		log.Info("pod terminated and deleted", "grace", grace)
 		return 0, true
 	}
 	next := m.syncRunning(ctx, w, pod, cs, log)
@@ -136,24 +137,50 @@ func instances(cs []runtime.Container, name string, init bool) []*runtime.Contai
 
 func isTerminal(p api.PodPhase) bool { return p == api.PodSucceeded || p == api.PodFailed }
 
-// syncRunning brings sandbox, init and app containers to their desired
-// state; it returns how soon to look again.
-func (m *Manager) syncRunning(ctx context.Context, w *worker, pod *api.Pod, cs []runtime.Container, log interface {
+// logger is the part of *slog.Logger a sync pass logs with.
+type logger interface {
 	Warn(string, ...any)
 	Info(string, ...any)
-}) time.Duration {
+}
+
+// syncRunning brings sandbox, init and app containers to their desired
+// state; it returns how soon to look again.
+func (m *Manager) syncRunning(ctx context.Context, w *worker, pod *api.Pod, cs []runtime.Container, log logger) time.Duration {
 	if isTerminal(pod.Status.Phase) || w.terminal != "" {
 		return 0
 	}
 	if !pod.Spec.HostNetwork {
 		if err := m.net.Ready(); err != nil {
-			w.networkErr = err.Error()
+			msg := "network is not ready: " + err.Error()
+			if w.networkErr != msg {
+				log.Warn("waiting for the pod network", "err", err)
+			}
+			w.networkErr = msg
+			m.rec.Event(pod, api.EventTypeWarning, "NetworkNotReady", msg)
 			return retrySoon
 		}
 	}
 	w.networkErr = ""
+	var volumes map[string]string
+	needVolumes := func() (map[string]string, error) {
+		if volumes != nil {
+			return volumes, nil
+		}
+		v, err := m.setUpVolumes(ctx, pod)
+		if err != nil {
+			return nil, err
+		}
+		volumes = v
+		return v, nil
+	}
 	sb := runningSandbox(cs)
 	if sb == nil {
+		// Volumes come before the sandbox, as in the kubelet: a pod whose
+		// volume cannot be set up stays ContainerCreating with FailedMount.
+		if _, err := needVolumes(); err != nil {
+			m.mountFailed(w, pod, err, log)
+			return 2 * retrySoon
+		}
 		// Starting a pod is bounded: many at once make containerd slow for
 		// all of them, few at once get each running quickly.
 		select {
@@ -170,6 +197,7 @@ func (m *Manager) syncRunning(ctx context.Context, w *worker, pod *api.Pod, cs [
 			}
 		}
 		if len(running) > 0 {
+			log.Info("pod sandbox is not running: restarting the pod in a new sandbox", "containers", len(running))
 			m.killPod(ctx, pod, running, 2*time.Second)
 			for _, c := range running {
 				if c.Kind == runtime.KindSandbox {
@@ -191,18 +219,7 @@ func (m *Manager) syncRunning(ctx context.Context, w *worker, pod *api.Pod, cs [
 		}
 	}
 	w.podIP = sb.PodIP
-	var volumes map[string]string
-	needVolumes := func() (map[string]string, error) {
-		if volumes != nil {
-			return volumes, nil
-		}
-		v, err := m.setUpVolumes(ctx, pod)
-		if err != nil {
-			return nil, err
-		}
-		volumes = v
-		return v, nil
-	}
+	w.mountErr = ""
 	var next time.Duration
 	soon := func(d time.Duration) {
 		if d > 0 && (next == 0 || d < next) {
@@ -278,6 +295,7 @@ func (m *Manager) syncContainer(ctx context.Context, w *worker, pod *api.Pod, c 
 		}
 		if reason != "" {
 			m.rec.Event(pod, api.EventTypeNormal, "Killing", reason)
+			m.log.Info("restarting container", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "reason", reason)
 			if err := m.rt.StopContainer(ctx, last.ID, m.gracePeriod(pod)); err != nil {
 				m.log.Warn("stop container", "container", last.ID, "err", err)
 			}
@@ -329,6 +347,8 @@ func (m *Manager) restart(ctx context.Context, w *worker, pod *api.Pod, c *api.C
 		delay := m.backoff.Get(key)
 		msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", delay.Round(time.Second), c.Name, pod.Name, pod.Namespace, pod.UID)
 		if old := w.getWaiting(c.Name); old == nil || old.Reason != "CrashLoopBackOff" || old.Message != msg {
+			m.log.Info("back-off restarting failed container", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name,
+				"backoff", delay.Round(time.Second), "exitCode", last.ExitCode, "reason", last.Reason)
 			m.rec.Eventf(pod, api.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, podDesc(pod))
 		}
 		w.setWaiting(c.Name, &api.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: msg})
@@ -336,6 +356,17 @@ func (m *Manager) restart(ctx context.Context, w *worker, pod *api.Pod, c *api.C
 	}
 	m.backoff.Next(key, finished)
 	return m.startContainer(ctx, w, pod, c, init, last.RestartCount+1, sb, volumes, inst)
+}
+
+// mountFailed records a volume that could not be set up: a FailedMount
+// event (folded with its repeats) and one log line per new message.
+func (m *Manager) mountFailed(w *worker, pod *api.Pod, err error, log logger) {
+	msg := err.Error()
+	if w.mountErr != msg {
+		log.Warn("set up volumes", "err", err)
+	}
+	w.mountErr = msg
+	m.rec.Event(pod, api.EventTypeWarning, "FailedMount", msg)
 }
 
 func podDesc(pod *api.Pod) string {
@@ -351,13 +382,15 @@ func (m *Manager) startContainer(ctx context.Context, w *worker, pod *api.Pod, c
 		return wait
 	}
 	fail := func(reason string, err error) time.Duration {
+		m.log.Warn("start container", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "reason", reason, "err", err)
 		w.setWaiting(c.Name, &api.ContainerStateWaiting{Reason: reason, Message: err.Error()})
 		m.rec.Eventf(pod, api.EventTypeWarning, "Failed", "Error: %v", err)
 		return 2 * retrySoon
 	}
 	vols, err := volumes()
 	if err != nil {
-		return fail("CreateContainerConfigError", err)
+		m.mountFailed(w, pod, err, m.log.With("pod", pod.Namespace+"/"+pod.Name))
+		return 2 * retrySoon
 	}
 	mounts, err := m.mounts(pod, c, vols)
 	if err != nil {
@@ -386,7 +419,8 @@ func (m *Manager) startContainer(ctx context.Context, w *worker, pod *api.Pod, c
 		_ = m.rt.RemoveContainer(ctx, id)
 		return fail("RunContainerError", err)
 	}
-	m.log.Debug("container started", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "took", time.Since(t0))
+	m.log.Info("container started", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "restartCount", restartCount,
+		"took", time.Since(t0).Round(time.Millisecond))
 	m.rec.Eventf(pod, api.EventTypeNormal, "Started", "Started container %s", c.Name)
 	w.setWaiting(c.Name, nil)
 	// Keep the newest dead instance for lastState; remove older ones.
@@ -444,6 +478,7 @@ func (m *Manager) ensureImage(ctx context.Context, w *worker, pod *api.Pod, c *a
 		w.setPullFailed(c.Name, now)
 		m.backoff.Next(key, now)
 		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
+		m.log.Warn("pull image", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "image", c.Image, "err", err)
 		w.setWaiting(c.Name, &api.ContainerStateWaiting{Reason: "ErrImagePull", Message: msg})
 		m.rec.Event(pod, api.EventTypeWarning, "Failed", msg)
 		m.rec.Event(pod, api.EventTypeWarning, "Failed", "Error: ErrImagePull")
@@ -475,7 +510,8 @@ func (m *Manager) createSandbox(ctx context.Context, pod *api.Pod) (runtime.Cont
 	} else {
 		ip = m.hostIP()
 	}
-	m.log.Debug("pod sandbox ready", "pod", pod.Namespace+"/"+pod.Name, "sandbox", tSandbox, "network", time.Since(t0)-tSandbox)
+	m.log.Info("pod sandbox ready", "pod", pod.Namespace+"/"+pod.Name, "sandbox", sb.ID[:12], "podIP", ip,
+		"sandboxTook", tSandbox.Round(time.Millisecond), "networkTook", (time.Since(t0) - tSandbox).Round(time.Millisecond))
 	if err := m.rt.SetLabels(ctx, sb.ID, map[string]string{runtime.LabelPodIP: ip}); err != nil {
 		return runtime.Container{}, err
 	}
@@ -521,6 +557,7 @@ func (m *Manager) killPod(ctx context.Context, pod *api.Pod, cs []runtime.Contai
 		if c.Kind != runtime.KindContainer || c.State != runtime.StateRunning {
 			continue
 		}
+		m.log.Info("killing container", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "grace", grace)
 		m.rec.Eventf(pod, api.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
 		wg.Go(func() {
 			if err := m.rt.StopContainer(ctx, c.ID, grace); err != nil {

@@ -41,7 +41,7 @@ func requireNetAdmin(t testing.TB) {
 	}
 	for _, tool := range []string{"ip", "iptables", "iptables-restore", "iptables-save"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s (installed by scripts/ci-deps.sh)", tool)
+			t.Skipf("needs %s (installed by scripts/deps.sh test)", tool)
 		}
 	}
 }

@@ -61,7 +61,7 @@ func TestRoutesBetweenNamespaces(t *testing.T) {
 	}
 	for _, tool := range []string{"ip", "busybox"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s (scripts/ci-deps.sh installs it)", tool)
+			t.Skipf("needs %s (scripts/deps.sh test installs it)", tool)
 		}
 	}
 	tag := fmt.Sprint(os.Getpid() % 100000)

@@ -91,6 +91,13 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg SandboxConfig) (Container,
 		path := ""
 		if cfg.HostNetwork {
 			l[LabelHostNetwork] = "true"
+			// The marker lives on the runtime's state directory (tmpfs /run):
+			// a node reboot removes it, so the sandbox counts as dead and the
+			// pod restarts in a new one, as with a namespace or a pause
+			// container.
+			if err := r.markHostSandbox(id); err != nil {
+				return Container{}, err
+			}
 		} else {
 			var err error
 			if path, err = newNetNS("minik8s-" + id[:32]); err != nil {
@@ -100,6 +107,7 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg SandboxConfig) (Container,
 		}
 		if _, err := r.client.NewContainer(ctx, id, containerd.WithContainerLabels(l), containerd.WithNewSpec()); err != nil {
 			_ = removeNetNS(path)
+			r.unmarkHostSandbox(id)
 			return Container{}, fmt.Errorf("record sandbox: %w", err)
 		}
 		ct := fromLabels(id, l)
@@ -392,6 +400,9 @@ func (r *Runtime) Adopt(ctx context.Context, id string) error {
 		return err
 	}
 	if l[LabelKind] == KindSandbox {
+		if l[LabelNetNS] != "" || l[LabelHostNetwork] == "true" {
+			return nil // a sandbox without a pause container has no task
+		}
 		t, err := c.Task(ctx, nil)
 		if err != nil {
 			return err
@@ -505,6 +516,10 @@ func (r *Runtime) recordExit(c containerd.Container, t containerd.Task, st conta
 		fin = time.Now()
 	}
 	reason := exitReason(r.cfg.CgroupParent, l[LabelPodUID], c.ID(), code)
+	if l[LabelKind] == KindContainer {
+		r.log.Info("container exited", "pod", l[LabelPodNamespace]+"/"+l[LabelPodName], "container", l[LabelContainerName],
+			"exitCode", code, "reason", reason)
+	}
 	if _, err := c.SetLabels(ctx, map[string]string{
 		LabelExitCode:   strconv.Itoa(int(code)),
 		LabelFinishedAt: fin.UTC().Format(time.RFC3339Nano),

@@ -63,7 +63,8 @@ type Config struct {
 	// pod's namespaces.
 	SandboxImage   string
 	SandboxCommand []string
-	// StateDir holds the runtime's FIFOs.
+	// StateDir holds the runtime's FIFOs and the markers of host-network
+	// sandboxes; it must not survive a reboot (it is on tmpfs /run).
 	StateDir string
 	// CgroupParent is the cgroup (v1, cgroupfs) under which pod cgroups go.
 	CgroupParent string
@@ -262,7 +263,7 @@ func (r *Runtime) ListPodContainers(ctx context.Context, podUID string) ([]Conta
 		if ct.Kind == KindSandbox && (ct.NetNS != "" || ct.HostNetwork) {
 			// A sandbox without a pause container runs while its namespace
 			// exists.
-			if ct.HostNetwork || netnsExists(ct.NetNS) {
+			if (ct.HostNetwork && r.hostSandboxMarked(ct.ID)) || (!ct.HostNetwork && netnsExists(ct.NetNS)) {
 				ct.State = StateRunning
 			} else {
 				ct.State = StateExited
@@ -299,8 +300,18 @@ func (r *Runtime) taskState(ctx context.Context, c containerd.Container, ct *Con
 	t, err := c.Task(ctx, nil)
 	if errdefs.IsNotFound(err) {
 		if !ct.StartedAt.IsZero() {
-			// Started once but the task is gone and no exit was recorded.
-			ct.State, ct.ExitCode, ct.Reason = StateExited, 255, "Unknown"
+			// Started once, but the task is gone with no exit recorded: the
+			// node rebooted (or containerd lost its state). Record the exit
+			// as CRI runtimes report it, once, so its finish time stays put
+			// and restart back-off counts from it.
+			ct.State, ct.ExitCode, ct.Reason, ct.FinishedAt = StateExited, 255, "Unknown", time.Now()
+			if _, err := c.SetLabels(ctx, map[string]string{
+				LabelExitCode:   "255",
+				LabelFinishedAt: ct.FinishedAt.UTC().Format(time.RFC3339Nano),
+				LabelReason:     ct.Reason,
+			}); err != nil && !errdefs.IsNotFound(err) {
+				return fmt.Errorf("record lost task of %s: %w", c.ID(), err)
+			}
 		}
 		return nil
 	}
@@ -395,8 +406,10 @@ func (r *Runtime) StopContainer(ctx context.Context, id string, grace time.Durat
 	if err != nil {
 		return err
 	}
-	if l, err := c.Labels(ctx); err == nil && l[LabelNetNS] != "" {
-		// Stopping a namespace-only sandbox releases its namespace.
+	if l, err := c.Labels(ctx); err == nil && (l[LabelNetNS] != "" || l[LabelHostNetwork] == "true") {
+		// Stopping a sandbox without a pause container releases its
+		// namespace or its host-network marker.
+		r.unmarkHostSandbox(id)
 		return removeNetNS(l[LabelNetNS])
 	}
 	t, err := c.Task(ctx, nil)
@@ -466,6 +479,7 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 		}
 	}
 	r.dropIO(id)
+	r.unmarkHostSandbox(id)
 	if l, err := c.Labels(ctx); err == nil && l[LabelNetNS] != "" {
 		if err := removeNetNS(l[LabelNetNS]); err != nil {
 			return err
@@ -476,6 +490,30 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// Host-network sandboxes have no namespace or process of their own; a
+// marker file on the state directory says they are alive since this boot.
+func (r *Runtime) hostSandboxMarker(id string) string {
+	return filepath.Join(r.cfg.StateDir, "sandboxes", id)
+}
+
+func (r *Runtime) markHostSandbox(id string) error {
+	p := r.hostSandboxMarker(id)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return fmt.Errorf("host-network sandbox marker: %w", err)
+	}
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		return fmt.Errorf("host-network sandbox marker: %w", err)
+	}
+	return nil
+}
+
+func (r *Runtime) hostSandboxMarked(id string) bool {
+	_, err := os.Stat(r.hostSandboxMarker(id))
+	return err == nil
+}
+
+func (r *Runtime) unmarkHostSandbox(id string) { _ = os.Remove(r.hostSandboxMarker(id)) }
 
 func (r *Runtime) dropIO(id string) {
 	r.mu.Lock()

@@ -1,0 +1,118 @@
+package pods_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	containerd "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/kubelet/runtime"
+)
+
+// TestNodeRebootRestartsPods: a node reboot (a compose node recreated, a
+// VM restarted) loses every containerd task, the pods' network namespaces
+// and everything on tmpfs, with no exit recorded. The kubelet that comes
+// back restarts every pod in a new sandbox, the containers with
+// restartCount + 1 and lastState Terminated/Unknown/255, host-network pods
+// included, and leaves no sandbox of the old boot behind.
+func TestNodeRebootRestartsPods(t *testing.T) {
+	nd := newNode(t)
+	nd.create(nd.pod("net", api.Container{Name: "main", Command: sh("sleep 600")}))
+	host := nd.pod("host", api.Container{Name: "main", Command: sh("sleep 600")})
+	host.Spec.HostNetwork = true
+	nd.create(host)
+	for _, name := range []string{"net", "host"} {
+		nd.waitPod(name, 60*time.Second, "Running", running)
+	}
+
+	nd.kill()
+	nd.reboot()
+	nd.start()
+
+	for _, name := range []string{"net", "host"} {
+		p := nd.waitPod(name, 60*time.Second, "Running again with restartCount 1", func(p *api.Pod) bool {
+			return running(p) && status(p, "main").RestartCount == 1
+		})
+		last := status(p, "main").LastTerminationState.Terminated
+		if last == nil || last.Reason != "Unknown" || last.ExitCode != 255 {
+			t.Errorf("%s: lastState %+v, want terminated Unknown 255", name, status(p, "main").LastTerminationState)
+		}
+		if name == "net" && p.Status.PodIP == "" {
+			t.Errorf("net: no pod IP after the reboot")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		for {
+			cs, err := nd.rt.ListPodContainers(ctx, string(p.UID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sandboxes, dead := 0, 0
+			for _, c := range cs {
+				if c.Kind == runtime.KindSandbox {
+					sandboxes++
+					if c.State != runtime.StateRunning {
+						dead++
+					}
+				}
+			}
+			if sandboxes == 1 && dead == 0 {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("%s: %d sandboxes (%d not running) after the reboot, want the new one only", name, sandboxes, dead)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		cancel()
+	}
+}
+
+// reboot does to the node's containerd namespace what a machine restart
+// does: every task gone without an exit recorded, the pods' network
+// namespaces gone, tmpfs state (the runtime's state directory) and the
+// per-pod files gone.
+func (nd *node) reboot() {
+	nd.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ctx = namespaces.WithNamespace(ctx, nd.ns)
+	addr := nd.address
+	if addr == "" {
+		addr = socket
+	}
+	cli, err := containerd.New(addr)
+	if err != nil {
+		nd.t.Fatal(err)
+	}
+	defer cli.Close()
+	cs, err := cli.Containers(ctx)
+	if err != nil {
+		nd.t.Fatal(err)
+	}
+	for _, c := range cs {
+		if l, err := c.Labels(ctx); err == nil && l[runtime.LabelNetNS] != "" {
+			name := filepath.Base(l[runtime.LabelNetNS])
+			if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
+				nd.t.Fatalf("ip netns del %s: %v: %s", name, err, out)
+			}
+		}
+		task, err := c.Task(ctx, nil)
+		if err != nil {
+			continue
+		}
+		if _, err := task.Delete(ctx, containerd.WithProcessKill); err != nil && !strings.Contains(err.Error(), "not found") {
+			nd.t.Fatalf("delete task of %s: %v", c.ID(), err)
+		}
+	}
+	for _, dir := range []string{filepath.Join(nd.dir, "state"), filepath.Join(nd.opts.RootDir, "pods")} {
+		if err := os.RemoveAll(dir); err != nil {
+			nd.t.Fatal(err)
+		}
+	}
+}
