@@ -79,8 +79,14 @@ if command -v dpkg-query >/dev/null && command -v apt-get >/dev/null; then
 		fi
 		list=$(printf '%s; ' "${why[@]}")
 		log "installing with apt-get${sudo_cmd:+ (through sudo)}: ${list%; }"
-		as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+		aptlog=$(mktemp /tmp/minik8s-deps.XXXXXX)
+		if ! { as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+			as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$aptlog" 2>&1; then
+			tail -n 20 "$aptlog" >&2
+			rm -f "$aptlog"
+			die "apt-get install ${missing[*]} failed (its last lines are above)"
+		fi
+		rm -f "$aptlog"
 	fi
 else
 	# Not Debian-like: check the commands, say what to install.
