@@ -2,6 +2,7 @@ package scheduling_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"sort"
 	"strconv"
@@ -14,8 +15,9 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/internal/client"
-	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
+	"github.com/minik8s/minik8s/internal/kubeconfig"
+	"github.com/minik8s/minik8s/scheduler/app"
 	"github.com/minik8s/minik8s/scheduler/schedtest"
 	"github.com/minik8s/minik8s/scheduler/scheduling"
 )
@@ -48,27 +50,70 @@ func parallel(n, workers int, fn func(i int) error) error {
 	return nil
 }
 
+// tunedSchedulerFlags raise the scheduler's client rate limit above the
+// shipped defaults, as an operator would for a big cluster: the "tuned" row.
+var tunedSchedulerFlags = []string{"--kube-api-qps=1000", "--kube-api-burst=2000"}
+
+// schedulerRow is one configuration of the scheduler daemon under test.
+type schedulerRow struct {
+	name string
+	opts app.Options
+}
+
+// schedulerRows are the shipped scheduler (no flags: the QPS and burst are
+// the daemon's own flag defaults) and the tuned one, each named by the
+// client rate limit it runs with.
+func schedulerRows(b *testing.B) []schedulerRow {
+	var rows []schedulerRow
+	for _, r := range []struct {
+		label string
+		flags []string
+	}{{"defaults", nil}, {"tuned", tunedSchedulerFlags}} {
+		o := app.DefaultOptions()
+		fs := flag.NewFlagSet("scheduler", flag.ContinueOnError)
+		o.AddFlags(fs)
+		if err := fs.Parse(r.flags); err != nil {
+			b.Fatalf("%s flags %v: %v", r.label, r.flags, err)
+		}
+		rows = append(rows, schedulerRow{name: fmt.Sprintf("%s_qps=%g_burst=%d", r.label, o.Client.QPS, o.Client.Burst), opts: o})
+	}
+	return rows
+}
+
 // BenchmarkSchedulingThroughput is kube's scheduler_perf SchedulingBasic
 // shape on one machine: a real apiserver with embedded etcd in-process,
 // SCHED_BENCH_NODES simulated nodes (default 5,000: 4 cpu, 32 GiB, 110
 // pods) and SCHED_BENCH_PODS pods (default 10,000; 100m cpu, 64 MiB).
 //
-// Phase "live": the pods are created through the API by 64 client
-// goroutines while the scheduler runs, as in scheduler_perf; it reports
-// the steady-state pods scheduled per second (between 10% and 90% of the
-// pods bound) and the p50/p99 latency from a pod's create request to its
-// binding seen on a watch. Phase "backlog": the scheduler is stopped,
-// another SCHED_BENCH_PODS pods are created, and a fresh scheduler drains
-// them; its rate is the scheduler's capacity (scheduling plus the
-// apiserver's binding path) without the creates competing for the CPU.
+// The scheduler is the daemon as it ships (app.New): over HTTPS as
+// system:kube-scheduler with the client certificate the apiserver issued,
+// authorized by RBAC, leader election on. It runs in two rows with the same
+// workload: "defaults", the daemon's own --kube-api-qps and
+// --kube-api-burst defaults, and "tuned", with tunedSchedulerFlags; each row
+// name carries its QPS and burst. Each row has a fresh apiserver.
+//
+// Phase "live": the pods are created through the API (HTTPS, as the admin)
+// by 64 client goroutines while the scheduler runs, as in scheduler_perf;
+// it reports the steady-state pods scheduled per second (between 10% and
+// 90% of the pods bound) and the p50/p99 latency from a pod's create
+// request to its binding seen on a watch. Phase "backlog": the scheduler
+// is stopped, another SCHED_BENCH_PODS pods are created, and a fresh
+// scheduler drains them; its rate is the scheduler's capacity (scheduling
+// plus the apiserver's binding path) without the creates competing for
+// the CPU.
 func BenchmarkSchedulingThroughput(b *testing.B) {
+	for _, row := range schedulerRows(b) {
+		b.Run(row.name, func(b *testing.B) { benchSchedulingThroughput(b, row.opts) })
+	}
+}
+
+func benchSchedulingThroughput(b *testing.B, opts app.Options) {
 	numNodes := schedtest.EnvInt("SCHED_BENCH_NODES", 5000)
 	numPods := schedtest.EnvInt("SCHED_BENCH_PODS", 10000)
-	srv := apiservertest.Start(b)
-	load, err := client.New(&client.Config{Host: srv.URL(), QPS: -1})
-	if err != nil {
-		b.Fatal(err)
-	}
+	srv := apiservertest.Start(b, apiservertest.WithTLS)
+	opts.Client.Kubeconfig = srv.PKI().Path("scheduler.kubeconfig")
+	opts.Port = 0 // no /metrics listener: nothing binds beyond the apiserver's loopback ports
+	load := unthrottledAdmin(b, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 
@@ -85,13 +130,13 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 	b.Logf("created %d nodes in %v", numNodes, time.Since(t0).Round(time.Millisecond))
 	b.ResetTimer()
 
-	sched := startBenchScheduler(ctx, b, srv.URL(), numNodes)
+	sched := startBenchScheduler(ctx, b, opts, numNodes)
 	w := newBindWatch(ctx, b, load, "live-", numPods)
 	start := time.Now()
 	cpu0 := schedtest.CPUTime()
 	createPods(ctx, b, load, "live-", numPods, w.created)
 	b.Logf("live: created %d pods in %v", numPods, time.Since(start).Round(time.Millisecond))
-	w.wait(ctx, b)
+	w.wait(ctx, b, sched)
 	live := w.report(b, "live", start)
 	liveCPU := schedtest.CPUTime() - cpu0
 	sched.stop(b)
@@ -103,9 +148,9 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 	createPods(ctx, b, load, "backlog-", numPods, w.created)
 	start = time.Now()
 	cpu0 = schedtest.CPUTime()
-	sched = startBenchScheduler(ctx, b, srv.URL(), numNodes)
+	sched = startBenchScheduler(ctx, b, opts, numNodes)
 	b.Logf("backlog: fresh scheduler synced in %v", time.Since(start).Round(time.Millisecond))
-	w.wait(ctx, b)
+	w.wait(ctx, b, sched)
 	backlog := w.report(b, "backlog", start)
 	backlogCPU := schedtest.CPUTime() - cpu0
 	sched.stop(b)
@@ -117,39 +162,82 @@ func BenchmarkSchedulingThroughput(b *testing.B) {
 	b.ReportMetric(float64(backlogCPU.Microseconds())/float64(numPods), "backlog_cpu_us/pod")
 }
 
-type benchScheduler struct {
-	s    *scheduling.Scheduler
-	stop func(testing.TB)
+// unthrottledAdmin is the load generator's client: the admin kubeconfig the
+// apiserver wrote (HTTPS, client certificate), without a rate limit.
+func unthrottledAdmin(b *testing.B, srv *apiservertest.Server) *client.Client {
+	kc, err := kubeconfig.Load(srv.Options.WriteKubeconfig)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := kc.ClientConfig("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.QPS = -1
+	c, err := client.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
 }
 
-// startBenchScheduler runs a scheduler with an unthrottled client and
-// waits until its cache holds every node.
-func startBenchScheduler(ctx context.Context, b *testing.B, url string, numNodes int) *benchScheduler {
-	c, err := client.New(&client.Config{Host: url, QPS: -1})
+// benchScheduler is a running scheduler daemon; exited is closed when its
+// Run returned (err says why), which in a benchmark is only after stop.
+type benchScheduler struct {
+	opts   app.Options
+	s      *scheduling.Scheduler
+	exited chan struct{}
+	err    error
+	stop   func(testing.TB)
+}
+
+// leaseLost says whether the scheduler's leader-election Lease went
+// unrenewed for longer than its duration: the daemon no longer leads and
+// schedules nothing (whether or not its process exited).
+func (bs *benchScheduler) leaseLost(ctx context.Context, c *client.Client) (string, bool) {
+	le := bs.opts.LeaderElection
+	if !le.LeaderElect {
+		return "", false
+	}
+	l, err := client.Resource[api.Lease](c).Namespace(le.ResourceNamespace).Get(ctx, le.ResourceName)
+	if err != nil || l.Spec.RenewTime == nil {
+		return "", false
+	}
+	age := time.Since(l.Spec.RenewTime.Time)
+	if age <= le.LeaseDuration {
+		return "", false
+	}
+	return fmt.Sprintf("its Lease %s/%s was last renewed %v ago (lease duration %v)",
+		le.ResourceNamespace, le.ResourceName, age.Round(time.Second), le.LeaseDuration), true
+}
+
+// startBenchScheduler runs the scheduler daemon with opts and waits until
+// its cache holds every node.
+func startBenchScheduler(ctx context.Context, b *testing.B, opts app.Options, numNodes int) *benchScheduler {
+	a, err := app.New(opts, testLogger())
 	if err != nil {
 		b.Fatal(err)
 	}
-	bc := events.NewBroadcaster(c, events.Options{Component: "default-scheduler", Host: "bench", Logger: testLogger()})
-	s, err := scheduling.New(scheduling.Config{Client: c, Recorder: bc.Recorder(), Logger: testLogger()})
-	if err != nil {
-		b.Fatal(err)
-	}
+	bs := &benchScheduler{opts: opts, s: a.Scheduler, exited: make(chan struct{})}
 	sctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go bc.Run(sctx)
-	go func() { defer close(done); _ = s.Run(sctx) }()
-	for !s.HasSynced() || s.Cache.NodeCount() < numNodes {
-		if ctx.Err() != nil {
+	go func() { defer close(bs.exited); bs.err = a.Run(sctx) }()
+	for !bs.s.HasSynced() || bs.s.Cache.NodeCount() < numNodes {
+		select {
+		case <-bs.exited:
+			b.Fatalf("scheduler exited before its cache saw all nodes: %v", bs.err)
+		case <-ctx.Done():
 			b.Fatal("scheduler cache never saw all nodes")
+		case <-time.After(20 * time.Millisecond):
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	return &benchScheduler{s: s, stop: func(tb testing.TB) {
+	bs.stop = func(tb testing.TB) {
 		cancel()
-		<-done
+		<-bs.exited
+		st := &bs.s.Stats
 		tb.Logf("scheduler stopped: scheduled=%d conflicts=%d errors=%d unschedulable=%d",
-			s.Stats.Scheduled.Load(), s.Stats.BindConflicts.Load(), s.Stats.Errors.Load(), s.Stats.Unschedulable.Load())
-	}}
+			st.Scheduled.Load(), st.BindConflicts.Load(), st.Errors.Load(), st.Unschedulable.Load())
+	}
+	return bs
 }
 
 func createPods(ctx context.Context, b *testing.B, c *client.Client, prefix string, n int, created []time.Time) {
@@ -213,9 +301,11 @@ func newBindWatch(ctx context.Context, b *testing.B, c *client.Client, prefix st
 	return w
 }
 
-// wait waits until every pod is bound; it fails when no pod got bound for
-// two minutes, saying how many pods the apiserver holds unbound.
-func (w *bindWatch) wait(ctx context.Context, b *testing.B) {
+// wait waits until every pod is bound; it fails when the scheduler exits
+// or stopped leading (a daemon that lost its lease schedules nothing), or
+// when no pod got bound for two minutes, saying how many pods the apiserver
+// holds unbound.
+func (w *bindWatch) wait(ctx context.Context, b *testing.B, sched *benchScheduler) {
 	last, lastChange := w.count.Load(), time.Now()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -225,11 +315,18 @@ func (w *bindWatch) wait(ctx context.Context, b *testing.B) {
 			return
 		case <-ctx.Done():
 			b.Fatalf("only %d of %d %s pods bound before the deadline", w.count.Load(), len(w.created), w.prefix)
+		case <-sched.exited:
+			b.Fatalf("the scheduler exited with %d of %d %s pods bound: %v", w.count.Load(), len(w.created), w.prefix, sched.err)
 		case <-t.C:
 		}
 		if c := w.count.Load(); c != last {
 			last, lastChange = c, time.Now()
 			continue
+		}
+		if time.Since(lastChange) > 10*time.Second {
+			if why, lost := sched.leaseLost(ctx, w.c); lost {
+				b.Fatalf("the scheduler stopped leading with %d of %d %s pods bound: %s", last, len(w.created), w.prefix, why)
+			}
 		}
 		if time.Since(lastChange) > 2*time.Minute {
 			l, err := client.Resource[api.Pod](w.c).Namespace("default").List(ctx, client.ListOptions{})
