@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"fmt"
-	"os/exec"
 	"strconv"
 	"testing"
 	"time"
@@ -13,7 +12,7 @@ import (
 // schedulerProcess is the real scheduler binary running against an
 // apiserver, with its metrics on a loopback port.
 type schedulerProcess struct {
-	cmd     *exec.Cmd
+	*daemontest.Process
 	metrics string
 }
 
@@ -24,7 +23,7 @@ func startProcess(t *testing.T, bin, url string, qps int) *schedulerProcess {
 		"--kube-api-qps", strconv.Itoa(qps), "--kube-api-burst", "1", "--v", "2",
 		"--leader-elect-lease-duration", "3s", "--leader-elect-renew-deadline", "2s", "--leader-elect-retry-period", "200ms",
 		"--pod-initial-backoff", "100ms", "--pod-max-backoff", "1s")
-	return &schedulerProcess{cmd: p.Cmd, metrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", port)}
+	return &schedulerProcess{Process: p, metrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", port)}
 }
 
 // counter reads one sample of the process's /metrics (0 when absent).
@@ -49,10 +48,7 @@ func TestSchedulerProcessKilledMidBurst(t *testing.T) {
 	first := startProcess(t, bin, cl.url, 20) // slow, so the burst outlives it
 	cl.createPods("burst", 200)
 	cl.waitBound(15)
-	if err := first.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_, _ = first.cmd.Process.Wait()
+	first.Kill9(t)
 	// A binding sent before the kill may still land; let those settle.
 	time.Sleep(time.Second)
 	boundAtKill, _ := cl.bound()

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Build compiles the main package pkg ("github.com/minik8s/minik8s/scheduler")
@@ -46,15 +47,52 @@ func FreePort(tb testing.TB) int {
 type Process struct {
 	Cmd     *exec.Cmd
 	LogPath string
+	// done is closed once the process has exited and been reaped; state is
+	// its exit status then.
+	done  chan struct{}
+	state *os.ProcessState
+}
+
+// Done is closed once the process has exited, whoever ended it.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Kill9 sends SIGKILL and waits until the process is gone; the test fails
+// unless it died of that signal (it must still have been running). It
+// returns the time the signal was sent.
+func (p *Process) Kill9(tb testing.TB) time.Time {
+	tb.Helper()
+	at := time.Now()
+	if err := p.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		tb.Fatalf("SIGKILL %s: %v", filepath.Base(p.Cmd.Path), err)
+	}
+	<-p.done
+	if ws, ok := p.state.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		tb.Fatalf("%s did not die of SIGKILL: %v", filepath.Base(p.Cmd.Path), p.state)
+	}
+	return at
+}
+
+// ExitStatus is the process's exit status once Done is closed ("" before).
+func (p *Process) ExitStatus() string {
+	select {
+	case <-p.done:
+		return p.state.String()
+	default:
+		return ""
+	}
 }
 
 // logTail is how much of a failed test's process log is printed.
 const logTail = 8000
 
+// stopTimeout is how long a process may take to exit after SIGTERM at the
+// end of a test before it gets SIGKILL.
+const stopTimeout = 30 * time.Second
+
 // Start runs bin with args, with KUBECONFIG unset so only the flags say
 // where the apiserver is, and stdout and stderr in a log file. At the end
-// of the test the process gets SIGTERM and is waited for; when the test
-// failed, the end of its log is printed.
+// of the test the process gets SIGTERM and is waited for (SIGKILL after
+// 30 s); when the test failed, the end of its log is printed.
 func Start(tb testing.TB, bin string, args ...string) *Process {
 	tb.Helper()
 	logPath := filepath.Join(tb.TempDir(), filepath.Base(bin)+".log")
@@ -69,9 +107,23 @@ func Start(tb testing.TB, bin string, args ...string) *Process {
 		logFile.Close()
 		tb.Fatal(err)
 	}
+	p := &Process{Cmd: cmd, LogPath: logPath, done: make(chan struct{})}
+	go func() {
+		// Wait reaps the process; after it, signals are no longer sent
+		// (os.Process knows it is done), so a reused pid is never hit.
+		_ = cmd.Wait()
+		p.state = cmd.ProcessState
+		close(p.done)
+	}()
 	tb.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_, _ = cmd.Process.Wait()
+		select {
+		case <-p.done:
+		case <-time.After(stopTimeout):
+			tb.Errorf("%s did not stop within %v of SIGTERM", filepath.Base(bin), stopTimeout)
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
 		logFile.Close()
 		if tb.Failed() {
 			out, _ := os.ReadFile(logPath)
@@ -81,7 +133,7 @@ func Start(tb testing.TB, bin string, args ...string) *Process {
 			tb.Logf("%s log (end):\n%s", filepath.Base(bin), out)
 		}
 	})
-	return &Process{Cmd: cmd, LogPath: logPath}
+	return p
 }
 
 // Scrape reads a Prometheus text exposition into "name{labels}" -> value.
