@@ -97,7 +97,10 @@ func newNode(t testing.TB, mutate ...func(*node)) *node {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	node := &api.Node{ObjectMeta: api.ObjectMeta{Name: nd.name}, Spec: api.NodeSpec{PodCIDR: nd.cidr, PodCIDRs: []string{nd.cidr}}}
+	node := &api.Node{ObjectMeta: api.ObjectMeta{Name: nd.name}}
+	if nd.cidr != "" { // "" is a node the IPAM controller has not reached
+		node.Spec.PodCIDR, node.Spec.PodCIDRs = nd.cidr, []string{nd.cidr}
+	}
 	if _, err := client.Resource[api.Node](c).Create(ctx, node); err != nil {
 		t.Fatal(err)
 	}

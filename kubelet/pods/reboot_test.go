@@ -12,6 +12,7 @@ import (
 	containerd "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubelet/runtime"
 )
 
@@ -115,4 +116,40 @@ func (nd *node) reboot() {
 			nd.t.Fatal(err)
 		}
 	}
+}
+
+// TestStuckPodSaysWhy: a pod that cannot progress has an event saying why
+// — FailedMount for a volume whose ConfigMap is missing (the pod stays
+// ContainerCreating, then runs once the ConfigMap exists), NetworkNotReady
+// on a node without a podCIDR.
+func TestStuckPodSaysWhy(t *testing.T) {
+	t.Run("FailedMount", func(t *testing.T) {
+		nd := newNode(t)
+		p := nd.pod("mount", api.Container{Name: "main", Command: sh("cat /config/k; sleep 600"),
+			VolumeMounts: []api.VolumeMount{{Name: "config", MountPath: "/config"}}})
+		p.Spec.Volumes = []api.Volume{{Name: "config", VolumeSource: api.VolumeSource{ConfigMap: &api.ConfigMapVolumeSource{
+			LocalObjectReference: api.LocalObjectReference{Name: "settings"}}}}}
+		nd.create(p)
+		nd.waitEvent("mount", `FailedMount: MountVolume.SetUp failed for volume "config" : configmap "settings" not found`, 30*time.Second)
+		got := nd.waitPod("mount", 10*time.Second, "Pending", func(p *api.Pod) bool { return p.Status.Phase == api.PodPending })
+		if w := status(got, "main").State.Waiting; w == nil || w.Reason != "ContainerCreating" {
+			t.Fatalf("status while the volume is missing: %s", statusString(got))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		cm := &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: "settings", Namespace: "default"}, Data: map[string]string{"k": "v"}}
+		if _, err := client.Resource[api.ConfigMap](nd.c).Namespace("default").Create(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+		nd.waitPod("mount", 30*time.Second, "Running once the ConfigMap exists", running)
+	})
+	t.Run("NetworkNotReady", func(t *testing.T) {
+		nd := newNode(t, func(nd *node) { nd.cidr = "" })
+		nd.create(nd.pod("nonet", api.Container{Name: "main", Command: sh("sleep 600")}))
+		nd.waitEvent("nonet", "NetworkNotReady: network is not ready: ", 30*time.Second)
+		got := nd.waitPod("nonet", 10*time.Second, "Pending", func(p *api.Pod) bool { return p.Status.Phase == api.PodPending })
+		if !strings.Contains(got.Status.Message, "network is not ready") {
+			t.Fatalf("pod message %q, want the network's reason", got.Status.Message)
+		}
+	})
 }
