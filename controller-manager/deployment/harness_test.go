@@ -13,6 +13,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
+	apiserverapp "github.com/minik8s/minik8s/apiserver/app"
 	"github.com/minik8s/minik8s/controller-manager/app"
 	"github.com/minik8s/minik8s/internal/cache"
 	"github.com/minik8s/minik8s/internal/client"
@@ -32,10 +33,10 @@ type cluster struct {
 	c   *client.Client
 }
 
-func startCluster(t testing.TB) *cluster {
+func startCluster(t testing.TB, mutate ...func(*apiserverapp.Options)) *cluster {
 	t.Helper()
 	t.Setenv("KUBECONFIG", "")
-	srv := apiservertest.Start(t)
+	srv := apiservertest.Start(t, mutate...)
 	c, err := client.New(&client.Config{Host: srv.URL(), QPS: -1, Timeout: 30 * time.Second, UserAgent: "deployment-test"})
 	if err != nil {
 		t.Fatal(err)
