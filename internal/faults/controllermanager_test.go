@@ -121,7 +121,7 @@ func rolledOut(d *api.Deployment) bool {
 }
 
 // TestControllerManagerKill9MidRollout SIGKILLs the controller-manager
-// twice in the middle of a Deployment's rolling update (20 replicas,
+// three times in the middle of a Deployment's rolling update (20 replicas,
 // maxSurge and maxUnavailable 25%, pods Ready a second after they are
 // bound) and starts a new one each time. The new process waits out the
 // dead one's lease, takes over from the apiserver's state alone and
@@ -135,9 +135,19 @@ func TestControllerManagerKill9MidRollout(t *testing.T) {
 		maxLive  = 25 // replicas + 25% surge
 		minAvail = 15 // replicas - 25% unavailable
 	)
-	// The kills happen once the deployment reports this many updated
-	// replicas (of the new ReplicaSet), the rollout not yet done.
-	killAt := []int32{5, 12}
+	// Where the kills land: once the deployment's status reports this many
+	// updated replicas (of the new ReplicaSet), the rollout not yet done.
+	// The first lands right after the template changed, while the
+	// controller is creating the new ReplicaSet: its successor must adopt
+	// that one, not make a second.
+	killAt := []struct {
+		name    string
+		updated int32
+	}{
+		{"new template accepted", 0},
+		{"first surge", 5},
+		{"most pods updated", 12},
+	}
 
 	bin, ctx := setUp(t, "controller-manager", 4*time.Minute)
 	srv := apiservertest.Start(t)
@@ -193,16 +203,19 @@ func TestControllerManagerKill9MidRollout(t *testing.T) {
 	var lastKill time.Time
 	for i, at := range killAt {
 		var progress string
-		eventually(ctx, t, 10*time.Millisecond, fmt.Sprintf("%d updated replicas before kill %d", at, i+1), func() (bool, error) {
+		eventually(ctx, t, 10*time.Millisecond, fmt.Sprintf("%s, before kill %d", at.name, i+1), func() (bool, error) {
 			d, err := getDeployment()
 			if err != nil {
 				return false, err
 			}
 			if d.Generation == d.Status.ObservedGeneration && rolledOut(d) {
-				t.Fatalf("the rollout finished before kill %d: nothing left to interrupt", i+1)
+				t.Fatalf("the rollout finished before kill %d (%s): nothing left to interrupt", i+1, at.name)
 			}
 			progress = fmt.Sprintf("%d updated, %d ready of %d pods", d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.Replicas)
-			return d.Status.ObservedGeneration == d.Generation && d.Status.UpdatedReplicas >= at, nil
+			if d.Status.ObservedGeneration < d.Generation {
+				progress = "the new template not yet observed"
+			}
+			return at.updated == 0 || d.Status.ObservedGeneration == d.Generation && d.Status.UpdatedReplicas >= at.updated, nil
 		})
 		exitedEarly(t, cm, "controller-manager")
 		leader := leaseHolder(ctx, c, "kube-controller-manager")
@@ -213,8 +226,8 @@ func TestControllerManagerKill9MidRollout(t *testing.T) {
 			h := leaseHolder(ctx, c, "kube-controller-manager")
 			return h != "" && h != leader, nil
 		})
-		t.Logf("kill %d at %s: the new controller-manager took the lease over %v after SIGKILL",
-			i+1, progress, time.Since(lastKill).Round(time.Millisecond))
+		t.Logf("kill %d (%s) at %s: the new controller-manager took the lease over %v after SIGKILL",
+			i+1, at.name, progress, time.Since(lastKill).Round(time.Millisecond))
 	}
 
 	var final *api.Deployment
