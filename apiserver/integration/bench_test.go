@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,25 +26,103 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
+	"github.com/minik8s/minik8s/internal/client"
 )
 
 // The benchmarks here report, in one run on one machine, the figures the
 // apiserver is judged by: raw etcd txn/s through clientv3 against the same
-// embedded etcd, pod creates/s over HTTP at 1 and 64 clients, LIST latency
-// for 10,000 pods, watch delivery latency with 1 and 1,000 watchers, and
-// the idle RSS of the apiserver process. Compare them as ratios;
-// BenchmarkCreateVsEtcd measures the creates-to-txn ratio itself, from
-// adjacent rounds, and cpu-µs/op is the process's CPU per operation (server,
-// etcd and load generator together), which a busy machine disturbs less
-// than throughput.
+// embedded etcd, pod creates/s at 1 and 64 clients, LIST latency for 10,000
+// pods, watch delivery latency with 1 and 1,000 watchers, and the idle RSS
+// of the apiserver process. Compare them as ratios; BenchmarkCreateVsEtcd
+// measures the creates-to-txn ratio itself, from adjacent rounds, and
+// cpu-µs/op is the process's CPU per operation (server, etcd and load
+// generator together), which a busy machine disturbs less than throughput.
+//
+// Requests take the path real clients take: HTTPS with a client
+// certificate of benchUser, who is neither an administrator nor a node, so
+// every request is authenticated and then authorized by RBAC (through a
+// ClusterRoleBinding). Rows and figures named insecure use the loopback
+// plain-HTTP port instead, which skips TLS, authentication and
+// authorization: the difference is what those cost.
 
-func benchServer(b *testing.B) (*apiservertest.Server, *http.Client) {
+// benchUser is the identity the benchmarks act as over HTTPS.
+const benchUser = "bench-user"
+
+// benchEnv is a test apiserver serving HTTPS as shipped and, for the
+// labelled insecure rows, its loopback plain-HTTP port.
+type benchEnv struct {
+	s *apiservertest.Server
+	// secureURL and secureAddr are the HTTPS side; tls is a client
+	// configuration with benchUser's certificate, for HTTP/1.1.
+	secureURL, secureAddr string
+	tls                   *tls.Config
+	// hc is an HTTP/1.1 keep-alive client with benchUser's certificate.
+	hc *http.Client
+}
+
+func benchServer(b *testing.B) *benchEnv {
 	b.Helper()
-	s := apiservertest.Start(b)
-	tr := &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}
+	s := apiservertest.Start(b, apiservertest.WithTLS)
+	e := &benchEnv{s: s, secureURL: s.SecureURL(), secureAddr: strings.TrimPrefix(s.SecureURL(), "https://")}
+	certPEM, keyPEM, err := s.PKI().CA.IssueClient(benchUser, nil, time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e.tls = &tls.Config{RootCAs: s.PKI().CA.Pool(), Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}}
+	tr := &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256, TLSClientConfig: e.tls}
 	b.Cleanup(tr.CloseIdleConnections)
-	return s, &http.Client{Transport: tr, Timeout: time.Minute}
+	e.hc = &http.Client{Transport: tr, Timeout: time.Minute}
+	grantBenchUser(b, s)
+	return e
+}
+
+// grantBenchUser lets benchUser create, read, list and watch pods and
+// configmaps in every namespace (a ClusterRole and a ClusterRoleBinding, as
+// an administrator writes them) and waits until RBAC allows it.
+func grantBenchUser(b *testing.B, s *apiservertest.Server) {
+	ctx := context.Background()
+	admin := s.AdminClient(b)
+	role := &api.ClusterRole{ObjectMeta: api.ObjectMeta{Name: "bench"}, Rules: []api.PolicyRule{{
+		Verbs: []string{"create", "get", "list", "watch"}, APIGroups: []string{""}, Resources: []string{"pods", "configmaps"}}}}
+	if _, err := client.Resource[api.ClusterRole](admin).Create(ctx, role); err != nil {
+		b.Fatal(err)
+	}
+	binding := &api.ClusterRoleBinding{ObjectMeta: api.ObjectMeta{Name: "bench"},
+		Subjects: []api.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: benchUser}},
+		RoleRef:  api.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "bench"}}
+	if _, err := client.Resource[api.ClusterRoleBinding](admin).Create(ctx, binding); err != nil {
+		b.Fatal(err)
+	}
+	c := benchClient(b, s)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, err := client.Resource[api.Pod](c).Namespace("default").List(ctx, client.ListOptions{Limit: 1})
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%s still cannot list pods: %v", benchUser, err)
+		}
+	}
+}
+
+// benchClient is the project's own API client (HTTP/2 over TLS, as
+// client-go and kubectl-lite talk) authenticated as benchUser, unthrottled.
+func benchClient(b *testing.B, s *apiservertest.Server) *client.Client {
+	certPEM, keyPEM, err := s.PKI().CA.IssueClient(benchUser, nil, time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := client.New(&client.Config{Host: s.SecureURL(), CAData: s.PKI().CA.CertPEM(), CertData: certPEM, KeyData: keyPEM, QPS: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
 }
 
 // podTemplate is a pod manifest with a name placeholder, encoded once so the
@@ -75,7 +155,8 @@ func post(hc *http.Client, url string, body []byte) error {
 // every request to two goroutines per connection; in this one process, its
 // CPU (about an eighth of a create's) would be taken from the apiserver.
 type poster struct {
-	addr, path string
+	host, path string
+	dial       func() (net.Conn, error)
 	conns      chan *posterConn
 }
 
@@ -85,8 +166,21 @@ type posterConn struct {
 	bw *bufio.Writer
 }
 
-func newPoster(b *testing.B, s *apiservertest.Server, path string) *poster {
-	p := &poster{addr: s.Addr(), path: path, conns: make(chan *posterConn, 1024)}
+// newSecurePoster posts over HTTPS as benchUser (TLS, client certificate
+// authentication, RBAC): the path real clients take.
+func newSecurePoster(b *testing.B, e *benchEnv, path string) *poster {
+	return newPoster(b, e.secureAddr, path, func() (net.Conn, error) { return tls.Dial("tcp", e.secureAddr, e.tls) })
+}
+
+// newInsecurePoster posts to the loopback plain-HTTP port: no TLS, no
+// authentication, no authorization.
+func newInsecurePoster(b *testing.B, e *benchEnv, path string) *poster {
+	addr := e.s.Addr()
+	return newPoster(b, addr, path, func() (net.Conn, error) { return net.Dial("tcp", addr) })
+}
+
+func newPoster(b *testing.B, host, path string, dial func() (net.Conn, error)) *poster {
+	p := &poster{host: host, path: path, dial: dial, conns: make(chan *posterConn, 1024)}
 	b.Cleanup(func() {
 		for {
 			select {
@@ -106,14 +200,14 @@ func (p *poster) post(body []byte) error {
 	select {
 	case c = <-p.conns:
 	default:
-		nc, err := net.Dial("tcp", p.addr)
+		nc, err := p.dial()
 		if err != nil {
 			return err
 		}
 		c = &posterConn{c: nc, br: bufio.NewReader(nc), bw: bufio.NewWriter(nc)}
 	}
 	fmt.Fprintf(c.bw, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json\r\nContent-Length: %d\r\n\r\n",
-		p.path, p.addr, len(body))
+		p.path, p.host, len(body))
 	c.bw.Write(body)
 	err := c.bw.Flush()
 	var resp *http.Response
@@ -144,9 +238,10 @@ func (p *poster) post(body []byte) error {
 // serially and from 64 goroutines, writing the value the apiserver stores
 // for a benchmark pod under keys of the same length as the pods' keys.
 func BenchmarkEtcdTxn(b *testing.B) {
-	s, hc := benchServer(b)
+	e := benchServer(b)
+	s := e.s
 	cli := s.Backend().Client()
-	if err := post(hc, s.URL()+"/api/v1/namespaces/default/pods", podBody("p-1")); err != nil {
+	if err := post(e.hc, e.secureURL+"/api/v1/namespaces/default/pods", podBody("p-1")); err != nil {
 		b.Fatal(err)
 	}
 	prefix := strings.TrimSuffix(s.Options.EtcdPrefix, "/") + "/"
@@ -175,41 +270,63 @@ func BenchmarkEtcdTxn(b *testing.B) {
 	}
 }
 
-// BenchmarkPodCreate measures pod creates over HTTP through the whole
-// request path (decode, default, admit, validate, etcd txn, encode, and the
-// watch cache taking in the event), sent by the lean poster.
+// BenchmarkPodCreate measures pod creates through the whole request path
+// (decode, default, admit, validate, etcd txn, encode, and the watch cache
+// taking in the event), in rows by how the requests arrive:
+//
+//   - https-rbac-h2: the project's API client (HTTP/2 over TLS, as client-go
+//     and kubectl-lite send), authenticated as benchUser, authorized by RBAC;
+//   - https-rbac-http1: the same identity and checks through the lean
+//     HTTP/1.1 poster, whose own CPU is small;
+//   - insecure-no-auth-http1: the same poster on the loopback plain-HTTP
+//     port, which skips TLS, authentication and authorization.
 func BenchmarkPodCreate(b *testing.B) {
-	s, _ := benchServer(b)
-	p := newPoster(b, s, "/api/v1/namespaces/default/pods")
+	e := benchServer(b)
+	const path = "/api/v1/namespaces/default/pods"
 	var n atomic.Int64
-	for _, clients := range []int{1, 64} {
-		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			b.ResetTimer()
-			start, cpu0 := time.Now(), cpuTime()
-			runConcurrent(b, clients, func() error {
-				return p.post(podBody(fmt.Sprintf("p-%d", n.Add(1))))
+	c := benchClient(b, e.s)
+	secure, insecure := newSecurePoster(b, e, path), newInsecurePoster(b, e, path)
+	for _, row := range []struct {
+		name   string
+		create func() error
+	}{
+		{"https-rbac-h2", func() error {
+			_, err := c.Do(context.Background(), client.Request{Method: http.MethodPost, Path: path, Body: podBody(fmt.Sprintf("p-%d", n.Add(1)))})
+			return err
+		}},
+		{"https-rbac-http1", func() error { return secure.post(podBody(fmt.Sprintf("p-%d", n.Add(1)))) }},
+		{"insecure-no-auth-http1", func() error { return insecure.post(podBody(fmt.Sprintf("p-%d", n.Add(1)))) }},
+	} {
+		for _, clients := range []int{1, 64} {
+			b.Run(fmt.Sprintf("%s/clients=%d", row.name, clients), func(b *testing.B) {
+				b.ResetTimer()
+				start, cpu0 := time.Now(), cpuTime()
+				runConcurrent(b, clients, row.create)
+				b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "creates/s")
+				b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 			})
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "creates/s")
-			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
-		})
+		}
 	}
 }
 
 // BenchmarkCreateVsEtcd measures the target "creates/s at 64 clients at
 // least half of raw etcd txn/s" in a way a busy machine disturbs less than
-// two separate benchmarks: each iteration runs a round of raw etcd
-// transactions (a stored pod's value, as BenchmarkEtcdTxn) and then a round
-// of pod creates over HTTP, both from 64 clients against the same apiserver,
-// and it reports the median over iterations of creates/s ÷ txn/s of
-// adjacent rounds. cpu-ratio is the same from the process's CPU time per
-// operation (txn CPU ÷ create CPU), which other processes disturb least.
-// Use -benchtime Nx (N rounds, e.g. 9x).
+// separate benchmarks: each iteration runs a round of raw etcd transactions
+// (a stored pod's value, as BenchmarkEtcdTxn), a round of pod creates over
+// HTTPS as benchUser (TLS, authentication, RBAC) and a round of creates on
+// the insecure port (none of those), each from 64 clients through the lean
+// poster against the same apiserver. It reports the medians over
+// iterations of creates/s ÷ txn/s of adjacent rounds: ratio (HTTPS) and
+// insecure-ratio. cpu-ratio and insecure-cpu-ratio are the same from the
+// process's CPU time per operation (txn CPU ÷ create CPU), which other
+// processes disturb least. Use -benchtime Nx (N rounds, e.g. 9x).
 func BenchmarkCreateVsEtcd(b *testing.B) {
 	const clients, round = 64, 2000
-	s, hc := benchServer(b)
+	const path = "/api/v1/namespaces/default/pods"
+	e := benchServer(b)
+	s := e.s
 	cli := s.Backend().Client()
-	url := s.URL() + "/api/v1/namespaces/default/pods"
-	if err := post(hc, url, podBody("p-0")); err != nil {
+	if err := post(e.hc, e.secureURL+path, podBody("p-0")); err != nil {
 		b.Fatal(err)
 	}
 	prefix := strings.TrimSuffix(s.Options.EtcdPrefix, "/") + "/"
@@ -226,8 +343,9 @@ func BenchmarkCreateVsEtcd(b *testing.B) {
 			Then(clientv3.OpPut(key, value)).Commit()
 		return err
 	}
-	p := newPoster(b, s, "/api/v1/namespaces/default/pods")
-	create := func() error { return p.post(podBody(fmt.Sprintf("p-%d", n.Add(1)))) }
+	secure, insecure := newSecurePoster(b, e, path), newInsecurePoster(b, e, path)
+	create := func() error { return secure.post(podBody(fmt.Sprintf("p-%d", n.Add(1)))) }
+	createInsecure := func() error { return insecure.post(podBody(fmt.Sprintf("p-%d", n.Add(1)))) }
 	measure := func(fn func() error) (perSec float64, cpu time.Duration) {
 		start, cpu0 := time.Now(), cpuTime()
 		if err := fill(round, clients, fn); err != nil {
@@ -235,22 +353,28 @@ func BenchmarkCreateVsEtcd(b *testing.B) {
 		}
 		return round / time.Since(start).Seconds(), (cpuTime() - cpu0) / round
 	}
-	// Warm both paths (connections, caches) before measuring.
+	// Warm every path (connections, TLS, caches) before measuring.
 	measure(txn)
 	measure(create)
-	var ratios, cpuRatios, txnRates, createRates []float64
+	measure(createInsecure)
+	var txnRates, rates, insecureRates, ratios, insecureRatios, cpuRatios, insecureCPURatios []float64
 	b.ResetTimer()
 	for range b.N {
 		t, tc := measure(txn)
 		c, cc := measure(create)
-		ratios = append(ratios, c/t)
+		ic, icc := measure(createInsecure)
+		txnRates, rates, insecureRates = append(txnRates, t), append(rates, c), append(insecureRates, ic)
+		ratios, insecureRatios = append(ratios, c/t), append(insecureRatios, ic/t)
 		cpuRatios = append(cpuRatios, float64(tc)/float64(cc))
-		txnRates, createRates = append(txnRates, t), append(createRates, c)
+		insecureCPURatios = append(insecureCPURatios, float64(tc)/float64(icc))
 	}
 	b.ReportMetric(median(txnRates), "txn/s")
-	b.ReportMetric(median(createRates), "creates/s")
+	b.ReportMetric(median(rates), "creates/s")
+	b.ReportMetric(median(insecureRates), "insecure-creates/s")
 	b.ReportMetric(median(ratios), "ratio")
 	b.ReportMetric(median(cpuRatios), "cpu-ratio")
+	b.ReportMetric(median(insecureRatios), "insecure-ratio")
+	b.ReportMetric(median(insecureCPURatios), "insecure-cpu-ratio")
 }
 
 func median(v []float64) float64 {
@@ -276,11 +400,12 @@ func runConcurrent(b *testing.B, workers int, fn func() error) {
 	}
 }
 
-// BenchmarkList10kPods measures a full LIST of 10,000 pods over HTTP, served
-// from the watch cache.
+// BenchmarkList10kPods measures a full LIST of 10,000 pods over HTTPS as
+// benchUser, served from the watch cache.
 func BenchmarkList10kPods(b *testing.B) {
-	s, hc := benchServer(b)
-	url := s.URL() + "/api/v1/namespaces/default/pods"
+	e := benchServer(b)
+	hc := e.hc
+	url := e.secureURL + "/api/v1/namespaces/default/pods"
 	var n atomic.Int64
 	const total = 10000
 	if err := fill(total, 64, func() error { return post(hc, url, podBody(fmt.Sprintf("l-%d", n.Add(1)))) }); err != nil {
@@ -289,7 +414,7 @@ func BenchmarkList10kPods(b *testing.B) {
 	b.Run("pods=10000", func(b *testing.B) {
 		var size int
 		for range b.N {
-			resp, err := hc.Get(s.URL() + "/api/v1/pods")
+			resp, err := hc.Get(e.secureURL + "/api/v1/pods")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -328,15 +453,17 @@ func fill(total, workers int, fn func() error) error {
 	return nil
 }
 
-// BenchmarkWatchLatency measures write → event received over HTTP watches,
-// with 1 and 1,000 concurrent watchers, and reports p50 and p99.
+// BenchmarkWatchLatency measures write → event received over HTTPS watches
+// (one HTTP/1.1 connection each, as benchUser), with 1 and 1,000 concurrent
+// watchers, and reports p50 and p99.
 func BenchmarkWatchLatency(b *testing.B) {
 	for _, watchers := range []int{1, 1000} {
-		s, hc := benchServer(b)
-		base := s.URL() + "/api/v1/namespaces/default/configmaps"
+		e := benchServer(b)
+		hc := e.hc
+		base := e.secureURL + "/api/v1/namespaces/default/configmaps"
 		m := &latencyMeter{}
 		ctx, cancel := context.WithCancel(context.Background())
-		wtr := &http.Transport{MaxIdleConnsPerHost: watchers + 10}
+		wtr := &http.Transport{MaxIdleConnsPerHost: watchers + 10, TLSClientConfig: e.tls}
 		wc := &http.Client{Transport: wtr}
 		ready := make(chan struct{}, watchers)
 		for range watchers {
@@ -453,8 +580,10 @@ func waitTimeout(wg *sync.WaitGroup, d time.Duration) {
 	}
 }
 
-// BenchmarkIdleRSS builds the apiserver binary, starts it with a fresh
-// embedded etcd, waits until it is ready and idle, and reports its RSS.
+// BenchmarkIdleRSS builds the apiserver binary, starts it as it ships
+// (HTTPS only, embedded etcd) with its data and certificates in a temp dir
+// and HTTPS on a loopback port, waits until it is ready and idle, and
+// reports its RSS.
 func BenchmarkIdleRSS(b *testing.B) {
 	if testing.Short() {
 		b.Skip("builds and runs the apiserver binary")
@@ -466,35 +595,76 @@ func BenchmarkIdleRSS(b *testing.B) {
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("build: %v\n%s", err, out)
 	}
-	port := freePort(b)
-	cmd := exec.Command(bin, "--data-dir", filepath.Join(dir, "etcd"), "--insecure-port", strconv.Itoa(port), "--log-level", "warn")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", port)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(url)
-		if err == nil && resp.StatusCode == 200 {
-			resp.Body.Close()
-			break
-		}
-		if resp != nil {
-			resp.Body.Close()
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("apiserver did not become ready")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	pid := startIdleAPIServer(b, bin, dir)
 	time.Sleep(5 * time.Second)
 	var rss float64
 	for range b.N {
-		rss = readRSSMiB(b, cmd.Process.Pid)
+		rss = readRSSMiB(b, pid)
 	}
 	b.ReportMetric(rss, "idle-RSS-MiB")
+}
+
+// startIdleAPIServer runs the apiserver binary with its defaults but for
+// the paths and the HTTPS address (127.0.0.1 and a free port), until the
+// benchmark ends, and returns its pid once /readyz answers. The port is
+// picked free and bound by the child a moment later; should another process
+// take it in between, it starts again on another.
+func startIdleAPIServer(b *testing.B, bin, dir string) int {
+	for attempt := 1; ; attempt++ {
+		port := freePort(b)
+		var stderr bytes.Buffer
+		cmd := exec.Command(bin, "--data-dir", filepath.Join(dir, "etcd"), "--cert-dir", filepath.Join(dir, "pki"),
+			"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", strconv.Itoa(port), "--log-level", "warn")
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		stop := func() { _ = cmd.Process.Kill(); <-exited }
+		url := fmt.Sprintf("https://127.0.0.1:%d/readyz", port)
+	wait:
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			select {
+			case err := <-exited:
+				if attempt < 3 && strings.Contains(stderr.String(), "address already in use") {
+					b.Logf("port %d was taken: starting again", port)
+					break wait
+				}
+				b.Fatalf("apiserver exited: %v\n%s", err, stderr.String())
+			default:
+			}
+			if readyz(url, filepath.Join(dir, "pki", "ca.crt")) {
+				b.Cleanup(stop)
+				return cmd.Process.Pid
+			}
+			if time.Now().After(deadline) {
+				stop()
+				b.Fatalf("apiserver did not become ready\n%s", stderr.String())
+			}
+		}
+	}
+}
+
+// readyz says whether url answers 200, verifying the server against the CA
+// in caFile (written by the apiserver on its first start).
+func readyz(url, caFile string) bool {
+	caPEM, err := os.ReadFile(caFile)
+	if err != nil {
+		return false
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return false
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Get(url)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 func readRSSMiB(b *testing.B, pid int) float64 {
