@@ -29,7 +29,7 @@ type NetworkOptions struct {
 
 // DefaultNetworkOptions runs both.
 func DefaultNetworkOptions() NetworkOptions {
-	return NetworkOptions{ProxyMode: "iptables", ClusterCIDR: "10.244.0.0/16", MinSyncPeriod: 100 * time.Millisecond, PodRoutes: true}
+	return NetworkOptions{ProxyMode: "iptables", ClusterCIDR: "10.244.0.0/16", MinSyncPeriod: proxy.DefaultMinSyncPeriod, PodRoutes: true}
 }
 
 // AddFlags registers the flags (kube-proxy's names where it has them).

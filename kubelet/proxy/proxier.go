@@ -58,6 +58,11 @@ type Proxier struct {
 	writtenFilter []string
 }
 
+// DefaultMinSyncPeriod is the shortest interval between rule rewrites when
+// Config.MinSyncPeriod is unset, and the default of the kubelet's
+// --iptables-min-sync-period: the production setting.
+const DefaultMinSyncPeriod = 100 * time.Millisecond
+
 // New registers the informers the proxier needs.
 func New(cfg Config) (*Proxier, error) {
 	if cfg.Runner == nil {
@@ -67,7 +72,7 @@ func New(cfg Config) (*Proxier, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.MinSyncPeriod <= 0 {
-		cfg.MinSyncPeriod = 100 * time.Millisecond
+		cfg.MinSyncPeriod = DefaultMinSyncPeriod
 	}
 	if cfg.SyncPeriod <= 0 {
 		cfg.SyncPeriod = 30 * time.Second
