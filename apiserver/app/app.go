@@ -18,6 +18,7 @@ import (
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/admission"
 	"github.com/minik8s/minik8s/apiserver/audit"
+	"github.com/minik8s/minik8s/apiserver/authn"
 	"github.com/minik8s/minik8s/apiserver/authz"
 	"github.com/minik8s/minik8s/apiserver/csr"
 	"github.com/minik8s/minik8s/apiserver/encryption"
@@ -27,6 +28,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/server"
 	"github.com/minik8s/minik8s/apiserver/servicealloc"
 	"github.com/minik8s/minik8s/apiserver/storage"
+	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/pki"
 )
 
@@ -48,6 +50,7 @@ type APIServer struct {
 	secureSrv      *http.Server
 	pki            *pki.Bundle
 	audit          *audit.Backend
+	tokens         *authn.TokenFile
 	metrics        *prometheus.Registry
 	kubeletCert    kubeletClientCert
 
@@ -89,6 +92,13 @@ func (a *APIServer) Store(group, resource string) *registry.Store {
 func (a *APIServer) Start(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	a.cancel = cancel
+	// The files the flags name come first, before anything starts or
+	// logs: a missing or malformed one is the only thing reported.
+	crypt, kubeletCfg, err := a.loadFiles()
+	if err != nil {
+		cancel()
+		return err
+	}
 	be, err := etcd.Start(ctx, etcd.Config{
 		DataDir:         a.opts.DataDir,
 		ListenClientURL: a.opts.EtcdClientURL,
@@ -120,19 +130,6 @@ func (a *APIServer) Start(ctx context.Context) error {
 	a.metrics = prometheus.NewRegistry()
 	a.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	if a.opts.AuditLogPath != "" {
-		if a.audit, err = audit.NewFileBackend(a.opts.AuditLogPath, a.opts.AuditLogMaxSizeMB); err != nil {
-			cancel()
-			return fmt.Errorf("--audit-log-path: %w", err)
-		}
-	}
-	var crypt *encryption.Transformers
-	if a.opts.EncryptionProviderConfig != "" {
-		if crypt, err = encryption.Load(a.opts.EncryptionProviderConfig); err != nil {
-			cancel()
-			return err
-		}
-	}
 	alloc, err := servicealloc.New(st, a.opts.ServiceClusterIPRange, a.opts.ServiceNodePortRange)
 	if err != nil {
 		cancel()
@@ -206,11 +203,6 @@ func (a *APIServer) Start(ctx context.Context) error {
 		cancel()
 		return fmt.Errorf("openapi: %w", err)
 	}
-	kubeletCfg, err := a.kubeletConfig()
-	if err != nil {
-		cancel()
-		return err
-	}
 	kubeletCfg.Authorizer = authorizer
 	a.handler = server.New(server.Config{
 		Kubelet:           kubeletCfg,
@@ -239,7 +231,7 @@ func (a *APIServer) Start(ctx context.Context) error {
 			return err
 		}
 		addr := net.JoinHostPort(a.opts.InsecureBindAddress, strconv.Itoa(a.opts.InsecurePort))
-		l, err := net.Listen("tcp", addr)
+		l, err := daemon.Listen(addr)
 		if err != nil {
 			cancel()
 			return fmt.Errorf("listen on %s: %w", addr, err)
@@ -250,7 +242,7 @@ func (a *APIServer) Start(ctx context.Context) error {
 		if l == nil {
 			addr := net.JoinHostPort(a.opts.BindAddress, strconv.Itoa(a.opts.SecurePort))
 			var err error
-			if l, err = net.Listen("tcp", addr); err != nil {
+			if l, err = daemon.Listen(addr); err != nil {
 				cancel()
 				return fmt.Errorf("listen on %s: %w", addr, err)
 			}
@@ -290,6 +282,33 @@ func (a *APIServer) Start(ctx context.Context) error {
 		a.shutdown()
 	}()
 	return nil
+}
+
+// loadFiles reads what the flags name: the encryption configuration, the
+// token file, the kubelet client certificate; and opens the audit log.
+func (a *APIServer) loadFiles() (*encryption.Transformers, server.KubeletConfig, error) {
+	var crypt *encryption.Transformers
+	var err error
+	if a.opts.EncryptionProviderConfig != "" {
+		if crypt, err = encryption.Load(a.opts.EncryptionProviderConfig); err != nil {
+			return nil, server.KubeletConfig{}, fmt.Errorf("--encryption-provider-config: %w", err)
+		}
+	}
+	if a.opts.TokenAuthFile != "" {
+		if a.tokens, err = authn.NewTokenFile(a.opts.TokenAuthFile); err != nil {
+			return nil, server.KubeletConfig{}, fmt.Errorf("--token-auth-file: %w", err)
+		}
+	}
+	kubeletCfg, err := a.kubeletConfig()
+	if err != nil {
+		return nil, server.KubeletConfig{}, err
+	}
+	if a.opts.AuditLogPath != "" {
+		if a.audit, err = audit.NewFileBackend(a.opts.AuditLogPath, a.opts.AuditLogMaxSizeMB); err != nil {
+			return nil, server.KubeletConfig{}, fmt.Errorf("--audit-log-path: %w", err)
+		}
+	}
+	return crypt, kubeletCfg, nil
 }
 
 func addrOf(l net.Listener) string {

@@ -5,6 +5,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/minik8s/minik8s/internal/logging"
 )
 
 // Options are the apiserver's settings; flag names follow kube-apiserver.
@@ -159,5 +161,12 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.KubeletClientCertificate, "kubelet-client-certificate", o.KubeletClientCertificate, "client certificate for connections to kubelets (default: apiserver-kubelet-client.crt in --cert-dir)")
 	fs.StringVar(&o.KubeletClientKey, "kubelet-client-key", o.KubeletClientKey, "key of --kubelet-client-certificate")
 	fs.Var(stringList{&o.KubeletPreferredAddressTypes}, "kubelet-preferred-address-types", "list of the preferred NodeAddressTypes to use for kubelet connections")
-	fs.StringVar(&o.LogLevel, "log-level", o.LogLevel, "log level: debug, info, warn or error")
+	fs.Func("log-level", "log level: debug, info, warn or error (default "+o.LogLevel+")", func(s string) error {
+		lvl, err := logging.ParseLevel(s)
+		if err != nil {
+			return err
+		}
+		o.LogLevel = lvl
+		return nil
+	})
 }

@@ -42,12 +42,8 @@ func (a *APIServer) secureServing(handler http.Handler) (http.Handler, *tls.Conf
 	tlsCfg.NextProtos = []string{"h2", "http/1.1"}
 
 	authenticators := []authn.Authenticator{authn.NewX509(bundle.CA.Pool())}
-	if a.opts.TokenAuthFile != "" {
-		tf, err := authn.NewTokenFile(a.opts.TokenAuthFile)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--token-auth-file: %w", err)
-		}
-		authenticators = append(authenticators, tf)
+	if a.tokens != nil {
+		authenticators = append(authenticators, a.tokens)
 	}
 	authenticators = append(authenticators, authn.NewBootstrapToken(&secretGetter{store: a.Store("", "secrets")}))
 	secured := a.audited(authn.Filter(authn.Union(authenticators...), authn.DefaultAnonymousPaths)(audit.Capture(handler)))

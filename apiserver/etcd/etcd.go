@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -42,7 +41,8 @@ type Config struct {
 	// DataDir holds the embedded server's data; required unless Servers is set.
 	DataDir string
 	// ListenClientURL and ListenPeerURL are the embedded server's listeners,
-	// e.g. "http://127.0.0.1:2379". Empty: 127.0.0.1 on a free port.
+	// e.g. "http://127.0.0.1:2379". Empty: 127.0.0.1 on a port the kernel
+	// picks (Endpoints reports it).
 	ListenClientURL, ListenPeerURL string
 	// QuotaBackendBytes is the embedded server's database size limit
 	// (0: etcd's default, 2 GiB).
@@ -254,14 +254,13 @@ func startServer(ctx context.Context, cfg Config, lock *os.File) (*Backend, erro
 	return b, nil
 }
 
-// listenURL parses u, or picks a free loopback port when u is empty.
+// listenURL parses u; empty is 127.0.0.1 on a port the kernel picks when
+// etcd binds it (port 0: never a port picked free and bound later, which
+// another process could take in between). The client reads the bound
+// address back from the server; a single member never dials its peer URL.
 func listenURL(u string) (*url.URL, error) {
 	if u == "" {
-		port, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		u = fmt.Sprintf("http://127.0.0.1:%d", port)
+		u = "http://127.0.0.1:0"
 	}
 	parsed, err := url.Parse(u)
 	if err != nil {
@@ -271,15 +270,6 @@ func listenURL(u string) (*url.URL, error) {
 		return nil, fmt.Errorf("%q: scheme must be http, https or unix", u)
 	}
 	return parsed, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func (b *Backend) waitHealthy(ctx context.Context) error {

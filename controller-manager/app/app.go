@@ -33,6 +33,9 @@ type Options struct {
 	Controllers []string
 	BindAddress string
 	Port        int
+	// Listener, when set, serves /healthz and /metrics instead of
+	// BindAddress:Port (tests pass one on 127.0.0.1:0).
+	Listener net.Listener
 	// MinResyncPeriod is the informers' resync period.
 	MinResyncPeriod time.Duration
 	LogLevel        string
@@ -72,6 +75,43 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		o.LogLevel = lvl
 		return nil
 	})
+}
+
+// Validate checks every flag's value; it reads no file.
+func (o *Options) Validate() error {
+	var errs []error
+	if _, err := o.Enabled(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := daemon.ValidatePort("port", o.Port, true); err != nil {
+		errs = append(errs, err)
+	}
+	if o.Port > 0 {
+		if err := daemon.ValidateIP("bind-address", o.BindAddress); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if o.MinResyncPeriod <= 0 {
+		errs = append(errs, fmt.Errorf("--min-resync-period must be positive, got %v", o.MinResyncPeriod))
+	}
+	for _, v := range []func() error{o.Client.Validate, o.LeaderElection.Validate, o.Controller.Validate} {
+		if err := v(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// NewCommand is the controller-manager's command line: flags, validation, run.
+func NewCommand() daemon.Command {
+	opts := DefaultOptions()
+	return daemon.Command{
+		Name:     "controller-manager",
+		AddFlags: opts.AddFlags,
+		Validate: opts.Validate,
+		LogLevel: func() string { return opts.LogLevel },
+		Run:      func(ctx context.Context, log *slog.Logger) error { return Run(ctx, opts, log) },
+	}
 }
 
 // Enabled resolves --controllers against the known controllers.
@@ -128,7 +168,13 @@ func Run(ctx context.Context, opts Options, log *slog.Logger) error {
 		return err
 	}
 	srvErr := make(chan error, 1)
-	go func() { srvErr <- srv.Serve(ctx) }()
+	go func() {
+		if opts.Listener != nil {
+			srvErr <- srv.ServeListener(ctx, opts.Listener)
+			return
+		}
+		srvErr <- srv.Serve(ctx)
+	}()
 
 	host, _ := os.Hostname()
 	identity := daemon.Identity()

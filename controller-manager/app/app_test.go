@@ -110,14 +110,13 @@ func TestRunServesHealthMetricsAndEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
 
 	t.Setenv("KUBECONFIG", "")
 	o := app.DefaultOptions()
 	o.Client.Master = srv.URL()
 	o.Client.QPS, o.Client.Burst = 1000, 2000
 	o.Controllers = []string{"replicaset"}
-	o.BindAddress, o.Port = "127.0.0.1", port
+	o.BindAddress, o.Port, o.Listener = "127.0.0.1", port, l
 	o.LeaderElection.LeaseDuration, o.LeaderElection.RenewDeadline, o.LeaderElection.RetryPeriod = 5*time.Second, 4*time.Second, 500*time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	done := make(chan error, 1)

@@ -1,8 +1,11 @@
 package controller
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"math"
+	"net/netip"
 	"strconv"
 	"time"
 )
@@ -92,6 +95,48 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.NodeCIDRMaskSize, "node-cidr-mask-size", o.NodeCIDRMaskSize, "Mask size of each node's podCIDR.")
 	fs.BoolVar(&o.AllocateNodeCIDRs, "allocate-node-cidrs", o.AllocateNodeCIDRs, "Assign each node a spec.podCIDR from --cluster-cidr.")
 	fs.IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "Number of terminated pods kept before the pod GC deletes the oldest.")
+}
+
+// Validate checks the values: positive node monitor periods, rates and the
+// zone threshold in range, and a cluster CIDR the node mask size fits in
+// when node CIDRs are allocated.
+func (o *Options) Validate() error {
+	var errs []error
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"node-monitor-grace-period", o.NodeMonitorGracePeriod}, {"node-monitor-period", o.NodeMonitorPeriod}} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("--%s must be positive, got %v", d.flag, d.v))
+		}
+	}
+	for _, r := range []struct {
+		flag string
+		v    float64
+	}{{"node-eviction-rate", o.NodeEvictionRate}, {"secondary-node-eviction-rate", o.SecondaryNodeEvictionRate}} {
+		if math.IsNaN(r.v) || math.IsInf(r.v, 0) || r.v < 0 {
+			errs = append(errs, fmt.Errorf("--%s must be a number >= 0, got %v", r.flag, r.v))
+		}
+	}
+	if !(o.UnhealthyZoneThreshold >= 0 && o.UnhealthyZoneThreshold <= 1) {
+		errs = append(errs, fmt.Errorf("--unhealthy-zone-threshold must be in [0, 1], got %v", o.UnhealthyZoneThreshold))
+	}
+	if o.LargeClusterSizeThreshold < 0 {
+		errs = append(errs, fmt.Errorf("--large-cluster-size-threshold must be >= 0, got %d", o.LargeClusterSizeThreshold))
+	}
+	if o.AllocateNodeCIDRs {
+		p, err := netip.ParsePrefix(o.ClusterCIDR)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("--cluster-cidr %q is not a CIDR (--allocate-node-cidrs is on)", o.ClusterCIDR))
+		case !p.Addr().Is4():
+			errs = append(errs, fmt.Errorf("--cluster-cidr %q: only IPv4 is supported", o.ClusterCIDR))
+		case o.NodeCIDRMaskSize < p.Bits() || o.NodeCIDRMaskSize > 32 || o.NodeCIDRMaskSize-p.Bits() > 20:
+			errs = append(errs, fmt.Errorf("--node-cidr-mask-size %d must be between --cluster-cidr's prefix length %d and 32, and at most 20 more than it",
+				o.NodeCIDRMaskSize, p.Bits()))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Workers returns the worker count for a controller (1 when unset).

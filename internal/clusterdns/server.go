@@ -1,10 +1,12 @@
 package clusterdns
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -385,7 +387,12 @@ func (s *Server) srvRecords(ns, svcName, portName, proto, fqdn string) ([]dns.RR
 // UpstreamsFromResolvConf reads the nameservers of a resolv.conf file as
 // "ip:53" upstreams.
 func UpstreamsFromResolvConf(path string) ([]string, error) {
-	cfg, err := dns.ClientConfigFromFile(path)
+	// Read it whole first: the parser takes a directory for an empty file.
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := dns.ClientConfigFromReader(bytes.NewReader(b))
 	if err != nil {
 		return nil, err
 	}

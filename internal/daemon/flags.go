@@ -2,7 +2,12 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
+	"math"
+	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"syscall"
@@ -31,6 +36,24 @@ func (o *ClientOptions) AddFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Burst to use while talking with the apiserver.")
 }
 
+// Validate checks the values of the flags (not the kubeconfig file, which
+// Client reads).
+func (o *ClientOptions) Validate() error {
+	var errs []error
+	if math.IsNaN(o.QPS) || math.IsInf(o.QPS, 0) || o.QPS < 0 {
+		errs = append(errs, fmt.Errorf("--kube-api-qps must be a number >= 0, got %v", o.QPS))
+	}
+	if o.Burst < 0 {
+		errs = append(errs, fmt.Errorf("--kube-api-burst must be >= 0, got %d", o.Burst))
+	}
+	if o.Master != "" {
+		if err := ValidateURL(o.Master); err != nil {
+			errs = append(errs, fmt.Errorf("--master: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Client builds the API client for component ("kube-scheduler"), from the
 // kubeconfig (--kubeconfig, then $KUBECONFIG) or, with only --master, an
 // unauthenticated client to that URL.
@@ -41,11 +64,11 @@ func (o *ClientOptions) Client(component string) (*client.Client, error) {
 	} else {
 		kc, err := kubeconfig.LoadDefault(o.Kubeconfig)
 		if err != nil {
-			return nil, err
+			return nil, o.kubeconfigError(err)
 		}
 		cfg, err = kc.ClientConfig("")
 		if err != nil {
-			return nil, err
+			return nil, o.kubeconfigError(err)
 		}
 		if o.Master != "" {
 			cfg.Host = o.Master
@@ -55,6 +78,50 @@ func (o *ClientOptions) Client(component string) (*client.Client, error) {
 	cfg.Burst = o.Burst
 	cfg.UserAgent = client.UserAgentFor(component)
 	return client.New(cfg)
+}
+
+// kubeconfigError names the kubeconfig an error is about.
+func (o *ClientOptions) kubeconfigError(err error) error {
+	if o.Kubeconfig != "" {
+		return fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
+	}
+	return fmt.Errorf("kubeconfig ($%s or ~/%s): %w", kubeconfig.EnvVar, kubeconfig.RecommendedHomeFile, err)
+}
+
+// ValidateURL checks an http(s) URL of a server: scheme and host.
+func ValidateURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return err
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%q: want an http:// or https:// URL", s)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%q: no host", s)
+	}
+	return nil
+}
+
+// ValidatePort checks a port flag: in [0, 65535] where 0 disables
+// serving (allowZero), else in [1, 65535].
+func ValidatePort(flagName string, port int, allowZero bool) error {
+	min := 1
+	if allowZero {
+		min = 0
+	}
+	if port < min || port > 65535 {
+		return fmt.Errorf("--%s must be in [%d, 65535], got %d", flagName, min, port)
+	}
+	return nil
+}
+
+// ValidateIP checks a flag that must hold an IP address.
+func ValidateIP(flagName, value string) error {
+	if net.ParseIP(value) == nil {
+		return fmt.Errorf("--%s %q is not an IP address", flagName, value)
+	}
+	return nil
 }
 
 // LeaderElectionOptions are kube's --leader-elect-* flags.
@@ -88,6 +155,33 @@ func (o *LeaderElectionOptions) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "How long candidates wait between tries to acquire or renew.")
 	fs.StringVar(&o.ResourceNamespace, "leader-elect-resource-namespace", o.ResourceNamespace, "Namespace of the Lease used for leader election.")
 	fs.StringVar(&o.ResourceName, "leader-elect-resource-name", o.ResourceName, "Name of the Lease used for leader election.")
+}
+
+// Validate checks the durations as kube's leader election does: lease
+// duration > renew deadline > 1.2 x retry period > 0, and a Lease to hold.
+func (o *LeaderElectionOptions) Validate() error {
+	if !o.LeaderElect {
+		return nil
+	}
+	var errs []error
+	if o.RetryPeriod <= 0 {
+		errs = append(errs, fmt.Errorf("--leader-elect-retry-period must be positive, got %v", o.RetryPeriod))
+	}
+	if o.RenewDeadline <= time.Duration(leaderelection.JitterFactor*float64(o.RetryPeriod)) {
+		errs = append(errs, fmt.Errorf("--leader-elect-renew-deadline (%v) must be greater than %v x --leader-elect-retry-period (%v)",
+			o.RenewDeadline, leaderelection.JitterFactor, o.RetryPeriod))
+	}
+	if o.LeaseDuration <= o.RenewDeadline {
+		errs = append(errs, fmt.Errorf("--leader-elect-lease-duration (%v) must be greater than --leader-elect-renew-deadline (%v)",
+			o.LeaseDuration, o.RenewDeadline))
+	}
+	if o.LeaseDuration < time.Second {
+		errs = append(errs, fmt.Errorf("--leader-elect-lease-duration must be at least 1s (the Lease stores whole seconds), got %v", o.LeaseDuration))
+	}
+	if o.ResourceNamespace == "" || o.ResourceName == "" {
+		errs = append(errs, errors.New("--leader-elect-resource-namespace and --leader-elect-resource-name must not be empty"))
+	}
+	return errors.Join(errs...)
 }
 
 // Run calls run with a context that ends when leadership is lost (or ctx

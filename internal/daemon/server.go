@@ -105,14 +105,15 @@ func (s *Server) health(ready bool) http.HandlerFunc {
 	}
 }
 
-// Serve listens on Addr and serves until ctx ends, then shuts down within
-// five seconds. It returns nil after a clean shutdown.
+// Serve listens on Addr (or serves the socket inherited for it, see Listen)
+// until ctx ends, then shuts down within five seconds. It returns nil after
+// a clean shutdown.
 func (s *Server) Serve(ctx context.Context) error {
 	if s.Addr == "" {
 		<-ctx.Done()
 		return nil
 	}
-	ln, err := net.Listen("tcp", s.Addr)
+	ln, err := Listen(s.Addr)
 	if err != nil {
 		return fmt.Errorf("health and metrics server: %w", err)
 	}

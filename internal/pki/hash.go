@@ -55,6 +55,13 @@ func parsePin(pin string) (string, error) {
 	return strings.ToLower(value), nil
 }
 
+// ValidateCAHash checks the format of a --discovery-token-ca-cert-hash
+// ("sha256:" and 64 hex digits) without a CA to compare it with.
+func ValidateCAHash(hash string) error {
+	_, err := parsePin(hash)
+	return err
+}
+
 // VerifyCAHash checks that some certificate in caPEM (a bundle may hold
 // several) has the public key pinned by hash, kubeadm's discovery rule. A
 // malformed hash is an error of its own, so a typo is not reported as a

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -15,9 +16,11 @@ import (
 	"time"
 
 	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/minik8s/minik8s/api/naming"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/events"
+	"github.com/minik8s/minik8s/internal/logging"
 	"github.com/minik8s/minik8s/kubelet/bootstrap"
 	"github.com/minik8s/minik8s/kubelet/network"
 	"github.com/minik8s/minik8s/kubelet/nodestatus"
@@ -58,6 +61,11 @@ type Options struct {
 	// kube, settable here for tests).
 	BackoffInitial, BackoffMax time.Duration
 	LogLevel                   string
+
+	// ServerListener and HealthzListener, when set, replace binding the
+	// kubelet server's and the healthz server's addresses (tests pass
+	// listeners on 127.0.0.1:0). Not flags.
+	ServerListener, HealthzListener net.Listener
 }
 
 // DefaultOptions are the kubelet's defaults.
@@ -118,7 +126,86 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "How often every pod is re-synced.")
 	fs.DurationVar(&o.BackoffInitial, "restart-backoff-initial", o.BackoffInitial, "First delay of the container restart and image pull back-off.")
 	fs.DurationVar(&o.BackoffMax, "restart-backoff-max", o.BackoffMax, "Longest delay of the container restart and image pull back-off.")
-	fs.StringVar(&o.LogLevel, "v", o.LogLevel, "Log level: debug, info, warn, error.")
+	fs.Func("v", "Log level: debug, info, warn, error, or a kube verbosity number (4 and more is debug).", func(s string) error {
+		lvl, err := logging.ParseLevel(s)
+		if err != nil {
+			return err
+		}
+		o.LogLevel = lvl
+		return nil
+	})
+}
+
+// Validate checks every flag's value, format and combination; it reads no
+// file (Run loads what the flags name before it does anything else).
+func (o *Options) Validate() error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if math.IsNaN(o.KubeAPIQPS) || math.IsInf(o.KubeAPIQPS, 0) || o.KubeAPIQPS < 0 {
+		add(fmt.Errorf("--kube-api-qps must be a number >= 0, got %v", o.KubeAPIQPS))
+	}
+	if o.KubeBurst < 0 {
+		add(fmt.Errorf("--kube-api-burst must be >= 0, got %d", o.KubeBurst))
+	}
+	add(o.Bootstrap.Validate())
+	add(o.Node.Validate())
+	add(o.Server.Validate())
+	add(o.Network.Validate())
+	for _, f := range []struct{ flag, v string }{
+		{"containerd-address", o.ContainerdAddress}, {"containerd-namespace", o.ContainerdNamespace}, {"root-dir", o.RootDir},
+		{"pod-logs-dir", o.PodLogsDir}, {"cni-conf-dir", o.CNIConfDir}, {"cni-bin-dir", o.CNIBinDir},
+	} {
+		if strings.TrimSpace(f.v) == "" {
+			add(fmt.Errorf("--%s must not be empty", f.flag))
+		}
+	}
+	if o.PodInfraContainerImage != "" {
+		if _, err := runtime.NormalizeImage(o.PodInfraContainerImage); err != nil {
+			add(fmt.Errorf("--pod-infra-container-image: %w", err))
+		}
+	}
+	if o.CgroupRoot != "" && !strings.HasPrefix(o.CgroupRoot, "/") {
+		add(fmt.Errorf("--cgroup-root %q must be an absolute cgroup path", o.CgroupRoot))
+	}
+	// A Linux interface name: at most 15 bytes, no '/', ':' or spaces.
+	if b := o.CNIBridge; b == "" || len(b) > 15 || strings.ContainsAny(b, "/: \t\n") {
+		add(fmt.Errorf("--cni-bridge %q is not an interface name (1 to 15 characters, no '/', ':' or spaces)", b))
+	}
+	for _, ip := range splitList(o.ClusterDNS) {
+		if net.ParseIP(ip) == nil {
+			add(fmt.Errorf("--cluster-dns: %q is not an IP address", ip))
+		}
+	}
+	if o.ClusterDomain != "" {
+		if msgs := naming.IsDNS1123Subdomain(strings.TrimSuffix(o.ClusterDomain, ".")); len(msgs) > 0 {
+			add(fmt.Errorf("--cluster-domain %q: %s", o.ClusterDomain, strings.Join(msgs, "; ")))
+		}
+	}
+	add(daemon.ValidateIP("healthz-bind-address", o.HealthzBindAddress))
+	add(daemon.ValidatePort("healthz-port", o.HealthzPort, true))
+	if o.SyncFrequency <= 0 {
+		add(fmt.Errorf("--sync-frequency must be positive, got %v", o.SyncFrequency))
+	}
+	if o.BackoffInitial <= 0 || o.BackoffMax < o.BackoffInitial {
+		add(fmt.Errorf("--restart-backoff-initial (%v) must be positive and at most --restart-backoff-max (%v)", o.BackoffInitial, o.BackoffMax))
+	}
+	return errors.Join(errs...)
+}
+
+// NewCommand is the kubelet's command line: flags, validation, run.
+func NewCommand() daemon.Command {
+	opts := DefaultOptions()
+	return daemon.Command{
+		Name:     "kubelet",
+		AddFlags: opts.AddFlags,
+		Validate: opts.Validate,
+		LogLevel: func() string { return opts.LogLevel },
+		Run:      func(ctx context.Context, log *slog.Logger) error { return Run(ctx, opts, log) },
+	}
 }
 
 // Run runs the kubelet until ctx ends.
@@ -138,6 +225,15 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	})
 	if err != nil {
 		return fmt.Errorf("kubelet credentials: %w", err)
+	}
+	// The files the server flags name, before anything starts.
+	cert, haveCert, err := o.Server.Certificate()
+	if err != nil {
+		return err
+	}
+	cas, err := o.Server.ClientCAs(join.CAData)
+	if err != nil {
+		return err
 	}
 	ccfg := *join.Client
 	ccfg.QPS, ccfg.Burst = float32(o.KubeAPIQPS), o.KubeBurst
@@ -215,11 +311,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	})
 	rt.SetOnExit(mgr.OnContainerExit)
 
-	cert, ok, err := o.Server.Certificate()
-	if err != nil {
-		return err
-	}
-	if !ok {
+	if !haveCert {
 		var ips []net.IP
 		if ip := ns.NodeIP(); ip != nil {
 			ips = append(ips, ip)
@@ -227,10 +319,6 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		if cert, err = bootstrap.EnsureServingCert(o.RootDir, nodeName, ips); err != nil {
 			return fmt.Errorf("serving certificate: %w", err)
 		}
-	}
-	cas, err := o.Server.ClientCAs(join.CAData)
-	if err != nil {
-		return err
 	}
 	srv, err := server.New(server.Config{Addr: o.Server.Addr(), Certificate: cert, ClientCAs: cas, PodLogsDir: o.PodLogsDir,
 		Pods: mgr, Exec: Executor{mgr}, Logger: log})
@@ -257,11 +345,19 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	}
 	run("node status", ns.Run)
 	run("pod manager", mgr.Run)
-	run("kubelet server", srv.Run)
+	run("kubelet server", func(ctx context.Context) error {
+		if o.ServerListener != nil {
+			return srv.Serve(ctx, o.ServerListener)
+		}
+		return srv.Run(ctx)
+	})
 	for name, f := range netRunners {
 		run(name, f)
 	}
-	if health.Addr != "" {
+	switch {
+	case o.HealthzListener != nil:
+		run("healthz server", func(ctx context.Context) error { return health.ServeListener(ctx, o.HealthzListener) })
+	case health.Addr != "":
 		run("healthz server", health.Serve)
 	}
 	log.Info("kubelet started", "containerd", o.ContainerdAddress, "namespace", o.ContainerdNamespace)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -42,8 +43,9 @@ func TestKubeletRunsPod(t *testing.T) {
 	o.Kubeconfig = s.Options.WriteKubeconfig
 	o.Node.HostnameOverride = fmt.Sprintf("appnode-%d", n)
 	o.Node.NodeIP = "127.0.0.1"
-	o.Server.Address, o.Server.Port = "127.0.0.1", daemontest.FreePort(t)
-	o.HealthzPort = daemontest.FreePort(t)
+	o.ServerListener, o.HealthzListener = daemontest.Listen(t), daemontest.Listen(t)
+	o.Server.Address, o.Server.Port = "127.0.0.1", o.ServerListener.Addr().(*net.TCPAddr).Port
+	o.HealthzPort = o.HealthzListener.Addr().(*net.TCPAddr).Port
 	o.ContainerdNamespace = fmt.Sprintf("minik8s-apptest-%d", os.Getpid())
 	o.CgroupRoot = "/" + o.ContainerdNamespace
 	o.RootDir, o.PodLogsDir = filepath.Join(dir, "root"), filepath.Join(dir, "logs")

@@ -2,9 +2,9 @@ package app_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,9 +20,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/internal/client"
-	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/daemon/daemontest"
-	"github.com/minik8s/minik8s/internal/logging"
 	"github.com/minik8s/minik8s/kubelet/app"
 	"github.com/minik8s/minik8s/kubelet/pods"
 	"github.com/minik8s/minik8s/kubelet/runtime"
@@ -35,28 +33,9 @@ const childEnv = "MINIK8S_KUBELET_TEST_CHILD"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		os.Exit(kubeletMain(os.Args[1:]))
+		os.Exit(app.NewCommand().Main(os.Args[1:]))
 	}
 	os.Exit(m.Run())
-}
-
-func kubeletMain(args []string) int {
-	opts := app.DefaultOptions()
-	fs := flag.NewFlagSet("kubelet", flag.ExitOnError)
-	opts.AddFlags(fs)
-	_ = fs.Parse(args)
-	log, err := logging.New(opts.LogLevel, "kubelet")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "kubelet:", err)
-		return 2
-	}
-	ctx, stop := daemon.SignalContext()
-	defer stop()
-	if err := app.Run(ctx, opts, log); err != nil {
-		log.Error("kubelet exited", "err", err)
-		return 1
-	}
-	return 0
 }
 
 // TestKubeletKill9Restart SIGKILLs a kubelet process and starts a new one
@@ -80,7 +59,11 @@ func TestKubeletKill9Restart(t *testing.T) {
 	o.RootDir, o.PodLogsDir = filepath.Join(dir, "root"), filepath.Join(dir, "logs")
 	o.CgroupRoot = "/" + o.ContainerdNamespace
 	o.CNIConfDir, o.CNIBridge = filepath.Join(dir, "net.d"), fmt.Sprintf("mk8skill%d", n)
-	o.Server.Port, o.HealthzPort = daemontest.FreePort(t), daemontest.FreePort(t)
+	// The test holds both ports: each kubelet process serves the same
+	// sockets, and no other process can take them between a SIGKILL and
+	// the restart.
+	serverLn, healthzLn := daemontest.Listen(t), daemontest.Listen(t)
+	o.Server.Port, o.HealthzPort = serverLn.Addr().(*net.TCPAddr).Port, healthzLn.Addr().(*net.TCPAddr).Port
 	cidr := fmt.Sprintf("10.244.%d.0/24", n)
 	args := []string{
 		"--kubeconfig", s.Options.WriteKubeconfig,
@@ -114,6 +97,7 @@ func TestKubeletKill9Restart(t *testing.T) {
 		t.Helper()
 		kubelet = exec.Command(os.Args[0], args...)
 		kubelet.Env = append(os.Environ(), childEnv+"=1")
+		daemontest.Inherit(t, kubelet, serverLn, healthzLn)
 		kubelet.Stdout, kubelet.Stderr = logf, logf
 		if err := kubelet.Start(); err != nil {
 			t.Fatal(err)

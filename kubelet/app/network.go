@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"github.com/minik8s/minik8s/internal/client"
@@ -38,6 +40,25 @@ func (o *NetworkOptions) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "The pods' CIDR across the cluster: pod traffic leaving it is masqueraded (one node rule; none between pods), and so is service traffic from outside it. Empty: the bridge masquerades everything off the node's own pod CIDR, and all service traffic is masqueraded.")
 	fs.DurationVar(&o.MinSyncPeriod, "iptables-min-sync-period", o.MinSyncPeriod, "Shortest interval between service rule rewrites when changes keep coming.")
 	fs.BoolVar(&o.PodRoutes, "pod-routes", o.PodRoutes, "Keep routes to the other nodes' spec.podCIDR via their InternalIP (host-gateway pod networking).")
+}
+
+// Validate checks the proxy mode, the cluster CIDR and the sync period.
+func (o *NetworkOptions) Validate() error {
+	var errs []error
+	switch o.ProxyMode {
+	case "iptables", "none", "":
+	default:
+		errs = append(errs, fmt.Errorf("--proxy-mode %q: want iptables or none", o.ProxyMode))
+	}
+	if o.ClusterCIDR != "" {
+		if _, _, err := net.ParseCIDR(o.ClusterCIDR); err != nil {
+			errs = append(errs, fmt.Errorf("--cluster-cidr %q is not a CIDR", o.ClusterCIDR))
+		}
+	}
+	if o.MinSyncPeriod < 0 {
+		errs = append(errs, fmt.Errorf("--iptables-min-sync-period must be >= 0, got %v", o.MinSyncPeriod))
+	}
+	return errors.Join(errs...)
 }
 
 // networkRunners returns the node networking loops to run.

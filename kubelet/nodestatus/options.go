@@ -1,6 +1,7 @@
 package nodestatus
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -59,6 +60,28 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.NodeStatusUpdateFrequency, "node-status-update-frequency", o.NodeStatusUpdateFrequency, "how often the kubelet computes the node status and writes it if it changed")
 	fs.DurationVar(&o.NodeStatusReportFrequency, "node-status-report-frequency", o.NodeStatusReportFrequency, "how often the kubelet writes the node status even if it did not change")
 	fs.IntVar(&o.NodeLeaseDurationSeconds, "node-lease-duration-seconds", o.NodeLeaseDurationSeconds, "duration of the node Lease; it is renewed every quarter of it")
+}
+
+// Validate checks every node flag: what Config parses, and the ranges of
+// the numbers and periods.
+func (o *Options) Validate() error {
+	var errs []error
+	if _, err := o.Config(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.MaxPods < 1 {
+		errs = append(errs, fmt.Errorf("--max-pods must be positive, got %d", o.MaxPods))
+	}
+	if o.NodeStatusUpdateFrequency <= 0 {
+		errs = append(errs, fmt.Errorf("--node-status-update-frequency must be positive, got %v", o.NodeStatusUpdateFrequency))
+	}
+	if o.NodeStatusReportFrequency <= 0 {
+		errs = append(errs, fmt.Errorf("--node-status-report-frequency must be positive, got %v", o.NodeStatusReportFrequency))
+	}
+	if o.NodeLeaseDurationSeconds < 1 {
+		errs = append(errs, fmt.Errorf("--node-lease-duration-seconds must be positive, got %d", o.NodeLeaseDurationSeconds))
+	}
+	return errors.Join(errs...)
 }
 
 // Config fills the node part of a Config from the options; the app adds

@@ -36,6 +36,22 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.TLSPrivateKeyFile, "tls-private-key-file", o.TLSPrivateKeyFile, "key of --tls-cert-file")
 }
 
+// Validate checks the address and port, and that the certificate and its
+// key come together. It reads no file (Certificate and ClientCAs do).
+func (o *Options) Validate() error {
+	var errs []error
+	if net.ParseIP(o.Address) == nil {
+		errs = append(errs, fmt.Errorf("--address %q is not an IP address", o.Address))
+	}
+	if o.Port < 1 || o.Port > 65535 {
+		errs = append(errs, fmt.Errorf("--port must be in [1, 65535], got %d", o.Port))
+	}
+	if (o.TLSCertFile == "") != (o.TLSPrivateKeyFile == "") {
+		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file must be given together"))
+	}
+	return errors.Join(errs...)
+}
+
 // Addr is the listen address.
 func (o *Options) Addr() string { return net.JoinHostPort(o.Address, strconv.Itoa(o.Port)) }
 
@@ -55,7 +71,10 @@ func (o *Options) ClientCAs(defaultCAPEM []byte) (*x509.CertPool, error) {
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pemData) {
-		return nil, errors.New("client CA: no PEM certificate found")
+		if o.ClientCAFile != "" {
+			return nil, fmt.Errorf("--client-ca-file %s: no PEM certificate found", o.ClientCAFile)
+		}
+		return nil, errors.New("client CA of the kubeconfig: no PEM certificate found")
 	}
 	return pool, nil
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/internal/daemon"
 )
 
 // Defaults of the kubelet's server flags.
@@ -107,9 +108,10 @@ func (s *Server) TLSConfig() *tls.Config {
 	}
 }
 
-// Run listens on Addr and serves until ctx ends.
+// Run listens on Addr (or serves the socket inherited for it, see
+// daemon.Listen) until ctx ends.
 func (s *Server) Run(ctx context.Context) error {
-	l, err := net.Listen("tcp", s.cfg.Addr)
+	l, err := daemon.Listen(s.cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("kubelet server: %w", err)
 	}

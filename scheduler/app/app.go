@@ -87,10 +87,33 @@ func (o *Options) Validate() error {
 	if o.Parallelism <= 0 {
 		errs = append(errs, fmt.Errorf("--parallelism must be positive, got %d", o.Parallelism))
 	}
-	if o.Port < 0 || o.Port > 65535 {
-		errs = append(errs, fmt.Errorf("--port must be in [0, 65535], got %d", o.Port))
+	if err := daemon.ValidatePort("port", o.Port, true); err != nil {
+		errs = append(errs, err)
+	}
+	if o.Port > 0 {
+		if err := daemon.ValidateIP("bind-address", o.BindAddress); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := o.Client.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := o.LeaderElection.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// NewCommand is the scheduler's command line: flags, validation, run.
+func NewCommand() daemon.Command {
+	opts := DefaultOptions()
+	return daemon.Command{
+		Name:     "scheduler",
+		AddFlags: opts.AddFlags,
+		Validate: opts.Validate,
+		LogLevel: func() string { return opts.LogLevel },
+		Run:      func(ctx context.Context, log *slog.Logger) error { return Run(ctx, opts, log) },
+	}
 }
 
 // App is one scheduler process: its server and its scheduler.

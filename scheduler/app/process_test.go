@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"testing"
 	"time"
@@ -18,12 +19,12 @@ type schedulerProcess struct {
 
 func startProcess(t *testing.T, bin, url string, qps int) *schedulerProcess {
 	t.Helper()
-	port := daemontest.FreePort(t)
-	p := daemontest.Start(t, bin, "--master", url, "--bind-address", "127.0.0.1", "--port", strconv.Itoa(port),
+	l := daemontest.Listen(t)
+	p := daemontest.StartInheriting(t, bin, []*net.TCPListener{l}, "--master", url, "--bind-address", "127.0.0.1", "--port", daemontest.Port(l),
 		"--kube-api-qps", strconv.Itoa(qps), "--kube-api-burst", "1", "--v", "2",
 		"--leader-elect-lease-duration", "3s", "--leader-elect-renew-deadline", "2s", "--leader-elect-retry-period", "200ms",
 		"--pod-initial-backoff", "100ms", "--pod-max-backoff", "1s")
-	return &schedulerProcess{Process: p, metrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", port)}
+	return &schedulerProcess{Process: p, metrics: fmt.Sprintf("http://%s/metrics", l.Addr())}
 }
 
 // counter reads one sample of the process's /metrics (0 when absent).

@@ -1,7 +1,8 @@
 // Package daemontest runs the project's real binaries in tests: it builds a
-// command, starts it on a free loopback port with its log in the test's
-// directory (printed when the test fails), stops it at the end, and reads
-// its Prometheus /metrics.
+// command, starts it with its log in the test's directory (printed when the
+// test fails) and, when it serves, with loopback sockets the test bound
+// first (Listen, Inherit), stops it at the end, and reads its Prometheus
+// /metrics.
 package daemontest
 
 import (
@@ -18,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/minik8s/minik8s/internal/daemon"
 )
 
 // Build compiles the main package pkg ("github.com/minik8s/minik8s/scheduler")
@@ -33,6 +36,10 @@ func Build(tb testing.TB, pkg string) string {
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+//
+// Deprecated: another process may bind the port before the server does
+// (parallel test packages do); use Listen and Inherit, or pass a listener
+// to an in-process server.
 func FreePort(tb testing.TB) int {
 	tb.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -41,6 +48,44 @@ func FreePort(tb testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Listen returns a listener on a free 127.0.0.1 port, for a process started
+// with Inherit (or StartInheriting) to serve on; it is closed when the test
+// ends. The test holds the port from the start, so no other process can
+// take it, not even while the daemon restarts.
+func Listen(tb testing.TB) *net.TCPListener {
+	tb.Helper()
+	l, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { l.Close() })
+	return l
+}
+
+// Port is the port of a listener from Listen, for the daemon's port flag.
+func Port(l *net.TCPListener) string { return strconv.Itoa(l.Addr().(*net.TCPAddr).Port) }
+
+// Inherit makes cmd (not started yet) inherit ls: the daemon's
+// daemon.Listen on a listener's address serves that socket instead of
+// binding the port (see daemon.ListenFDsEnv). Call it before each Start.
+func Inherit(tb testing.TB, cmd *exec.Cmd, ls ...*net.TCPListener) {
+	tb.Helper()
+	var fds []string
+	for _, l := range ls {
+		f, err := l.File()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { f.Close() })
+		cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+		fds = append(fds, strconv.Itoa(2+len(cmd.ExtraFiles)))
+	}
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, daemon.ListenFDsEnv+"="+strings.Join(fds, ","))
 }
 
 // Process is a started binary.
@@ -95,6 +140,13 @@ const stopTimeout = 30 * time.Second
 // 30 s); when the test failed, the end of its log is printed.
 func Start(tb testing.TB, bin string, args ...string) *Process {
 	tb.Helper()
+	return StartInheriting(tb, bin, nil, args...)
+}
+
+// StartInheriting is Start with listeners from Listen for the daemon to
+// serve on (see Inherit): pass their ports in its flags.
+func StartInheriting(tb testing.TB, bin string, ls []*net.TCPListener, args ...string) *Process {
+	tb.Helper()
 	logPath := filepath.Join(tb.TempDir(), filepath.Base(bin)+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -102,6 +154,9 @@ func Start(tb testing.TB, bin string, args ...string) *Process {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG=")
+	if len(ls) > 0 {
+		Inherit(tb, cmd, ls...)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		logFile.Close()

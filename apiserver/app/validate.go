@@ -1,0 +1,172 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/naming"
+	"github.com/minik8s/minik8s/apiserver/servicealloc"
+	"github.com/minik8s/minik8s/internal/daemon"
+)
+
+// Validate checks every flag's value, format and combination; it reads no
+// file (Start loads what the flags name before it starts anything).
+func (o *Options) Validate() error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	add(daemon.ValidatePort("secure-port", o.SecurePort, true))
+	add(daemon.ValidatePort("insecure-port", o.InsecurePort, true))
+	if o.SecurePort == 0 && o.InsecurePort == 0 && o.SecureListener == nil {
+		add(errors.New("nothing to serve on: --secure-port and --insecure-port are both 0"))
+	}
+	if o.SecurePort > 0 {
+		add(daemon.ValidateIP("bind-address", o.BindAddress))
+		if strings.TrimSpace(o.CertDir) == "" {
+			add(errors.New("--cert-dir must not be empty when --secure-port serves HTTPS"))
+		}
+	}
+	if o.InsecurePort > 0 {
+		add(checkLoopback(o.InsecureBindAddress))
+	}
+	if o.AdvertiseAddress != "" {
+		add(daemon.ValidateIP("advertise-address", o.AdvertiseAddress))
+	}
+	for _, san := range o.TLSSANs {
+		if net.ParseIP(san) == nil && len(naming.IsDNS1123Subdomain(strings.TrimPrefix(san, "*."))) > 0 {
+			add(fmt.Errorf("--tls-san %q is neither an IP address nor a DNS name", san))
+		}
+	}
+	if o.AuditLogMaxSizeMB < 0 {
+		add(fmt.Errorf("--audit-log-maxsize must be >= 0, got %d", o.AuditLogMaxSizeMB))
+	}
+	if _, err := servicealloc.New(nil, o.ServiceClusterIPRange, o.ServiceNodePortRange); err != nil {
+		add(err)
+	}
+	add(o.validateEtcd())
+	for _, d := range []struct {
+		flag string
+		v    int64
+	}{
+		{"min-request-timeout", int64(o.MinRequestTimeout)}, {"watch-bookmark-interval", int64(o.WatchBookmarkInterval)},
+		{"watch-cache-events", int64(o.WatchCacheEvents)}, {"max-request-bytes", o.MaxRequestBytes},
+	} {
+		if d.v <= 0 {
+			add(fmt.Errorf("--%s must be positive", d.flag))
+		}
+	}
+	if o.EtcdCompactionInterval < 0 {
+		add(fmt.Errorf("--etcd-compaction-interval must be >= 0 (0 disables), got %v", o.EtcdCompactionInterval))
+	}
+	for _, t := range []struct {
+		flag string
+		v    int64
+	}{
+		{"default-not-ready-toleration-seconds", o.DefaultNotReadyTolerationSeconds},
+		{"default-unreachable-toleration-seconds", o.DefaultUnreachableTolerationSeconds},
+	} {
+		if t.v < 0 {
+			add(fmt.Errorf("--%s must be >= 0, got %d", t.flag, t.v))
+		}
+	}
+	if (o.KubeletClientCertificate == "") != (o.KubeletClientKey == "") {
+		add(errors.New("--kubelet-client-certificate and --kubelet-client-key must be given together"))
+	}
+	if len(o.KubeletPreferredAddressTypes) == 0 {
+		add(errors.New("--kubelet-preferred-address-types must not be empty"))
+	}
+	for _, t := range o.KubeletPreferredAddressTypes {
+		switch api.NodeAddressType(t) {
+		case api.NodeInternalIP, api.NodeHostName, api.NodeExternalIP, api.NodeInternalDNS, api.NodeExternalDNS:
+		default:
+			add(fmt.Errorf("--kubelet-preferred-address-types: unknown address type %q", t))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validateEtcd checks the etcd flags: an external cluster's URLs and TLS
+// files, or the embedded server's data dir and listen URLs, not both.
+func (o *Options) validateEtcd() error {
+	var errs []error
+	if len(o.EtcdServers) > 0 {
+		for _, s := range o.EtcdServers {
+			if err := daemon.ValidateURL(s); err != nil {
+				errs = append(errs, fmt.Errorf("--etcd-servers: %w", err))
+			}
+		}
+		if o.EtcdClientURL != "" || o.EtcdPeerURL != "" {
+			errs = append(errs, errors.New("--embedded-etcd-client-url and --embedded-etcd-peer-url configure the embedded etcd, which --etcd-servers replaces"))
+		}
+		if (o.EtcdCertFile == "") != (o.EtcdKeyFile == "") {
+			errs = append(errs, errors.New("--etcd-certfile and --etcd-keyfile must be given together"))
+		}
+		return errors.Join(errs...)
+	}
+	if o.EtcdCAFile != "" || o.EtcdCertFile != "" || o.EtcdKeyFile != "" {
+		errs = append(errs, errors.New("--etcd-cafile, --etcd-certfile and --etcd-keyfile secure --etcd-servers, which is not set"))
+	}
+	if strings.TrimSpace(o.DataDir) == "" {
+		errs = append(errs, errors.New("--data-dir must not be empty (the embedded etcd stores there)"))
+	}
+	for _, u := range []struct{ flag, v string }{{"embedded-etcd-client-url", o.EtcdClientURL}, {"embedded-etcd-peer-url", o.EtcdPeerURL}} {
+		if u.v != "" {
+			if err := validateListenURL(u.v); err != nil {
+				errs = append(errs, fmt.Errorf("--%s: %w", u.flag, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validateListenURL checks an embedded etcd listen URL: http(s)://IP:PORT
+// (port 0: any free port) or unix://PATH.
+func validateListenURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return err
+	}
+	switch u.Scheme {
+	case "unix":
+		if u.Host == "" && u.Path == "" {
+			return fmt.Errorf("%q: no socket path", s)
+		}
+		return nil
+	case "http", "https":
+	default:
+		return fmt.Errorf("%q: scheme must be http, https or unix", s)
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		return fmt.Errorf("%q: %w", s, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%q: port must be a number in [0, 65535]", s)
+	}
+	if host != "localhost" && net.ParseIP(host) == nil {
+		return fmt.Errorf("%q: host must be an IP address", s)
+	}
+	return nil
+}
+
+// NewCommand is the apiserver's command line: flags, validation, run.
+func NewCommand() daemon.Command {
+	opts := DefaultOptions()
+	return daemon.Command{
+		Name:     "apiserver",
+		AddFlags: opts.AddFlags,
+		Validate: opts.Validate,
+		LogLevel: func() string { return opts.LogLevel },
+		Run:      func(ctx context.Context, log *slog.Logger) error { return Run(ctx, opts, log) },
+	}
+}
