@@ -53,17 +53,18 @@ unit:
 # Everything listens on loopback ports the kernel picks and writes in temp
 # dirs, so it runs beside a compose cluster; only the proxy and pod-startup
 # benchmarks need root (network namespaces, containerd) and skip without it.
-# The summary exits non-zero when a benchmark failed.
+# -v shows each benchmark's progress and why one was skipped. The summary
+# exits non-zero when a benchmark failed.
 BENCH_OUT ?= $(BIN)/bench.txt
 bench:
 	@mkdir -p $(BIN)
 	{ \
-	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 30m ./apiserver/...; \
-	$(GO) test -run '^$$' -bench BenchmarkDeploymentsAvailable -benchtime 1x -timeout 40m ./controller-manager/deployment/; \
-	$(GO) test -run '^$$' -bench BenchmarkSchedulingThroughput -benchtime 1x -timeout 40m ./scheduler/scheduling/; \
-	$(GO) test -run '^$$' -bench . -benchtime 6x -timeout 30m ./kubelet/proxy/; \
-	$(GO) test -run '^$$' -bench BenchmarkPodStartup -benchtime 1x -timeout 30m ./kubelet/pods/; \
-	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 30m ./kubelet/server/; \
+	$(GO) test -v -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 30m ./apiserver/...; \
+	$(GO) test -v -run '^$$' -bench BenchmarkDeploymentsAvailable -benchtime 1x -timeout 40m ./controller-manager/deployment/; \
+	$(GO) test -v -run '^$$' -bench BenchmarkSchedulingThroughput -benchtime 1x -timeout 40m ./scheduler/scheduling/; \
+	$(GO) test -v -run '^$$' -bench . -benchtime 6x -timeout 30m ./kubelet/proxy/; \
+	$(GO) test -v -run '^$$' -bench BenchmarkPodStartup -benchtime 1x -timeout 30m ./kubelet/pods/; \
+	$(GO) test -v -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 30m ./kubelet/server/; \
 	} 2>&1 | tee $(BENCH_OUT)
 	@$(GO) run ./internal/cmd/benchsummary $(BENCH_OUT)
 

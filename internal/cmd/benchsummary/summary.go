@@ -51,17 +51,22 @@ var (
 	failLine   = regexp.MustCompile(`^FAIL\s+(\S+)`)
 )
 
-// Parse reads go test output.
+// Parse reads go test output, with or without -v: a row's messages follow
+// its --- FAIL or --- SKIP line without -v and precede it with -v.
 func Parse(r io.Reader) (*Run, error) {
 	run := &Run{}
 	byName := map[string]*Bench{}
+	// segment counts the packages seen end (ok or FAIL lines): a package's
+	// output may name its benchmarks before its pkg: line.
+	segment := 0
 	var pkg string
-	// open is the row a --- FAIL or --- SKIP line named; its log lines
-	// follow, indented.
+	// open is the row the last --- FAIL or --- SKIP line named; logs are
+	// the messages since the last line that was not one.
 	var open *Row
+	var logs []string
 	row := func(full string) *Row {
 		name, sub, _ := strings.Cut(full, "/")
-		key := pkg + " " + name
+		key := strconv.Itoa(segment) + " " + name
 		b := byName[key]
 		if b == nil {
 			b = &Bench{Pkg: pkg, Name: name}
@@ -81,18 +86,24 @@ func Parse(r io.Reader) (*Run, error) {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if open != nil {
-			if m := logLine.FindStringSubmatch(line); m != nil {
-				if open.Status == "FAIL" || open.Reason == "" {
-					open.Reason = m[1]
-				}
-				continue
+		if m := logLine.FindStringSubmatch(line); m != nil {
+			logs = append(logs, m[1])
+			if open != nil && (open.Status == "FAIL" || open.Reason == "") {
+				open.Reason = m[1]
 			}
-			open = nil
+			continue
 		}
+		open = nil
+		prev := logs
+		logs = nil
 		switch {
 		case strings.HasPrefix(line, "pkg: "):
 			pkg = strings.TrimSpace(strings.TrimPrefix(line, "pkg: "))
+			for _, b := range run.Benches {
+				if b.Pkg == "" {
+					b.Pkg = pkg
+				}
+			}
 		case resultLine.MatchString(line):
 			m := resultLine.FindStringSubmatch(line)
 			r := row(procSuffix.ReplaceAllString(m[1], ""))
@@ -111,14 +122,22 @@ func Parse(r io.Reader) (*Run, error) {
 			}
 			open = row(m[2])
 			open.Status = m[1]
+			if len(prev) > 0 { // -v: the messages came first
+				open.Reason = prev[len(prev)-1]
+				if m[1] == "SKIP" {
+					open.Reason = prev[0]
+				}
+			}
 		case okLine.MatchString(line):
 			assignPkg(run, okLine.FindStringSubmatch(line)[1])
 			pkg = ""
+			segment++
 		case failLine.MatchString(line):
 			p := failLine.FindStringSubmatch(line)[1]
 			assignPkg(run, p)
 			run.Failed = append(run.Failed, p)
 			pkg = ""
+			segment++
 		case strings.HasPrefix(line, "panic: "):
 			run.Failed = append(run.Failed, line)
 		}

@@ -111,6 +111,57 @@ func TestPrintRatios(t *testing.T) {
 	}
 }
 
+// verbose is go test -v -bench output: a row's messages come before its
+// --- line, and a failed row's before the package's pkg: line never.
+const verbose = `--- FAIL: BenchmarkEarly/bad
+    x_test.go:8: failed before the header
+goos: linux
+goarch: amd64
+pkg: fmtcheck
+cpu: Intel(R) Xeon(R) Processor
+BenchmarkSkip
+    x_test.go:5: needs root
+    x_test.go:5: more
+--- SKIP: BenchmarkSkip
+BenchmarkEarly/good-2        	       1	     15038 ns/op	         3.000 x/s
+BenchmarkRows
+BenchmarkRows/bad
+    x_test.go:8: setup
+    x_test.go:8: it broke
+--- FAIL: BenchmarkRows/bad
+BenchmarkRows/good
+    x_test.go:10: hello
+BenchmarkRows/good-2        	       1	     15038 ns/op	         3.000 x/s
+--- FAIL: BenchmarkRows
+FAIL
+exit status 1
+FAIL	fmtcheck	0.009s
+FAIL
+`
+
+func TestParseVerbose(t *testing.T) {
+	run, err := Parse(strings.NewReader(verbose))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range run.Benches {
+		for _, r := range b.rows() {
+			got = append(got, b.Pkg+" "+b.Name+"/"+r.Name+"|"+r.Status+"|"+r.Reason+"|"+strings.Repeat("m", len(r.Metrics)))
+		}
+	}
+	want := []string{
+		"fmtcheck BenchmarkEarly/bad|FAIL|failed before the header|",
+		"fmtcheck BenchmarkEarly/good|||mm",
+		"fmtcheck BenchmarkSkip/|SKIP|needs root|",
+		"fmtcheck BenchmarkRows/bad|FAIL|it broke|",
+		"fmtcheck BenchmarkRows/good|||mm",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestRunOK(t *testing.T) {
 	run, err := Parse(strings.NewReader("pkg: p\nBenchmarkA-2  1  5 ns/op  3 x/s\nPASS\nok  \tp\t1s\n"))
 	if err != nil {
