@@ -34,7 +34,8 @@ vet:
 # what go test prints, then every skipped test with its reason (a suite that
 # needs root or containerd and did not run shows there) and every failure.
 test: deps-test build vet e2e
-	$(GO) run ./internal/cmd/testsummary $(GO) test $(TESTFLAGS) -count=1 -timeout 20m -json \
+	$(GO) build -o $(BIN)/testsummary ./internal/cmd/testsummary
+	$(BIN)/testsummary $(GO) test $(TESTFLAGS) -count=1 -timeout 20m -json \
 		$$($(GO) list ./... | grep -v '/internal/e2e\(/\|$$\)')
 
 # unit skips the integration tests that need etcd or a server.
