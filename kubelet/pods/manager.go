@@ -13,7 +13,6 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/kubelet/network"
 	"github.com/minik8s/minik8s/kubelet/probes"
 	"github.com/minik8s/minik8s/kubelet/runtime"
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,8 +57,8 @@ func DefaultOptions() Options {
 type Manager struct {
 	opts    Options
 	client  *client.Client
-	rt      *runtime.Runtime
-	net     *network.Manager
+	rt      Runtime
+	net     Network
 	rec     events.Recorder
 	log     *slog.Logger
 	probes  *probes.Manager
@@ -77,8 +76,10 @@ type Manager struct {
 	wg         sync.WaitGroup
 }
 
-// New returns a manager; start it with Run.
-func New(c *client.Client, rt *runtime.Runtime, nm *network.Manager, rec events.Recorder, opts Options) *Manager {
+// New returns a manager; start it with Run. rt may also be an Adopter
+// (containers a previous kubelet left running are re-attached), an Execer
+// (exec and exec probes) and a CgroupCleaner.
+func New(c *client.Client, rt Runtime, nm Network, rec events.Recorder, opts Options) *Manager {
 	d := DefaultOptions()
 	if opts.RootDir == "" {
 		opts.RootDir = d.RootDir
@@ -117,11 +118,17 @@ func New(c *client.Client, rt *runtime.Runtime, nm *network.Manager, rec events.
 }
 
 // execAdapter lets probes run commands through the runtime.
-type execAdapter struct{ rt *runtime.Runtime }
+type execAdapter struct{ rt Runtime }
 
 func (e execAdapter) Exec(ctx context.Context, id string, cmd []string, stdout, stderr io.Writer) (int, error) {
-	return e.rt.Exec(ctx, id, cmd, false, nil, stdout, stderr, nil)
+	x, ok := e.rt.(Execer)
+	if !ok {
+		return -1, errExecUnsupported
+	}
+	return x.Exec(ctx, id, cmd, false, nil, stdout, stderr, nil)
 }
+
+var errExecUnsupported = errors.New("the container runtime cannot exec in containers")
 
 // OnContainerExit is the runtime's exit callback: it wakes the pod's worker.
 func (m *Manager) OnContainerExit(podUID, _ string) { m.kick(podUID) }
@@ -130,7 +137,6 @@ func (m *Manager) OnContainerExit(podUID, _ string) { m.kick(podUID) }
 // re-adopts the containers a previous kubelet left running and removes
 // those of pods that no longer exist.
 func (m *Manager) Run(ctx context.Context) error {
-	m.ctx = ctx
 	m.probes = probes.NewManager(ctx, execAdapter{m.rt}, m.rec, m.log, m.kick)
 	f := informer.NewFactory(m.client, informer.FactoryOptions{Logger: m.log})
 	m.pods = informer.Shared[api.Pod](f, "", client.ListOptions{FieldSelector: "spec.nodeName=" + m.opts.NodeName})
@@ -145,6 +151,14 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 	if err := m.adopt(ctx); err != nil {
 		return fmt.Errorf("adopt containers: %w", err)
+	}
+	// Workers start only now (kick is a no-op before): none may create a
+	// container while the previous kubelet's are being re-adopted.
+	m.mu.Lock()
+	m.ctx = ctx
+	m.mu.Unlock()
+	for _, p := range m.pods.Store().List() {
+		m.kick(string(p.UID))
 	}
 	m.pods.AddEventHandler(informer.Handler[api.Pod]{
 		OnAdd:    func(p *api.Pod, _ bool) { m.kick(string(p.UID)) },
@@ -229,14 +243,15 @@ func (m *Manager) adopt(ctx context.Context) error {
 			orphans[c.PodUID] = append(orphans[c.PodUID], c)
 			continue
 		}
-		if c.State == runtime.StateRunning {
-			if err := m.rt.Adopt(ctx, c.ID); err != nil {
-				m.log.Warn("re-adopt container", "container", c.ID, "err", err)
+		if a, ok := m.rt.(Adopter); ok && c.State == runtime.StateRunning {
+			if err := a.Adopt(ctx, c.ID); err != nil {
+				m.log.Warn("re-adopt container", "pod", c.PodNamespace+"/"+c.PodName, "container", c.Name, "id", c.ID, "err", err)
 			}
 		}
 	}
 	for uid, cs := range orphans {
-		m.log.Info("removing containers of a pod that no longer exists", "podUID", uid, "containers", len(cs))
+		m.log.Info("removing the containers of a pod that no longer exists", "pod", cs[0].PodNamespace+"/"+cs[0].PodName,
+			"podUID", uid, "containers", len(cs))
 		m.teardown(ctx, uid, cs[0].PodNamespace, cs[0].PodName, cs, 0)
 	}
 	m.log.Info("adopted containers", "containers", len(cs), "orphanPods", len(orphans))
@@ -351,11 +366,15 @@ var ErrContainerNotFound = errors.New("container not found")
 // Exec runs cmd in the running container named container of pod podUID.
 func (m *Manager) Exec(ctx context.Context, podUID, container string, cmd []string, tty bool,
 	stdin io.Reader, stdout, stderr io.Writer, resize <-chan runtime.TerminalSize) (int, error) {
+	x, ok := m.rt.(Execer)
+	if !ok {
+		return -1, errExecUnsupported
+	}
 	id, err := m.RunningContainerID(ctx, podUID, container)
 	if err != nil {
 		return -1, err
 	}
-	return m.rt.Exec(ctx, id, cmd, tty, stdin, stdout, stderr, resize)
+	return x.Exec(ctx, id, cmd, tty, stdin, stdout, stderr, resize)
 }
 
 // RunningContainerID is the containerd ID of the running instance of a

@@ -117,144 +117,185 @@ func (m *Manager) computeStatus(w *worker, pod *api.Pod, cs []runtime.Container)
 	if st.HostIP != "" {
 		st.HostIPs = []api.HostIP{{IP: st.HostIP}}
 	}
-	podIP := w.podIP
+	if ip := m.podIP(w, pod, cs); ip != "" {
+		st.PodIP = ip
+		st.PodIPs = []api.PodIP{{IP: ip}}
+	}
+	inits := m.initStatuses(w, pod, cs)
+	defWaiting := "ContainerCreating"
+	if !inits.done {
+		defWaiting = "PodInitializing"
+	}
+	apps := m.appStatuses(w, pod, cs, defWaiting)
+	st.InitContainerStatuses, st.ContainerStatuses = inits.statuses, apps.statuses
+	st.Phase = podPhase(pod, w, inits, apps)
+	if w.networkErr != "" && st.Phase == api.PodPending {
+		st.Message = w.networkErr
+	}
+	st.Conditions = podConditions(w, pod, cs, st.Phase, inits, apps)
+	return st
+}
+
+// podIP is the pod's address: its running sandbox's, else (a finished pod)
+// the last one it had; a host-network pod's follows the node's.
+func (m *Manager) podIP(w *worker, pod *api.Pod, cs []runtime.Container) string {
+	ip := w.podIP
 	if sb := runningSandbox(cs); sb != nil {
-		podIP = sb.PodIP
+		ip = sb.PodIP
 	} else if isTerminal(pod.Status.Phase) || w.terminal != "" {
-		podIP = pod.Status.PodIP
-		if podIP == "" {
-			podIP = w.podIP
+		ip = pod.Status.PodIP
+		if ip == "" {
+			ip = w.podIP
 		}
 	}
-	if podIP != "" {
-		podIP = m.currentPodIP(pod, podIP)
+	if ip == "" {
+		return ""
 	}
-	if podIP != "" {
-		st.PodIP = podIP
-		st.PodIPs = []api.PodIP{{IP: podIP}}
-	}
-	// Init containers.
-	initDone, initFailed := true, false
-	var incomplete []string
+	return m.currentPodIP(pod, ip)
+}
+
+// initProgress is the init containers' statuses and what they add up to.
+type initProgress struct {
+	statuses []api.ContainerStatus
+	// done: every init container succeeded; failed: one failed for good
+	// (restartPolicy Never).
+	done, failed bool
+	incomplete   []string
+}
+
+func (m *Manager) initStatuses(w *worker, pod *api.Pod, cs []runtime.Container) initProgress {
+	p := initProgress{done: true}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		cst := m.containerStatus(w, pod, c, true, cs, "PodInitializing")
 		if t := cst.State.Terminated; t != nil && t.ExitCode == 0 {
 			cst.Ready = true
 		} else {
-			initDone = false
-			incomplete = append(incomplete, c.Name)
+			p.done = false
+			p.incomplete = append(p.incomplete, c.Name)
 			if t != nil && pod.Spec.RestartPolicy == api.RestartPolicyNever {
-				initFailed = true
+				p.failed = true
 			}
 		}
-		st.InitContainerStatuses = append(st.InitContainerStatuses, cst)
+		p.statuses = append(p.statuses, cst)
 	}
-	defWaiting := "ContainerCreating"
-	if !initDone {
-		defWaiting = "PodInitializing"
-	}
-	var unready []string
-	running, waiting, stopped, succeeded, failed := 0, 0, 0, 0, 0
+	return p
+}
+
+// appProgress is the app containers' statuses and how many are in which
+// state (a container waiting to restart counts by its last exit).
+type appProgress struct {
+	statuses                                     []api.ContainerStatus
+	unready                                      []string
+	running, waiting, stopped, succeeded, failed int
+}
+
+func (m *Manager) appStatuses(w *worker, pod *api.Pod, cs []runtime.Container, defWaiting string) appProgress {
+	var p appProgress
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		cst := m.containerStatus(w, pod, c, false, cs, defWaiting)
 		if !cst.Ready {
-			unready = append(unready, c.Name)
+			p.unready = append(p.unready, c.Name)
 		}
 		switch {
 		case cst.State.Running != nil:
-			running++
+			p.running++
 		case cst.State.Terminated != nil:
-			stopped++
+			p.stopped++
 			if cst.State.Terminated.ExitCode == 0 {
-				succeeded++
+				p.succeeded++
 			} else {
-				failed++
+				p.failed++
 			}
 		case cst.State.Waiting != nil && cst.LastTerminationState.Terminated != nil:
-			stopped++
+			p.stopped++
 			if cst.LastTerminationState.Terminated.ExitCode != 0 {
-				failed++
+				p.failed++
 			} else {
-				succeeded++
+				p.succeeded++
 			}
 		default:
-			waiting++
+			p.waiting++
 		}
-		st.ContainerStatuses = append(st.ContainerStatuses, cst)
+		p.statuses = append(p.statuses, cst)
+	}
+	return p
+}
+
+// podPhase is the kubelet's phase rule; a terminal phase never goes back.
+func podPhase(pod *api.Pod, w *worker, inits initProgress, apps appProgress) api.PodPhase {
+	if isTerminal(pod.Status.Phase) {
+		return pod.Status.Phase
+	}
+	if w.terminal != "" {
+		return w.terminal
 	}
 	switch {
-	case initFailed:
-		st.Phase = api.PodFailed
-	case !initDone:
-		st.Phase = api.PodPending
-	case waiting > 0:
-		st.Phase = api.PodPending
-	case running > 0:
-		st.Phase = api.PodRunning
-	case stopped > 0:
+	case inits.failed:
+		return api.PodFailed
+	case !inits.done, apps.waiting > 0:
+		return api.PodPending
+	case apps.running > 0:
+		return api.PodRunning
+	case apps.stopped > 0:
 		switch {
 		case pod.Spec.RestartPolicy == api.RestartPolicyAlways || pod.Spec.RestartPolicy == "":
-			st.Phase = api.PodRunning
-		case stopped == succeeded:
-			st.Phase = api.PodSucceeded
+			return api.PodRunning
+		case apps.stopped == apps.succeeded:
+			return api.PodSucceeded
 		case pod.Spec.RestartPolicy == api.RestartPolicyOnFailure:
-			st.Phase = api.PodRunning
+			return api.PodRunning
 		default:
-			st.Phase = api.PodFailed
+			return api.PodFailed
 		}
-	default:
-		st.Phase = api.PodPending
 	}
-	if isTerminal(pod.Status.Phase) {
-		st.Phase = pod.Status.Phase // terminal phases never go back
-	} else if w.terminal != "" {
-		st.Phase = w.terminal
+	return api.PodPending
+}
+
+// podConditions are PodScheduled (kept), PodReadyToStartContainers,
+// Initialized, ContainersReady and Ready, each keeping its transition time
+// while its status does not change.
+func podConditions(w *worker, pod *api.Pod, cs []runtime.Container, phase api.PodPhase, inits initProgress, apps appProgress) []api.PodCondition {
+	prev := pod.Status.Conditions
+	if w.lastStatus != nil {
+		// The cache may not show our last write yet.
+		prev = w.lastStatus.Conditions
 	}
-	if w.networkErr != "" && st.Phase == api.PodPending {
-		st.Message = w.networkErr
-	}
-	// Conditions, keeping transition times of unchanged ones.
+	var out []api.PodCondition
 	cond := func(t api.PodConditionType, ok bool, reason, msg string) {
 		c := api.PodCondition{Type: t, Status: api.ConditionFalse, Reason: reason, Message: msg}
 		if ok {
 			c.Status, c.Reason, c.Message = api.ConditionTrue, "", ""
 		}
 		c.LastTransitionTime = api.Now()
-		prev := pod.Status.Conditions
-		if w.lastStatus != nil {
-			// The cache may not show our last write yet.
-			prev = w.lastStatus.Conditions
-		}
 		for _, old := range prev {
 			if old.Type == t && old.Status == c.Status {
 				c.LastTransitionTime = old.LastTransitionTime
 			}
 		}
-		st.Conditions = append(st.Conditions, c)
+		out = append(out, c)
 	}
 	for _, old := range pod.Status.Conditions {
 		if old.Type == api.PodScheduled {
-			st.Conditions = append(st.Conditions, old)
+			out = append(out, old)
 		}
 	}
-	if len(st.Conditions) == 0 {
+	if len(out) == 0 {
 		cond(api.PodScheduled, true, "", "")
 	}
 	cond(api.PodReadyToStartContainers, runningSandbox(cs) != nil, "", "")
-	cond(api.PodInitialized, initDone, "ContainersNotInitialized", fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(incomplete, " ")))
-	terminal := st.Phase == api.PodSucceeded || st.Phase == api.PodFailed
-	ready := len(unready) == 0 && !terminal
-	msg := fmt.Sprintf("containers with unready status: [%s]", strings.Join(unready, " "))
+	cond(api.PodInitialized, inits.done, "ContainersNotInitialized", fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(inits.incomplete, " ")))
+	terminal := isTerminal(phase)
+	ready := len(apps.unready) == 0 && !terminal
+	msg := fmt.Sprintf("containers with unready status: [%s]", strings.Join(apps.unready, " "))
 	reason := "ContainersNotReady"
 	if terminal {
-		reason = "PodCompleted"
-		msg = ""
+		reason, msg = "PodCompleted", ""
 	}
 	cond(api.ContainersReady, ready, reason, msg)
 	cond(api.PodReady, ready, reason, msg)
-	return st
+	return out
 }
 
 func qosClass(pod *api.Pod) api.PodQOSClass {
@@ -318,4 +359,16 @@ func (m *Manager) writeStatus(ctx context.Context, w *worker, pod *api.Pod, st a
 		p = fresh
 	}
 	return fmt.Errorf("update status of %s/%s: repeated conflicts", pod.Namespace, pod.Name)
+}
+
+// syncProbes starts and stops the probe workers of running containers.
+func (m *Manager) syncProbes(pod *api.Pod, cs []runtime.Container, st api.PodStatus) {
+	running := map[string]probes.Running{}
+	for _, c := range pod.Spec.Containers {
+		inst := instances(cs, c.Name, false)
+		if len(inst) > 0 && inst[0].State == runtime.StateRunning {
+			running[c.Name] = probes.Running{ContainerID: inst[0].ID, StartedAt: inst[0].StartedAt}
+		}
+	}
+	m.probes.Sync(pod, st.PodIP, running)
 }

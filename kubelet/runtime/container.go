@@ -144,6 +144,13 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg SandboxConfig) (Container,
 		_ = c.Delete(ctx, containerd.WithSnapshotCleanup)
 		return Container{}, fmt.Errorf("create sandbox task: %w", err)
 	}
+	// Wait before Start, so that an exit right after the start is seen.
+	wait, err := t.Wait(r.ctx)
+	if err != nil {
+		_, _ = t.Delete(ctx, containerd.WithProcessKill)
+		_ = c.Delete(ctx, containerd.WithSnapshotCleanup)
+		return Container{}, fmt.Errorf("wait sandbox task: %w", err)
+	}
 	if err := t.Start(ctx); err != nil {
 		_, _ = t.Delete(ctx, containerd.WithProcessKill)
 		_ = c.Delete(ctx, containerd.WithSnapshotCleanup)
@@ -154,7 +161,7 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg SandboxConfig) (Container,
 	}
 	ct := fromLabels(id, l)
 	ct.State, ct.PID, ct.StartedAt, ct.CreatedAt = StateRunning, t.Pid(), now, now
-	r.watchExit(c, t)
+	go r.onExit(c, t, wait)
 	return ct, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/containerd/containerd/v2/core/remotes/docker"
 	"github.com/containerd/errdefs"
 	"github.com/distribution/reference"
+	"github.com/minik8s/minik8s/kubelet/testimage"
 )
 
 // NormalizeImage turns a pod's image ("busybox", "127.0.0.1:5000/x") into
@@ -79,4 +80,32 @@ func (r *Runtime) PullImage(ctx context.Context, ref string) (string, int64, err
 	}
 	size, _ := img.Size(ctx)
 	return ImageID(ref, img.Target().Digest.String()), size, nil
+}
+
+// EnsureSandboxImage makes the pause image (Config.SandboxImage) available:
+// present, pulled, or — for the default test image — built from the host's
+// static busybox, since the cluster has no registry to pull a pause image
+// from. Without a sandbox image it does nothing.
+func (r *Runtime) EnsureSandboxImage(ctx context.Context) error {
+	image := r.cfg.SandboxImage
+	if image == "" {
+		return nil
+	}
+	ref, err := NormalizeImage(image)
+	if err != nil {
+		return err
+	}
+	if _, ok, err := r.ImagePresent(ctx, ref); err != nil {
+		return err
+	} else if ok {
+		return nil
+	}
+	if image == testimage.Ref {
+		r.log.Info("building the pod sandbox image from the host's busybox", "image", image)
+		return testimage.Import(r.nsctx(ctx), r.client, image)
+	}
+	if _, _, err := r.PullImage(ctx, ref); err != nil {
+		return fmt.Errorf("pull pod sandbox image %s: %w", image, err)
+	}
+	return nil
 }

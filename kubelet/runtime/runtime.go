@@ -552,13 +552,14 @@ func (r *Runtime) RemovePodCgroups(podUID string) {
 // LabelPodIP records the IP CNI gave a sandbox, for restarts.
 const LabelPodIP = "io.minik8s.pod.ip"
 
-// SetLabels merges labels into a container's labels.
-func (r *Runtime) SetLabels(ctx context.Context, id string, labels map[string]string) error {
+// SetSandboxIP records the address the pod network gave sandbox id, so a
+// restarted kubelet reports the same pod IP.
+func (r *Runtime) SetSandboxIP(ctx context.Context, id, ip string) error {
 	ctx = r.nsctx(ctx)
 	c, err := r.client.LoadContainer(ctx, id)
 	if err != nil {
 		return err
 	}
-	_, err = c.SetLabels(ctx, labels)
+	_, err = c.SetLabels(ctx, map[string]string{LabelPodIP: ip})
 	return err
 }

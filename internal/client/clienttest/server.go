@@ -704,7 +704,11 @@ func (s *Server) delete(info api.ResourceInfo, ns, name string, opts *api.Delete
 			next := cloneMap(st.obj)
 			md := child(next, "metadata")
 			md["deletionTimestamp"] = time.Now().UTC().Format(time.RFC3339)
-			md["deletionGracePeriodSeconds"] = json.Number("0")
+			grace := int64(0)
+			if opts.GracePeriodSeconds != nil {
+				grace = *opts.GracePeriodSeconds
+			}
+			md["deletionGracePeriodSeconds"] = json.Number(strconv.FormatInt(grace, 10))
 			md["resourceVersion"] = s.nextRV()
 			prev := st.obj
 			st.obj = next

@@ -1,0 +1,203 @@
+package pods
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/kubelet/probes"
+	"github.com/minik8s/minik8s/kubelet/runtime"
+)
+
+// initContainers is the second step: the init containers in order, each to
+// completion. True once all have succeeded.
+func (s *podSync) initContainers(ctx context.Context) bool {
+	for i := range s.pod.Spec.InitContainers {
+		c := &s.pod.Spec.InitContainers[i]
+		inst := instances(s.cs, c.Name, true)
+		if len(inst) == 0 {
+			s.after(s.start(ctx, c, true, 0, nil))
+			return false
+		}
+		last := inst[0]
+		switch last.State {
+		case runtime.StateRunning:
+			return false
+		case runtime.StateCreated, runtime.StateUnknown:
+			_ = s.m.rt.RemoveContainer(ctx, last.ID)
+			s.after(retrySoon)
+			return false
+		}
+		if last.ExitCode == 0 {
+			continue
+		}
+		if s.pod.Spec.RestartPolicy != api.RestartPolicyNever {
+			s.after(s.restart(ctx, c, true, inst))
+		}
+		return false
+	}
+	return true
+}
+
+// containers is the last step: every app container, in parallel, started,
+// restarted per the restart policy, or killed when its spec changed or a
+// liveness or startup probe failed.
+func (s *podSync) containers(ctx context.Context) {
+	var wg sync.WaitGroup
+	for i := range s.pod.Spec.Containers {
+		c := &s.pod.Spec.Containers[i]
+		inst := instances(s.cs, c.Name, false)
+		wg.Go(func() { s.after(s.container(ctx, c, inst)) })
+	}
+	wg.Wait()
+}
+
+// container syncs one app container whose instances are inst (newest
+// first); it returns when to look again.
+func (s *podSync) container(ctx context.Context, c *api.Container, inst []*runtime.Container) time.Duration {
+	m, pod := s.m, s.pod
+	if len(inst) == 0 {
+		return s.start(ctx, c, false, 0, nil)
+	}
+	last := inst[0]
+	switch last.State {
+	case runtime.StateRunning:
+		reason := ""
+		switch {
+		case last.Hash != "" && last.Hash != containerHash(c):
+			reason = fmt.Sprintf("Container %s definition changed, will be restarted", c.Name)
+		case c.StartupProbe != nil && m.probes.Result(string(pod.UID), c.Name, last.ID, probes.Startup) == probes.Failure:
+			reason = fmt.Sprintf("Container %s failed startup probe, will be restarted", c.Name)
+		case c.LivenessProbe != nil && m.probes.Result(string(pod.UID), c.Name, last.ID, probes.Liveness) == probes.Failure:
+			reason = fmt.Sprintf("Container %s failed liveness probe, will be restarted", c.Name)
+		}
+		if reason == "" {
+			return 0
+		}
+		m.rec.Event(pod, api.EventTypeNormal, "Killing", reason)
+		s.log.Info("restarting container", "container", c.Name, "reason", reason)
+		if err := m.rt.StopContainer(ctx, last.ID, m.gracePeriod(pod)); err != nil {
+			s.log.Warn("stop container", "container", c.Name, "id", last.ID, "err", err)
+		}
+		return retrySoon
+	case runtime.StateCreated, runtime.StateUnknown:
+		_ = m.rt.RemoveContainer(ctx, last.ID)
+		return retrySoon
+	}
+	if !shouldRestart(pod.Spec.RestartPolicy, last.ExitCode) {
+		return 0
+	}
+	return s.restart(ctx, c, false, inst)
+}
+
+func shouldRestart(p api.RestartPolicy, code int32) bool {
+	switch p {
+	case api.RestartPolicyNever:
+		return false
+	case api.RestartPolicyOnFailure:
+		return code != 0
+	}
+	return true
+}
+
+func (m *Manager) gracePeriod(pod *api.Pod) time.Duration {
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
+	}
+	return time.Duration(api.DefaultTerminationGracePeriodSeconds) * time.Second
+}
+
+func backoffKey(pod *api.Pod, c *api.Container) string {
+	return string(pod.UID) + "/" + c.Name + "/" + containerHash(c)
+}
+
+// restart starts the next instance of an exited container unless it is in
+// CrashLoopBackOff.
+func (s *podSync) restart(ctx context.Context, c *api.Container, init bool, inst []*runtime.Container) time.Duration {
+	m, pod := s.m, s.pod
+	last := inst[0]
+	key := backoffKey(pod, c)
+	finished := last.FinishedAt
+	if finished.IsZero() {
+		finished = time.Now()
+	}
+	if in, left := m.backoff.InBackoffSince(key, finished); in {
+		delay := m.backoff.Get(key)
+		msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s", delay.Round(time.Second), c.Name, podDesc(pod))
+		if old := s.w.getWaiting(c.Name); old == nil || old.Reason != "CrashLoopBackOff" || old.Message != msg {
+			s.log.Info("back-off restarting failed container", "container", c.Name,
+				"backoff", delay.Round(time.Second), "exitCode", last.ExitCode, "reason", last.Reason)
+			m.rec.Eventf(pod, api.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, podDesc(pod))
+		}
+		s.w.setWaiting(c.Name, &api.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: msg})
+		return left
+	}
+	m.backoff.Next(key, finished)
+	return s.start(ctx, c, init, last.RestartCount+1, inst)
+}
+
+func podDesc(pod *api.Pod) string {
+	return fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)
+}
+
+// start pulls the image and creates and starts one instance of c in the
+// pod's sandbox; of the old instances only the newest stays (for
+// lastState). It returns when to look again.
+func (s *podSync) start(ctx context.Context, c *api.Container, init bool, restartCount int, old []*runtime.Container) time.Duration {
+	m, w, pod, sb := s.m, s.w, s.pod, s.sb
+	ref, wait, err := s.image(ctx, c)
+	if err != nil {
+		return wait
+	}
+	fail := func(reason string, err error) time.Duration {
+		s.log.Warn("start container", "container", c.Name, "reason", reason, "err", err)
+		w.setWaiting(c.Name, &api.ContainerStateWaiting{Reason: reason, Message: err.Error()})
+		m.rec.Eventf(pod, api.EventTypeWarning, "Failed", "Error: %v", err)
+		return 2 * retrySoon
+	}
+	vols, err := s.setUpVolumes(ctx)
+	if err != nil {
+		s.mountFailed(err)
+		return 2 * retrySoon
+	}
+	mounts, err := m.mounts(pod, c, vols)
+	if err != nil {
+		return fail("CreateContainerConfigError", err)
+	}
+	env, err := m.env(ctx, pod, c, m.currentPodIP(pod, sb.PodIP))
+	if err != nil {
+		return fail("CreateContainerConfigError", err)
+	}
+	quota, period, shares, mem := resources(c)
+	logPath := LogPath(m.opts.LogsDir, pod, c.Name, restartCount)
+	_ = os.Remove(logPath) // a stale file of a previous pod incarnation
+	t0 := time.Now()
+	id, err := m.rt.CreateContainer(ctx, runtime.ContainerConfig{
+		PodUID: string(pod.UID), PodNamespace: pod.Namespace, PodName: pod.Name, Name: c.Name, Init: init,
+		RestartCount: restartCount, Hash: containerHash(c), Image: c.Image, ImageRef: ref,
+		Command: expandAll(c.Command, env), Args: expandAll(c.Args, env), Env: env, WorkingDir: c.WorkingDir,
+		Hostname: hostname(pod), Mounts: mounts, CPUQuota: quota, CPUPeriod: period, CPUShares: shares, MemoryLimit: mem,
+		TTY: c.TTY, SandboxPID: sb.PID, NetNS: sb.NetNSPath(), HostNetwork: pod.Spec.HostNetwork, SandboxID: sb.ID, LogPath: logPath,
+	})
+	if err != nil {
+		return fail("CreateContainerError", err)
+	}
+	m.rec.Eventf(pod, api.EventTypeNormal, "Created", "Created container: %s", c.Name)
+	if err := m.rt.StartContainer(ctx, id); err != nil {
+		_ = m.rt.RemoveContainer(ctx, id)
+		return fail("RunContainerError", err)
+	}
+	s.log.Info("container started", "container", c.Name, "restartCount", restartCount, "took", time.Since(t0).Round(time.Millisecond))
+	m.rec.Eventf(pod, api.EventTypeNormal, "Started", "Started container %s", c.Name)
+	w.setWaiting(c.Name, nil)
+	// Keep the newest dead instance for lastState; remove older ones.
+	for i, o := range old {
+		if i > 0 {
+			_ = m.rt.RemoveContainer(ctx, o.ID)
+		}
+	}
+	return 0
+}

@@ -1,0 +1,180 @@
+package pods
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/kubelet/network"
+	"github.com/minik8s/minik8s/kubelet/runtime"
+)
+
+// sandbox is the first step: the pod network must be ready (for a pod of
+// its own network), the volumes set up, and a sandbox running — a new pod,
+// or one whose sandbox died (a node reboot), gets a new sandbox and all its
+// containers restart in it. False: not yet.
+func (s *podSync) sandbox(ctx context.Context) bool {
+	m, w, pod := s.m, s.w, s.pod
+	if !pod.Spec.HostNetwork {
+		if err := m.net.Ready(); err != nil {
+			s.networkNotReady(err)
+			return false
+		}
+	}
+	w.networkErr = ""
+	if sb := runningSandbox(s.cs); sb != nil {
+		s.sb, w.podIP, w.mountErr = sb, sb.PodIP, ""
+		return true
+	}
+	// Volumes come before the sandbox, as in the kubelet: a pod whose
+	// volume cannot be set up stays ContainerCreating with FailedMount.
+	if _, err := s.setUpVolumes(ctx); err != nil {
+		s.mountFailed(err)
+		s.after(2 * retrySoon)
+		return false
+	}
+	// Starting a pod is bounded: many at once make containerd slow for all
+	// of them, few at once get each running quickly. The slot is held
+	// until the pass ends (the first containers started).
+	select {
+	case m.startSlots <- struct{}{}:
+		s.release = func() { <-m.startSlots }
+	case <-ctx.Done():
+		return false
+	}
+	s.removeDeadSandbox(ctx)
+	sb, err := m.createSandbox(ctx, pod)
+	if err != nil {
+		s.log.Warn("create pod sandbox", "err", err)
+		m.rec.Eventf(pod, api.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+		s.after(2 * retrySoon)
+		return false
+	}
+	if s.cs, err = m.rt.ListPodContainers(ctx, string(pod.UID)); err != nil {
+		s.after(retrySoon)
+		return false
+	}
+	s.sb, w.podIP, w.mountErr = &sb, sb.PodIP, ""
+	return true
+}
+
+// networkNotReady records a pod waiting for the pod network: the
+// NetworkNotReady event (folded with its repeats), the pod's message, one
+// log line per new reason.
+func (s *podSync) networkNotReady(err error) {
+	msg := "network is not ready: " + err.Error()
+	if s.w.networkErr != msg {
+		s.log.Warn("waiting for the pod network", "err", err)
+	}
+	s.w.networkErr = msg
+	s.m.rec.Event(s.pod, api.EventTypeWarning, "NetworkNotReady", msg)
+	s.after(retrySoon)
+}
+
+// mountFailed records a volume that could not be set up: a FailedMount
+// event (folded with its repeats) and one log line per new message.
+func (s *podSync) mountFailed(err error) {
+	msg := err.Error()
+	if s.w.mountErr != msg {
+		s.log.Warn("set up volumes", "err", err)
+	}
+	s.w.mountErr = msg
+	s.m.rec.Event(s.pod, api.EventTypeWarning, "FailedMount", msg)
+}
+
+// setUpVolumes sets the pod's volumes up once per pass.
+func (s *podSync) setUpVolumes(ctx context.Context) (map[string]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.volumes != nil {
+		return s.volumes, nil
+	}
+	v, err := s.m.setUpVolumes(ctx, s.pod)
+	if err != nil {
+		return nil, err
+	}
+	s.volumes = v
+	return v, nil
+}
+
+// removeDeadSandbox stops what still runs of a pod whose sandbox died and
+// removes the old sandboxes with their network.
+func (s *podSync) removeDeadSandbox(ctx context.Context) {
+	var old []runtime.Container
+	for _, c := range s.cs {
+		if c.State == runtime.StateRunning || c.Kind == runtime.KindSandbox {
+			old = append(old, c)
+		}
+	}
+	if len(old) == 0 {
+		return
+	}
+	s.log.Info("pod sandbox is not running: restarting the pod in a new sandbox", "containers", len(old))
+	s.m.killPod(ctx, s.pod, old, 2*time.Second)
+	for _, c := range old {
+		if c.Kind == runtime.KindSandbox {
+			_ = s.m.net.TearDown(ctx, network.Pod{Namespace: s.pod.Namespace, Name: s.pod.Name, UID: string(s.pod.UID), SandboxID: c.ID})
+			_ = s.m.rt.RemoveContainer(ctx, c.ID)
+		}
+	}
+}
+
+// createSandbox runs a sandbox, attaches it to the pod network (a pod of
+// its own network) and writes the pod's /etc/hosts and resolv.conf.
+func (m *Manager) createSandbox(ctx context.Context, pod *api.Pod) (runtime.Container, error) {
+	t0 := time.Now()
+	sb, err := m.rt.RunSandbox(ctx, runtime.SandboxConfig{PodUID: string(pod.UID), PodNamespace: pod.Namespace, PodName: pod.Name,
+		Hostname: hostname(pod), HostNetwork: pod.Spec.HostNetwork})
+	if err != nil {
+		return runtime.Container{}, err
+	}
+	ip := ""
+	tSandbox := time.Since(t0)
+	if !pod.Spec.HostNetwork {
+		np := network.Pod{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), SandboxID: sb.ID, NetNS: sb.NetNSPath(), Ports: hostPorts(pod)}
+		ip, err = m.net.SetUp(ctx, np)
+		if err != nil {
+			_ = m.net.TearDown(ctx, np)
+			_ = m.rt.RemoveContainer(ctx, sb.ID)
+			return runtime.Container{}, err
+		}
+	} else {
+		ip = m.hostIP()
+	}
+	m.log.Info("pod sandbox ready", "pod", pod.Namespace+"/"+pod.Name, "sandbox", shortID(sb.ID), "podIP", ip,
+		"sandboxTook", tSandbox.Round(time.Millisecond), "networkTook", (time.Since(t0) - tSandbox).Round(time.Millisecond))
+	if err := m.rt.SetSandboxIP(ctx, sb.ID, ip); err != nil {
+		return runtime.Container{}, err
+	}
+	sb.PodIP = ip
+	if err := m.writeEtcFiles(pod, ip); err != nil {
+		return runtime.Container{}, err
+	}
+	return sb, nil
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// hostPorts are the pod's hostPort mappings, for the portmap plugin.
+func hostPorts(pod *api.Pod) []network.PortMapping {
+	var out []network.PortMapping
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.HostPort == 0 {
+				continue
+			}
+			proto := string(p.Protocol)
+			if proto == "" {
+				proto = "TCP"
+			}
+			out = append(out, network.PortMapping{HostPort: p.HostPort, ContainerPort: p.ContainerPort, Protocol: strings.ToLower(proto), HostIP: p.HostIP})
+		}
+	}
+	return out
+}
