@@ -1,7 +1,6 @@
 package authn
 
 import (
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -56,9 +55,5 @@ func Filter(a Authenticator, allowAnonymousPaths []string) func(http.Handler) ht
 // writeUnauthorized answers like kube-apiserver: a Status with the bare
 // message "Unauthorized", whatever the reason.
 func writeUnauthorized(w http.ResponseWriter) {
-	data, _ := json.Marshal(apierrors.NewUnauthorized("Unauthorized").Status())
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusUnauthorized)
-	_, _ = w.Write(append(data, '\n'))
+	apierrors.WriteStatus(w, apierrors.NewUnauthorized("Unauthorized").Status())
 }

@@ -1,7 +1,6 @@
 package authz
 
 import (
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -27,12 +26,12 @@ func Filter(a Authorizer) func(http.Handler) http.Handler {
 			ctx := r.Context()
 			info, ok := request.InfoFrom(ctx)
 			if !ok {
-				writeStatus(w, apierrors.NewInternalError(errors.New("no RequestInfo found in the context")).Status())
+				apierrors.WriteStatus(w, apierrors.NewInternalError(errors.New("no RequestInfo found in the context")).Status())
 				return
 			}
 			user, ok := request.UserFrom(ctx)
 			if !ok {
-				writeStatus(w, apierrors.NewInternalError(errors.New("no User found in the context")).Status())
+				apierrors.WriteStatus(w, apierrors.NewInternalError(errors.New("no User found in the context")).Status())
 				return
 			}
 			attrs := AttributesFrom(info, user)
@@ -43,11 +42,11 @@ func Filter(a Authorizer) func(http.Handler) http.Handler {
 			}
 			if err != nil {
 				log.Error("authorization failed", "user", user.Name, "verb", attrs.Verb, "path", attrs.Path, "err", err)
-				writeStatus(w, apierrors.NewInternalError(err).Status())
+				apierrors.WriteStatus(w, apierrors.NewInternalError(err).Status())
 				return
 			}
 			log.Debug("forbidden", "user", user.Name, "verb", attrs.Verb, "path", attrs.Path, "reason", reason)
-			writeStatus(w, Forbidden(attrs, reason).Status())
+			apierrors.WriteStatus(w, Forbidden(attrs, reason).Status())
 		})
 	}
 }
@@ -64,16 +63,4 @@ func Forbidden(a Attributes, reason string) *apierrors.StatusError {
 			Details: &api.StatusDetails{Name: a.Name}})
 	}
 	return apierrors.NewForbidden(apierrors.GroupResource{Group: a.APIGroup, Resource: a.Resource}, a.Name, errors.New(msg))
-}
-
-func writeStatus(w http.ResponseWriter, st api.Status) {
-	data, err := json.Marshal(st)
-	if err != nil {
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(int(st.Code))
-	_, _ = w.Write(append(data, '\n'))
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha512"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -18,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
 )
 
 // The protobuf media types kube-apiserver serves besides JSON; client-go's
@@ -173,20 +173,14 @@ func readOnly(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	w.Header().Set("Allow", "GET, HEAD")
-	writeStatus(w, http.StatusMethodNotAllowed, api.StatusReasonMethodNotAllowed, "the server does not allow this method on the requested resource")
+	apierrors.WriteStatus(w, apierrors.NewGeneric(http.StatusMethodNotAllowed, api.StatusReasonMethodNotAllowed,
+		"the server does not allow this method on the requested resource").Status())
 	return false
 }
 
 func notFound(w http.ResponseWriter) {
-	writeStatus(w, http.StatusNotFound, api.StatusReasonNotFound, "the server could not find the requested resource")
-}
-
-func writeStatus(w http.ResponseWriter, code int, reason api.StatusReason, msg string) {
-	data, _ := json.Marshal(api.Status{TypeMeta: api.TypeMeta{Kind: "Status", APIVersion: "v1"},
-		Status: api.StatusFailure, Message: msg, Reason: reason, Code: int32(code)})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_, _ = w.Write(data)
+	apierrors.WriteStatus(w, apierrors.NewGeneric(http.StatusNotFound, api.StatusReasonNotFound,
+		"the server could not find the requested resource").Status())
 }
 
 func acceptsGzip(r *http.Request) bool {

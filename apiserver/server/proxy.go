@@ -347,23 +347,7 @@ func relayKubeletError(w http.ResponseWriter, r *http.Request, resp *http.Respon
 	if msg == "" {
 		msg = resp.Status
 	}
-	writeError(w, r, apierrors.NewGeneric(int32(resp.StatusCode), reasonForCode(resp.StatusCode), msg))
-}
-
-func reasonForCode(code int) api.StatusReason {
-	switch code {
-	case http.StatusBadRequest:
-		return api.StatusReasonBadRequest
-	case http.StatusUnauthorized:
-		return api.StatusReasonUnauthorized
-	case http.StatusForbidden:
-		return api.StatusReasonForbidden
-	case http.StatusNotFound:
-		return api.StatusReasonNotFound
-	case http.StatusServiceUnavailable:
-		return api.StatusReasonServiceUnavailable
-	}
-	return api.StatusReasonInternalError
+	writeError(w, r, apierrors.NewGeneric(int32(resp.StatusCode), apierrors.ReasonForCode(resp.StatusCode, r.Method), msg))
 }
 
 func kubeletUnreachable(u *url.URL, err error) error {
@@ -405,7 +389,7 @@ func (s *Server) proxyUpgrade(w http.ResponseWriter, r *http.Request, u *url.URL
 				if msg == "" {
 					msg = resp.Status
 				}
-				st = apierrors.NewGeneric(int32(resp.StatusCode), reasonForCode(resp.StatusCode), msg).Status()
+				st = apierrors.NewGeneric(int32(resp.StatusCode), apierrors.ReasonForCode(resp.StatusCode, r.Method), msg).Status()
 				body, _ = json.Marshal(st)
 			}
 			resp.Body = io.NopCloser(bytes.NewReader(body))

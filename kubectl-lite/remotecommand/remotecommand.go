@@ -124,23 +124,7 @@ func handshakeError(resp *http.Response, err error) error {
 		msg = fmt.Sprintf("unable to upgrade connection: %v (%s)", err, resp.Status)
 	}
 	return apierrors.FromStatus(api.Status{Status: api.StatusFailure, Code: int32(resp.StatusCode), Message: msg,
-		Reason: reasonFor(resp.StatusCode)})
-}
-
-func reasonFor(code int) api.StatusReason {
-	switch code {
-	case http.StatusNotFound:
-		return api.StatusReasonNotFound
-	case http.StatusForbidden:
-		return api.StatusReasonForbidden
-	case http.StatusUnauthorized:
-		return api.StatusReasonUnauthorized
-	case http.StatusBadRequest:
-		return api.StatusReasonBadRequest
-	case http.StatusServiceUnavailable:
-		return api.StatusReasonServiceUnavailable
-	}
-	return ""
+		Reason: apierrors.ReasonForCode(resp.StatusCode, http.MethodGet)})
 }
 
 func wsURL(host, path string, query url.Values) (string, error) {

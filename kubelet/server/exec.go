@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
 )
 
 // The remote command protocol over WebSocket (k8s.io/apimachinery wsstream
@@ -106,19 +107,19 @@ func (s *Server) serveExec(w http.ResponseWriter, r *http.Request) {
 	}
 	opts, err := parseExecOptions(r)
 	if err != nil {
-		writeStatus(w, badRequest(err.Error()))
+		writeStatus(w, apierrors.NewBadRequest(err.Error()))
 		return
 	}
 	if s.cfg.Exec == nil {
-		writeStatus(w, statusError(http.StatusNotImplemented, api.StatusReasonInternalError, "exec is not supported by this kubelet"))
+		writeStatus(w, apierrors.NewGeneric(http.StatusNotImplemented, api.StatusReasonInternalError, "exec is not supported by this kubelet"))
 		return
 	}
 	if !websocket.IsWebSocketUpgrade(r) {
-		writeStatus(w, badRequest("exec needs a WebSocket upgrade with subprotocol "+ProtocolV5+" or "+ProtocolV4))
+		writeStatus(w, apierrors.NewBadRequest("exec needs a WebSocket upgrade with subprotocol "+ProtocolV5+" or "+ProtocolV4))
 		return
 	}
 	if !slices.ContainsFunc(websocket.Subprotocols(r), func(p string) bool { return p == ProtocolV5 || p == ProtocolV4 }) {
-		writeStatus(w, badRequest(fmt.Sprintf("exec: unsupported subprotocols %q, want %s or %s", websocket.Subprotocols(r), ProtocolV5, ProtocolV4)))
+		writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("exec: unsupported subprotocols %q, want %s or %s", websocket.Subprotocols(r), ProtocolV5, ProtocolV4)))
 		return
 	}
 	c, err := upgrader.Upgrade(w, r, nil)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
 )
 
 // PodLogDir is where the logs of a pod's containers are kept:
@@ -153,7 +154,7 @@ func containerLogDir(podLogsDir string, pod *api.Pod, container string, previous
 	}
 	if previous {
 		if len(runs) < 2 {
-			return "", 0, badRequest(fmt.Sprintf("previous terminated container %q in pod %q not found", container, pod.Name))
+			return "", 0, apierrors.NewBadRequest(fmt.Sprintf("previous terminated container %q in pod %q not found", container, pod.Name))
 		}
 		return dir, runs[len(runs)-2], nil
 	}
@@ -164,7 +165,7 @@ func containerLogDir(podLogsDir string, pod *api.Pod, container string, previous
 				reason = cs.State.Waiting.Reason
 			}
 		}
-		return "", 0, badRequest(fmt.Sprintf("container %q in pod %q is waiting to start: %s", container, pod.Name, reason))
+		return "", 0, apierrors.NewBadRequest(fmt.Sprintf("container %q in pod %q is waiting to start: %s", container, pod.Name, reason))
 	}
 	return dir, runs[len(runs)-1], nil
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/internal/daemon"
 )
 
@@ -192,7 +193,7 @@ func (s *Server) lookupContainer(w http.ResponseWriter, r *http.Request) (*api.P
 	ns, name, container := r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
 	pod, ok := s.cfg.Pods.GetPodByName(ns, name)
 	if !ok || pod == nil {
-		writeStatus(w, statusError(http.StatusNotFound, api.StatusReasonNotFound, fmt.Sprintf("pod %q does not exist", ns+"/"+name)))
+		writeStatus(w, apierrors.NewGeneric(http.StatusNotFound, api.StatusReasonNotFound, fmt.Sprintf("pod %q does not exist", ns+"/"+name)))
 		return nil, "", false
 	}
 	for _, cs := range [][]api.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
@@ -202,7 +203,7 @@ func (s *Server) lookupContainer(w http.ResponseWriter, r *http.Request) (*api.P
 			}
 		}
 	}
-	writeStatus(w, statusError(http.StatusNotFound, api.StatusReasonNotFound, fmt.Sprintf("container %q not found in pod %q", container, ns+"/"+name)))
+	writeStatus(w, apierrors.NewGeneric(http.StatusNotFound, api.StatusReasonNotFound, fmt.Sprintf("container %q not found in pod %q", container, ns+"/"+name)))
 	return nil, "", false
 }
 
@@ -249,7 +250,7 @@ func (s *Server) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	opts, err := parseLogOptions(r, time.Now())
 	if err != nil {
-		writeStatus(w, badRequest(err.Error()))
+		writeStatus(w, apierrors.NewBadRequest(err.Error()))
 		return
 	}
 	dir, run, err := containerLogDir(s.cfg.PodLogsDir, pod, container, opts.Previous)
@@ -315,27 +316,12 @@ func queryBool(v string) bool {
 	return b
 }
 
-// apiError is an error carrying the Status to answer with.
-type apiError struct{ st api.Status }
-
-func (e *apiError) Error() string { return e.st.Message }
-
-func statusError(code int, reason api.StatusReason, msg string) error {
-	return &apiError{api.Status{TypeMeta: api.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: api.StatusFailure,
-		Code: int32(code), Reason: reason, Message: msg}}
-}
-
-func badRequest(msg string) error {
-	return statusError(http.StatusBadRequest, api.StatusReasonBadRequest, msg)
-}
-
-// writeStatus answers with err as a Status.
+// writeStatus answers with err's Status; an error without one is a 500
+// carrying its text as is.
 func writeStatus(w http.ResponseWriter, err error) {
-	var ae *apiError
-	if !errors.As(err, &ae) {
-		ae = statusError(http.StatusInternalServerError, api.StatusReasonInternalError, err.Error()).(*apiError)
+	var se *apierrors.StatusError
+	if !errors.As(err, &se) {
+		se = apierrors.NewGeneric(http.StatusInternalServerError, api.StatusReasonInternalError, err.Error())
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(int(ae.st.Code))
-	_ = json.NewEncoder(w).Encode(ae.st)
+	apierrors.WriteStatus(w, se.Status())
 }
