@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/minik8s/minik8s/api/naming"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/daemon"
@@ -27,7 +26,6 @@ import (
 	"github.com/minik8s/minik8s/kubelet/pods"
 	"github.com/minik8s/minik8s/kubelet/runtime"
 	"github.com/minik8s/minik8s/kubelet/server"
-	"github.com/minik8s/minik8s/kubelet/testimage"
 )
 
 // Options are the kubelet's flags, named as the Kubernetes kubelet's where
@@ -110,7 +108,7 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.ContainerdAddress, "containerd-address", o.ContainerdAddress, "containerd's gRPC socket.")
 	fs.StringVar(&o.ContainerdAddress, "container-runtime-endpoint", o.ContainerdAddress, "Alias of --containerd-address.")
 	fs.StringVar(&o.ContainerdNamespace, "containerd-namespace", o.ContainerdNamespace, "containerd namespace of the kubelet's images and containers.")
-	fs.StringVar(&o.PodInfraContainerImage, "pod-infra-container-image", o.PodInfraContainerImage, "Image of a pause container owning each pod's namespaces (its network, IPC and UTS); empty: each pod gets a network namespace without a pause container. "+testimage.Ref+" is built from the host's busybox when missing.")
+	fs.StringVar(&o.PodInfraContainerImage, "pod-infra-container-image", o.PodInfraContainerImage, "Image of a pause container owning each pod's namespaces (its network, IPC and UTS); empty: each pod gets a network namespace without a pause container. "+runtime.BuiltSandboxImage+" is built from the host's busybox when missing.")
 	fs.Var(&o.InsecureRegistries, "insecure-registry", "Registry host[:port] reached over plain HTTP (repeatable, or comma-separated).")
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "Directory for the kubelet's files (volumes, pod files, certificates).")
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "Root cgroup (cgroupfs path) of the pods' cgroups; empty: /minik8s.")
@@ -251,10 +249,8 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		return err
 	}
 	defer rt.Close()
-	if o.PodInfraContainerImage != "" {
-		if err := ensureSandboxImage(ctx, rt, o.PodInfraContainerImage, log); err != nil {
-			return err
-		}
+	if err := rt.EnsureSandboxImage(ctx); err != nil {
+		return err
 	}
 	nm, err := network.New(network.Config{ConfDir: o.CNIConfDir, BinDirs: splitList(o.CNIBinDir),
 		StateDir: filepath.Join(o.RootDir, "cni"), BridgeName: o.CNIBridge, ClusterCIDR: o.Network.ClusterCIDR, Logger: log})
@@ -375,29 +371,6 @@ func ipString(ip net.IP) string {
 		return ""
 	}
 	return ip.String()
-}
-
-// ensureSandboxImage makes the pause image available: present, pulled, or
-// (for the default image) built from the host's static busybox, since the
-// cluster has no registry to pull a pause image from.
-func ensureSandboxImage(ctx context.Context, rt *runtime.Runtime, image string, log *slog.Logger) error {
-	ref, err := runtime.NormalizeImage(image)
-	if err != nil {
-		return err
-	}
-	if _, ok, err := rt.ImagePresent(ctx, ref); err != nil {
-		return err
-	} else if ok {
-		return nil
-	}
-	if image == testimage.Ref {
-		log.Info("building the pod sandbox image from the host's busybox", "image", image)
-		return testimage.Import(namespaces.WithNamespace(ctx, rt.Namespace()), rt.Client(), image)
-	}
-	if _, _, err := rt.PullImage(ctx, ref); err != nil {
-		return fmt.Errorf("pull pod sandbox image %s: %w", image, err)
-	}
-	return nil
 }
 
 // Executor adapts the pod manager to the streaming server's Executor.

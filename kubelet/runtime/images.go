@@ -82,6 +82,11 @@ func (r *Runtime) PullImage(ctx context.Context, ref string) (string, int64, err
 	return ImageID(ref, img.Target().Digest.String()), size, nil
 }
 
+// BuiltSandboxImage is the sandbox image EnsureSandboxImage builds from the
+// host's static busybox when it is missing (there is no registry to pull
+// a pause image from).
+const BuiltSandboxImage = testimage.Ref
+
 // EnsureSandboxImage makes the pause image (Config.SandboxImage) available:
 // present, pulled, or — for the default test image — built from the host's
 // static busybox, since the cluster has no registry to pull a pause image
@@ -100,7 +105,7 @@ func (r *Runtime) EnsureSandboxImage(ctx context.Context) error {
 	} else if ok {
 		return nil
 	}
-	if image == testimage.Ref {
+	if image == BuiltSandboxImage {
 		r.log.Info("building the pod sandbox image from the host's busybox", "image", image)
 		return testimage.Import(r.nsctx(ctx), r.client, image)
 	}
