@@ -33,32 +33,44 @@ type scenario struct {
 func TestDeploymentLifecycle(t *testing.T) {
 	c := requireCluster(t)
 	s := &scenario{c: c}
-	steps := []struct {
-		name string
-		fn   func(*scenario)
-	}{
-		{"NodesReady", (*scenario).nodesReady},
-		{"ApplyDeployment", (*scenario).applyDeployment},
-		{"PodsRunningOnBothNodes", (*scenario).podsRunningOnBothNodes},
-		{"LogsAndHTTP", (*scenario).logsAndHTTP},
-		{"Scale5Then2", (*scenario).scale},
-		{"RolloutNewVersionAndUndo", (*scenario).rolloutAndUndo},
-		{"CordonAndDrain", (*scenario).cordonAndDrain},
-		{"StoppedNodeReschedules", (*scenario).stoppedNode},
-		{"RestartComposeProject", (*scenario).restartProject},
-		{"DeleteEverything", (*scenario).deleteEverything},
-	}
+	s.runSteps(t, 6*time.Minute, nil, []step{
+		{"NodesReady", s.nodesReady},
+		{"ApplyDeployment", s.applyDeployment},
+		{"PodsRunningOnBothNodes", s.podsRunningOnBothNodes},
+		{"LogsAndHTTP", s.logsAndHTTP},
+		{"Scale5Then2", s.scale},
+		{"RolloutNewVersionAndUndo", s.rolloutAndUndo},
+		{"CordonAndDrain", s.cordonAndDrain},
+		{"StoppedNodeReschedules", s.stoppedNode},
+		{"RestartComposeProject", s.restartProject},
+		{"DeleteEverything", s.deleteEverything},
+	})
+}
+
+// step is one named step of a scenario.
+type step struct {
+	name string
+	fn   func()
+}
+
+// runSteps runs steps in order as subtests of t, each within timeout with
+// s.t and s.ctx set for it; a failed step logs s.diagnose and what more
+// adds, and the steps after it are reported as not run.
+func (s *scenario) runSteps(t *testing.T, timeout time.Duration, more func(context.Context), steps []step) {
 	for i, st := range steps {
 		ok := t.Run(st.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
 			s.t, s.ctx = t, ctx
 			defer func() {
 				if t.Failed() {
 					s.diagnose()
+					if more != nil {
+						more(ctx)
+					}
 				}
 			}()
-			st.fn(s)
+			st.fn()
 		})
 		if !ok {
 			for _, rest := range steps[i+1:] {

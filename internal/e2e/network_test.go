@@ -20,56 +20,10 @@ import (
 // lifecycle scenario's so that neither depends on the other's order.
 const netNS = "e2e-net"
 
-// netManifest is the backend (3 replicas of the page naming its pod, as
-// deploy/examples/web.yaml) behind a ClusterIP Service, and a NodePort
+// netManifest is the backend (3 replicas of the page naming its pod)
+// behind a ClusterIP Service, a headless Service and a ClientIP-affinity
 // Service on the same pods.
-const netManifest = `apiVersion: v1
-kind: Namespace
-metadata:
-  name: ` + netNS + `
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: ` + netNS + `
-spec:
-  replicas: 3
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      terminationGracePeriodSeconds: 2
-      containers:
-        - name: web
-          image: minik8s/busybox:latest
-          imagePullPolicy: IfNotPresent
-          ports:
-            - name: http
-              containerPort: 8080
-          readinessProbe:
-            httpGet:
-              path: /
-              port: http
-            periodSeconds: 1
----
-apiVersion: v1
-kind: Service
-metadata:
-  name: web
-  namespace: ` + netNS + `
-spec:
-  selector:
-    app: web
-  ports:
-    - name: http
-      port: 80
-      targetPort: http
----
+var netManifest = webManifest(netNS, 3) + `---
 apiVersion: v1
 kind: Service
 metadata:
@@ -135,27 +89,6 @@ spec:
   ports:
     - port: 80
       targetPort: http
-`
-}
-
-// clientManifest is a pod pinned to a node that only sleeps: the tests
-// exec busybox wget and nslookup in it.
-func clientManifest(node string) string {
-	return `apiVersion: v1
-kind: Pod
-metadata:
-  name: client-` + node + `
-  namespace: ` + netNS + `
-  labels:
-    app: client
-spec:
-  nodeName: ` + node + `
-  terminationGracePeriodSeconds: 1
-  containers:
-    - name: client
-      image: minik8s/busybox:latest
-      imagePullPolicy: IfNotPresent
-      command: ["sleep", "86400"]
 `
 }
 
@@ -231,7 +164,7 @@ func (s *netScenario) setup() {
 	s.nodes = nodes
 	manifest := netManifest
 	for _, n := range nodes {
-		manifest += "---\n" + clientManifest(n.Name)
+		manifest += "---\n" + clientManifest(netNS, n.Name)
 	}
 	s.applyStdin(manifest)
 	s.kubectl("rollout", "status", "deployment/web", "-n", netNS, "--timeout=180s")

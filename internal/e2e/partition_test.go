@@ -14,33 +14,6 @@ import (
 // partNS is the namespace of the partition scenario.
 const partNS = "e2e-partition"
 
-const partManifest = `apiVersion: v1
-kind: Namespace
-metadata:
-  name: ` + partNS + `
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: ` + partNS + `
-spec:
-  replicas: 2
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      terminationGracePeriodSeconds: 2
-      containers:
-        - name: web
-          image: minik8s/busybox:latest
-          imagePullPolicy: IfNotPresent
-`
-
 // TestNodePartition cuts one node off the apiserver (iptables DROP inside
 // its container; the node and its pods keep running) and expects
 // Kubernetes' sequence: the node goes NotReady (Unknown: its kubelet is
@@ -62,7 +35,7 @@ func TestNodePartition(t *testing.T) {
 		}
 	})
 	s.nodesReady()
-	if _, err := c.RunInput(ctx, []byte(partManifest), c.Root+"/bin/kubectl-lite", "--kubeconfig", c.Kubeconfig, "apply", "-f", "-"); err != nil {
+	if _, err := c.RunInput(ctx, []byte(webManifest(partNS, 2)), c.Root+"/bin/kubectl-lite", "--kubeconfig", c.Kubeconfig, "apply", "-f", "-"); err != nil {
 		t.Fatal(err)
 	}
 	s.kubectl("rollout", "status", "deployment/web", "-n", partNS, "--timeout=120s")

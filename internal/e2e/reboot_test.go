@@ -14,79 +14,17 @@ import (
 // rebootNS is the namespace of the cluster-restart scenario.
 const rebootNS = "e2e-reboot"
 
-// rebootManifest is two backends behind a Service, a client pod on every
-// node (for nslookup and wget), and a pod whose volume's ConfigMap does not
-// exist yet (stuck in ContainerCreating until the test creates it).
+// rebootManifest is two backends behind a Service and a client pod on
+// every node (for nslookup and wget).
 func rebootManifest(nodes []api.Node) string {
-	m := `apiVersion: v1
-kind: Namespace
-metadata:
-  name: ` + rebootNS + `
----
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: ` + rebootNS + `
-spec:
-  replicas: 2
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      terminationGracePeriodSeconds: 2
-      containers:
-        - name: web
-          image: minik8s/busybox:latest
-          imagePullPolicy: IfNotPresent
-          ports:
-            - name: http
-              containerPort: 8080
-          readinessProbe:
-            httpGet:
-              path: /
-              port: http
-            periodSeconds: 1
----
-apiVersion: v1
-kind: Service
-metadata:
-  name: web
-  namespace: ` + rebootNS + `
-spec:
-  selector:
-    app: web
-  ports:
-    - name: http
-      port: 80
-      targetPort: http
-`
+	m := webManifest(rebootNS, 2)
 	for _, n := range nodes {
-		m += `---
-apiVersion: v1
-kind: Pod
-metadata:
-  name: client-` + n.Name + `
-  namespace: ` + rebootNS + `
-  labels:
-    app: client
-spec:
-  nodeName: ` + n.Name + `
-  terminationGracePeriodSeconds: 1
-  containers:
-    - name: client
-      image: minik8s/busybox:latest
-      imagePullPolicy: IfNotPresent
-      command: ["sleep", "86400"]
-`
+		m += "---\n" + clientManifest(rebootNS, n.Name)
 	}
 	return m
 }
 
+// stuckManifest is a pod whose volume's ConfigMap does not exist yet.
 const stuckManifest = `apiVersion: v1
 kind: Pod
 metadata:
@@ -120,18 +58,6 @@ func TestClusterRestart(t *testing.T) {
 	c := requireCluster(t)
 	s := &netScenario{scenario: &scenario{c: c}, clients: map[string]api.Pod{}}
 	var before map[string]int32
-	steps := []struct {
-		name string
-		fn   func()
-	}{
-		{"Setup", func() { s.rebootSetup() }},
-		{"StuckPodSaysWhy", func() { s.stuckPod() }},
-		{"MakeDownMakeUp", func() { before = s.restartCluster() }},
-		{"PodsRestartedInPlace", func() { s.restartedInPlace(before) }},
-		{"DNSAndServicesAnswer", func() { s.dnsAfterRestart() }},
-		{"RoutesFollowNodeAddresses", func() { s.routesFollowNodes() }},
-		{"NothingLeakedOnNodes", func() { s.noLeaks() }},
-	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
@@ -139,27 +65,18 @@ func TestClusterRestart(t *testing.T) {
 			t.Logf("delete namespace %s: %v", rebootNS, err)
 		}
 	})
-	for i, st := range steps {
-		ok := t.Run(st.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-			defer cancel()
-			s.t, s.ctx = t, ctx
-			defer func() {
-				if t.Failed() {
-					s.diagnose()
-					out, _ := c.Kubectl(ctx, "get", "pods,events", "-n", rebootNS, "-o", "wide")
-					t.Logf("kubectl-lite get pods,events -n %s:\n%s", rebootNS, out)
-				}
-			}()
-			st.fn()
-		})
-		if !ok {
-			for _, rest := range steps[i+1:] {
-				t.Run(rest.name, func(t *testing.T) { t.Skipf("not run: step %s failed", st.name) })
-			}
-			return
-		}
-	}
+	s.runSteps(t, 6*time.Minute, func(ctx context.Context) {
+		out, _ := c.Kubectl(ctx, "get", "pods,events", "-n", rebootNS, "-o", "wide")
+		s.t.Logf("kubectl-lite get pods,events -n %s:\n%s", rebootNS, out)
+	}, []step{
+		{"Setup", s.rebootSetup},
+		{"StuckPodSaysWhy", s.stuckPod},
+		{"MakeDownMakeUp", func() { before = s.restartCluster() }},
+		{"PodsRestartedInPlace", func() { s.restartedInPlace(before) }},
+		{"DNSAndServicesAnswer", s.dnsAfterRestart},
+		{"RoutesFollowNodeAddresses", s.routesFollowNodes},
+		{"NothingLeakedOnNodes", s.noLeaks},
+	})
 }
 
 func (s *netScenario) rebootPods(ctx context.Context) ([]api.Pod, error) {
