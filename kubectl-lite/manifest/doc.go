@@ -1,4 +1,8 @@
 // Package manifest reads the objects of -f arguments: files, directories
-// (their .yaml, .yml and .json files, -R for subdirectories) and stdin, each
-// with many YAML documents or JSON objects, "kind: List" expanded.
+// (their .yaml, .yml and .json files, -R for subdirectories), URLs and
+// stdin, each with many YAML documents or JSON objects, "kind: List"
+// expanded. Files is the -f/-R flag pair every verb that takes manifests
+// binds; its Objects places them in the namespace of -n or the context,
+// and its Refs names the live objects they stand for. The last-applied
+// annotation, the manifest apply last sent, is written here too.
 package manifest

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
 
 // Object is one manifest object with the resource it is of.
@@ -36,6 +37,11 @@ func (o Object) GenerateName() string { return o.meta("generateName") }
 
 // Namespace is metadata.namespace ("" when not set).
 func (o Object) Namespace() string { return o.meta("namespace") }
+
+// Ref names the object o is a manifest of.
+func (o Object) Ref() resource.Ref {
+	return resource.Ref{Info: o.Info, Namespace: o.Namespace(), Name: o.Name()}
+}
 
 func (o Object) meta(k string) string {
 	md, _ := o.Object["metadata"].(map[string]any)

@@ -1,9 +1,6 @@
-// Package apply implements the verbs that write manifests: "apply -f"
-// (create, or a three-way strategic merge patch from the
-// last-applied-configuration annotation), "create -f" and "replace -f",
-// each with --dry-run=client|server (a server dry run sends ?dryRun=All, so
-// the server validates without persisting) and -o. It also holds the
-// generators that build an object from flags and create it the same way:
-// "create namespace|configmap|secret generic|deployment|service", "run"
-// and "expose".
+// Package apply implements "apply -f": each manifest object is created
+// when missing, else patched with a three-way strategic merge of the
+// last-applied-configuration annotation, the manifest and the live object,
+// with --dry-run=client|server and -o. One, the apply of one object, is
+// also what diff computes its MERGED side with.
 package apply

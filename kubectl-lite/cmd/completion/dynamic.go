@@ -2,6 +2,7 @@ package completion
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -77,7 +78,7 @@ func fixed(values ...string) cobra.CompletionFunc {
 func resourceNames(only ...string) []string {
 	var out []string
 	for _, r := range api.Resources {
-		if len(only) > 0 && !contains(only, r.Resource) {
+		if len(only) > 0 && !slices.Contains(only, r.Resource) {
 			continue
 		}
 		n := r.Resource
@@ -90,15 +91,6 @@ func resourceNames(only ...string) []string {
 	return out
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // typeThenName completes "TYPE NAME..." and "TYPE/NAME" of any kind.
 func typeThenName(g *cli.Globals) cobra.CompletionFunc { return typeThenNameOf(g) }
 
@@ -107,7 +99,7 @@ func typeThenNameOf(g *cli.Globals, only ...string) cobra.CompletionFunc {
 		if len(args) == 0 {
 			if t, prefix, ok := strings.Cut(toComplete, "/"); ok {
 				info, found := api.FindResource(t)
-				if !found || (len(only) > 0 && !contains(only, info.Resource)) {
+				if !found || (len(only) > 0 && !slices.Contains(only, info.Resource)) {
 					return nil, cobra.ShellCompDirectiveNoFileComp
 				}
 				var out []string
@@ -210,7 +202,7 @@ func listNames(cmd *cobra.Command, g *cli.Globals, resource, prefix, group strin
 func without(names, given []string) []string {
 	var out []string
 	for _, n := range names {
-		if !contains(given, n) {
+		if !slices.Contains(given, n) {
 			out = append(out, n)
 		}
 	}

@@ -12,13 +12,12 @@ import (
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
-	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
+	"github.com/minik8s/minik8s/kubectl-lite/manifest"
 	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
 
 type options struct {
-	filenames   []string
-	recursive   bool
+	files       manifest.Files
 	selector    string
 	all         bool
 	gracePeriod int64
@@ -28,7 +27,7 @@ type options struct {
 	timeout     time.Duration
 	ignoreNF    bool
 	cascade     string
-	dryRun      string
+	dryRun      cli.DryRun
 	allNS       bool
 	fieldSel    string
 }
@@ -55,8 +54,7 @@ ran and, for pods, their kubelet stopped them); --wait=false returns at once.
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVarP(&o.filenames, "filename", "f", nil, "containing the resource to delete.")
-	f.BoolVarP(&o.recursive, "recursive", "R", false, "Process the directory used in -f, --filename recursively.")
+	o.files.Bind(cmd, "containing the resource to delete.")
 	f.StringVarP(&o.selector, "selector", "l", "", "Selector (label query) to filter on.")
 	f.BoolVar(&o.all, "all", false, "Delete all resources, in the namespace of the specified resource types.")
 	f.Int64Var(&o.gracePeriod, "grace-period", -1, "Period of time in seconds given to the resource to terminate gracefully. Ignored if negative. Set to 1 for immediate shutdown. Can only be set to 0 when --force is true (force deletion).")
@@ -65,8 +63,7 @@ ran and, for pods, their kubelet stopped them); --wait=false returns at once.
 	f.BoolVar(&o.wait, "wait", true, "If true, wait for resources to be gone before returning. This waits for finalizers.")
 	f.DurationVar(&o.timeout, "timeout", 0, "The length of time to wait before giving up on a delete, zero means determine a timeout from the size of the object")
 	f.BoolVar(&o.ignoreNF, "ignore-not-found", false, "Treat \"resource not found\" as a successful delete.")
-	f.StringVar(&o.dryRun, "dry-run", "none", `Must be "none", "server", or "client". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource.`)
-	f.Lookup("dry-run").NoOptDefVal = "client"
+	o.dryRun.Bind(cmd)
 	f.BoolVarP(&o.allNS, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces. Namespace in current context is ignored even if specified with --namespace.")
 	f.StringVar(&o.fieldSel, "field-selector", "", "Selector (field query) to filter on, supports '=', '==', and '!='.(e.g. --field-selector key1=value1,key2=value2). The server only supports a limited number of field queries per type.")
 	f.StringVar(&o.cascade, "cascade", "background", `Must be "background", "orphan", or "foreground". Selects the deletion cascading strategy for the dependents (e.g. Pods created by a ReplicationController).`)
@@ -89,7 +86,7 @@ func (o *options) deleteOptions(streams cli.Streams) (*api.DeleteOptions, error)
 		// minimum graceful one.
 		grace = 1
 	}
-	if o.force && o.dryRun == "none" {
+	if o.force && o.dryRun == cli.DryRunNone {
 		fmt.Fprintln(streams.ErrOut, "Warning: Immediate deletion does not wait for confirmation that the running resource has been terminated. The resource may continue to run on the cluster indefinitely.")
 	}
 	opts := &api.DeleteOptions{}
@@ -108,12 +105,11 @@ func (o *options) deleteOptions(streams cli.Streams) (*api.DeleteOptions, error)
 		return nil, fmt.Errorf(`invalid cascade value (%v). Must be "background", "foreground", or "orphan"`, o.cascade)
 	}
 	opts.PropagationPolicy = &policy
-	switch o.dryRun {
-	case "none", "client":
-	case "server":
+	if err := o.dryRun.Validate(); err != nil {
+		return nil, err
+	}
+	if o.dryRun == cli.DryRunServer {
 		opts.DryRun = []string{"All"}
-	default:
-		return nil, fmt.Errorf(`Invalid dry-run value (%s). Must be "none", "server", or "client".`, o.dryRun)
 	}
 	return opts, nil
 }
@@ -136,11 +132,11 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 	}
 	var targets []target
 	switch {
-	case len(o.filenames) > 0:
+	case len(o.files.Filenames) > 0:
 		if len(args) > 0 {
 			return errors.New("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form")
 		}
-		objs, err := apply.Objects(streams, g, apply.Files{Filenames: o.filenames, Recursive: o.recursive})
+		objs, err := o.files.Objects(streams, g)
 		if err != nil {
 			return err
 		}
@@ -148,7 +144,7 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 			if ob.Name() == "" {
 				return fmt.Errorf("error when deleting %q: resource name may not be empty", ob.Source)
 			}
-			targets = append(targets, target{resource.Ref{Info: ob.Info, Namespace: ob.Namespace(), Name: ob.Name()}, ob.Source})
+			targets = append(targets, target{ob.Ref(), ob.Source})
 		}
 	case len(args) == 0:
 		return errors.New("You must provide one or more resources by argument or filename.\nExample resource specifications include:\n   '-f rsrc.yaml'\n   '--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'")
@@ -197,44 +193,33 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 	if immediate {
 		verb = "force deleted"
 	}
-	switch o.dryRun {
-	case "client":
-		verb += " (dry run)"
-	case "server":
-		verb += " (server dry run)"
-	}
+	verb += o.dryRun.Suffix()
 	var (
-		last    error
-		deleted []resource.Ref
-		uids    []string
+		failures = cli.Failures{Out: streams.ErrOut}
+		deleted  []resource.Ref
+		uids     []string
 	)
-	fail := func(err error) {
-		if last != nil {
-			fmt.Fprintln(streams.ErrOut, cli.FormatError(last))
-		}
-		last = err
-	}
 	for _, t := range targets {
 		d := c.Dynamic(t.Info).Namespace(t.Namespace)
 		uid := ""
-		if o.wait || o.dryRun == "client" {
+		if o.wait || o.dryRun == cli.DryRunClient {
 			u, err := d.Get(ctx, t.Name)
 			switch {
 			case err == nil:
 				uid = resource.UID(u)
-			case o.dryRun == "client" && !(o.ignoreNF && apierrors.IsNotFound(err)):
-				fail(cli.AddSource("deleting", t.source, err))
+			case o.dryRun == cli.DryRunClient && !(o.ignoreNF && apierrors.IsNotFound(err)):
+				failures.Add(cli.AddSource("deleting", t.source, err))
 				continue
-			case o.dryRun == "client":
+			case o.dryRun == cli.DryRunClient:
 				continue
 			}
 		}
-		if o.dryRun != "client" {
+		if o.dryRun != cli.DryRunClient {
 			if err := d.Delete(ctx, t.Name, opts); err != nil {
 				if o.ignoreNF && apierrors.IsNotFound(err) {
 					continue
 				}
-				fail(cli.AddSource("deleting", t.source, err))
+				failures.Add(cli.AddSource("deleting", t.source, err))
 				continue
 			}
 		}
@@ -242,7 +227,7 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 		uids = append(uids, uid)
 		fmt.Fprintf(streams.Out, "%s %q %s\n", resource.KindName(t.Info), t.Name, verb)
 	}
-	if o.wait && !immediate && o.dryRun == "none" {
+	if o.wait && !immediate && o.dryRun == cli.DryRunNone {
 		wctx := ctx
 		if o.timeout > 0 {
 			var cancel context.CancelFunc
@@ -254,9 +239,9 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 				if errors.Is(err, context.DeadlineExceeded) {
 					err = fmt.Errorf("timed out waiting for the condition on %s/%s", t.Info.Resource, t.Name)
 				}
-				fail(err)
+				failures.Add(err)
 			}
 		}
 	}
-	return last
+	return failures.Last()
 }

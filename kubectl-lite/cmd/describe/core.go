@@ -1,20 +1,12 @@
 package describe
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
 )
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 // describeConfigMap follows kubectl's ConfigMapDescriber: every key with
 // its value under a "----" rule, binary keys by size.
@@ -24,13 +16,13 @@ func describeConfigMap(w *prefixWriter, cm *api.ConfigMap, evs []api.Event, now 
 	w.labels("Labels", cm.Labels)
 	w.annotations("Annotations", cm.Annotations)
 	w.write(level0, "\nData\n====\n")
-	for _, k := range sortedKeys(cm.Data) {
+	for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
 		w.write(level0, "%s:\n----\n", k)
 		w.write(level0, "%s\n", cm.Data[k])
 		w.write(level0, "\n")
 	}
 	w.write(level0, "\nBinaryData\n====\n")
-	for _, k := range sortedKeys(cm.BinaryData) {
+	for _, k := range slices.Sorted(maps.Keys(cm.BinaryData)) {
 		w.write(level0, "%s: %d bytes\n", k, len(cm.BinaryData[k]))
 	}
 	w.write(level0, "\n")
@@ -46,7 +38,7 @@ func describeSecret(w *prefixWriter, s *api.Secret) {
 	w.annotations("Annotations", s.Annotations)
 	w.write(level0, "\nType:\t%s\n", s.Type)
 	w.write(level0, "\nData\n====\n")
-	for _, k := range sortedKeys(s.Data) {
+	for _, k := range slices.Sorted(maps.Keys(s.Data)) {
 		if k == "token" && s.Type == api.SecretTypeServiceAccountToken {
 			w.write(level0, "%s:\t%s\n", k, s.Data[k])
 			continue

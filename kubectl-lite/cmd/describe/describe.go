@@ -17,7 +17,7 @@ import (
 	"github.com/minik8s/minik8s/api/labels"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
-	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
+	"github.com/minik8s/minik8s/kubectl-lite/manifest"
 	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
 
@@ -27,7 +27,7 @@ func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 		selector      string
 		allNamespaces bool
 		showEvents    bool
-		files         apply.Files
+		files         manifest.Files
 	)
 	cmd := &cobra.Command{
 		Use:   "describe (TYPE [NAME_PREFIX | -l label] | TYPE/NAME)",
@@ -56,7 +56,7 @@ object whose name starts with it when no object has that exact name.`,
 					return errors.New("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form")
 				}
 				var err error
-				if sel.Refs, err = apply.Refs(streams, g, files); err != nil {
+				if sel.Refs, err = files.Refs(streams, g); err != nil {
 					return err
 				}
 			case len(args) == 0:
@@ -74,17 +74,14 @@ object whose name starts with it when no object has that exact name.`,
 			var objs []*client.Unstructured
 			// A missing name is reported and the others still described,
 			// as kubectl does; the last error is the exit status.
-			var lastErr error
+			failures := cli.Failures{Out: streams.ErrOut}
 			for _, r := range sel.Refs {
 				if r.Info.Namespaced && r.Namespace == "" {
 					return errors.New("a resource cannot be retrieved by name across all namespaces")
 				}
 				found, err := getOrPrefix(ctx, c, r)
 				if err != nil {
-					if lastErr != nil {
-						fmt.Fprintln(streams.ErrOut, cli.FormatError(lastErr))
-					}
-					lastErr = err
+					failures.Add(err)
 					continue
 				}
 				objs = append(objs, found...)
@@ -98,8 +95,8 @@ object whose name starts with it when no object has that exact name.`,
 					objs = append(objs, &l.Items[i])
 				}
 			}
-			if len(objs) == 0 && lastErr != nil {
-				return lastErr
+			if len(objs) == 0 && failures.Last() != nil {
+				return failures.Last()
 			}
 			if len(objs) == 0 {
 				clusterScoped := len(sel.Types) > 0
@@ -122,15 +119,14 @@ object whose name starts with it when no object has that exact name.`,
 					return err
 				}
 			}
-			return lastErr
+			return failures.Last()
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter on, supports '=', '==', '!=', 'in', 'notin'.")
 	f.BoolVarP(&allNamespaces, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces.")
 	f.BoolVar(&showEvents, "show-events", true, "If true, display events related to the described object.")
-	f.StringSliceVarP(&files.Filenames, "filename", "f", nil, "Filename, directory, or URL to files containing the resource to describe")
-	f.BoolVarP(&files.Recursive, "recursive", "R", false, "Process the directory used in -f, --filename recursively.")
+	files.Bind(cmd, "Filename, directory, or URL to files containing the resource to describe")
 	return cmd
 }
 

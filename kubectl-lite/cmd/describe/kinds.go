@@ -56,7 +56,7 @@ func ownedBy(m *api.ObjectMeta, uid api.UID) bool {
 // comparing a ReplicaSet's template to its Deployment's.
 func templateKey(t *api.PodTemplateSpec) string {
 	cp := api.DeepCopy(t)
-	delete(cp.Labels, "pod-template-hash")
+	delete(cp.Labels, api.DefaultDeploymentUniqueLabelKey)
 	if len(cp.Labels) == 0 {
 		cp.Labels = nil
 	}
@@ -303,23 +303,8 @@ func describeNode(w *prefixWriter, n *api.Node, lease *api.Lease, pods []api.Pod
 	for _, a := range n.Status.Addresses {
 		w.write(level1, "%s:\t%s\n", a.Type, a.Address)
 	}
-	resources := func(title string, rl api.ResourceList) {
-		if len(rl) == 0 {
-			return
-		}
-		w.write(level0, "%s:\n", title)
-		names := make([]string, 0, len(rl))
-		for k := range rl {
-			names = append(names, string(k))
-		}
-		sort.Strings(names)
-		for _, k := range names {
-			q := rl[api.ResourceName(k)]
-			w.write(level1, "%s:\t%s\n", k, q.String())
-		}
-	}
-	resources("Capacity", n.Status.Capacity)
-	resources("Allocatable", n.Status.Allocatable)
+	resourceList(w, level0, "Capacity", n.Status.Capacity)
+	resourceList(w, level0, "Allocatable", n.Status.Allocatable)
 	ni := n.Status.NodeInfo
 	w.write(level0, "System Info:\n")
 	w.write(level0, "  Machine ID:\t%s\n", ni.MachineID)

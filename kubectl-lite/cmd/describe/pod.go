@@ -3,6 +3,8 @@ package describe
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -99,8 +101,8 @@ func containers(w *prefixWriter, label string, cs []api.Container, statuses []ap
 			w.write(level2, "Ready:\t%v\n", boolString(st.Ready))
 			w.write(level2, "Restart Count:\t%d\n", st.RestartCount)
 		}
-		resourceList(w, "Limits", c.Resources.Limits)
-		resourceList(w, "Requests", c.Resources.Requests)
+		resourceList(w, level2, "Limits", c.Resources.Limits)
+		resourceList(w, level2, "Requests", c.Resources.Requests)
 		probe(w, "Liveness", c.LivenessProbe)
 		probe(w, "Readiness", c.ReadinessProbe)
 		probe(w, "Startup", c.StartupProbe)
@@ -151,19 +153,17 @@ func containerState(w *prefixWriter, name string, s api.ContainerState) {
 	}
 }
 
-func resourceList(w *prefixWriter, title string, rl api.ResourceList) {
+// resourceList prints "Title:" at level and each quantity, by name, one
+// level below: a container's Limits and Requests, a node's Capacity and
+// Allocatable.
+func resourceList(w *prefixWriter, level int, title string, rl api.ResourceList) {
 	if len(rl) == 0 {
 		return
 	}
-	w.write(level2, "%s:\n", title)
-	names := make([]string, 0, len(rl))
-	for n := range rl {
-		names = append(names, string(n))
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		q := rl[api.ResourceName(n)]
-		w.write(level3, "%s:\t%s\n", n, q.String())
+	w.write(level, "%s:\n", title)
+	for _, n := range slices.Sorted(maps.Keys(rl)) {
+		q := rl[n]
+		w.write(level+1, "%s:\t%s\n", n, q.String())
 	}
 }
 

@@ -3,12 +3,15 @@ package describe
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/kubectl-lite/manifest"
 	"github.com/minik8s/minik8s/kubectl-lite/printers"
 )
 
@@ -39,7 +42,7 @@ func (w *prefixWriter) write(level int, format string, a ...any) {
 func (w *prefixWriter) flush() { w.tw.Flush() }
 
 // skipAnnotations are left out of describe output, as kubectl does.
-var skipAnnotations = map[string]bool{"kubectl.kubernetes.io/last-applied-configuration": true}
+var skipAnnotations = map[string]bool{manifest.LastAppliedAnnotation: true}
 
 const maxAnnotationLen = 140
 
@@ -144,12 +147,7 @@ func selectorString(s *api.LabelSelector) string {
 		return "<none>"
 	}
 	var parts []string
-	keys := make([]string, 0, len(s.MatchLabels))
-	for k := range s.MatchLabels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(s.MatchLabels)) {
 		parts = append(parts, k+"="+s.MatchLabels[k])
 	}
 	for _, e := range s.MatchExpressions {
@@ -171,11 +169,7 @@ func selectorString(s *api.LabelSelector) string {
 }
 
 func mapString(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + m[k]

@@ -1,9 +1,10 @@
-package apply
+package diff
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,13 +15,15 @@ import (
 
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
 	"github.com/minik8s/minik8s/kubectl-lite/manifest"
+	"github.com/minik8s/minik8s/kubectl-lite/write"
 )
 
-// NewDiffCommand returns "diff -f": the live objects against what apply
+// NewCommand returns "diff -f": the live objects against what apply
 // would make of them, computed by the server with a dry run.
-func NewDiffCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
-	var f Files
+func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
+	var f manifest.Files
 	cmd := &cobra.Command{
 		Use:   "diff -f FILENAME",
 		Short: "Diff the live version against a would-be applied version",
@@ -35,7 +38,7 @@ or diff failed.`,
   cat service.yaml | kubectl-lite diff -f -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			objs, err := Objects(streams, g, f)
+			objs, err := f.Objects(streams, g)
 			if err != nil {
 				return err
 			}
@@ -67,12 +70,12 @@ or diff failed.`,
 						return err
 					}
 				}
-				w := &writer{c: c, dry: "server"}
-				if _, err := applyOne(ctx, c, w, o, nopWriter{}); err != nil {
+				w := write.New(c, cli.DryRunServer)
+				if _, err := apply.One(ctx, c, w, o, io.Discard); err != nil {
 					return err
 				}
 				var after map[string]any
-				if err := json.Unmarshal(w.resp, &after); err != nil {
+				if err := json.Unmarshal(w.Result(), &after); err != nil {
 					return fmt.Errorf("decode the dry-run result of %s: %w", o.Name(), err)
 				}
 				if err := writeYAML(filepath.Join(merged, name), after); err != nil {
@@ -100,7 +103,7 @@ or diff failed.`,
 			return fmt.Errorf("failed to run %q: %w", prog[0], err)
 		},
 	}
-	f.bind(cmd, "diff")
+	f.Bind(cmd, "The files that contain the configurations to diff.")
 	return cmd
 }
 
@@ -129,8 +132,3 @@ func writeYAML(path string, obj map[string]any) error {
 	}
 	return os.WriteFile(path, y, 0o600)
 }
-
-// nopWriter drops apply's warnings, which diff has no use for.
-type nopWriter struct{}
-
-func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }

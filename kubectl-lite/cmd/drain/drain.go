@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"sort"
 	"strings"
 	"time"
@@ -44,34 +43,10 @@ func nodes(ctx context.Context, c *client.Client, args []string, selector string
 	return out, nil
 }
 
-// dryRunSuffix is what kubectl appends to a dry run's result lines.
-func dryRunSuffix(dryRun string) string {
-	switch dryRun {
-	case "client":
-		return " (dry run)"
-	case "server":
-		return " (server dry run)"
-	}
-	return ""
-}
-
-func validDryRun(dryRun string) error {
-	switch dryRun {
-	case "none", "client", "server":
-		return nil
-	}
-	return fmt.Errorf(`Invalid dry-run value (%s). Must be "none", "server", or "client".`, dryRun)
-}
-
-func bindDryRun(cmd *cobra.Command, v *string) {
-	cmd.Flags().StringVar(v, "dry-run", "none", `Must be "none", "server", or "client". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource.`)
-	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
-}
-
 // setUnschedulable cordons or uncordons a node and says what it did; a
 // client dry run sends nothing, a server one sends the patch with
 // dryRun=All.
-func setUnschedulable(ctx context.Context, c *client.Client, name string, unschedulable bool, dryRun string) (string, error) {
+func setUnschedulable(ctx context.Context, c *client.Client, name string, unschedulable bool, dryRun cli.DryRun) (string, error) {
 	nc := client.Resource[api.Node](c)
 	n, err := nc.Get(ctx, name)
 	if err != nil {
@@ -86,10 +61,10 @@ func setUnschedulable(ctx context.Context, c *client.Client, name string, unsche
 	}
 	p := fmt.Appendf(nil, `{"spec":{"unschedulable":%t}}`, unschedulable)
 	switch dryRun {
-	case "client":
-	case "server":
+	case cli.DryRunClient:
+	case cli.DryRunServer:
 		if _, err := c.Do(ctx, client.Request{Method: http.MethodPatch, Path: client.ResourcePath(nc.Info(), "", name),
-			Query: url.Values{"dryRun": {"All"}}, Body: p, ContentType: string(client.StrategicMergePatchType)}); err != nil {
+			Query: dryRun.Query(), Body: p, ContentType: string(client.StrategicMergePatchType)}); err != nil {
 			return "", err
 		}
 	default:
@@ -97,11 +72,14 @@ func setUnschedulable(ctx context.Context, c *client.Client, name string, unsche
 			return "", err
 		}
 	}
-	return verb + dryRunSuffix(dryRun), nil
+	return verb + dryRun.Suffix(), nil
 }
 
 func cordonCommand(streams cli.Streams, g *cli.Globals, cordon bool) *cobra.Command {
-	var selector, dryRun string
+	var (
+		selector string
+		dryRun   cli.DryRun
+	)
 	use, short := "uncordon NODE", "Mark node as schedulable"
 	if cordon {
 		use, short = "cordon NODE", "Mark node as unschedulable"
@@ -111,7 +89,7 @@ func cordonCommand(streams cli.Streams, g *cli.Globals, cordon bool) *cobra.Comm
 		Short:   short,
 		Example: "  kubectl-lite " + strings.Fields(use)[0] + " node-1",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := validDryRun(dryRun); err != nil {
+			if err := dryRun.Validate(); err != nil {
 				return err
 			}
 			c, err := g.Client()
@@ -133,7 +111,7 @@ func cordonCommand(streams cli.Streams, g *cli.Globals, cordon bool) *cobra.Comm
 		},
 	}
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter on")
-	bindDryRun(cmd, &dryRun)
+	dryRun.Bind(cmd)
 	return cmd
 }
 
@@ -159,7 +137,7 @@ type Options struct {
 	DisableEviction    bool
 	// DryRun is "none", "client" (say what would be evicted) or "server"
 	// (send the cordon and the evictions with dryRun=All).
-	DryRun string
+	DryRun cli.DryRun
 }
 
 // NewDrainCommand returns the drain command.
@@ -178,7 +156,7 @@ controller need --force and pods with emptyDir volumes need
 		Example: `  kubectl-lite drain node-1 --ignore-daemonsets
   kubectl-lite drain node-1 --force --grace-period=0 --timeout=60s`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := validDryRun(o.DryRun); err != nil {
+			if err := o.DryRun.Validate(); err != nil {
 				return err
 			}
 			c, err := g.Client()
@@ -204,7 +182,7 @@ controller need --force and pods with emptyDir volumes need
 					errs = append(errs, err)
 					continue
 				}
-				fmt.Fprintf(streams.Out, "node/%s drained%s\n", n, dryRunSuffix(o.DryRun))
+				fmt.Fprintf(streams.Out, "node/%s drained%s\n", n, o.DryRun.Suffix())
 			}
 			if len(failed) > 0 {
 				fmt.Fprintf(streams.ErrOut, "There are pending nodes to be drained:\n")
@@ -225,7 +203,7 @@ controller need --force and pods with emptyDir volumes need
 	f.StringVarP(&o.Selector, "selector", "l", "", "Selector (label query) to filter on")
 	f.StringVar(&o.PodSelector, "pod-selector", "", "Label selector to filter pods on the node")
 	f.BoolVar(&o.DisableEviction, "disable-eviction", false, "Force drain to use delete, even if eviction is supported.")
-	bindDryRun(cmd, &o.DryRun)
+	o.DryRun.Bind(cmd)
 	return cmd
 }
 
@@ -335,7 +313,7 @@ func Drain(ctx context.Context, streams cli.Streams, c *client.Client, name stri
 	if len(victims) == 0 {
 		return nil
 	}
-	if o.DryRun == "client" {
+	if o.DryRun == cli.DryRunClient {
 		for _, p := range victims {
 			fmt.Fprintf(streams.Out, "evicting pod %s/%s (dry run)\n", p.Namespace, p.Name)
 		}
@@ -357,7 +335,7 @@ func Drain(ctx context.Context, streams cli.Streams, c *client.Client, name stri
 		gp := o.GracePeriod
 		opts = &api.DeleteOptions{GracePeriodSeconds: &gp}
 	}
-	if o.DryRun == "server" {
+	if o.DryRun == cli.DryRunServer {
 		if opts == nil {
 			opts = &api.DeleteOptions{}
 		}
@@ -365,7 +343,7 @@ func Drain(ctx context.Context, streams cli.Streams, c *client.Client, name stri
 	}
 	for _, p := range victims {
 		if evict {
-			fmt.Fprintf(streams.Out, "evicting pod %s/%s%s\n", p.Namespace, p.Name, dryRunSuffix(o.DryRun))
+			fmt.Fprintf(streams.Out, "evicting pod %s/%s%s\n", p.Namespace, p.Name, o.DryRun.Suffix())
 			if err := evictPod(ctx, c, &p, opts); err != nil {
 				return timeoutError(ctx, o, err)
 			}
@@ -379,7 +357,7 @@ func Drain(ctx context.Context, streams cli.Streams, c *client.Client, name stri
 	if evict {
 		verb = "evicted"
 	}
-	if o.DryRun == "server" {
+	if o.DryRun == cli.DryRunServer {
 		// Nothing goes away in a dry run: there is nothing to wait for.
 		for _, p := range victims {
 			fmt.Fprintf(streams.Out, "pod/%s %s (server dry run)\n", p.Name, verb)

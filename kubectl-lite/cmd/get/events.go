@@ -101,7 +101,7 @@ func NewEventsCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 			table := p.format == "" || p.format == "wide"
 			switch {
 			case len(items) == 0 && !watching:
-				fmt.Fprintln(streams.ErrOut, noResources(ns, info, false))
+				fmt.Fprintln(streams.ErrOut, noResources(ns, !info.Namespaced))
 			case table && len(items) > 0:
 				if err := p.printEvents(items); err != nil {
 					return err

@@ -1,6 +1,7 @@
 package get
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +16,7 @@ import (
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
-	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
+	"github.com/minik8s/minik8s/kubectl-lite/manifest"
 	"github.com/minik8s/minik8s/kubectl-lite/printers"
 	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
@@ -33,8 +34,7 @@ type options struct {
 	ignoreNF      bool
 	labelColumns  []string
 	showKind      bool
-	files         []string
-	recursive     bool
+	files         manifest.Files
 	watchEvents   bool
 	raw           string
 }
@@ -77,327 +77,275 @@ columns, -l to filter on labels and -w to stream changes.`,
 	f.StringVar(&o.raw, "raw", "", "Raw URI to request from the server.  Uses the transport specified by the kubeconfig file.")
 	f.BoolVar(&o.watchEvents, "output-watch-events", false, "Output watch event objects when --watch or --watch-only is used. Existing objects are output as initial ADDED events.")
 	f.BoolVar(&o.showKind, "show-kind", false, "If present, list the resource type for the requested object(s).")
-	f.StringSliceVarP(&o.files, "filename", "f", nil, "Filename, directory, or URL to files identifying the resource to get from a server.")
-	f.BoolVarP(&o.recursive, "recursive", "R", false, "Process the directory used in -f, --filename recursively.")
+	o.files.Bind(cmd, "Filename, directory, or URL to files identifying the resource to get from a server.")
 	return cmd
 }
 
 // Resolve turns "po,deploy" or "all" into resources (see resource.Resolve).
 func Resolve(typeArg string) ([]api.ResourceInfo, error) { return resource.Resolve(typeArg) }
 
-// printer writes objects of one format; table state (header printed) lives
-// here so a watch continues the table.
-type printer struct {
-	out        io.Writer
-	format     string // "", wide, yaml, json, name, jsonpath, custom-columns
-	jsonpath   string
-	columns    []printers.Column
-	showLabels bool
-	noHeaders  bool
-	// labelColumns are the -L keys.
-	labelColumns []string
-	// eventsTable prints tables as "kubectl events" does.
-	eventsTable bool
-	// event is the watch event type of the objects being printed, with
-	// --output-watch-events; "" otherwise.
-	event    string
-	withNS   bool
-	withKind bool
-	header   bool // a table header has been printed
-}
-
-func newPrinter(out io.Writer, output string) (*printer, error) {
-	p := &printer{out: out}
-	format, arg, _ := strings.Cut(output, "=")
-	switch format {
-	case "", "wide", "yaml", "json", "name":
-		if arg != "" {
-			return nil, badFormat(output)
-		}
-	case "jsonpath":
-		if arg == "" {
-			return nil, errors.New("template format specified but no template given")
-		}
-		if _, err := printers.JSONPath(arg); err != nil {
-			return nil, err
-		}
-		p.jsonpath = arg
-	case "custom-columns":
-		cols, err := printers.ParseCustomColumns(arg)
-		if err != nil {
-			return nil, err
-		}
-		p.columns = cols
-	default:
-		return nil, badFormat(output)
-	}
-	p.format = format
-	return p, nil
-}
-
-func badFormat(o string) error {
-	return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", o, formats)
-}
-
-// batch says whether the format prints all objects at the end, as one
-// document (a List), rather than per type.
-func (p *printer) batch() bool {
-	switch p.format {
-	case "yaml", "json", "jsonpath":
-		return true
-	}
-	return false
-}
-
-// print writes items of one resource type.
-func (p *printer) print(info api.ResourceInfo, items []printers.Obj) error {
-	switch p.format {
-	case "name":
-		for _, it := range items {
-			md, _ := it["metadata"].(map[string]any)
-			fmt.Fprintf(p.out, "%s/%v\n", resource.KindName(info), md["name"])
-		}
-		return nil
-	case "custom-columns":
-		err := printers.PrintCustomColumns(p.out, p.columns, items, p.noHeaders || p.header)
-		p.header = true
-		return err
-	case "yaml", "json":
-		for _, it := range items {
-			if p.format == "yaml" && p.header {
-				fmt.Fprintln(p.out, "---")
-			}
-			p.header = true
-			if p.event != "" {
-				// kubectl's watch event object: {"type":..., "object":...}.
-				it = printers.Obj{"type": p.event, "object": it}
-			}
-			if err := printers.PrintObjects(p.out, p.format, []printers.Obj{it}, false); err != nil {
-				return err
-			}
-		}
-		return nil
-	case "jsonpath":
-		return p.printAll(items, false)
-	}
-	if p.eventsTable {
-		return p.printEvents(items)
-	}
-	err := printers.PrintTable(p.out, items, printers.Options{
-		Wide: p.format == "wide", WithNamespace: p.withNS && info.Namespaced,
-		WithKind: p.withKind, Kind: info.Kind, Group: info.Group, Now: time.Now(),
-		ShowLabels: p.showLabels, NoHeaders: p.noHeaders || p.header, LabelColumns: p.labelColumns,
-		Event: p.event,
-	})
-	p.header = true
-	return err
-}
-
-// printWatched writes one object of a watch.
-func (p *printer) printWatched(info api.ResourceInfo, it printers.Obj) error {
-	if p.format == "jsonpath" {
-		if p.event != "" {
-			it = printers.Obj{"type": p.event, "object": it}
-		}
-		return p.printAll([]printers.Obj{it}, false)
-	}
-	return p.print(info, []printers.Obj{it})
-}
-
-// printAll writes the batch formats: one object as itself, else a List.
-func (p *printer) printAll(items []printers.Obj, asList bool) error {
-	if p.format == "jsonpath" {
-		j, err := printers.JSONPath(p.jsonpath)
-		if err != nil {
-			return err
-		}
-		var v any = listOf(items)
-		if len(items) == 1 && !asList {
-			v = items[0]
-		}
-		return printers.PrintJSONPath(p.out, j, v)
-	}
-	return printers.PrintObjects(p.out, p.format, items, asList)
-}
-
-func listOf(items []printers.Obj) map[string]any {
-	l := make([]any, len(items))
-	for i, it := range items {
-		l[i] = it
-	}
-	return map[string]any{"apiVersion": "v1", "kind": "List", "items": l, "metadata": map[string]any{"resourceVersion": ""}}
-}
-
+// run is one get: it reads what was asked type by type and prints it (the
+// batch formats all at the end), reports the names not found, and with -w
+// follows the one type or object asked for.
 func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, args []string) error {
 	if o.raw != "" {
 		return o.getRaw(cmd, streams, g, args)
 	}
-	p, err := newPrinter(streams.Out, o.output)
+	p, err := o.printer(streams.Out)
 	if err != nil {
 		return err
 	}
-	p.showLabels, p.noHeaders, p.withNS, p.labelColumns = o.showLabels, o.noHeaders, o.allNamespaces, o.labelColumns
-	ns, err := g.DefaultNamespace()
+	ns, err := o.namespace(g)
 	if err != nil {
 		return err
 	}
-	if o.allNamespaces {
-		ns = ""
-	}
-	var sel resource.Selection
-	switch {
-	case len(o.files) > 0:
-		if len(args) > 0 {
-			return errors.New("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form")
-		}
-		objs, err := apply.Objects(streams, g, apply.Files{Filenames: o.files, Recursive: o.recursive})
-		if err != nil {
-			return err
-		}
-		for _, ob := range objs {
-			sel.Refs = append(sel.Refs, resource.Ref{Info: ob.Info, Namespace: ob.Namespace(), Name: ob.Name()})
-		}
-	case len(args) == 0:
-		return errors.New("You must specify the type of resource to get. Use \"kubectl-lite api-resources\" for a complete list of supported resources.")
-	default:
-		if sel, err = resource.Parse(args, ns, true); err != nil {
-			return err
-		}
-	}
-	if len(sel.Refs) > 0 && o.selector != "" {
-		return errors.New("name cannot be provided when a selector is specified")
-	}
-	watching := o.watch || o.watchOnly
-	if o.watchEvents && watching {
-		// Existing objects print as initial ADDED events.
-		p.event = string(api.Added)
+	sel, err := o.selection(streams, g, ns, args)
+	if err != nil {
+		return err
 	}
 	c, err := g.Client()
 	if err != nil {
 		return err
 	}
-	ctx := cmd.Context()
-
-	// Group what was asked by resource type, in the order given.
-	type group struct {
-		info  api.ResourceInfo
-		ns    string
-		names []string
+	groups, err := o.groups(sel, ns)
+	if err != nil {
+		return err
 	}
-	var groups []*group
+	p.withKind = len(groups) > 1 || o.showKind
+	r := &reading{o: o, p: p, out: streams.Out, failures: cli.Failures{Out: streams.ErrOut}}
+	for _, gr := range groups {
+		if err := r.readAndPrint(cmd.Context(), c, gr); err != nil {
+			return err
+		}
+	}
+	if err := r.printBatch(len(sel.Refs)); err != nil {
+		return err
+	}
+	if err := r.failures.Last(); err != nil {
+		return err
+	}
+	if !r.printed && !o.watchOnly && !o.ignoreNF {
+		clusterScoped := len(groups) == 1 && !groups[0].info.Namespaced
+		fmt.Fprintln(streams.ErrOut, noResources(ns, clusterScoped))
+	}
+	if !o.watching() {
+		return nil
+	}
+	return o.watchGroup(cmd, c, p, groups[0], r)
+}
+
+func (o *options) watching() bool { return o.watch || o.watchOnly }
+
+// printer is the printer of -o with the table flags; with
+// --output-watch-events a watch prints the objects listed first as ADDED
+// events.
+func (o *options) printer(out io.Writer) (*printer, error) {
+	p, err := newPrinter(out, o.output)
+	if err != nil {
+		return nil, err
+	}
+	p.showLabels, p.noHeaders, p.withNS, p.labelColumns = o.showLabels, o.noHeaders, o.allNamespaces, o.labelColumns
+	if o.watchEvents && o.watching() {
+		p.event = string(api.Added)
+	}
+	return p, nil
+}
+
+// namespace is the namespace names and lists are read in: "" (all) with
+// -A.
+func (o *options) namespace(g *cli.Globals) (string, error) {
+	ns, err := g.DefaultNamespace()
+	if err != nil || o.allNamespaces {
+		return "", err
+	}
+	return ns, nil
+}
+
+// selection is what was asked for: the objects -f names, or those the
+// arguments name or list.
+func (o *options) selection(streams cli.Streams, g *cli.Globals, ns string, args []string) (resource.Selection, error) {
+	var sel resource.Selection
+	switch {
+	case len(o.files.Filenames) > 0:
+		if len(args) > 0 {
+			return sel, errors.New("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form")
+		}
+		refs, err := o.files.Refs(streams, g)
+		if err != nil {
+			return sel, err
+		}
+		sel.Refs = refs
+	case len(args) == 0:
+		return sel, errors.New("You must specify the type of resource to get. Use \"kubectl-lite api-resources\" for a complete list of supported resources.")
+	default:
+		var err error
+		if sel, err = resource.Parse(args, ns, true); err != nil {
+			return sel, err
+		}
+	}
+	if len(sel.Refs) > 0 && o.selector != "" {
+		return sel, errors.New("name cannot be provided when a selector is specified")
+	}
+	return sel, nil
+}
+
+// group is what one request reads: the named objects of one resource
+// type in one namespace, or (names nil) the list of that type.
+type group struct {
+	info  api.ResourceInfo
+	ns    string
+	names []string
+}
+
+// groups arranges the selection by resource type, in the order given, and
+// refuses what a watch cannot follow: several types, or several names.
+func (o *options) groups(sel resource.Selection, ns string) ([]group, error) {
+	var groups []group
 	for _, info := range sel.Types {
-		groups = append(groups, &group{info: info, ns: ns})
+		groups = append(groups, group{info: info, ns: ns})
 	}
 	for _, r := range sel.Refs {
 		if r.Info.Namespaced && r.Namespace == "" {
-			return errors.New("a resource cannot be retrieved by name across all namespaces")
+			return nil, errors.New("a resource cannot be retrieved by name across all namespaces")
 		}
 		if n := len(groups); n > 0 && groups[n-1].info.Resource == r.Info.Resource && groups[n-1].ns == r.Namespace && groups[n-1].names != nil {
 			groups[n-1].names = append(groups[n-1].names, r.Name)
 			continue
 		}
-		groups = append(groups, &group{info: r.Info, ns: r.Namespace, names: []string{r.Name}})
+		groups = append(groups, group{info: r.Info, ns: r.Namespace, names: []string{r.Name}})
 	}
-	if watching && len(groups) > 1 {
-		return errors.New("watch is only supported on individual resources and resource collections, but multiple resource types were found")
+	if !o.watching() {
+		return groups, nil
 	}
-	if watching && len(groups[0].names) > 1 {
-		return fmt.Errorf("watch is only supported on individual resources and resource collections, but %d resources were found", len(groups[0].names))
+	if len(groups) > 1 {
+		return nil, errors.New("watch is only supported on individual resources and resource collections, but multiple resource types were found")
 	}
-	p.withKind = len(groups) > 1 || o.showKind
+	if len(groups) == 0 || len(groups[0].names) > 1 {
+		n := 0
+		if len(groups) > 0 {
+			n = len(groups[0].names)
+		}
+		return nil, fmt.Errorf("watch is only supported on individual resources and resource collections, but %d resources were found", n)
+	}
+	return groups, nil
+}
 
-	var (
-		firstErr error // the last error, returned
-		all      []printers.Obj
-		printed  bool
-		watchRV  string
-	)
-	for _, gr := range groups {
-		d := c.Dynamic(gr.info).Namespace(gr.ns)
-		var items []printers.Obj
-		if gr.names != nil {
-			for _, n := range gr.names {
-				u, err := d.Get(ctx, n)
-				if err != nil {
-					if o.ignoreNF && apierrors.IsNotFound(err) {
-						continue
-					}
-					// kubectl reports every missing name: all but the last
-					// here, the last on the way out.
-					if firstErr != nil {
-						fmt.Fprintln(streams.ErrOut, cli.FormatError(firstErr))
-					}
-					firstErr = err
-					continue
-				}
-				items = append(items, u.Object)
-				watchRV = u.GetResourceVersion()
-			}
-		} else {
-			l, err := d.List(ctx, client.ListOptions{LabelSelector: o.selector, FieldSelector: o.fieldSelector})
-			if err != nil {
-				return err
-			}
-			watchRV = l.ListMeta.ResourceVersion
-			for _, u := range l.Items {
-				items = append(items, u.Object)
-			}
-		}
-		if o.watchOnly || len(items) == 0 {
-			continue
-		}
-		if err := o.sort(gr.info, items); err != nil {
-			return err
-		}
-		switch {
-		case p.batch() && watching:
-			// A watch prints objects one by one, the listed ones too.
-			for _, it := range items {
-				if err := p.printWatched(gr.info, it); err != nil {
-					return err
-				}
-			}
-		case p.batch():
-			all = append(all, items...)
-		default:
-			if printed && p.format != "name" && p.format != "custom-columns" {
-				fmt.Fprintln(streams.Out)
-				p.header = false
-			}
-			if err := p.print(gr.info, items); err != nil {
-				return err
-			}
-		}
-		printed = true
+// reading is the state of one get across its groups: what failed, what
+// the batch formats print at the end, and where a watch resumes.
+type reading struct {
+	o   *options
+	p   *printer
+	out io.Writer
+	// failures are the names not found: kubectl reports every one, all
+	// but the last as they happen, the last on the way out.
+	failures cli.Failures
+	// batch holds the objects of the batch formats (yaml, json,
+	// jsonpath), printed together as one List at the end.
+	batch []printers.Obj
+	// printed says whether anything was printed (or is in batch).
+	printed bool
+	// watchRV is the resourceVersion of the last object or list read, from
+	// which -w resumes.
+	watchRV string
+}
+
+// readAndPrint reads one group and prints it (or, for the batch formats,
+// keeps it for printBatch).
+func (r *reading) readAndPrint(ctx context.Context, c *client.Client, gr group) error {
+	items, err := r.read(ctx, c, gr)
+	if err != nil {
+		return err
 	}
-	if p.batch() && !o.watchOnly && !watching {
-		if len(all) > 0 || len(sel.Refs) == 0 {
-			asList := len(sel.Refs) != 1
-			if err := p.printAll(all, asList); err != nil {
-				return err
-			}
-			printed = true
-		}
-	}
-	if firstErr != nil {
-		return firstErr
-	}
-	if !printed && !o.watchOnly && !o.ignoreNF {
-		fmt.Fprintln(streams.ErrOut, noResources(ns, groups[0].info, len(groups) > 1))
-	}
-	if !watching {
+	if r.o.watchOnly || len(items) == 0 {
 		return nil
 	}
-	if p.batch() {
-		p.header = printed
+	if err := r.o.sort(gr.info, items); err != nil {
+		return err
 	}
-	gr := groups[0]
+	p := r.p
+	switch {
+	case p.batch() && r.o.watching():
+		// A watch prints objects one by one, the listed ones too.
+		for _, it := range items {
+			if err := p.printWatched(gr.info, it); err != nil {
+				return err
+			}
+		}
+	case p.batch():
+		r.batch = append(r.batch, items...)
+	default:
+		if r.printed && p.format != "name" && p.format != "custom-columns" {
+			// Each type's table is its own, after a blank line.
+			fmt.Fprintln(r.out)
+			p.header = false
+		}
+		if err := p.print(gr.info, items); err != nil {
+			return err
+		}
+	}
+	r.printed = true
+	return nil
+}
+
+// read GETs each name of gr, or LISTs its type with the selectors. A name
+// that is missing (and not ignored) is a failure, not the end.
+func (r *reading) read(ctx context.Context, c *client.Client, gr group) ([]printers.Obj, error) {
+	d := c.Dynamic(gr.info).Namespace(gr.ns)
+	var items []printers.Obj
+	if gr.names == nil {
+		l, err := d.List(ctx, client.ListOptions{LabelSelector: r.o.selector, FieldSelector: r.o.fieldSelector})
+		if err != nil {
+			return nil, err
+		}
+		r.watchRV = l.ListMeta.ResourceVersion
+		for _, u := range l.Items {
+			items = append(items, u.Object)
+		}
+		return items, nil
+	}
+	for _, n := range gr.names {
+		u, err := d.Get(ctx, n)
+		if err != nil {
+			if !(r.o.ignoreNF && apierrors.IsNotFound(err)) {
+				r.failures.Add(err)
+			}
+			continue
+		}
+		items = append(items, u.Object)
+		r.watchRV = u.GetResourceVersion()
+	}
+	return items, nil
+}
+
+// printBatch prints what the batch formats kept: one object asked for by
+// name as itself, anything else as a List (an empty one too, when types
+// were listed). A watch has printed its objects already.
+func (r *reading) printBatch(named int) error {
+	if !r.p.batch() || r.o.watching() {
+		return nil
+	}
+	if len(r.batch) == 0 && named > 0 {
+		return nil
+	}
+	if err := r.p.printAll(r.batch, named != 1); err != nil {
+		return err
+	}
+	r.printed = true
+	return nil
+}
+
+// watchGroup follows the one group asked for from where reading left it:
+// one name by a field selector on it, a list by the selectors.
+func (o *options) watchGroup(cmd *cobra.Command, c *client.Client, p *printer, gr group, r *reading) error {
+	if p.batch() {
+		p.header = r.printed
+	}
 	fs := o.fieldSelector
 	if len(gr.names) == 1 {
 		fs = "metadata.name=" + gr.names[0]
 	}
 	return watch(cmd, c.Dynamic(gr.info).Namespace(gr.ns), p, gr.info, client.ListOptions{
-		LabelSelector: o.selector, FieldSelector: fs, ResourceVersion: watchRV,
+		LabelSelector: o.selector, FieldSelector: fs, ResourceVersion: r.watchRV,
 	}, o.watchEvents)
 }
 
@@ -448,60 +396,11 @@ func eventTime(o printers.Obj) time.Time {
 	return t
 }
 
-// watch prints every change as it arrives, until the server ends the
-// stream or the command is interrupted.
-func watch(cmd *cobra.Command, d *client.DynamicClient, p *printer, info api.ResourceInfo, lo client.ListOptions, watchEvents bool) error {
-	return watchWith(cmd, d, p, info, lo, watchEvents, nil)
-}
-
-// watchFiltered is watch printing only the objects keep accepts.
-func watchFiltered(cmd *cobra.Command, d *client.DynamicClient, p *printer, info api.ResourceInfo, lo client.ListOptions, keep func(printers.Obj) bool) error {
-	return watchWith(cmd, d, p, info, lo, false, keep)
-}
-
-func watchWith(cmd *cobra.Command, d *client.DynamicClient, p *printer, info api.ResourceInfo, lo client.ListOptions, watchEvents bool, keep func(printers.Obj) bool) error {
-	ctx := cmd.Context()
-	w, err := d.Watch(ctx, lo)
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return nil
-			}
-			switch ev.Type {
-			case api.Error:
-				if ev.Status != nil {
-					return fmt.Errorf("watch: %s", ev.Status.Message)
-				}
-				return errors.New("watch ended with an error")
-			case api.Bookmark:
-				continue
-			}
-			if ev.Object == nil {
-				continue
-			}
-			if keep != nil && !keep(ev.Object.Object) {
-				continue
-			}
-			if watchEvents {
-				p.event = string(ev.Type)
-			}
-			if err := p.printWatched(info, ev.Object.Object); err != nil {
-				return err
-			}
-		}
-	}
-}
-
-// noResources is kubectl's message for an empty result.
-func noResources(ns string, info api.ResourceInfo, several bool) string {
-	if ns == "" || (!info.Namespaced && !several) {
+// noResources is kubectl's message for an empty result: without a
+// namespace when all namespaces were read or the one type asked for is
+// cluster-scoped.
+func noResources(ns string, clusterScoped bool) string {
+	if ns == "" || clusterScoped {
 		return "No resources found"
 	}
 	return fmt.Sprintf("No resources found in %s namespace.", ns)

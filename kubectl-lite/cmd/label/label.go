@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -136,7 +137,7 @@ func newCommand(streams cli.Streams, g *cli.Globals, k kind, example string) *co
 // --overwrite, worded as kubectl words it for labels and for annotations.
 func (k kind) noOverwrites(cur map[string]any, set map[string]string) error {
 	var clashes []string
-	for _, key := range sortedKeys(set) {
+	for _, key := range slices.Sorted(maps.Keys(set)) {
 		if v, ok := cur[key]; ok && v != set[key] {
 			if k.command == "label" {
 				clashes = append(clashes, fmt.Sprintf("'%s' already has a value (%v), and --overwrite is false", key, v))
@@ -189,13 +190,4 @@ func parsePairs(pairs []string) (map[string]string, []string, error) {
 		}
 	}
 	return set, remove, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

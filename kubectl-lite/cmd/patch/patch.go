@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -12,9 +11,10 @@ import (
 
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
-	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
+	"github.com/minik8s/minik8s/kubectl-lite/manifest"
 	"github.com/minik8s/minik8s/kubectl-lite/printers"
 	"github.com/minik8s/minik8s/kubectl-lite/resource"
+	"github.com/minik8s/minik8s/kubectl-lite/write"
 )
 
 var patchTypes = map[string]client.PatchType{
@@ -26,8 +26,9 @@ var patchTypes = map[string]client.PatchType{
 // NewCommand returns the patch command.
 func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	var (
-		patch, patchFile, typ, dryRun, output, subresource string
-		files                                              apply.Files
+		patch, patchFile, typ, output, subresource string
+		dryRun                                     cli.DryRun
+		files                                      manifest.Files
 	)
 	cmd := &cobra.Command{
 		Use:   "patch (-f FILENAME | TYPE NAME) [-p PATCH|--patch-file FILE]",
@@ -43,15 +44,11 @@ patch, or a JSON patch. JSON and YAML formats are accepted.`,
 			if !ok {
 				return fmt.Errorf("--type must be one of [json merge strategic], not %q", typ)
 			}
-			switch dryRun {
-			case "none", "client", "server":
-			default:
-				return fmt.Errorf(`Invalid dry-run value (%s). Must be "none", "server", or "client".`, dryRun)
+			if err := dryRun.Validate(); err != nil {
+				return err
 			}
-			switch output {
-			case "", "json", "yaml", "name":
-			default:
-				return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: json,name,yaml", output)
+			if err := write.ValidOutput(output); err != nil {
+				return err
 			}
 			if (patch == "") == (patchFile == "") {
 				return errors.New("must specify --patch or --patch-file containing the contents of the patch")
@@ -75,7 +72,7 @@ patch, or a JSON patch. JSON and YAML formats are accepted.`,
 			var refs []resource.Ref
 			if len(files.Filenames) > 0 {
 				var err error
-				if refs, err = apply.Refs(streams, g, files); err != nil {
+				if refs, err = files.Refs(streams, g); err != nil {
 					return err
 				}
 			} else {
@@ -90,7 +87,6 @@ patch, or a JSON patch. JSON and YAML formats are accepted.`,
 				return err
 			}
 			ctx := cmd.Context()
-			suffix := map[string]string{"client": " (dry run)", "server": " (server dry run)"}[dryRun]
 			for _, r := range refs {
 				d := c.Dynamic(r.Info).Namespace(r.Namespace)
 				var sub []string
@@ -102,13 +98,9 @@ patch, or a JSON patch. JSON and YAML formats are accepted.`,
 					return err
 				}
 				result := before.Object
-				if dryRun != "client" {
-					var q url.Values
-					if dryRun == "server" {
-						q = url.Values{"dryRun": {"All"}}
-					}
+				if dryRun != cli.DryRunClient {
 					resp, err := c.Do(ctx, client.Request{Method: http.MethodPatch, Path: client.ResourcePath(r.Info, r.Namespace, r.Name, sub...),
-						Query: q, Body: body, ContentType: string(pt)})
+						Query: dryRun.Query(), Body: body, ContentType: string(pt)})
 					if err != nil {
 						return err
 					}
@@ -128,10 +120,10 @@ patch, or a JSON patch. JSON and YAML formats are accepted.`,
 				default:
 					msg := "patched"
 					md, _ := result["metadata"].(map[string]any)
-					if dryRun == "none" && md["resourceVersion"] == before.GetResourceVersion() {
+					if dryRun == cli.DryRunNone && md["resourceVersion"] == before.GetResourceVersion() {
 						msg = "patched (no change)"
 					}
-					fmt.Fprintf(streams.Out, "%s %s%s\n", r, msg, suffix)
+					fmt.Fprintf(streams.Out, "%s %s%s\n", r, msg, dryRun.Suffix())
 				}
 			}
 			return nil
@@ -141,11 +133,9 @@ patch, or a JSON patch. JSON and YAML formats are accepted.`,
 	f.StringVarP(&patch, "patch", "p", "", "The patch to be applied to the resource JSON file.")
 	f.StringVar(&patchFile, "patch-file", "", "A file containing a patch to be applied to the resource.")
 	f.StringVar(&typ, "type", "strategic", "The type of patch being provided; one of [json merge strategic]")
-	f.StringVar(&dryRun, "dry-run", "none", `Must be "none", "server", or "client". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource.`)
-	f.Lookup("dry-run").NoOptDefVal = "client"
-	f.StringVarP(&output, "output", "o", "", "Output format. One of: (json, yaml, name).")
+	dryRun.Bind(cmd)
+	write.BindOutput(cmd, &output)
 	f.StringVar(&subresource, "subresource", "", "If specified, patch will operate on the subresource of the requested object. Supported subresources: status, scale.")
-	f.StringSliceVarP(&files.Filenames, "filename", "f", nil, "Filename, directory, or URL to files identifying the resource to update")
-	f.BoolVarP(&files.Recursive, "recursive", "R", false, "Process the directory used in -f, --filename recursively.")
+	files.Bind(cmd, "Filename, directory, or URL to files identifying the resource to update")
 	return cmd
 }

@@ -17,33 +17,29 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/describe"
+	"github.com/minik8s/minik8s/kubectl-lite/manifest"
 	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
 
-// Annotations the deployment controller and kubectl use.
+// Annotations and reasons of kubectl's rollout that api does not declare
+// (the deployment controller's annotations are api's).
 const (
-	RevisionAnnotation     = "deployment.kubernetes.io/revision"
-	ChangeCauseAnnotation  = "kubernetes.io/change-cause"
+	// RestartedAtAnnotation is what "rollout restart" sets on the pod
+	// template, so the template changes and a new ReplicaSet rolls out.
 	RestartedAtAnnotation  = "kubectl.kubernetes.io/restartedAt"
-	lastAppliedAnnotation  = "kubectl.kubernetes.io/last-applied-configuration"
-	podTemplateHashLabel   = "pod-template-hash"
 	timedOutReason         = "ProgressDeadlineExceeded"
-	deploymentProgressing  = "Progressing"
-	revisionHistoryAnnot   = "deployment.kubernetes.io/revision-history"
-	desiredReplicasAnnot   = "deployment.kubernetes.io/desired-replicas"
-	maxReplicasAnnot       = "deployment.kubernetes.io/max-replicas"
 	deprecatedRollbackAnno = "deprecated.deployment.rollback.to"
 )
 
 // annotationsToSkip are the Deployment annotations undo keeps rather than
 // copying them from the ReplicaSet (kubectl's list).
 var annotationsToSkip = map[string]bool{
-	lastAppliedAnnotation:  true,
-	RevisionAnnotation:     true,
-	revisionHistoryAnnot:   true,
-	desiredReplicasAnnot:   true,
-	maxReplicasAnnot:       true,
-	deprecatedRollbackAnno: true,
+	manifest.LastAppliedAnnotation: true,
+	api.RevisionAnnotation:         true,
+	api.RevisionHistoryAnnotation:  true,
+	api.DesiredReplicasAnnotation:  true,
+	api.MaxReplicasAnnotation:      true,
+	deprecatedRollbackAnno:         true,
 }
 
 // NewCommand returns the rollout command and its subcommands.
@@ -95,7 +91,7 @@ func deployments(c *client.Client, ns string) *client.ResourceClient[api.Deploym
 func Status(d *api.Deployment) (string, bool, error) {
 	if d.Generation <= d.Status.ObservedGeneration {
 		for _, c := range d.Status.Conditions {
-			if c.Type == deploymentProgressing && c.Reason == timedOutReason {
+			if c.Type == api.DeploymentProgressing && c.Reason == timedOutReason {
 				return "", false, fmt.Errorf("deployment %q exceeded its progress deadline", d.Name)
 			}
 		}
@@ -161,7 +157,7 @@ deadline or --timeout passes.`,
 func status(ctx context.Context, streams cli.Streams, dc *client.ResourceClient[api.Deployment, *api.Deployment], name string, watch bool, revision int64) error {
 	check := func(d *api.Deployment) (bool, error) {
 		if revision > 0 {
-			cur, err := strconv.ParseInt(d.Annotations[RevisionAnnotation], 10, 64)
+			cur, err := strconv.ParseInt(d.Annotations[api.RevisionAnnotation], 10, 64)
 			if err != nil {
 				return false, fmt.Errorf("cannot get the revision of deployment %q: %w", d.Name, err)
 			}
@@ -256,7 +252,7 @@ func controlled(ctx context.Context, c *client.Client, d *api.Deployment) ([]api
 func history(rss []api.ReplicaSet) map[int64]*api.ReplicaSet {
 	out := map[int64]*api.ReplicaSet{}
 	for i := range rss {
-		v, err := strconv.ParseInt(rss[i].Annotations[RevisionAnnotation], 10, 64)
+		v, err := strconv.ParseInt(rss[i].Annotations[api.RevisionAnnotation], 10, 64)
 		if err != nil {
 			continue
 		}
@@ -296,9 +292,9 @@ func newHistory(streams cli.Streams, g *cli.Globals) *cobra.Command {
 					}
 					fmt.Fprintf(streams.Out, "%s with revision #%d\n", r, revision)
 					tmpl := rs.Spec.Template
-					if cause := rs.Annotations[ChangeCauseAnnotation]; cause != "" {
+					if cause := rs.Annotations[api.ChangeCauseAnnotation]; cause != "" {
 						tmpl.Annotations = copyMap(tmpl.Annotations)
-						tmpl.Annotations[ChangeCauseAnnotation] = cause
+						tmpl.Annotations[api.ChangeCauseAnnotation] = cause
 					}
 					describe.PodTemplate(streams.Out, &tmpl)
 					fmt.Fprintln(streams.Out)
@@ -317,7 +313,7 @@ func newHistory(streams cli.Streams, g *cli.Globals) *cobra.Command {
 				w := tabwriter.NewWriter(streams.Out, 0, 8, 2, ' ', 0)
 				fmt.Fprintf(w, "REVISION\tCHANGE-CAUSE\n")
 				for _, v := range revs {
-					cause := h[v].Annotations[ChangeCauseAnnotation]
+					cause := h[v].Annotations[api.ChangeCauseAnnotation]
 					if cause == "" {
 						cause = "<none>"
 					}
@@ -408,7 +404,7 @@ func undo(ctx context.Context, c *client.Client, r resource.Ref, toRevision int6
 	}
 	tmpl := *api.DeepCopy(&rs.Spec.Template)
 	if tmpl.Labels != nil {
-		delete(tmpl.Labels, podTemplateHashLabel)
+		delete(tmpl.Labels, api.DefaultDeploymentUniqueLabelKey)
 	}
 	if equalTemplates(&tmpl, &d.Spec.Template) {
 		return fmt.Sprintf("skipped rollback (current template already matches revision %d)", toRevision), nil
@@ -441,7 +437,7 @@ func undo(ctx context.Context, c *client.Client, r resource.Ref, toRevision int6
 func equalTemplates(a, b *api.PodTemplateSpec) bool {
 	strip := func(t *api.PodTemplateSpec) []byte {
 		cp := api.DeepCopy(t)
-		delete(cp.Labels, podTemplateHashLabel)
+		delete(cp.Labels, api.DefaultDeploymentUniqueLabelKey)
 		if len(cp.Labels) == 0 {
 			cp.Labels = nil
 		}

@@ -14,16 +14,21 @@ import (
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/completion"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/config"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/cp"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/create"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/delete"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/describe"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/diff"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/drain"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/edit"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/exec"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/expose"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/get"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/label"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/logs"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/patch"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/replace"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/rollout"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/run"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/scale"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/set"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/token"
@@ -61,11 +66,11 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 		get.NewCommand(streams, g),
 		get.NewEventsCommand(streams, g),
 		apply.NewCommand(streams, g),
-		apply.NewCreateCommand(streams, g),
-		apply.NewReplaceCommand(streams, g),
-		apply.NewRunCommand(streams, g),
-		apply.NewDiffCommand(streams, g),
-		apply.NewExposeCommand(streams, g),
+		create.NewCommand(streams, g),
+		replace.NewCommand(streams, g),
+		run.NewCommand(streams, g),
+		diff.NewCommand(streams, g),
+		expose.NewCommand(streams, g),
 		delete.NewCommand(streams, g),
 		describe.NewCommand(streams, g),
 		edit.NewCommand(streams, g),

@@ -9,7 +9,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
-	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
+	"github.com/minik8s/minik8s/kubectl-lite/manifest"
 	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
 
@@ -50,7 +50,7 @@ matches it (a precondition checked against the /scale subresource).`,
 			var refs []resource.Ref
 			if len(files) > 0 {
 				var err error
-				if refs, err = apply.Refs(streams, g, apply.Files{Filenames: files}); err != nil {
+				if refs, err = (manifest.Files{Filenames: files}).Refs(streams, g); err != nil {
 					return err
 				}
 			} else {

@@ -2,7 +2,8 @@ package set
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -122,7 +123,7 @@ func updateEnv(cur any, set map[string]string, order, remove []string) []any {
 			continue
 		}
 		name, _ := m["name"].(string)
-		if contains(remove, name) {
+		if slices.Contains(remove, name) {
 			continue
 		}
 		if v, ok := set[name]; ok {
@@ -139,15 +140,6 @@ func updateEnv(cur any, set map[string]string, order, remove []string) []any {
 	return out
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // printEnv is kubectl's --list: a comment naming the container, then
 // KEY=VALUE lines (a reference from a secret or field as a comment).
 func printEnv(streams cli.Streams, r resource.Ref, m map[string]any) {
@@ -162,11 +154,7 @@ func printEnv(streams cli.Streams, r resource.Ref, m map[string]any) {
 			continue
 		}
 		if from, ok := em["valueFrom"].(map[string]any); ok {
-			keys := make([]string, 0, len(from))
-			for fk := range from {
-				keys = append(keys, fk)
-			}
-			sort.Strings(keys)
+			keys := slices.Sorted(maps.Keys(from))
 			fmt.Fprintf(streams.Out, "# %s from %s\n", k, strings.Join(keys, ","))
 			continue
 		}

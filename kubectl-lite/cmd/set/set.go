@@ -9,15 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/patch"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
-
-// ChangeCauseAnnotation records the command that changed a workload
-// (with --record), shown by rollout history.
-const ChangeCauseAnnotation = "kubernetes.io/change-cause"
 
 // NewCommand returns the set command.
 func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
@@ -79,7 +76,7 @@ func newImage(streams cli.Streams, g *cli.Globals) *cobra.Command {
 							ann = map[string]any{}
 							md["annotations"] = ann
 						}
-						ann[ChangeCauseAnnotation] = commandLine()
+						ann[api.ChangeCauseAnnotation] = commandLine()
 					}
 					return true, nil
 				})

@@ -12,7 +12,7 @@ import (
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
-	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
+	"github.com/minik8s/minik8s/kubectl-lite/manifest"
 	"github.com/minik8s/minik8s/kubectl-lite/printers"
 	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
@@ -93,7 +93,7 @@ func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 		selector string
 		all      bool
 		allNS    bool
-		files    apply.Files
+		files    manifest.Files
 	)
 	cmd := &cobra.Command{
 		Use:   "wait ([-f FILENAME] | resource.group/resource.name | resource.group [(-l label | --all)]) [--for=delete|--for condition=available|--for=jsonpath='{}'=value]",
@@ -131,7 +131,7 @@ to True), --for=jsonpath='{EXPR}'=VALUE for a field to print VALUE, and
 			var refs []resource.Ref
 			if len(files.Filenames) > 0 {
 				var err error
-				if refs, err = apply.Refs(streams, g, files); err != nil {
+				if refs, err = files.Refs(streams, g); err != nil {
 					return err
 				}
 			} else {
@@ -169,8 +169,7 @@ to True), --for=jsonpath='{EXPR}'=VALUE for a field to print VALUE, and
 	f.StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter on, supports '=', '==', and '!='.")
 	f.BoolVar(&all, "all", false, "Select all resources in the namespace of the specified resource types")
 	f.BoolVarP(&allNS, "all-namespaces", "A", false, "If present, list the requested object(s) across all namespaces.")
-	f.StringSliceVarP(&files.Filenames, "filename", "f", nil, "identifying the resource.")
-	f.BoolVarP(&files.Recursive, "recursive", "R", false, "Process the directory used in -f, --filename recursively.")
+	files.Bind(cmd, "identifying the resource.")
 	return cmd
 }
 

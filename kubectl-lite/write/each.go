@@ -1,0 +1,73 @@
+package write
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/minik8s/minik8s/kubectl-lite/cli"
+	"github.com/minik8s/minik8s/kubectl-lite/manifest"
+	"github.com/minik8s/minik8s/kubectl-lite/printers"
+)
+
+// BindOutput adds the -o flag of the verbs that write: json, yaml or name.
+func BindOutput(cmd *cobra.Command, v *string) {
+	cmd.Flags().StringVarP(v, "output", "o", "", "Output format. One of: (json, yaml, name).")
+}
+
+// ValidOutput refuses an -o format the verbs that write do not print.
+func ValidOutput(o string) error {
+	switch o {
+	case "", "json", "yaml", "name":
+		return nil
+	}
+	return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: json,name,yaml", o)
+}
+
+// Each runs fn on every object, printing "kind.group/name RESULT" for
+// successes (or, with -o, the object as the server returned it). It goes
+// on after a failure, as kubectl does, so the output says which objects
+// were changed; every failure but the last is printed here and the last is
+// returned for the exit path.
+func Each(streams cli.Streams, verb string, objs []manifest.Object, output string, w *Writer, fn func(manifest.Object) (string, error)) error {
+	if len(objs) == 0 {
+		return fmt.Errorf("no objects passed to %s", verb)
+	}
+	failures := cli.Failures{Out: streams.ErrOut}
+	printed := 0
+	for _, o := range objs {
+		w.SetResult(nil)
+		result, err := fn(o)
+		if err != nil {
+			failures.Add(err)
+			continue
+		}
+		name := printers.ResourceName(o.Info.Kind, o.Info.Group) + "/" + o.Name()
+		switch output {
+		case "":
+			fmt.Fprintf(streams.Out, "%s %s\n", name, result)
+		case "name":
+			fmt.Fprintln(streams.Out, name)
+		default:
+			obj := o.Object
+			if sent := w.Result(); sent != nil {
+				var m map[string]any
+				dec := json.NewDecoder(bytes.NewReader(sent))
+				dec.UseNumber()
+				if err := dec.Decode(&m); err == nil {
+					obj = m
+				}
+			}
+			if output == "yaml" && printed > 0 {
+				fmt.Fprintln(streams.Out, "---")
+			}
+			if err := printers.PrintObjects(streams.Out, output, []printers.Obj{obj}, false); err != nil {
+				return err
+			}
+		}
+		printed++
+	}
+	return failures.Last()
+}
