@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/manifest"
 	"github.com/minik8s/minik8s/kubectl-lite/printers"
@@ -26,12 +27,48 @@ func ValidOutput(o string) error {
 	return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: json,name,yaml", o)
 }
 
-// Each runs fn on every object, printing "kind.group/name RESULT" for
+// Flags are the flags of the verbs that send the -f manifests (apply,
+// create, replace): -f/-R, --dry-run and -o.
+type Flags struct {
+	Files  manifest.Files
+	DryRun cli.DryRun
+	Output string
+}
+
+// Bind adds the flags to cmd; verb words -f's help.
+func (f *Flags) Bind(cmd *cobra.Command, verb string) {
+	f.Files.Bind(cmd, "The files that contain the configurations to "+verb+".")
+	f.DryRun.Bind(cmd)
+	BindOutput(cmd, &f.Output)
+}
+
+// Each validates the flags, reads the -f objects and runs fn on each with
+// one Writer under --dry-run, reporting as each does.
+func (f *Flags) Each(streams cli.Streams, g *cli.Globals, verb string, fn func(c *client.Client, w *Writer, o manifest.Object) (string, error)) error {
+	if err := f.DryRun.Validate(); err != nil {
+		return err
+	}
+	if err := ValidOutput(f.Output); err != nil {
+		return err
+	}
+	objs, err := f.Files.Objects(streams, g)
+	if err != nil {
+		return err
+	}
+	c, err := g.Client()
+	if err != nil {
+		return err
+	}
+	w := New(c, f.DryRun)
+	return each(streams, verb, objs, f.Output, w, func(o manifest.Object) (string, error) { return fn(c, w, o) })
+}
+
+// each runs fn on every object, printing "kind.group/name RESULT" for
 // successes (or, with -o, the object as the server returned it). It goes
 // on after a failure, as kubectl does, so the output says which objects
 // were changed; every failure but the last is printed here and the last is
 // returned for the exit path.
-func Each(streams cli.Streams, verb string, objs []manifest.Object, output string, w *Writer, fn func(manifest.Object) (string, error)) error {
+func each(streams cli.Streams, verb string, objs []manifest.Object, output string, w *Writer, fn func(manifest.Object) (string, error)) error {
 	if len(objs) == 0 {
 		return fmt.Errorf("no objects passed to %s", verb)
 	}

@@ -20,11 +20,7 @@ import (
 
 // NewCommand returns the apply command.
 func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
-	var (
-		f      manifest.Files
-		dryRun cli.DryRun
-		output string
-	)
+	var flags write.Flags
 	cmd := &cobra.Command{
 		Use:   "apply -f FILENAME",
 		Short: "Apply a configuration to a resource by file name or stdin",
@@ -41,29 +37,12 @@ fields set by others are kept. JSON and YAML formats are accepted.`,
   kubectl-lite apply -f deploy.yaml --dry-run=server`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := dryRun.Validate(); err != nil {
-				return err
-			}
-			if err := write.ValidOutput(output); err != nil {
-				return err
-			}
-			objs, err := f.Objects(streams, g)
-			if err != nil {
-				return err
-			}
-			c, err := g.Client()
-			if err != nil {
-				return err
-			}
-			w := write.New(c, dryRun)
-			return write.Each(streams, "apply", objs, output, w, func(o manifest.Object) (string, error) {
+			return flags.Each(streams, g, "apply", func(c *client.Client, w *write.Writer, o manifest.Object) (string, error) {
 				return One(cmd.Context(), c, w, o, streams.ErrOut)
 			})
 		},
 	}
-	f.Bind(cmd, "The files that contain the configurations to apply.")
-	dryRun.Bind(cmd)
-	write.BindOutput(cmd, &output)
+	flags.Bind(cmd, "apply")
 	return cmd
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/manifest"
 	"github.com/minik8s/minik8s/kubectl-lite/write"
@@ -16,10 +17,8 @@ import (
 // as its subcommands.
 func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	var (
-		f          manifest.Files
-		dryRun     cli.DryRun
+		flags      write.Flags
 		saveConfig bool
-		output     string
 	)
 	cmd := &cobra.Command{
 		Use:   "create -f FILENAME",
@@ -29,22 +28,7 @@ func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
   cat pod.json | kubectl-lite create -f -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := dryRun.Validate(); err != nil {
-				return err
-			}
-			if err := write.ValidOutput(output); err != nil {
-				return err
-			}
-			objs, err := f.Objects(streams, g)
-			if err != nil {
-				return err
-			}
-			c, err := g.Client()
-			if err != nil {
-				return err
-			}
-			w := write.New(c, dryRun)
-			return write.Each(streams, "create", objs, output, w, func(o manifest.Object) (string, error) {
+			return flags.Each(streams, g, "create", func(_ *client.Client, w *write.Writer, o manifest.Object) (string, error) {
 				if saveConfig {
 					if err := setLastApplied(o); err != nil {
 						return "", err
@@ -61,13 +45,11 @@ func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 				if name != "" {
 					o.SetName(name)
 				}
-				return "created" + dryRun.Suffix(), nil
+				return "created" + w.DryRun().Suffix(), nil
 			})
 		},
 	}
-	f.Bind(cmd, "The files that contain the configurations to create.")
-	dryRun.Bind(cmd)
-	write.BindOutput(cmd, &output)
+	flags.Bind(cmd, "create")
 	addGenerators(cmd, streams, g)
 	cmd.Flags().BoolVar(&saveConfig, "save-config", false, "If true, the configuration of current object will be saved in its annotation. Otherwise, the annotation will be unchanged. This flag is useful when you want to perform kubectl apply on this object in the future.")
 	return cmd

@@ -19,10 +19,8 @@ import (
 // --force a delete and re-create.
 func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	var (
-		f      manifest.Files
-		dryRun cli.DryRun
-		force  bool
-		output string
+		flags write.Flags
+		force bool
 	)
 	cmd := &cobra.Command{
 		Use:   "replace -f FILENAME",
@@ -35,31 +33,13 @@ cleared. The object must exist. With --force it is deleted and re-created.`,
   kubectl-lite get pod mypod -o yaml | sed 's/v1/v2/' | kubectl-lite replace -f -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := dryRun.Validate(); err != nil {
-				return err
-			}
-			if err := write.ValidOutput(output); err != nil {
-				return err
-			}
-			objs, err := f.Objects(streams, g)
-			if err != nil {
-				return err
-			}
-			c, err := g.Client()
-			if err != nil {
-				return err
-			}
-			w := write.New(c, dryRun)
-			ctx := cmd.Context()
-			return write.Each(streams, "replace", objs, output, w, func(o manifest.Object) (string, error) {
-				res, err := replaceOne(ctx, c, w, o, force)
+			return flags.Each(streams, g, "replace", func(c *client.Client, w *write.Writer, o manifest.Object) (string, error) {
+				res, err := replaceOne(cmd.Context(), c, w, o, force)
 				return res, cli.AddSource("replacing", o.Source, err)
 			})
 		},
 	}
-	f.Bind(cmd, "The files that contain the configurations to replace.")
-	dryRun.Bind(cmd)
-	write.BindOutput(cmd, &output)
+	flags.Bind(cmd, "replace")
 	cmd.Flags().BoolVar(&force, "force", false, "If true, immediately remove resources from API and bypass graceful deletion, then re-create them.")
 	return cmd
 }

@@ -455,28 +455,14 @@ func newRestart(streams cli.Streams, g *cli.Globals) *cobra.Command {
 		Example: "  kubectl-lite rollout restart deployment/web",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			refs, c, err := target(g, args)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			for _, r := range refs {
-				dc := deployments(c, r.Namespace)
-				d, err := dc.Get(ctx, r.Name)
-				if err != nil {
-					return err
-				}
+			return patchEach(cmd, streams, g, args, "restarted", func(d *api.Deployment) ([]byte, error) {
 				if d.Spec.Paused {
-					return fmt.Errorf("can't restart paused deployment (run rollout resume first)")
+					return nil, fmt.Errorf("can't restart paused deployment (run rollout resume first)")
 				}
 				p, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{
 					"annotations": map[string]string{RestartedAtAnnotation: time.Now().Format(time.RFC3339)}}}}})
-				if _, err := dc.Patch(ctx, r.Name, client.StrategicMergePatchType, p); err != nil {
-					return err
-				}
-				fmt.Fprintf(streams.Out, "%s restarted\n", r)
-			}
-			return nil
+				return p, nil
+			})
 		},
 	}
 }
@@ -494,30 +480,42 @@ func newPause(streams cli.Streams, g *cli.Globals, pause bool) *cobra.Command {
 		Example: "  kubectl-lite rollout " + verb + " deployment/web",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			refs, c, err := target(g, args)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			for _, r := range refs {
-				dc := deployments(c, r.Namespace)
-				d, err := dc.Get(ctx, r.Name)
-				if err != nil {
-					return err
-				}
+			return patchEach(cmd, streams, g, args, done, func(d *api.Deployment) ([]byte, error) {
 				if d.Spec.Paused == pause {
 					if pause {
-						return fmt.Errorf("deployments.apps %q is already paused", r.Name)
+						return nil, fmt.Errorf("deployments.apps %q is already paused", d.Name)
 					}
-					return fmt.Errorf("deployments.apps %q is not paused", r.Name)
+					return nil, fmt.Errorf("deployments.apps %q is not paused", d.Name)
 				}
-				p := fmt.Appendf(nil, `{"spec":{"paused":%t}}`, pause)
-				if _, err := dc.Patch(ctx, r.Name, client.StrategicMergePatchType, p); err != nil {
-					return err
-				}
-				fmt.Fprintf(streams.Out, "%s %s\n", r, done)
-			}
-			return nil
+				return fmt.Appendf(nil, `{"spec":{"paused":%t}}`, pause), nil
+			})
 		},
 	}
+}
+
+// patchEach sends each Deployment the arguments name the strategic merge
+// patch change makes of it, or stops at change's refusal, and says
+// "deployment.apps/NAME done" for each.
+func patchEach(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, args []string, done string, change func(*api.Deployment) ([]byte, error)) error {
+	refs, c, err := target(g, args)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	for _, r := range refs {
+		dc := deployments(c, r.Namespace)
+		d, err := dc.Get(ctx, r.Name)
+		if err != nil {
+			return err
+		}
+		p, err := change(d)
+		if err != nil {
+			return err
+		}
+		if _, err := dc.Patch(ctx, r.Name, client.StrategicMergePatchType, p); err != nil {
+			return err
+		}
+		fmt.Fprintf(streams.Out, "%s %s\n", r, done)
+	}
+	return nil
 }
