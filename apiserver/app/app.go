@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -49,10 +50,21 @@ type APIServer struct {
 	secureListener net.Listener
 	secureSrv      *http.Server
 	pki            *pki.Bundle
+	tlsConfig      *tls.Config
 	audit          *audit.Backend
 	tokens         *authn.TokenFile
 	metrics        *prometheus.Registry
 	kubeletCert    kubeletClientCert
+
+	// What one start-up phase makes for a later one.
+	crypt      *encryption.Transformers
+	kubeletCfg server.KubeletConfig
+	alloc      *servicealloc.Allocator
+	authorizer authz.Authorizer
+
+	// undo is what start-up has started, each entry undone in reverse order
+	// on shutdown, or as soon as a later phase fails.
+	undo []func()
 
 	wg      sync.WaitGroup
 	errOnce sync.Once
@@ -76,8 +88,10 @@ func (a *APIServer) Addr() string { return addrOf(a.listener) }
 // URL returns the base URL of the plain-HTTP listener, once started.
 func (a *APIServer) URL() string { return "http://" + a.Addr() }
 
-// Handler returns the HTTP handler (for in-process benchmarks).
-func (a *APIServer) Handler() http.Handler { return a.handler }
+// Handler returns what the plain-HTTP port serves, once started: the whole
+// filter chain, every request as the trusted local administrator (for
+// in-process benchmarks).
+func (a *APIServer) Handler() http.Handler { return a.handler.HandlerChain(trusted) }
 
 // Backend returns the etcd backend.
 func (a *APIServer) Backend() *etcd.Backend { return a.backend }
@@ -87,18 +101,76 @@ func (a *APIServer) Store(group, resource string) *registry.Store {
 	return a.byName[group+"/"+resource]
 }
 
-// Start brings the server up: etcd, stores and caches, bootstrap objects,
-// then the listener. It returns once requests are being served.
+// Start brings the server up phase by phase and returns once requests are
+// being served. Whatever a phase starts it registers in a.undo, so that a
+// failed phase leaves nothing running: the ones before it are undone as on
+// shutdown, and Wait returns the error too.
 func (a *APIServer) Start(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	a.cancel = cancel
-	// The files the flags name come first, before anything starts or
-	// logs: a missing or malformed one is the only thing reported.
-	crypt, kubeletCfg, err := a.loadFiles()
-	if err != nil {
-		cancel()
+	for _, phase := range []func(context.Context) error{
+		a.loadFiles,        // what the flags name, before anything starts
+		a.startStorage,     // etcd, admission, one registry store per resource
+		a.startWatchCaches, // each store's cache filled from etcd; compaction
+		a.bootstrap,        // system namespaces, the RBAC bootstrap policy
+		a.buildAPI,         // authorizer, OpenAPI, the routes
+		a.listen,           // the plain-HTTP and HTTPS sockets
+		a.ensurePKI,        // certificates and kubeconfigs, when serving HTTPS
+		a.serve,            // the filter chains served; the controllers
+	} {
+		if err := phase(ctx); err != nil {
+			a.errOnce.Do(func() { a.err = err })
+			cancel()
+			a.shutdown()
+			return err
+		}
+	}
+	go func() {
+		<-ctx.Done()
+		a.shutdown()
+	}()
+	return nil
+}
+
+// onUndo registers f to run on shutdown, before everything registered
+// earlier.
+func (a *APIServer) onUndo(f func()) { a.undo = append(a.undo, f) }
+
+// loadFiles reads what the flags name: the encryption configuration, the
+// token file, the kubelet client certificate; and opens the audit log. A
+// missing or malformed file is then the only thing reported.
+func (a *APIServer) loadFiles(context.Context) error {
+	var err error
+	if a.opts.EncryptionProviderConfig != "" {
+		if a.crypt, err = encryption.Load(a.opts.EncryptionProviderConfig); err != nil {
+			return fmt.Errorf("--encryption-provider-config: %w", err)
+		}
+	}
+	if a.opts.TokenAuthFile != "" {
+		if a.tokens, err = authn.NewTokenFile(a.opts.TokenAuthFile); err != nil {
+			return fmt.Errorf("--token-auth-file: %w", err)
+		}
+	}
+	if a.kubeletCfg, err = a.kubeletConfig(); err != nil {
 		return err
 	}
+	if a.opts.AuditLogPath != "" {
+		if a.audit, err = audit.NewFileBackend(a.opts.AuditLogPath, a.opts.AuditLogMaxSizeMB); err != nil {
+			return fmt.Errorf("--audit-log-path: %w", err)
+		}
+		a.onUndo(func() {
+			if err := a.audit.Close(); err != nil {
+				a.log.Warn("close audit log", "err", err)
+			}
+		})
+	}
+	return nil
+}
+
+// startStorage starts (or connects to) etcd and builds one registry store
+// per served resource, each with the admission chain, its strategy and its
+// value transformer (encryption at rest).
+func (a *APIServer) startStorage(ctx context.Context) error {
 	be, err := etcd.Start(ctx, etcd.Config{
 		DataDir:         a.opts.DataDir,
 		ListenClientURL: a.opts.EtcdClientURL,
@@ -110,10 +182,14 @@ func (a *APIServer) Start(ctx context.Context) error {
 		Logger:          a.log.With("component", "etcd"),
 	})
 	if err != nil {
-		cancel()
 		return fmt.Errorf("start etcd: %w", err)
 	}
 	a.backend = be
+	a.onUndo(func() {
+		if err := be.Close(); err != nil {
+			a.log.Warn("close etcd", "err", err)
+		}
+	})
 	st := storage.New(be.Client(), a.opts.EtcdPrefix)
 
 	nsGetter := &namespaceGetter{}
@@ -130,20 +206,18 @@ func (a *APIServer) Start(ctx context.Context) error {
 	a.metrics = prometheus.NewRegistry()
 	a.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
-	alloc, err := servicealloc.New(st, a.opts.ServiceClusterIPRange, a.opts.ServiceNodePortRange)
-	if err != nil {
-		cancel()
+	if a.alloc, err = servicealloc.New(st, a.opts.ServiceClusterIPRange, a.opts.ServiceNodePortRange); err != nil {
 		return err
 	}
 	for _, ri := range api.Resources {
 		var vt registry.ValueTransformer
-		if crypt.Configured(ri.Resource, ri.Group) {
-			vt = crypt.For(ri.Resource, ri.Group)
+		if a.crypt.Configured(ri.Resource, ri.Group) {
+			vt = a.crypt.For(ri.Resource, ri.Group)
 		}
 		s := registry.NewStore(registry.Config{
 			Transformer:      vt,
 			Info:             ri,
-			Strategy:         strategyFor(ri, alloc),
+			Strategy:         strategyFor(ri, a.alloc),
 			Storage:          st,
 			Admission:        chain,
 			BookmarkInterval: a.opts.WatchBookmarkInterval,
@@ -151,7 +225,6 @@ func (a *APIServer) Start(ctx context.Context) error {
 			Logger:           a.log,
 		})
 		if err := s.Cacher().Register(a.metrics); err != nil {
-			cancel()
 			return fmt.Errorf("register watch cache metrics of %s: %w", ri.Resource, err)
 		}
 		a.stores = append(a.stores, s)
@@ -160,11 +233,18 @@ func (a *APIServer) Start(ctx context.Context) error {
 	nsGetter.store = a.Store("", "namespaces")
 	nodeGetter.store = a.Store("", "nodes")
 	if nsGetter.store == nil {
-		cancel()
 		return errors.New("the namespaces resource is not registered")
 	}
+	return nil
+}
+
+// startWatchCaches runs every store's watch cache (and etcd compaction)
+// until ctx ends, and waits until each cache holds its resource.
+func (a *APIServer) startWatchCaches(ctx context.Context) error {
+	// Every goroutine of the server is in a.wg and stops when ctx ends;
+	// the servers, registered later, are shut down before the wait.
+	a.onUndo(a.wg.Wait)
 	for _, s := range a.stores {
-		s := s
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
@@ -177,36 +257,41 @@ func (a *APIServer) Start(ctx context.Context) error {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
-			be.RunCompactor(ctx, a.opts.EtcdCompactionInterval)
+			a.backend.RunCompactor(ctx, a.opts.EtcdCompactionInterval)
 		}()
 	}
 	waitCtx, waitCancel := context.WithTimeout(ctx, time.Minute)
 	defer waitCancel()
 	for _, s := range a.stores {
 		if err := s.Cacher().WaitReady(waitCtx); err != nil {
-			cancel()
 			return fmt.Errorf("watch cache of %s did not become ready: %w", s.Info.Resource, err)
 		}
 	}
-	if err := a.bootstrap(ctx); err != nil {
-		cancel()
-		return err
-	}
-	if err := a.bootstrapPolicy(ctx); err != nil {
-		cancel()
-		return err
-	}
+	return nil
+}
 
-	authorizer := a.authorizer()
+// bootstrap creates what every cluster starts with and an administrator
+// may not have made: the system namespaces and the RBAC bootstrap policy.
+func (a *APIServer) bootstrap(ctx context.Context) error {
+	if err := a.bootstrapNamespaces(ctx); err != nil {
+		return err
+	}
+	return a.bootstrapPolicy(ctx)
+}
+
+// buildAPI builds the routes: resources, discovery, OpenAPI, health checks
+// and metrics, with the authorizer and audit log their filter chains use.
+func (a *APIServer) buildAPI(context.Context) error {
+	a.authorizer = a.newAuthorizer()
 	docs, err := openapi.New(api.Resources)
 	if err != nil {
-		cancel()
 		return fmt.Errorf("openapi: %w", err)
 	}
-	kubeletCfg.Authorizer = authorizer
+	a.kubeletCfg.Authorizer = a.authorizer
 	a.handler = server.New(server.Config{
-		Kubelet:           kubeletCfg,
-		Filters:           []func(http.Handler) http.Handler{authz.Filter(authorizer)},
+		Kubelet:           a.kubeletCfg,
+		Authorizer:        a.authorizer,
+		Audit:             a.audit,
 		OpenAPIV2:         docs.V2(),
 		OpenAPIV3:         docs.V3(),
 		Stores:            a.stores,
@@ -215,7 +300,7 @@ func (a *APIServer) Start(ctx context.Context) error {
 		ExternalAddress:   a.opts.AdvertiseAddress,
 		Metrics:           a.metrics,
 		Logger:            a.log,
-		LiveChecks:        []server.HealthCheck{{Name: "etcd", Check: be.Healthy}},
+		LiveChecks:        []server.HealthCheck{{Name: "etcd", Check: a.backend.Healthy}},
 		ReadyChecks: []server.HealthCheck{{Name: "informer-sync", Check: func(context.Context) error {
 			for _, s := range a.stores {
 				if !s.Cacher().Ready() {
@@ -225,90 +310,69 @@ func (a *APIServer) Start(ctx context.Context) error {
 			return nil
 		}}},
 	})
+	return nil
+}
+
+// listen binds the local plain-HTTP port (unless New was given a listener)
+// and the HTTPS port, each when configured.
+func (a *APIServer) listen(context.Context) error {
 	if a.listener == nil && a.opts.InsecurePort > 0 {
 		if err := checkLoopback(a.opts.InsecureBindAddress); err != nil {
-			cancel()
 			return err
 		}
 		addr := net.JoinHostPort(a.opts.InsecureBindAddress, strconv.Itoa(a.opts.InsecurePort))
 		l, err := daemon.Listen(addr)
 		if err != nil {
-			cancel()
 			return fmt.Errorf("listen on %s: %w", addr, err)
 		}
 		a.listener = l
+	}
+	if a.listener != nil {
+		l := a.listener
+		a.onUndo(func() { _ = l.Close() })
 	}
 	if l := a.opts.SecureListener; l != nil || a.opts.SecurePort > 0 {
 		if l == nil {
 			addr := net.JoinHostPort(a.opts.BindAddress, strconv.Itoa(a.opts.SecurePort))
 			var err error
 			if l, err = daemon.Listen(addr); err != nil {
-				cancel()
 				return fmt.Errorf("listen on %s: %w", addr, err)
 			}
 		}
 		a.secureListener = l
-		secured, tlsCfg, err := a.secureServing(a.handler)
-		if err != nil {
-			_ = l.Close()
-			cancel()
-			return err
-		}
+		a.onUndo(func() { _ = l.Close() })
+	}
+	if a.listener == nil && a.secureListener == nil {
+		return errors.New("nothing to serve on: --secure-port and --insecure-port are both 0")
+	}
+	return nil
+}
+
+// serve serves each listener through its filter chain, then starts the
+// controllers that live in the apiserver: CSR signing (with HTTPS) and the
+// Service IP and port repair loops.
+func (a *APIServer) serve(ctx context.Context) error {
+	if l := a.secureListener; l != nil {
 		csrs := &csr.Controller{Store: a.Store("certificates.k8s.io", "certificatesigningrequests"), CA: a.pki.CA,
-			Authorizer: authorizer, Log: a.log.With("controller", "csr")}
+			Authorizer: a.authorizer, Log: a.log.With("controller", "csr")}
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
 			csrs.Run(ctx)
 		}()
-		a.secureSrv = &http.Server{Handler: secured, TLSConfig: tlsCfg, ReadHeaderTimeout: 10 * time.Second,
-			ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
-		a.serve(func() error { return a.secureSrv.ServeTLS(l, "", "") })
+		a.secureSrv = &http.Server{Handler: a.handler.HandlerChain(a.authenticate()), TLSConfig: a.tlsConfig,
+			ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
+		a.runServer(func() error { return a.secureSrv.ServeTLS(l, "", "") })
 	}
-	if a.listener != nil {
-		a.httpSrv = &http.Server{Handler: a.audited(trusted(audit.Capture(a.handler))), ReadHeaderTimeout: 10 * time.Second,
+	if l := a.listener; l != nil {
+		a.httpSrv = &http.Server{Handler: a.handler.HandlerChain(trusted), ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
-		l := a.listener
-		a.serve(func() error { return a.httpSrv.Serve(l) })
+		a.runServer(func() error { return a.httpSrv.Serve(l) })
 	}
-	if a.listener == nil && a.secureListener == nil {
-		cancel()
-		return errors.New("nothing to serve on: --secure-port and --insecure-port are both 0")
-	}
-	a.log.Info("apiserver serving", "https", addrOf(a.secureListener), "http", addrOf(a.listener), "etcd", be.Endpoints())
-	a.startServiceControllers(ctx, alloc)
-	go func() {
-		<-ctx.Done()
-		a.shutdown()
-	}()
+	a.onUndo(a.stopServers)
+	a.log.Info("apiserver serving", "https", addrOf(a.secureListener), "http", addrOf(a.listener), "etcd", a.backend.Endpoints())
+	a.startServiceControllers(ctx, a.alloc)
 	return nil
-}
-
-// loadFiles reads what the flags name: the encryption configuration, the
-// token file, the kubelet client certificate; and opens the audit log.
-func (a *APIServer) loadFiles() (*encryption.Transformers, server.KubeletConfig, error) {
-	var crypt *encryption.Transformers
-	var err error
-	if a.opts.EncryptionProviderConfig != "" {
-		if crypt, err = encryption.Load(a.opts.EncryptionProviderConfig); err != nil {
-			return nil, server.KubeletConfig{}, fmt.Errorf("--encryption-provider-config: %w", err)
-		}
-	}
-	if a.opts.TokenAuthFile != "" {
-		if a.tokens, err = authn.NewTokenFile(a.opts.TokenAuthFile); err != nil {
-			return nil, server.KubeletConfig{}, fmt.Errorf("--token-auth-file: %w", err)
-		}
-	}
-	kubeletCfg, err := a.kubeletConfig()
-	if err != nil {
-		return nil, server.KubeletConfig{}, err
-	}
-	if a.opts.AuditLogPath != "" {
-		if a.audit, err = audit.NewFileBackend(a.opts.AuditLogPath, a.opts.AuditLogMaxSizeMB); err != nil {
-			return nil, server.KubeletConfig{}, fmt.Errorf("--audit-log-path: %w", err)
-		}
-	}
-	return crypt, kubeletCfg, nil
 }
 
 func addrOf(l net.Listener) string {
@@ -318,8 +382,8 @@ func addrOf(l net.Listener) string {
 	return l.Addr().String()
 }
 
-// serve runs a listener's Serve loop, failing the server if it stops unexpectedly.
-func (a *APIServer) serve(run func() error) {
+// runServer runs a listener's Serve loop, failing the server if it stops unexpectedly.
+func (a *APIServer) runServer(run func() error) {
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
@@ -327,6 +391,19 @@ func (a *APIServer) serve(run func() error) {
 			a.fail(fmt.Errorf("serve: %w", err))
 		}
 	}()
+}
+
+// stopServers stops serving; watches are long requests, closed rather than
+// waited for.
+func (a *APIServer) stopServers() {
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, srv := range []*http.Server{a.httpSrv, a.secureSrv} {
+		if srv != nil {
+			_ = srv.Shutdown(sctx)
+			_ = srv.Close()
+		}
+	}
 }
 
 func (a *APIServer) fail(err error) {
@@ -337,27 +414,12 @@ func (a *APIServer) fail(err error) {
 	})
 }
 
+// shutdown undoes start-up, last phase first; the context has ended.
 func (a *APIServer) shutdown() {
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, srv := range []*http.Server{a.httpSrv, a.secureSrv} {
-		if srv != nil {
-			// Watches are long requests; close them rather than wait.
-			_ = srv.Shutdown(sctx)
-			_ = srv.Close()
-		}
+	for i := len(a.undo) - 1; i >= 0; i-- {
+		a.undo[i]()
 	}
-	a.wg.Wait()
-	if a.audit != nil {
-		if err := a.audit.Close(); err != nil {
-			a.log.Warn("close audit log", "err", err)
-		}
-	}
-	if a.backend != nil {
-		if err := a.backend.Close(); err != nil {
-			a.log.Warn("close etcd", "err", err)
-		}
-	}
+	a.undo = nil
 	close(a.done)
 }
 
@@ -382,8 +444,8 @@ func Run(ctx context.Context, opts Options, log *slog.Logger) error {
 	return a.Wait()
 }
 
-// bootstrap creates the system namespaces if they are missing.
-func (a *APIServer) bootstrap(ctx context.Context) error {
+// bootstrapNamespaces creates the system namespaces if they are missing.
+func (a *APIServer) bootstrapNamespaces(ctx context.Context) error {
 	ns := a.Store("", "namespaces")
 	for _, name := range SystemNamespaces {
 		obj := ns.New()

@@ -11,9 +11,9 @@ import (
 	"github.com/minik8s/minik8s/apiserver/registry"
 )
 
-// authorizer is kube-apiserver's default chain: system:masters always, then
+// newAuthorizer is kube-apiserver's default chain: system:masters always, then
 // the Node authorizer for kubelets, then RBAC, all reading the watch caches.
-func (a *APIServer) authorizer() authz.Authorizer {
+func (a *APIServer) newAuthorizer() authz.Authorizer {
 	rules := &cachedRules{
 		clusterRoleBindings: a.Store("rbac.authorization.k8s.io", "clusterrolebindings"),
 		roleBindings:        a.Store("rbac.authorization.k8s.io", "rolebindings"),

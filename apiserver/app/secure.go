@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
-	"github.com/minik8s/minik8s/apiserver/audit"
 	"github.com/minik8s/minik8s/apiserver/authn"
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/request"
@@ -19,47 +17,51 @@ import (
 	"github.com/minik8s/minik8s/internal/pki"
 )
 
-// secureServing prepares the HTTPS side: the certificate directory (CA and
-// serving certificate made on first start), the TLS config, the
-// authentication chain around handler, and the admin kubeconfig.
-func (a *APIServer) secureServing(handler http.Handler) (http.Handler, *tls.Config, error) {
+// ensurePKI prepares the HTTPS side, when it is served: the certificate
+// directory (CA and serving certificate made on first start), the TLS
+// config, the admin and component kubeconfigs, and the kubelet client
+// certificate.
+func (a *APIServer) ensurePKI(context.Context) error {
+	if a.secureListener == nil {
+		return nil
+	}
 	var adv net.IP
 	if ip := net.ParseIP(a.opts.AdvertiseAddress); ip != nil && !ip.IsUnspecified() {
 		adv = ip
 	}
 	bundle, err := pki.EnsureServing(a.opts.CertDir, pki.ServingOptions{AdvertiseAddress: adv, ExtraSANs: a.opts.TLSSANs})
 	if err != nil {
-		return nil, nil, fmt.Errorf("certificates in %s: %w", a.opts.CertDir, err)
+		return fmt.Errorf("certificates in %s: %w", a.opts.CertDir, err)
 	}
 	for _, w := range bundle.Written {
 		a.log.Info("wrote certificate", "file", w)
 	}
 	a.pki = bundle
-	tlsCfg, err := bundle.ServerTLSConfig()
-	if err != nil {
-		return nil, nil, err
+	if a.tlsConfig, err = bundle.ServerTLSConfig(); err != nil {
+		return err
 	}
-	tlsCfg.NextProtos = []string{"h2", "http/1.1"}
+	a.tlsConfig.NextProtos = []string{"h2", "http/1.1"}
+	if a.opts.WriteKubeconfig != "" {
+		if err := a.writeAdminKubeconfig(bundle); err != nil {
+			return err
+		}
+	}
+	if err := a.writeComponentKubeconfigs(bundle); err != nil {
+		return err
+	}
+	return a.ensureKubeletClientCert(bundle)
+}
 
-	authenticators := []authn.Authenticator{authn.NewX509(bundle.CA.Pool())}
+// authenticate is the HTTPS port's authentication filter: client
+// certificates of the cluster CA, the token file, bootstrap tokens; no
+// credentials only on the health checks and /version.
+func (a *APIServer) authenticate() func(http.Handler) http.Handler {
+	authenticators := []authn.Authenticator{authn.NewX509(a.pki.CA.Pool())}
 	if a.tokens != nil {
 		authenticators = append(authenticators, a.tokens)
 	}
 	authenticators = append(authenticators, authn.NewBootstrapToken(&secretGetter{store: a.Store("", "secrets")}))
-	secured := a.audited(authn.Filter(authn.Union(authenticators...), authn.DefaultAnonymousPaths)(audit.Capture(handler)))
-
-	if a.opts.WriteKubeconfig != "" {
-		if err := a.writeAdminKubeconfig(bundle); err != nil {
-			return nil, nil, err
-		}
-	}
-	if err := a.writeComponentKubeconfigs(bundle); err != nil {
-		return nil, nil, err
-	}
-	if err := a.ensureKubeletClientCert(bundle); err != nil {
-		return nil, nil, err
-	}
-	return secured, tlsCfg, nil
+	return authn.Filter(authn.Union(authenticators...), authn.DefaultAnonymousPaths)
 }
 
 // ServerURL is the https URL clients use, from the advertise address.
@@ -95,10 +97,8 @@ func (a *APIServer) SecureURL() string { return a.serverURL() }
 // kube-apiserver's old insecure port: a trusted local administrator.
 var insecureUser = &request.User{Name: "system:admin", Groups: []string{"system:masters", "system:authenticated"}}
 
-// audited wraps h in the audit filter when an audit log is configured.
-func (a *APIServer) audited(h http.Handler) http.Handler { return audit.Filter(a.audit)(h) }
-
-// trusted marks every request of the insecure listener as insecureUser.
+// trusted is the plain-HTTP port's authentication: every request is
+// insecureUser.
 func trusted(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		next.ServeHTTP(w, r.WithContext(request.WithUser(r.Context(), insecureUser)))

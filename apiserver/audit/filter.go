@@ -66,7 +66,14 @@ func Filter(b *Backend) func(http.Handler) http.Handler {
 						stage = StagePanic
 					}
 				}
-				b.Process(newEvent(r, rec, rw, id, stage, received))
+				ev := newEvent(r, rec, rw, id, stage, received)
+				if panicked != nil && rw.code == 0 {
+					// Nothing was answered yet: the panic recovery
+					// outside answers 500, recorded as kube-apiserver does.
+					ev.ResponseStatus.Reason = api.StatusReasonInternalError
+					ev.ResponseStatus.Message = fmt.Sprintf("APIServer panic'd: %v", panicked)
+				}
+				b.Process(ev)
 				if panicked != nil {
 					panic(panicked)
 				}

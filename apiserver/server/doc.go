@@ -2,5 +2,7 @@
 // Kubernetes paths (/api/v1/..., /apis/GROUP/VERSION/...) to the registry,
 // negotiates JSON and YAML bodies, bounds request sizes, streams watches,
 // writes every failure as a Kubernetes Status, and serves discovery,
-// /version, /healthz, /livez, /readyz and /metrics.
+// /version, /healthz, /livez, /readyz and /metrics. HandlerChain puts every
+// filter a request passes around the routes, in one place and in
+// kube-apiserver's order.
 package server

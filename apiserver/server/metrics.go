@@ -73,7 +73,9 @@ func (r *statusRecorder) Flush() {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-func (s *Server) instrument(next http.Handler) http.Handler {
+// withMetrics counts and times every request it passes (apiserver_request_total,
+// apiserver_request_duration_seconds) and keeps apiserver_current_inflight_requests.
+func (s *Server) withMetrics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, _ := request.InfoFrom(r.Context())
 		kind := "readOnly"

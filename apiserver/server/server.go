@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/apiserver/audit"
+	"github.com/minik8s/minik8s/apiserver/authz"
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/request"
 	"github.com/minik8s/minik8s/internal/version"
@@ -41,9 +41,11 @@ type Config struct {
 	// MinRequestTimeout is the base of a watch's default timeout, which is
 	// randomised in [1x, 2x) like kube-apiserver's (default 30 minutes).
 	MinRequestTimeout time.Duration
-	// Filters wrap the resource handlers, outermost first: authentication,
-	// authorization and the like.
-	Filters []func(http.Handler) http.Handler
+	// Authorizer decides every request for an API route (discovery,
+	// resources, OpenAPI); nil refuses them all.
+	Authorizer authz.Authorizer
+	// Audit records one event per request (nil: no audit log).
+	Audit *audit.Backend
 	// OpenAPIV2 and OpenAPIV3 serve /openapi/v2 and /openapi/v3[/...] when set.
 	OpenAPIV2 http.Handler
 	OpenAPIV3 http.Handler
@@ -55,11 +57,14 @@ type Config struct {
 	Logger  *slog.Logger
 }
 
-// Server is the apiserver's HTTP handler.
+// Server is the apiserver's HTTP layer: its routes, served through
+// HandlerChain.
 type Server struct {
-	cfg     Config
-	stores  map[string]*registry.Store // "group/resource"
-	router  chi.Router
+	cfg    Config
+	stores map[string]*registry.Store // "group/resource"
+	router chi.Router
+	// api holds apiRoutes alone, to tell which requests need authorization.
+	api     *chi.Mux
 	log     *slog.Logger
 	metrics *metrics
 	proxy   *kubeletProxy
@@ -79,6 +84,9 @@ func New(cfg Config) *Server {
 	if cfg.Metrics == nil {
 		cfg.Metrics = prometheus.NewRegistry()
 	}
+	if cfg.Authorizer == nil {
+		cfg.Authorizer = authz.AlwaysDeny
+	}
 	s := &Server{cfg: cfg, stores: map[string]*registry.Store{}, log: cfg.Logger}
 	for _, st := range cfg.Stores {
 		s.stores[st.Info.Group+"/"+st.Info.Resource] = st
@@ -86,15 +94,16 @@ func New(cfg Config) *Server {
 	s.metrics = newMetrics(cfg.Metrics)
 	s.proxy = &kubeletProxy{cfg: cfg.Kubelet}
 	s.router = s.routes()
+	s.api = chi.NewRouter()
+	s.apiRoutes(s.api)
 	return s
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
-
+// routes serves the health checks, /version and /metrics to any
+// authenticated user, and apiRoutes to those the authorizer allows (see
+// HandlerChain).
 func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
-	r.Use(s.recoverer, s.withRequestInfo, s.instrument, s.limitBody)
 	r.NotFound(notFound)
 	r.MethodNotAllowed(methodNotAllowed)
 
@@ -104,58 +113,24 @@ func (s *Server) routes() chi.Router {
 	r.Get("/version", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, http.StatusOK, version.Get()) })
 	r.Handle("/metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}))
 
-	r.Group(func(r chi.Router) {
-		for _, f := range s.cfg.Filters {
-			r.Use(f)
-		}
-		if s.cfg.OpenAPIV2 != nil {
-			r.Handle("/openapi/v2", s.cfg.OpenAPIV2)
-		}
-		if s.cfg.OpenAPIV3 != nil {
-			r.Handle("/openapi/v3", s.cfg.OpenAPIV3)
-			r.Handle("/openapi/v3/*", s.cfg.OpenAPIV3)
-		}
-		r.Get("/api", s.serveAPIVersions)
-		r.Get("/apis", s.serveAPIGroupList)
-		r.HandleFunc("/api/*", s.serveAPI)
-		r.HandleFunc("/apis/*", s.serveAPI)
-	})
+	s.apiRoutes(r)
 	return r
 }
 
-func (s *Server) recoverer(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer func() {
-			if v := recover(); v != nil {
-				if v == http.ErrAbortHandler {
-					panic(v)
-				}
-				s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
-				writeError(w, r, fmt.Errorf("panic: %v", v))
-			}
-		}()
-		next.ServeHTTP(w, r)
-	})
-}
-
-func (s *Server) withRequestInfo(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		info := request.ParseInfo(r)
-		next.ServeHTTP(w, r.WithContext(request.WithInfo(r.Context(), info)))
-	})
-}
-
-func (s *Server) limitBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > s.cfg.MaxRequestBytes {
-			writeError(w, r, apierrors.NewRequestEntityTooLarge(fmt.Sprintf("limit is %d", s.cfg.MaxRequestBytes)))
-			return
-		}
-		if r.Body != nil {
-			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxRequestBytes)
-		}
-		next.ServeHTTP(w, r)
-	})
+// apiRoutes are the routes behind authorization: OpenAPI, discovery and
+// the resources.
+func (s *Server) apiRoutes(r chi.Router) {
+	if s.cfg.OpenAPIV2 != nil {
+		r.Handle("/openapi/v2", s.cfg.OpenAPIV2)
+	}
+	if s.cfg.OpenAPIV3 != nil {
+		r.Handle("/openapi/v3", s.cfg.OpenAPIV3)
+		r.Handle("/openapi/v3/*", s.cfg.OpenAPIV3)
+	}
+	r.Get("/api", s.serveAPIVersions)
+	r.Get("/apis", s.serveAPIGroupList)
+	r.HandleFunc("/api/*", s.serveAPI)
+	r.HandleFunc("/apis/*", s.serveAPI)
 }
 
 func (s *Server) health(checks []HealthCheck) http.HandlerFunc {
