@@ -43,6 +43,24 @@ const (
 	DesiredReplicasAnnotation       = "deployment.kubernetes.io/desired-replicas"
 	MaxReplicasAnnotation           = "deployment.kubernetes.io/max-replicas"
 	ChangeCauseAnnotation           = "kubernetes.io/change-cause"
+	// DeprecatedRollbackToAnnotation is the rollback request of the
+	// extensions/v1beta1 API; a Deployment never copies it to its ReplicaSets.
+	DeprecatedRollbackToAnnotation = "deprecated.deployment.rollback.to"
+)
+
+// Reasons of the deployment conditions, as Kubernetes spells them; clients
+// read them too (kubectl rollout status stops at TimedOutReason).
+const (
+	ReplicaSetUpdatedReason    = "ReplicaSetUpdated"
+	FailedRSCreateReason       = "ReplicaSetCreateError"
+	NewReplicaSetReason        = "NewReplicaSetCreated"
+	FoundNewRSReason           = "FoundNewReplicaSet"
+	NewRSAvailableReason       = "NewReplicaSetAvailable"
+	TimedOutReason             = "ProgressDeadlineExceeded"
+	PausedDeployReason         = "DeploymentPaused"
+	ResumedDeployReason        = "DeploymentResumed"
+	MinimumReplicasAvailable   = "MinimumReplicasAvailable"
+	MinimumReplicasUnavailable = "MinimumReplicasUnavailable"
 )
 
 // DeploymentStrategy is the replacement strategy of a deployment.

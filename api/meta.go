@@ -280,6 +280,10 @@ type WatchEvent struct {
 // watch with sendInitialEvents=true.
 const InitialEventsAnnotation = "k8s.io/initial-events-end"
 
+// LastAppliedConfigAnnotation holds the manifest kubectl apply last applied
+// to an object, the "original" of its three-way merge.
+const LastAppliedConfigAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
 // DeletionPropagation decides whether and how garbage collection is done.
 type DeletionPropagation string
 

@@ -17,6 +17,10 @@ type Pod struct {
 // PodList is a list of Pods.
 type PodList = List[Pod]
 
+// MirrorPodAnnotationKey marks a mirror pod: the apiserver's copy of a
+// kubelet's static pod.
+const MirrorPodAnnotationKey = "kubernetes.io/config.mirror"
+
 // PodTemplateSpec describes the pods a controller creates.
 type PodTemplateSpec struct {
 	ObjectMeta `json:"metadata,omitzero"`

@@ -12,10 +12,6 @@ import (
 	"github.com/minik8s/minik8s/apiserver/authz"
 )
 
-// MirrorPodAnnotationKey marks a mirror pod: the apiserver's copy of a
-// static pod a kubelet runs from a file. Its value is the config hash.
-const MirrorPodAnnotationKey = "kubernetes.io/config.mirror"
-
 // Label namespaces NodeRestriction knows, as in k8s.io/api/core/v1.
 const (
 	// LabelNamespaceNodeRestriction is reserved for labels an administrator
@@ -129,8 +125,8 @@ func (p *NodeRestriction) admitMirrorPod(ctx context.Context, node string, a *At
 	if !ok {
 		return NewForbidden(a, fmt.Errorf("unexpected type %T", a.Object))
 	}
-	if _, mirror := pod.Annotations[MirrorPodAnnotationKey]; !mirror {
-		return NewForbidden(a, fmt.Errorf("pod does not have %q annotation, node %q can only create mirror pods", MirrorPodAnnotationKey, node))
+	if _, mirror := pod.Annotations[api.MirrorPodAnnotationKey]; !mirror {
+		return NewForbidden(a, fmt.Errorf("pod does not have %q annotation, node %q can only create mirror pods", api.MirrorPodAnnotationKey, node))
 	}
 	if pod.Spec.NodeName != node {
 		return NewForbidden(a, fmt.Errorf("node %q can only create pods with spec.nodeName set to itself", node))

@@ -49,7 +49,7 @@ func TestNodeRestriction(t *testing.T) {
 	yes := true
 	mirror := func(mutate func(*api.Pod)) *api.Pod {
 		p := pod("static-web-node-a", "node-a")
-		p.Annotations = map[string]string{MirrorPodAnnotationKey: "hash"}
+		p.Annotations = map[string]string{api.MirrorPodAnnotationKey: "hash"}
 		p.OwnerReferences = []api.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "node-a", UID: "uid-node-a", Controller: &yes}}
 		if mutate != nil {
 			mutate(p)
@@ -237,7 +237,7 @@ func TestNodeRestrictionNodeLookup(t *testing.T) {
 	pods := resourceInfo(t, "", "pods")
 	yes := true
 	mirrorFor := func(node string) *Attributes {
-		p := &api.Pod{ObjectMeta: api.ObjectMeta{Namespace: "default", Name: "m", Annotations: map[string]string{MirrorPodAnnotationKey: "h"},
+		p := &api.Pod{ObjectMeta: api.ObjectMeta{Namespace: "default", Name: "m", Annotations: map[string]string{api.MirrorPodAnnotationKey: "h"},
 			OwnerReferences: []api.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node, UID: "u", Controller: &yes}}},
 			Spec: api.PodSpec{NodeName: node}}
 		return &Attributes{Operation: Create, Resource: pods, Namespace: "default", Name: "m", Object: p,

@@ -24,7 +24,7 @@ func AddControllerUIDIndex[T any, PT interface {
 }](inf *informer.Informer[T]) error {
 	err := inf.AddIndexers(cache.Indexers[T]{ControllerUIDIndex: func(obj *T) []string {
 		meta := PT(obj).GetObjectMeta()
-		if ref := GetControllerOf(meta); ref != nil {
+		if ref := api.GetControllerOf(meta); ref != nil {
 			return []string{string(ref.UID)}
 		}
 		return []string{OrphanIndexKey(meta.Namespace)}

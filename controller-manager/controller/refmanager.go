@@ -13,17 +13,6 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 )
 
-// GetControllerOf returns the owner reference of meta that has
-// controller=true, or nil.
-func GetControllerOf(meta *api.ObjectMeta) *api.OwnerReference {
-	for i := range meta.OwnerReferences {
-		if r := &meta.OwnerReferences[i]; r.Controller != nil && *r.Controller {
-			return r
-		}
-	}
-	return nil
-}
-
 // NewControllerRef returns the reference a controller puts on what it
 // creates or adopts: controller=true and blockOwnerDeletion=true, so
 // foreground deletion of the owner waits for it.
@@ -101,7 +90,7 @@ func (m *RefManager[T, PT]) Claim(ctx context.Context, objs []*T) ([]*T, error) 
 
 func (m *RefManager[T, PT]) claim(ctx context.Context, meta *api.ObjectMeta) (bool, error) {
 	match := m.selector.Matches(labels.Set(meta.Labels))
-	if ref := GetControllerOf(meta); ref != nil {
+	if ref := api.GetControllerOf(meta); ref != nil {
 		if ref.UID != m.owner.UID {
 			return false, nil
 		}

@@ -137,7 +137,7 @@ func (dc *Controller) addReplicaSet(rs *api.ReplicaSet) {
 		dc.deleteReplicaSet(rs)
 		return
 	}
-	if ref := controller.GetControllerOf(&rs.ObjectMeta); ref != nil {
+	if ref := api.GetControllerOf(&rs.ObjectMeta); ref != nil {
 		if d := dc.resolve(rs.Namespace, ref); d != nil {
 			dc.enqueue(d)
 		}
@@ -152,7 +152,7 @@ func (dc *Controller) updateReplicaSet(old, cur *api.ReplicaSet) {
 	if old.ResourceVersion == cur.ResourceVersion {
 		return
 	}
-	curRef, oldRef := controller.GetControllerOf(&cur.ObjectMeta), controller.GetControllerOf(&old.ObjectMeta)
+	curRef, oldRef := api.GetControllerOf(&cur.ObjectMeta), api.GetControllerOf(&old.ObjectMeta)
 	refChanged := !reflect.DeepEqual(curRef, oldRef)
 	if refChanged && oldRef != nil {
 		if d := dc.resolve(old.Namespace, oldRef); d != nil {
@@ -173,7 +173,7 @@ func (dc *Controller) updateReplicaSet(old, cur *api.ReplicaSet) {
 }
 
 func (dc *Controller) deleteReplicaSet(rs *api.ReplicaSet) {
-	if ref := controller.GetControllerOf(&rs.ObjectMeta); ref != nil {
+	if ref := api.GetControllerOf(&rs.ObjectMeta); ref != nil {
 		if d := dc.resolve(rs.Namespace, ref); d != nil {
 			dc.enqueue(d)
 		}
@@ -182,7 +182,7 @@ func (dc *Controller) deleteReplicaSet(rs *api.ReplicaSet) {
 
 // deletePod wakes a Recreate deployment once its last old pod is gone.
 func (dc *Controller) deletePod(pod *api.Pod) {
-	ref := controller.GetControllerOf(&pod.ObjectMeta)
+	ref := api.GetControllerOf(&pod.ObjectMeta)
 	if ref == nil || ref.Kind != "ReplicaSet" {
 		return
 	}
@@ -190,7 +190,7 @@ func (dc *Controller) deletePod(pod *api.Pod) {
 	if err != nil || rs.UID != ref.UID {
 		return
 	}
-	dref := controller.GetControllerOf(&rs.ObjectMeta)
+	dref := api.GetControllerOf(&rs.ObjectMeta)
 	if dref == nil {
 		return
 	}

@@ -153,7 +153,7 @@ func TestSyncCreatesNewReplicaSet(t *testing.T) {
 	if rs.Annotations[api.RevisionAnnotation] != "1" || rs.Annotations[api.DesiredReplicasAnnotation] != "3" || rs.Annotations[api.MaxReplicasAnnotation] != "4" {
 		t.Errorf("annotations = %v", rs.Annotations)
 	}
-	if ref := controller.GetControllerOf(&rs.ObjectMeta); ref == nil || ref.UID != d.UID || ref.Kind != "Deployment" {
+	if ref := api.GetControllerOf(&rs.ObjectMeta); ref == nil || ref.UID != d.UID || ref.Kind != "Deployment" {
 		t.Errorf("owner = %+v", rs.OwnerReferences)
 	}
 	want := "Normal ScalingReplicaSet Scaled up replica set web-" + hash + " from 0 to 3"
@@ -163,7 +163,7 @@ func TestSyncCreatesNewReplicaSet(t *testing.T) {
 	var got api.Deployment
 	f.srv.Object(info("deployments"), "ns", "web", &got)
 	c := getCondition(got.Status, api.DeploymentProgressing)
-	if c == nil || c.Reason != NewReplicaSetReason || c.Message != `Created new replica set "web-`+hash+`"` {
+	if c == nil || c.Reason != api.NewReplicaSetReason || c.Message != `Created new replica set "web-`+hash+`"` {
 		t.Errorf("Progressing = %+v", c)
 	}
 	if got.Status.ObservedGeneration != got.Generation {
@@ -263,7 +263,7 @@ func TestProgressDeadlineExceeded(t *testing.T) {
 	dd.Spec.ProgressDeadlineSeconds = ptr(int32(60))
 	long := time.Now().Add(-10 * time.Minute)
 	dd.Status = api.DeploymentStatus{ObservedGeneration: 1, Replicas: 3, UpdatedReplicas: 1, ReadyReplicas: 2, AvailableReplicas: 2,
-		Conditions: []api.DeploymentCondition{{Type: api.DeploymentProgressing, Status: api.ConditionTrue, Reason: ReplicaSetUpdatedReason,
+		Conditions: []api.DeploymentCondition{{Type: api.DeploymentProgressing, Status: api.ConditionTrue, Reason: api.ReplicaSetUpdatedReason,
 			LastUpdateTime: api.NewTime(long), LastTransitionTime: api.NewTime(long)}}}
 	d := f.seedDeployment(dd)
 	old := replicaSetFor(d, "img:1", 2, 2, "1")
@@ -276,7 +276,7 @@ func TestProgressDeadlineExceeded(t *testing.T) {
 	var got api.Deployment
 	f.srv.Object(info("deployments"), "ns", "web", &got)
 	c := getCondition(got.Status, api.DeploymentProgressing)
-	if c == nil || c.Status != api.ConditionFalse || c.Reason != TimedOutReason || c.Message != `ReplicaSet "`+newRS.Name+`" has timed out progressing.` {
+	if c == nil || c.Status != api.ConditionFalse || c.Reason != api.TimedOutReason || c.Message != `ReplicaSet "`+newRS.Name+`" has timed out progressing.` {
 		b, _ := json.Marshal(got.Status)
 		t.Errorf("status = %s; writes %v", b, f.writes())
 	}

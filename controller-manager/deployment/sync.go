@@ -48,15 +48,15 @@ func (dc *Controller) checkPausedConditions(ctx context.Context, d *api.Deployme
 		return nil
 	}
 	c := getCondition(d.Status, api.DeploymentProgressing)
-	if c != nil && c.Reason == TimedOutReason {
+	if c != nil && c.Reason == api.TimedOutReason {
 		return nil
 	}
-	pausedExists := c != nil && c.Reason == PausedDeployReason
+	pausedExists := c != nil && c.Reason == api.PausedDeployReason
 	switch {
 	case d.Spec.Paused && !pausedExists:
-		setCondition(&d.Status, newCondition(api.DeploymentProgressing, api.ConditionUnknown, PausedDeployReason, "Deployment is paused", dc.now()))
+		setCondition(&d.Status, newCondition(api.DeploymentProgressing, api.ConditionUnknown, api.PausedDeployReason, "Deployment is paused", dc.now()))
 	case !d.Spec.Paused && pausedExists:
-		setCondition(&d.Status, newCondition(api.DeploymentProgressing, api.ConditionUnknown, ResumedDeployReason, "Deployment is resumed", dc.now()))
+		setCondition(&d.Status, newCondition(api.DeploymentProgressing, api.ConditionUnknown, api.ResumedDeployReason, "Deployment is resumed", dc.now()))
 	default:
 		return nil
 	}
@@ -106,7 +106,7 @@ func (dc *Controller) getNewReplicaSet(ctx context.Context, d *api.Deployment, r
 		}
 		needsUpdate := setDeploymentRevision(d, rsCopy.Annotations[api.RevisionAnnotation])
 		if hasProgressDeadline(d) && getCondition(d.Status, api.DeploymentProgressing) == nil {
-			setCondition(&d.Status, newCondition(api.DeploymentProgressing, api.ConditionTrue, FoundNewRSReason,
+			setCondition(&d.Status, newCondition(api.DeploymentProgressing, api.ConditionTrue, api.FoundNewRSReason,
 				fmt.Sprintf("Found new replica set %q", rsCopy.Name), dc.now()))
 			needsUpdate = true
 		}
@@ -156,7 +156,7 @@ func (dc *Controller) getNewReplicaSet(ctx context.Context, d *api.Deployment, r
 				return nil, getErr
 			}
 		}
-		if ref := controller.GetControllerOf(&rs.ObjectMeta); ref != nil && ref.UID == d.UID && equalIgnoreHash(&d.Spec.Template, &rs.Spec.Template) {
+		if ref := api.GetControllerOf(&rs.ObjectMeta); ref != nil && ref.UID == d.UID && api.EqualIgnoreHash(&d.Spec.Template, &rs.Spec.Template) {
 			created, err = rs, nil
 			break
 		}
@@ -171,11 +171,11 @@ func (dc *Controller) getNewReplicaSet(ctx context.Context, d *api.Deployment, r
 	case err != nil:
 		msg := fmt.Sprintf("Failed to create new replica set %q: %v", newRS.Name, err)
 		if hasProgressDeadline(d) && ctx.Err() == nil {
-			setCondition(&d.Status, newCondition(api.DeploymentProgressing, api.ConditionFalse, FailedRSCreateReason, msg, dc.now()))
+			setCondition(&d.Status, newCondition(api.DeploymentProgressing, api.ConditionFalse, api.FailedRSCreateReason, msg, dc.now()))
 			_ = dc.updateStatus(ctx, d) // the create error is what we report
 		}
 		if ctx.Err() == nil {
-			dc.recorder.Eventf(d, api.EventTypeWarning, FailedRSCreateReason, "%s", msg)
+			dc.recorder.Eventf(d, api.EventTypeWarning, api.FailedRSCreateReason, "%s", msg)
 		}
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func (dc *Controller) getNewReplicaSet(ctx context.Context, d *api.Deployment, r
 	}
 	needsUpdate := setDeploymentRevision(d, newRevision)
 	if !alreadyExists && hasProgressDeadline(d) {
-		setCondition(&d.Status, newCondition(api.DeploymentProgressing, api.ConditionTrue, NewReplicaSetReason,
+		setCondition(&d.Status, newCondition(api.DeploymentProgressing, api.ConditionTrue, api.NewReplicaSetReason,
 			fmt.Sprintf("Created new replica set %q", created.Name), dc.now()))
 		needsUpdate = true
 	}
@@ -379,9 +379,9 @@ func (dc *Controller) calculateStatus(allRSs []*api.ReplicaSet, newRS *api.Repli
 		Conditions:          append([]api.DeploymentCondition(nil), d.Status.Conditions...),
 	}
 	if available >= dReplicas(d)-MaxUnavailable(d) {
-		setCondition(&st, newCondition(api.DeploymentAvailable, api.ConditionTrue, MinimumReplicasAvailable, "Deployment has minimum availability.", dc.now()))
+		setCondition(&st, newCondition(api.DeploymentAvailable, api.ConditionTrue, api.MinimumReplicasAvailable, "Deployment has minimum availability.", dc.now()))
 	} else {
-		setCondition(&st, newCondition(api.DeploymentAvailable, api.ConditionFalse, MinimumReplicasUnavailable, "Deployment does not have minimum availability.", dc.now()))
+		setCondition(&st, newCondition(api.DeploymentAvailable, api.ConditionFalse, api.MinimumReplicasUnavailable, "Deployment does not have minimum availability.", dc.now()))
 	}
 	return st
 }
@@ -394,7 +394,7 @@ func (dc *Controller) syncRolloutStatus(ctx context.Context, allRSs []*api.Repli
 		removeCondition(&st, api.DeploymentProgressing)
 	}
 	cur := getCondition(d.Status, api.DeploymentProgressing)
-	complete := st.Replicas == st.UpdatedReplicas && cur != nil && cur.Reason == NewRSAvailableReason
+	complete := st.Replicas == st.UpdatedReplicas && cur != nil && cur.Reason == api.NewRSAvailableReason
 	if hasProgressDeadline(d) && !complete {
 		switch {
 		case deploymentComplete(d, &st):
@@ -402,13 +402,13 @@ func (dc *Controller) syncRolloutStatus(ctx context.Context, allRSs []*api.Repli
 			if newRS != nil {
 				msg = fmt.Sprintf("ReplicaSet %q has successfully progressed.", newRS.Name)
 			}
-			setCondition(&st, newCondition(api.DeploymentProgressing, api.ConditionTrue, NewRSAvailableReason, msg, dc.now()))
+			setCondition(&st, newCondition(api.DeploymentProgressing, api.ConditionTrue, api.NewRSAvailableReason, msg, dc.now()))
 		case deploymentProgressing(d, &st):
 			msg := fmt.Sprintf("Deployment %q is progressing.", d.Name)
 			if newRS != nil {
 				msg = fmt.Sprintf("ReplicaSet %q is progressing.", newRS.Name)
 			}
-			c := newCondition(api.DeploymentProgressing, api.ConditionTrue, ReplicaSetUpdatedReason, msg, dc.now())
+			c := newCondition(api.DeploymentProgressing, api.ConditionTrue, api.ReplicaSetUpdatedReason, msg, dc.now())
 			// Progress moves lastUpdateTime even with the same reason.
 			if cur != nil {
 				if cur.Status == api.ConditionTrue {
@@ -422,7 +422,7 @@ func (dc *Controller) syncRolloutStatus(ctx context.Context, allRSs []*api.Repli
 			if newRS != nil {
 				msg = fmt.Sprintf("ReplicaSet %q has timed out progressing.", newRS.Name)
 			}
-			setCondition(&st, newCondition(api.DeploymentProgressing, api.ConditionFalse, TimedOutReason, msg, dc.now()))
+			setCondition(&st, newCondition(api.DeploymentProgressing, api.ConditionFalse, api.TimedOutReason, msg, dc.now()))
 		}
 	}
 	if failure := replicaFailure(allRSs, newRS); failure != nil {
@@ -472,7 +472,7 @@ func (dc *Controller) requeueStuckDeployment(d *api.Deployment, st api.Deploymen
 	if !hasProgressDeadline(d) || cur == nil {
 		return -1
 	}
-	if deploymentComplete(d, &st) || cur.Reason == TimedOutReason {
+	if deploymentComplete(d, &st) || cur.Reason == api.TimedOutReason {
 		return -1
 	}
 	after := cur.LastUpdateTime.Add(time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second).Sub(dc.now())

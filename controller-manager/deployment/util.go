@@ -1,10 +1,8 @@
 package deployment
 
 import (
-	"encoding/json"
 	"fmt"
 	"log/slog"
-	"maps"
 	"math"
 	"sort"
 	"strconv"
@@ -14,35 +12,8 @@ import (
 	"github.com/minik8s/minik8s/api"
 )
 
-// Reasons of the deployment conditions, as kube spells them.
-const (
-	ReplicaSetUpdatedReason    = "ReplicaSetUpdated"
-	FailedRSCreateReason       = "ReplicaSetCreateError"
-	NewReplicaSetReason        = "NewReplicaSetCreated"
-	FoundNewRSReason           = "FoundNewReplicaSet"
-	NewRSAvailableReason       = "NewReplicaSetAvailable"
-	TimedOutReason             = "ProgressDeadlineExceeded"
-	PausedDeployReason         = "DeploymentPaused"
-	ResumedDeployReason        = "DeploymentResumed"
-	MinimumReplicasAvailable   = "MinimumReplicasAvailable"
-	MinimumReplicasUnavailable = "MinimumReplicasUnavailable"
-)
-
 // maxRevHistoryLengthInChars bounds the revision-history annotation.
 const maxRevHistoryLengthInChars = 2000
-
-// lastAppliedConfigAnnotation is kubectl apply's annotation, never copied
-// to ReplicaSets.
-const lastAppliedConfigAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
-
-var annotationsToSkip = map[string]bool{
-	lastAppliedConfigAnnotation:         true,
-	api.RevisionAnnotation:              true,
-	api.RevisionHistoryAnnotation:       true,
-	api.DesiredReplicasAnnotation:       true,
-	api.MaxReplicasAnnotation:           true,
-	"deprecated.deployment.rollback.to": true,
-}
 
 func replicasOf(p *int32) int32 {
 	if p == nil {
@@ -261,7 +232,7 @@ func copyDeploymentAnnotations(d *api.Deployment, rs *api.ReplicaSet) bool {
 	}
 	changed := false
 	for k, v := range d.Annotations {
-		if annotationsToSkip[k] || rs.Annotations[k] == v {
+		if api.SkipCopyAnnotation(k) || rs.Annotations[k] == v {
 			continue
 		}
 		rs.Annotations[k] = v
@@ -303,28 +274,13 @@ func intAnnotation(rs *api.ReplicaSet, key string) (int32, bool) {
 
 // Templates and ReplicaSet sets.
 
-// equalIgnoreHash compares templates ignoring the pod-template-hash label.
-func equalIgnoreHash(a, b *api.PodTemplateSpec) bool {
-	strip := func(t *api.PodTemplateSpec) []byte {
-		c := *t
-		c.Labels = maps.Clone(t.Labels)
-		delete(c.Labels, api.DefaultDeploymentUniqueLabelKey)
-		if len(c.Labels) == 0 {
-			c.Labels = nil
-		}
-		b, _ := json.Marshal(&c)
-		return b
-	}
-	return string(strip(a)) == string(strip(b))
-}
-
 // findNewReplicaSet returns the oldest ReplicaSet whose template is the
 // deployment's.
 func findNewReplicaSet(d *api.Deployment, rss []*api.ReplicaSet) *api.ReplicaSet {
 	sorted := append([]*api.ReplicaSet(nil), rss...)
 	sort.Sort(byCreationTimestamp(sorted))
 	for _, rs := range sorted {
-		if equalIgnoreHash(&rs.Spec.Template, &d.Spec.Template) {
+		if api.EqualIgnoreHash(&rs.Spec.Template, &d.Spec.Template) {
 			return rs
 		}
 	}
@@ -471,10 +427,10 @@ func deploymentTimedOut(d *api.Deployment, st *api.DeploymentStatus, now time.Ti
 		return false
 	}
 	c := getCondition(*st, api.DeploymentProgressing)
-	if c == nil || c.Reason == NewRSAvailableReason {
+	if c == nil || c.Reason == api.NewRSAvailableReason {
 		return false
 	}
-	if c.Reason == TimedOutReason {
+	if c.Reason == api.TimedOutReason {
 		return true
 	}
 	return c.LastUpdateTime.Add(time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second).Before(now)

@@ -112,7 +112,7 @@ func NewController(c *client.Client, jobs *informer.Informer[api.Job], pods *inf
 
 // jobKeyOf returns the key of the Job controlling pod, or "".
 func (c *Controller) jobKeyOf(p *api.Pod) string {
-	ref := controller.GetControllerOf(&p.ObjectMeta)
+	ref := api.GetControllerOf(&p.ObjectMeta)
 	if ref == nil || ref.Kind != "Job" || ref.APIVersion != "batch/v1" {
 		return ""
 	}
@@ -145,7 +145,7 @@ func (c *Controller) podsOf(j *api.Job) ([]*api.Pod, error) {
 	}
 	var out []*api.Pod
 	for _, p := range c.pods.Lister().Namespace(j.Namespace).List(sel) {
-		if ref := controller.GetControllerOf(&p.ObjectMeta); ref != nil && ref.UID == j.UID {
+		if ref := api.GetControllerOf(&p.ObjectMeta); ref != nil && ref.UID == j.UID {
 			out = append(out, p)
 		}
 	}

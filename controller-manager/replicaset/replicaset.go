@@ -148,7 +148,7 @@ func (rsc *Controller) addPod(pod *api.Pod) {
 		rsc.deletePod(pod)
 		return
 	}
-	if ref := controller.GetControllerOf(&pod.ObjectMeta); ref != nil {
+	if ref := api.GetControllerOf(&pod.ObjectMeta); ref != nil {
 		rs := rsc.resolve(pod.Namespace, ref)
 		if rs == nil {
 			return
@@ -177,7 +177,7 @@ func (rsc *Controller) updatePod(old, cur *api.Pod) {
 		}
 		return
 	}
-	curRef, oldRef := controller.GetControllerOf(&cur.ObjectMeta), controller.GetControllerOf(&old.ObjectMeta)
+	curRef, oldRef := api.GetControllerOf(&cur.ObjectMeta), api.GetControllerOf(&old.ObjectMeta)
 	refChanged := !reflect.DeepEqual(curRef, oldRef)
 	if refChanged && oldRef != nil {
 		if rs := rsc.resolve(old.Namespace, oldRef); rs != nil {
@@ -204,7 +204,7 @@ func (rsc *Controller) updatePod(old, cur *api.Pod) {
 }
 
 func (rsc *Controller) deletePod(pod *api.Pod) {
-	ref := controller.GetControllerOf(&pod.ObjectMeta)
+	ref := api.GetControllerOf(&pod.ObjectMeta)
 	if ref == nil {
 		return
 	}
@@ -331,7 +331,7 @@ func (rsc *Controller) manageReplicas(ctx context.Context, pods []*api.Pod, rs *
 // double up on a node.
 func (rsc *Controller) relatedPods(rs *api.ReplicaSet) []*api.Pod {
 	owners := []*api.ReplicaSet{rs}
-	if ref := controller.GetControllerOf(&rs.ObjectMeta); ref != nil {
+	if ref := api.GetControllerOf(&rs.ObjectMeta); ref != nil {
 		siblings, _ := rsc.rss.Store().ByIndex(controller.ControllerUIDIndex, string(ref.UID))
 		owners = siblings
 	}

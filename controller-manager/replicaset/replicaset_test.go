@@ -181,7 +181,7 @@ func TestSyncCreatesMissingPodsOnce(t *testing.T) {
 		}
 	}
 	p := pods.Items[0]
-	ref := controller.GetControllerOf(&p.ObjectMeta)
+	ref := api.GetControllerOf(&p.ObjectMeta)
 	if p.GenerateName != "web-" || p.Labels["tier"] != "web" || ref == nil || ref.UID != f.cached("web").UID ||
 		ref.Kind != "ReplicaSet" || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
 		t.Errorf("created pod = %+v", p.ObjectMeta)
@@ -276,7 +276,7 @@ func TestSyncAdoptsAndReleases(t *testing.T) {
 	}
 	var got api.Pod
 	f.srv.Object(resourceInfo("pods"), "ns", "orphan", &got)
-	if ref := controller.GetControllerOf(&got.ObjectMeta); ref == nil || ref.UID != rs.UID {
+	if ref := api.GetControllerOf(&got.ObjectMeta); ref == nil || ref.UID != rs.UID {
 		t.Errorf("orphan not adopted: %+v", got.OwnerReferences)
 	}
 	f.srv.Object(resourceInfo("pods"), "ns", "stray", &got)

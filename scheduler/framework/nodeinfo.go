@@ -49,11 +49,8 @@ type PodInfo struct {
 func NewPodInfo(pod *api.Pod) *PodInfo {
 	pi := &PodInfo{Pod: pod}
 	pi.Requests, pi.NonZeroRequests = PodRequests(pod)
-	for _, ref := range pod.OwnerReferences {
-		if ref.Controller != nil && *ref.Controller {
-			pi.OwnerUID = ref.UID
-			break
-		}
+	if ref := api.GetControllerOf(&pod.ObjectMeta); ref != nil {
+		pi.OwnerUID = ref.UID
 	}
 	if a := pod.Spec.Affinity; a != nil {
 		if a.PodAffinity != nil {

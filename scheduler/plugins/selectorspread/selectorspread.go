@@ -33,24 +33,14 @@ func New(h framework.Handle) *Plugin { return &Plugin{handle: h} }
 // Name implements framework.Plugin.
 func (*Plugin) Name() string { return Name }
 
-// OwnerUID returns the UID of pod's controller, "" without one.
-func OwnerUID(pod *api.Pod) api.UID {
-	for _, ref := range pod.OwnerReferences {
-		if ref.Controller != nil && *ref.Controller {
-			return ref.UID
-		}
-	}
-	return ""
-}
-
 // PreScore implements framework.PreScorePlugin: pods without a controller
 // skip spreading.
 func (p *Plugin) PreScore(_ context.Context, state *framework.CycleState, pod *api.Pod, _ []*framework.NodeInfo) *framework.Status {
-	uid := OwnerUID(pod)
-	if uid == "" {
+	ref := api.GetControllerOf(&pod.ObjectMeta)
+	if ref == nil || ref.UID == "" {
 		return framework.NewStatus(framework.Skip)
 	}
-	state.Write(preScoreKey, uid)
+	state.Write(preScoreKey, ref.UID)
 	return nil
 }
 
