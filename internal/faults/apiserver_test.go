@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -33,27 +33,18 @@ type apiserverProcess struct {
 	addr string
 }
 
-// startAPIServer runs bin on dataDir and waits until it is ready. The
-// insecure port is picked free and bound by the child a moment later (as is
-// the embedded etcd's): a start that loses that race to another process is
-// retried on new ports.
-func startAPIServer(ctx context.Context, t *testing.T, bin, dataDir string) *apiserverProcess {
+// startAPIServer runs bin on dataDir, serving plain HTTP on the test's
+// listener l (inherited: the test holds the port across restarts, so no
+// other process can take it), and waits until it is ready.
+func startAPIServer(ctx context.Context, t *testing.T, bin, dataDir string, l *net.TCPListener) *apiserverProcess {
 	t.Helper()
-	for attempt := 1; ; attempt++ {
-		port := daemontest.FreePort(t)
-		p := daemontest.Start(t, bin, "--secure-port=0", "--insecure-bind-address=127.0.0.1", "--insecure-port", strconv.Itoa(port),
-			"--data-dir", dataDir, "--cert-dir", filepath.Join(dataDir, "pki"), "--log-level", "info")
-		s := &apiserverProcess{Process: p, addr: "127.0.0.1:" + strconv.Itoa(port)}
-		err := s.waitReady(ctx)
-		if err == nil {
-			return s
-		}
-		if log, _ := os.ReadFile(p.LogPath); attempt < 3 && strings.Contains(string(log), "address already in use") {
-			t.Logf("apiserver start %d lost a port race, retrying: %v", attempt, err)
-			continue
-		}
+	p := daemontest.StartInheriting(t, bin, []*net.TCPListener{l}, "--secure-port=0", "--insecure-bind-address=127.0.0.1",
+		"--insecure-port", daemontest.Port(l), "--data-dir", dataDir, "--cert-dir", filepath.Join(dataDir, "pki"), "--log-level", "info")
+	s := &apiserverProcess{Process: p, addr: l.Addr().String()}
+	if err := s.waitReady(ctx); err != nil {
 		t.Fatalf("apiserver did not become ready: %v", err)
 	}
+	return s
 }
 
 // waitReady polls /readyz until it answers 200, the process exits or ctx ends.
@@ -301,7 +292,8 @@ func TestAPIServerKill9UnderWrites(t *testing.T) {
 	)
 	bin, ctx := setUp(t, "apiserver", 4*time.Minute)
 	dataDir := t.TempDir()
-	srv := startAPIServer(ctx, t, bin, dataDir)
+	l := daemontest.Listen(t)
+	srv := startAPIServer(ctx, t, bin, dataDir, l)
 	fe := startFrontend(t)
 	fe.SetBackend(srv.addr)
 	c := newClient(t, fe.URL())
@@ -341,7 +333,7 @@ func TestAPIServerKill9UnderWrites(t *testing.T) {
 		watchedBefore := raw.position()
 		killTimes = append(killTimes, killedAt)
 		fe.SetBackend("127.0.0.1:1") // nothing listens there: connections fail until the restart
-		srv = startAPIServer(ctx, t, bin, dataDir)
+		srv = startAPIServer(ctx, t, bin, dataDir, l)
 		fe.SetBackend(srv.addr)
 		ready := time.Since(killedAt)
 		legStart = time.Now()
