@@ -67,7 +67,8 @@ bench:
 	$(GO) test -v -run '^$$' -bench BenchmarkPodStartup -benchtime 1x -timeout 30m ./kubelet/pods/; \
 	$(GO) test -v -run '^$$' -bench . -benchtime $(BENCHTIME) -timeout 30m ./kubelet/server/; \
 	} 2>&1 | tee $(BENCH_OUT)
-	@$(GO) run ./internal/cmd/benchsummary $(BENCH_OUT)
+	@$(GO) build -o $(BIN)/benchsummary ./internal/cmd/benchsummary
+	@$(BIN)/benchsummary $(BENCH_OUT)
 
 clean-bin:
 	rm -rf $(BIN)

@@ -257,7 +257,7 @@ func (r *Row) value(unit string) (float64, bool) {
 // Print writes the summary.
 func (run *Run) Print(w io.Writer) {
 	fmt.Fprintln(w, "== benchmark summary: one run on this machine; compare rows by their ratios ==")
-	fmt.Fprintln(w, "   (NxN: the figure divided by the same figure of the row named under vs)")
+	fmt.Fprintln(w, "   (1.50x: the figure divided by the same figure of the row named under vs)")
 	for _, b := range run.Benches {
 		rows := b.rows()
 		if len(rows) == 0 {
@@ -271,6 +271,7 @@ func (run *Run) Print(w io.Writer) {
 			header += "\t" + u
 		}
 		fmt.Fprintln(tw, header+"\t")
+		var notes []string
 		for _, r := range rows {
 			name := r.Name
 			if name == "" {
@@ -281,8 +282,12 @@ func (run *Run) Print(w io.Writer) {
 			if base != nil {
 				line += base.Name
 			}
+			if r.Status != "" {
+				notes = append(notes, fmt.Sprintf("  %s %s: %s", r.Status, name, r.Reason))
+			}
 			if r.Status != "" && len(r.Metrics) == 0 {
-				fmt.Fprintln(tw, line+"\t"+r.Status+": "+r.Reason+"\t")
+				// Every column, so the rows below stay aligned.
+				fmt.Fprintln(tw, line+"\t"+r.Status+strings.Repeat("\t", len(us)))
 				continue
 			}
 			for _, u := range us {
@@ -299,11 +304,14 @@ func (run *Run) Print(w io.Writer) {
 				line += "\t" + cell
 			}
 			if r.Status != "" {
-				line += "\t" + r.Status + ": " + r.Reason
+				line += "\t" + r.Status
 			}
 			fmt.Fprintln(tw, line+"\t")
 		}
 		tw.Flush()
+		for _, n := range notes {
+			fmt.Fprintln(w, n)
+		}
 	}
 	if len(run.Failed) > 0 {
 		fmt.Fprintf(w, "\nFAILED: %s\n", strings.Join(run.Failed, ", "))

@@ -91,8 +91,8 @@ func TestPrintRatios(t *testing.T) {
 		"insecure-no-auth-http1/clients=64  https-rbac-h2/clients=64  3000 (1.50x)  400 (0.5x)",
 		"insecure-no-auth-http1/clients=1   https-rbac-h2/clients=1   1000 (2.00x)  800 (0.5x)",
 		"tuned_qps=1000_burst=2000  defaults_qps=50_burst=100  833",
-		"FAIL: the scheduler stopped leading",
-		"SKIP: kubelet integration tests need root",
+		"FAIL defaults_qps=50_burst=100: the scheduler stopped leading",
+		"SKIP -: kubelet integration tests need root",
 		"12345678", // ns/op stays when it is the only figure
 		"FAILED: github.com/minik8s/minik8s/scheduler/scheduling",
 	} {
