@@ -217,7 +217,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		s := registry.NewStore(registry.Config{
 			Transformer:      vt,
 			Info:             ri,
-			Strategy:         strategyFor(ri, a.alloc),
+			Strategy:         registry.StrategyFor(ri, a.alloc),
 			Storage:          st,
 			Admission:        chain,
 			BookmarkInterval: a.opts.WatchBookmarkInterval,

@@ -11,14 +11,6 @@ import (
 	"github.com/minik8s/minik8s/apiserver/servicealloc"
 )
 
-// strategyFor is registry.StrategyFor, with Services allocating from alloc.
-func strategyFor(ri api.ResourceInfo, alloc *servicealloc.Allocator) registry.Strategy {
-	if ri.Group == "" && ri.Resource == "services" {
-		return registry.NewServiceStrategy(alloc)
-	}
-	return registry.StrategyFor(ri)
-}
-
 // startServiceControllers runs the allocation repair and the "kubernetes"
 // Service reconciler. The Service's target port is the secure port (the
 // plain-HTTP port when only that one serves, as in tests).

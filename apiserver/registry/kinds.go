@@ -8,10 +8,12 @@ import (
 	"github.com/minik8s/minik8s/api/field"
 	"github.com/minik8s/minik8s/api/validation"
 	"github.com/minik8s/minik8s/apiserver/request"
+	"github.com/minik8s/minik8s/apiserver/servicealloc"
 )
 
-// StrategyFor returns the strategy of a served resource.
-func StrategyFor(ri api.ResourceInfo) Strategy {
+// StrategyFor returns the strategy of a served resource; Services allocate
+// their ClusterIPs and NodePorts from alloc (none if nil).
+func StrategyFor(ri api.ResourceInfo, alloc *servicealloc.Allocator) Strategy {
 	switch ri.Group + "/" + ri.Resource {
 	case "/pods":
 		return podStrategy{}
@@ -26,6 +28,9 @@ func StrategyFor(ri api.ResourceInfo) Strategy {
 	case "/secrets":
 		return secretStrategy{}
 	case "/services":
+		if alloc != nil {
+			return allocatingServiceStrategy{alloc: alloc}
+		}
 		return serviceStrategy{}
 	case "apps/replicasets":
 		return replicaSetStrategy{}
@@ -205,12 +210,24 @@ func (csrStrategy) PrepareForUpdate(ctx context.Context, obj, old api.Object) {
 	obj.(*api.CertificateSigningRequest).Spec = old.(*api.CertificateSigningRequest).Spec
 }
 
-// approvalValidator is implemented by kinds with an approval subresource (CSRs).
-type approvalValidator interface {
-	ValidateApprovalUpdate(obj, old api.Object) field.ErrorList
+var _ StatusSubresources = csrStrategy{}
+
+// StatusSubresource implements StatusSubresources: /approval.
+func (csrStrategy) StatusSubresource(sub string) (StatusStrategy, bool) {
+	if sub == "approval" {
+		return csrApprovalStrategy{}, true
+	}
+	return nil, false
 }
 
-// ValidateApprovalUpdate lets the approval subresource add Approved or Denied.
-func (csrStrategy) ValidateApprovalUpdate(obj, old api.Object) field.ErrorList {
+// csrApprovalStrategy is the rules of a CSR's /approval: it adds the
+// Approved or Denied condition; the certificate is the signer's.
+type csrApprovalStrategy struct{}
+
+func (csrApprovalStrategy) PrepareForStatusUpdate(ctx context.Context, obj, old api.Object) {
+	obj.(*api.CertificateSigningRequest).Status.Certificate = old.(*api.CertificateSigningRequest).Status.Certificate
+}
+
+func (csrApprovalStrategy) ValidateStatusUpdate(ctx context.Context, obj, old api.Object) field.ErrorList {
 	return validation.ValidateCertificateSigningRequestApprovalUpdate(obj.(*api.CertificateSigningRequest), old.(*api.CertificateSigningRequest))
 }

@@ -28,12 +28,8 @@ type AllocatingStrategy interface {
 	Release(ctx context.Context, obj api.Object)
 }
 
-// NewServiceStrategy is the Service strategy that allocates ClusterIPs and
-// NodePorts from alloc.
-func NewServiceStrategy(alloc *servicealloc.Allocator) Strategy {
-	return allocatingServiceStrategy{alloc: alloc}
-}
-
+// allocatingServiceStrategy is the Service strategy that allocates
+// ClusterIPs and NodePorts from alloc.
 type allocatingServiceStrategy struct {
 	serviceStrategy
 	alloc *servicealloc.Allocator

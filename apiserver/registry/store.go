@@ -306,7 +306,9 @@ func (s *Store) Get(ctx context.Context, ns, name string) (api.Object, error) {
 // WriteOptions are the options of create, update, patch and delete.
 type WriteOptions struct {
 	DryRun bool
-	// Subresource is "" or "status" (and kind-specific ones handled by callers).
+	// Subresource is "", "status", a status-like one of the kind's own
+	// (StatusSubresources), or one whose caller builds the result (binding,
+	// scale, finalize).
 	Subresource string
 }
 
@@ -497,11 +499,11 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 	var errs field.ErrorList
 	// Kind-specific subresources (binding, scale, finalize) build their
 	// result from the current object themselves and validate their input.
-	statusLike := opts.Subresource == "status" || opts.Subresource == "approval"
+	status, statusLike := s.statusStrategy(opts.Subresource)
 	internal := opts.Subresource != "" && !statusLike
 	switch {
 	case statusLike:
-		obj = s.statusUpdate(ctx, obj, cur, opts.Subresource)
+		obj = s.statusUpdate(ctx, obj, cur, status)
 		meta = obj.GetObjectMeta()
 	case !internal:
 		s.strategy.DefaultUpdate(obj, cur)
@@ -531,16 +533,9 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 	if curMeta.DeletionTimestamp != nil {
 		errs = append(errs, newFinalizersForbidden(meta.Finalizers, curMeta.Finalizers)...)
 	}
-	approval, _ := s.strategy.(approvalValidator)
 	switch {
-	case opts.Subresource == "approval" && approval != nil:
-		errs = append(errs, approval.ValidateApprovalUpdate(obj, cur)...)
 	case statusLike:
-		if ss, ok := s.strategy.(StatusStrategy); ok {
-			errs = append(errs, ss.ValidateStatusUpdate(ctx, obj, cur)...)
-		} else {
-			errs = append(errs, s.strategy.ValidateUpdate(ctx, obj, cur)...)
-		}
+		errs = append(errs, status.ValidateStatusUpdate(ctx, obj, cur)...)
 	case !internal:
 		errs = append(errs, s.strategy.ValidateUpdate(ctx, obj, cur)...)
 	}
@@ -612,22 +607,43 @@ func (s *Store) store(ctx context.Context, kv storage.KV, cur, obj api.Object, u
 	return obj, nil
 }
 
-// statusUpdate keeps everything of cur but the status of obj (and, like
-// Kubernetes, the labels and annotations a status writer may also touch).
-func (s *Store) statusUpdate(ctx context.Context, obj, cur api.Object, sub string) api.Object {
-	out := s.copyObject(cur)
-	copyStatus(out, obj)
-	if sub == "approval" {
-		// A CSR's approval changes its conditions only; the certificate is the signer's.
-		if o, ok := out.(*api.CertificateSigningRequest); ok {
-			o.Status.Certificate = cur.(*api.CertificateSigningRequest).Status.Certificate
+// statusStrategy returns the rules of a status-like subresource: /status,
+// or one of the kind's own (StatusSubresources, a CSR's /approval). Other
+// subresources are not status-like.
+func (s *Store) statusStrategy(sub string) (StatusStrategy, bool) {
+	if own, ok := s.strategy.(StatusSubresources); ok {
+		if ss, ok := own.StatusSubresource(sub); ok {
+			return ss, true
 		}
 	}
+	if sub != "status" {
+		return nil, false
+	}
+	if ss, ok := s.strategy.(StatusStrategy); ok {
+		return ss, true
+	}
+	return updateRules{s.strategy}, true
+}
+
+// updateRules are the status rules of a kind without its own: nothing to
+// prepare, and the rules of an update.
+type updateRules struct{ Strategy }
+
+func (updateRules) PrepareForStatusUpdate(ctx context.Context, obj, old api.Object) {}
+
+func (u updateRules) ValidateStatusUpdate(ctx context.Context, obj, old api.Object) field.ErrorList {
+	return u.ValidateUpdate(ctx, obj, old)
+}
+
+// statusUpdate keeps everything of cur but the status of obj (and, like
+// Kubernetes, the labels and annotations a status writer may also touch),
+// then lets the subresource's rules prepare the result.
+func (s *Store) statusUpdate(ctx context.Context, obj, cur api.Object, status StatusStrategy) api.Object {
+	out := s.copyObject(cur)
+	copyStatus(out, obj)
 	om, nm := out.GetObjectMeta(), obj.GetObjectMeta()
 	om.Labels, om.Annotations = nm.Labels, nm.Annotations
-	if ss, ok := s.strategy.(StatusStrategy); ok {
-		ss.PrepareForStatusUpdate(ctx, out, cur)
-	}
+	status.PrepareForStatusUpdate(ctx, out, cur)
 	return out
 }
 

@@ -40,6 +40,15 @@ type StatusStrategy interface {
 	ValidateStatusUpdate(ctx context.Context, obj, old api.Object) field.ErrorList
 }
 
+// StatusSubresources is implemented by kinds with a status-like
+// subresource of their own besides /status (a CSR's /approval): an update
+// through it keeps everything of the stored object but the status, labels
+// and annotations, as /status does, under the rules StatusSubresource
+// returns for it (false for any other subresource).
+type StatusSubresources interface {
+	StatusSubresource(sub string) (StatusStrategy, bool)
+}
+
 // GracefulStrategy is implemented by kinds with graceful deletion (pods).
 // GracePeriod returns the period to wait before the object is removed, and
 // false when the object must be deleted at once.
