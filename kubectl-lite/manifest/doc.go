@@ -3,6 +3,7 @@
 // stdin, each with many YAML documents or JSON objects, "kind: List"
 // expanded. Files is the -f/-R flag pair every verb that takes manifests
 // binds; its Objects places them in the namespace of -n or the context,
-// and its Refs names the live objects they stand for. The last-applied
-// annotation, the manifest apply last sent, is written here too.
+// and its Refs names the live objects they stand for. WithLastApplied
+// records a manifest in its own last-applied annotation, as apply and
+// create --save-config send it.
 package manifest

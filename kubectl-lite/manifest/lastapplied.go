@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/minik8s/minik8s/api"
 )
 
-// LastAppliedAnnotation holds the manifest last applied, the "original" of
-// the next three-way merge of apply. create --save-config writes it too,
-// and describe and rollout leave it out of what they show or copy.
-const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
-
-// WithLastApplied returns obj as JSON with the last-applied annotation set
-// to obj itself (without that annotation), as kubectl stores it.
+// WithLastApplied returns obj as JSON with its last-applied annotation
+// (api.LastAppliedConfigAnnotation, the "original" of apply's next
+// three-way merge) set to obj itself without that annotation, as kubectl
+// apply and create --save-config store it.
 func WithLastApplied(obj map[string]any) ([]byte, error) {
 	b, err := json.Marshal(obj)
 	if err != nil {
@@ -35,13 +34,13 @@ func WithLastApplied(obj map[string]any) ([]byte, error) {
 	if ann == nil {
 		ann = map[string]any{}
 	}
-	delete(ann, LastAppliedAnnotation)
+	delete(ann, api.LastAppliedConfigAnnotation)
 	md["annotations"] = ann
 	last, err := json.Marshal(cp)
 	if err != nil {
 		return nil, fmt.Errorf("encode manifest: %w", err)
 	}
-	ann[LastAppliedAnnotation] = string(last) + "\n"
+	ann[api.LastAppliedConfigAnnotation] = string(last) + "\n"
 	md["annotations"] = ann
 	return json.Marshal(cp)
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/minik8s/minik8s/api"
 )
 
 func TestWithLastApplied(t *testing.T) {
@@ -44,7 +46,7 @@ func TestWithLastApplied(t *testing.T) {
 			if err := json.Unmarshal(b, &got); err != nil {
 				t.Fatal(err)
 			}
-			if la := got.Metadata.Annotations[LastAppliedAnnotation]; la != tt.want {
+			if la := got.Metadata.Annotations[api.LastAppliedConfigAnnotation]; la != tt.want {
 				t.Errorf("last-applied = %s, want %s", la, tt.want)
 			}
 			if again, _ := json.Marshal(obj); string(again) != string(mustCompact(t, tt.in)) {

@@ -85,11 +85,11 @@ func One(ctx context.Context, c *client.Client, w *write.Writer, o manifest.Obje
 	original := []byte("{}")
 	md, _ := live.Object["metadata"].(map[string]any)
 	ann, _ := md["annotations"].(map[string]any)
-	if last, _ := ann[manifest.LastAppliedAnnotation].(string); last != "" {
+	if last, _ := ann[api.LastAppliedConfigAnnotation].(string); last != "" {
 		original = []byte(last)
 	} else {
 		fmt.Fprintf(warn, "Warning: resource %s/%s is missing the %s annotation which is required by kubectl-lite apply. kubectl-lite apply should only be used on resources created declaratively by either kubectl-lite create --save-config or kubectl-lite apply. The missing annotation will be patched automatically.\n",
-			objectResource(o.Info), o.Name(), manifest.LastAppliedAnnotation)
+			objectResource(o.Info), o.Name(), api.LastAppliedConfigAnnotation)
 	}
 	p, err := patch.CreateThreeWayStrategicMergePatch(original, modified, current, patch.KubernetesSchema(o.Info.Kind))
 	if err != nil {

@@ -274,7 +274,7 @@ func podsOf(ctx context.Context, c *client.Client, rs *api.ReplicaSet) ([]api.Po
 	}
 	var out []api.Pod
 	for _, p := range l.Items {
-		if ownedBy(&p.ObjectMeta, rs.UID) {
+		if api.IsControlledBy(&p.ObjectMeta, rs.UID) {
 			out = append(out, p)
 		}
 	}

@@ -10,29 +10,21 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/minik8s/minik8s/api"
-	"github.com/minik8s/minik8s/api/labels"
 	"github.com/minik8s/minik8s/api/resource"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/kubectl-lite/deployment"
 )
 
 // controlledReplicaSets are the ReplicaSets d controls: the one whose
 // template matches d's (new) and the others that still have replicas (old).
 func controlledReplicaSets(ctx context.Context, c *client.Client, d *api.Deployment) (old []api.ReplicaSet, current *api.ReplicaSet, err error) {
-	sel, err := labels.SelectorFromLabelSelector(d.Spec.Selector)
+	rss, err := deployment.ReplicaSets(ctx, c, d)
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := client.Resource[api.ReplicaSet](c).Namespace(d.Namespace).List(ctx, client.ListOptions{LabelSelector: sel.String()})
-	if err != nil {
-		return nil, nil, err
-	}
-	want := templateKey(&d.Spec.Template)
-	for i := range l.Items {
-		rs := &l.Items[i]
-		if !ownedBy(&rs.ObjectMeta, d.UID) {
-			continue
-		}
-		if current == nil && templateKey(&rs.Spec.Template) == want {
+	for i := range rss {
+		rs := &rss[i]
+		if current == nil && api.EqualIgnoreHash(&rs.Spec.Template, &d.Spec.Template) {
 			current = rs
 			continue
 		}
@@ -41,27 +33,6 @@ func controlledReplicaSets(ctx context.Context, c *client.Client, d *api.Deploym
 		}
 	}
 	return old, current, nil
-}
-
-func ownedBy(m *api.ObjectMeta, uid api.UID) bool {
-	for _, r := range m.OwnerReferences {
-		if r.Controller != nil && *r.Controller && r.UID == uid {
-			return true
-		}
-	}
-	return false
-}
-
-// templateKey is a pod template without its pod-template-hash label, for
-// comparing a ReplicaSet's template to its Deployment's.
-func templateKey(t *api.PodTemplateSpec) string {
-	cp := api.DeepCopy(t)
-	delete(cp.Labels, api.DefaultDeploymentUniqueLabelKey)
-	if len(cp.Labels) == 0 {
-		cp.Labels = nil
-	}
-	b, _ := yaml.Marshal(cp)
-	return string(b)
 }
 
 func replicaSetList(rss []api.ReplicaSet) string {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/api"
-	"github.com/minik8s/minik8s/kubectl-lite/manifest"
 	"github.com/minik8s/minik8s/kubectl-lite/printers"
 )
 
@@ -42,7 +41,7 @@ func (w *prefixWriter) write(level int, format string, a ...any) {
 func (w *prefixWriter) flush() { w.tw.Flush() }
 
 // skipAnnotations are left out of describe output, as kubectl does.
-var skipAnnotations = map[string]bool{manifest.LastAppliedAnnotation: true}
+var skipAnnotations = map[string]bool{api.LastAppliedConfigAnnotation: true}
 
 const maxAnnotationLen = 140
 
@@ -179,10 +178,8 @@ func mapString(m map[string]string) string {
 
 // controller is "Kind/name" of the controlling owner, "" without one.
 func controller(m *api.ObjectMeta) string {
-	for _, r := range m.OwnerReferences {
-		if r.Controller != nil && *r.Controller {
-			return r.Kind + "/" + r.Name
-		}
+	if r := api.GetControllerOf(m); r != nil {
+		return r.Kind + "/" + r.Name
 	}
 	return ""
 }

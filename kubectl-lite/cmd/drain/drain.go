@@ -19,9 +19,6 @@ import (
 	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
 
-// MirrorPodAnnotation marks the API mirror of a kubelet static pod.
-const MirrorPodAnnotation = "kubernetes.io/config.mirror"
-
 // nodes resolves "NODE..." or -l into node names.
 func nodes(ctx context.Context, c *client.Client, args []string, selector string) ([]string, error) {
 	if len(args) == 0 && selector == "" {
@@ -224,19 +221,14 @@ func check(p *api.Pod, o Options) verdict {
 		return v
 	}
 	terminal := p.Status.Phase == api.PodSucceeded || p.Status.Phase == api.PodFailed
-	var ctrl *api.OwnerReference
-	for i, r := range p.OwnerReferences {
-		if r.Controller != nil && *r.Controller {
-			ctrl = &p.OwnerReferences[i]
-		}
-	}
+	ctrl := api.GetControllerOf(&p.ObjectMeta)
 	if ctrl != nil && ctrl.Kind == "DaemonSet" {
 		if !o.IgnoreDaemonSets {
 			return verdict{fail: "cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"}
 		}
 		return verdict{skip: true, warnings: []string{"ignoring DaemonSet-managed Pods"}}
 	}
-	if _, ok := p.Annotations[MirrorPodAnnotation]; ok {
+	if _, ok := p.Annotations[api.MirrorPodAnnotationKey]; ok {
 		return verdict{skip: true}
 	}
 	if !terminal {

@@ -24,7 +24,7 @@ func TestCheck(t *testing.T) {
 			verdict{fail: "cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"}},
 		{"daemonset ignored", api.Pod{ObjectMeta: api.ObjectMeta{OwnerReferences: owned("DaemonSet")}}, Options{IgnoreDaemonSets: true},
 			verdict{skip: true, warnings: []string{"ignoring DaemonSet-managed Pods"}}},
-		{"mirror skipped", api.Pod{ObjectMeta: api.ObjectMeta{Annotations: map[string]string{MirrorPodAnnotation: "x"}}}, Options{}, verdict{skip: true}},
+		{"mirror skipped", api.Pod{ObjectMeta: api.ObjectMeta{Annotations: map[string]string{api.MirrorPodAnnotationKey: "x"}}}, Options{}, verdict{skip: true}},
 		{"bare refused", api.Pod{}, Options{}, verdict{fail: "cannot delete Pods that declare no controller (use --force to override)"}},
 		{"bare forced", api.Pod{}, Options{Force: true}, verdict{warnings: []string{"deleting Pods that declare no controller"}}},
 		{"bare but finished", api.Pod{Status: api.PodStatus{Phase: api.PodSucceeded}}, Options{}, verdict{}},

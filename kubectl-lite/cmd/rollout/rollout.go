@@ -13,34 +13,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/minik8s/minik8s/api"
-	"github.com/minik8s/minik8s/api/labels"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/describe"
-	"github.com/minik8s/minik8s/kubectl-lite/manifest"
+	"github.com/minik8s/minik8s/kubectl-lite/deployment"
 	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
 
-// Annotations and reasons of kubectl's rollout that api does not declare
-// (the deployment controller's annotations are api's).
-const (
-	// RestartedAtAnnotation is what "rollout restart" sets on the pod
-	// template, so the template changes and a new ReplicaSet rolls out.
-	RestartedAtAnnotation  = "kubectl.kubernetes.io/restartedAt"
-	timedOutReason         = "ProgressDeadlineExceeded"
-	deprecatedRollbackAnno = "deprecated.deployment.rollback.to"
-)
-
-// annotationsToSkip are the Deployment annotations undo keeps rather than
-// copying them from the ReplicaSet (kubectl's list).
-var annotationsToSkip = map[string]bool{
-	manifest.LastAppliedAnnotation: true,
-	api.RevisionAnnotation:         true,
-	api.RevisionHistoryAnnotation:  true,
-	api.DesiredReplicasAnnotation:  true,
-	api.MaxReplicasAnnotation:      true,
-	deprecatedRollbackAnno:         true,
-}
+// RestartedAtAnnotation is what "rollout restart" sets on the pod
+// template, so the template changes and a new ReplicaSet rolls out. (The
+// deployment controller's annotations and reasons are api's.)
+const RestartedAtAnnotation = "kubectl.kubernetes.io/restartedAt"
 
 // NewCommand returns the rollout command and its subcommands.
 func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
@@ -91,7 +74,7 @@ func deployments(c *client.Client, ns string) *client.ResourceClient[api.Deploym
 func Status(d *api.Deployment) (string, bool, error) {
 	if d.Generation <= d.Status.ObservedGeneration {
 		for _, c := range d.Status.Conditions {
-			if c.Type == api.DeploymentProgressing && c.Reason == timedOutReason {
+			if c.Type == api.DeploymentProgressing && c.Reason == api.TimedOutReason {
 				return "", false, fmt.Errorf("deployment %q exceeded its progress deadline", d.Name)
 			}
 		}
@@ -225,29 +208,6 @@ func timedOut(ctx context.Context, err error) error {
 	return err
 }
 
-// controlled lists the ReplicaSets d controls, as kubectl's history does:
-// matching d's selector and owned by it as controller.
-func controlled(ctx context.Context, c *client.Client, d *api.Deployment) ([]api.ReplicaSet, error) {
-	sel, err := labels.SelectorFromLabelSelector(d.Spec.Selector)
-	if err != nil {
-		return nil, fmt.Errorf("deployment %q has an invalid selector: %w", d.Name, err)
-	}
-	l, err := client.Resource[api.ReplicaSet](c).Namespace(d.Namespace).List(ctx, client.ListOptions{LabelSelector: sel.String()})
-	if err != nil {
-		return nil, err
-	}
-	var out []api.ReplicaSet
-	for _, rs := range l.Items {
-		for _, ref := range rs.OwnerReferences {
-			if ref.Controller != nil && *ref.Controller && ref.UID == d.UID {
-				out = append(out, rs)
-				break
-			}
-		}
-	}
-	return out, nil
-}
-
 // history maps revisions to the ReplicaSet of each.
 func history(rss []api.ReplicaSet) map[int64]*api.ReplicaSet {
 	out := map[int64]*api.ReplicaSet{}
@@ -280,7 +240,7 @@ func newHistory(streams cli.Streams, g *cli.Globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				rss, err := controlled(ctx, c, d)
+				rss, err := deployment.ReplicaSets(ctx, c, d)
 				if err != nil {
 					return err
 				}
@@ -376,7 +336,7 @@ func undo(ctx context.Context, c *client.Client, r resource.Ref, toRevision int6
 	if d.Spec.Paused {
 		return "", fmt.Errorf("you cannot rollback a paused deployment; resume it first with 'kubectl rollout resume deployment/%s' and try again", d.Name)
 	}
-	rss, err := controlled(ctx, c, d)
+	rss, err := deployment.ReplicaSets(ctx, c, d)
 	if err != nil {
 		return "", err
 	}
@@ -406,17 +366,19 @@ func undo(ctx context.Context, c *client.Client, r resource.Ref, toRevision int6
 	if tmpl.Labels != nil {
 		delete(tmpl.Labels, api.DefaultDeploymentUniqueLabelKey)
 	}
-	if equalTemplates(&tmpl, &d.Spec.Template) {
+	if api.EqualIgnoreHash(&tmpl, &d.Spec.Template) {
 		return fmt.Sprintf("skipped rollback (current template already matches revision %d)", toRevision), nil
 	}
+	// The Deployment keeps its own annotations (kubectl's list) and takes
+	// the others from the ReplicaSet.
 	ann := map[string]string{}
-	for k := range annotationsToSkip {
-		if v, ok := d.Annotations[k]; ok {
+	for k, v := range d.Annotations {
+		if api.SkipCopyAnnotation(k) {
 			ann[k] = v
 		}
 	}
 	for k, v := range rs.Annotations {
-		if !annotationsToSkip[k] {
+		if !api.SkipCopyAnnotation(k) {
 			ann[k] = v
 		}
 	}
@@ -431,20 +393,6 @@ func undo(ctx context.Context, c *client.Client, r resource.Ref, toRevision int6
 		return "", fmt.Errorf("failed restoring revision %d: %w", toRevision, err)
 	}
 	return "rolled back", nil
-}
-
-// equalTemplates compares pod templates ignoring the pod-template-hash label.
-func equalTemplates(a, b *api.PodTemplateSpec) bool {
-	strip := func(t *api.PodTemplateSpec) []byte {
-		cp := api.DeepCopy(t)
-		delete(cp.Labels, api.DefaultDeploymentUniqueLabelKey)
-		if len(cp.Labels) == 0 {
-			cp.Labels = nil
-		}
-		bs, _ := json.Marshal(cp)
-		return bs
-	}
-	return string(strip(a)) == string(strip(b))
 }
 
 func newRestart(streams cli.Streams, g *cli.Globals) *cobra.Command {

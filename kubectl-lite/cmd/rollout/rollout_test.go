@@ -35,21 +35,3 @@ func TestStatus(t *testing.T) {
 		}
 	}
 }
-
-func TestEqualTemplatesIgnoresHash(t *testing.T) {
-	t.Parallel()
-	a := api.PodTemplateSpec{ObjectMeta: api.ObjectMeta{Labels: map[string]string{"app": "web", "pod-template-hash": "x"}},
-		Spec: api.PodSpec{Containers: []api.Container{{Name: "c", Image: "i"}}}}
-	b := *api.DeepCopy(&a)
-	delete(b.Labels, "pod-template-hash")
-	if !equalTemplates(&a, &b) {
-		t.Error("templates differing only in pod-template-hash are not equal")
-	}
-	b.Spec.Containers[0].Image = "j"
-	if equalTemplates(&a, &b) {
-		t.Error("templates with different images are equal")
-	}
-	if a.Labels["pod-template-hash"] != "x" {
-		t.Error("equalTemplates modified its argument")
-	}
-}
