@@ -8,7 +8,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
-	"github.com/minik8s/minik8s/controller-manager/controller/controllertest"
+	"github.com/minik8s/minik8s/controller-manager/controllermanagertest"
 	"github.com/minik8s/minik8s/internal/client"
 )
 
@@ -72,7 +72,7 @@ func (v view) String() string { return fmt.Sprintf("ready %v notReady %v", v.rea
 // resolve the named target port per pod, leave selector-less services
 // alone and go with their service.
 func TestEndpointsTrackPods(t *testing.T) {
-	cl := controllertest.Start(t, []string{"endpoints", "endpointslice"}, nil)
+	cl := controllermanagertest.Start(t, []string{"endpoints", "endpointslice"}, nil)
 	ctx := cl.Context(2 * time.Minute)
 	c := cl.Client
 	cl.Namespace(ns)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/api"
-	"github.com/minik8s/minik8s/controller-manager/controller/controllertest"
+	"github.com/minik8s/minik8s/controller-manager/controllermanagertest"
 	"github.com/minik8s/minik8s/internal/client"
 )
 
@@ -15,7 +15,7 @@ import (
 // empty slice; the slices go when the service does.
 func TestSlicesSplitAndTerminating(t *testing.T) {
 	const ns = "es"
-	cl := controllertest.Start(t, []string{"endpointslice"}, nil)
+	cl := controllermanagertest.Start(t, []string{"endpointslice"}, nil)
 	ctx := cl.Context(3 * time.Minute)
 	c := cl.Client
 	cl.Namespace(ns)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/controller-manager/controller"
-	"github.com/minik8s/minik8s/controller-manager/controller/controllertest"
+	"github.com/minik8s/minik8s/controller-manager/controllermanagertest"
 	"github.com/minik8s/minik8s/internal/client"
 )
 
@@ -17,7 +17,7 @@ import (
 // 1,000 dependents (reported as dependents/s).
 func BenchmarkBackgroundCascade(b *testing.B) {
 	const owners, perOwner = 100, 10
-	cl := controllertest.Start(b, []string{"garbagecollector"}, nil)
+	cl := controllermanagertest.Start(b, []string{"garbagecollector"}, nil)
 	ctx := cl.Context(10 * time.Minute)
 	c := cl.Client
 	cl.Namespace(ns)

@@ -11,7 +11,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/controller-manager/controller"
-	"github.com/minik8s/minik8s/controller-manager/controller/controllertest"
+	"github.com/minik8s/minik8s/controller-manager/controllermanagertest"
 	"github.com/minik8s/minik8s/internal/client"
 )
 
@@ -80,7 +80,7 @@ func gone[T any, PT interface {
 }
 
 func TestDeletionPropagation(t *testing.T) {
-	cl := controllertest.Start(t, []string{"garbagecollector"}, nil)
+	cl := controllermanagertest.Start(t, []string{"garbagecollector"}, nil)
 	ctx := cl.Context(3 * time.Minute)
 	c := cl.Client
 	cl.Namespace(ns)
@@ -212,7 +212,7 @@ func TestDeletionPropagation(t *testing.T) {
 // Deployment in each propagation mode removes (or orphans) what they made,
 // and the controllers do not re-create pods under an owner being deleted.
 func TestWithWorkloadControllers(t *testing.T) {
-	cl := controllertest.Start(t, []string{"garbagecollector", "replicaset", "deployment"}, nil)
+	cl := controllermanagertest.Start(t, []string{"garbagecollector", "replicaset", "deployment"}, nil)
 	ctx := cl.Context(3 * time.Minute)
 	c := cl.Client
 	cl.Namespace(ns)

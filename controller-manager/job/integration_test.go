@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/api"
-	"github.com/minik8s/minik8s/controller-manager/controller/controllertest"
+	"github.com/minik8s/minik8s/controller-manager/controllermanagertest"
 	"github.com/minik8s/minik8s/internal/client"
 )
 
@@ -20,7 +20,7 @@ func newJob(name string, completions, parallelism, backoffLimit int32) *api.Job 
 }
 
 // activePods returns the job's pods that are neither terminal nor deleted.
-func activePods(t *testing.T, cl *controllertest.Cluster, job string) []api.Pod {
+func activePods(t *testing.T, cl *controllermanagertest.Cluster, job string) []api.Pod {
 	t.Helper()
 	l, err := client.Resource[api.Pod](cl.Client).Namespace(ns).List(cl.Context(10*time.Second), client.ListOptions{LabelSelector: api.JobNameLabel + "=" + job})
 	if err != nil {
@@ -45,7 +45,7 @@ func condition(j *api.Job, t api.JobConditionType) *api.JobCondition {
 }
 
 func TestJobs(t *testing.T) {
-	cl := controllertest.Start(t, []string{"job"}, nil)
+	cl := controllermanagertest.Start(t, []string{"job"}, nil)
 	ctx := cl.Context(3 * time.Minute)
 	cl.Namespace(ns)
 	jobs := client.Resource[api.Job](cl.Client).Namespace(ns)

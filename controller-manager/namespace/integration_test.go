@@ -7,7 +7,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
-	"github.com/minik8s/minik8s/controller-manager/controller/controllertest"
+	"github.com/minik8s/minik8s/controller-manager/controllermanagertest"
 	"github.com/minik8s/minik8s/internal/client"
 )
 
@@ -16,7 +16,7 @@ import (
 // replicaset) and then finalizes it, so it disappears; other namespaces
 // keep their content.
 func TestNamespaceDeletion(t *testing.T) {
-	cl := controllertest.Start(t, []string{"namespace", "garbagecollector"}, nil)
+	cl := controllermanagertest.Start(t, []string{"namespace", "garbagecollector"}, nil)
 	ctx := cl.Context(2 * time.Minute)
 	c := cl.Client
 	for _, ns := range []string{"doomed", "kept"} {

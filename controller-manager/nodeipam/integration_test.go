@@ -7,7 +7,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/controller-manager/app"
-	"github.com/minik8s/minik8s/controller-manager/controller/controllertest"
+	"github.com/minik8s/minik8s/controller-manager/controllermanagertest"
 	"github.com/minik8s/minik8s/internal/client"
 )
 
@@ -15,7 +15,7 @@ import (
 // before the controller started is not handed out again; a deleted node's
 // block is released.
 func TestPodCIDRsAssigned(t *testing.T) {
-	cl := controllertest.Start(t, []string{"nodeipam"}, func(o *app.Options) {
+	cl := controllermanagertest.Start(t, []string{"nodeipam"}, func(o *app.Options) {
 		o.Controller.ClusterCIDR = "10.244.0.0/30"
 		o.Controller.NodeCIDRMaskSize = 32
 	})

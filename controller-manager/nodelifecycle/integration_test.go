@@ -12,7 +12,7 @@ import (
 	"github.com/minik8s/minik8s/api/resource"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/controller-manager/app"
-	"github.com/minik8s/minik8s/controller-manager/controller/controllertest"
+	"github.com/minik8s/minik8s/controller-manager/controllermanagertest"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/scheduler/scheduling"
 )
@@ -33,7 +33,7 @@ func boundPod(name, node string, tolerationSeconds *int64) *api.Pod {
 // evicted while the one with admission's default 300 s stays; the taint goes
 // when the node is back. A healthy node is never touched.
 func TestNodeStopsHeartbeating(t *testing.T) {
-	cl := controllertest.Start(t, []string{"nodelifecycle"}, func(o *app.Options) {
+	cl := controllermanagertest.Start(t, []string{"nodelifecycle"}, func(o *app.Options) {
 		o.Controller.NodeMonitorGracePeriod = 3 * time.Second
 		o.Controller.NodeMonitorPeriod = 200 * time.Millisecond
 		o.Controller.NodeEvictionRate = 100
@@ -138,7 +138,7 @@ func TestNodeStopsHeartbeating(t *testing.T) {
 // (Two nodes: with all nodes down the controller enters master disruption
 // mode and taints nothing, see TestAllNodesDown.)
 func TestNodeReportsNotReady(t *testing.T) {
-	cl := controllertest.Start(t, []string{"nodelifecycle"}, func(o *app.Options) {
+	cl := controllermanagertest.Start(t, []string{"nodelifecycle"}, func(o *app.Options) {
 		o.Controller.NodeMonitorGracePeriod = 3 * time.Second
 		o.Controller.NodeMonitorPeriod = 200 * time.Millisecond
 	})
@@ -184,7 +184,7 @@ func readyStatus(n *api.Node) api.ConditionStatus {
 // that window) and is checked after those 3 s, so an eviction that was not
 // cancelled shows.
 func TestAllNodesDown(t *testing.T) {
-	cl := controllertest.Start(t, []string{"nodelifecycle"}, func(o *app.Options) {
+	cl := controllermanagertest.Start(t, []string{"nodelifecycle"}, func(o *app.Options) {
 		o.Controller.NodeMonitorGracePeriod = 3 * time.Second
 		o.Controller.NodeMonitorPeriod = 200 * time.Millisecond
 		o.Controller.NodeEvictionRate = 100
@@ -230,7 +230,7 @@ func TestAllNodesDown(t *testing.T) {
 // their toleration runs out, the ReplicaSet controller replaces them, and
 // the real scheduler places the replacements on the healthy node only.
 func TestNodeLossMovesPodsElsewhere(t *testing.T) {
-	cl := controllertest.Start(t, []string{"nodelifecycle", "replicaset"}, func(o *app.Options) {
+	cl := controllermanagertest.Start(t, []string{"nodelifecycle", "replicaset"}, func(o *app.Options) {
 		o.Controller.NodeMonitorGracePeriod = 3 * time.Second
 		o.Controller.NodeMonitorPeriod = 200 * time.Millisecond
 		o.Controller.NodeEvictionRate = 100

@@ -10,7 +10,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
-	"github.com/minik8s/minik8s/controller-manager/controller/controllertest"
+	"github.com/minik8s/minik8s/controller-manager/controllermanagertest"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/daemon/daemontest"
 	"github.com/minik8s/minik8s/internal/informer"
@@ -152,7 +152,7 @@ func TestControllerManagerKill9MidRollout(t *testing.T) {
 	bin, ctx := setUp(t, "controller-manager", 4*time.Minute)
 	srv := apiservertest.Start(t)
 	c := newClient(t, srv.URL())
-	controllertest.RunKubelet(t, c, controllertest.KubeletOptions{Nodes: 4, ReadyDelay: time.Second})
+	controllermanagertest.RunKubelet(t, c, controllermanagertest.KubeletOptions{Nodes: 4, ReadyDelay: time.Second})
 	createNamespace(ctx, t, c, ns)
 	deployments := client.Resource[api.Deployment](c).Namespace(ns)
 

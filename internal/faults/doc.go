@@ -15,10 +15,10 @@
 //     exactly once and no pod's spec.nodeName ever changes.
 //
 // Nodes are simulated (no containers): pods are bound and reported Running
-// and Ready through the API, as controllertest.Kubelet does. The kubelet and
-// containerd kills have their tests beside the kubelet (kubelet/app
-// TestKubeletKill9Restart, kubelet/pods TestSurvivesContainerdRestart) as
-// they need root and a containerd.
+// and Ready through the API, as controllermanagertest.Kubelet does. The
+// kubelet and containerd kills have their tests beside the kubelet
+// (kubelet/app TestKubeletKill9Restart, kubelet/pods
+// TestSurvivesContainerdRestart) as they need root and a containerd.
 //
 // Each test logs its figures (writes acknowledged and stored, time from the
 // kill to a serving or leading process and to convergence, the extremes of

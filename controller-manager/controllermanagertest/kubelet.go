@@ -1,4 +1,4 @@
-package controllertest
+package controllermanagertest
 
 import (
 	"context"

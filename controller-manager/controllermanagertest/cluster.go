@@ -1,4 +1,4 @@
-package controllertest
+package controllermanagertest
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func Start(t testing.TB, controllers []string, mutate func(*app.Options)) *Clust
 	t.Helper()
 	t.Setenv("KUBECONFIG", "")
 	srv := apiservertest.Start(t)
-	c, err := client.New(&client.Config{Host: srv.URL(), QPS: -1, Timeout: 30 * time.Second, UserAgent: "controllertest"})
+	c, err := client.New(&client.Config{Host: srv.URL(), QPS: -1, Timeout: 30 * time.Second, UserAgent: "controllermanagertest"})
 	if err != nil {
 		t.Fatal(err)
 	}
