@@ -143,7 +143,7 @@ func PrintCustomColumns(out io.Writer, cols []Column, items []Obj, noHeaders boo
 					vals = append(vals, valueString(v))
 				}
 			}
-			row[i] = orNone(strings.Join(vals, ","))
+			row[i] = OrNone(strings.Join(vals, ","))
 		}
 		fmt.Fprintln(w, strings.Join(row, "\t"))
 	}
@@ -264,5 +264,5 @@ func leadingDigits(s string) (digits, rest string) {
 
 // LabelString is kubectl's "k=v,k2=v2" of a label map, "<none>" when empty.
 func LabelString(o Obj) string {
-	return orNone(labelString(mapAt(o, "metadata", "labels")))
+	return OrNone(JoinLabels(mapAt(o, "metadata", "labels")))
 }

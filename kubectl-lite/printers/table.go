@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"maps"
 	"net"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -52,9 +52,9 @@ var tables = map[string][]column{
 		{name: "STATUS", cell: podStatus},
 		{name: "RESTARTS", cell: podRestarts},
 		ageCol,
-		{name: "IP", wide: true, cell: func(o Obj, _ time.Time) string { return orNone(str(o, "status", "podIP")) }},
-		{name: "NODE", wide: true, cell: func(o Obj, _ time.Time) string { return orNone(str(o, "spec", "nodeName")) }},
-		{name: "NOMINATED NODE", wide: true, cell: func(o Obj, _ time.Time) string { return orNone(str(o, "status", "nominatedNodeName")) }},
+		{name: "IP", wide: true, cell: func(o Obj, _ time.Time) string { return OrNone(str(o, "status", "podIP")) }},
+		{name: "NODE", wide: true, cell: func(o Obj, _ time.Time) string { return OrNone(str(o, "spec", "nodeName")) }},
+		{name: "NOMINATED NODE", wide: true, cell: func(o Obj, _ time.Time) string { return OrNone(str(o, "status", "nominatedNodeName")) }},
 		{name: "READINESS GATES", wide: true, cell: func(Obj, time.Time) string { return "<none>" }},
 	},
 	"Deployment": {nameCol,
@@ -145,11 +145,11 @@ var tables = map[string][]column{
 	},
 	"Service": {nameCol,
 		{name: "TYPE", cell: func(o Obj, _ time.Time) string { return str(o, "spec", "type") }},
-		{name: "CLUSTER-IP", cell: func(o Obj, _ time.Time) string { return orNone(str(o, "spec", "clusterIP")) }},
+		{name: "CLUSTER-IP", cell: func(o Obj, _ time.Time) string { return OrNone(str(o, "spec", "clusterIP")) }},
 		{name: "EXTERNAL-IP", cell: serviceExternalIP},
 		{name: "PORT(S)", cell: servicePorts},
 		ageCol,
-		{name: "SELECTOR", wide: true, cell: func(o Obj, _ time.Time) string { return orNone(labelString(mapAt(o, "spec", "selector"))) }},
+		{name: "SELECTOR", wide: true, cell: func(o Obj, _ time.Time) string { return OrNone(JoinLabels(mapAt(o, "spec", "selector"))) }},
 	},
 	"ConfigMap": {nameCol,
 		{name: "DATA", cell: func(o Obj, _ time.Time) string {
@@ -311,7 +311,8 @@ func numCell(path ...string) func(Obj, time.Time) string {
 	return func(o Obj, _ time.Time) string { return strconv.FormatInt(num(o, path...), 10) }
 }
 
-func orNone(s string) string {
+// OrNone is s, or kubectl's "<none>" for an empty cell.
+func OrNone(s string) string {
 	if s == "" {
 		return "<none>"
 	}
@@ -387,11 +388,13 @@ func containers(field string) func(Obj, time.Time) string {
 				out = append(out, str(m, field))
 			}
 		}
-		return orNone(strings.Join(out, ","))
+		return OrNone(strings.Join(out, ","))
 	}
 }
 
-func labelString(m map[string]any) string {
+// JoinLabels is kubectl's "k1=v1,k2=v2" of labels or a selector's
+// matchLabels, keys sorted.
+func JoinLabels[V any](m map[string]V) string {
 	parts := make([]string, 0, len(m))
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, fmt.Sprintf("%s=%v", k, m[k]))
@@ -400,7 +403,7 @@ func labelString(m map[string]any) string {
 }
 
 func selector(o Obj, _ time.Time) string {
-	return orNone(labelString(mapAt(o, "spec", "selector", "matchLabels")))
+	return OrNone(JoinLabels(mapAt(o, "spec", "selector", "matchLabels")))
 }
 
 func nodeStatus(o Obj, _ time.Time) string {
@@ -424,14 +427,21 @@ func nodeStatus(o Obj, _ time.Time) string {
 }
 
 func nodeRoles(o Obj, _ time.Time) string {
+	return NodeRoles(maps.Keys(mapAt(o, "metadata", "labels")))
+}
+
+// NodeRoles is kubectl's ROLES of a node with these label keys: the
+// node-role.kubernetes.io/ROLE suffixes, sorted and comma-separated, or
+// "<none>".
+func NodeRoles(labelKeys iter.Seq[string]) string {
 	var roles []string
-	for k := range mapAt(o, "metadata", "labels") {
+	for k := range labelKeys {
 		if r, ok := strings.CutPrefix(k, "node-role.kubernetes.io/"); ok && r != "" {
 			roles = append(roles, r)
 		}
 	}
-	sort.Strings(roles)
-	return orNone(strings.Join(roles, ","))
+	slices.Sort(roles)
+	return OrNone(strings.Join(roles, ","))
 }
 
 func nodeAddress(typ string) func(Obj, time.Time) string {
@@ -483,7 +493,7 @@ func servicePorts(o Obj, _ time.Time) string {
 		}
 		out = append(out, s+"/"+proto)
 	}
-	return orNone(strings.Join(out, ","))
+	return OrNone(strings.Join(out, ","))
 }
 
 func eventLastSeen(o Obj, now time.Time) string {
@@ -496,7 +506,7 @@ func eventLastSeen(o Obj, now time.Time) string {
 }
 
 func nodeInfo(field string) func(Obj, time.Time) string {
-	return func(o Obj, _ time.Time) string { return orNone(str(o, "status", "nodeInfo", field)) }
+	return func(o Obj, _ time.Time) string { return OrNone(str(o, "status", "nodeInfo", field)) }
 }
 
 // moreThan3 joins at most three items and says how many were left out,

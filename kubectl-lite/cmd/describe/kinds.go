@@ -3,7 +3,7 @@ package describe
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
 	"strings"
 	"time"
 
@@ -13,6 +13,7 @@ import (
 	"github.com/minik8s/minik8s/api/resource"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/deployment"
+	"github.com/minik8s/minik8s/kubectl-lite/printers"
 )
 
 // controlledReplicaSets are the ReplicaSets d controls: the one whose
@@ -138,7 +139,7 @@ func describeService(w *prefixWriter, s *api.Service, ep *api.Endpoints, evs []a
 	w.write(level0, "Namespace:\t%s\n", s.Namespace)
 	w.labels("Labels", s.Labels)
 	w.annotations("Annotations", s.Annotations)
-	w.write(level0, "Selector:\t%s\n", mapString(s.Spec.Selector))
+	w.write(level0, "Selector:\t%s\n", printers.JoinLabels(s.Spec.Selector))
 	w.write(level0, "Type:\t%s\n", s.Spec.Type)
 	if s.Spec.IPFamilyPolicy != nil {
 		w.write(level0, "IP Family Policy:\t%s\n", *s.Spec.IPFamilyPolicy)
@@ -184,7 +185,7 @@ func describeService(w *prefixWriter, s *api.Service, ep *api.Endpoints, evs []a
 		}
 		w.write(level0, "Endpoints:\t%s\n", endpointsFor(ep, sp))
 	}
-	w.write(level0, "Session Affinity:\t%s\n", orNone(string(s.Spec.SessionAffinity)))
+	w.write(level0, "Session Affinity:\t%s\n", printers.OrNone(string(s.Spec.SessionAffinity)))
 	if s.Spec.ExternalTrafficPolicy != "" {
 		w.write(level0, "External Traffic Policy:\t%s\n", s.Spec.ExternalTrafficPolicy)
 	}
@@ -222,14 +223,7 @@ func endpointsFor(ep *api.Endpoints, sp api.ServicePort) string {
 
 func describeNode(w *prefixWriter, n *api.Node, lease *api.Lease, pods []api.Pod, evs []api.Event, now time.Time) {
 	w.write(level0, "Name:\t%s\n", n.Name)
-	var roles []string
-	for k := range n.Labels {
-		if r, ok := strings.CutPrefix(k, "node-role.kubernetes.io/"); ok && r != "" {
-			roles = append(roles, r)
-		}
-	}
-	sort.Strings(roles)
-	w.write(level0, "Roles:\t%s\n", orNone(strings.Join(roles, ",")))
+	w.write(level0, "Roles:\t%s\n", printers.NodeRoles(maps.Keys(n.Labels)))
 	w.labels("Labels", n.Labels)
 	w.annotations("Annotations", n.Annotations)
 	w.write(level0, "CreationTimestamp:\t%s\n", timestamp(n.CreationTimestamp))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/resource"
+	"github.com/minik8s/minik8s/kubectl-lite/printers"
 )
 
 // PodTemplate writes kubectl's "Pod Template:" section (used by describe
@@ -70,12 +71,12 @@ func containers(w *prefixWriter, label string, cs []api.Container, statuses []ap
 		if strings.Contains(ports, ",") {
 			w.write(level2, "Ports:\t%s\n", ports)
 		} else {
-			w.write(level2, "Port:\t%s\n", orNone(ports))
+			w.write(level2, "Port:\t%s\n", printers.OrNone(ports))
 		}
 		if strings.Contains(hostPorts, ",") {
 			w.write(level2, "Host Ports:\t%s\n", hostPorts)
 		} else {
-			w.write(level2, "Host Port:\t%s\n", orNone(hostPorts))
+			w.write(level2, "Host Port:\t%s\n", printers.OrNone(hostPorts))
 		}
 		if len(c.Command) > 0 {
 			w.write(level2, "Command:\n")

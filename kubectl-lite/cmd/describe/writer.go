@@ -127,13 +127,6 @@ func since(t time.Time, now time.Time) string {
 	return printers.HumanDuration(now.Sub(t))
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "<none>"
-	}
-	return s
-}
-
 func boolString(b bool) string {
 	if b {
 		return "True"
@@ -163,15 +156,6 @@ func selectorString(s *api.LabelSelector) string {
 	}
 	if len(parts) == 0 {
 		return "<none>"
-	}
-	return strings.Join(parts, ",")
-}
-
-func mapString(m map[string]string) string {
-	keys := slices.Sorted(maps.Keys(m))
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + m[k]
 	}
 	return strings.Join(parts, ",")
 }

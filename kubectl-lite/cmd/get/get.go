@@ -81,9 +81,6 @@ columns, -l to filter on labels and -w to stream changes.`,
 	return cmd
 }
 
-// Resolve turns "po,deploy" or "all" into resources (see resource.Resolve).
-func Resolve(typeArg string) ([]api.ResourceInfo, error) { return resource.Resolve(typeArg) }
-
 // run is one get: it reads what was asked type by type and prints it (the
 // batch formats all at the end), reports the names not found, and with -w
 // follows the one type or object asked for.
