@@ -160,6 +160,17 @@ func Run(ctx context.Context, opts Options, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	// Events and the lease have clients of their own, as in
+	// kube-controller-manager: busy controllers at the shipped QPS must not
+	// starve either.
+	ec, err := opts.Client.Client("kube-controller-manager")
+	if err != nil {
+		return err
+	}
+	lec, err := opts.Client.LeaderElectionClient("kube-controller-manager")
+	if err != nil {
+		return err
+	}
 	srv := daemon.NewServer("", log)
 	if opts.Port > 0 {
 		srv.Addr = net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.Port))
@@ -167,6 +178,10 @@ func Run(ctx context.Context, opts Options, log *slog.Logger) error {
 	if err := workqueue.RegisterMetrics(srv.Registry); err != nil {
 		return err
 	}
+	// The server stops with the controllers: when the lease is lost the
+	// process exits (its supervisor restarts it as a standby).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	srvErr := make(chan error, 1)
 	go func() {
 		if opts.Listener != nil {
@@ -178,9 +193,9 @@ func Run(ctx context.Context, opts Options, log *slog.Logger) error {
 
 	host, _ := os.Hostname()
 	identity := daemon.Identity()
-	runErr := opts.LeaderElection.Run(ctx, c, identity, func(ctx context.Context) error {
+	runErr := opts.LeaderElection.Run(ctx, lec, identity, func(ctx context.Context) error {
 		log.Info("starting controllers", "controllers", enabled, "identity", identity)
-		b := events.NewBroadcaster(c, events.Options{Component: "controller-manager", Host: host, Logger: log})
+		b := events.NewBroadcaster(ec, events.Options{Component: "controller-manager", Host: host, Logger: log})
 		go b.Run(ctx)
 		factory := informer.NewFactory(c, informer.FactoryOptions{Resync: opts.MinResyncPeriod, Logger: log})
 		cctx := &controller.Context{
@@ -193,6 +208,7 @@ func Run(ctx context.Context, opts Options, log *slog.Logger) error {
 		}
 		return runControllers(ctx, cctx, enabled, factory, log)
 	})
+	cancel()
 	if err := <-srvErr; err != nil && runErr == nil {
 		runErr = err
 	}

@@ -80,6 +80,14 @@ func (o *ClientOptions) Client(component string) (*client.Client, error) {
 	return client.New(cfg)
 }
 
+// LeaderElectionClient is a client of the component's own for its lease,
+// as kube components keep one ("leader-election" in its user agent): each
+// client has its own rate limiter, so a busy work queue at the shipped
+// --kube-api-qps cannot delay the renewals until the lease is lost.
+func (o *ClientOptions) LeaderElectionClient(component string) (*client.Client, error) {
+	return o.Client(component + "/leader-election")
+}
+
 // kubeconfigError names the kubeconfig an error is about.
 func (o *ClientOptions) kubeconfigError(err error) error {
 	if o.Kubeconfig != "" {

@@ -134,12 +134,22 @@ func New(opts Options, log *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Events and the lease have clients of their own, as in kube-scheduler:
+	// a burst of bindings at the shipped QPS must not starve either.
+	ec, err := opts.Client.Client("scheduler")
+	if err != nil {
+		return nil, err
+	}
+	lec, err := opts.Client.LeaderElectionClient("scheduler")
+	if err != nil {
+		return nil, err
+	}
 	srv := daemon.NewServer("", log)
 	if opts.Port > 0 {
 		srv.Addr = net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.Port))
 	}
 	host, _ := os.Hostname()
-	b := events.NewBroadcaster(c, events.Options{Component: Component, Host: host, Logger: log})
+	b := events.NewBroadcaster(ec, events.Options{Component: Component, Host: host, Logger: log})
 	s, err := scheduling.New(scheduling.Config{
 		Client:                   c,
 		Recorder:                 b.Recorder(),
@@ -163,15 +173,18 @@ func New(opts Options, log *slog.Logger) (*App, error) {
 	identity := daemon.Identity()
 	a.run = func(ctx context.Context) error {
 		// Informers start before the election, as in kube-scheduler, so a
-		// standby takes over with warm caches.
+		// standby takes over with warm caches. They stop (cancel runs
+		// first) before Run returns, also when the lease is lost.
+		ctx, cancel := context.WithCancel(ctx)
 		s.StartInformers(ctx)
 		defer s.WaitInformers()
+		defer cancel()
 		go func() {
 			if s.WaitForCacheSync(ctx) {
 				log.Info("informers synced", "nodes", s.Cache.NodeCount())
 			}
 		}()
-		return opts.LeaderElection.Run(ctx, c, identity, func(ctx context.Context) error {
+		return opts.LeaderElection.Run(ctx, lec, identity, func(ctx context.Context) error {
 			log.Info("leading; starting to schedule", "identity", identity)
 			go b.Run(ctx)
 			return s.Run(ctx)

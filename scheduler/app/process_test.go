@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/daemon/daemontest"
 )
 
@@ -65,4 +68,63 @@ func TestSchedulerProcessKilledMidBurst(t *testing.T) {
 		t.Fatalf("second scheduler: %v bindings, %v errors; want %d bindings (the pods left) and none refused", scheduled, errors, 200-boundAtKill)
 	}
 	t.Logf("first scheduler bound %d before SIGKILL; the second bound the other %d", boundAtKill, int(scheduled))
+}
+
+// A scheduler throttled to one request a second, binding a burst, keeps
+// renewing its lease (the lease has a client of its own); once another
+// holder takes the lease, the process stops and exits non-zero, as
+// kube-scheduler does, for its supervisor to restart it as a standby.
+func TestSchedulerProcessLeaseRenewedUnderLoadExitsWhenLost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the scheduler binary")
+	}
+	bin := daemontest.Build(t, "github.com/minik8s/minik8s/scheduler")
+	cl := newCluster(t, 4)
+	p := startProcess(t, bin, cl.url, 1)
+	cl.createPods("load", 100)
+	leases := client.Resource[api.Lease](cl.c).Namespace("kube-system")
+	var holder string
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if l, err := leases.Get(cl.ctx, "kube-scheduler"); err == nil && l.Spec.HolderIdentity != nil && *l.Spec.HolderIdentity != "" {
+			holder = *l.Spec.HolderIdentity
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if holder == "" {
+		t.Fatal("the scheduler never took the lease")
+	}
+	// Three lease durations under a burst it binds at one request a second.
+	time.Sleep(9 * time.Second)
+	select {
+	case <-p.Done():
+		t.Fatalf("the scheduler exited under load: %s", p.ExitStatus())
+	default:
+	}
+	l, err := leases.Get(cl.ctx, "kube-scheduler")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != holder || l.Spec.RenewTime == nil || time.Since(l.Spec.RenewTime.Time) > 3*time.Second {
+		t.Fatalf("lease under load: holder %v renewed %v; want %s renewed within the lease duration", l.Spec.HolderIdentity, l.Spec.RenewTime, holder)
+	}
+	if b, _ := cl.bound(); b >= 100 {
+		t.Fatal("the burst was bound already: the test needs it still going")
+	}
+
+	thief, long := "thief", int32(60)
+	now := api.NowMicro()
+	l.Spec.HolderIdentity, l.Spec.RenewTime, l.Spec.AcquireTime, l.Spec.LeaseDurationSeconds = &thief, &now, &now, &long
+	if _, err := leases.Update(cl.ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Done():
+		if !strings.Contains(p.ExitStatus(), "exit status 1") {
+			t.Fatalf("exit after the lost lease: %s, want exit status 1", p.ExitStatus())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the scheduler still runs 15 s after losing its lease")
+	}
 }
