@@ -1,6 +1,9 @@
 package api
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // ResourceInfo describes one served resource: its group/version/kind, its
 // plural name in URLs, whether it is namespaced, and how to make an empty
@@ -33,14 +36,7 @@ func (r ResourceInfo) GroupVersion() string {
 func (r ResourceInfo) ListKind() string { return r.Kind + "List" }
 
 // HasSubresource reports whether sub is served for this resource.
-func (r ResourceInfo) HasSubresource(sub string) bool {
-	for _, s := range r.Subresources {
-		if s == sub {
-			return true
-		}
-	}
-	return false
-}
+func (r ResourceInfo) HasSubresource(sub string) bool { return slices.Contains(r.Subresources, sub) }
 
 // Resources is the table of every served resource, filled by the files that
 // declare the kinds.

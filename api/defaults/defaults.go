@@ -2,6 +2,7 @@ package defaults
 
 import (
 	"math"
+	"slices"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/resource"
@@ -53,7 +54,7 @@ func DefaultCreate(obj api.Object) {
 	switch o := obj.(type) {
 	case *api.Namespace:
 		o.Status = api.NamespaceStatus{Phase: api.NamespaceActive}
-		if !hasFinalizer(o.Spec.Finalizers, api.FinalizerKubernetes) {
+		if !slices.Contains(o.Spec.Finalizers, api.FinalizerKubernetes) {
 			o.Spec.Finalizers = append(o.Spec.Finalizers, api.FinalizerKubernetes)
 		}
 	case *api.Job:
@@ -113,15 +114,6 @@ func preserveServiceAllocations(s, old *api.Service) {
 		sp.ExternalTrafficPolicy == api.ServiceExternalTrafficPolicyLocal {
 		sp.HealthCheckNodePort = op.HealthCheckNodePort
 	}
-}
-
-func hasFinalizer(list []api.FinalizerName, f api.FinalizerName) bool {
-	for _, x := range list {
-		if x == f {
-			return true
-		}
-	}
-	return false
 }
 
 // Pod defaults a pod: its spec (see PodSpec) plus what Kubernetes applies

@@ -1,7 +1,8 @@
 package labels
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -22,13 +23,8 @@ var _ Labels = Set(nil)
 
 // String renders the set as "k1=v1,k2=v2", sorted by key.
 func (ls Set) String() string {
-	keys := make([]string, 0, len(ls))
-	for k := range ls {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
-	for i, k := range keys {
+	for i, k := range slices.Sorted(maps.Keys(ls)) {
 		if i > 0 {
 			b.WriteByte(',')
 		}

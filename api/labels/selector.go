@@ -132,25 +132,16 @@ func (r *Requirement) Values() []string {
 	return v
 }
 
-func (r *Requirement) hasValue(v string) bool {
-	for _, x := range r.values {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 // Matches reports whether ls satisfies the requirement. NotIn and != match
 // when the key is absent; Gt and Lt need an integer label value.
 func (r *Requirement) Matches(ls Labels) bool {
 	switch r.operator {
 	case OpIn, OpEquals, OpDoubleEquals:
 		v, ok := ls.Lookup(r.key)
-		return ok && r.hasValue(v)
+		return ok && slices.Contains(r.values, v)
 	case OpNotIn, OpNotEquals:
 		v, ok := ls.Lookup(r.key)
-		return !ok || !r.hasValue(v)
+		return !ok || !slices.Contains(r.values, v)
 	case OpExists:
 		return ls.Has(r.key)
 	case OpDoesNotExist:

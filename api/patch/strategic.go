@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -55,15 +56,6 @@ func child(path []string, name string) []string {
 	return append(slices.Clip(path), name)
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // mergeMap merges patch into original (both may be modified) at path.
 func (m *merger) mergeMap(path []string, original, patch map[string]any) (map[string]any, error) {
 	if d, ok := patch[directiveMarker]; ok {
@@ -88,7 +80,7 @@ func (m *merger) mergeMap(path []string, original, patch map[string]any) (map[st
 	if err := m.setElementOrders(path, original, patch); err != nil {
 		return nil, err
 	}
-	for _, k := range sortedKeys(patch) {
+	for _, k := range slices.Sorted(maps.Keys(patch)) {
 		pv := patch[k]
 		isDeleteList := false
 		if strings.HasPrefix(k, deleteFromPrimitiveList) {
@@ -270,7 +262,7 @@ func (m *merger) retainKeys(original, patch map[string]any) error {
 // merged now and its items put in the given order, items only the
 // original has staying near their old neighbours.
 func (m *merger) setElementOrders(path []string, original, patch map[string]any) error {
-	for _, key := range sortedKeys(patch) {
+	for _, key := range slices.Sorted(maps.Keys(patch)) {
 		if !strings.HasPrefix(key, setElementOrder) {
 			continue
 		}

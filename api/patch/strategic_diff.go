@@ -2,6 +2,8 @@ package patch
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 )
 
@@ -74,7 +76,7 @@ func CreateThreeWayStrategicMergePatch(original, modified, current []byte, schem
 func diffMaps(schema Schema, path []string, original, modified map[string]any, opts diffOptions, retainKeys bool) (map[string]any, error) {
 	patch := map[string]any{}
 	var keep []any
-	for _, k := range sortedKeys(modified) {
+	for _, k := range slices.Sorted(maps.Keys(modified)) {
 		mv := modified[k]
 		if retainKeys && mv != nil {
 			keep = append(keep, k)
@@ -149,7 +151,7 @@ func diffMaps(schema Schema, path []string, original, modified map[string]any, o
 		}
 	}
 	if len(keep) > 0 && (len(patch) > 0 || hasExtraField(original, modified)) {
-		patch[retainKeysDirective] = keep // sortedKeys made it sorted
+		patch[retainKeysDirective] = keep // the keys were visited sorted
 	}
 	return patch, nil
 }

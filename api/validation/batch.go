@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/field"
@@ -111,7 +112,7 @@ func validatePodFailurePolicy(pfp *api.PodFailurePolicy, spec *api.JobSpec, p *f
 	actions := []string{"Count", "FailIndex", "FailJob", "Ignore"}
 	for i, r := range pfp.Rules {
 		rp := p.Child("rules").Index(i)
-		if !contains(actions, string(r.Action)) {
+		if !slices.Contains(actions, string(r.Action)) {
 			errs = append(errs, field.NotSupported(rp.Child("action"), string(r.Action), actions))
 		}
 		switch {

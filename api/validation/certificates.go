@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/minik8s/minik8s/api"
@@ -106,7 +107,7 @@ func validateCSR(csr *api.CertificateSigningRequest, opts csrOptions) field.Erro
 	}
 	seen := map[api.KeyUsage]bool{}
 	for i, u := range csr.Spec.Usages {
-		if !opts.allowUnknownUsages && !contains(validUsages, string(u)) {
+		if !opts.allowUnknownUsages && !slices.Contains(validUsages, string(u)) {
 			errs = append(errs, field.NotSupported(spec.Child("usages").Index(i), string(u), validUsages))
 		}
 		if !opts.allowDuplicateUsages && seen[u] {
@@ -150,7 +151,7 @@ func validateCSRConditions(csr *api.CertificateSigningRequest, opts csrOptions) 
 		switch {
 		case c.Status == "":
 			errs = append(errs, field.Required(cp.Child("status"), ""))
-		case !contains(allowed, string(c.Status)):
+		case !slices.Contains(allowed, string(c.Status)):
 			errs = append(errs, field.NotSupported(cp.Child("status"), string(c.Status), allowed))
 		}
 		if !opts.allowBothApprovedAndDenied {
@@ -250,7 +251,7 @@ func csrOptionsFor(csr, old *api.CertificateSigningRequest) csrOptions {
 		validateCertificatePEM(old.Status.Certificate) != nil
 	usages := map[api.KeyUsage]bool{}
 	for _, u := range old.Spec.Usages {
-		if !contains(validUsages, string(u)) {
+		if !slices.Contains(validUsages, string(u)) {
 			o.allowUnknownUsages = true
 		}
 		if usages[u] {

@@ -3,6 +3,8 @@ package validation
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/field"
@@ -64,7 +66,7 @@ func ValidateNamespaceFinalizeUpdate(ns, old *api.Namespace) field.ErrorList {
 func ValidateConfigMap(cm *api.ConfigMap) field.ErrorList {
 	errs := ValidateObjectMeta(&cm.ObjectMeta, true, naming.NameIsDNSSubdomain, field.NewPath("metadata"))
 	total := 0
-	for _, k := range sortedKeys(cm.Data) {
+	for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
 		p := field.NewPath("data").Key(k)
 		for _, msg := range naming.IsConfigMapKey(k) {
 			errs = append(errs, field.Invalid(p, k, msg))
@@ -74,7 +76,7 @@ func ValidateConfigMap(cm *api.ConfigMap) field.ErrorList {
 		}
 		total += len(cm.Data[k])
 	}
-	for _, k := range sortedKeys(cm.BinaryData) {
+	for _, k := range slices.Sorted(maps.Keys(cm.BinaryData)) {
 		for _, msg := range naming.IsConfigMapKey(k) {
 			errs = append(errs, field.Invalid(field.NewPath("binaryData").Key(k), k, msg))
 		}
@@ -117,13 +119,13 @@ func ValidateSecret(s *api.Secret) field.ErrorList {
 	errs := ValidateObjectMeta(&s.ObjectMeta, true, naming.NameIsDNSSubdomain, field.NewPath("metadata"))
 	dataPath := field.NewPath("data")
 	total := 0
-	for _, k := range sortedKeys(s.Data) {
+	for _, k := range slices.Sorted(maps.Keys(s.Data)) {
 		for _, msg := range naming.IsConfigMapKey(k) {
 			errs = append(errs, field.Invalid(dataPath.Key(k), k, msg))
 		}
 		total += len(s.Data[k])
 	}
-	for _, k := range sortedKeys(s.StringData) {
+	for _, k := range slices.Sorted(maps.Keys(s.StringData)) {
 		for _, msg := range naming.IsConfigMapKey(k) {
 			errs = append(errs, field.Invalid(field.NewPath("stringData").Key(k), k, msg))
 		}

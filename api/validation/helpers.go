@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/netip"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -83,12 +85,7 @@ func diffJSON(path string, a, b any, lines *[]string) {
 		for k := range bm {
 			keys[k] = true
 		}
-		sorted := make([]string, 0, len(keys))
-		for k := range keys {
-			sorted = append(sorted, k)
-		}
-		sort.Strings(sorted)
-		for _, k := range sorted {
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
 			diffJSON(path+"."+k, am[k], bm[k], lines)
 		}
 		return

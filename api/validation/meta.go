@@ -2,7 +2,9 @@ package validation
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -85,7 +87,7 @@ func ValidateObjectMetaUpdate(meta, old *api.ObjectMeta, path *field.Path) field
 	if old.DeletionTimestamp != nil {
 		var added []string
 		for _, f := range meta.Finalizers {
-			if !contains(old.Finalizers, f) && !contains(added, f) {
+			if !slices.Contains(old.Finalizers, f) && !slices.Contains(added, f) {
 				added = append(added, f)
 			}
 		}
@@ -140,7 +142,7 @@ func timePtrString(t *api.Time) string {
 // ValidateLabels checks label keys (qualified names) and values.
 func ValidateLabels(labels map[string]string, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for _, k := range sortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		errs = append(errs, ValidateLabelName(k, path)...)
 		for _, msg := range naming.IsValidLabelValue(labels[k]) {
 			errs = append(errs, field.Invalid(path, labels[k], msg))
@@ -163,7 +165,7 @@ func ValidateLabelName(name string, path *field.Path) field.ErrorList {
 func ValidateAnnotations(annotations map[string]string, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	total := 0
-	for _, k := range sortedKeys(annotations) {
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
 		for _, msg := range naming.IsQualifiedName(strings.ToLower(k)) {
 			errs = append(errs, field.Invalid(path, k, msg))
 		}
@@ -238,7 +240,7 @@ func ValidateFinalizers(finalizers []string, path *field.Path) field.ErrorList {
 		}
 		errs = append(errs, validateKubeFinalizerName(f, path.Index(i))...)
 	}
-	if contains(finalizers, api.FinalizerOrphanDependents) && contains(finalizers, api.FinalizerDeleteDependents) {
+	if slices.Contains(finalizers, api.FinalizerOrphanDependents) && slices.Contains(finalizers, api.FinalizerDeleteDependents) {
 		errs = append(errs, field.Invalid(path, goValue{finalizers}, fmt.Sprintf("finalizer %s and %s cannot be both set",
 			api.FinalizerOrphanDependents, api.FinalizerDeleteDependents)))
 	}
@@ -246,7 +248,7 @@ func ValidateFinalizers(finalizers []string, path *field.Path) field.ErrorList {
 }
 
 func validateKubeFinalizerName(f string, path *field.Path) field.ErrorList {
-	if !strings.Contains(f, "/") && !contains(standardFinalizers, f) {
+	if !strings.Contains(f, "/") && !slices.Contains(standardFinalizers, f) {
 		return field.ErrorList{field.Invalid(path, f, "name is neither a standard finalizer name nor is it fully qualified")}
 	}
 	return nil
@@ -340,22 +342,4 @@ func printable(v any) any {
 		return goValue{v}
 	}
 	return v
-}
-
-func contains[T comparable](list []T, v T) bool {
-	for _, x := range list {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

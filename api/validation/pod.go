@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -158,7 +159,7 @@ func validateOnlyAddedTolerations(tols, oldTols []api.Toleration, path *field.Pa
 func validateOnlyDeletedSchedulingGates(gates, oldGates []api.PodSchedulingGate, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i, g := range gates {
-		if !contains(oldGates, g) {
+		if !slices.Contains(oldGates, g) {
 			errs = append(errs, field.Forbidden(path.Index(i).Child("name"),
 				fmt.Sprintf("only deletion is allowed, but found new scheduling gate '%s'", g.Name)))
 		}
@@ -564,7 +565,7 @@ func validateHostPath(src *api.VolumeSource, p *field.Path) field.ErrorList {
 		return field.ErrorList{field.Required(hp.Child("path"), "")}
 	}
 	errs := validatePathNoBacksteps(src.HostPath.Path, hp.Child("path"))
-	if t := src.HostPath.Type; t != nil && !contains(supportedHostPathTypes, string(*t)) {
+	if t := src.HostPath.Type; t != nil && !slices.Contains(supportedHostPathTypes, string(*t)) {
 		errs = append(errs, field.NotSupported(hp.Child("type"), string(*t), supportedHostPathTypes))
 	}
 	return errs
@@ -795,7 +796,7 @@ func validateProtocol(proto api.Protocol, p *field.Path) field.ErrorList {
 	if proto == "" {
 		return field.ErrorList{field.Required(p, "")}
 	}
-	if !contains(supportedProtocols, string(proto)) {
+	if !slices.Contains(supportedProtocols, string(proto)) {
 		return field.ErrorList{field.NotSupported(p, string(proto), supportedProtocols)}
 	}
 	return nil
@@ -910,7 +911,7 @@ func validateObjectFieldSelector(fs *api.ObjectFieldSelector, p *field.Path) fie
 		convErr = "unsupported pod version: " + fs.APIVersion
 	case subscripted && fp != "metadata.annotations" && fp != "metadata.labels":
 		convErr = "field label does not support subscript: " + fs.FieldPath
-	case !subscripted && !contains(downwardAPIFieldLabels, fp):
+	case !subscripted && !slices.Contains(downwardAPIFieldLabels, fp):
 		convErr = "field label not supported: " + fs.FieldPath
 	}
 	if convErr != "" {
@@ -922,7 +923,7 @@ func validateObjectFieldSelector(fs *api.ObjectFieldSelector, p *field.Path) fie
 		}
 		return validateQualifiedName(subscript, p)
 	}
-	if !contains(validEnvFieldPaths, fp) {
+	if !slices.Contains(validEnvFieldPaths, fp) {
 		sorted := append([]string(nil), validEnvFieldPaths...)
 		sort.Strings(sorted)
 		return field.ErrorList{field.NotSupported(p.Child("fieldPath"), fp, sorted)}
@@ -935,7 +936,7 @@ func validateResourceFieldSelector(fs *api.ResourceFieldSelector, p *field.Path)
 	switch {
 	case fs.Resource == "":
 		errs = append(errs, field.Required(p.Child("resource"), ""))
-	case !contains(validResourceFieldPaths, fs.Resource) &&
+	case !slices.Contains(validResourceFieldPaths, fs.Resource) &&
 		!strings.HasPrefix(fs.Resource, "requests.hugepages-") && !strings.HasPrefix(fs.Resource, "limits.hugepages-"):
 		errs = append(errs, field.NotSupported(p.Child("resource"), fs.Resource, validResourceFieldPaths))
 	}
@@ -950,11 +951,11 @@ func validateResourceFieldSelector(fs *api.ResourceFieldSelector, p *field.Path)
 			errs = append(errs, field.Invalid(p.Child("divisor"), fs.Resource, "only divisor's values 1m and 1 are supported with the cpu resource"))
 		}
 	case "limits.memory", "requests.memory":
-		if !contains(memoryDivisors, d) {
+		if !slices.Contains(memoryDivisors, d) {
 			errs = append(errs, field.Invalid(p.Child("divisor"), fs.Resource, "only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei are supported with the memory resource"))
 		}
 	case "limits.ephemeral-storage", "requests.ephemeral-storage":
-		if !contains(memoryDivisors, d) {
+		if !slices.Contains(memoryDivisors, d) {
 			errs = append(errs, field.Invalid(p.Child("divisor"), fs.Resource, "only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei are supported with the local ephemeral storage resource"))
 		}
 	}
@@ -1054,7 +1055,7 @@ func validateVolumeMounts(c *api.Container, vols map[string]*api.VolumeSource, p
 		}
 		if mp := m.MountPropagation; mp != nil {
 			pp := ip.Child("mountPropagation")
-			if !contains(supportedMountPropagations, *mp) {
+			if !slices.Contains(supportedMountPropagations, *mp) {
 				errs = append(errs, field.NotSupported(pp, *mp, supportedMountPropagations))
 			}
 			privileged := c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged
@@ -1426,7 +1427,7 @@ func validatePodAffinityTerm(t api.PodAffinityTerm, p *field.Path) field.ErrorLi
 	errs = append(errs, validateLabelKeys(t.MatchLabelKeys, t.LabelSelector, p.Child("matchLabelKeys"))...)
 	errs = append(errs, validateLabelKeys(t.MismatchLabelKeys, t.LabelSelector, p.Child("mismatchLabelKeys"))...)
 	for i, k := range t.MatchLabelKeys {
-		if contains(t.MismatchLabelKeys, k) {
+		if slices.Contains(t.MismatchLabelKeys, k) {
 			errs = append(errs, field.Invalid(p.Child("matchLabelKeys").Index(i), k, "exists in both matchLabelKeys and mismatchLabelKeys"))
 		}
 	}

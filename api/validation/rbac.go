@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/field"
@@ -122,7 +123,7 @@ func validateRoleRef(ref *api.RoleRef, kinds []string) field.ErrorList {
 	if ref.APIGroup != api.RBACGroupName {
 		errs = append(errs, field.NotSupported(p.Child("apiGroup"), ref.APIGroup, []string{api.RBACGroupName}))
 	}
-	if !contains(kinds, ref.Kind) {
+	if !slices.Contains(kinds, ref.Kind) {
 		errs = append(errs, field.NotSupported(p.Child("kind"), ref.Kind, kinds))
 	}
 	if ref.Name == "" {

@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/minik8s/minik8s/api"
@@ -55,7 +56,7 @@ func validateResourceName(name api.ResourceName, p *field.Path) field.ErrorList 
 	if len(errs) != 0 {
 		return errs
 	}
-	if !strings.Contains(string(name), "/") && !contains(standardResources, string(name)) && !isHugePages(name) {
+	if !strings.Contains(string(name), "/") && !slices.Contains(standardResources, string(name)) && !isHugePages(name) {
 		errs = append(errs, field.Invalid(p, string(name), "must be a standard resource type or fully qualified"))
 	}
 	return errs
@@ -82,7 +83,7 @@ func validateResourceQuantityValue(name api.ResourceName, q resource.Quantity, p
 	if q.Sign() < 0 {
 		errs = append(errs, field.Invalid(p, q.String(), isNegativeErrorMsg))
 	}
-	if contains(integerResources, string(name)) || isExtendedResource(name) {
+	if slices.Contains(integerResources, string(name)) || isExtendedResource(name) {
 		if q.MilliValue()%1000 != 0 {
 			errs = append(errs, field.Invalid(p, q.String(), isNotIntegerErrorMsg))
 		}

@@ -3,7 +3,8 @@ package etcd
 import (
 	"context"
 	"log/slog"
-	"sort"
+	"maps"
+	"slices"
 	"sync/atomic"
 
 	"go.uber.org/zap"
@@ -65,13 +66,8 @@ func attrs(fields []zapcore.Field) []slog.Attr {
 	for _, f := range fields {
 		f.AddTo(enc)
 	}
-	keys := make([]string, 0, len(enc.Fields))
-	for k := range enc.Fields {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]slog.Attr, 0, len(keys))
-	for _, k := range keys {
+	out := make([]slog.Attr, 0, len(enc.Fields))
+	for _, k := range slices.Sorted(maps.Keys(enc.Fields)) {
 		out = append(out, slog.Any(k, enc.Fields[k]))
 	}
 	return out

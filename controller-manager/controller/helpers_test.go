@@ -2,6 +2,7 @@ package controller
 
 import (
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,19 +57,10 @@ func TestComputeHash(t *testing.T) {
 		t.Errorf("hashes collide: %s %s %s", ha, hb, hc)
 	}
 	for _, r := range ha {
-		if !containsRune(safeAlphabet, r) {
+		if !strings.ContainsRune(safeAlphabet, r) {
 			t.Errorf("hash %q has %q outside the safe alphabet", ha, r)
 		}
 	}
-}
-
-func containsRune(s string, r rune) bool {
-	for _, c := range s {
-		if c == r {
-			return true
-		}
-	}
-	return false
 }
 
 func TestPodsByDeletionPreference(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -238,13 +239,8 @@ func Subsets(svc *api.Service, pods []*api.Pod) []api.EndpointSubset {
 			add(ports, addr, ready)
 		}
 	}
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var out []api.EndpointSubset
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(groups)) {
 		g := groups[k]
 		out = append(out, api.EndpointSubset{Addresses: sortedAddrs(g.ready), NotReadyAddresses: sortedAddrs(g.notReady), Ports: g.ports})
 	}

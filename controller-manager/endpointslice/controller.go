@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/netip"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -365,13 +366,8 @@ func Desired(svc *api.Service, pods []*api.Pod, maxPerSlice int) []DesiredSlice 
 	if len(groups) == 0 {
 		return []DesiredSlice{{AddressType: api.AddressTypeIPv4, Endpoints: []api.Endpoint{}}}
 	}
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var out []DesiredSlice
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(groups)) {
 		g := groups[k]
 		sort.Slice(g.endpoints, func(i, j int) bool { return g.endpoints[i].Addresses[0] < g.endpoints[j].Addresses[0] })
 		for start := 0; start < len(g.endpoints); start += maxPerSlice {

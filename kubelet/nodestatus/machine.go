@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -172,7 +173,7 @@ func (p hostPaths) cgroupMemory() (limit, usage, inactive int64, ok bool) {
 		case parts[0] == "0" && parts[1] == "":
 			dirs = []string{filepath.Join(p.sys, "fs/cgroup", parts[2]), filepath.Join(p.sys, "fs/cgroup")}
 			limitFile, usageFile, inactiveKey = "memory.max", "memory.current", "inactive_file"
-		case containsController(parts[1], "memory"):
+		case slices.Contains(strings.Split(parts[1], ","), "memory"):
 			dirs = []string{filepath.Join(p.sys, "fs/cgroup/memory", parts[2]), filepath.Join(p.sys, "fs/cgroup/memory")}
 			limitFile, usageFile, inactiveKey = "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"
 		default:
@@ -195,15 +196,6 @@ func (p hostPaths) cgroupMemory() (limit, usage, inactive int64, ok bool) {
 		}
 	}
 	return 0, 0, 0, false
-}
-
-func containsController(list, name string) bool {
-	for _, c := range strings.Split(list, ",") {
-		if c == name {
-			return true
-		}
-	}
-	return false
 }
 
 func statValue(path, key string) int64 {

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -293,7 +294,7 @@ func (m *Manager) register(ctx context.Context) error {
 			update.Labels = map[string]string{}
 		}
 		dirty := false
-		for _, k := range sortedKeys(want) {
+		for _, k := range slices.Sorted(maps.Keys(want)) {
 			if update.Labels[k] != want[k] {
 				update.Labels[k] = want[k]
 				dirty = true

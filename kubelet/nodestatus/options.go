@@ -4,10 +4,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -107,7 +107,7 @@ func (o *Options) Config() (Config, error) {
 		return c, fmt.Errorf("--node-labels: %w", err)
 	}
 	var bad []string
-	for _, k := range sortedKeys(c.Labels) {
+	for _, k := range slices.Sorted(maps.Keys(c.Labels)) {
 		if !IsKubeletLabel(k) {
 			bad = append(bad, k)
 		}
@@ -313,14 +313,4 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// sortedKeys is for stable log output.
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -400,7 +401,7 @@ func (m *Manager) env(ctx context.Context, pod *api.Pod, c *api.Container, podIP
 				}
 				return nil, fmt.Errorf("configmap %q not found", ef.ConfigMapRef.Name)
 			}
-			for _, k := range sortedKeys(cm.Data) {
+			for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
 				set(ef.Prefix+k, cm.Data[k])
 			}
 		case ef.SecretRef != nil:
@@ -432,15 +433,6 @@ func (m *Manager) env(ctx context.Context, pod *api.Pod, c *api.Container, podIP
 		out = append(out, k+"="+vals[k])
 	}
 	return out, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func (m *Manager) valueFrom(ctx context.Context, pod *api.Pod, c *api.Container, src *api.EnvVarSource, podIP string) (string, error) {

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/minik8s/minik8s/api"
@@ -50,14 +51,7 @@ func TolerationsTolerateTaint(ts []api.Toleration, taint *api.Taint) bool {
 func FindUntoleratedTaint(taints []api.Taint, ts []api.Toleration, effects ...api.TaintEffect) (*api.Taint, bool) {
 	for i := range taints {
 		t := &taints[i]
-		wanted := false
-		for _, e := range effects {
-			if t.Effect == e {
-				wanted = true
-				break
-			}
-		}
-		if wanted && !TolerationsTolerateTaint(ts, t) {
+		if slices.Contains(effects, t.Effect) && !TolerationsTolerateTaint(ts, t) {
 			return t, true
 		}
 	}

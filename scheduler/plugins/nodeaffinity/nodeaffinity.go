@@ -2,6 +2,7 @@ package nodeaffinity
 
 import (
 	"context"
+	"slices"
 	"strconv"
 
 	"github.com/minik8s/minik8s/api"
@@ -104,9 +105,9 @@ func MatchesTerm(term *api.NodeSelectorTerm, node *api.Node) bool {
 func matchRequirement(r *api.NodeSelectorRequirement, value string, present bool) bool {
 	switch r.Operator {
 	case api.NodeSelectorOpIn:
-		return present && contains(r.Values, value)
+		return present && slices.Contains(r.Values, value)
 	case api.NodeSelectorOpNotIn:
-		return !present || !contains(r.Values, value)
+		return !present || !slices.Contains(r.Values, value)
 	case api.NodeSelectorOpExists:
 		return present
 	case api.NodeSelectorOpDoesNotExist:
@@ -124,15 +125,6 @@ func matchRequirement(r *api.NodeSelectorRequirement, value string, present bool
 			return have > want
 		}
 		return have < want
-	}
-	return false
-}
-
-func contains(vals []string, v string) bool {
-	for _, x := range vals {
-		if x == v {
-			return true
-		}
 	}
 	return false
 }
