@@ -302,12 +302,14 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// writeErr answers with err's Status as the apiserver does; an error
+// without one is an InternalError.
 func writeErr(w http.ResponseWriter, err error) {
 	var se *apierrors.StatusError
 	if !errors.As(err, &se) {
 		se = apierrors.NewInternalError(err)
 	}
-	writeJSON(w, int(se.ErrStatus.Code), se.ErrStatus)
+	apierrors.WriteStatus(w, se.ErrStatus)
 }
 
 func verbOf(r *http.Request, rt route) string {
