@@ -1,0 +1,114 @@
+package printers
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/minik8s/minik8s/api"
+)
+
+// Printer prints one kind: its columns, and the row of an object.
+type Printer struct {
+	// Columns are every column, -o wide ones (Priority > 0) included:
+	// kube-apiserver always answers with all of them and kubectl hides
+	// the wide ones.
+	Columns []api.TableColumnDefinition
+	row     func(obj api.Object, now time.Time) (api.TableRow, bool)
+}
+
+// Row is obj's row at time now (ages are relative to it), without its
+// object (transform adds it as includeObject asks).
+func (p *Printer) Row(obj api.Object, now time.Time) api.TableRow {
+	if row, ok := p.row(obj, now); ok {
+		return row
+	}
+	// An object of an unexpected type: the default table's cells, with
+	// as many blanks as the kind's other columns.
+	row := defaultRow(obj)
+	for len(row.Cells) < len(p.Columns) {
+		row.Cells = append(row.Cells, "")
+	}
+	return row
+}
+
+// printer makes a Printer of kind T from its columns and its row.
+func printer[T api.Object](cols []api.TableColumnDefinition, row func(T, time.Time) api.TableRow) *Printer {
+	return &Printer{Columns: cols, row: func(obj api.Object, now time.Time) (api.TableRow, bool) {
+		o, ok := obj.(T)
+		if !ok {
+			return api.TableRow{}, false
+		}
+		return row(o, now), true
+	}}
+}
+
+// cells is a row of just cells.
+func cells(c ...any) api.TableRow { return api.TableRow{Cells: c} }
+
+var printers = map[string]*Printer{}
+
+func register(kind string, p *Printer) { printers[kind] = p }
+
+// For returns the printer of kind ("Pod", "Deployment"); a kind kube has no
+// printer for gets the default table.
+func For(kind string) *Printer {
+	if p, ok := printers[kind]; ok {
+		return p
+	}
+	return defaultPrinter
+}
+
+var metaDoc = metav1.ObjectMeta{}.SwaggerDoc()
+
+// nameColumn and ageColumn are the columns nearly every table has.
+var (
+	nameColumn = api.TableColumnDefinition{Name: "Name", Type: "string", Format: "name", Description: metaDoc["name"]}
+	ageColumn  = api.TableColumnDefinition{Name: "Age", Type: "string", Description: metaDoc["creationTimestamp"]}
+)
+
+// wide marks columns shown with -o wide only.
+func wide(cols ...api.TableColumnDefinition) []api.TableColumnDefinition {
+	for i := range cols {
+		cols[i].Priority = 1
+	}
+	return cols
+}
+
+func col(name, typ, desc string) api.TableColumnDefinition {
+	return api.TableColumnDefinition{Name: name, Type: typ, Description: desc}
+}
+
+// defaultPrinter is kube's default table convertor (rest.NewDefaultTableConvertor):
+// the name and the creation time, for kinds without a printer (Role,
+// ClusterRole).
+var defaultPrinter = &Printer{
+	Columns: []api.TableColumnDefinition{nameColumn,
+		{Name: "Created At", Type: "date", Description: metaDoc["creationTimestamp"]}},
+	row: func(obj api.Object, _ time.Time) (api.TableRow, bool) { return defaultRow(obj), true },
+}
+
+func defaultRow(obj api.Object) api.TableRow {
+	m := obj.GetObjectMeta()
+	return cells(m.Name, m.CreationTimestamp.UTC().Format(time.RFC3339))
+}
+
+// since is kube's translateTimestampSince: how long ago t was, "<unknown>"
+// for no time.
+func since(t time.Time, now time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(now.Sub(t))
+}
+
+func age(m *api.ObjectMeta, now time.Time) string { return since(m.CreationTimestamp.Time, now) }
+
+// orNone is the value, or "<none>" when empty.
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
