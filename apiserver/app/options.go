@@ -1,12 +1,11 @@
 package app
 
 import (
-	"flag"
 	"net"
 	"strings"
 	"time"
 
-	"github.com/minik8s/minik8s/internal/logging"
+	"github.com/minik8s/minik8s/internal/daemon"
 )
 
 // Options are the apiserver's settings; flag names follow kube-apiserver.
@@ -64,8 +63,6 @@ type Options struct {
 	DefaultNotReadyTolerationSeconds    int64
 	DefaultUnreachableTolerationSeconds int64
 
-	LogLevel string
-
 	// ServiceClusterIPRange is where Services' ClusterIPs come from; its
 	// first address is the "kubernetes" Service's. ServiceNodePortRange is
 	// where NodePorts come from.
@@ -97,7 +94,6 @@ func DefaultOptions() Options {
 		WatchBookmarkInterval:  time.Minute,
 		WatchCacheEvents:       10000,
 		MaxRequestBytes:        3 << 20,
-		LogLevel:               "info",
 		ServiceClusterIPRange:  "10.96.0.0/12",
 		ServiceNodePortRange:   "30000-32767",
 
@@ -127,46 +123,53 @@ func (s stringList) Set(v string) error {
 	return nil
 }
 
-// AddFlags registers the options on fs.
-func (o *Options) AddFlags(fs *flag.FlagSet) {
-	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "address to serve HTTPS on")
-	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "port to serve HTTPS on (0 disables)")
-	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "directory of the cluster CA and serving certificate (created on first start)")
-	fs.Var(stringList{&o.TLSSANs}, "tls-san", "comma-separated extra DNS names or IPs for the serving certificate")
-	fs.StringVar(&o.WriteKubeconfig, "write-kubeconfig", o.WriteKubeconfig, "write an admin kubeconfig to this path")
-	fs.StringVar(&o.EncryptionProviderConfig, "encryption-provider-config", o.EncryptionProviderConfig, "EncryptionConfiguration file: which resources are encrypted in etcd (aescbc, aesgcm, identity)")
-	fs.StringVar(&o.AuditLogPath, "audit-log-path", o.AuditLogPath, "write an audit log of every request (JSON lines) to this file")
-	fs.IntVar(&o.AuditLogMaxSizeMB, "audit-log-maxsize", o.AuditLogMaxSizeMB, "megabytes of audit log before it is rotated (0: never)")
-	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "static bearer tokens: CSV of token,user,uid,\"group1,group2\"")
-	fs.StringVar(&o.InsecureBindAddress, "insecure-bind-address", o.InsecureBindAddress, "loopback address to serve unauthenticated plain HTTP on")
-	fs.IntVar(&o.InsecurePort, "insecure-port", o.InsecurePort, "port to serve unauthenticated plain HTTP on, for a local admin (0 disables)")
+func (stringList) Type() string { return "strings" }
+
+// AddFlags registers the options in kube-apiserver's --help sections.
+func (o *Options) AddFlags(fss *daemon.FlagSets) {
+	fs := fss.FlagSet("generic")
+	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "The IP address advertised to clients in discovery and as the kubernetes Service's endpoint.")
+	fs.DurationVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout, "The minimum watch timeout; each watch gets a random timeout in [1x, 2x).")
+	fs.Int64Var(&o.MaxRequestBytes, "max-request-bytes", o.MaxRequestBytes, "The largest accepted request body, in bytes.")
+	fs.DurationVar(&o.WatchBookmarkInterval, "watch-bookmark-interval", o.WatchBookmarkInterval, "The interval of BOOKMARK events to watchers that allow them.")
+
+	fs = fss.FlagSet("etcd")
+	fs.Var(stringList{&o.EtcdServers}, "etcd-servers", "Comma-separated etcd client URLs of an external cluster (default: run embedded etcd).")
+	fs.StringVar(&o.EtcdCAFile, "etcd-cafile", o.EtcdCAFile, "SSL Certificate Authority file used to secure etcd communication.")
+	fs.StringVar(&o.EtcdCertFile, "etcd-certfile", o.EtcdCertFile, "SSL certification file used to secure etcd communication.")
+	fs.StringVar(&o.EtcdKeyFile, "etcd-keyfile", o.EtcdKeyFile, "SSL key file used to secure etcd communication.")
+	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", o.EtcdPrefix, "The prefix to prepend to all resource paths in etcd.")
+	fs.DurationVar(&o.EtcdCompactionInterval, "etcd-compaction-interval", o.EtcdCompactionInterval, "The interval of compaction requests; 0 disables compaction from the apiserver.")
+	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "The directory of the embedded etcd's data.")
+	fs.StringVar(&o.EtcdClientURL, "embedded-etcd-client-url", o.EtcdClientURL, "The client URL of the embedded etcd (default: a free loopback port).")
+	fs.StringVar(&o.EtcdPeerURL, "embedded-etcd-peer-url", o.EtcdPeerURL, "The peer URL of the embedded etcd (default: a free loopback port).")
+	fs.StringVar(&o.EncryptionProviderConfig, "encryption-provider-config", o.EncryptionProviderConfig, "The EncryptionConfiguration file: which resources are encrypted in etcd (aescbc, aesgcm, identity).")
+	fs.IntVar(&o.WatchCacheEvents, "watch-cache-events", o.WatchCacheEvents, "The number of recent events kept per resource for watch resumption.")
+
+	fs = fss.FlagSet("secure serving")
+	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "The IP address to serve HTTPS on.")
+	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "The port to serve HTTPS on (0 disables).")
+	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "The directory of the cluster CA and the serving certificate (created on first start).")
+	fs.Var(stringList{&o.TLSSANs}, "tls-san", "Comma-separated extra DNS names or IPs of the serving certificate.")
+
+	fs = fss.FlagSet("insecure serving")
+	fs.StringVar(&o.InsecureBindAddress, "insecure-bind-address", o.InsecureBindAddress, "The loopback address to serve unauthenticated plain HTTP on.")
+	fs.IntVar(&o.InsecurePort, "insecure-port", o.InsecurePort, "The port to serve unauthenticated plain HTTP on, for a local admin (0 disables).")
+
+	fs = fss.FlagSet("auditing")
+	fs.StringVar(&o.AuditLogPath, "audit-log-path", o.AuditLogPath, "If set, every request is logged to this file as a JSON line (audit.k8s.io/v1 Event).")
+	fs.IntVar(&o.AuditLogMaxSizeMB, "audit-log-maxsize", o.AuditLogMaxSizeMB, "The maximum size in megabytes of the audit log file before it is rotated (0: never).")
+
+	fs = fss.FlagSet("authentication")
+	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "Static bearer tokens: a CSV file of token,user,uid,\"group1,group2\".")
+
+	fs = fss.FlagSet("misc")
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "A CIDR notation IP range from which to assign service cluster IPs.")
 	fs.StringVar(&o.ServiceNodePortRange, "service-node-port-range", o.ServiceNodePortRange, "A port range to reserve for services with NodePort visibility, e.g. '30000-32767'. Inclusive at both ends.")
-	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "address advertised to clients in discovery")
-	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "directory of the embedded etcd's data")
-	fs.Var(stringList{&o.EtcdServers}, "etcd-servers", "comma-separated etcd client URLs of an external cluster (default: run embedded etcd)")
-	fs.StringVar(&o.EtcdCAFile, "etcd-cafile", o.EtcdCAFile, "CA bundle to verify the external etcd servers")
-	fs.StringVar(&o.EtcdCertFile, "etcd-certfile", o.EtcdCertFile, "client certificate for the external etcd")
-	fs.StringVar(&o.EtcdKeyFile, "etcd-keyfile", o.EtcdKeyFile, "client key for the external etcd")
-	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", o.EtcdPrefix, "prefix of every key in etcd")
-	fs.StringVar(&o.EtcdClientURL, "embedded-etcd-client-url", o.EtcdClientURL, "client URL of the embedded etcd (default: a free loopback port)")
-	fs.StringVar(&o.EtcdPeerURL, "embedded-etcd-peer-url", o.EtcdPeerURL, "peer URL of the embedded etcd (default: a free loopback port)")
-	fs.DurationVar(&o.EtcdCompactionInterval, "etcd-compaction-interval", o.EtcdCompactionInterval, "interval of etcd compaction requests (0 disables)")
-	fs.DurationVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout, "minimum watch timeout; each watch gets a random timeout in [1x, 2x)")
-	fs.DurationVar(&o.WatchBookmarkInterval, "watch-bookmark-interval", o.WatchBookmarkInterval, "interval of BOOKMARK events to watchers that allow them")
-	fs.IntVar(&o.WatchCacheEvents, "watch-cache-events", o.WatchCacheEvents, "recent events kept per resource for watch resumption")
-	fs.Int64Var(&o.MaxRequestBytes, "max-request-bytes", o.MaxRequestBytes, "largest accepted request body in bytes")
-	fs.Int64Var(&o.DefaultNotReadyTolerationSeconds, "default-not-ready-toleration-seconds", o.DefaultNotReadyTolerationSeconds, "tolerationSeconds of the notReady:NoExecute toleration added to pods without one")
-	fs.Int64Var(&o.DefaultUnreachableTolerationSeconds, "default-unreachable-toleration-seconds", o.DefaultUnreachableTolerationSeconds, "tolerationSeconds of the unreachable:NoExecute toleration added to pods without one")
-	fs.StringVar(&o.KubeletClientCertificate, "kubelet-client-certificate", o.KubeletClientCertificate, "client certificate for connections to kubelets (default: apiserver-kubelet-client.crt in --cert-dir)")
-	fs.StringVar(&o.KubeletClientKey, "kubelet-client-key", o.KubeletClientKey, "key of --kubelet-client-certificate")
-	fs.Var(stringList{&o.KubeletPreferredAddressTypes}, "kubelet-preferred-address-types", "list of the preferred NodeAddressTypes to use for kubelet connections")
-	fs.Func("log-level", "log level: debug, info, warn or error (default "+o.LogLevel+")", func(s string) error {
-		lvl, err := logging.ParseLevel(s)
-		if err != nil {
-			return err
-		}
-		o.LogLevel = lvl
-		return nil
-	})
+	fs.Int64Var(&o.DefaultNotReadyTolerationSeconds, "default-not-ready-toleration-seconds", o.DefaultNotReadyTolerationSeconds, "The tolerationSeconds of the notReady:NoExecute toleration added to pods without one.")
+	fs.Int64Var(&o.DefaultUnreachableTolerationSeconds, "default-unreachable-toleration-seconds", o.DefaultUnreachableTolerationSeconds, "The tolerationSeconds of the unreachable:NoExecute toleration added to pods without one.")
+	fs.StringVar(&o.KubeletClientCertificate, "kubelet-client-certificate", o.KubeletClientCertificate, "The client certificate for connections to kubelets (default: apiserver-kubelet-client.crt in --cert-dir).")
+	fs.StringVar(&o.KubeletClientKey, "kubelet-client-key", o.KubeletClientKey, "The key of --kubelet-client-certificate.")
+	fs.Var(stringList{&o.KubeletPreferredAddressTypes}, "kubelet-preferred-address-types", "List of the preferred NodeAddressTypes to use for kubelet connections.")
+	fs.StringVar(&o.WriteKubeconfig, "write-kubeconfig", o.WriteKubeconfig, "If set, an admin kubeconfig is written to this path.")
 }

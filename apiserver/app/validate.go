@@ -163,10 +163,13 @@ func validateListenURL(s string) error {
 func NewCommand() daemon.Command {
 	opts := DefaultOptions()
 	return daemon.Command{
-		Name:     "apiserver",
-		AddFlags: opts.AddFlags,
+		Name: "apiserver",
+		Long: `The apiserver serves the minik8s API with Kubernetes' paths and semantics:
+authentication, authorization and admission in front of storage in etcd
+(embedded by default, or an external cluster with --etcd-servers), with
+watch caches and the proxy to kubelets for logs and exec.`,
+		Flags:    opts.AddFlags,
 		Validate: opts.Validate,
-		LogLevel: func() string { return opts.LogLevel },
 		Run:      func(ctx context.Context, log *slog.Logger) error { return Run(ctx, opts, log) },
 	}
 }

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -19,7 +18,6 @@ import (
 	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/internal/logging"
 	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
@@ -38,7 +36,6 @@ type Options struct {
 	Listener net.Listener
 	// MinResyncPeriod is the informers' resync period.
 	MinResyncPeriod time.Duration
-	LogLevel        string
 }
 
 // DefaultOptions returns kube-controller-manager's defaults.
@@ -51,30 +48,21 @@ func DefaultOptions() Options {
 		BindAddress:     "0.0.0.0",
 		Port:            10257,
 		MinResyncPeriod: 12 * time.Hour,
-		LogLevel:        "info",
 	}
 }
 
-// AddFlags registers every flag.
-func (o *Options) AddFlags(fs *flag.FlagSet) {
-	o.Client.AddFlags(fs)
-	o.LeaderElection.AddFlags(fs)
-	o.Controller.AddFlags(fs)
-	fs.Func("controllers", "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller named 'foo', '-foo' disables it. All: "+strings.Join(Names(), ", ")+".", func(s string) error {
-		o.Controllers = strings.Split(s, ",")
-		return nil
-	})
+// AddFlags registers every flag, in kube-controller-manager's --help
+// sections.
+func (o *Options) AddFlags(fss *daemon.FlagSets) {
+	fs := fss.FlagSet("generic")
+	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller named 'foo', '-foo' disables it. All: "+strings.Join(Names(), ", ")+".")
+	fs.DurationVar(&o.MinResyncPeriod, "min-resync-period", o.MinResyncPeriod, "Resync period of the shared informers.")
+	fs = fss.FlagSet("serving")
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "Address to serve /healthz and /metrics on (plain HTTP).")
 	fs.IntVar(&o.Port, "port", o.Port, "Port to serve /healthz and /metrics on; 0 disables.")
-	fs.DurationVar(&o.MinResyncPeriod, "min-resync-period", o.MinResyncPeriod, "Resync period of the shared informers.")
-	fs.Func("v", "Log level: debug, info, warn, error, or a kube verbosity number (4 and more is debug).", func(s string) error {
-		lvl, err := logging.ParseLevel(s)
-		if err != nil {
-			return err
-		}
-		o.LogLevel = lvl
-		return nil
-	})
+	o.Controller.AddFlags(fss.FlagSet)
+	o.LeaderElection.AddFlags(fss.FlagSet("leader election"))
+	o.Client.AddFlags(fss.FlagSet("misc"))
 }
 
 // Validate checks every flag's value; it reads no file.
@@ -106,10 +94,12 @@ func (o *Options) Validate() error {
 func NewCommand() daemon.Command {
 	opts := DefaultOptions()
 	return daemon.Command{
-		Name:     "controller-manager",
-		AddFlags: opts.AddFlags,
+		Name: "controller-manager",
+		Long: `The controller-manager runs the reconcile loops (replicaset, deployment, node
+lifecycle and IPAM, garbage collector, namespace, endpoints, job...) as API
+clients, while it holds the kube-controller-manager lease.`,
+		Flags:    opts.AddFlags,
 		Validate: opts.Validate,
-		LogLevel: func() string { return opts.LogLevel },
 		Run:      func(ctx context.Context, log *slog.Logger) error { return Run(ctx, opts, log) },
 	}
 }

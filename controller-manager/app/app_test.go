@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +17,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/controller-manager/app"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/daemon"
 )
 
 func logger() *slog.Logger {
@@ -35,24 +35,22 @@ func TestDefaultsAndFlags(t *testing.T) {
 		o.Controller.NodeMonitorGracePeriod != 50*time.Second || o.Controller.ClusterCIDR != "10.244.0.0/16" || o.Controller.NodeCIDRMaskSize != 24 {
 		t.Errorf("defaults differ from kube-controller-manager's: %+v", o)
 	}
-	fs := flag.NewFlagSet("controller-manager", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	o.AddFlags(fs)
-	err := fs.Parse([]string{"--v=2", "--controllers=*,-job", "--concurrent-replicaset-syncs=3", "--node-monitor-grace-period=4s",
+	var fss daemon.FlagSets
+	o.AddFlags(&fss)
+	err := fss.Parse([]string{"--controllers=*,-job", "--concurrent-replicaset-syncs=3", "--node-monitor-grace-period=4s",
 		"--cluster-cidr=10.50.0.0/16", "--kubeconfig=/tmp/kc", "--kube-api-qps=7", "--leader-elect=false"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.LogLevel != "info" || o.Controller.Workers("replicaset") != 3 || o.Controller.Workers("deployment") != 5 ||
+	if o.Controller.Workers("replicaset") != 3 || o.Controller.Workers("deployment") != 5 ||
 		o.Controller.NodeMonitorGracePeriod != 4*time.Second || o.Controller.ClusterCIDR != "10.50.0.0/16" ||
 		o.Client.Kubeconfig != "/tmp/kc" || o.Client.QPS != 7 || o.LeaderElection.LeaderElect {
 		t.Errorf("flags not applied: %+v", o)
 	}
-	if err := fs.Parse([]string{"--concurrent-deployment-syncs=0"}); err == nil {
-		t.Error("--concurrent-deployment-syncs=0 accepted")
-	}
-	if err := fs.Parse([]string{"--v=loud"}); err == nil {
-		t.Error("--v=loud accepted")
+	for _, bad := range []string{"--concurrent-deployment-syncs=0", "--concurrent-gc-syncs=many"} {
+		if err := fss.Parse([]string{bad}); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
 	}
 }
 

@@ -2,12 +2,13 @@ package controller
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"net/netip"
 	"strconv"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // Options are the controller-manager flags that controllers read; flag
@@ -62,40 +63,70 @@ func DefaultOptions() Options {
 	}
 }
 
-// concurrentFlags maps kube's --concurrent-*-syncs flag names to controllers.
-var concurrentFlags = map[string]string{
-	"replicaset":       "concurrent-replicaset-syncs",
-	"deployment":       "concurrent-deployment-syncs",
-	"endpoints":        "concurrent-endpoint-syncs",
-	"endpointslice":    "concurrent-service-endpoint-syncs",
-	"garbagecollector": "concurrent-gc-syncs",
-	"namespace":        "concurrent-namespace-syncs",
-	"job":              "concurrent-job-syncs",
+// concurrentFlags are kube's --concurrent-*-syncs flags by controller, each
+// in its controller's --help section.
+var concurrentFlags = map[string]struct{ flag, section string }{
+	"deployment":       {"concurrent-deployment-syncs", "deployment controller"},
+	"endpoints":        {"concurrent-endpoint-syncs", "endpoint controller"},
+	"endpointslice":    {"concurrent-service-endpoint-syncs", "endpointslice controller"},
+	"garbagecollector": {"concurrent-gc-syncs", "garbagecollector controller"},
+	"job":              {"concurrent-job-syncs", "job controller"},
+	"namespace":        {"concurrent-namespace-syncs", "namespace controller"},
+	"replicaset":       {"concurrent-replicaset-syncs", "replicaset controller"},
 }
 
-// AddFlags registers the flags above.
-func (o *Options) AddFlags(fs *flag.FlagSet) {
-	for name, flagName := range concurrentFlags {
-		fs.Func(flagName, fmt.Sprintf("Number of %s objects synced concurrently (default %d).", name, o.ConcurrentSyncs[name]), func(s string) error {
-			v, err := strconv.Atoi(s)
-			if err != nil || v < 1 {
-				return fmt.Errorf("must be a positive integer")
-			}
-			o.ConcurrentSyncs[name] = v
-			return nil
-		})
-	}
-	fs.DurationVar(&o.NodeMonitorGracePeriod, "node-monitor-grace-period", o.NodeMonitorGracePeriod, "How long a node may go without a Lease renewal or status update before it is marked unhealthy.")
+// AddFlags registers the flags above in kube-controller-manager's --help
+// sections, in name order: section returns the named one ("generic",
+// "job controller").
+func (o *Options) AddFlags(section func(name string) *pflag.FlagSet) {
+	fs := section("generic")
+	fs.BoolVar(&o.AllocateNodeCIDRs, "allocate-node-cidrs", o.AllocateNodeCIDRs, "Assign each node a spec.podCIDR from --cluster-cidr.")
+	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "CIDR range for pods in the cluster; each node gets a podCIDR from it.")
 	fs.DurationVar(&o.NodeMonitorPeriod, "node-monitor-period", o.NodeMonitorPeriod, "How often node health is checked.")
+	o.addConcurrentSyncs(section, "deployment", "endpoints", "endpointslice", "garbagecollector", "job", "namespace")
+	section("nodeipam controller").IntVar(&o.NodeCIDRMaskSize, "node-cidr-mask-size", o.NodeCIDRMaskSize, "Mask size of each node's podCIDR.")
+	fs = section("nodelifecycle controller")
+	fs.DurationVar(&o.NodeMonitorGracePeriod, "node-monitor-grace-period", o.NodeMonitorGracePeriod, "How long a node may go without a Lease renewal or status update before it is marked unhealthy.")
 	fs.Float64Var(&o.NodeEvictionRate, "node-eviction-rate", o.NodeEvictionRate, "Nodes per second whose pods are evicted when nodes are unhealthy.")
 	fs.Float64Var(&o.SecondaryNodeEvictionRate, "secondary-node-eviction-rate", o.SecondaryNodeEvictionRate, "Nodes per second whose pods are evicted when a zone is unhealthy (see --unhealthy-zone-threshold); 0 in zones of at most --large-cluster-size-threshold nodes.")
 	fs.Float64Var(&o.UnhealthyZoneThreshold, "unhealthy-zone-threshold", o.UnhealthyZoneThreshold, "Fraction of not-ready nodes (at least 3) that makes a zone unhealthy.")
 	fs.IntVar(&o.LargeClusterSizeThreshold, "large-cluster-size-threshold", o.LargeClusterSizeThreshold, "Zones with more nodes than this use --secondary-node-eviction-rate when unhealthy; smaller ones stop evicting.")
-	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "CIDR range for pods in the cluster; each node gets a podCIDR from it.")
-	fs.IntVar(&o.NodeCIDRMaskSize, "node-cidr-mask-size", o.NodeCIDRMaskSize, "Mask size of each node's podCIDR.")
-	fs.BoolVar(&o.AllocateNodeCIDRs, "allocate-node-cidrs", o.AllocateNodeCIDRs, "Assign each node a spec.podCIDR from --cluster-cidr.")
-	fs.IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "Number of terminated pods kept before the pod GC deletes the oldest.")
+	section("podgc controller").IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "Number of terminated pods kept before the pod GC deletes the oldest.")
+	o.addConcurrentSyncs(section, "replicaset")
 }
+
+// addConcurrentSyncs registers the --concurrent-*-syncs flag of each
+// controller.
+func (o *Options) addConcurrentSyncs(section func(name string) *pflag.FlagSet, controllers ...string) {
+	for _, name := range controllers {
+		f := concurrentFlags[name]
+		section(f.section).Var(syncsValue{o.ConcurrentSyncs, name}, f.flag, fmt.Sprintf("Number of %s objects synced concurrently.", name))
+	}
+}
+
+// syncsValue is a --concurrent-*-syncs flag: the workers of one controller.
+type syncsValue struct {
+	syncs      map[string]int
+	controller string
+}
+
+func (v syncsValue) String() string {
+	if v.syncs == nil {
+		return "0"
+	}
+	return strconv.Itoa(v.syncs[v.controller])
+}
+
+func (v syncsValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return fmt.Errorf("must be a positive integer")
+	}
+	v.syncs[v.controller] = n
+	return nil
+}
+
+func (syncsValue) Type() string { return "int32" }
 
 // Validate checks the values: positive node monitor periods, rates and the
 // zone threshold in range, and a cluster CIDR the node mask size fits in

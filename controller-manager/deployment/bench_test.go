@@ -3,7 +3,6 @@ package deployment_test
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -57,9 +56,9 @@ func cmRows(b *testing.B) []cmRow {
 		{"tuned", append([]string{"--kube-api-qps=" + strconv.Itoa(qps), "--kube-api-burst=" + strconv.Itoa(2*qps)}, common...)},
 	} {
 		o := app.DefaultOptions()
-		fs := flag.NewFlagSet("controller-manager", flag.ContinueOnError)
-		o.AddFlags(fs)
-		if err := fs.Parse(r.flags); err != nil {
+		var fss daemon.FlagSets
+		o.AddFlags(&fss)
+		if err := fss.Parse(r.flags); err != nil {
 			b.Fatalf("%s flags %v: %v", r.label, r.flags, err)
 		}
 		rows = append(rows, cmRow{name: fmt.Sprintf("%s_qps=%g_burst=%d", r.label, o.Client.QPS, o.Client.Burst), flags: r.flags, opts: o})
@@ -97,7 +96,7 @@ func benchDeploymentsAvailable(b *testing.B, bin string, row cmRow) {
 	cl := startCluster(b, apiservertest.WithTLS)
 	cl.runKubelet(100, 0, 64)
 	args := append([]string{"--kubeconfig", cl.srv.PKI().Path("controller-manager.kubeconfig"),
-		"--controllers", "replicaset,deployment", "--port=0", "--v", "warn"}, row.flags...)
+		"--controllers", "replicaset,deployment", "--port=0", "--log-level", "warn"}, row.flags...)
 	proc := daemontest.Start(b, bin, args...)
 	pid := proc.Cmd.Process.Pid
 	le := row.opts.LeaderElection

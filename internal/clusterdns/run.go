@@ -3,7 +3,6 @@ package clusterdns
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/minik8s/minik8s/api/naming"
 	"github.com/minik8s/minik8s/internal/daemon"
-	"github.com/minik8s/minik8s/internal/logging"
 )
 
 // Options are the cluster-dns flags.
@@ -24,7 +22,6 @@ type Options struct {
 	ResolvConf string
 	HealthPort int
 	TTL        uint
-	LogLevel   string
 }
 
 // DefaultOptions listens on :53 for cluster.local and forwards to the
@@ -32,16 +29,17 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Client: daemon.ClientOptions{QPS: 20, Burst: 50}, Listen: ":53", Domain: "cluster.local",
-		ResolvConf: "/etc/resolv.conf", HealthPort: 8080, TTL: 5, LogLevel: "info",
+		ResolvConf: "/etc/resolv.conf", HealthPort: 8080, TTL: 5,
 	}
 }
 
-// AddFlags registers the flags.
-func (o *Options) AddFlags(fs *flag.FlagSet) {
-	o.Client.AddFlags(fs)
+// AddFlags registers the flags, by --help section.
+func (o *Options) AddFlags(fss *daemon.FlagSets) {
+	o.Client.AddFlags(fss.FlagSet("misc"))
+	fs := fss.FlagSet("DNS")
 	fs.StringVar(&o.Listen, "listen", o.Listen, "UDP and TCP address to answer DNS on.")
 	fs.StringVar(&o.Domain, "cluster-domain", o.Domain, "The cluster's DNS domain.")
-	fs.Func("upstream", "A resolver (host:port) for names outside the cluster domain; repeatable. Default: the nameservers of --resolv-conf.", func(s string) error {
+	fs.Func("upstream", "A resolver (`host:port`) for names outside the cluster domain; repeatable. Default: the nameservers of --resolv-conf.", func(s string) error {
 		if err := validateHostPort(s, false); err != nil {
 			return err
 		}
@@ -49,16 +47,8 @@ func (o *Options) AddFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.StringVar(&o.ResolvConf, "resolv-conf", o.ResolvConf, "resolv.conf whose nameservers are the upstreams when --upstream is not given.")
-	fs.IntVar(&o.HealthPort, "health-port", o.HealthPort, "Port of /healthz, /readyz and /metrics (plain HTTP); 0 disables.")
 	fs.UintVar(&o.TTL, "ttl", o.TTL, "TTL in seconds of answers about cluster names.")
-	fs.Func("v", "Log level: debug, info, warn, error, or a kube verbosity number (4 and more is debug).", func(s string) error {
-		lvl, err := logging.ParseLevel(s)
-		if err != nil {
-			return err
-		}
-		o.LogLevel = lvl
-		return nil
-	})
+	fss.FlagSet("serving").IntVar(&o.HealthPort, "health-port", o.HealthPort, "Port of /healthz, /readyz and /metrics (plain HTTP); 0 disables.")
 }
 
 // maxTTL is the largest TTL DNS allows (RFC 2181: 2^31 - 1 seconds).
@@ -108,10 +98,12 @@ func validateHostPort(s string, listen bool) error {
 func NewCommand() daemon.Command {
 	opts := DefaultOptions()
 	return daemon.Command{
-		Name:     "cluster-dns",
-		AddFlags: opts.AddFlags,
+		Name: "cluster-dns",
+		Long: `cluster-dns is the cluster's DNS server: it answers for Services and Pods under
+the cluster domain from the API, and forwards other names upstream. It runs
+as a Deployment in kube-system behind the kube-dns Service.`,
+		Flags:    opts.AddFlags,
 		Validate: opts.Validate,
-		LogLevel: func() string { return opts.LogLevel },
 		Run:      func(ctx context.Context, log *slog.Logger) error { return Run(ctx, opts, log) },
 	}
 }

@@ -43,6 +43,12 @@ type fixtures struct {
 	underFile                         string // a path below a regular file
 	badToken, badEncryption, notPEM   string
 	kubeletKubeconfig, resolvConf, ca string
+	// config files: another component's kind, an unknown version; a field
+	// of the wrong type, a value the flag refuses, a value Validate
+	// refuses, of the scheduler's and the kubelet's kinds
+	otherKind, unknownVersion                         string
+	schedWrongType, schedBadValue, schedRefused       string
+	kubeletWrongType, kubeletBadValue, kubeletRefused string
 }
 
 func newFixtures(t *testing.T) fixtures {
@@ -60,6 +66,14 @@ func newFixtures(t *testing.T) fixtures {
 		kubeletKubeconfig: filepath.Join(dir, "kubelet.kubeconfig"),
 		resolvConf:        filepath.Join(dir, "resolv.conf"),
 		ca:                filepath.Join(dir, "ca.crt"),
+		otherKind:         filepath.Join(dir, "other-kind.yaml"),
+		unknownVersion:    filepath.Join(dir, "unknown-version.yaml"),
+		schedWrongType:    filepath.Join(dir, "sched-wrong-type.yaml"),
+		schedBadValue:     filepath.Join(dir, "sched-bad-value.yaml"),
+		schedRefused:      filepath.Join(dir, "sched-refused.yaml"),
+		kubeletWrongType:  filepath.Join(dir, "kubelet-wrong-type.yaml"),
+		kubeletBadValue:   filepath.Join(dir, "kubelet-bad-value.yaml"),
+		kubeletRefused:    filepath.Join(dir, "kubelet-refused.yaml"),
 	}
 	write := func(path, content string) {
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
@@ -76,6 +90,16 @@ func newFixtures(t *testing.T) fixtures {
 		"- resources: [secrets]\n  providers:\n  - aescbc:\n      keys:\n      - name: k1\n        secret: not-base64!\n")
 	write(f.notPEM, "not a PEM block\n")
 	write(f.resolvConf, "nameserver 127.0.0.1\n")
+	write(f.otherKind, "apiVersion: kubecontrollermanager.config.k8s.io/v1alpha1\nkind: KubeControllerManagerConfiguration\n")
+	write(f.unknownVersion, "apiVersion: kubelet.config.k8s.io/v1\nkind: KubeletConfiguration\n")
+	const sched, kubelet = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n",
+		"apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+	write(f.schedWrongType, sched+"parallelism: lots\n")
+	write(f.schedBadValue, sched+"leaderElection:\n  leaseDuration: soon\n")
+	write(f.schedRefused, sched+"percentageOfNodesToScore: 101\n")
+	write(f.kubeletWrongType, kubelet+"maxPods: many\n")
+	write(f.kubeletBadValue, kubelet+"syncFrequency: soon\n")
+	write(f.kubeletRefused, kubelet+"evictionHard:\n  memory.available: lots\n")
 	ca, err := pki.NewCA("badinput-ca", time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -118,17 +142,40 @@ func leaderElectionCases() []badCase {
 	}
 }
 
-// commonCases apply to every daemon.
-func commonCases(logFlag string) []badCase {
+// commonCases apply to every daemon: the command line, and the logs
+// flags they all share.
+func commonCases() []badCase {
 	return []badCase{
 		{"unknown flag", []string{"--no-such-flag=1"}, "-no-such-flag", usage},
 		{"positional argument", []string{"stray-argument"}, "stray-argument", usage},
-		{"log level unknown", []string{"--" + logFlag + "=loud"}, "loud", usage},
+		{"log level unknown", []string{"--log-level=loud"}, "loud", usage},
+		{"verbosity not a number", []string{"--v=abc"}, "-v", usage},
+		{"verbosity negative", []string{"-v", "-1"}, "-v", usage},
+		{"logging format unknown", []string{"--logging-format=xml"}, "-logging-format", usage},
+		{"version value unknown", []string{"--version=maybe"}, "-version", usage},
+	}
+}
+
+// configCases are the --config files of the daemons that take one: the
+// file is at fault, and named. wrongType has a field of the wrong type;
+// badValue a value its flag does not parse (in field); refused a value
+// the daemon's validation refuses (in refusedField).
+func configCases(f fixtures, wrongType, badValue, field, refused, refusedField string) []badCase {
+	return []badCase{
+		{"config missing", []string{"--config=" + f.missing}, f.missing, failure},
+		{"config a directory", []string{"--config=" + f.aDir}, f.aDir, failure},
+		{"config garbage YAML", []string{"--config=" + f.garbage}, f.garbage, failure},
+		{"config empty", []string{"--config=" + f.empty}, f.empty, failure},
+		{"config other kind", []string{"--config=" + f.otherKind}, f.otherKind, failure},
+		{"config unknown apiVersion", []string{"--config=" + f.unknownVersion}, f.unknownVersion, failure},
+		{"config wrong field type", []string{"--config=" + wrongType}, wrongType, failure},
+		{"config value does not parse", []string{"--config=" + badValue}, badValue + ": " + field, failure},
+		{"config value refused", []string{"--config=" + refused}, refused + " (" + refusedField + ")", failure},
 	}
 }
 
 func apiserverCases(f fixtures) []badCase {
-	return append(commonCases("log-level"), []badCase{
+	return append(commonCases(), []badCase{
 		{"secure port not a number", []string{"--secure-port=abc"}, "-secure-port", usage},
 		{"secure port negative", []string{"--secure-port=-1"}, "-secure-port", usage},
 		{"secure port over 65535", []string{"--secure-port=65536"}, "-secure-port", usage},
@@ -175,8 +222,9 @@ func apiserverCases(f fixtures) []badCase {
 }
 
 func schedulerCases(f fixtures) []badCase {
-	cases := append(commonCases("v"), clientCases(f)...)
+	cases := append(commonCases(), clientCases(f)...)
 	cases = append(cases, leaderElectionCases()...)
+	cases = append(cases, configCases(f, f.schedWrongType, f.schedBadValue, "leaderElection.leaseDuration", f.schedRefused, "percentageOfNodesToScore")...)
 	return append(cases, []badCase{
 		{"port negative", []string{"--port=-1"}, "-port", usage},
 		{"port over 65535", []string{"--port=65536"}, "-port", usage},
@@ -191,7 +239,7 @@ func schedulerCases(f fixtures) []badCase {
 }
 
 func controllerManagerCases(f fixtures) []badCase {
-	cases := append(commonCases("v"), clientCases(f)...)
+	cases := append(commonCases(), clientCases(f)...)
 	cases = append(cases, leaderElectionCases()...)
 	return append(cases, []badCase{
 		{"port over 65535", []string{"--port=70000"}, "-port", usage},
@@ -212,7 +260,7 @@ func controllerManagerCases(f fixtures) []badCase {
 }
 
 func clusterDNSCases(f fixtures) []badCase {
-	return append(append(commonCases("v"), clientCases(f)...), []badCase{
+	return append(append(commonCases(), clientCases(f)...), []badCase{
 		{"listen garbage", []string{"--listen=garbage"}, "-listen", usage},
 		{"listen port over 65535", []string{"--listen=127.0.0.1:99999"}, "-listen", usage},
 		{"listen host not an IP", []string{"--listen=nowhere:53"}, "-listen", usage},
@@ -231,7 +279,8 @@ func clusterDNSCases(f fixtures) []badCase {
 }
 
 func kubeletCases(f fixtures) []badCase {
-	return append(commonCases("v"), []badCase{
+	cases := append(commonCases(), configCases(f, f.kubeletWrongType, f.kubeletBadValue, "syncFrequency", f.kubeletRefused, "evictionHard")...)
+	return append(cases, []badCase{
 		{"qps negative", []string{"--kube-api-qps=-1"}, "-kube-api-qps", usage},
 		{"qps not a number", []string{"--kube-api-qps=abc"}, "-kube-api-qps", usage},
 		{"burst negative", []string{"--kube-api-burst=-1"}, "-kube-api-burst", usage},
@@ -374,7 +423,20 @@ func TestBadInputOneLineNonZeroExit(t *testing.T) {
 			for range d.listeners {
 				ls = append(ls, daemontest.Listen(t))
 			}
-			base := d.base(ls)
+			// --v=2 as Kubernetes manifests pass it, on every daemon.
+			base := append(d.base(ls), "--v=2")
+			t.Run("help and version", func(t *testing.T) {
+				for _, arg := range []string{"--help", "-h", "--version"} {
+					r := runDaemon(t, bins[d.name], ls, home, []string{arg}, 30*time.Second)
+					want := "\nGlobal flags:\n"
+					if arg == "--version" {
+						want = "minik8s "
+					}
+					if r.running || r.code != 0 || r.stderr != "" || !strings.Contains(r.stdout, want) {
+						t.Errorf("%s: running %v, exit %d, stderr %q, stdout %q", arg, r.running, r.code, r.stderr, r.stdout)
+					}
+				}
+			})
 			t.Run("valid flags", func(t *testing.T) {
 				r := runDaemon(t, bins[d.name], ls, home, base, 3*time.Second)
 				d.started(t, r.running, r.code, r.stderr)

@@ -3,20 +3,18 @@ package daemon
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"net"
 	"net/url"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/kubeconfig"
 	"github.com/minik8s/minik8s/internal/leaderelection"
+	"github.com/spf13/pflag"
 )
 
 // ClientOptions are the flags that say how a daemon reaches the apiserver.
@@ -29,7 +27,7 @@ type ClientOptions struct {
 }
 
 // AddFlags registers --kubeconfig, --master, --kube-api-qps and --kube-api-burst.
-func (o *ClientOptions) AddFlags(fs *flag.FlagSet) {
+func (o *ClientOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig file with the apiserver's address and this component's credentials.")
 	fs.StringVar(&o.Master, "master", o.Master, "The address of the apiserver (overrides the server in the kubeconfig).")
 	fs.Float64Var(&o.QPS, "kube-api-qps", o.QPS, "QPS to use while talking with the apiserver.")
@@ -156,7 +154,7 @@ func DefaultLeaderElection(name string) LeaderElectionOptions {
 }
 
 // AddFlags registers the --leader-elect* flags.
-func (o *LeaderElectionOptions) AddFlags(fs *flag.FlagSet) {
+func (o *LeaderElectionOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Start a leader election client and gain leadership before doing any work; lets replicated instances run safely.")
 	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration, "How long non-leaders wait after the last observed renewal before trying to take over.")
 	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline, "How long the leader keeps retrying to renew before it stops leading.")
@@ -237,9 +235,4 @@ func Identity() string {
 		host = "unknown"
 	}
 	return host + "_" + uuid.NewString()
-}
-
-// SignalContext ends on SIGINT or SIGTERM.
-func SignalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }

@@ -2,47 +2,53 @@ package logging
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
-	"os"
-	"strconv"
 	"strings"
 )
 
-// New returns a text logger on stderr at level ("debug", "info", "warn",
-// "error") with component=name on every record, and makes it the default.
-func New(level, component string) (*slog.Logger, error) {
-	var l slog.Level
-	switch strings.ToLower(level) {
-	case "debug":
-		l = slog.LevelDebug
-	case "", "info":
-		l = slog.LevelInfo
-	case "warn", "warning":
-		l = slog.LevelWarn
-	case "error":
-		l = slog.LevelError
+// Formats are the values of --logging-format: kube's "text" (here slog's
+// key=value lines) and "json".
+var Formats = []string{"text", "json"}
+
+// New returns a logger writing to w (a daemon's stderr) at level, in
+// format ("text" or "json"), with component=name on every record, and
+// makes it the default.
+func New(w io.Writer, level slog.Level, format, component string) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler
+	switch format {
+	case "", "text":
+		h = slog.NewTextHandler(w, opts)
+	case "json":
+		h = slog.NewJSONHandler(w, opts)
 	default:
-		return nil, fmt.Errorf("unknown log level %q: want debug, info, warn or error", level)
+		return nil, fmt.Errorf("unknown logging format %q: want %s", format, strings.Join(Formats, " or "))
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})).With("component", component)
+	log := slog.New(h).With("component", component)
 	slog.SetDefault(log)
 	return log, nil
 }
 
-// ParseLevel maps a -v flag value to a level name for New: a name
-// (debug, info, warn, warning, error) or one of kube's verbosity numbers
-// (0-3 info, 4 and more debug), so manifests written for Kubernetes
-// (--v=2) start.
-func ParseLevel(s string) (string, error) {
-	if n, err := strconv.Atoi(s); err == nil && n >= 0 {
-		if n >= 4 {
-			return "debug", nil
-		}
-		return "info", nil
+// ParseLevel maps a --log-level name (debug, info, warn or warning, error)
+// to its level.
+func ParseLevel(name string) (slog.Level, error) {
+	switch strings.ToLower(name) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
 	}
-	switch l := strings.ToLower(s); l {
-	case "debug", "info", "warn", "warning", "error":
-		return l, nil
-	}
-	return "", fmt.Errorf("unknown log level %q: want debug, info, warn, error or a number", s)
+	return 0, fmt.Errorf("unknown log level %q: want debug, info, warn or error", name)
+}
+
+// VerbosityLevel maps kube's --v=N to a level the way logr's slog bridge
+// does: V(n) logs at level -n, so --v=0 to 3 keep Debug records out and
+// --v=4 (slog.LevelDebug is -4) and more let them in.
+func VerbosityLevel(v int) slog.Level {
+	return slog.Level(-v)
 }

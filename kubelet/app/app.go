@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,7 +18,6 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/events"
-	"github.com/minik8s/minik8s/internal/logging"
 	"github.com/minik8s/minik8s/kubelet/bootstrap"
 	"github.com/minik8s/minik8s/kubelet/network"
 	"github.com/minik8s/minik8s/kubelet/nodestatus"
@@ -58,7 +56,6 @@ type Options struct {
 	// Restart back-off bounds (kube: 10 s doubling to 5 min; not flags in
 	// kube, settable here for tests).
 	BackoffInitial, BackoffMax time.Duration
-	LogLevel                   string
 
 	// ServerListener and HealthzListener, when set, replace binding the
 	// kubelet server's and the healthz server's addresses (tests pass
@@ -77,7 +74,6 @@ func DefaultOptions() Options {
 		ClusterDomain: "cluster.local", ResolvConf: "/etc/resolv.conf",
 		HealthzBindAddress: "127.0.0.1", HealthzPort: 10248, SyncFrequency: 10 * time.Second,
 		BackoffInitial: 10 * time.Second, BackoffMax: 300 * time.Second,
-		LogLevel: "info",
 	}
 }
 
@@ -85,6 +81,7 @@ type stringList []string
 
 func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, splitList(v)...); return nil }
+func (s *stringList) Type() string       { return "strings" }
 
 func splitList(v string) []string {
 	var out []string
@@ -96,42 +93,42 @@ func splitList(v string) []string {
 	return out
 }
 
-// AddFlags registers the flags on fs.
-func (o *Options) AddFlags(fs *flag.FlagSet) {
+// AddFlags registers the flags, by --help section.
+func (o *Options) AddFlags(fss *daemon.FlagSets) {
+	fs := fss.FlagSet("misc")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to the kubeconfig with the apiserver's address and the kubelet's credentials (written by the bootstrap join).")
 	fs.Float64Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "QPS to use while talking with the apiserver.")
 	fs.IntVar(&o.KubeBurst, "kube-api-burst", o.KubeBurst, "Burst to use while talking with the apiserver.")
-	o.Bootstrap.AddFlags(fs)
-	o.Node.AddFlags(fs)
+	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "Directory for the kubelet's files (volumes, pod files, certificates).")
+	o.Bootstrap.AddFlags(fss.FlagSet("bootstrap"))
+	o.Node.AddFlags(fss.FlagSet("node"))
+	fs = fss.FlagSet("serving")
 	o.Server.AddFlags(fs)
-	o.Network.AddFlags(fs)
+	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "Address of the healthz and metrics server.")
+	fs.IntVar(&o.HealthzPort, "healthz-port", o.HealthzPort, "Port of the healthz and metrics server (0 disables).")
+	fs = fss.FlagSet("container runtime")
 	fs.StringVar(&o.ContainerdAddress, "containerd-address", o.ContainerdAddress, "containerd's gRPC socket.")
-	fs.StringVar(&o.ContainerdAddress, "container-runtime-endpoint", o.ContainerdAddress, "Alias of --containerd-address.")
+	fs.Func("container-runtime-endpoint", "The container runtime's `endpoint`, unix:///PATH or PATH: Kubernetes' name for --containerd-address.", func(s string) error {
+		o.ContainerdAddress = strings.TrimPrefix(s, "unix://")
+		return nil
+	})
 	fs.StringVar(&o.ContainerdNamespace, "containerd-namespace", o.ContainerdNamespace, "containerd namespace of the kubelet's images and containers.")
 	fs.StringVar(&o.PodInfraContainerImage, "pod-infra-container-image", o.PodInfraContainerImage, "Image of a pause container owning each pod's namespaces (its network, IPC and UTS); empty: each pod gets a network namespace without a pause container. "+runtime.BuiltSandboxImage+" is built from the host's busybox when missing.")
 	fs.Var(&o.InsecureRegistries, "insecure-registry", "Registry host[:port] reached over plain HTTP (repeatable, or comma-separated).")
-	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "Directory for the kubelet's files (volumes, pod files, certificates).")
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "Root cgroup (cgroupfs path) of the pods' cgroups; empty: /minik8s.")
 	fs.StringVar(&o.PodLogsDir, "pod-logs-dir", o.PodLogsDir, "Directory of the container log files.")
+	fs = fss.FlagSet("pods")
+	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "How often every pod is re-synced.")
+	fs.DurationVar(&o.BackoffInitial, "restart-backoff-initial", o.BackoffInitial, "First delay of the container restart and image pull back-off.")
+	fs.DurationVar(&o.BackoffMax, "restart-backoff-max", o.BackoffMax, "Longest delay of the container restart and image pull back-off.")
+	fs = fss.FlagSet("networking")
 	fs.StringVar(&o.CNIConfDir, "cni-conf-dir", o.CNIConfDir, "Directory the kubelet writes its CNI conflist to.")
 	fs.StringVar(&o.CNIBinDir, "cni-bin-dir", o.CNIBinDir, "Comma-separated directories of the CNI plugins.")
 	fs.StringVar(&o.CNIBridge, "cni-bridge", o.CNIBridge, "Name of the pods' bridge.")
 	fs.StringVar(&o.ClusterDNS, "cluster-dns", o.ClusterDNS, "Comma-separated DNS server IPs for pods with dnsPolicy ClusterFirst.")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", o.ClusterDomain, "The cluster's DNS domain.")
 	fs.StringVar(&o.ResolvConf, "resolv-conf", o.ResolvConf, "Resolver configuration used by pods with dnsPolicy Default.")
-	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "Address of the healthz and metrics server.")
-	fs.IntVar(&o.HealthzPort, "healthz-port", o.HealthzPort, "Port of the healthz and metrics server (0 disables).")
-	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "How often every pod is re-synced.")
-	fs.DurationVar(&o.BackoffInitial, "restart-backoff-initial", o.BackoffInitial, "First delay of the container restart and image pull back-off.")
-	fs.DurationVar(&o.BackoffMax, "restart-backoff-max", o.BackoffMax, "Longest delay of the container restart and image pull back-off.")
-	fs.Func("v", "Log level: debug, info, warn, error, or a kube verbosity number (4 and more is debug).", func(s string) error {
-		lvl, err := logging.ParseLevel(s)
-		if err != nil {
-			return err
-		}
-		o.LogLevel = lvl
-		return nil
-	})
+	o.Network.AddFlags(fss.FlagSet("proxy"))
 }
 
 // Validate checks every flag's value, format and combination; it reads no
@@ -194,15 +191,21 @@ func (o *Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// NewCommand is the kubelet's command line: flags, validation, run.
-func NewCommand() daemon.Command {
+// NewCommand is the kubelet's command line: flags, --config
+// (KubeletConfiguration), validation, run.
+func NewCommand() daemon.Command { return newCommand(Run) }
+
+func newCommand(run func(context.Context, Options, *slog.Logger) error) daemon.Command {
 	opts := DefaultOptions()
 	return daemon.Command{
-		Name:     "kubelet",
-		AddFlags: opts.AddFlags,
+		Name: "kubelet",
+		Long: `The kubelet is the node agent: it registers its Node and renews its Lease, runs
+the pods bound to it in containerd with CNI networking, reports their status,
+and serves their logs and exec over HTTPS.`,
+		Flags:    opts.AddFlags,
+		Config:   ConfigFile,
 		Validate: opts.Validate,
-		LogLevel: func() string { return opts.LogLevel },
-		Run:      func(ctx context.Context, log *slog.Logger) error { return Run(ctx, opts, log) },
+		Run:      func(ctx context.Context, log *slog.Logger) error { return run(ctx, opts, log) },
 	}
 }
 

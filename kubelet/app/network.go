@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,6 +12,7 @@ import (
 	"github.com/minik8s/minik8s/kubelet/proxy"
 	"github.com/minik8s/minik8s/kubelet/routes"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
 )
 
 // NetworkOptions are the node-level networking the node agent runs besides
@@ -35,7 +35,7 @@ func DefaultNetworkOptions() NetworkOptions {
 }
 
 // AddFlags registers the flags (kube-proxy's names where it has them).
-func (o *NetworkOptions) AddFlags(fs *flag.FlagSet) {
+func (o *NetworkOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ProxyMode, "proxy-mode", o.ProxyMode, "Service proxy: 'iptables' (kube-proxy's iptables mode) or 'none'.")
 	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "The pods' CIDR across the cluster: pod traffic leaving it is masqueraded (one node rule; none between pods), and so is service traffic from outside it. Empty: the bridge masquerades everything off the node's own pod CIDR, and all service traffic is masqueraded.")
 	fs.DurationVar(&o.MinSyncPeriod, "iptables-min-sync-period", o.MinSyncPeriod, "Shortest interval between service rule rewrites when changes keep coming.")

@@ -2,11 +2,11 @@ package bootstrap
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"net/url"
 
 	"github.com/minik8s/minik8s/internal/pki"
+	"github.com/spf13/pflag"
 )
 
 // Options are the join flags. --kubeconfig and --root-dir belong to the
@@ -19,7 +19,7 @@ type Options struct {
 }
 
 // AddFlags registers the options on fs.
-func (o *Options) AddFlags(fs *flag.FlagSet) {
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.BootstrapKubeconfig, "bootstrap-kubeconfig", o.BootstrapKubeconfig, "kubeconfig with a bootstrap token, used to get a client certificate when --kubeconfig does not exist")
 	fs.StringVar(&o.Server, "server", o.Server, "apiserver URL to join, https://HOST:6443 (with --token)")
 	fs.StringVar(&o.Token, "token", o.Token, "bootstrap token ID.SECRET to join with when --kubeconfig does not exist")

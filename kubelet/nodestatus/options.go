@@ -2,7 +2,6 @@ package nodestatus
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"maps"
 	"net"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/resource"
+	"github.com/spf13/pflag"
 )
 
 // Options are the kubelet's node flags, named as the Kubernetes kubelet's.
@@ -48,7 +48,7 @@ func DefaultOptions() Options {
 }
 
 // AddFlags registers the options on fs.
-func (o *Options) AddFlags(fs *flag.FlagSet) {
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.HostnameOverride, "hostname-override", o.HostnameOverride, "if non-empty, use this string as the node name instead of the actual hostname")
 	fs.StringVar(&o.NodeIP, "node-ip", o.NodeIP, "IP address of the node (default: the address of the default route's interface)")
 	fs.StringVar(&o.NodeLabels, "node-labels", o.NodeLabels, "labels to add when registering the node: key=value,key2=value2")

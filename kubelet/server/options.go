@@ -4,11 +4,12 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"os"
 	"strconv"
+
+	"github.com/spf13/pflag"
 )
 
 // Options are the kubelet's server flags, named as the Kubernetes kubelet's.
@@ -28,7 +29,7 @@ type Options struct {
 func DefaultOptions() Options { return Options{Address: "0.0.0.0", Port: DefaultPort} }
 
 // AddFlags registers the options on fs.
-func (o *Options) AddFlags(fs *flag.FlagSet) {
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Address, "address", o.Address, "IP address for the kubelet to serve on (0.0.0.0 or :: for all interfaces)")
 	fs.IntVar(&o.Port, "port", o.Port, "port for the kubelet to serve on (HTTPS: logs, exec)")
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that client certificates must chain to (default: the CA of --kubeconfig)")

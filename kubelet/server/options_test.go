@@ -1,13 +1,13 @@
 package server
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/minik8s/minik8s/internal/pki"
+	"github.com/spf13/pflag"
 )
 
 func TestOptions(t *testing.T) {
@@ -22,7 +22,7 @@ func TestOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := DefaultOptions()
-	fs := flag.NewFlagSet("kubelet", flag.ContinueOnError)
+	fs := pflag.NewFlagSet("kubelet", pflag.ContinueOnError)
 	o.AddFlags(fs)
 	if err := fs.Parse([]string{"--port=10251"}); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/events"
-	"github.com/minik8s/minik8s/internal/logging"
 	"github.com/minik8s/minik8s/scheduler/framework"
 	"github.com/minik8s/minik8s/scheduler/queue"
 	"github.com/minik8s/minik8s/scheduler/scheduling"
@@ -36,9 +34,6 @@ type Options struct {
 	PodMaxBackoff            time.Duration
 	// Parallelism is the number of goroutines filtering and scoring.
 	Parallelism int
-	// LogLevel is debug, info, warn or error (-v also takes kube's
-	// numbers: 0-3 info, 4 and more debug).
-	LogLevel string
 }
 
 // DefaultOptions returns kube-scheduler's defaults.
@@ -51,28 +46,21 @@ func DefaultOptions() Options {
 		PodInitialBackoff: queue.DefaultPodInitialBackoff,
 		PodMaxBackoff:     queue.DefaultPodMaxBackoff,
 		Parallelism:       framework.DefaultParallelism,
-		LogLevel:          "info",
 	}
 }
 
-// AddFlags registers every flag.
-func (o *Options) AddFlags(fs *flag.FlagSet) {
-	o.Client.AddFlags(fs)
-	o.LeaderElection.AddFlags(fs)
-	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "Address to serve /healthz and /metrics on (plain HTTP).")
-	fs.IntVar(&o.Port, "port", o.Port, "Port to serve /healthz and /metrics on; 0 disables.")
+// AddFlags registers every flag, by --help section.
+func (o *Options) AddFlags(fss *daemon.FlagSets) {
+	o.Client.AddFlags(fss.FlagSet("misc"))
+	fs := fss.FlagSet("scheduling")
 	fs.IntVar(&o.PercentageOfNodesToScore, "percentage-of-nodes-to-score", o.PercentageOfNodesToScore, "Percentage of all nodes to find feasible before scoring stops looking (at least 100 nodes); 0 means adaptive: 50% minus 1% per 125 nodes, at least 5%.")
 	fs.DurationVar(&o.PodInitialBackoff, "pod-initial-backoff", o.PodInitialBackoff, "Initial back-off of an unschedulable pod; doubled per attempt.")
 	fs.DurationVar(&o.PodMaxBackoff, "pod-max-backoff", o.PodMaxBackoff, "Maximum back-off of an unschedulable pod.")
 	fs.IntVar(&o.Parallelism, "parallelism", o.Parallelism, "Goroutines used to filter and score nodes.")
-	fs.Func("v", "Log level: debug, info, warn, error, or a kube verbosity number (4 and more is debug).", func(s string) error {
-		lvl, err := logging.ParseLevel(s)
-		if err != nil {
-			return err
-		}
-		o.LogLevel = lvl
-		return nil
-	})
+	fs = fss.FlagSet("serving")
+	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "Address to serve /healthz and /metrics on (plain HTTP).")
+	fs.IntVar(&o.Port, "port", o.Port, "Port to serve /healthz and /metrics on; 0 disables.")
+	o.LeaderElection.AddFlags(fss.FlagSet("leader election"))
 }
 
 // Validate checks the options.
@@ -104,15 +92,21 @@ func (o *Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// NewCommand is the scheduler's command line: flags, validation, run.
-func NewCommand() daemon.Command {
+// NewCommand is the scheduler's command line: flags, --config
+// (KubeSchedulerConfiguration), validation, run.
+func NewCommand() daemon.Command { return newCommand(Run) }
+
+func newCommand(run func(context.Context, Options, *slog.Logger) error) daemon.Command {
 	opts := DefaultOptions()
 	return daemon.Command{
-		Name:     "scheduler",
-		AddFlags: opts.AddFlags,
+		Name: "scheduler",
+		Long: `The scheduler watches pending pods and the nodes, picks a node for each pod
+(filter, then score) and records the choice with POST pods/NAME/binding,
+while it holds the kube-scheduler lease.`,
+		Flags:    opts.AddFlags,
+		Config:   ConfigFile,
 		Validate: opts.Validate,
-		LogLevel: func() string { return opts.LogLevel },
-		Run:      func(ctx context.Context, log *slog.Logger) error { return Run(ctx, opts, log) },
+		Run:      func(ctx context.Context, log *slog.Logger) error { return run(ctx, opts, log) },
 	}
 }
 

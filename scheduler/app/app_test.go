@@ -14,7 +14,6 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/internal/client"
-	"github.com/minik8s/minik8s/internal/logging"
 	"github.com/minik8s/minik8s/scheduler/app"
 	"github.com/minik8s/minik8s/scheduler/schedtest"
 )
@@ -53,11 +52,6 @@ func TestOptions(t *testing.T) {
 				t.Errorf("Validate() = %v, want error containing %q", err, tc.wantErr)
 			}
 		})
-	}
-	for in, want := range map[string]string{"2": "info", "4": "debug", "10": "debug", "warn": "warn"} {
-		if got, err := logging.ParseLevel(in); err != nil || got != want {
-			t.Errorf("ParseLogLevel(%q) = %q, %v; want %q", in, got, err, want)
-		}
 	}
 }
 

@@ -2,7 +2,6 @@ package scheduling_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"sort"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/informer"
 	"github.com/minik8s/minik8s/internal/kubeconfig"
 	"github.com/minik8s/minik8s/scheduler/app"
@@ -72,9 +72,9 @@ func schedulerRows(b *testing.B) []schedulerRow {
 		flags []string
 	}{{"defaults", nil}, {"tuned", tunedSchedulerFlags}} {
 		o := app.DefaultOptions()
-		fs := flag.NewFlagSet("scheduler", flag.ContinueOnError)
-		o.AddFlags(fs)
-		if err := fs.Parse(r.flags); err != nil {
+		var fss daemon.FlagSets
+		o.AddFlags(&fss)
+		if err := fss.Parse(r.flags); err != nil {
 			b.Fatalf("%s flags %v: %v", r.label, r.flags, err)
 		}
 		rows = append(rows, schedulerRow{name: fmt.Sprintf("%s_qps=%g_burst=%d", r.label, o.Client.QPS, o.Client.Burst), opts: o})
