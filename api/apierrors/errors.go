@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/field"
@@ -151,16 +152,18 @@ func NewRequestEntityTooLarge(msg string) *StatusError {
 		"Request entity too large: "+msg, nil)
 }
 
-// NewUnsupportedMediaType reports an unusable Content-Type (415).
-func NewUnsupportedMediaType(contentType string) *StatusError {
+// NewUnsupportedMediaType reports a request body in a media type the
+// server does not read (415), listing those it does, in Kubernetes' words.
+func NewUnsupportedMediaType(accepted []string) *StatusError {
 	return newStatus(http.StatusUnsupportedMediaType, api.StatusReasonUnsupportedMediaType,
-		fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml; got %q", contentType), nil)
+		"the body of the request was in an unknown format - accepted media types include: "+strings.Join(accepted, ", "), nil)
 }
 
-// NewNotAcceptable reports an Accept header the server cannot satisfy (406).
-func NewNotAcceptable(accept string) *StatusError {
+// NewNotAcceptable reports an Accept header the server cannot satisfy
+// (406), listing the media types it can send, in Kubernetes' words.
+func NewNotAcceptable(accepted []string) *StatusError {
 	return newStatus(http.StatusNotAcceptable, api.StatusReasonNotAcceptable,
-		fmt.Sprintf("only the following media types are accepted: application/json, application/yaml, application/json;stream=watch; got %q", accept), nil)
+		"only the following media types are accepted: "+strings.Join(accepted, ", "), nil)
 }
 
 // NewTooManyRequests reports throttling (429) with a retry hint.
@@ -258,6 +261,14 @@ func IsGone(err error) bool {
 // IsRequestEntityTooLarge reports a 413.
 func IsRequestEntityTooLarge(err error) bool {
 	return hasReason(err, api.StatusReasonRequestEntityTooLarge, 413)
+}
+
+// IsNotAcceptable reports a 406.
+func IsNotAcceptable(err error) bool { return hasReason(err, api.StatusReasonNotAcceptable, 406) }
+
+// IsUnsupportedMediaType reports a 415.
+func IsUnsupportedMediaType(err error) bool {
+	return hasReason(err, api.StatusReasonUnsupportedMediaType, 415)
 }
 
 // IsTooManyRequests reports a 429.

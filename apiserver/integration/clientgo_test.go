@@ -21,14 +21,28 @@ import (
 
 // TestClientGoRoundTrip drives the apiserver with a standard Kubernetes Go
 // client: create, get, list, watch, update, patch and delete of Pods,
-// Deployments and Nodes.
+// Deployments and Nodes; with client-go's default content settings
+// (protobuf bodies and answers, as typed clients send) and told to speak
+// JSON (as clients of custom resources and dynamic clients do).
 func TestClientGoRoundTrip(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		content rest.ContentConfig
+	}{
+		{"default", rest.ContentConfig{}},
+		{"json", rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			clientGoRoundTrip(t, tc.content)
+		})
+	}
+}
+
+func clientGoRoundTrip(t *testing.T, content rest.ContentConfig) {
 	s := apiservertest.Start(t)
-	// minik8s speaks JSON (and YAML), not protobuf: the client is told so,
-	// as clients of CRDs are.
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: s.URL(), QPS: 100, Burst: 200,
-		ContentConfig: rest.ContentConfig{ContentType: "application/json", AcceptContentTypes: "application/json"}})
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: s.URL(), QPS: 100, Burst: 200, ContentConfig: content})
 	if err != nil {
 		t.Fatal(err)
 	}

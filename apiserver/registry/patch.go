@@ -23,6 +23,10 @@ const (
 	ApplyPatch     PatchType = "application/apply-patch+yaml"
 )
 
+// PatchTypes are the patch formats served, in kube-apiserver's order; a
+// PATCH in any other is 415 with this list.
+var PatchTypes = []string{string(JSONPatch), string(MergePatch), string(StrategicPatch)}
+
 // Patch applies a patch to the current object and stores the result with the
 // rules of Update. A resourceVersion set by the patch is a precondition;
 // otherwise a lost race re-reads and re-applies the patch to the newer object.
@@ -69,7 +73,7 @@ func (s *Store) patcherFor(pt PatchType, data []byte, schema patch.Schema) (func
 	case JSONPatch:
 		t = patch.JSONPatchType
 	default:
-		return nil, apierrors.NewUnsupportedMediaType(string(pt))
+		return nil, apierrors.NewUnsupportedMediaType(PatchTypes)
 	}
 	if !json.Valid(data) {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("error decoding patch: invalid JSON: %s", truncate(string(data), 200)))
@@ -91,7 +95,7 @@ func patchError(err error) error {
 	case errors.Is(err, patch.ErrTooLarge):
 		return apierrors.NewRequestEntityTooLarge(err.Error())
 	case errors.Is(err, patch.ErrUnsupportedType):
-		return apierrors.NewUnsupportedMediaType(err.Error())
+		return apierrors.NewGeneric(415, api.StatusReasonUnsupportedMediaType, err.Error())
 	}
 	return apierrors.NewBadRequest(err.Error())
 }

@@ -2,11 +2,11 @@ package server
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -16,46 +16,52 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/apiserver/protobuf"
 )
 
 func itoa(i int64) string { return strconv.FormatInt(i, 10) }
 
-// wantsYAML reports whether the client prefers YAML over JSON.
-func wantsYAML(r *http.Request) bool {
-	accept := r.Header.Get("Accept")
-	if !strings.Contains(accept, "yaml") {
-		return false // the common case, without parsing media types
-	}
-	for _, part := range strings.Split(accept, ",") {
-		mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part))
-		switch mt {
-		case "application/yaml":
-			return true
-		case "application/json", "*/*", "application/*":
-			return false
+// writeRaw writes already-encoded JSON in the encoding the request
+// negotiated (negotiateOutput): as is, as YAML or as protobuf. A document
+// with no protobuf form (/version) is written as JSON, which every client
+// reads; a failed negotiation is answered in JSON too, as kube-apiserver
+// does (the API handlers refuse it with 406 before they act).
+func writeRaw(w http.ResponseWriter, r *http.Request, code int, data []byte) {
+	media := mediaJSON
+	if r != nil {
+		if out, err := negotiateOutput(r); err == nil {
+			media = out.media
 		}
 	}
-	return false
-}
-
-// writeRaw writes already-encoded JSON, converting to YAML if asked.
-func writeRaw(w http.ResponseWriter, r *http.Request, code int, data []byte) {
-	if r != nil && wantsYAML(r) {
+	switch media {
+	case mediaYAML:
 		if y, err := yaml.JSONToYAML(data); err == nil {
-			w.Header().Set("Content-Type", "application/yaml")
-			w.WriteHeader(code)
-			_, _ = w.Write(y)
+			write(w, code, mediaYAML.String(), y)
 			return
 		}
+	case mediaProtobuf:
+		pb, err := protobuf.Encode(data)
+		switch {
+		case err == nil:
+			write(w, code, protobuf.ContentType, pb)
+			return
+		case !errors.Is(err, protobuf.ErrNotRegistered):
+			code = http.StatusInternalServerError
+			data, _ = json.Marshal(apierrors.NewInternalError(err).Status())
+		}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_, _ = w.Write(data)
+	write(w, code, mediaJSON.String(), data)
 	_, _ = w.Write([]byte("\n"))
 }
 
-// readBody reads the request body within the size limit and returns it as JSON.
-func readBody(r *http.Request) ([]byte, error) {
+func write(w http.ResponseWriter, code int, contentType string, data []byte) {
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(code)
+	_, _ = w.Write(data)
+}
+
+// readAll reads the request body within the size limit.
+func readAll(r *http.Request) ([]byte, error) {
 	data, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -64,32 +70,59 @@ func readBody(r *http.Request) ([]byte, error) {
 		}
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("unable to read the request body: %v", err))
 	}
-	ct := r.Header.Get("Content-Type")
-	mt := "application/json"
-	if ct != "" {
-		parsed, _, err := mime.ParseMediaType(ct)
-		if err != nil {
-			return nil, apierrors.NewUnsupportedMediaType(ct)
-		}
-		mt = parsed
+	return data, nil
+}
+
+// readBody reads a request body in any encoding the server reads (JSON,
+// YAML, protobuf; readContentType) and returns it as JSON. kind is what the
+// endpoint expects, for the messages of a body that does not decode.
+func readBody(r *http.Request, kind string) ([]byte, error) {
+	media, err := readContentType(r)
+	if err != nil {
+		return nil, err
 	}
-	switch mt {
-	case "application/json", "application/merge-patch+json", "application/strategic-merge-patch+json",
-		"application/json-patch+json", "*/*", "text/plain":
-		return data, nil
-	case "application/yaml", "application/x-yaml", "text/yaml":
+	data, err := readAll(r)
+	if err != nil {
+		return nil, err
+	}
+	switch media {
+	case mediaYAML:
 		j, err := yaml.YAMLToJSON(data)
 		if err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("error converting YAML to JSON: %v", err))
 		}
 		return j, nil
+	case mediaProtobuf:
+		if len(data) == 0 {
+			return data, nil // an empty body, reported as for JSON
+		}
+		j, tm, err := protobuf.Decode(data)
+		if err != nil {
+			return nil, protobufError(kind, tm, err, data)
+		}
+		return j, nil
 	}
-	return nil, apierrors.NewUnsupportedMediaType(ct)
+	return data, nil
+}
+
+// protobufError is kube-apiserver's 400 for a body that does not decode
+// (transformDecodeError): naming the type the envelope gives when it could
+// be read, else quoting the body's start.
+func protobufError(kind string, tm api.TypeMeta, err error, body []byte) error {
+	if tm.Kind != "" {
+		version := tm.APIVersion[strings.LastIndexByte(tm.APIVersion, '/')+1:]
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", tm.Kind, version, kind, err))
+	}
+	summary := hex.EncodeToString(body[:min(len(body), 30)])
+	if len(body) > 30 {
+		summary += " ..."
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", kind, err, summary))
 }
 
 // decodeBody reads the request body and decodes it into obj (see decodeInto).
 func decodeBody(r *http.Request, obj any, gv, kind string) error {
-	data, err := readBody(r)
+	data, err := readBody(r, kind)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/minik8s/minik8s/api/field"
 	"github.com/minik8s/minik8s/api/fields"
 	"github.com/minik8s/minik8s/api/labels"
+	"github.com/minik8s/minik8s/apiserver/protobuf"
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/request"
 )
@@ -37,11 +38,17 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		notFound(w, r)
 		return
 	}
+	if info.Subresource != "" && len(info.Parts) == 3 && isKubeletSubresource(st, info.Subresource) {
+		s.servePodProxy(w, r, info, st)
+		return
+	}
+	// The answer's encoding is settled before anything is done, so a
+	// request whose Accept nothing satisfies changes nothing (406).
+	if _, err := negotiateOutput(r); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	if info.Subresource != "" {
-		if len(info.Parts) == 3 && isKubeletSubresource(st, info.Subresource) {
-			s.servePodProxy(w, r, info, st)
-			return
-		}
 		if len(info.Parts) > 3 || !st.Info.HasSubresource(info.Subresource) {
 			notFound(w, r)
 			return
@@ -229,6 +236,11 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *request.Inf
 			timeout = time.Duration(n) * time.Second
 		}
 	}
+	out, err := negotiateStream(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	watcher, err := st.Watch(r.Context(), info.Namespace, opts)
 	if err != nil {
 		writeError(w, r, err)
@@ -238,8 +250,14 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *request.Inf
 	s.metrics.watchers.WithLabelValues(st.Info.Group, st.Info.Resource).Inc()
 	defer s.metrics.watchers.WithLabelValues(st.Info.Group, st.Info.Resource).Dec()
 
+	// The watch cache hands out JSON lines; a protobuf watch turns each
+	// into a frame.
+	encode, contentType := func(line []byte) ([]byte, error) { return line, nil }, mediaJSON.String()
+	if out.media == mediaProtobuf {
+		encode, contentType = protobufWatchFrame, protobuf.WatchContentType
+	}
 	flusher, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Type", contentType)
 	w.Header().Set("Transfer-Encoding", "chunked")
 	w.WriteHeader(http.StatusOK)
 	if flusher != nil {
@@ -254,7 +272,12 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *request.Inf
 			if !ok {
 				return
 			}
-			if _, err := w.Write(line); err != nil {
+			data, err := encode(line)
+			if err != nil {
+				s.log.Error("cannot encode a watch event; ending the watch", "resource", st.Info.Resource, "err", err)
+				return
+			}
+			if _, err := w.Write(data); err != nil {
 				return
 			}
 			// Batch writes while events are queued; flush when caught up.
@@ -267,6 +290,19 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *request.Inf
 			return
 		}
 	}
+}
+
+// protobufWatchFrame turns a watch line ({"type":...,"object":{...}})
+// into a frame of a protobuf watch stream.
+func protobufWatchFrame(line []byte) ([]byte, error) {
+	var ev struct {
+		Type   string          `json:"type"`
+		Object json.RawMessage `json:"object"`
+	}
+	if err := json.Unmarshal(line, &ev); err != nil {
+		return nil, fmt.Errorf("read watch line: %w", err)
+	}
+	return protobuf.WatchEvent(ev.Type, ev.Object)
 }
 
 // writeInput reads the dryRun option and the object of a create or update;
@@ -330,10 +366,10 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, info *request.Inf
 	switch pt {
 	case registry.JSONPatch, registry.MergePatch, registry.StrategicPatch:
 	default:
-		writeError(w, r, apierrors.NewUnsupportedMediaType(ct))
+		writeError(w, r, apierrors.NewUnsupportedMediaType(registry.PatchTypes))
 		return
 	}
-	data, err := readBody(r)
+	data, err := readAll(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -354,7 +390,7 @@ func deleteOptions(r *http.Request) (*api.DeleteOptions, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	body, err := readBody(r)
+	body, err := readBody(r, "DeleteOptions")
 	if err != nil {
 		return nil, false, err
 	}

@@ -58,7 +58,7 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *
 			}
 			out, err = registry.UpdateScale(ctx, st, info.Namespace, info.Name, &sc, dry)
 		case "patch":
-			body, rerr := readBody(r)
+			body, rerr := readAll(r)
 			if rerr != nil {
 				writeError(w, r, rerr)
 				return

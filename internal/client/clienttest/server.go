@@ -447,7 +447,7 @@ func (s *Server) handle(a Action, rt route, contentType string) (int, any, error
 		case client.JSONPatchType:
 			patched, err = patch.JSONPatch(orig, a.Body)
 		default:
-			return 0, nil, apierrors.NewUnsupportedMediaType(contentType)
+			return 0, nil, apierrors.NewUnsupportedMediaType([]string{string(client.JSONPatchType), string(client.MergePatchType), string(client.StrategicMergePatchType)})
 		}
 		if err != nil {
 			return 0, nil, apierrors.NewBadRequest(err.Error())
