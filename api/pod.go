@@ -784,6 +784,6 @@ func init() {
 	register(ResourceInfo{Version: "v1", Kind: "Pod", Resource: "pods", Singular: "pod",
 		ShortNames: []string{"po"}, Namespaced: true,
 		// log is served by the apiserver's proxy to the pod's kubelet.
-		Subresources: []string{"status", "binding", "log"},
+		Subresources: []string{"status", "binding", "eviction", "log"},
 		New:          func() Object { return &Pod{} }})
 }

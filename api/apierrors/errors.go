@@ -190,9 +190,19 @@ func NewTimeout(msg string, retryAfterSeconds int) *StatusError {
 		&api.StatusDetails{RetryAfterSeconds: int32(retryAfterSeconds)})
 }
 
-// NewGeneric builds a StatusError from parts, for codes without a constructor.
+// NewGeneric builds a StatusError from parts, for codes without a
+// constructor. A NotFound, AlreadyExists, Conflict, Invalid or
+// MethodNotAllowed carries details, empty when nothing is named
+// (`"details":{}`), as kube-apiserver's do: clients such as kubectl debug
+// read them without checking.
 func NewGeneric(code int32, reason api.StatusReason, msg string) *StatusError {
-	return newStatus(code, reason, msg, nil)
+	var d *api.StatusDetails
+	switch reason {
+	case api.StatusReasonNotFound, api.StatusReasonAlreadyExists, api.StatusReasonConflict,
+		api.StatusReasonInvalid, api.StatusReasonMethodNotAllowed:
+		d = &api.StatusDetails{}
+	}
+	return newStatus(code, reason, msg, d)
 }
 
 // ReasonForError returns the Status reason of err, or "" if err carries none.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/etcd"
 	"github.com/minik8s/minik8s/apiserver/openapi"
 	"github.com/minik8s/minik8s/apiserver/registry"
+	"github.com/minik8s/minik8s/apiserver/review"
 	"github.com/minik8s/minik8s/apiserver/server"
 	"github.com/minik8s/minik8s/apiserver/servicealloc"
 	"github.com/minik8s/minik8s/apiserver/storage"
@@ -283,7 +285,7 @@ func (a *APIServer) bootstrap(ctx context.Context) error {
 // and metrics, with the authorizer and audit log their filter chains use.
 func (a *APIServer) buildAPI(context.Context) error {
 	a.authorizer = a.newAuthorizer()
-	docs, err := openapi.New(api.Resources)
+	docs, err := openapi.New(slices.Concat(api.Resources, api.ReviewResources))
 	if err != nil {
 		return fmt.Errorf("openapi: %w", err)
 	}
@@ -291,6 +293,7 @@ func (a *APIServer) buildAPI(context.Context) error {
 	a.handler = server.New(server.Config{
 		Kubelet:           a.kubeletCfg,
 		Authorizer:        a.authorizer,
+		Reviewer:          &review.Reviewer{Authorizer: a.authorizer, Authenticator: authn.Union(a.tokenAuthenticators()...)},
 		Audit:             a.audit,
 		OpenAPIV2:         docs.V2(),
 		OpenAPIV3:         docs.V3(),

@@ -56,12 +56,18 @@ func (a *APIServer) ensurePKI(context.Context) error {
 // certificates of the cluster CA, the token file, bootstrap tokens; no
 // credentials only on the health checks and /version.
 func (a *APIServer) authenticate() func(http.Handler) http.Handler {
-	authenticators := []authn.Authenticator{authn.NewX509(a.pki.CA.Pool())}
-	if a.tokens != nil {
-		authenticators = append(authenticators, a.tokens)
-	}
-	authenticators = append(authenticators, authn.NewBootstrapToken(&secretGetter{store: a.Store("", "secrets")}))
+	authenticators := append([]authn.Authenticator{authn.NewX509(a.pki.CA.Pool())}, a.tokenAuthenticators()...)
 	return authn.Filter(authn.Union(authenticators...), authn.DefaultAnonymousPaths)
+}
+
+// tokenAuthenticators check bearer tokens: the token file, bootstrap
+// tokens. They guard the HTTPS port and answer TokenReviews.
+func (a *APIServer) tokenAuthenticators() []authn.Authenticator {
+	var out []authn.Authenticator
+	if a.tokens != nil {
+		out = append(out, a.tokens)
+	}
+	return append(out, authn.NewBootstrapToken(&secretGetter{store: a.Store("", "secrets")}))
 }
 
 // ServerURL is the https URL clients use, from the advertise address.

@@ -15,8 +15,10 @@ type Event struct {
 	RequestURI string   `json:"requestURI"`
 	Verb       string   `json:"verb"`
 	User       UserInfo `json:"user"`
-	SourceIPs  []string `json:"sourceIPs,omitempty"`
-	UserAgent  string   `json:"userAgent,omitempty"`
+	// ImpersonatedUser is who the user acted as (Impersonate-* headers).
+	ImpersonatedUser *UserInfo `json:"impersonatedUser,omitempty"`
+	SourceIPs        []string  `json:"sourceIPs,omitempty"`
+	UserAgent        string    `json:"userAgent,omitempty"`
 	// ObjectRef is set for resource requests only.
 	ObjectRef *ObjectReference `json:"objectRef,omitempty"`
 	// ResponseStatus has the code; for a failure answered with a Status,

@@ -24,8 +24,18 @@ const maxStatusBody = 16 << 10
 // record is the event being built for one request, shared through the
 // context so that an inner Capture can complete it.
 type record struct {
-	user *request.User
-	info *request.Info
+	user         *request.User
+	impersonated *request.User
+	info         *request.Info
+}
+
+// LogImpersonatedUser records, in the event of an enclosing Filter, the
+// user a request acts as through impersonation; the event's user stays
+// the one who authenticated, as in kube-apiserver.
+func LogImpersonatedUser(ctx context.Context, u *request.User) {
+	if rec, ok := ctx.Value(ctxKey{}).(*record); ok {
+		rec.impersonated = u
+	}
 }
 
 type ctxKey struct{}
@@ -148,6 +158,13 @@ func newEvent(r *http.Request, rec *record, rw *responseWriter, id, stage string
 	}
 	if ev.RequestURI == "" {
 		ev.RequestURI = r.URL.RequestURI()
+	}
+	if rec.impersonated != nil {
+		// The context's user is the impersonated one; the event's user is
+		// who authenticated.
+		u = rec.user
+		i := rec.impersonated
+		ev.ImpersonatedUser = &UserInfo{Username: i.Name, UID: i.UID, Groups: i.Groups, Extra: i.Extra}
 	}
 	if u != nil {
 		ev.User = UserInfo{Username: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra}

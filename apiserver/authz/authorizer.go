@@ -151,19 +151,7 @@ var AlwaysDeny Authorizer = AuthorizerFunc(func(context.Context, Attributes) (De
 // PrivilegedGroups allows every request of a member of one of the groups.
 // kube-apiserver puts it (with system:masters) first in its chain, so the
 // cluster admin keeps access whatever the RBAC objects say.
-func PrivilegedGroups(groups ...string) Authorizer {
-	groups = slices.Clone(groups)
-	return AuthorizerFunc(func(_ context.Context, a Attributes) (Decision, string, error) {
-		if a.User != nil {
-			for _, g := range a.User.Groups {
-				if slices.Contains(groups, g) {
-					return Allow, "", nil
-				}
-			}
-		}
-		return NoOpinion, "", nil
-	})
-}
+func PrivilegedGroups(groups ...string) Authorizer { return privilegedGroups(slices.Clone(groups)) }
 
 // NodeIdentity returns the node name of a kubelet's user: one named
 // "system:node:NAME" in the system:nodes group. isNode is false for every

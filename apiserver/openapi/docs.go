@@ -97,8 +97,9 @@ var subresourceTypes = map[string]struct {
 	gvk gvk
 	typ reflect.Type
 }{
-	"scale":   {gvk{Group: "autoscaling", Version: "v1", Kind: "Scale"}, reflect.TypeFor[api.Scale]()},
-	"binding": {gvk{Version: "v1", Kind: "Binding"}, reflect.TypeFor[api.Binding]()},
+	"scale":    {gvk{Group: "autoscaling", Version: "v1", Kind: "Scale"}, reflect.TypeFor[api.Scale]()},
+	"eviction": {gvk{Group: "policy", Version: "v1", Kind: "Eviction"}, reflect.TypeFor[api.Eviction]()},
+	"binding":  {gvk{Version: "v1", Kind: "Binding"}, reflect.TypeFor[api.Binding]()},
 }
 
 func groupPrefix(group, version string) string {
@@ -151,9 +152,11 @@ func buildModel(d dialect, rs []api.ResourceInfo, patchFor func(kind string) pat
 		addGVK(b.defs[kindDef], kind.gvk)
 		describeObject(d, b.defs[kindDef], "Standard object's metadata.")
 
-		list, err := b.listDefinition(kindDef, ri)
-		if err != nil {
-			return nil, fmt.Errorf("kind %s: %w", ri.ListKind(), err)
+		var list kindRef
+		if !isReview(ri) {
+			if list, err = b.listDefinition(kindDef, ri); err != nil {
+				return nil, fmt.Errorf("kind %s: %w", ri.ListKind(), err)
+			}
 		}
 		for _, sub := range ri.Subresources {
 			st, ok := subresourceTypes[sub]

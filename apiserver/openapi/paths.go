@@ -165,6 +165,15 @@ func resourcePaths(ri api.ResourceInfo, kind, list kindRef, subs map[string]subr
 	}
 
 	var items []pathItem
+	if isReview(ri) {
+		// A review is only ever created: POST to its collection.
+		items = append(items, pathItem{path: collection, params: append(slices.Clone(nsParam), pretty...), ops: []operation{
+			{method: "post", id: "create" + opGV + scope + ri.Kind, description: "create " + article(ri.Kind),
+				action: "post", params: query(writeParams...), bodyDef: kind.def, bodyNeeded: true,
+				consumes: anyMedia, produces: objectMedia, responses: objResp("200", "201", "202")},
+		}})
+		return finishPaths(items, tag, gv)
+	}
 	items = append(items, pathItem{path: collection, params: append(slices.Clone(nsParam), pretty...), ops: []operation{
 		{method: "get", id: "list" + opGV + scope + ri.Kind, description: "list or watch objects of kind " + ri.Kind,
 			action: "list", params: query(listParams...), consumes: anyMedia, produces: listMedia,
@@ -202,6 +211,12 @@ func resourcePaths(ri api.ResourceInfo, kind, list kindRef, subs map[string]subr
 		items = append(items, subresourcePath(ri, sub, collection+"/{name}/"+sub, opGV, scope,
 			append(slices.Clone(nsParam), pretty...), kind, subs))
 	}
+	return finishPaths(items, tag, gv)
+}
+
+// finishPaths tags a resource's operations with its group-version and
+// sorts their parameters.
+func finishPaths(items []pathItem, tag string, gv gvk) []pathItem {
 	for i := range items {
 		for j := range items[i].ops {
 			op := &items[i].ops[j]
@@ -213,6 +228,14 @@ func resourcePaths(ri api.ResourceInfo, kind, list kindRef, subs map[string]subr
 		slices.SortFunc(items[i].params, func(a, b param) int { return strings.Compare(a.name, b.name) })
 	}
 	return items
+}
+
+// isReview tells the create-only review kinds (api.ReviewResources), which
+// have no list kind and no object paths.
+func isReview(ri api.ResourceInfo) bool {
+	return slices.ContainsFunc(api.ReviewResources, func(r api.ResourceInfo) bool {
+		return r.Group == ri.Group && r.Version == ri.Version && r.Resource == ri.Resource
+	})
 }
 
 // subresourceKind is the object a subresource reads and writes when it is

@@ -29,14 +29,14 @@ func (s *Server) HandlerChain(authenticate func(http.Handler) http.Handler) http
 	h = s.withAuthorization(h) // 403 Forbidden; on the API routes only
 	h = s.withBodyLimit(h)     // 413 RequestEntityTooLarge
 	h = s.withMetrics(h)       // apiserver_request_total and _current_inflight_requests
-	// kube-apiserver's max-in-flight limit (or priority and fairness) and
-	// impersonation come here; this apiserver has neither yet, and ignores
-	// Impersonate-* headers.
-	h = audit.Capture(h)             // hands the user to the audit event
-	h = authenticate(h)              // 401 Unauthorized; the user into the context
-	h = audit.Filter(s.cfg.Audit)(h) // one event per request, Audit-ID header
-	h = withRequestInfo(h)           // verb, resource, namespace, name from the URL
-	h = s.withPanicRecovery(h)       // a panic below becomes a 500 Status
+	// kube-apiserver's max-in-flight limit (or priority and fairness) comes
+	// here; this apiserver has none yet.
+	h = withImpersonation(s.cfg.Authorizer, s.log)(h) // Impersonate-*: 403, or the request as that user
+	h = audit.Capture(h)                              // hands the user to the audit event
+	h = authenticate(h)                               // 401 Unauthorized; the user into the context
+	h = audit.Filter(s.cfg.Audit)(h)                  // one event per request, Audit-ID header
+	h = withRequestInfo(h)                            // verb, resource, namespace, name from the URL
+	h = s.withPanicRecovery(h)                        // a panic below becomes a 500 Status
 	return h
 }
 

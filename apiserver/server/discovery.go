@@ -114,12 +114,12 @@ func (s *Server) serveAPIVersions(w http.ResponseWriter, r *http.Request) {
 func (s *Server) groups() []apiGroup {
 	byName := map[string]*apiGroup{}
 	var names []string
-	for _, st := range s.cfg.Stores {
-		g := st.Info.Group
+	for _, ri := range s.servedResources() {
+		g := ri.Group
 		if g == "" {
 			continue
 		}
-		gv := groupVersion{GroupVersion: st.Info.GroupVersion(), Version: st.Info.Version}
+		gv := groupVersion{GroupVersion: ri.GroupVersion(), Version: ri.Version}
 		ag, ok := byName[g]
 		if !ok {
 			ag = &apiGroup{TypeMeta: api.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}, Name: g, PreferredVersion: gv}
@@ -142,6 +142,23 @@ func (s *Server) groups() []apiGroup {
 	return out
 }
 
+// servedResources are the stored resources, then the review kinds when
+// the server answers them.
+func (s *Server) servedResources() []api.ResourceInfo {
+	out := make([]api.ResourceInfo, 0, len(s.cfg.Stores)+len(api.ReviewResources))
+	for _, st := range s.cfg.Stores {
+		out = append(out, st.Info)
+	}
+	if s.cfg.Reviewer != nil {
+		out = append(out, api.ReviewResources...)
+	}
+	return out
+}
+
+func (s *Server) isReview(ri api.ResourceInfo) bool {
+	return s.stores[ri.Group+"/"+ri.Resource] == nil
+}
+
 func (s *Server) serveAPIGroupList(w http.ResponseWriter, r *http.Request) {
 	groups := s.groups()
 	for i := range groups {
@@ -157,14 +174,16 @@ func (s *Server) resourceList(group, version string) (apiResourceList, bool) {
 	}
 	list := apiResourceList{TypeMeta: api.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv, Resources: []apiResource{}}
 	found := false
-	for _, st := range s.cfg.Stores {
-		ri := st.Info
+	for _, ri := range s.servedResources() {
 		if ri.Group != group || ri.Version != version {
 			continue
 		}
 		found = true
 		res := apiResource{Name: ri.Resource, SingularName: ri.Singular, Namespaced: ri.Namespaced, Kind: ri.Kind,
 			Verbs: mainVerbs, ShortNames: ri.ShortNames}
+		if s.isReview(ri) {
+			res.Verbs = []string{"create"}
+		}
 		if categoryAll[ri.Resource] {
 			res.Categories = []string{"all"}
 		}

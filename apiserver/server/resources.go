@@ -29,6 +29,10 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	st := s.store(info)
 	if st == nil {
+		if ri, ok := s.reviewResource(info); ok {
+			s.serveReview(w, r, info, ri)
+			return
+		}
 		notFound(w, r)
 		return
 	}

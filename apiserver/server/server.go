@@ -44,6 +44,9 @@ type Config struct {
 	// Authorizer decides every request for an API route (discovery,
 	// resources, OpenAPI); nil refuses them all.
 	Authorizer authz.Authorizer
+	// Reviewer answers the review kinds of authorization.k8s.io and
+	// authentication.k8s.io (nil: they are not served).
+	Reviewer Reviewer
 	// Audit records one event per request (nil: no audit log).
 	Audit *audit.Backend
 	// OpenAPIV2 and OpenAPIV3 serve /openapi/v2 and /openapi/v3[/...] when set.

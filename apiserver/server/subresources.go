@@ -9,7 +9,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/request"
 )
 
-// serveSubresource handles status, binding, scale and finalize (log and
+// serveSubresource handles status, binding, scale, eviction and finalize (log and
 // exec go to the kubelet: proxy.go).
 func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
 	ctx := r.Context()
@@ -73,6 +73,8 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *
 			return
 		}
 		writeJSON(w, r, http.StatusOK, out)
+	case "eviction":
+		s.evict(w, r, info, st, dry)
 	case "finalize":
 		if info.Verb != "update" {
 			methodNotAllowed(w, r)

@@ -180,6 +180,10 @@ func invalid(st api.Status) string {
 	s := "The request is invalid"
 	if d.Kind != "" || d.Name != "" {
 		s = fmt.Sprintf("The %s %q is invalid", d.Kind, d.Name)
+	} else if len(d.Causes) == 0 && st.Message != "" {
+		// Nothing names the object and no cause repeats the message
+		// (kube's generic 422 has empty details): say it, as kubectl does.
+		s += ": " + st.Message
 	}
 	var causes []string
 	for _, c := range d.Causes {
