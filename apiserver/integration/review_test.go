@@ -321,3 +321,40 @@ func TestErrorStatusDetails(t *testing.T) {
 		t.Errorf("invalid pod: %d %s", r.Code, r.Body)
 	}
 }
+
+// TestReviewsAndEvictionOverProtobuf uses client-go at its default settings
+// (protobuf bodies and answers), as kubectl and controllers do.
+func TestReviewsAndEvictionOverProtobuf(t *testing.T) {
+	t.Parallel()
+	s := apiservertest.Start(t, apiservertest.WithTLS)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	certPEM, keyPEM, err := s.PKI().CA.IssueClient("carol", nil, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	carol, err := kubernetes.NewForConfig(&rest.Config{Host: s.SecureURL(),
+		TLSClientConfig: rest.TLSClientConfig{CAData: s.PKI().CA.CertPEM(), CertData: certPEM, KeyData: keyPEM}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := carol.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, ssar("create", "authorization.k8s.io", "selfsubjectrulesreviews", ""), metav1.CreateOptions{})
+	if err != nil || !got.Status.Allowed {
+		t.Fatalf("SSAR over protobuf: %+v %v", got, err)
+	}
+	ssr, err := carol.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err != nil || ssr.Status.UserInfo.Username != "carol" {
+		t.Fatalf("SelfSubjectReview over protobuf: %+v %v", ssr, err)
+	}
+	admin, err := kubernetes.NewForConfig(&rest.Config{Host: s.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newClient(t, s).must(201, "POST", "/api/v1/namespaces/default/pods", pod("victim", "c"))
+	if err := admin.CoreV1().Pods("default").EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "victim", Namespace: "default"}}); err != nil {
+		t.Fatalf("EvictV1 over protobuf: %v", err)
+	}
+	if _, err := admin.CoreV1().Pods("default").Get(ctx, "victim", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("evicted pod: %v", err)
+	}
+}

@@ -7,12 +7,15 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -53,11 +56,14 @@ func newScheme() *runtime.Scheme {
 	for _, add := range []func(*runtime.Scheme) error{
 		corev1.AddToScheme,
 		appsv1.AddToScheme,
+		authenticationv1.AddToScheme, // the reviews
+		authorizationv1.AddToScheme,
 		autoscalingv1.AddToScheme,
 		batchv1.AddToScheme,
 		certificatesv1.AddToScheme,
 		coordinationv1.AddToScheme,
 		discoveryv1.AddToScheme,
+		policyv1.AddToScheme, // Eviction
 		rbacv1.AddToScheme,
 		metav1.AddMetaToScheme,
 	} {
