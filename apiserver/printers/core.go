@@ -103,7 +103,7 @@ func nodeRow(n *api.Node, now time.Time) api.TableRow {
 		}
 		return s
 	}
-	return cells(n.Name, strings.Join(status, ","), orNone(strings.Join(nodeRoles(n), ",")),
+	return cells(n.Name, strings.Join(status, ","), orNone(strings.Join(NodeRoles(n.Labels), ",")),
 		age(&n.ObjectMeta, now), info.KubeletVersion,
 		nodeAddress(n, api.NodeInternalIP), nodeAddress(n, api.NodeExternalIP),
 		unknown(info.OSImage), unknown(info.KernelVersion), unknown(info.ContainerRuntimeVersion))
@@ -114,9 +114,11 @@ const (
 	nodeRoleLabel  = "kubernetes.io/role"
 )
 
-func nodeRoles(n *api.Node) []string {
+// NodeRoles are the roles node labels give, sorted: the ROLE of each
+// node-role.kubernetes.io/ROLE label and the value of kubernetes.io/role.
+func NodeRoles(labels map[string]string) []string {
 	var roles []string
-	for k, v := range n.Labels {
+	for k, v := range labels {
 		switch {
 		case strings.HasPrefix(k, nodeRolePrefix):
 			if r := strings.TrimPrefix(k, nodeRolePrefix); r != "" {

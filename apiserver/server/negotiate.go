@@ -7,6 +7,7 @@ import (
 	"github.com/munnerz/goautoneg"
 
 	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/apiserver/transform"
 )
 
 // mediaType is one encoding of API objects the server reads and writes.
@@ -57,11 +58,10 @@ type output struct {
 
 // allowsTransform says whether a response may be written in m as target
 // (nil: the resource itself), kube-apiserver's
-// EndpointRestrictions.AllowsMediaTypeTransform. No conversion is served
-// yet, so clauses asking for one (as=Table, as=PartialObjectMetadata) are
-// passed over for the client's next choice.
+// EndpointRestrictions.AllowsMediaTypeTransform: tables in JSON and YAML,
+// metadata in every encoding (transform.Allows).
 func allowsTransform(m mediaType, target *groupVersionKind) bool {
-	return target == nil
+	return target == nil || transform.Allows(m.String(), transformTarget(target))
 }
 
 // negotiateOutput picks the response encoding from the Accept header as

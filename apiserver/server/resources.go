@@ -109,12 +109,17 @@ func dryRun(r *http.Request) (bool, error) {
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
+	conv, err := converter(r, st.Info)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	obj, err := st.Get(r.Context(), info.Namespace, info.Name)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, obj)
+	writeObject(w, r, http.StatusOK, conv, obj, nil)
 }
 
 // listOptions parses the query of a list or watch.
@@ -178,9 +183,23 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, info *request.Info
 		writeError(w, r, err)
 		return
 	}
+	conv, err := converter(r, st.Info)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	res, err := st.List(r.Context(), info.Namespace, opts)
 	if err != nil {
 		writeError(w, r, err)
+		return
+	}
+	if conv != nil {
+		data, err := conv.List(res)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		writeRaw(w, r, http.StatusOK, data)
 		return
 	}
 	writeRaw(w, r, http.StatusOK, encodeList(st.Info, res))
@@ -245,6 +264,11 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *request.Inf
 		writeError(w, r, err)
 		return
 	}
+	conv, err := converter(r, st.Info)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	watcher, err := st.Watch(r.Context(), info.Namespace, opts)
 	if err != nil {
 		writeError(w, r, err)
@@ -259,6 +283,17 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *request.Inf
 	encode, contentType := func(line []byte) ([]byte, error) { return line, nil }, mediaJSON.String()
 	if out.media == mediaProtobuf {
 		encode, contentType = protobufWatchFrame, protobuf.WatchContentType
+	}
+	if conv != nil {
+		// A watch of tables or metadata turns each line into that first.
+		encodeLine := encode
+		encode = func(line []byte) ([]byte, error) {
+			l, err := conv.WatchLine(line)
+			if err != nil {
+				return nil, err
+			}
+			return encodeLine(l)
+		}
 	}
 	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", contentType)
@@ -325,6 +360,11 @@ func writeInput(w http.ResponseWriter, r *http.Request, st *registry.Store) (obj
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
+	conv, err := converter(r, st.Info)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	obj, dry, ok := writeInput(w, r, st)
 	if !ok {
 		return
@@ -334,14 +374,15 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, info *request.In
 		writeError(w, r, err)
 		return
 	}
-	if data != nil {
-		writeRaw(w, r, http.StatusCreated, data)
-		return
-	}
-	writeJSON(w, r, http.StatusCreated, out)
+	writeObject(w, r, http.StatusCreated, conv, out, data)
 }
 
 func (s *Server) update(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
+	conv, err := converter(r, st.Info)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	obj, dry, ok := writeInput(w, r, st)
 	if !ok {
 		return
@@ -356,10 +397,15 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, info *request.In
 	if created {
 		code = http.StatusCreated
 	}
-	writeJSON(w, r, code, out)
+	writeObject(w, r, code, conv, out, nil)
 }
 
 func (s *Server) patch(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store, sub string) {
+	conv, err := converter(r, st.Info)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	dry, err := dryRun(r)
 	if err != nil {
 		writeError(w, r, err)
@@ -383,7 +429,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, info *request.Inf
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, out)
+	writeObject(w, r, http.StatusOK, conv, out, nil)
 }
 
 // deleteOptions reads DeleteOptions from the body and the query, as
@@ -434,6 +480,11 @@ func deleteOptions(r *http.Request) (*api.DeleteOptions, bool, error) {
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
+	conv, err := converter(r, st.Info)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	opts, dry, err := deleteOptions(r)
 	if err != nil {
 		writeError(w, r, err)
@@ -449,7 +500,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, info *request.In
 		if !deleted && opts.OrphanDependents != nil && !*opts.OrphanDependents {
 			code = http.StatusAccepted
 		}
-		writeJSON(w, r, code, obj)
+		writeObject(w, r, code, conv, obj, nil)
 		return
 	}
 	meta := obj.GetObjectMeta()

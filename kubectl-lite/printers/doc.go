@@ -1,4 +1,6 @@
-// Package printers renders objects the way kubectl does: the per-kind
-// tables (with their -o wide columns), names, YAML and JSON. Tables read
-// objects as decoded JSON maps so that any served kind prints.
+// Package printers renders objects the way kubectl does: the tables the
+// server sends (decorated with namespaces, labels and kinds, laid out with
+// kubectl's tab writer), names, YAML, JSON, jsonpath and custom columns.
+// What a kind's table holds is the server's (apiserver/printers): kubectl-lite
+// asks for tables as kubectl does.
 package printers

@@ -166,19 +166,34 @@ func valueString(v reflect.Value) string {
 // SortBy sorts items by the value at a --sort-by path, as kubectl does:
 // numbers numerically, strings in natural order, missing values first.
 func SortBy(items []Obj, path string) error {
-	rp, err := RelaxedJSONPath(path)
+	idx, err := SortOrder(items, path)
 	if err != nil {
 		return err
 	}
+	sorted := make([]Obj, len(items))
+	for i, k := range idx {
+		sorted[i] = items[k]
+	}
+	copy(items, sorted)
+	return nil
+}
+
+// SortOrder is the order SortBy puts items in: the index of each item, in
+// sorted order.
+func SortOrder(items []Obj, path string) ([]int, error) {
+	rp, err := RelaxedJSONPath(path)
+	if err != nil {
+		return nil, err
+	}
 	j, err := JSONPath(rp)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	keys := make([]any, len(items))
 	for i, it := range items {
 		res, err := j.FindResults(Plain(it))
 		if err != nil {
-			return fmt.Errorf("error executing jsonpath: %w", err)
+			return nil, fmt.Errorf("error executing jsonpath: %w", err)
 		}
 		if len(res) > 0 && len(res[0]) > 0 {
 			v := res[0][0]
@@ -195,12 +210,7 @@ func SortBy(items []Obj, path string) error {
 		idx[i] = i
 	}
 	sort.SliceStable(idx, func(a, b int) bool { return less(keys[idx[a]], keys[idx[b]]) })
-	sorted := make([]Obj, len(items))
-	for i, k := range idx {
-		sorted[i] = items[k]
-	}
-	copy(items, sorted)
-	return nil
+	return idx, nil
 }
 
 func less(a, b any) bool {

@@ -131,15 +131,3 @@ func TestNaturalLess(t *testing.T) {
 		}
 	}
 }
-
-func TestTableShowLabelsNoHeaders(t *testing.T) {
-	t.Parallel()
-	items := []Obj{obj(t, `{"metadata":{"name":"app","labels":{"b":"2","a":"1"}},"data":{"k":"v"}}`)}
-	var b bytes.Buffer
-	if err := PrintTable(&b, items, Options{Kind: "ConfigMap", ShowLabels: true, NoHeaders: true}); err != nil {
-		t.Fatal(err)
-	}
-	if f := strings.Fields(b.String()); len(f) != 4 || f[0] != "app" || f[1] != "1" || f[3] != "a=1,b=2" {
-		t.Errorf("row = %q", b.String())
-	}
-}

@@ -1,257 +1,231 @@
 package printers
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"iter"
 	"maps"
-	"net"
+	"reflect"
 	"slices"
-	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/minik8s/minik8s/api"
+	serverprinters "github.com/minik8s/minik8s/apiserver/printers"
 )
 
 // Obj is an object as decoded JSON.
 type Obj = map[string]any
 
-// Options shape a table.
-type Options struct {
-	Wide          bool
-	WithNamespace bool // -A: a NAMESPACE column first
-	WithKind      bool // several types: names as kind.group/name
-	Kind          string
-	Group         string
-	NoHeaders     bool // watch rows after the first table
-	ShowLabels    bool // --show-labels: a LABELS column last
-	// LabelColumns are -L keys: one column each, before LABELS, headed by
-	// the key's last path segment in upper case.
+// TableOptions are kubectl's decorations of the tables a server sends.
+type TableOptions struct {
+	// Wide shows the columns of priority > 0 (-o wide).
+	Wide bool
+	// WithNamespace adds a NAMESPACE column first (-A).
+	WithNamespace bool
+	// Kind, when set, prefixes names: "deployment.apps/web" (several
+	// types, or --show-kind).
+	Kind      string
+	NoHeaders bool
+	// ShowLabels adds a LABELS column last (--show-labels).
+	ShowLabels bool
+	// LabelColumns are the -L keys: a column each, before LABELS, headed
+	// by the key's last path segment in upper case.
 	LabelColumns []string
-	// Event, when set, is printed in a first EVENT column
-	// (get -w --output-watch-events).
-	Event string
-	Now   time.Time
 }
 
-// column is one table column; wide columns appear only with -o wide.
-type column struct {
-	name string
-	wide bool
-	cell func(o Obj, now time.Time) string
+// TablePrinter prints the server's tables of one resource type as kubectl
+// does (cli-runtime's HumanReadablePrinter): the columns of the first
+// table, its header unless a header with the same columns was printed
+// already, the wide columns with -o wide only; the tables of a watch, which
+// carry no columns after the first, continue it.
+type TablePrinter struct {
+	w              *TabWriter
+	opts           TableOptions
+	lastColumns    []api.TableColumnDefinition
+	printedHeaders bool
 }
 
-var nameCol = column{name: "NAME", cell: func(o Obj, _ time.Time) string { return str(o, "metadata", "name") }}
-var ageCol = column{name: "AGE", cell: age}
-
-// tables are kubectl's columns per kind.
-var tables = map[string][]column{
-	"Pod": {nameCol,
-		{name: "READY", cell: podReady},
-		{name: "STATUS", cell: podStatus},
-		{name: "RESTARTS", cell: podRestarts},
-		ageCol,
-		{name: "IP", wide: true, cell: func(o Obj, _ time.Time) string { return OrNone(str(o, "status", "podIP")) }},
-		{name: "NODE", wide: true, cell: func(o Obj, _ time.Time) string { return OrNone(str(o, "spec", "nodeName")) }},
-		{name: "NOMINATED NODE", wide: true, cell: func(o Obj, _ time.Time) string { return OrNone(str(o, "status", "nominatedNodeName")) }},
-		{name: "READINESS GATES", wide: true, cell: func(Obj, time.Time) string { return "<none>" }},
-	},
-	"Deployment": {nameCol,
-		{name: "READY", cell: func(o Obj, _ time.Time) string {
-			return fmt.Sprintf("%d/%d", num(o, "status", "readyReplicas"), num(o, "spec", "replicas"))
-		}},
-		{name: "UP-TO-DATE", cell: numCell("status", "updatedReplicas")},
-		{name: "AVAILABLE", cell: numCell("status", "availableReplicas")},
-		ageCol,
-		{name: "CONTAINERS", wide: true, cell: containers("name")},
-		{name: "IMAGES", wide: true, cell: containers("image")},
-		{name: "SELECTOR", wide: true, cell: selector},
-	},
-	"ReplicaSet": {nameCol,
-		{name: "DESIRED", cell: numCell("spec", "replicas")},
-		{name: "CURRENT", cell: numCell("status", "replicas")},
-		{name: "READY", cell: numCell("status", "readyReplicas")},
-		ageCol,
-		{name: "CONTAINERS", wide: true, cell: containers("name")},
-		{name: "IMAGES", wide: true, cell: containers("image")},
-		{name: "SELECTOR", wide: true, cell: selector},
-	},
-	"Node": {nameCol,
-		{name: "STATUS", cell: nodeStatus},
-		{name: "ROLES", cell: nodeRoles},
-		ageCol,
-		{name: "VERSION", cell: func(o Obj, _ time.Time) string { return str(o, "status", "nodeInfo", "kubeletVersion") }},
-		{name: "INTERNAL-IP", wide: true, cell: nodeAddress("InternalIP")},
-		{name: "EXTERNAL-IP", wide: true, cell: nodeAddress("ExternalIP")},
-		{name: "OS-IMAGE", wide: true, cell: nodeInfo("osImage")},
-		{name: "KERNEL-VERSION", wide: true, cell: nodeInfo("kernelVersion")},
-		{name: "CONTAINER-RUNTIME", wide: true, cell: nodeInfo("containerRuntimeVersion")},
-	},
-	"Endpoints": {nameCol,
-		{name: "ENDPOINTS", cell: endpoints},
-		ageCol,
-	},
-	"EndpointSlice": {nameCol,
-		{name: "ADDRESSTYPE", cell: func(o Obj, _ time.Time) string { return str(o, "addressType") }},
-		{name: "PORTS", cell: slicePorts},
-		{name: "ENDPOINTS", cell: sliceEndpoints},
-		ageCol,
-	},
-	"Job": {nameCol,
-		{name: "STATUS", cell: jobStatus},
-		{name: "COMPLETIONS", cell: jobCompletions},
-		{name: "DURATION", cell: jobDuration},
-		ageCol,
-		{name: "CONTAINERS", wide: true, cell: containers("name")},
-		{name: "IMAGES", wide: true, cell: containers("image")},
-		{name: "SELECTOR", wide: true, cell: selector},
-	},
-	"Lease": {nameCol,
-		{name: "HOLDER", cell: func(o Obj, _ time.Time) string { return str(o, "spec", "holderIdentity") }},
-		ageCol,
-	},
-	"Role":        {nameCol, {name: "CREATED AT", cell: createdAt}},
-	"ClusterRole": {nameCol, {name: "CREATED AT", cell: createdAt}},
-	"RoleBinding": {nameCol,
-		{name: "ROLE", cell: func(o Obj, _ time.Time) string { return str(o, "roleRef", "kind") + "/" + str(o, "roleRef", "name") }},
-		ageCol,
-		{name: "USERS", wide: true, cell: subjects("User")},
-		{name: "GROUPS", wide: true, cell: subjects("Group")},
-		{name: "SERVICEACCOUNTS", wide: true, cell: subjects("ServiceAccount")},
-	},
-	"ClusterRoleBinding": {nameCol,
-		{name: "ROLE", cell: func(o Obj, _ time.Time) string { return str(o, "roleRef", "kind") + "/" + str(o, "roleRef", "name") }},
-		ageCol,
-		{name: "USERS", wide: true, cell: subjects("User")},
-		{name: "GROUPS", wide: true, cell: subjects("Group")},
-		{name: "SERVICEACCOUNTS", wide: true, cell: subjects("ServiceAccount")},
-	},
-	"CertificateSigningRequest": {nameCol,
-		ageCol,
-		{name: "SIGNERNAME", cell: func(o Obj, _ time.Time) string { return str(o, "spec", "signerName") }},
-		{name: "REQUESTOR", cell: func(o Obj, _ time.Time) string { return str(o, "spec", "username") }},
-		{name: "REQUESTEDDURATION", cell: func(o Obj, _ time.Time) string {
-			if at(o, "spec", "expirationSeconds") == nil {
-				return "<none>"
-			}
-			return HumanDuration(time.Duration(num(o, "spec", "expirationSeconds")) * time.Second)
-		}},
-		{name: "CONDITION", cell: csrCondition},
-	},
-	"Namespace": {nameCol,
-		{name: "STATUS", cell: func(o Obj, _ time.Time) string { return str(o, "status", "phase") }},
-		ageCol,
-	},
-	"Service": {nameCol,
-		{name: "TYPE", cell: func(o Obj, _ time.Time) string { return str(o, "spec", "type") }},
-		{name: "CLUSTER-IP", cell: func(o Obj, _ time.Time) string { return OrNone(str(o, "spec", "clusterIP")) }},
-		{name: "EXTERNAL-IP", cell: serviceExternalIP},
-		{name: "PORT(S)", cell: servicePorts},
-		ageCol,
-		{name: "SELECTOR", wide: true, cell: func(o Obj, _ time.Time) string { return OrNone(JoinLabels(mapAt(o, "spec", "selector"))) }},
-	},
-	"ConfigMap": {nameCol,
-		{name: "DATA", cell: func(o Obj, _ time.Time) string {
-			return strconv.Itoa(len(mapAt(o, "data")) + len(mapAt(o, "binaryData")))
-		}},
-		ageCol,
-	},
-	"Secret": {nameCol,
-		{name: "TYPE", cell: func(o Obj, _ time.Time) string { return str(o, "type") }},
-		{name: "DATA", cell: func(o Obj, _ time.Time) string { return strconv.Itoa(len(mapAt(o, "data"))) }},
-		ageCol,
-	},
-	"Event": {
-		{name: "LAST SEEN", cell: eventLastSeen},
-		{name: "TYPE", cell: func(o Obj, _ time.Time) string { return str(o, "type") }},
-		{name: "REASON", cell: func(o Obj, _ time.Time) string { return str(o, "reason") }},
-		{name: "OBJECT", cell: func(o Obj, _ time.Time) string {
-			return strings.ToLower(str(o, "involvedObject", "kind")) + "/" + str(o, "involvedObject", "name")
-		}},
-		{name: "MESSAGE", cell: func(o Obj, _ time.Time) string { return strings.TrimSpace(str(o, "message")) }},
-	},
+// NewTablePrinter returns a printer writing to w; the caller flushes w.
+func NewTablePrinter(w *TabWriter, opts TableOptions) *TablePrinter {
+	return &TablePrinter{w: w, opts: opts}
 }
 
-// EventsTable is the table of "kubectl events": the columns of events,
-// with the object's kind as the API writes it ("Deployment/web").
-const EventsTable = "kubectl-events"
+// Print writes t. eventType, with --output-watch-events, is shown in a
+// first EVENT column.
+func (p *TablePrinter) Print(t *api.Table, eventType string) {
+	opts := p.opts
+	if p.printedHeaders && (len(t.ColumnDefinitions) == 0 || reflect.DeepEqual(t.ColumnDefinitions, p.lastColumns)) {
+		opts.NoHeaders = true
+	}
+	cols := t.ColumnDefinitions
+	if len(cols) == 0 {
+		// A watch's later tables reuse the first one's columns.
+		cols = p.lastColumns
+	} else if !reflect.DeepEqual(cols, p.lastColumns) {
+		p.lastColumns, p.printedHeaders = cols, false
+	}
+	if len(t.Rows) > 0 {
+		p.printedHeaders = true
+	}
+	cols, rows := decorate(cols, t.Rows, opts)
+	if eventType != "" {
+		cols = append([]api.TableColumnDefinition{{Name: "Event", Type: "string"}}, cols...)
+		for i := range rows {
+			rows[i] = append([]any{watchEventType(eventType)}, rows[i]...)
+		}
+	}
+	printTable(p.w, cols, rows, opts)
+}
 
-func init() {
-	cols := append([]column(nil), tables["Event"]...)
-	for i, c := range cols {
-		if c.name == "OBJECT" {
-			cols[i].cell = func(o Obj, _ time.Time) string {
-				return str(o, "involvedObject", "kind") + "/" + str(o, "involvedObject", "name")
+// watchEventType pads the event types to one width, as kubectl does.
+func watchEventType(t string) string {
+	switch t {
+	case "ADDED":
+		return "ADDED   "
+	case "DELETED":
+		return "DELETED "
+	case "ERROR":
+		return "ERROR   "
+	}
+	return t
+}
+
+// rowMeta is what kubectl reads of a row's object: the namespace and
+// labels (the server sends the object's metadata by default).
+type rowMeta struct {
+	Metadata struct {
+		Namespace string            `json:"namespace"`
+		Labels    map[string]string `json:"labels"`
+	} `json:"metadata"`
+}
+
+// decorate is kubectl's decorateTable: the NAMESPACE column first, the -L
+// and LABELS columns last, from each row's object (blank without one),
+// and the kind before each name.
+func decorate(cols []api.TableColumnDefinition, in []api.TableRow, opts TableOptions) ([]api.TableColumnDefinition, [][]any) {
+	nameColumn := -1
+	if opts.Kind != "" {
+		for i, c := range cols {
+			if c.Format == "name" && c.Type == "string" {
+				nameColumn = i
+				break
 			}
 		}
 	}
-	tables[EventsTable] = cols
-}
-
-var genericTable = []column{nameCol, ageCol}
-
-// PrintTable writes items as kubectl's table for opts.Kind. It writes
-// nothing for no items; the caller prints "No resources found".
-func PrintTable(out io.Writer, items []Obj, opts Options) error {
-	cols, ok := tables[opts.Kind]
-	if !ok {
-		cols = genericTable
-	}
-	if opts.Now.IsZero() {
-		opts.Now = time.Now()
-	}
-	w := tabwriter.NewWriter(out, 6, 4, 3, ' ', 0)
-	var head []string
-	if opts.Event != "" {
-		head = append(head, "EVENT")
-	}
+	var out []api.TableColumnDefinition
 	if opts.WithNamespace {
-		head = append(head, "NAMESPACE")
+		out = append(out, api.TableColumnDefinition{Name: "Namespace", Type: "string"})
 	}
-	for _, c := range cols {
-		if !c.wide || opts.Wide {
-			head = append(head, c.name)
-		}
-	}
+	out = append(out, cols...)
 	for _, k := range opts.LabelColumns {
 		parts := strings.Split(k, "/")
-		head = append(head, strings.ToUpper(parts[len(parts)-1]))
+		out = append(out, api.TableColumnDefinition{Name: strings.ToUpper(parts[len(parts)-1]), Type: "string"})
 	}
 	if opts.ShowLabels {
-		head = append(head, "LABELS")
+		out = append(out, api.TableColumnDefinition{Name: "Labels", Type: "string"})
 	}
-	if !opts.NoHeaders {
-		fmt.Fprintln(w, strings.Join(head, "\t"))
-	}
-	for _, o := range items {
-		var row []string
-		if opts.Event != "" {
-			row = append(row, opts.Event)
+	rows := make([][]any, len(in))
+	for i, r := range in {
+		cells := slices.Clone(r.Cells)
+		if nameColumn >= 0 && nameColumn < len(cells) {
+			cells[nameColumn] = fmt.Sprintf("%s/%v", opts.Kind, cells[nameColumn])
+		}
+		var m *rowMeta
+		if obj := bytes.TrimSpace(r.Object); len(obj) > 0 && !bytes.Equal(obj, []byte("null")) {
+			m = &rowMeta{}
+			if json.Unmarshal(obj, m) != nil {
+				m = nil
+			}
 		}
 		if opts.WithNamespace {
-			row = append(row, str(o, "metadata", "namespace"))
+			var ns any
+			if m != nil {
+				ns = m.Metadata.Namespace
+			}
+			cells = append([]any{ns}, cells...)
 		}
+		if m == nil {
+			for len(cells) < len(out) {
+				cells = append(cells, nil)
+			}
+		} else {
+			for _, k := range opts.LabelColumns {
+				cells = append(cells, m.Metadata.Labels[k])
+			}
+			if opts.ShowLabels {
+				cells = append(cells, OrNone(JoinLabels(m.Metadata.Labels)))
+			}
+		}
+		rows[i] = cells
+	}
+	return out, rows
+}
+
+// printTable is kubectl's printTable: no header for no rows, the wide
+// columns only with Wide, a cell cut at its first line break ("..."
+// marks the cut) and terminal escapes made visible.
+func printTable(w *TabWriter, cols []api.TableColumnDefinition, rows [][]any, opts TableOptions) {
+	if !opts.NoHeaders {
+		if len(rows) == 0 {
+			return
+		}
+		var head []string
 		for _, c := range cols {
-			if c.wide && !opts.Wide {
+			if opts.Wide || c.Priority == 0 {
+				head = append(head, strings.ToUpper(c.Name))
+			}
+		}
+		fmt.Fprintln(w, strings.Join(head, "\t"))
+	}
+	for _, r := range rows {
+		var line []string
+		for i, cell := range r {
+			if i >= len(cols) {
+				break // more cells than columns: a server's mistake, ignored
+			}
+			if !opts.Wide && cols[i].Priority != 0 {
 				continue
 			}
-			v := c.cell(o, opts.Now)
-			if c.name == "NAME" && opts.WithKind {
-				v = ResourceName(opts.Kind, opts.Group) + "/" + v
-			}
-			row = append(row, v)
+			line = append(line, cellText(cell))
 		}
-		for _, k := range opts.LabelColumns {
-			v, _ := mapAt(o, "metadata", "labels")[k].(string)
-			row = append(row, v)
-		}
-		if opts.ShowLabels {
-			row = append(row, LabelString(o))
-		}
-		fmt.Fprintln(w, strings.Join(row, "\t"))
+		fmt.Fprintln(w, strings.Join(line, "\t"))
 	}
-	return w.Flush()
+}
+
+var terminalEscaper = strings.NewReplacer("\x1b", "^[", "\r", "\\r")
+
+func cellText(cell any) string {
+	switch v := cell.(type) {
+	case nil:
+		return ""
+	case string:
+		if i := strings.IndexAny(v, "\f\n\r"); i >= 0 {
+			return terminalEscaper.Replace(v[:i]) + "..."
+		}
+		return terminalEscaper.Replace(v)
+	}
+	return terminalEscaper.Replace(fmt.Sprint(cell))
+}
+
+// MetadataTable is kubectl's table of objects a server sent without a
+// table: NAME and AGE (cli-runtime's default print handler).
+func MetadataTable(items []Obj, now time.Time) *api.Table {
+	t := &api.Table{ColumnDefinitions: []api.TableColumnDefinition{
+		{Name: "Name", Type: "string", Format: "name"},
+		{Name: "Age", Type: "string"},
+	}}
+	for _, it := range items {
+		age := "<unknown>"
+		if ts, err := time.Parse(time.RFC3339, str(it, "metadata", "creationTimestamp")); err == nil {
+			age = duration.HumanDuration(now.Sub(ts))
+		}
+		obj, _ := json.Marshal(it)
+		t.Rows = append(t.Rows, api.TableRow{Cells: []any{str(it, "metadata", "name"), age}, Object: obj})
+	}
+	return t
 }
 
 // ResourceName is kubectl's "kind.group" prefix: "pod", "deployment.apps".
@@ -261,6 +235,31 @@ func ResourceName(kind, group string) string {
 		return k + "." + group
 	}
 	return k
+}
+
+// OrNone is s, or kubectl's "<none>" for an empty cell.
+func OrNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
+
+// JoinLabels is kubectl's "k1=v1,k2=v2" of labels or a selector's
+// matchLabels, keys sorted.
+func JoinLabels[V any](m map[string]V) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s=%v", k, m[k]))
+	}
+	return strings.Join(parts, ",")
+}
+
+// NodeRoles is a node's roles as kubectl shows them, "<none>" for none:
+// the server's ROLES (node-role.kubernetes.io/ROLE and kubernetes.io/role
+// labels).
+func NodeRoles(labels map[string]string) string {
+	return OrNone(strings.Join(serverprinters.NodeRoles(labels), ","))
 }
 
 func at(o Obj, path ...string) any {
@@ -283,396 +282,4 @@ func str(o Obj, path ...string) string {
 func mapAt(o Obj, path ...string) map[string]any {
 	m, _ := at(o, path...).(map[string]any)
 	return m
-}
-
-func sliceAt(o Obj, path ...string) []any {
-	s, _ := at(o, path...).([]any)
-	return s
-}
-
-func toInt(v any) int64 {
-	switch n := v.(type) {
-	case json.Number:
-		i, _ := n.Int64()
-		return i
-	case float64:
-		return int64(n)
-	case int64:
-		return n
-	case int:
-		return int64(n)
-	}
-	return 0
-}
-
-func num(o Obj, path ...string) int64 { return toInt(at(o, path...)) }
-
-func numCell(path ...string) func(Obj, time.Time) string {
-	return func(o Obj, _ time.Time) string { return strconv.FormatInt(num(o, path...), 10) }
-}
-
-// OrNone is s, or kubectl's "<none>" for an empty cell.
-func OrNone(s string) string {
-	if s == "" {
-		return "<none>"
-	}
-	return s
-}
-
-func age(o Obj, now time.Time) string {
-	ts := str(o, "metadata", "creationTimestamp")
-	t, err := time.Parse(time.RFC3339, ts)
-	if err != nil {
-		return "<unknown>"
-	}
-	return HumanDuration(now.Sub(t))
-}
-
-func podReady(o Obj, _ time.Time) string {
-	total := len(sliceAt(o, "spec", "containers"))
-	ready := 0
-	for _, cs := range sliceAt(o, "status", "containerStatuses") {
-		if m, ok := cs.(map[string]any); ok && m["ready"] == true {
-			ready++
-		}
-	}
-	return fmt.Sprintf("%d/%d", ready, total)
-}
-
-func podRestarts(o Obj, _ time.Time) string {
-	var n int64
-	for _, cs := range sliceAt(o, "status", "containerStatuses") {
-		if m, ok := cs.(map[string]any); ok {
-			n += toInt(m["restartCount"])
-		}
-	}
-	return strconv.FormatInt(n, 10)
-}
-
-// podStatus follows kubectl's printPod: the pod's reason, else its phase,
-// overridden by a waiting or terminated container's reason, and
-// "Terminating" once deletion started.
-func podStatus(o Obj, _ time.Time) string {
-	reason := str(o, "status", "phase")
-	if r := str(o, "status", "reason"); r != "" {
-		reason = r
-	}
-	for _, cs := range sliceAt(o, "status", "containerStatuses") {
-		m, ok := cs.(map[string]any)
-		if !ok {
-			continue
-		}
-		if r := str(m, "state", "waiting", "reason"); r != "" {
-			reason = r
-		} else if r := str(m, "state", "terminated", "reason"); r != "" {
-			reason = r
-		}
-	}
-	if str(o, "metadata", "deletionTimestamp") != "" {
-		if str(o, "status", "reason") == "NodeLost" {
-			return "Unknown"
-		}
-		return "Terminating"
-	}
-	if reason == "" {
-		return "Pending"
-	}
-	return reason
-}
-
-func containers(field string) func(Obj, time.Time) string {
-	return func(o Obj, _ time.Time) string {
-		var out []string
-		for _, c := range sliceAt(o, "spec", "template", "spec", "containers") {
-			if m, ok := c.(map[string]any); ok {
-				out = append(out, str(m, field))
-			}
-		}
-		return OrNone(strings.Join(out, ","))
-	}
-}
-
-// JoinLabels is kubectl's "k1=v1,k2=v2" of labels or a selector's
-// matchLabels, keys sorted.
-func JoinLabels[V any](m map[string]V) string {
-	parts := make([]string, 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, fmt.Sprintf("%s=%v", k, m[k]))
-	}
-	return strings.Join(parts, ",")
-}
-
-func selector(o Obj, _ time.Time) string {
-	return OrNone(JoinLabels(mapAt(o, "spec", "selector", "matchLabels")))
-}
-
-func nodeStatus(o Obj, _ time.Time) string {
-	status := "Unknown"
-	for _, c := range sliceAt(o, "status", "conditions") {
-		m, ok := c.(map[string]any)
-		if !ok || m["type"] != "Ready" {
-			continue
-		}
-		switch m["status"] {
-		case "True":
-			status = "Ready"
-		case "False":
-			status = "NotReady"
-		}
-	}
-	if at(o, "spec", "unschedulable") == true {
-		status += ",SchedulingDisabled"
-	}
-	return status
-}
-
-func nodeRoles(o Obj, _ time.Time) string {
-	return NodeRoles(maps.Keys(mapAt(o, "metadata", "labels")))
-}
-
-// NodeRoles is kubectl's ROLES of a node with these label keys: the
-// node-role.kubernetes.io/ROLE suffixes, sorted and comma-separated, or
-// "<none>".
-func NodeRoles(labelKeys iter.Seq[string]) string {
-	var roles []string
-	for k := range labelKeys {
-		if r, ok := strings.CutPrefix(k, "node-role.kubernetes.io/"); ok && r != "" {
-			roles = append(roles, r)
-		}
-	}
-	slices.Sort(roles)
-	return OrNone(strings.Join(roles, ","))
-}
-
-func nodeAddress(typ string) func(Obj, time.Time) string {
-	return func(o Obj, _ time.Time) string {
-		for _, a := range sliceAt(o, "status", "addresses") {
-			if m, ok := a.(map[string]any); ok && m["type"] == typ {
-				return str(m, "address")
-			}
-		}
-		return "<none>"
-	}
-}
-
-func serviceExternalIP(o Obj, _ time.Time) string {
-	var ips []string
-	for _, ip := range sliceAt(o, "spec", "externalIPs") {
-		if s, ok := ip.(string); ok {
-			ips = append(ips, s)
-		}
-	}
-	for _, in := range sliceAt(o, "status", "loadBalancer", "ingress") {
-		if m, ok := in.(map[string]any); ok && str(m, "ip") != "" {
-			ips = append(ips, str(m, "ip"))
-		}
-	}
-	if len(ips) == 0 {
-		if str(o, "spec", "type") == "LoadBalancer" {
-			return "<pending>"
-		}
-		return "<none>"
-	}
-	return strings.Join(ips, ",")
-}
-
-func servicePorts(o Obj, _ time.Time) string {
-	var out []string
-	for _, p := range sliceAt(o, "spec", "ports") {
-		m, ok := p.(map[string]any)
-		if !ok {
-			continue
-		}
-		proto := str(m, "protocol")
-		if proto == "" {
-			proto = "TCP"
-		}
-		s := strconv.FormatInt(toInt(m["port"]), 10)
-		if np := toInt(m["nodePort"]); np != 0 {
-			s += ":" + strconv.FormatInt(np, 10)
-		}
-		out = append(out, s+"/"+proto)
-	}
-	return OrNone(strings.Join(out, ","))
-}
-
-func eventLastSeen(o Obj, now time.Time) string {
-	for _, p := range [][]string{{"lastTimestamp"}, {"eventTime"}, {"metadata", "creationTimestamp"}} {
-		if t, err := time.Parse(time.RFC3339, str(o, p...)); err == nil {
-			return HumanDuration(now.Sub(t))
-		}
-	}
-	return "<unknown>"
-}
-
-func nodeInfo(field string) func(Obj, time.Time) string {
-	return func(o Obj, _ time.Time) string { return OrNone(str(o, "status", "nodeInfo", field)) }
-}
-
-// moreThan3 joins at most three items and says how many were left out,
-// as kubectl's endpoints columns do.
-func moreThan3(items []string) string {
-	if len(items) == 0 {
-		return "<none>"
-	}
-	if len(items) > 3 {
-		return strings.Join(items[:3], ",") + fmt.Sprintf(" + %d more...", len(items)-3)
-	}
-	return strings.Join(items, ",")
-}
-
-// endpoints is kubectl's ENDPOINTS of an Endpoints object: ip:port for
-// every ready address and port, three at most.
-func endpoints(o Obj, _ time.Time) string {
-	var out []string
-	for _, ss := range sliceAt(o, "subsets") {
-		sm, _ := ss.(map[string]any)
-		ports, addrs := sliceAt(sm, "ports"), sliceAt(sm, "addresses")
-		if len(ports) == 0 {
-			for _, a := range addrs {
-				am, _ := a.(map[string]any)
-				out = append(out, str(am, "ip"))
-			}
-			continue
-		}
-		for _, p := range ports {
-			pm, _ := p.(map[string]any)
-			for _, a := range addrs {
-				am, _ := a.(map[string]any)
-				out = append(out, net.JoinHostPort(str(am, "ip"), strconv.FormatInt(toInt(pm["port"]), 10)))
-			}
-		}
-	}
-	return moreThan3(out)
-}
-
-func slicePorts(o Obj, _ time.Time) string {
-	var out []string
-	for _, p := range sliceAt(o, "ports") {
-		pm, _ := p.(map[string]any)
-		if pm["port"] == nil {
-			out = append(out, "<unset>")
-			continue
-		}
-		out = append(out, strconv.FormatInt(toInt(pm["port"]), 10))
-	}
-	return moreThan3(out)
-}
-
-func sliceEndpoints(o Obj, _ time.Time) string {
-	var out []string
-	for _, e := range sliceAt(o, "endpoints") {
-		em, _ := e.(map[string]any)
-		for _, a := range sliceAt(em, "addresses") {
-			if s, ok := a.(string); ok {
-				out = append(out, s)
-			}
-		}
-	}
-	return moreThan3(out)
-}
-
-func hasCondition(o Obj, typ string) bool {
-	for _, c := range sliceAt(o, "status", "conditions") {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ && m["status"] == "True" {
-			return true
-		}
-	}
-	return false
-}
-
-// jobStatus follows kubectl's printJob.
-func jobStatus(o Obj, _ time.Time) string {
-	switch {
-	case hasCondition(o, "Complete"):
-		return "Complete"
-	case hasCondition(o, "Failed"):
-		return "Failed"
-	case str(o, "metadata", "deletionTimestamp") != "":
-		return "Terminating"
-	case hasCondition(o, "Suspended"):
-		return "Suspended"
-	case hasCondition(o, "FailureTarget"):
-		return "FailureTarget"
-	}
-	return "Running"
-}
-
-func jobCompletions(o Obj, _ time.Time) string {
-	succeeded := num(o, "status", "succeeded")
-	switch {
-	case at(o, "spec", "completions") != nil:
-		return fmt.Sprintf("%d/%d", succeeded, num(o, "spec", "completions"))
-	case at(o, "spec", "parallelism") != nil && num(o, "spec", "parallelism") > 1:
-		return fmt.Sprintf("%d/1 of %d", succeeded, num(o, "spec", "parallelism"))
-	}
-	return fmt.Sprintf("%d/1", succeeded)
-}
-
-func jobDuration(o Obj, now time.Time) string {
-	start, err := time.Parse(time.RFC3339, str(o, "status", "startTime"))
-	if err != nil {
-		return ""
-	}
-	end, err := time.Parse(time.RFC3339, str(o, "status", "completionTime"))
-	if err != nil {
-		end = now
-	}
-	return HumanDuration(end.Sub(start))
-}
-
-func createdAt(o Obj, _ time.Time) string {
-	t, err := time.Parse(time.RFC3339, str(o, "metadata", "creationTimestamp"))
-	if err != nil {
-		return "<unknown>"
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
-func subjects(kind string) func(Obj, time.Time) string {
-	return func(o Obj, _ time.Time) string {
-		var out []string
-		for _, s := range sliceAt(o, "subjects") {
-			m, _ := s.(map[string]any)
-			if str(m, "kind") != kind {
-				continue
-			}
-			name := str(m, "name")
-			if kind == "ServiceAccount" {
-				name = str(m, "namespace") + "/" + name
-			}
-			out = append(out, name)
-		}
-		return strings.Join(out, ", ")
-	}
-}
-
-// csrCondition is kubectl's CONDITION of a CSR: Approved/Denied/Failed
-// joined by commas, with Issued once a certificate is there.
-func csrCondition(o Obj, _ time.Time) string {
-	var conds []string
-	approved, denied := false, false
-	for _, c := range sliceAt(o, "status", "conditions") {
-		m, _ := c.(map[string]any)
-		switch str(m, "type") {
-		case "Approved":
-			approved = true
-		case "Denied":
-			denied = true
-		case "Failed":
-			conds = append(conds, "Failed")
-		}
-	}
-	switch {
-	case denied:
-		conds = append([]string{"Denied"}, conds...)
-	case approved:
-		conds = append([]string{"Approved"}, conds...)
-	default:
-		conds = append([]string{"Pending"}, conds...)
-	}
-	if str(o, "status", "certificate") != "" {
-		conds = append(conds, "Issued")
-	}
-	return strings.Join(conds, ",")
 }

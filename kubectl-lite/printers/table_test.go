@@ -3,8 +3,12 @@ package printers
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
+	"text/tabwriter"
 	"time"
+
+	"github.com/minik8s/minik8s/api"
 )
 
 var now = time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
@@ -20,157 +24,187 @@ func obj(t *testing.T, s string) Obj {
 	return m
 }
 
-func TestPrintTable(t *testing.T) {
+// podTable is a server's pod table: two rows, their metadata as objects.
+func podTable() *api.Table {
+	return &api.Table{
+		ColumnDefinitions: []api.TableColumnDefinition{
+			{Name: "Name", Type: "string", Format: "name"}, {Name: "Ready", Type: "string"},
+			{Name: "Restarts", Type: "integer"}, {Name: "Age", Type: "string"}, {Name: "Node", Type: "string", Priority: 1},
+		},
+		Rows: []api.TableRow{
+			{Cells: []any{"web-1", "1/1", json.Number("3"), "5m", "n1"},
+				Object: json.RawMessage(`{"kind":"PartialObjectMetadata","metadata":{"name":"web-1","namespace":"ns1","labels":{"app":"web","tier":"front"}}}`)},
+			{Cells: []any{"db-0", "0/1", json.Number("0"), "10d", "n2"},
+				Object: json.RawMessage(`{"kind":"PartialObjectMetadata","metadata":{"name":"db-0","namespace":"ns2"}}`)},
+		},
+	}
+}
+
+// TestTablePrinter checks kubectl's decorations of a server table: -o
+// wide, -A, the kind prefix, -L and --show-labels, --no-headers.
+func TestTablePrinter(t *testing.T) {
 	t.Parallel()
-	created := `"creationTimestamp":"2026-01-02T11:55:00Z"`
 	tests := []struct {
-		name  string
-		opts  Options
-		items []string
-		want  string
+		name string
+		opts TableOptions
+		want string
 	}{
-		{
-			name: "pods",
-			opts: Options{Kind: "Pod"},
-			items: []string{
-				`{"metadata":{"name":"web-1",` + created + `},"spec":{"containers":[{"name":"a"},{"name":"b"}]},
-				  "status":{"phase":"Running","containerStatuses":[{"ready":true,"restartCount":2},{"ready":false,"restartCount":1,"state":{"waiting":{"reason":"CrashLoopBackOff"}}}]}}`,
-				`{"metadata":{"name":"web-2",` + created + `,"deletionTimestamp":"2026-01-02T12:00:00Z"},"spec":{"containers":[{"name":"a"}]},"status":{"phase":"Running"}}`,
-				`{"metadata":{"name":"new"},"spec":{"containers":[{"name":"a"}]}}`,
-			},
-			want: "NAME    READY   STATUS             RESTARTS   AGE\n" +
-				"web-1   1/2     CrashLoopBackOff   3          5m\n" +
-				"web-2   0/1     Terminating        0          5m\n" +
-				"new     0/1     Pending            0          <unknown>\n",
-		},
-		{
-			name:  "pods wide with namespace",
-			opts:  Options{Kind: "Pod", Wide: true, WithNamespace: true},
-			items: []string{`{"metadata":{"name":"p","namespace":"ns1",` + created + `},"spec":{"nodeName":"n1","containers":[{}]},"status":{"phase":"Pending","podIP":"10.0.0.5"}}`},
-			want: "NAMESPACE   NAME   READY   STATUS    RESTARTS   AGE   IP         NODE   NOMINATED NODE   READINESS GATES\n" +
-				"ns1         p      0/1     Pending   0          5m    10.0.0.5   n1     <none>           <none>\n",
-		},
-		{
-			name:  "deployments",
-			opts:  Options{Kind: "Deployment", Group: "apps", WithKind: true},
-			items: []string{`{"metadata":{"name":"web",` + created + `},"spec":{"replicas":3},"status":{"readyReplicas":2,"updatedReplicas":3,"availableReplicas":2}}`},
-			want: "NAME                  READY   UP-TO-DATE   AVAILABLE   AGE\n" +
-				"deployment.apps/web   2/3     3            2           5m\n",
-		},
-		{
-			name: "nodes",
-			opts: Options{Kind: "Node"},
-			items: []string{
-				`{"metadata":{"name":"n1","creationTimestamp":"2025-12-30T12:00:00Z","labels":{"node-role.kubernetes.io/control-plane":""}},
-				  "spec":{"unschedulable":true},"status":{"conditions":[{"type":"Ready","status":"True"}],"nodeInfo":{"kubeletVersion":"v1.34.0"}}}`,
-				`{"metadata":{"name":"n2",` + created + `},"status":{"conditions":[{"type":"Ready","status":"False"}]}}`,
-			},
-			want: "NAME   STATUS                     ROLES           AGE   VERSION\n" +
-				"n1     Ready,SchedulingDisabled   control-plane   3d    v1.34.0\n" +
-				"n2     NotReady                   <none>          5m    \n",
-		},
-		{
-			name:  "services",
-			opts:  Options{Kind: "Service"},
-			items: []string{`{"metadata":{"name":"web",` + created + `},"spec":{"type":"NodePort","clusterIP":"10.96.0.10","ports":[{"port":80,"nodePort":30080,"protocol":"TCP"},{"port":53,"protocol":"UDP"}]}}`},
-			want: "NAME   TYPE       CLUSTER-IP   EXTERNAL-IP   PORT(S)               AGE\n" +
-				"web    NodePort   10.96.0.10   <none>        80:30080/TCP,53/UDP   5m\n",
-		},
-		{
-			name:  "secrets",
-			opts:  Options{Kind: "Secret"},
-			items: []string{`{"metadata":{"name":"s",` + created + `},"type":"Opaque","data":{"a":"eA==","b":"eQ=="}}`},
-			want:  "NAME   TYPE     DATA   AGE\ns      Opaque   2      5m\n",
-		},
-		{
-			name:  "generic kind",
-			opts:  Options{Kind: "Widget"},
-			items: []string{`{"metadata":{"name":"l",` + created + `}}`},
-			want:  "NAME   AGE\nl      5m\n",
-		},
-		{
-			name:  "leases",
-			opts:  Options{Kind: "Lease"},
-			items: []string{`{"metadata":{"name":"n1",` + created + `},"spec":{"holderIdentity":"n1"}}`},
-			want:  "NAME   HOLDER   AGE\nn1     n1       5m\n",
-		},
-		{
-			name: "endpoints",
-			opts: Options{Kind: "Endpoints"},
-			items: []string{
-				`{"metadata":{"name":"web",` + created + `},"subsets":[{"addresses":[{"ip":"10.0.0.1"},{"ip":"10.0.0.2"}],"ports":[{"port":80},{"port":443}]}]}`,
-				`{"metadata":{"name":"none",` + created + `}}`,
-			},
-			want: "NAME   ENDPOINTS                                          AGE\n" +
-				"web    10.0.0.1:80,10.0.0.2:80,10.0.0.1:443 + 1 more...   5m\n" +
-				"none   <none>                                             5m\n",
-		},
-		{
-			name:  "endpointslices",
-			opts:  Options{Kind: "EndpointSlice"},
-			items: []string{`{"metadata":{"name":"web-x",` + created + `},"addressType":"IPv4","ports":[{"port":80}],"endpoints":[{"addresses":["10.0.0.1"]},{"addresses":["10.0.0.2"]}]}`},
-			want:  "NAME    ADDRESSTYPE   PORTS   ENDPOINTS           AGE\nweb-x   IPv4          80      10.0.0.1,10.0.0.2   5m\n",
-		},
-		{
-			name: "jobs",
-			opts: Options{Kind: "Job"},
-			items: []string{
-				`{"metadata":{"name":"done",` + created + `},"spec":{"completions":3},"status":{"succeeded":3,"startTime":"2026-01-02T11:55:00Z","completionTime":"2026-01-02T11:56:10Z","conditions":[{"type":"Complete","status":"True"}]}}`,
-				`{"metadata":{"name":"run",` + created + `},"spec":{"parallelism":2},"status":{"startTime":"2026-01-02T11:58:00Z"}}`,
-			},
-			want: "NAME   STATUS     COMPLETIONS   DURATION   AGE\n" +
-				"done   Complete   3/3           70s        5m\n" +
-				"run    Running    0/1 of 2      2m         5m\n",
-		},
-		{
-			name:  "rolebindings wide",
-			opts:  Options{Kind: "RoleBinding", Wide: true},
-			items: []string{`{"metadata":{"name":"rb",` + created + `},"roleRef":{"kind":"ClusterRole","name":"view"},"subjects":[{"kind":"User","name":"alice"},{"kind":"ServiceAccount","namespace":"ns","name":"sa"}]}`},
-			want:  "NAME   ROLE               AGE   USERS   GROUPS   SERVICEACCOUNTS\nrb     ClusterRole/view   5m    alice            ns/sa\n",
-		},
+		{"plain", TableOptions{},
+			"NAME    READY   RESTARTS   AGE\n" +
+				"web-1   1/1     3          5m\n" +
+				"db-0    0/1     0          10d\n"},
+		{"wide", TableOptions{Wide: true},
+			"NAME    READY   RESTARTS   AGE   NODE\n" +
+				"web-1   1/1     3          5m    n1\n" +
+				"db-0    0/1     0          10d   n2\n"},
+		{"namespaces and kind", TableOptions{WithNamespace: true, Kind: "pod"},
+			"NAMESPACE   NAME        READY   RESTARTS   AGE\n" +
+				"ns1         pod/web-1   1/1     3          5m\n" +
+				"ns2         pod/db-0    0/1     0          10d\n"},
+		{"label columns and labels", TableOptions{LabelColumns: []string{"app", "example.com/tier"}, ShowLabels: true},
+			"NAME    READY   RESTARTS   AGE   APP   TIER   LABELS\n" +
+				"web-1   1/1     3          5m    web          app=web,tier=front\n" +
+				"db-0    0/1     0          10d                <none>\n"},
+		{"no headers", TableOptions{NoHeaders: true},
+			"web-1   1/1   3     5m\n" +
+				"db-0    0/1   0     10d\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var items []Obj
-			for _, s := range tt.items {
-				items = append(items, obj(t, s))
-			}
-			tt.opts.Now = now
-			var out bytes.Buffer
-			if err := PrintTable(&out, items, tt.opts); err != nil {
+			var b bytes.Buffer
+			w := NewTabWriter(&b)
+			NewTablePrinter(w, tt.opts).Print(podTable(), "")
+			if err := w.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			if out.String() != tt.want {
-				t.Errorf("got\n%s\nwant\n%s", out.String(), tt.want)
+			if b.String() != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", b.String(), tt.want)
 			}
 		})
 	}
 }
 
+// TestTablePrinterWatch: a watch's tables continue the first one: no
+// header again, the columns of the first table for those sent without,
+// widths that only grow, and the padded event types of
+// --output-watch-events.
+func TestTablePrinterWatch(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	w := NewTabWriter(&b)
+	p := NewTablePrinter(w, TableOptions{})
+	p.Print(podTable(), "ADDED")
+	w.Flush()
+	next := &api.Table{Rows: []api.TableRow{{Cells: []any{"a-much-longer-name", "1/1", json.Number("0"), "1s", "n3"}}}}
+	p.Print(next, "MODIFIED")
+	w.Flush()
+	p.Print(&api.Table{Rows: []api.TableRow{{Cells: []any{"x", "0/1", json.Number("1"), "2s", "n3"}}}}, "DELETED")
+	w.Flush()
+	want := "EVENT      NAME    READY   RESTARTS   AGE\n" +
+		"ADDED      web-1   1/1     3          5m\n" +
+		"ADDED      db-0    0/1     0          10d\n" +
+		"MODIFIED   a-much-longer-name   1/1     0          1s\n" +
+		"DELETED    x                    0/1     1          2s\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestTablePrinterCells: line breaks cut a cell, terminal escapes are made
+// visible, missing objects leave their columns blank, and an empty table
+// prints nothing, not even its header.
+func TestTablePrinterCells(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	w := NewTabWriter(&b)
+	p := NewTablePrinter(w, TableOptions{WithNamespace: true, ShowLabels: true})
+	p.Print(&api.Table{ColumnDefinitions: []api.TableColumnDefinition{{Name: "Name", Type: "string", Format: "name"}, {Name: "Message", Type: "string"}}}, "")
+	p.Print(&api.Table{ColumnDefinitions: []api.TableColumnDefinition{{Name: "Name", Type: "string", Format: "name"}, {Name: "Message", Type: "string"}},
+		Rows: []api.TableRow{{Cells: []any{"e1", "first line\nsecond"}, Object: json.RawMessage("null")}, {Cells: []any{"e2", "red \x1b[31m"}}}}, "")
+	w.Flush()
+	want := "NAMESPACE   NAME   MESSAGE         LABELS\n" +
+		"            e1     first line...   \n" +
+		"            e2     red ^[[31m      \n"
+	if b.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", b.String(), want)
+	}
+}
+
+// TestTabWriterMatchesTextTabwriter: without earlier flushes the layout is
+// text/tabwriter's with kubectl's settings, ragged lines included.
+func TestTabWriterMatchesTextTabwriter(t *testing.T) {
+	t.Parallel()
+	for _, text := range []string{
+		"NAME\tREADY\tAGE\nweb-1\t1/1\t5m\nlonger-name\t0/1\t10d\n",
+		"a\tb\n\nccc\tdd\tee\nf\n\tg\th\ti\nj\tk",
+		"ünïcode\tx\ny\tz\n",
+		"",
+		"no tabs at all\nhere\n",
+	} {
+		var want, got bytes.Buffer
+		tw := tabwriter.NewWriter(&want, 6, 4, 3, ' ', 0)
+		fmt.Fprint(tw, text)
+		tw.Flush()
+		w := NewTabWriter(&got)
+		fmt.Fprint(w, text)
+		w.Flush()
+		if got.String() != want.String() {
+			t.Errorf("%q:\ngot\n%q\nwant\n%q", text, got.String(), want.String())
+		}
+	}
+}
+
+func TestTabWriterRemembersWidths(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	w := NewTabWriter(&b)
+	fmt.Fprint(w, "NAME\tAGE\nweb-1234567\t5m\n")
+	w.Flush()
+	fmt.Fprint(w, "x\t1s\n")
+	w.Flush()
+	w.ResetWidths()
+	fmt.Fprint(w, "y\t2s\n")
+	w.Flush()
+	want := "NAME          AGE\nweb-1234567   5m\nx             1s\ny     2s\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestMetadataTable is what kubectl shows of objects from a server that
+// sends no tables: their names and ages.
+func TestMetadataTable(t *testing.T) {
+	t.Parallel()
+	items := []Obj{obj(t, `{"metadata":{"name":"w","namespace":"x","creationTimestamp":"2026-01-02T11:55:00Z"}}`), obj(t, `{"metadata":{"name":"v"}}`)}
+	var b bytes.Buffer
+	w := NewTabWriter(&b)
+	NewTablePrinter(w, TableOptions{WithNamespace: true}).Print(MetadataTable(items, now), "")
+	w.Flush()
+	if want := "NAMESPACE   NAME   AGE\nx           w      5m\n            v      <unknown>\n"; b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
 func TestHumanDuration(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		d    time.Duration
-		want string
-	}{
-		{-2 * time.Second, "<invalid>"},
-		{-500 * time.Millisecond, "0s"},
-		{90 * time.Second, "90s"},
-		{5*time.Minute + 3*time.Second, "5m3s"},
-		{5 * time.Minute, "5m"},
-		{150 * time.Minute, "150m"},
-		{5*time.Hour + 30*time.Minute, "5h30m"},
-		{30 * time.Hour, "30h"},
-		{3*24*time.Hour + 4*time.Hour, "3d4h"},
-		{100 * 24 * time.Hour, "100d"},
-		{3*365*24*time.Hour + 10*24*time.Hour, "3y10d"},
-		{10 * 365 * 24 * time.Hour, "10y"},
-	}
-	for _, tt := range tests {
-		if got := HumanDuration(tt.d); got != tt.want {
-			t.Errorf("HumanDuration(%v) = %q, want %q", tt.d, got, tt.want)
+	for d, want := range map[time.Duration]string{
+		90 * time.Second: "90s", 5*time.Minute + 3*time.Second: "5m3s", 150 * time.Minute: "150m",
+		30 * time.Hour: "30h", 3*24*time.Hour + 4*time.Hour: "3d4h", -2 * time.Second: "<invalid>",
+	} {
+		if got := HumanDuration(d); got != want {
+			t.Errorf("HumanDuration(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+func TestNodeRoles(t *testing.T) {
+	t.Parallel()
+	if got := NodeRoles(map[string]string{"node-role.kubernetes.io/worker": "", "node-role.kubernetes.io/control-plane": "", "x": "y"}); got != "control-plane,worker" {
+		t.Errorf("NodeRoles = %q", got)
+	}
+	if got := NodeRoles(nil); got != "<none>" {
+		t.Errorf("NodeRoles(nil) = %q", got)
 	}
 }
 

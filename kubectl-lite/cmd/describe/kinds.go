@@ -3,7 +3,6 @@ package describe
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
@@ -223,7 +222,7 @@ func endpointsFor(ep *api.Endpoints, sp api.ServicePort) string {
 
 func describeNode(w *prefixWriter, n *api.Node, lease *api.Lease, pods []api.Pod, evs []api.Event, now time.Time) {
 	w.write(level0, "Name:\t%s\n", n.Name)
-	w.write(level0, "Roles:\t%s\n", printers.NodeRoles(maps.Keys(n.Labels)))
+	w.write(level0, "Roles:\t%s\n", printers.NodeRoles(n.Labels))
 	w.labels("Labels", n.Labels)
 	w.annotations("Annotations", n.Annotations)
 	w.write(level0, "CreationTimestamp:\t%s\n", timestamp(n.CreationTimestamp))

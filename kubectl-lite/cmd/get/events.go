@@ -1,6 +1,7 @@
 package get
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -137,10 +138,38 @@ func NewEventsCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	return cmd
 }
 
-// printEvents writes events as kubectl events' table.
+// printEvents writes events as kubectl events' table, which kubectl
+// prints itself (it asks for no server table): LAST SEEN, TYPE, REASON,
+// OBJECT as the API writes the kind ("Deployment/web"), MESSAGE.
 func (p *printer) printEvents(items []printers.Obj) error {
-	err := printers.PrintTable(p.out, items, printers.Options{Kind: printers.EventsTable, Wide: p.format == "wide",
-		WithNamespace: p.withNS, NoHeaders: p.noHeaders || p.header, Now: time.Now()})
-	p.header = true
-	return err
+	if p.tables == nil {
+		p.tables = printers.NewTablePrinter(p.tw, printers.TableOptions{WithNamespace: p.withNS, NoHeaders: p.noHeaders})
+	}
+	now := time.Now()
+	t := &api.Table{ColumnDefinitions: []api.TableColumnDefinition{
+		{Name: "Last Seen", Type: "string"}, {Name: "Type", Type: "string"}, {Name: "Reason", Type: "string"},
+		{Name: "Object", Type: "string"}, {Name: "Message", Type: "string"},
+	}}
+	for _, e := range items {
+		str := func(path ...string) string {
+			var cur any = e
+			for _, k := range path {
+				m, _ := cur.(map[string]any)
+				cur = m[k]
+			}
+			s, _ := cur.(string)
+			return s
+		}
+		lastSeen := "<unknown>"
+		for _, path := range [][]string{{"lastTimestamp"}, {"eventTime"}, {"metadata", "creationTimestamp"}} {
+			if ts, err := time.Parse(time.RFC3339, str(path...)); err == nil {
+				lastSeen = printers.HumanDuration(now.Sub(ts))
+				break
+			}
+		}
+		obj, _ := json.Marshal(e)
+		t.Rows = append(t.Rows, api.TableRow{Object: obj, Cells: []any{lastSeen, str("type"), str("reason"),
+			str("involvedObject", "kind") + "/" + str("involvedObject", "name"), strings.TrimSpace(str("message"))}})
+	}
+	return p.printTable(t, "")
 }

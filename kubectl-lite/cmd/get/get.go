@@ -2,6 +2,7 @@ package get
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -249,6 +250,9 @@ type reading struct {
 // readAndPrint reads one group and prints it (or, for the batch formats,
 // keeps it for printBatch).
 func (r *reading) readAndPrint(ctx context.Context, c *client.Client, gr group) error {
+	if r.p.tabular() {
+		return r.readAndPrintTable(ctx, c, gr)
+	}
 	items, err := r.read(ctx, c, gr)
 	if err != nil {
 		return err
@@ -271,16 +275,103 @@ func (r *reading) readAndPrint(ctx context.Context, c *client.Client, gr group) 
 	case p.batch():
 		r.batch = append(r.batch, items...)
 	default:
-		if r.printed && p.format != "name" && p.format != "custom-columns" {
-			// Each type's table is its own, after a blank line.
-			fmt.Fprintln(r.out)
-			p.header = false
-		}
 		if err := p.print(gr.info, items); err != nil {
 			return err
 		}
 	}
 	r.printed = true
+	return nil
+}
+
+// readAndPrintTable reads one group as the server's table, as kubectl get
+// asks for it, and prints it: each type's table its own, after a blank
+// line unless headers are off.
+func (r *reading) readAndPrintTable(ctx context.Context, c *client.Client, gr group) error {
+	t, err := r.readTable(ctx, c, gr)
+	if err != nil || r.o.watchOnly || len(t.Rows) == 0 {
+		return err
+	}
+	if r.o.sortBy != "" {
+		if err := sortRows(t, r.o.sortBy); err != nil {
+			return err
+		}
+	}
+	if r.printed && !r.o.noHeaders {
+		fmt.Fprintln(r.out)
+	}
+	r.p.startTable(gr.info)
+	r.printed = true
+	return r.p.printTable(t, r.p.event)
+}
+
+// readTable GETs each name of gr as a table, or LISTs its type as one,
+// with the Accept header of kubectl get. --sort-by needs the objects in
+// the rows; otherwise the server sends their metadata. A server without
+// tables sends the objects, shown as kubectl shows them then (NAME, AGE).
+func (r *reading) readTable(ctx context.Context, c *client.Client, gr group) (*api.Table, error) {
+	include := api.IncludeObjectPolicy("")
+	if r.o.sortBy != "" {
+		include = api.IncludeObject
+	}
+	tc := c.Dynamic(gr.info).Namespace(gr.ns).Tables(include)
+	if gr.names == nil {
+		a, err := tc.List(ctx, client.ListOptions{LabelSelector: r.o.selector, FieldSelector: r.o.fieldSelector})
+		if err != nil {
+			return nil, err
+		}
+		r.watchRV = a.ResourceVersion
+		return tableOf(a), nil
+	}
+	t := &api.Table{}
+	for _, n := range gr.names {
+		a, err := tc.Get(ctx, n)
+		if err != nil {
+			if !(r.o.ignoreNF && apierrors.IsNotFound(err)) {
+				r.failures.Add(err)
+			}
+			continue
+		}
+		one := tableOf(a)
+		if t.ColumnDefinitions == nil {
+			t.ColumnDefinitions = one.ColumnDefinitions
+		}
+		t.Rows = append(t.Rows, one.Rows...)
+		r.watchRV = a.ResourceVersion
+	}
+	return t, nil
+}
+
+// tableOf is the server's table, or kubectl's NAME and AGE of the objects a
+// server without tables sent.
+func tableOf(a *client.TableAnswer) *api.Table {
+	if a.Table != nil {
+		return a.Table
+	}
+	items := make([]printers.Obj, len(a.Items))
+	for i, u := range a.Items {
+		items[i] = u.Object
+	}
+	return printers.MetadataTable(items, time.Now())
+}
+
+// sortRows orders a table's rows by --sort-by, evaluated on each row's
+// object (the server sends whole objects when sorting).
+func sortRows(t *api.Table, path string) error {
+	objs := make([]printers.Obj, len(t.Rows))
+	for i, row := range t.Rows {
+		if err := json.Unmarshal(row.Object, &objs[i]); err != nil {
+			return fmt.Errorf("sort by %s: a row without its object: %w", path, err)
+		}
+	}
+	order, err := printers.SortOrder(objs, path)
+	if err != nil {
+		return err
+	}
+	rows := make([]api.TableRow, len(order))
+	for i, k := range order {
+		rows[i] = t.Rows[k]
+	}
+	t.Rows = rows
 	return nil
 }
 
@@ -341,9 +432,12 @@ func (o *options) watchGroup(cmd *cobra.Command, c *client.Client, p *printer, g
 	if len(gr.names) == 1 {
 		fs = "metadata.name=" + gr.names[0]
 	}
-	return watch(cmd, c.Dynamic(gr.info).Namespace(gr.ns), p, gr.info, client.ListOptions{
-		LabelSelector: o.selector, FieldSelector: fs, ResourceVersion: r.watchRV,
-	}, o.watchEvents)
+	lo := client.ListOptions{LabelSelector: o.selector, FieldSelector: fs, ResourceVersion: r.watchRV}
+	d := c.Dynamic(gr.info).Namespace(gr.ns)
+	if p.tabular() {
+		return watchTables(cmd, d.Tables(""), p, gr.info, lo, o.watchEvents)
+	}
+	return watch(cmd, d, p, gr.info, lo, o.watchEvents)
 }
 
 // getRaw prints the body of a GET of --raw, as the server sent it.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/kubectl-lite/printers"
@@ -31,10 +30,14 @@ type printer struct {
 	withNS   bool
 	withKind bool
 	header   bool // a table header has been printed
+	// tw lays out the tables; tables prints the current type's (a watch
+	// continues it).
+	tw     *printers.TabWriter
+	tables *printers.TablePrinter
 }
 
 func newPrinter(out io.Writer, output string) (*printer, error) {
-	p := &printer{out: out}
+	p := &printer{out: out, tw: printers.NewTabWriter(out)}
 	format, arg, _ := strings.Cut(output, "=")
 	switch format {
 	case "", "wide", "yaml", "json", "name":
@@ -64,6 +67,29 @@ func newPrinter(out io.Writer, output string) (*printer, error) {
 
 func badFormat(o string) error {
 	return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", o, formats)
+}
+
+// tabular says whether the format is a table the server makes ("", wide).
+func (p *printer) tabular() bool { return p.format == "" || p.format == "wide" }
+
+// startTable begins the table of a resource type, with kubectl's
+// decorations: namespaces with -A for namespaced types, kinds before names
+// when several types (or --show-kind) are printed.
+func (p *printer) startTable(info api.ResourceInfo) {
+	opts := printers.TableOptions{Wide: p.format == "wide", WithNamespace: p.withNS && info.Namespaced,
+		NoHeaders: p.noHeaders, ShowLabels: p.showLabels, LabelColumns: p.labelColumns}
+	if p.withKind {
+		opts.Kind = printers.ResourceName(info.Kind, info.Group)
+	}
+	p.tw.ResetWidths()
+	p.tables = printers.NewTablePrinter(p.tw, opts)
+}
+
+// printTable prints a table of the current type (startTable) and flushes
+// it; event is the watch event type with --output-watch-events.
+func (p *printer) printTable(t *api.Table, event string) error {
+	p.tables.Print(t, event)
+	return p.tw.Flush()
 }
 
 // batch says whether the format prints all objects at the end, as one
@@ -110,14 +136,7 @@ func (p *printer) print(info api.ResourceInfo, items []printers.Obj) error {
 	if p.eventsTable {
 		return p.printEvents(items)
 	}
-	err := printers.PrintTable(p.out, items, printers.Options{
-		Wide: p.format == "wide", WithNamespace: p.withNS && info.Namespaced,
-		WithKind: p.withKind, Kind: info.Kind, Group: info.Group, Now: time.Now(),
-		ShowLabels: p.showLabels, NoHeaders: p.noHeaders || p.header, LabelColumns: p.labelColumns,
-		Event: p.event,
-	})
-	p.header = true
-	return err
+	return fmt.Errorf("%s: objects given to a table printer", info.Resource)
 }
 
 // printWatched writes one object of a watch.

@@ -61,3 +61,47 @@ func watchWith(cmd *cobra.Command, d *client.DynamicClient, p *printer, info api
 		}
 	}
 }
+
+// watchTables prints a watch of tables, as kubectl get -w does: each
+// event's one-row table continues the table printed so far (its columns,
+// its widths), with the event type first with --output-watch-events.
+func watchTables(cmd *cobra.Command, tc *client.TableClient, p *printer, info api.ResourceInfo, lo client.ListOptions, watchEvents bool) error {
+	ctx := cmd.Context()
+	w, err := tc.Watch(ctx, lo)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	if p.tables == nil {
+		p.startTable(info)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return nil
+			}
+			switch ev.Type {
+			case api.Error:
+				if ev.Status != nil {
+					return fmt.Errorf("watch: %s", ev.Status.Message)
+				}
+				return errors.New("watch ended with an error")
+			case api.Bookmark:
+				continue
+			}
+			if ev.Object == nil {
+				continue
+			}
+			event := ""
+			if watchEvents {
+				event = string(ev.Type)
+			}
+			if err := p.printTable(tableOf(ev.Object), event); err != nil {
+				return err
+			}
+		}
+	}
+}
