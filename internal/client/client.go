@@ -27,6 +27,7 @@ type Client struct {
 	http       *http.Client
 	limiter    *rate.Limiter // nil: unlimited
 	token      string
+	imp        Impersonation
 	userAgent  string
 	timeout    time.Duration
 	maxRetries int
@@ -53,6 +54,7 @@ func New(cfg *Config) (*Client, error) {
 		base:         base,
 		http:         &http.Client{Transport: tr},
 		token:        cfg.BearerToken,
+		imp:          cfg.Impersonate,
 		userAgent:    cfg.UserAgent,
 		timeout:      cfg.Timeout,
 		maxRetries:   cfg.MaxRetries,
@@ -198,6 +200,7 @@ func (c *Client) send(ctx context.Context, req Request, ec errContext) (*http.Re
 		if c.token != "" {
 			hr.Header.Set("Authorization", "Bearer "+c.token)
 		}
+		c.imp.set(hr.Header)
 		resp, err := c.http.Do(hr)
 		if err != nil {
 			var ue *url.Error

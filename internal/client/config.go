@@ -60,6 +60,37 @@ type Config struct {
 	// MaxRetries bounds retries after 429 / Retry-After. Zero means
 	// DefaultMaxRetries; negative disables retries.
 	MaxRetries int
+	// Impersonate, when it names a user, makes every request act as that
+	// user (kubectl's --as, --as-group, --as-uid).
+	Impersonate Impersonation
+}
+
+// Impersonation is who requests act as, sent in the Impersonate-* headers
+// the apiserver checks against the impersonate verb.
+type Impersonation struct {
+	UserName string
+	UID      string
+	Groups   []string
+	Extra    map[string][]string
+}
+
+// set adds the headers of im to h.
+func (im Impersonation) set(h http.Header) {
+	if im.UserName == "" {
+		return
+	}
+	h.Set("Impersonate-User", im.UserName)
+	if im.UID != "" {
+		h.Set("Impersonate-Uid", im.UID)
+	}
+	for _, g := range im.Groups {
+		h.Add("Impersonate-Group", g)
+	}
+	for k, vs := range im.Extra {
+		for _, v := range vs {
+			h.Add("Impersonate-Extra-"+url.PathEscape(k), v)
+		}
+	}
 }
 
 // DefaultUserAgent returns "<binary>/<version> (<os>/<arch>)", the User-Agent

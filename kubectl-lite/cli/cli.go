@@ -39,6 +39,11 @@ type Globals struct {
 	Token          string
 	Insecure       bool
 	RequestTimeout string
+	// As, AsGroups and AsUID make every request act as another user
+	// (--as, --as-group, --as-uid: the Impersonate-* headers).
+	As       string
+	AsGroups []string
+	AsUID    string
 
 	cfg *kubeconfig.Config
 }
@@ -85,6 +90,12 @@ func (g *Globals) ClientConfig() (*client.Config, error) {
 			return nil, err
 		}
 		cc.Timeout = d
+	}
+	if g.As == "" && (len(g.AsGroups) > 0 || g.AsUID != "") {
+		return nil, errors.New("requesting uid, groups or user-extra without impersonating a user")
+	}
+	if g.As != "" {
+		cc.Impersonate = client.Impersonation{UserName: g.As, Groups: g.AsGroups, UID: g.AsUID}
 	}
 	cc.UserAgent = client.UserAgentFor("kubectl-lite")
 	return cc, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/apiresources"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/auth"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/clusterinfo"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/completion"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/config"
@@ -56,6 +57,9 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 	pf.StringVarP(&g.Server, "server", "s", "", "The address and port of the Kubernetes API server")
 	pf.StringVar(&g.Token, "token", "", "Bearer token for authentication to the API server")
 	pf.BoolVar(&g.Insecure, "insecure-skip-tls-verify", false, "If true, the server's certificate will not be checked for validity. This will make your HTTPS connections insecure")
+	pf.StringVar(&g.As, "as", "", "Username to impersonate for the operation. User could be a regular user or a service account in a namespace.")
+	pf.StringArrayVar(&g.AsGroups, "as-group", nil, "Group to impersonate for the operation, this flag can be repeated to specify multiple groups.")
+	pf.StringVar(&g.AsUID, "as-uid", "", "UID to impersonate for the operation.")
 	pf.StringVar(&g.RequestTimeout, "request-timeout", "0", "The length of time to wait before giving up on a single server request. Non-zero values should contain a corresponding time unit (e.g. 1s, 2m, 3h). A value of zero means don't timeout requests.")
 	cmd.AddCommand(
 		version.NewCommand(streams, g),
@@ -87,6 +91,7 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 		exec.NewCommand(streams, g),
 		cp.NewCommand(streams, g),
 		wait.NewCommand(streams, g),
+		auth.NewCommand(streams, g),
 		completion.NewCommand(streams),
 	)
 	groupCommands(cmd)
@@ -117,7 +122,7 @@ var groups = []struct {
 	{"intermediate", "Basic Commands (Intermediate):", []string{"get", "edit", "delete"}},
 	{"deploy", "Deploy Commands:", []string{"rollout", "scale"}},
 	{"cluster", "Cluster Management Commands:", []string{"cluster-info", "cordon", "uncordon", "drain", "token"}},
-	{"debug", "Troubleshooting and Debugging Commands:", []string{"describe", "logs", "exec", "cp", "events"}},
+	{"debug", "Troubleshooting and Debugging Commands:", []string{"describe", "logs", "exec", "cp", "auth", "events"}},
 	{"advanced", "Advanced Commands:", []string{"apply", "diff", "patch", "replace", "wait"}},
 	{"settings", "Settings Commands:", []string{"label", "annotate", "completion"}},
 }
