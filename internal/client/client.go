@@ -200,7 +200,7 @@ func (c *Client) send(ctx context.Context, req Request, ec errContext) (*http.Re
 		if c.token != "" {
 			hr.Header.Set("Authorization", "Bearer "+c.token)
 		}
-		c.imp.set(hr.Header)
+		c.imp.SetHeaders(hr.Header)
 		resp, err := c.http.Do(hr)
 		if err != nil {
 			var ue *url.Error

@@ -74,8 +74,9 @@ type Impersonation struct {
 	Extra    map[string][]string
 }
 
-// set adds the headers of im to h.
-func (im Impersonation) set(h http.Header) {
+// SetHeaders adds the Impersonate-* headers of im to h (none when im names
+// no user); streaming clients that dial on their own call it too.
+func (im Impersonation) SetHeaders(h http.Header) {
 	if im.UserName == "" {
 		return
 	}

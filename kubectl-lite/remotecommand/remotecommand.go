@@ -89,6 +89,7 @@ func Exec(ctx context.Context, cfg *client.Config, path string, query url.Values
 	if cfg.UserAgent != "" {
 		h.Set("User-Agent", cfg.UserAgent)
 	}
+	cfg.Impersonate.SetHeaders(h)
 	conn, resp, err := d.DialContext(ctx, u, h)
 	if err != nil {
 		if resp != nil {
