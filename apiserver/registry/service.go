@@ -131,7 +131,17 @@ func (st allocatingServiceStrategy) allocatePorts(ctx context.Context, s *api.Se
 	var errs field.ErrorList
 	// One NodePort may serve the same port number over TCP and UDP.
 	claimed := map[int32]bool{}
-	for i := range s.Spec.Ports {
+	// The ports that ask for a NodePort claim theirs first, as in
+	// Kubernetes: a dynamic one must not take a port another asks for.
+	var order []int
+	for pass := range 2 {
+		for i, p := range s.Spec.Ports {
+			if (p.NodePort != 0) == (pass == 0) {
+				order = append(order, i)
+			}
+		}
+	}
+	for _, i := range order {
 		p := &s.Spec.Ports[i]
 		if p.NodePort != 0 && (keep[p.NodePort] || claimed[p.NodePort]) {
 			continue
