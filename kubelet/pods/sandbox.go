@@ -76,10 +76,13 @@ func (s *podSync) networkNotReady(err error) {
 // event (folded with its repeats) and one log line per new message.
 func (s *podSync) mountFailed(err error) {
 	msg := err.Error()
-	if s.w.mountErr != msg {
+	s.mu.Lock() // the container steps run in parallel
+	first := s.w.mountErr != msg
+	s.w.mountErr = msg
+	s.mu.Unlock()
+	if first {
 		s.log.Warn("set up volumes", "err", err)
 	}
-	s.w.mountErr = msg
 	s.m.rec.Event(s.pod, api.EventTypeWarning, "FailedMount", msg)
 }
 
