@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
@@ -28,13 +29,21 @@ func (a *APIServer) newAuthorizer() authz.Authorizer {
 }
 
 // bootstrapPolicy creates the default cluster roles and bindings that are
-// missing; existing ones are left as an administrator may have changed them.
+// missing. An existing default cluster role gets the rules a newer version
+// added (system:basic-user's selfsubjectreviews), as kube-apiserver
+// reconciles them, unless an administrator set its autoupdate annotation
+// to "false"; rules are only added, never removed. Bindings are left as
+// they are.
 func (a *APIServer) bootstrapPolicy(ctx context.Context) error {
 	roles, bindings := authz.BootstrapPolicy()
 	crs := a.Store("rbac.authorization.k8s.io", "clusterroles")
 	crbs := a.Store("rbac.authorization.k8s.io", "clusterrolebindings")
 	for _, r := range roles {
-		if _, err := crs.Create(ctx, "", r, registry.WriteOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		_, err := crs.Create(ctx, "", r, registry.WriteOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			err = reconcileClusterRole(ctx, crs, r)
+		}
+		if err != nil {
 			return fmt.Errorf("create cluster role %s: %w", r.Name, err)
 		}
 	}
@@ -51,6 +60,37 @@ func (a *APIServer) bootstrapPolicy(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// reconcileClusterRole adds to the stored role of want's name the rules of
+// want it lacks, unless its autoupdate annotation is "false".
+func reconcileClusterRole(ctx context.Context, crs *registry.Store, want *api.ClusterRole) error {
+	obj, err := crs.Get(ctx, "", want.Name)
+	if err != nil {
+		return err
+	}
+	have := obj.(*api.ClusterRole)
+	if have.Annotations[api.AutoUpdateAnnotationKey] == "false" {
+		return nil
+	}
+	var missing []api.PolicyRule
+	for _, r := range want.Rules {
+		if !slices.ContainsFunc(have.Rules, func(h api.PolicyRule) bool { return sameRule(h, r) }) {
+			missing = append(missing, r)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	updated := *have
+	updated.Rules = append(slices.Clone(have.Rules), missing...)
+	_, _, err = crs.Update(ctx, "", want.Name, &updated, registry.WriteOptions{})
+	return err
+}
+
+func sameRule(a, b api.PolicyRule) bool {
+	return slices.Equal(a.Verbs, b.Verbs) && slices.Equal(a.APIGroups, b.APIGroups) && slices.Equal(a.Resources, b.Resources) &&
+		slices.Equal(a.ResourceNames, b.ResourceNames) && slices.Equal(a.NonResourceURLs, b.NonResourceURLs)
 }
 
 // cachedValues returns the typed objects of a store's watch cache matching pred.

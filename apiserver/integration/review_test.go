@@ -358,3 +358,32 @@ func TestReviewsAndEvictionOverProtobuf(t *testing.T) {
 		t.Errorf("evicted pod: %v", err)
 	}
 }
+
+// TestBootstrapRolesReconciled restarts the apiserver over roles an older
+// version (or an administrator) left: a default role lacking a rule gets it
+// back, one whose autoupdate annotation is "false" is left alone.
+func TestBootstrapRolesReconciled(t *testing.T) {
+	t.Parallel()
+	s := apiservertest.Start(t)
+	c := newClient(t, s)
+	basic := c.must(200, "GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:basic-user", nil)
+	basic["rules"] = basic["rules"].([]any)[:1]
+	c.must(200, "PUT", "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:basic-user", basic)
+	disc := c.must(200, "GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:discovery", nil)
+	meta(disc)["annotations"].(map[string]any)["rbac.authorization.kubernetes.io/autoupdate"] = "false"
+	disc["rules"] = []any{}
+	c.must(200, "PUT", "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:discovery", disc)
+
+	s.Shutdown()
+	s = apiservertest.StartWith(t, s.Options)
+	c = newClient(t, s)
+	rules, _ := json.Marshal(c.must(200, "GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:basic-user", nil)["rules"])
+	want := `[{"apiGroups":["authorization.k8s.io"],"resources":["selfsubjectaccessreviews","selfsubjectrulesreviews"],"verbs":["create"]},` +
+		`{"apiGroups":["authentication.k8s.io"],"resources":["selfsubjectreviews"],"verbs":["create"]}]`
+	if string(rules) != want {
+		t.Errorf("system:basic-user after a restart: %s, want %s", rules, want)
+	}
+	if rules := c.must(200, "GET", "/apis/rbac.authorization.k8s.io/v1/clusterroles/system:discovery", nil)["rules"]; len(rules.([]any)) != 0 {
+		t.Errorf("system:discovery (autoupdate false) was changed: %v", rules)
+	}
+}
