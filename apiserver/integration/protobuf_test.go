@@ -255,6 +255,17 @@ func TestClientGoProtobuf(t *testing.T) {
 		if err := cms.Delete(ctx, "cm", metav1.DeleteOptions{}); err != nil {
 			t.Fatalf("delete: %v", err)
 		}
+		for _, name := range []string{"a", "b"} {
+			if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"set": "x"}}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cms.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "set=x"}); err != nil {
+			t.Fatalf("delete collection: %v", err)
+		}
+		if l, err := cms.List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+			t.Fatalf("after delete collection: %v %d", err, len(l.Items))
+		}
 	})
 
 	t.Run("nodes", func(t *testing.T) {

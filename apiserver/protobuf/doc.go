@@ -23,7 +23,15 @@
 // A kind is encodable when its group is in the scheme (Registered); a
 // served kind in a new group needs that group's AddToScheme in newScheme.
 //
-// The conversion costs one JSON encode or decode of the k8s.io/api type
-// per object in each direction, on top of the JSON the apiserver does
-// anyway.
+// Cost. The conversion is one JSON encode or decode of the k8s.io/api
+// type per object in each direction, on top of the JSON the apiserver does
+// anyway: about 10 µs to read a pod's protobuf body and 20 µs to write a
+// created pod back, 10-15% of a create through HTTPS, authentication and
+// RBAC (apiserver/integration's BenchmarkPodCreateProtobuf). Reads are
+// where volume is, and there the watch cache's JSON is shared: one
+// encoding per object version among every list, one line per event among
+// every watcher. List and WatchEventLine remember what they made of such
+// a slice for as long as its memory lives (shared.go), so an object or an
+// event is converted once, not once per reader: a LIST of 10,000 pods in
+// protobuf costs about what it costs in JSON, after the first.
 package protobuf

@@ -147,8 +147,8 @@ func appendVarint(b []byte, v uint64) []byte {
 	return append(b, byte(v))
 }
 
-// TestList: a list's items survive, with its metadata.
-func TestList(t *testing.T) {
+// TestListRoundTrip: a list's items survive, with its metadata.
+func TestListRoundTrip(t *testing.T) {
 	t.Parallel()
 	in := []byte(`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":"c"},"items":[` +
 		podJSON + `,` + strings.Replace(podJSON, `"name":"p"`, `"name":"q"`, 1) + `]}`)
@@ -270,6 +270,35 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
+func TestTypeMeta(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]api.TypeMeta{
+		`{"kind":"Pod","apiVersion":"v1","metadata":{}}`:                                 {Kind: "Pod", APIVersion: "v1"},
+		`{"kind":"PodList","apiVersion":"v1"}`:                                           {Kind: "PodList", APIVersion: "v1"},
+		`{"apiVersion":"apps/v1","kind":"Deployment"}`:                                   {Kind: "Deployment", APIVersion: "apps/v1"},
+		`{"metadata":{"kind":"x"},"kind":"Lease","apiVersion":"coordination.k8s.io/v1"}`: {Kind: "Lease", APIVersion: "coordination.k8s.io/v1"},
+		`{"kind":"P\u006fd","apiVersion":"v1"}`:                                          {Kind: "Pod", APIVersion: "v1"},
+		`{"kind":"Pod","apiVersion":"v1"x}`:                                              {},
+		`{ "kind": "Pod", "apiVersion": "v1" }`:                                          {Kind: "Pod", APIVersion: "v1"},
+		`{"kind":"Pod","apiVersion":"v1","kind":"Node"}`:                                 {Kind: "Pod", APIVersion: "v1"},
+	} {
+		got, err := typeMeta([]byte(in))
+		if want == (api.TypeMeta{}) {
+			if err == nil {
+				t.Errorf("%s: read %+v", in, got)
+			}
+			continue
+		}
+		if err != nil || got != want {
+			t.Errorf("%s: %+v %v, want %+v", in, got, err, want)
+		}
+	}
+	// A document that names two kinds is not encoded as either.
+	if _, err := Encode([]byte(`{"kind":"Pod","apiVersion":"v1","kind":"Node"}`)); err == nil {
+		t.Error("encoded a document with two kinds")
+	}
+}
+
 // FuzzProtobufDecode: no input makes Decode panic, and what it decodes
 // encodes back to the same object.
 func FuzzProtobufDecode(f *testing.F) {
@@ -309,4 +338,27 @@ func FuzzProtobufDecode(f *testing.F) {
 		}
 		sameJSON(t, again, out)
 	})
+}
+
+// The conversion's cost per pod, each way (the apiserver's JSON work,
+// which both media types share, is not included).
+func BenchmarkEncodePod(b *testing.B) {
+	for range b.N {
+		if _, err := Encode([]byte(podJSON)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodePod(b *testing.B) {
+	pb, err := Encode([]byte(podJSON))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, _, err := Decode(pb); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -202,7 +202,27 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, info *request.Info
 		writeRaw(w, r, http.StatusOK, data)
 		return
 	}
-	writeRaw(w, r, http.StatusOK, encodeList(st.Info, res))
+	writeList(w, r, st.Info, res)
+}
+
+// writeList writes a list page in the negotiated encoding, made from the
+// items' cached encodings (encodeList; protobuf.List).
+func writeList(w http.ResponseWriter, r *http.Request, ri api.ResourceInfo, res *registry.ListResult) {
+	if out, err := negotiateOutput(r); err == nil && out.media == mediaProtobuf {
+		items := make([][]byte, len(res.Items))
+		for i, it := range res.Items {
+			items[i] = it.JSON
+		}
+		meta := api.ListMeta{ResourceVersion: res.ResourceVersion, Continue: res.Continue, RemainingItemCount: res.RemainingItemCount}
+		data, err := protobuf.List(ri.GroupVersion(), ri.ListKind(), meta, items)
+		if err != nil {
+			writeError(w, r, apierrors.NewInternalError(err))
+			return
+		}
+		write(w, http.StatusOK, protobuf.ContentType, data)
+		return
+	}
+	writeRaw(w, r, http.StatusOK, encodeList(ri, res))
 }
 
 // encodeList writes the list envelope around the cached item encodings, so a
@@ -282,7 +302,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *request.Inf
 	// into a frame.
 	encode, contentType := func(line []byte) ([]byte, error) { return line, nil }, mediaJSON.String()
 	if out.media == mediaProtobuf {
-		encode, contentType = protobufWatchFrame, protobuf.WatchContentType
+		encode, contentType = protobuf.WatchEventLine, protobuf.WatchContentType
 	}
 	if conv != nil {
 		// A watch of tables or metadata turns each line into that first.
@@ -329,19 +349,6 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *request.Inf
 			return
 		}
 	}
-}
-
-// protobufWatchFrame turns a watch line ({"type":...,"object":{...}})
-// into a frame of a protobuf watch stream.
-func protobufWatchFrame(line []byte) ([]byte, error) {
-	var ev struct {
-		Type   string          `json:"type"`
-		Object json.RawMessage `json:"object"`
-	}
-	if err := json.Unmarshal(line, &ev); err != nil {
-		return nil, fmt.Errorf("read watch line: %w", err)
-	}
-	return protobuf.WatchEvent(ev.Type, ev.Object)
 }
 
 // writeInput reads the dryRun option and the object of a create or update;
@@ -536,5 +543,5 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, info *
 		}
 		res.Items = append(res.Items, registry.Item{JSON: data, Object: o})
 	}
-	writeRaw(w, r, http.StatusOK, encodeList(st.Info, res))
+	writeList(w, r, st.Info, res)
 }
