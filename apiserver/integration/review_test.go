@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
+	"github.com/minik8s/minik8s/internal/pki"
 )
 
 // userClientset returns a client-go clientset authenticated by a client
@@ -148,6 +150,19 @@ func TestReviewAPIs(t *testing.T) {
 		Spec: authenticationv1.TokenReviewSpec{Token: "abcdef.0123456789abcdef"}}, metav1.CreateOptions{})
 	if err != nil || tr.Status.Authenticated {
 		t.Errorf("TokenReview of an unknown token: %+v %v", tr, err)
+	}
+	// A bootstrap token is known to the authenticators that guard requests.
+	id, secret := pki.GenerateBootstrapToken()
+	sec, err := pki.BootstrapTokenSecret(id, secret, time.Hour, nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin.must(201, "POST", "/api/v1/namespaces/kube-system/secrets", sec)
+	tr, err = adminCS.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
+		Spec: authenticationv1.TokenReviewSpec{Token: id + "." + secret}}, metav1.CreateOptions{})
+	if err != nil || !tr.Status.Authenticated || tr.Status.User.Username != "system:bootstrap:"+id ||
+		!slices.Contains(tr.Status.User.Groups, "system:bootstrappers") || !slices.Contains(tr.Status.User.Groups, "system:authenticated") {
+		t.Errorf("TokenReview of a bootstrap token: %+v %v", tr, err)
 	}
 	if _, err := adminCS.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{}, metav1.CreateOptions{}); !apierrors.IsBadRequest(err) {
 		t.Errorf("TokenReview without a token: %v, want BadRequest", err)
