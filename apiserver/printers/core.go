@@ -77,7 +77,8 @@ func init() {
 
 // nodeRow is kube's printNode: STATUS from the Ready condition (Ready,
 // NotReady, Unknown when absent) plus SchedulingDisabled when cordoned;
-// ROLES from node-role.kubernetes.io/ROLE and kubernetes.io/role labels.
+// ROLES from node-role.kubernetes.io/ROLE and kubernetes.io/role labels;
+// the kernel with the architecture.
 func nodeRow(n *api.Node, now time.Time) api.TableRow {
 	var status []string
 	for _, c := range n.Status.Conditions {
@@ -103,10 +104,14 @@ func nodeRow(n *api.Node, now time.Time) api.TableRow {
 		}
 		return s
 	}
+	kernel := unknown(info.KernelVersion)
+	if info.Architecture != "" {
+		kernel += " (" + info.Architecture + ")"
+	}
 	return cells(n.Name, strings.Join(status, ","), orNone(strings.Join(NodeRoles(n.Labels), ",")),
 		age(&n.ObjectMeta, now), info.KubeletVersion,
 		nodeAddress(n, api.NodeInternalIP), nodeAddress(n, api.NodeExternalIP),
-		unknown(info.OSImage), unknown(info.KernelVersion), unknown(info.ContainerRuntimeVersion))
+		unknown(info.OSImage), kernel, unknown(info.ContainerRuntimeVersion))
 }
 
 const (

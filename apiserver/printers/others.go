@@ -8,7 +8,7 @@ import (
 
 	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	discoveryv1beta1 "k8s.io/api/discovery/v1beta1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1beta1 "k8s.io/api/rbac/v1beta1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
@@ -25,7 +25,7 @@ func init() {
 		}
 		return cells(l.Name, holder, age(&l.ObjectMeta, now))
 	}))
-	slice := discoveryv1beta1.EndpointSlice{}.SwaggerDoc()
+	slice := discoveryv1.EndpointSlice{}.SwaggerDoc()
 	register("EndpointSlice", printer([]api.TableColumnDefinition{
 		nameColumn,
 		col("AddressType", "string", slice["addressType"]),

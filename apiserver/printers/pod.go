@@ -114,32 +114,45 @@ func podRow(pod *api.Pod, now time.Time) api.TableRow {
 	if !initializing || podInitialized(pod) {
 		restarts, lastRestart = sidecarRestarts, lastSidecarRestart
 		running := false
+		// errorReason is the reason of the first container that failed.
+		errorReason := ""
 		for i := len(pod.Status.ContainerStatuses) - 1; i >= 0; i-- {
 			c := pod.Status.ContainerStatuses[i]
 			restarts += int(c.RestartCount)
 			if t := c.LastTerminationState.Terminated; t != nil && lastRestart.Before(t.FinishedAt.Time) {
 				lastRestart = t.FinishedAt.Time
 			}
-			switch {
+			switch t := c.State.Terminated; {
 			case c.State.Waiting != nil && c.State.Waiting.Reason != "":
 				reason = c.State.Waiting.Reason
-			case c.State.Terminated != nil && c.State.Terminated.Reason != "":
-				reason = c.State.Terminated.Reason
-			case c.State.Terminated != nil && c.State.Terminated.Signal != 0:
-				reason = fmt.Sprintf("Signal:%d", c.State.Terminated.Signal)
-			case c.State.Terminated != nil:
-				reason = fmt.Sprintf("ExitCode:%d", c.State.Terminated.ExitCode)
+			case t != nil:
+				switch {
+				case t.Reason != "":
+					reason = t.Reason
+				case t.Signal != 0:
+					reason = fmt.Sprintf("Signal:%d", t.Signal)
+				default:
+					reason = fmt.Sprintf("ExitCode:%d", t.ExitCode)
+				}
+				if t.ExitCode != 0 {
+					errorReason = reason
+				}
 			case c.Ready && c.State.Running != nil:
 				running = true
 				ready++
 			}
 		}
-		// A pod whose last container completed while another still runs
-		// is running (or not ready), not Completed.
-		if reason == "Completed" && running {
-			reason = "NotReady"
-			if podConditionTrue(pod, api.PodReady) {
+		// A pod whose last container completed is not Completed while
+		// another runs (Running when ready, else NotReady) or after
+		// another failed (that one's reason).
+		if reason == "Completed" {
+			switch {
+			case running && podConditionTrue(pod, api.PodReady):
 				reason = "Running"
+			case errorReason != "":
+				reason = errorReason
+			case running:
+				reason = "NotReady"
 			}
 		}
 	}

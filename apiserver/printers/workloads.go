@@ -6,7 +6,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	extensionsv1beta1 "k8s.io/api/extensions/v1beta1"
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
@@ -23,18 +23,18 @@ func init() {
 	register("Deployment", printer(append([]api.TableColumnDefinition{
 		nameColumn,
 		col("Ready", "string", "Number of the pod with ready state"),
-		col("Up-to-date", "string", extensionsv1beta1.DeploymentStatus{}.SwaggerDoc()["updatedReplicas"]),
-		col("Available", "string", extensionsv1beta1.DeploymentStatus{}.SwaggerDoc()["availableReplicas"]),
+		col("Up-to-date", "string", appsv1.DeploymentStatus{}.SwaggerDoc()["updatedReplicas"]),
+		col("Available", "string", appsv1.DeploymentStatus{}.SwaggerDoc()["availableReplicas"]),
 		ageColumn,
-	}, wide(containersColumn, imagesColumn, col("Selector", "string", extensionsv1beta1.DeploymentSpec{}.SwaggerDoc()["selector"]))...),
+	}, wide(containersColumn, imagesColumn, col("Selector", "string", appsv1.DeploymentSpec{}.SwaggerDoc()["selector"]))...),
 		deploymentRow))
 	register("ReplicaSet", printer(append([]api.TableColumnDefinition{
 		nameColumn,
-		col("Desired", "integer", extensionsv1beta1.ReplicaSetSpec{}.SwaggerDoc()["replicas"]),
-		col("Current", "integer", extensionsv1beta1.ReplicaSetStatus{}.SwaggerDoc()["replicas"]),
-		col("Ready", "integer", extensionsv1beta1.ReplicaSetStatus{}.SwaggerDoc()["readyReplicas"]),
+		col("Desired", "integer", appsv1.ReplicaSetSpec{}.SwaggerDoc()["replicas"]),
+		col("Current", "integer", appsv1.ReplicaSetStatus{}.SwaggerDoc()["replicas"]),
+		col("Ready", "integer", appsv1.ReplicaSetStatus{}.SwaggerDoc()["readyReplicas"]),
 		ageColumn,
-	}, wide(containersColumn, imagesColumn, col("Selector", "string", extensionsv1beta1.ReplicaSetSpec{}.SwaggerDoc()["selector"]))...),
+	}, wide(containersColumn, imagesColumn, col("Selector", "string", appsv1.ReplicaSetSpec{}.SwaggerDoc()["selector"]))...),
 		replicaSetRow))
 	register("Job", printer(append([]api.TableColumnDefinition{
 		nameColumn,
@@ -74,7 +74,8 @@ func replicaSetRow(rs *api.ReplicaSet, now time.Time) api.TableRow {
 }
 
 // jobRow is kube's printJob: the first true condition of Complete, Failed,
-// (deletion) Terminating, Suspended, FailureTarget, else Running; the
+// (deletion) Terminating, Suspended, FailureTarget, SuccessCriteriaMet,
+// else Running; the
 // completions out of spec.completions (or "of N" parallel pods); the time
 // from start to completion, or to now while running.
 func jobRow(j *api.Job, now time.Time) api.TableRow {
@@ -107,6 +108,8 @@ func jobRow(j *api.Job, now time.Time) api.TableRow {
 		status = "Suspended"
 	case jobCondition(j, api.JobFailureTarget):
 		status = "FailureTarget"
+	case jobCondition(j, api.JobSuccessCriteriaMet):
+		status = "SuccessCriteriaMet"
 	}
 	names, images := containerCells(j.Spec.Template.Spec.Containers)
 	return cells(j.Name, status, completions, took, age(&j.ObjectMeta, now),

@@ -180,10 +180,16 @@ func (c *Converter) WatchLine(line []byte) ([]byte, error) {
 	return fmt.Appendf(nil, "{\"type\":%q,\"object\":%s}\n", ev.Type, out), nil
 }
 
-// row is obj's table row with the object includeObject asks for.
+// row is obj's table row with the object includeObject asks for; the
+// bookmark that ends a watch's initial events keeps its metadata (its
+// annotation) whatever was asked, as in kube-apiserver.
 func (c *Converter) row(obj api.Object, data []byte) (api.TableRow, error) {
 	row := c.printer.Row(obj, c.now())
-	switch c.include {
+	include := c.include
+	if include == api.IncludeNone && obj.GetObjectMeta().Annotations[api.InitialEventsAnnotation] == "true" {
+		include = api.IncludeMetadata
+	}
+	switch include {
 	case api.IncludeObject:
 		if data == nil {
 			var err error

@@ -264,13 +264,25 @@ func TestWatch(t *testing.T) {
 		t.Errorf("second table %+v", tables[1])
 	}
 
+	// The bookmark that ends the initial events keeps its metadata (the
+	// annotation says so) even when rows carry no objects.
+	out, err := c.WatchLine([]byte(`{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"5","annotations":{"k8s.io/initial-events-end":"true"}}}}` + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bm struct{ Object api.Table }
+	if err := json.Unmarshal(out, &bm); err != nil || bm.Object.ResourceVersion != "5" || len(bm.Object.Rows) != 1 ||
+		!strings.Contains(string(bm.Object.Rows[0].Object), `"k8s.io/initial-events-end":"true"`) {
+		t.Errorf("initial-events-end bookmark: %s (%v)", out, err)
+	}
+
 	errLine := []byte(`{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","code":410}}` + "\n")
 	if out, err := c.WatchLine(errLine); err != nil || string(out) != string(errLine) {
 		t.Errorf("error event: %s (%v)", out, err)
 	}
 
 	m := converter(t, Target{"meta.k8s.io", "v1", KindPartialObjectMetadata}, podInfo, "")
-	out, err := m.WatchLine([]byte(`{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true"}}}}` + "\n"))
+	out, err = m.WatchLine([]byte(`{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true"}}}}` + "\n"))
 	want := `{"type":"BOOKMARK","object":{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true"}}}}` + "\n"
 	if err != nil || string(out) != want {
 		t.Errorf("bookmark: %s (%v)", out, err)

@@ -148,7 +148,9 @@ func decorate(cols []api.TableColumnDefinition, in []api.TableRow, opts TableOpt
 			cells = append([]any{ns}, cells...)
 		}
 		if m == nil {
-			for len(cells) < len(out) {
+			// kubectl's loop, whose bound shrinks as it appends: it pads
+			// half the missing cells.
+			for j := 0; j < len(out)-len(cells); j++ {
 				cells = append(cells, nil)
 			}
 		} else {
@@ -164,50 +166,106 @@ func decorate(cols []api.TableColumnDefinition, in []api.TableRow, opts TableOpt
 	return out, rows
 }
 
+// flushRows is how many rows kubectl writes between flushes of a big
+// table.
+const flushRows = 100
+
 // printTable is kubectl's printTable: no header for no rows, the wide
 // columns only with Wide, a cell cut at its first line break ("..."
-// marks the cut) and terminal escapes made visible.
+// marks the cut) and terminal escapes made visible. As kubectl does before
+// flushing every 100 rows, the header (or, without one, the first row) is
+// padded to each column's longest cell in bytes, so later flushes keep
+// the first one's widths.
 func printTable(w *TabWriter, cols []api.TableColumnDefinition, rows [][]any, opts TableOptions) {
+	visible := func(i int) bool { return opts.Wide || cols[i].Priority == 0 }
+	last := -1
+	for i := range cols {
+		if visible(i) {
+			last = i
+		}
+	}
+	widest := make([]int, len(cols))
+	for _, r := range rows {
+		for i, cell := range r {
+			if i >= len(cols) {
+				break
+			}
+			if cell != nil && visible(i) {
+				widest[i] = max(widest[i], len(cellString(cell)))
+			}
+		}
+	}
+	pad := func(b *strings.Builder, i, n int) {
+		if i != last && len(rows) > 0 {
+			b.WriteString(strings.Repeat(" ", max(0, widest[i]-n)))
+		}
+	}
 	if !opts.NoHeaders {
 		if len(rows) == 0 {
 			return
 		}
-		var head []string
-		for _, c := range cols {
-			if opts.Wide || c.Priority == 0 {
-				head = append(head, strings.ToUpper(c.Name))
+		var b strings.Builder
+		first := true
+		for i, c := range cols {
+			if !visible(i) {
+				continue
 			}
+			if !first {
+				b.WriteByte('\t')
+			}
+			first = false
+			name := strings.ToUpper(c.Name)
+			b.WriteString(name)
+			pad(&b, i, len(name))
 		}
-		fmt.Fprintln(w, strings.Join(head, "\t"))
+		fmt.Fprintln(w, b.String())
 	}
-	for _, r := range rows {
-		var line []string
+	for ri, r := range rows {
+		var b strings.Builder
+		first := true
 		for i, cell := range r {
 			if i >= len(cols) {
 				break // more cells than columns: a server's mistake, ignored
 			}
-			if !opts.Wide && cols[i].Priority != 0 {
+			if !visible(i) {
 				continue
 			}
-			line = append(line, cellText(cell))
+			if !first {
+				b.WriteByte('\t')
+			}
+			first = false
+			n := 0
+			if cell != nil {
+				n = len(cellString(cell))
+				b.WriteString(cellText(cellString(cell)))
+			}
+			if opts.NoHeaders && ri == 0 {
+				pad(&b, i, n)
+			}
 		}
-		fmt.Fprintln(w, strings.Join(line, "\t"))
+		fmt.Fprintln(w, b.String())
+		if (ri+1)%flushRows == 0 {
+			w.Flush()
+		}
 	}
+}
+
+func cellString(cell any) string {
+	if s, ok := cell.(string); ok {
+		return s
+	}
+	return fmt.Sprint(cell)
 }
 
 var terminalEscaper = strings.NewReplacer("\x1b", "^[", "\r", "\\r")
 
-func cellText(cell any) string {
-	switch v := cell.(type) {
-	case nil:
-		return ""
-	case string:
-		if i := strings.IndexAny(v, "\f\n\r"); i >= 0 {
-			return terminalEscaper.Replace(v[:i]) + "..."
-		}
-		return terminalEscaper.Replace(v)
+// cellText is a cell as printed: cut at its first line break, terminal
+// escapes made visible.
+func cellText(s string) string {
+	if i := strings.IndexAny(s, "\f\n\r"); i >= 0 {
+		return terminalEscaper.Replace(s[:i]) + "..."
 	}
-	return terminalEscaper.Replace(fmt.Sprint(cell))
+	return terminalEscaper.Replace(s)
 }
 
 // MetadataTable is kubectl's table of objects a server sent without a

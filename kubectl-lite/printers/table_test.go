@@ -123,9 +123,11 @@ func TestTablePrinterCells(t *testing.T) {
 	p.Print(&api.Table{ColumnDefinitions: []api.TableColumnDefinition{{Name: "Name", Type: "string", Format: "name"}, {Name: "Message", Type: "string"}},
 		Rows: []api.TableRow{{Cells: []any{"e1", "first line\nsecond"}, Object: json.RawMessage("null")}, {Cells: []any{"e2", "red \x1b[31m"}}}}, "")
 	w.Flush()
-	want := "NAMESPACE   NAME   MESSAGE         LABELS\n" +
-		"            e1     first line...   \n" +
-		"            e2     red ^[[31m      \n"
+	// kubectl pads the header to the longest cell in bytes before the cut
+	// (17 for "first line\nsecond"), so the column is that wide.
+	want := "NAMESPACE   NAME   MESSAGE             LABELS\n" +
+		"            e1     first line...       \n" +
+		"            e2     red ^[[31m          \n"
 	if b.String() != want {
 		t.Errorf("got\n%q\nwant\n%q", b.String(), want)
 	}

@@ -109,7 +109,7 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 	if err != nil {
 		return err
 	}
-	p.withKind = len(groups) > 1 || o.showKind
+	p.withKind = severalKinds(groups) || o.showKind
 	r := &reading{o: o, p: p, out: streams.Out, failures: cli.Failures{Out: streams.ErrOut}}
 	for _, gr := range groups {
 		if err := r.readAndPrint(cmd.Context(), c, gr); err != nil {
@@ -185,6 +185,17 @@ func (o *options) selection(streams cli.Streams, g *cli.Globals, ns string, args
 		return sel, errors.New("name cannot be provided when a selector is specified")
 	}
 	return sel, nil
+}
+
+// severalKinds says whether the groups are of more than one kind: kubectl
+// then names objects kind/name.
+func severalKinds(groups []group) bool {
+	for _, g := range groups {
+		if g.info.Kind != groups[0].info.Kind || g.info.Group != groups[0].info.Group {
+			return true
+		}
+	}
+	return false
 }
 
 // group is what one request reads: the named objects of one resource
@@ -287,28 +298,40 @@ func (r *reading) readAndPrint(ctx context.Context, c *client.Client, gr group) 
 // asks for it, and prints it: each type's table its own, after a blank
 // line unless headers are off.
 func (r *reading) readAndPrintTable(ctx context.Context, c *client.Client, gr group) error {
-	t, err := r.readTable(ctx, c, gr)
-	if err != nil || r.o.watchOnly || len(t.Rows) == 0 {
+	tables, err := r.readTables(ctx, c, gr)
+	if err != nil || r.o.watchOnly {
 		return err
 	}
-	if r.o.sortBy != "" {
-		if err := sortRows(t, r.o.sortBy); err != nil {
-			return err
+	rows := 0
+	for _, t := range tables {
+		rows += len(t.Rows)
+		// Each table is sorted on its own, as kubectl sorts them: a
+		// list's rows, not the objects named one by one.
+		if r.o.sortBy != "" {
+			if err := sortRows(t, r.o.sortBy); err != nil {
+				return err
+			}
 		}
+	}
+	if rows == 0 {
+		return nil
 	}
 	if r.printed && !r.o.noHeaders {
 		fmt.Fprintln(r.out)
 	}
 	r.p.startTable(gr.info)
 	r.printed = true
-	return r.p.printTable(t, r.p.event)
+	for _, t := range tables {
+		r.p.tables.Print(t, r.p.event)
+	}
+	return r.p.tw.Flush()
 }
 
-// readTable GETs each name of gr as a table, or LISTs its type as one,
+// readTables GETs each name of gr as a table, or LISTs its type as one,
 // with the Accept header of kubectl get. --sort-by needs the objects in
 // the rows; otherwise the server sends their metadata. A server without
 // tables sends the objects, shown as kubectl shows them then (NAME, AGE).
-func (r *reading) readTable(ctx context.Context, c *client.Client, gr group) (*api.Table, error) {
+func (r *reading) readTables(ctx context.Context, c *client.Client, gr group) ([]*api.Table, error) {
 	include := api.IncludeObjectPolicy("")
 	if r.o.sortBy != "" {
 		include = api.IncludeObject
@@ -320,9 +343,9 @@ func (r *reading) readTable(ctx context.Context, c *client.Client, gr group) (*a
 			return nil, err
 		}
 		r.watchRV = a.ResourceVersion
-		return tableOf(a), nil
+		return []*api.Table{tableOf(a)}, nil
 	}
-	t := &api.Table{}
+	var tables []*api.Table
 	for _, n := range gr.names {
 		a, err := tc.Get(ctx, n)
 		if err != nil {
@@ -331,14 +354,10 @@ func (r *reading) readTable(ctx context.Context, c *client.Client, gr group) (*a
 			}
 			continue
 		}
-		one := tableOf(a)
-		if t.ColumnDefinitions == nil {
-			t.ColumnDefinitions = one.ColumnDefinitions
-		}
-		t.Rows = append(t.Rows, one.Rows...)
+		tables = append(tables, tableOf(a))
 		r.watchRV = a.ResourceVersion
 	}
-	return t, nil
+	return tables, nil
 }
 
 // tableOf is the server's table, or kubectl's NAME and AGE of the objects a
