@@ -264,6 +264,34 @@ func TestEviction(t *testing.T) {
 	if _, err := cs.CoreV1().Pods("default").Get(ctx, "victim", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("evicted (unbound) pod still there: %v", err)
 	}
+	// A pod on a node is deleted gracefully, marked as disrupted by the
+	// eviction; a stale precondition is a conflict that changes nothing.
+	bound := pod("bound", "c")
+	bound["spec"].(map[string]any)["nodeName"] = "n1"
+	created := admin.must(201, "POST", "/api/v1/namespaces/default/pods", bound)
+	stale := "1"
+	ev2 := ev("bound")
+	ev2.DeleteOptions = &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{ResourceVersion: &stale}}
+	if err := cs.CoreV1().Pods("default").EvictV1(ctx, ev2); !apierrors.IsConflict(err) {
+		t.Errorf("eviction with a stale precondition: %v, want Conflict", err)
+	}
+	if p, err := cs.CoreV1().Pods("default").Get(ctx, "bound", metav1.GetOptions{}); err != nil || len(p.Status.Conditions) != 0 || p.ResourceVersion != rv(created) {
+		t.Errorf("a refused eviction changed the pod: %+v %v", p, err)
+	}
+	current := rv(created)
+	ev2.DeleteOptions.Preconditions.ResourceVersion = &current
+	if err := cs.CoreV1().Pods("default").EvictV1(ctx, ev2); err != nil {
+		t.Fatalf("evicting a bound pod: %v", err)
+	}
+	p, err := cs.CoreV1().Pods("default").Get(ctx, "bound", metav1.GetOptions{})
+	if err != nil || p.DeletionTimestamp == nil {
+		t.Fatalf("evicted bound pod: %+v %v", p, err)
+	}
+	if len(p.Status.Conditions) != 1 || p.Status.Conditions[0].Type != "DisruptionTarget" || p.Status.Conditions[0].Status != "True" ||
+		p.Status.Conditions[0].Reason != "EvictionByEvictionAPI" || p.Status.Conditions[0].Message != "Eviction API: evicting" {
+		t.Errorf("evicted pod's conditions: %+v", p.Status.Conditions)
+	}
+
 	// Discovery has pods/eviction as policy/v1 Eviction.
 	rl, err := cs.Discovery().ServerResourcesForGroupVersion("v1")
 	if err != nil {

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"net/http"
+	"slices"
+	"time"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
@@ -44,9 +46,16 @@ func (s *Server) evict(w http.ResponseWriter, r *http.Request, info *request.Inf
 		writeError(w, r, err)
 		return
 	}
-	if err := disruptionAllowed(ctx, obj.(*api.Pod)); err != nil {
+	pod := obj.(*api.Pod)
+	if err := disruptionAllowed(ctx, pod); err != nil {
 		writeError(w, r, err)
 		return
+	}
+	if !dry {
+		if opts, err = markDisruptionTarget(ctx, st, pod, opts); err != nil {
+			writeError(w, r, err)
+			return
+		}
 	}
 	if _, _, err := st.Delete(ctx, info.Namespace, info.Name, opts, dry); err != nil {
 		writeError(w, r, err)
@@ -54,6 +63,50 @@ func (s *Server) evict(w http.ResponseWriter, r *http.Request, info *request.Inf
 	}
 	writeJSON(w, r, http.StatusCreated, api.Status{TypeMeta: api.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status: api.StatusSuccess, Code: http.StatusCreated})
+}
+
+// markDisruptionTarget records on a running pod, before it is deleted, why
+// it goes: kube's DisruptionTarget condition with reason
+// EvictionByEvictionAPI, which Jobs' pod failure policies read. A pod
+// already terminal or terminating, or one the eviction's preconditions do
+// not match (the delete then reports the conflict), is left as it is. A
+// resourceVersion precondition moves to the version the condition wrote,
+// as kube-apiserver moves it.
+func markDisruptionTarget(ctx context.Context, st *registry.Store, pod *api.Pod, opts *api.DeleteOptions) (*api.DeleteOptions, error) {
+	if pod.Status.Phase == api.PodSucceeded || pod.Status.Phase == api.PodFailed || pod.DeletionTimestamp != nil {
+		return opts, nil
+	}
+	if p := opts.Preconditions; p != nil && (p.UID != nil && *p.UID != pod.UID || p.ResourceVersion != nil && *p.ResourceVersion != pod.ResourceVersion) {
+		return opts, nil
+	}
+	want := api.PodCondition{Type: api.DisruptionTarget, Status: api.ConditionTrue,
+		Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting", LastTransitionTime: api.NewTime(time.Now())}
+	updated := api.DeepCopy(pod)
+	i := slices.IndexFunc(updated.Status.Conditions, func(c api.PodCondition) bool { return c.Type == api.DisruptionTarget })
+	switch {
+	case i < 0:
+		updated.Status.Conditions = append(updated.Status.Conditions, want)
+	case updated.Status.Conditions[i].Status == want.Status && updated.Status.Conditions[i].Reason == want.Reason:
+		return opts, nil
+	default:
+		if updated.Status.Conditions[i].Status == want.Status {
+			want.LastTransitionTime = updated.Status.Conditions[i].LastTransitionTime
+		}
+		updated.Status.Conditions[i] = want
+	}
+	out, _, err := st.Update(ctx, pod.Namespace, pod.Name, updated, registry.WriteOptions{Subresource: "status"})
+	if err != nil {
+		return nil, err
+	}
+	if opts.Preconditions != nil && opts.Preconditions.ResourceVersion != nil {
+		rv := out.GetObjectMeta().ResourceVersion
+		pre := *opts.Preconditions
+		pre.ResourceVersion = &rv
+		copied := *opts
+		copied.Preconditions = &pre
+		opts = &copied
+	}
+	return opts, nil
 }
 
 // disruptionAllowed is where an eviction consults the pod's
