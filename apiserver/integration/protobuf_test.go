@@ -433,6 +433,12 @@ func TestProtobufNegotiation(t *testing.T) {
 	if code, _, body := send(http.MethodPost, pods, protobufType, protobufType, good); code != http.StatusCreated || !bytes.HasPrefix(body, []byte("k8s\x00")) {
 		t.Fatalf("create: %d %q", code, body)
 	}
+	// A subresource's body: the scheduler's Binding.
+	binding := protobufBody(t, &corev1.Binding{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Binding"},
+		ObjectMeta: metav1.ObjectMeta{Name: "neg"}, Target: corev1.ObjectReference{Kind: "Node", Name: "n1"}})
+	if code, ct, body := send(http.MethodPost, pods+"/neg/binding", protobufType, protobufType, binding); code != http.StatusCreated || ct != protobufType {
+		t.Fatalf("bind: %d %s %q", code, ct, body)
+	}
 	for _, tc := range []struct{ accept, want string }{
 		{"", "application/json"},
 		{"*/*", "application/json"},
@@ -450,7 +456,7 @@ func TestProtobufNegotiation(t *testing.T) {
 		}
 		if ct == protobufType {
 			var got corev1.Pod
-			if _, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, &got); err != nil || got.Name != "neg" {
+			if _, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, &got); err != nil || got.Name != "neg" || got.Spec.NodeName != "n1" {
 				t.Errorf("Accept %q: %v %+v", tc.accept, err, got)
 			}
 		}
