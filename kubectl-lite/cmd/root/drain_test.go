@@ -113,6 +113,12 @@ func TestIntegrationCordonDrain(t *testing.T) {
 	if err != nil || !n.Spec.Unschedulable {
 		t.Errorf("drained node not cordoned: %v %v", n, err)
 	}
+
+	// --disable-eviction deletes, as kubectl does without the eviction API.
+	out, errOut, code = c.run("", "drain", "n2", "--disable-eviction", "--grace-period=0", "--timeout=60s")
+	if code != 0 || out != "node/n2 cordoned\npod/elsewhere deleted\nnode/n2 drained\n" {
+		t.Errorf("drain --disable-eviction: exit %d stdout %q stderr %q", code, out, errOut)
+	}
 }
 
 func podNames(t *testing.T, c *cluster) string {
