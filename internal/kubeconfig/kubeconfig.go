@@ -74,6 +74,13 @@ type AuthInfo struct {
 	ClientKeyData         []byte `json:"client-key-data,omitempty"`
 	Token                 string `json:"token,omitempty"`
 	TokenFile             string `json:"tokenFile,omitempty"`
+	// Impersonate, ImpersonateUID, ImpersonateGroups and
+	// ImpersonateUserExtra make the user's requests act as another
+	// (kubectl's --as, --as-uid, --as-group in a kubeconfig).
+	Impersonate          string              `json:"as,omitempty"`
+	ImpersonateUID       string              `json:"as-uid,omitempty"`
+	ImpersonateGroups    []string            `json:"as-groups,omitempty"`
+	ImpersonateUserExtra map[string][]string `json:"as-user-extra,omitempty"`
 }
 
 // NamedContext is a context entry.
@@ -331,6 +338,8 @@ func (u NamedAuthInfo) fill(out *client.Config) error {
 		}
 		out.BearerToken = strings.TrimSpace(string(b))
 	}
+	out.Impersonate = client.Impersonation{UserName: a.Impersonate, UID: a.ImpersonateUID,
+		Groups: a.ImpersonateGroups, Extra: a.ImpersonateUserExtra}
 	return nil
 }
 

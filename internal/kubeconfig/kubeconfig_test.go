@@ -310,3 +310,41 @@ func TestAdminKubeconfigEndToEnd(t *testing.T) {
 		t.Error("server with a foreign CA was trusted")
 	}
 }
+
+// TestImpersonation reads a user's as, as-uid, as-groups and as-user-extra
+// into the client's impersonation, as kubectl does.
+func TestImpersonation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(path, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:6443"}
+users:
+- name: u
+  user:
+    token: t
+    as: bob
+    as-uid: "42"
+    as-groups: [qa, dev]
+    as-user-extra: {scopes: [a, b]}
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+current-context: x
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := cfg.ClientConfig("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	im := cc.Impersonate
+	if im.UserName != "bob" || im.UID != "42" || strings.Join(im.Groups, ",") != "qa,dev" || strings.Join(im.Extra["scopes"], ",") != "a,b" {
+		t.Errorf("impersonation %+v", im)
+	}
+}

@@ -91,11 +91,18 @@ func (g *Globals) ClientConfig() (*client.Config, error) {
 		}
 		cc.Timeout = d
 	}
-	if g.As == "" && (len(g.AsGroups) > 0 || g.AsUID != "") {
-		return nil, errors.New("requesting uid, groups or user-extra without impersonating a user")
-	}
+	// The flags override the kubeconfig's as, as-groups and as-uid.
 	if g.As != "" {
-		cc.Impersonate = client.Impersonation{UserName: g.As, Groups: g.AsGroups, UID: g.AsUID}
+		cc.Impersonate.UserName = g.As
+	}
+	if len(g.AsGroups) > 0 {
+		cc.Impersonate.Groups = g.AsGroups
+	}
+	if g.AsUID != "" {
+		cc.Impersonate.UID = g.AsUID
+	}
+	if im := cc.Impersonate; im.UserName == "" && (len(im.Groups) > 0 || im.UID != "" || len(im.Extra) > 0) {
+		return nil, errors.New("requesting uid, groups or user-extra without impersonating a user")
 	}
 	cc.UserAgent = client.UserAgentFor("kubectl-lite")
 	return cc, nil
