@@ -245,6 +245,9 @@ func TestClientGoProtobuf(t *testing.T) {
 		if err != nil {
 			t.Fatalf("create: %v", err)
 		}
+		if cm, err = cms.Get(ctx, "cm", metav1.GetOptions{}); err != nil || cm.Data["k"] != "v" {
+			t.Fatalf("get: %v", err)
+		}
 		cm.Data["k2"] = "v2"
 		if cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil || cm.Data["k2"] != "v2" || !bytes.Equal(cm.BinaryData["b"], []byte{0, 1, 2}) {
 			t.Fatalf("update: %v %+v", err, cm)
@@ -279,6 +282,16 @@ func TestClientGoProtobuf(t *testing.T) {
 		if n, err = nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil || len(n.Status.Conditions) != 1 {
 			t.Fatalf("update status: %v", err)
 		}
+		n.Spec.Unschedulable = true
+		if n, err = nodes.Update(ctx, n, metav1.UpdateOptions{}); err != nil || !n.Spec.Unschedulable {
+			t.Fatalf("update: %v", err)
+		}
+		if l, err := nodes.List(ctx, metav1.ListOptions{FieldSelector: "spec.unschedulable=true"}); err != nil || len(l.Items) != 1 {
+			t.Fatalf("list: %v", err)
+		}
+		if n, err = nodes.Get(ctx, "pbn", metav1.GetOptions{}); err != nil || n.Status.Capacity.Memory().Value() != 8<<30 {
+			t.Fatalf("get: %v", err)
+		}
 		if err := nodes.Delete(ctx, "pbn", metav1.DeleteOptions{}); err != nil {
 			t.Fatalf("delete: %v", err)
 		}
@@ -292,6 +305,12 @@ func TestClientGoProtobuf(t *testing.T) {
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, RenewTime: &now}}, metav1.CreateOptions{})
 		if err != nil || *l.Spec.HolderIdentity != "me" || l.Spec.RenewTime == nil {
 			t.Fatalf("create: %v %+v", err, l)
+		}
+		if l, err = leases.Get(ctx, "l", metav1.GetOptions{}); err != nil || *l.Spec.LeaseDurationSeconds != 15 {
+			t.Fatalf("get: %v", err)
+		}
+		if ls, err := leases.List(ctx, metav1.ListOptions{}); err != nil || len(ls.Items) != 1 {
+			t.Fatalf("list: %v", err)
 		}
 		// JSON keeps microseconds, as kube-apiserver with JSON storage does.
 		later := metav1.NewMicroTime(now.Add(time.Second).Truncate(time.Microsecond))
@@ -312,6 +331,13 @@ func TestClientGoProtobuf(t *testing.T) {
 			Source: corev1.EventSource{Component: "test"}}, metav1.CreateOptions{})
 		if err != nil || e.Reason != "Tested" {
 			t.Fatalf("create: %v", err)
+		}
+		if e, err = events.Get(ctx, "e", metav1.GetOptions{}); err != nil || e.Count != 1 {
+			t.Fatalf("get: %v", err)
+		}
+		e.Count = 2
+		if e, err = events.Update(ctx, e, metav1.UpdateOptions{}); err != nil || e.Count != 2 {
+			t.Fatalf("update: %v", err)
 		}
 		if l, err := events.List(ctx, metav1.ListOptions{FieldSelector: "reason=Tested"}); err != nil || len(l.Items) != 1 {
 			t.Fatalf("list: %v", err)
