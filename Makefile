@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X github.com/minik8s/minik8s/internal/version.gitVersion=$(V
 TESTFLAGS ?=
 BENCHTIME ?= 2s
 
-.PHONY: all build test unit vet bench clean-bin cluster-dns $(BINARIES) deps deps-test images up down clean demo e2e
+.PHONY: all build test unit fuzz vet bench clean-bin cluster-dns $(BINARIES) deps deps-test images up down clean demo e2e
 
 all: build
 
@@ -41,6 +41,12 @@ test: deps-test build vet e2e
 # unit skips the integration tests that need etcd or a server.
 unit:
 	$(GO) test $(TESTFLAGS) -short -count=1 ./...
+
+# fuzz runs each decoder's fuzz test for FUZZTIME beyond its seed corpus
+# (the seeds alone run in test and unit).
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzProtobufDecode$$' -fuzztime $(FUZZTIME) ./apiserver/protobuf/
 
 # bench runs the benchmarks and prints one summary (bin/bench.txt keeps the
 # raw output): raw etcd txn/s and apiserver creates/s at 1 and 64 clients
