@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -42,7 +43,7 @@ func (rv *Reviewer) Review(ctx context.Context, ri api.ResourceInfo, namespace s
 	obj.GetTypeMeta().APIVersion, obj.GetTypeMeta().Kind = ri.GroupVersion(), ri.Kind
 	switch o := obj.(type) {
 	case *api.SubjectAccessReview:
-		if errs := validateSARSpec(&o.Spec, field.NewPath("spec")); len(errs) > 0 {
+		if errs := append(validateEmptyMeta(o.ObjectMeta), validateSARSpec(&o.Spec, field.NewPath("spec"))...); len(errs) > 0 {
 			return nil, apierrors.NewInvalid(apierrors.GroupKind{Group: ri.Group, Kind: ri.Kind}, "", errs)
 		}
 		o.Status = rv.authorize(ctx, specAttributes(&o.Spec))
@@ -61,7 +62,7 @@ func (rv *Reviewer) Review(ctx context.Context, ri api.ResourceInfo, namespace s
 		}
 		o.Status = rv.authorize(ctx, specAttributes(&o.Spec))
 	case *api.SelfSubjectAccessReview:
-		if errs := validateAttributes(o.Spec.ResourceAttributes, o.Spec.NonResourceAttributes, field.NewPath("spec")); len(errs) > 0 {
+		if errs := append(validateEmptyMeta(o.ObjectMeta), validateAttributes(o.Spec.ResourceAttributes, o.Spec.NonResourceAttributes, field.NewPath("spec"))...); len(errs) > 0 {
 			return nil, apierrors.NewInvalid(apierrors.GroupKind{Group: ri.Group, Kind: ri.Kind}, "", errs)
 		}
 		o.Status = rv.authorize(ctx, attributes(user, o.Spec.ResourceAttributes, o.Spec.NonResourceAttributes))
@@ -192,8 +193,25 @@ func validateSARSpec(spec *api.SubjectAccessReviewSpec, p *field.Path) field.Err
 	return errs
 }
 
+// validateEmptyMeta is Kubernetes' rule that an access review names
+// nothing: its metadata must be empty (managed fields aside).
+func validateEmptyMeta(m api.ObjectMeta) field.ErrorList {
+	m.ManagedFields = nil
+	got, _ := json.Marshal(m)
+	if want, _ := json.Marshal(api.ObjectMeta{}); string(got) != string(want) {
+		return field.ErrorList{field.Invalid(field.NewPath("metadata"), string(got), "must be empty")}
+	}
+	return nil
+}
+
 func validateLocalSAR(o *api.LocalSubjectAccessReview) field.ErrorList {
-	errs := validateSARSpec(&o.Spec, field.NewPath("spec"))
+	meta := o.ObjectMeta
+	meta.Namespace, meta.ManagedFields = "", nil
+	errs := validateEmptyMeta(meta)
+	if len(errs) > 0 {
+		errs[0].Detail = "must be empty except for namespace"
+	}
+	errs = append(errs, validateSARSpec(&o.Spec, field.NewPath("spec"))...)
 	if o.Spec.NonResourceAttributes != nil {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "nonResourceAttributes"), o.Spec.NonResourceAttributes, "disallowed on this kind of request"))
 	}
