@@ -111,6 +111,15 @@ func TestTablesForKubectl(t *testing.T) {
 		t.Errorf("includeObject=None: %s", tb.Rows[0].Object)
 	}
 
+	// The scale subresource's own table.
+	c.must(201, "POST", "/apis/apps/v1/namespaces/default/deployments", map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web"}, "spec": map[string]any{"replicas": 3, "selector": map[string]any{"matchLabels": map[string]any{"app": "web"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "web"}}, "spec": map[string]any{"containers": []any{map[string]any{"name": "a", "image": "i"}}}}}})
+	_, _, body = getAccept(t, s, "/apis/apps/v1/namespaces/default/deployments/web/scale", kubectlAccept)
+	if tb = table(t, body); columnNames(tb) != "Name,Desired,Available,Age" || len(tb.Rows) != 1 || tb.Rows[0].Cells[0] != "web" || tb.Rows[0].Cells[1] != float64(3) {
+		t.Errorf("scale table %s", body)
+	}
+
 	// v1beta1 when asked; YAML too.
 	_, _, body = getAccept(t, s, "/api/v1/namespaces/default/pods", "application/json;as=Table;v=v1beta1;g=meta.k8s.io")
 	if tb = table(t, body); tb.APIVersion != "meta.k8s.io/v1beta1" {

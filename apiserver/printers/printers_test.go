@@ -21,11 +21,14 @@ var created = `"creationTimestamp":"` + ago(5*time.Minute) + `"`
 
 func decode(t *testing.T, kind, s string) api.Object {
 	t.Helper()
-	info, ok := api.FindResource(kind)
-	if !ok {
-		t.Fatalf("no kind %s", kind)
+	var obj api.Object = &api.Scale{}
+	if kind != "Scale" {
+		info, ok := api.FindResource(kind)
+		if !ok {
+			t.Fatalf("no kind %s", kind)
+		}
+		obj = info.New()
 	}
-	obj := info.New()
 	if err := json.Unmarshal([]byte(s), obj); err != nil {
 		t.Fatalf("%s: %v", s, err)
 	}
@@ -179,6 +182,9 @@ func TestRows(t *testing.T) {
 		{"job terminating", "Job", `{"metadata":{"name":"t",` + created + `,"deletionTimestamp":"` + ago(0) + `"},"spec":{"completions":2},"status":{"conditions":[{"type":"Suspended","status":"True"}]}}`,
 			"t | Terminating | 0/2 |  | 5m |  |  | <none>"},
 
+		{"scale", "Scale", `{"metadata":{"name":"web",` + created + `},"spec":{"replicas":3},"status":{"replicas":2,"selector":"app=web"}}`,
+			"web | 3 | 2 | 5m"},
+
 		// Configuration and the rest of core.
 		{"namespace", "Namespace", `{"metadata":{"name":"dev",` + created + `},"status":{"phase":"Terminating"}}`, "dev | Terminating | 5m"},
 		{"configmap", "ConfigMap", `{"metadata":{"name":"cm",` + created + `},"data":{"a":"1","b":"2"},"binaryData":{"c":"eA=="}}`, "cm | 3 | 5m"},
@@ -263,15 +269,21 @@ func TestColumns(t *testing.T) {
 		"ClusterRoleBinding":        "Name Role Age Users* Groups* ServiceAccounts*",
 		"Role":                      "Name Created At:date",
 		"ClusterRole":               "Name Created At:date",
+		// The scale subresource.
+		"Scale": "Name Desired:integer Available:integer Age",
 	}
+	kinds := []string{"Scale"}
 	for _, info := range api.Resources {
-		w, ok := want[info.Kind]
+		kinds = append(kinds, info.Kind)
+	}
+	for _, kind := range kinds {
+		w, ok := want[kind]
 		if !ok {
-			t.Errorf("no columns pinned for %s: add them here with its printer", info.Kind)
+			t.Errorf("no columns pinned for %s: add them here with its printer", kind)
 			continue
 		}
 		var got []string
-		for _, c := range For(info.Kind).Columns {
+		for _, c := range For(kind).Columns {
 			s := c.Name
 			if c.Type != "string" || s == "Restarts" {
 				s += ":" + c.Type
@@ -280,22 +292,22 @@ func TestColumns(t *testing.T) {
 				s += "*"
 			}
 			if c.Description == "" {
-				t.Errorf("%s column %s has no description", info.Kind, c.Name)
+				t.Errorf("%s column %s has no description", kind, c.Name)
 			}
 			got = append(got, s)
 		}
 		if g := strings.Join(got, " "); g != w {
-			t.Errorf("%s columns\n got %s\nwant %s", info.Kind, g, w)
+			t.Errorf("%s columns\n got %s\nwant %s", kind, g, w)
 		}
 		// The name column is what kubectl prefixes with the kind.
 		names := 0
-		for _, c := range For(info.Kind).Columns {
+		for _, c := range For(kind).Columns {
 			if c.Format == "name" {
 				names++
 			}
 		}
-		if names != 1 {
-			t.Errorf("%s has %d name columns", info.Kind, names)
+		if want := map[bool]int{true: 0, false: 1}[kind == "Scale"]; names != want {
+			t.Errorf("%s has %d name columns, want %d", kind, names, want)
 		}
 	}
 }

@@ -5,8 +5,9 @@ import (
 	"strings"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
@@ -44,6 +45,16 @@ func init() {
 		ageColumn,
 	}, wide(containersColumn, imagesColumn, col("Selector", "string", batchv1.JobSpec{}.SwaggerDoc()["selector"]))...),
 		jobRow))
+	// The scale subresource of deployments and replica sets; its name
+	// column is not the format "name" kubectl prefixes with a kind.
+	register("Scale", printer([]api.TableColumnDefinition{
+		{Name: "Name", Type: "string", Description: metaDoc["name"]},
+		col("Desired", "integer", autoscalingv1.ScaleSpec{}.SwaggerDoc()["replicas"]),
+		col("Available", "integer", autoscalingv1.ScaleStatus{}.SwaggerDoc()["replicas"]),
+		ageColumn,
+	}, func(s *api.Scale, now time.Time) api.TableRow {
+		return cells(s.Name, int64(s.Spec.Replicas), int64(s.Status.Replicas), age(&s.ObjectMeta, now))
+	}))
 }
 
 // replicas is a spec's replica count: 1 when unset, as defaulting makes it.

@@ -46,6 +46,11 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *
 		}
 		writeJSON(w, r, http.StatusCreated, api.Status{TypeMeta: api.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: api.StatusSuccess, Code: http.StatusCreated})
 	case "scale":
+		conv, err := converter(r, scaleInfo)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
 		var out *api.Scale
 		switch info.Verb {
 		case "get":
@@ -72,7 +77,7 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *
 			writeError(w, r, err)
 			return
 		}
-		writeJSON(w, r, http.StatusOK, out)
+		writeObject(w, r, http.StatusOK, conv, out, nil)
 	case "eviction":
 		s.evict(w, r, info, st, dry)
 	case "finalize":

@@ -13,6 +13,11 @@ func transformTarget(c *groupVersionKind) transform.Target {
 	return transform.Target{Group: c.group, Version: c.version, Kind: c.kind}
 }
 
+// scaleInfo is the scale subresource's kind (autoscaling/v1 Scale), for
+// its tables.
+var scaleInfo = api.ResourceInfo{Group: "autoscaling", Version: "v1", Kind: "Scale", Resource: "scale",
+	New: func() api.Object { return &api.Scale{} }}
+
 // converter is what the request's Accept asks the answer be turned into
 // (a Table, PartialObjectMetadata), nil for the resource itself. A bad
 // table option (includeObject) is the error.
