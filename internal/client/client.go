@@ -175,6 +175,11 @@ func (c *Client) send(ctx context.Context, req Request, ec errContext) (*http.Re
 	for attempt := 0; ; attempt++ {
 		if c.limiter != nil {
 			if err := c.limiter.Wait(ctx); err != nil {
+				if _, ok := ctx.Deadline(); ok && ctx.Err() == nil {
+					// The limiter refuses a wait that would outlast the
+					// deadline: for the caller, the deadline is reached.
+					err = fmt.Errorf("%w: %v", context.DeadlineExceeded, err)
+				}
 				return nil, fmt.Errorf("%s %s: client rate limiter: %w", method, u.Redacted(), err)
 			}
 		}

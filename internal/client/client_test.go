@@ -510,6 +510,32 @@ func TestRateLimit(t *testing.T) {
 	}
 }
 
+// A request whose rate-limited wait would outlast its context's deadline
+// fails at once as a reached deadline (callers test for it), not as a
+// limiter error of its own.
+func TestRateLimitDeadline(t *testing.T) {
+	t.Parallel()
+	fs := newFakeServer(t, echo)
+	c, err := New(&Config{Host: fs.URL, QPS: 0.5, Burst: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := ResourceFor[testNode](c, nodeInfo)
+	if _, err := nodes.Get(context.Background(), "n"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = nodes.Get(ctx, "n")
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Get with the next token 2 s away and 200 ms left: %v, want context.DeadlineExceeded", err)
+	}
+	if time.Since(start) > 150*time.Millisecond {
+		t.Errorf("Get waited %v before failing, want at once", time.Since(start))
+	}
+}
+
 func TestResourceLookup(t *testing.T) {
 	t.Parallel()
 	info, err := InfoFor[api.Lease]()
