@@ -131,10 +131,11 @@ func TestStuckPodSaysWhy(t *testing.T) {
 			LocalObjectReference: api.LocalObjectReference{Name: "settings"}}}}}
 		nd.create(p)
 		nd.waitEvent("mount", `FailedMount: MountVolume.SetUp failed for volume "config" : configmap "settings" not found`, 30*time.Second)
-		got := nd.waitPod("mount", 10*time.Second, "Pending", func(p *api.Pod) bool { return p.Status.Phase == api.PodPending })
-		if w := status(got, "main").State.Waiting; w == nil || w.Reason != "ContainerCreating" {
-			t.Fatalf("status while the volume is missing: %s", statusString(got))
-		}
+		// The event comes first, the status write after it.
+		nd.waitPod("mount", 10*time.Second, "Pending, its container ContainerCreating", func(p *api.Pod) bool {
+			w := status(p, "main").State.Waiting
+			return p.Status.Phase == api.PodPending && w != nil && w.Reason == "ContainerCreating"
+		})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		cm := &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: "settings", Namespace: "default"}, Data: map[string]string{"k": "v"}}
@@ -147,9 +148,9 @@ func TestStuckPodSaysWhy(t *testing.T) {
 		nd := newNode(t, func(nd *node) { nd.cidr = "" })
 		nd.create(nd.pod("nonet", api.Container{Name: "main", Command: sh("sleep 600")}))
 		nd.waitEvent("nonet", "NetworkNotReady: network is not ready: ", 30*time.Second)
-		got := nd.waitPod("nonet", 10*time.Second, "Pending", func(p *api.Pod) bool { return p.Status.Phase == api.PodPending })
-		if !strings.Contains(got.Status.Message, "network is not ready") {
-			t.Fatalf("pod message %q, want the network's reason", got.Status.Message)
-		}
+		// The event comes first, the status write after it.
+		nd.waitPod("nonet", 10*time.Second, "Pending with the network's reason as its message", func(p *api.Pod) bool {
+			return p.Status.Phase == api.PodPending && strings.Contains(p.Status.Message, "network is not ready: ")
+		})
 	})
 }
