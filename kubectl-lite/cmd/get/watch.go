@@ -1,6 +1,7 @@
 package get
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -23,58 +24,45 @@ func watchFiltered(cmd *cobra.Command, d *client.DynamicClient, p *printer, info
 }
 
 func watchWith(cmd *cobra.Command, d *client.DynamicClient, p *printer, info api.ResourceInfo, lo client.ListOptions, watchEvents bool, keep func(printers.Obj) bool) error {
-	ctx := cmd.Context()
-	w, err := d.Watch(ctx, lo)
+	w, err := d.Watch(cmd.Context(), lo)
 	if err != nil {
 		return err
 	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
+	return eachEvent(cmd.Context(), w, func(typ string, obj *client.Unstructured) error {
+		if keep != nil && !keep(obj.Object) {
 			return nil
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return nil
-			}
-			switch ev.Type {
-			case api.Error:
-				if ev.Status != nil {
-					return fmt.Errorf("watch: %s", ev.Status.Message)
-				}
-				return errors.New("watch ended with an error")
-			case api.Bookmark:
-				continue
-			}
-			if ev.Object == nil {
-				continue
-			}
-			if keep != nil && !keep(ev.Object.Object) {
-				continue
-			}
-			if watchEvents {
-				p.event = string(ev.Type)
-			}
-			if err := p.printWatched(info, ev.Object.Object); err != nil {
-				return err
-			}
 		}
-	}
+		if watchEvents {
+			p.event = typ
+		}
+		return p.printWatched(info, obj.Object)
+	})
 }
 
 // watchTables prints a watch of tables, as kubectl get -w does: each
 // event's one-row table continues the table printed so far (its columns,
 // its widths), with the event type first with --output-watch-events.
 func watchTables(cmd *cobra.Command, tc *client.TableClient, p *printer, info api.ResourceInfo, lo client.ListOptions, watchEvents bool) error {
-	ctx := cmd.Context()
-	w, err := tc.Watch(ctx, lo)
+	w, err := tc.Watch(cmd.Context(), lo)
 	if err != nil {
 		return err
 	}
-	defer w.Stop()
 	if p.tables == nil {
 		p.startTable(info)
 	}
+	return eachEvent(cmd.Context(), w, func(typ string, obj *client.TableAnswer) error {
+		event := ""
+		if watchEvents {
+			event = typ
+		}
+		return p.printTable(tableOf(obj), event)
+	})
+}
+
+// eachEvent hands each object event of w to f until the watch or ctx
+// ends; an Error event ends it with the error, bookmarks are skipped.
+func eachEvent[T any](ctx context.Context, w client.Watcher[T], f func(typ string, obj *T) error) error {
+	defer w.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -95,11 +83,7 @@ func watchTables(cmd *cobra.Command, tc *client.TableClient, p *printer, info ap
 			if ev.Object == nil {
 				continue
 			}
-			event := ""
-			if watchEvents {
-				event = string(ev.Type)
-			}
-			if err := p.printTable(tableOf(ev.Object), event); err != nil {
+			if err := f(ev.Type, ev.Object); err != nil {
 				return err
 			}
 		}
