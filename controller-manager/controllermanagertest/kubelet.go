@@ -27,6 +27,9 @@ type KubeletOptions struct {
 	ReadyDelay time.Duration
 	// Workers is the number of pods handled at once (default 8).
 	Workers int
+	// Unready, when set, picks the pods reported Running but never Ready
+	// (a crash-looping release).
+	Unready func(*api.Pod) bool
 }
 
 // Kubelet stands in for the scheduler and the kubelets of fake nodes, for
@@ -136,13 +139,17 @@ func (k *Kubelet) sync(ctx context.Context, key string) error {
 	}
 	p := api.DeepCopy(pod)
 	now := api.Now()
+	var ready api.ConditionStatus = api.ConditionTrue
+	if k.opts.Unready != nil && k.opts.Unready(pod) {
+		ready = api.ConditionFalse
+	}
 	p.Status.Phase = api.PodRunning
 	p.Status.StartTime = &now
 	p.Status.PodIP = "10.244.0.1"
 	p.Status.Conditions = []api.PodCondition{
 		{Type: api.PodScheduled, Status: api.ConditionTrue, LastTransitionTime: now},
-		{Type: api.ContainersReady, Status: api.ConditionTrue, LastTransitionTime: now},
-		{Type: api.PodReady, Status: api.ConditionTrue, LastTransitionTime: now},
+		{Type: api.ContainersReady, Status: ready, LastTransitionTime: now},
+		{Type: api.PodReady, Status: ready, LastTransitionTime: now},
 	}
 	_, err = pods.UpdateStatus(ctx, p)
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {

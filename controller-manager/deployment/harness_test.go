@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
+	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,10 +14,9 @@ import (
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	apiserverapp "github.com/minik8s/minik8s/apiserver/app"
 	"github.com/minik8s/minik8s/controller-manager/app"
-	"github.com/minik8s/minik8s/internal/cache"
+	"github.com/minik8s/minik8s/controller-manager/controllermanagertest"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
 // brokenImage marks pods the simulated kubelet runs but never reports
@@ -85,118 +83,16 @@ func (cl *cluster) runControllerManager(opts app.Options) (stop func()) {
 	return stop
 }
 
-// kubelet simulates nodes: it binds unscheduled pods round-robin to fake
-// nodes, reports bound pods Running and Ready after readyDelay (pods of
-// brokenImage stay not ready), and finishes graceful deletions at once.
-type kubelet struct {
-	c          *client.Client
-	nodes      int
-	readyDelay time.Duration
-	pods       *informer.Informer[api.Pod]
-	queue      *workqueue.RateLimitingQueue[string]
-	next       atomic.Int64
-	mu         sync.Mutex
-	bound      map[api.UID]time.Time
-}
-
-func (cl *cluster) runKubelet(nodes int, readyDelay time.Duration, workers int) *kubelet {
-	k := &kubelet{c: cl.c, nodes: nodes, readyDelay: readyDelay, bound: map[api.UID]time.Time{},
-		queue: workqueue.NewRateLimiting[string](workqueue.NewItemExponentialFailureRateLimiter[string](5*time.Millisecond, time.Second))}
-	k.pods = informer.New[api.Pod](informer.For[api.Pod](cl.c, "", client.ListOptions{}), informer.Options[api.Pod]{Logger: testLogger()})
-	add := func(p *api.Pod) { k.queue.Add(cache.MetaNamespaceKeyFunc(p)) }
-	k.pods.AddEventHandler(informer.Handler[api.Pod]{
-		OnAdd:    func(p *api.Pod, _ bool) { add(p) },
-		OnUpdate: func(_, p *api.Pod) { add(p) },
+// runKubelet simulates nodes: it binds unscheduled pods round-robin to
+// fake nodes, reports bound pods Running and Ready after readyDelay (pods
+// of brokenImage stay not ready), and finishes graceful deletions at once.
+func (cl *cluster) runKubelet(nodes int, readyDelay time.Duration, workers int) {
+	controllermanagertest.RunKubelet(cl.t, cl.c, controllermanagertest.KubeletOptions{
+		Nodes: nodes, ReadyDelay: readyDelay, Workers: workers,
+		Unready: func(p *api.Pod) bool {
+			return slices.ContainsFunc(p.Spec.Containers, func(c api.Container) bool { return c.Image == brokenImage })
+		},
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); k.pods.Run(ctx) }()
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				key, shut := k.queue.Get()
-				if shut {
-					return
-				}
-				if err := k.sync(ctx, key); err != nil && ctx.Err() == nil {
-					k.queue.AddRateLimited(key)
-				} else {
-					k.queue.Forget(key)
-				}
-				k.queue.Done(key)
-			}
-		}()
-	}
-	cl.t.Cleanup(func() { cancel(); k.queue.ShutDown(); wg.Wait() })
-	return k
-}
-
-func (k *kubelet) sync(ctx context.Context, key string) error {
-	ns, name, _ := cache.SplitMetaNamespaceKey(key)
-	pod, err := k.pods.Lister().Namespace(ns).Get(name)
-	if err != nil {
-		return nil
-	}
-	pods := client.Resource[api.Pod](k.c).Namespace(ns)
-	switch {
-	case pod.DeletionTimestamp != nil:
-		zero := int64(0)
-		err := pods.Delete(ctx, name, &api.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &api.Preconditions{UID: &pod.UID}})
-		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-			return nil
-		}
-		return err
-	case pod.Spec.NodeName == "":
-		node := fmt.Sprintf("node-%d", k.next.Add(1)%int64(k.nodes))
-		b := &api.Binding{ObjectMeta: api.ObjectMeta{Name: name, Namespace: ns, UID: pod.UID}, Target: api.ObjectReference{Kind: "Node", Name: node}}
-		err := pods.Subresource(name, "binding").Post(ctx, b, nil)
-		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-			return nil
-		}
-		if err == nil {
-			k.mu.Lock()
-			k.bound[pod.UID] = time.Now()
-			k.mu.Unlock()
-		}
-		return err
-	case pod.Status.Phase == api.PodRunning:
-		return nil
-	}
-	k.mu.Lock()
-	at, ok := k.bound[pod.UID]
-	if !ok {
-		at = time.Now()
-		k.bound[pod.UID] = at
-	}
-	k.mu.Unlock()
-	if wait := k.readyDelay - time.Since(at); wait > 0 {
-		k.queue.AddAfter(key, wait)
-		return nil
-	}
-	p := api.DeepCopy(pod)
-	now := api.Now()
-	var ready api.ConditionStatus = api.ConditionTrue
-	for _, c := range p.Spec.Containers {
-		if strings.Contains(c.Image, "broken") {
-			ready = api.ConditionFalse
-		}
-	}
-	p.Status.Phase = api.PodRunning
-	p.Status.StartTime = &now
-	p.Status.PodIP = "10.244.0.1"
-	p.Status.Conditions = []api.PodCondition{
-		{Type: api.PodScheduled, Status: api.ConditionTrue, LastTransitionTime: now},
-		{Type: api.ContainersReady, Status: ready, LastTransitionTime: now},
-		{Type: api.PodReady, Status: ready, LastTransitionTime: now},
-	}
-	_, err = pods.UpdateStatus(ctx, p)
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil // a newer event re-queues it
-	}
-	return err
 }
 
 // waitFor polls cond until it holds or timeout passes.
