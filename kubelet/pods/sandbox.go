@@ -63,7 +63,8 @@ func (s *podSync) sandbox(ctx context.Context) bool {
 // NetworkNotReady event (folded with its repeats), the pod's message, one
 // log line per new reason.
 func (s *podSync) networkNotReady(err error) {
-	msg := "network is not ready: " + err.Error()
+	// Worded as the kubelet reports its runtime's NetworkReady condition.
+	msg := "network is not ready: container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:" + err.Error()
 	if s.w.networkErr != msg {
 		s.log.Warn("waiting for the pod network", "err", err)
 	}
