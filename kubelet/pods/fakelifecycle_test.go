@@ -187,7 +187,9 @@ func TestFakeImagePullBackOff(t *testing.T) {
 
 func TestFakeNetworkNotReady(t *testing.T) {
 	n := newFakeNode(t, func(n *fakeNode) { n.net.notReady = errFake("no podCIDR yet") }, fakePod("wait", api.Container{Name: "main"}))
-	n.wait("NetworkNotReady", func() bool { return n.hasEvent("Warning NetworkNotReady network is not ready: container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:no podCIDR yet") })
+	n.wait("NetworkNotReady", func() bool {
+		return n.hasEvent("Warning NetworkNotReady network is not ready: container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:no podCIDR yet")
+	})
 	n.net.mu.Lock()
 	n.net.notReady = nil
 	n.net.mu.Unlock()
