@@ -1,6 +1,7 @@
 package root_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -10,6 +11,8 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
+	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -17,6 +20,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/oracle"
 )
 
 // tableObjects are objects of every kind the server prints, in the states
@@ -275,6 +279,8 @@ func maskVolatile(out string) string {
 // with its wide columns and decorations, and compares with the golden
 // files (see tableObjects).
 func TestIntegrationTablesGolden(t *testing.T) {
+	// Built first: the objects' ages must stay under the masked 100 s.
+	oracle.Path(t, "kubectl")
 	c := startCluster(t)
 	now := time.Now().UTC()
 	objects := strings.NewReplacer("FIRST", now.Add(-5*time.Hour).Format(time.RFC3339), "LAST", now.Add(-90*time.Minute).Format(time.RFC3339)).Replace(tableObjects)
@@ -323,6 +329,29 @@ func TestIntegrationTablesGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			out := c.mustRun("", strings.Fields(tc.args)...)
 			golden(t, "tables-"+tc.name, maskVolatile(out))
+			if *update {
+				return
+			}
+			// The real kubectl, from the same server, prints the same
+			// bytes: the tables are the server's, as kube-apiserver's are.
+			out, errOut, err := c.kubectl(strings.Fields(tc.args)...)
+			if err != nil {
+				t.Fatalf("kubectl %s: %v\n%s", tc.args, err, errOut)
+			}
+			golden(t, "tables-"+tc.name, maskVolatile(out))
 		})
 	}
+}
+
+// kubectl runs the real kubectl (see internal/oracle) against the cluster.
+func (c *cluster) kubectl(args ...string) (stdout, stderr string, err error) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, oracle.Path(c.t, "kubectl"), append([]string{"--kubeconfig", c.kubeconfig}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+c.t.TempDir(), "KUBECONFIG=")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
 }
