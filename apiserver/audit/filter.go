@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/apiserver/protobuf"
 	"github.com/minik8s/minik8s/apiserver/request"
 )
 
@@ -288,7 +289,14 @@ func (w *responseWriter) status(panicked bool) *api.Status {
 }
 
 func parseStatus(body []byte, contentType string) (*api.Status, error) {
-	if !strings.Contains(contentType, "json") {
+	switch {
+	case strings.HasPrefix(contentType, protobuf.ContentType):
+		js, _, err := protobuf.Decode(body)
+		if err != nil {
+			return nil, err
+		}
+		body = js
+	case !strings.Contains(contentType, "json"):
 		return nil, fmt.Errorf("content type %q", contentType)
 	}
 	var s api.Status

@@ -46,7 +46,7 @@ func Filter(a Authenticator, allowAnonymousPaths []string) func(http.Handler) ht
 				if err != nil {
 					log.Info("unable to authenticate the request", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
 				}
-				writeUnauthorized(w)
+				writeUnauthorized(w, r)
 			}
 		})
 	}
@@ -54,6 +54,6 @@ func Filter(a Authenticator, allowAnonymousPaths []string) func(http.Handler) ht
 
 // writeUnauthorized answers like kube-apiserver: a Status with the bare
 // message "Unauthorized", whatever the reason.
-func writeUnauthorized(w http.ResponseWriter) {
-	apierrors.WriteStatus(w, apierrors.NewUnauthorized("Unauthorized").Status())
+func writeUnauthorized(w http.ResponseWriter, r *http.Request) {
+	request.WriteStatus(w, r, apierrors.NewUnauthorized("Unauthorized").Status())
 }

@@ -26,12 +26,12 @@ func Filter(a Authorizer) func(http.Handler) http.Handler {
 			ctx := r.Context()
 			info, ok := request.InfoFrom(ctx)
 			if !ok {
-				apierrors.WriteStatus(w, apierrors.NewInternalError(errors.New("no RequestInfo found in the context")).Status())
+				request.WriteStatus(w, r, apierrors.NewInternalError(errors.New("no RequestInfo found in the context")).Status())
 				return
 			}
 			user, ok := request.UserFrom(ctx)
 			if !ok {
-				apierrors.WriteStatus(w, apierrors.NewInternalError(errors.New("no User found in the context")).Status())
+				request.WriteStatus(w, r, apierrors.NewInternalError(errors.New("no User found in the context")).Status())
 				return
 			}
 			attrs := AttributesFrom(info, user)
@@ -42,11 +42,11 @@ func Filter(a Authorizer) func(http.Handler) http.Handler {
 			}
 			if err != nil {
 				log.Error("authorization failed", "user", user.Name, "verb", attrs.Verb, "path", attrs.Path, "err", err)
-				apierrors.WriteStatus(w, apierrors.NewInternalError(err).Status())
+				request.WriteStatus(w, r, apierrors.NewInternalError(err).Status())
 				return
 			}
 			log.Debug("forbidden", "user", user.Name, "verb", attrs.Verb, "path", attrs.Path, "reason", reason)
-			apierrors.WriteStatus(w, Forbidden(attrs, reason).Status())
+			request.WriteStatus(w, r, Forbidden(attrs, reason).Status())
 		})
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"net/http"
 	"strings"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
 )
 
 // Info is what a request addresses, parsed from its method and URL the way
@@ -167,4 +170,27 @@ func WithUser(ctx context.Context, u *User) context.Context {
 func UserFrom(ctx context.Context) (*User, bool) {
 	u, ok := ctx.Value(userKey).(*User)
 	return u, ok
+}
+
+// StatusWriter writes an error Status as the response, encoded as the
+// request negotiated (JSON, YAML or protobuf).
+type StatusWriter func(w http.ResponseWriter, r *http.Request, st api.Status)
+
+type statusWriterKey struct{}
+
+// WithStatusWriter returns ctx carrying the server's negotiating writer, so
+// filters outside the server package (authentication, authorization) answer
+// in the encoding the client asked for, as kube-apiserver's do.
+func WithStatusWriter(ctx context.Context, fn StatusWriter) context.Context {
+	return context.WithValue(ctx, statusWriterKey{}, fn)
+}
+
+// WriteStatus writes st with the writer of r's context, or as JSON when
+// there is none.
+func WriteStatus(w http.ResponseWriter, r *http.Request, st api.Status) {
+	if fn, ok := r.Context().Value(statusWriterKey{}).(StatusWriter); ok {
+		fn(w, r, st)
+		return
+	}
+	apierrors.WriteStatus(w, st)
 }

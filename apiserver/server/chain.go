@@ -59,11 +59,13 @@ func (s *Server) withPanicRecovery(next http.Handler) http.Handler {
 }
 
 // withRequestInfo parses what the request addresses into its context, for
-// audit, authorization, metrics and the handlers.
+// audit, authorization, metrics and the handlers, with the writer the
+// filters answer errors with (negotiated, as the handlers' errors are).
 func withRequestInfo(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info := request.ParseInfo(r)
-		next.ServeHTTP(w, r.WithContext(request.WithInfo(r.Context(), info)))
+		ctx := request.WithStatusWriter(request.WithInfo(r.Context(), info), writeStatus)
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 

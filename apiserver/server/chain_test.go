@@ -18,6 +18,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/audit"
 	"github.com/minik8s/minik8s/apiserver/authn"
 	"github.com/minik8s/minik8s/apiserver/authz"
+	"github.com/minik8s/minik8s/apiserver/protobuf"
 	"github.com/minik8s/minik8s/apiserver/request"
 	"github.com/minik8s/minik8s/apiserver/server"
 )
@@ -62,12 +63,15 @@ func TestHandlerChainOrder(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, method, path, user string
-		wantCode                 int
-		wantReason               api.StatusReason // "" for a success
-		wantAsked                []string         // who the authorizer was asked about
-		wantReached              bool             // the handler ran
-		wantStage                string
-		wantAuditUser            string
+		// accept, when set, is the Accept header: errors come back in
+		// the encoding it negotiates, whichever filter answers.
+		accept        string
+		wantCode      int
+		wantReason    api.StatusReason // "" for a success
+		wantAsked     []string         // who the authorizer was asked about
+		wantReached   bool             // the handler ran
+		wantStage     string
+		wantAuditUser string
 		// wantCounted is whether apiserver_request_total counts the
 		// request; not checked for the panic.
 		wantCounted bool
@@ -80,6 +84,13 @@ func TestHandlerChainOrder(t *testing.T) {
 			wantStage: audit.StageResponseComplete},
 		{name: "authenticated, not authorized: 403, handler never runs",
 			method: "GET", path: "/openapi/v3", user: "bob", wantCode: 403, wantReason: api.StatusReasonForbidden,
+			wantAsked: []string{"bob"}, wantStage: audit.StageResponseComplete, wantAuditUser: "bob", wantCounted: true},
+		{name: "protobuf client without credentials: 401 in protobuf",
+			method: "GET", path: "/api/v1/namespaces/default/pods", accept: protobuf.ContentType + ", application/json",
+			wantCode: 401, wantReason: api.StatusReasonUnauthorized, wantStage: audit.StageResponseComplete},
+		{name: "protobuf client not authorized: 403 in protobuf",
+			method: "GET", path: "/api/v1/namespaces/default/pods", user: "bob", accept: protobuf.ContentType + ", application/json",
+			wantCode: 403, wantReason: api.StatusReasonForbidden,
 			wantAsked: []string{"bob"}, wantStage: audit.StageResponseComplete, wantAuditUser: "bob", wantCounted: true},
 		{name: "authorized: the handler answers",
 			method: "GET", path: "/openapi/v3", user: "alice", wantCode: 200,
@@ -118,6 +129,9 @@ func TestHandlerChainOrder(t *testing.T) {
 			if tc.user != "" {
 				req.Header.Set("Authorization", "Bearer "+tc.user)
 			}
+			if tc.accept != "" {
+				req.Header.Set("Accept", tc.accept)
+			}
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
 
@@ -125,8 +139,19 @@ func TestHandlerChainOrder(t *testing.T) {
 				t.Fatalf("code %d, want %d: %s", rec.Code, tc.wantCode, rec.Body)
 			}
 			if tc.wantReason != "" {
+				body := rec.Body.Bytes()
+				if tc.accept != "" {
+					if ct := rec.Header().Get("Content-Type"); ct != protobuf.ContentType {
+						t.Fatalf("Content-Type %q, want %q", ct, protobuf.ContentType)
+					}
+					js, _, err := protobuf.Decode(body)
+					if err != nil {
+						t.Fatalf("decoding the protobuf Status: %v", err)
+					}
+					body = js
+				}
 				var st api.Status
-				if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil || st.Kind != "Status" || st.Reason != tc.wantReason || int(st.Code) != tc.wantCode {
+				if err := json.Unmarshal(body, &st); err != nil || st.Kind != "Status" || st.Reason != tc.wantReason || int(st.Code) != tc.wantCode {
 					t.Errorf("body %q, want a Status with reason %s (err %v)", rec.Body, tc.wantReason, err)
 				}
 			}

@@ -25,7 +25,11 @@ func toStatus(err error) api.Status {
 
 // writeError writes err as a Status with its HTTP code.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
-	st := toStatus(err)
+	writeStatus(w, r, toStatus(err))
+}
+
+// writeStatus writes st with its HTTP code, encoded as r negotiated.
+func writeStatus(w http.ResponseWriter, r *http.Request, st api.Status) {
 	if st.Details != nil && st.Details.RetryAfterSeconds > 0 {
 		w.Header().Set("Retry-After", itoa(int64(st.Details.RetryAfterSeconds)))
 	}
