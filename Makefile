@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X github.com/minik8s/minik8s/internal/version.gitVersion=$(V
 TESTFLAGS ?=
 BENCHTIME ?= 2s
 
-.PHONY: all build test unit fuzz vet bench clean-bin cluster-dns $(BINARIES) deps deps-test images up down clean demo e2e
+.PHONY: all build test oracle unit fuzz vet bench clean-bin cluster-dns $(BINARIES) deps deps-test images up down clean demo e2e
 
 all: build
 
@@ -33,10 +33,18 @@ vet:
 # run over ./... leaves internal/e2e out. internal/cmd/testsummary prints
 # what go test prints, then every skipped test with its reason (a suite that
 # needs root or containerd and did not run shows there) and every failure.
-test: deps-test build vet e2e
+test: deps-test build vet e2e oracle
 	$(GO) build -o $(BIN)/testsummary ./internal/cmd/testsummary
 	$(BIN)/testsummary $(GO) test $(TESTFLAGS) -count=1 -timeout 20m -json \
 		$$($(GO) list ./... | grep -v '/internal/e2e\(/\|$$\)')
+
+# oracle compares minik8s with Kubernetes v1.37 itself where it can be
+# linked in: internal/oracle/printers is a module of its own (so
+# k8s.io/kubernetes stays out of minik8s' dependencies) whose test checks
+# every server-side table against kube-apiserver's printers and kubectl's.
+# Tests in the main module run the real binaries (scripts/oracle.sh).
+oracle:
+	cd internal/oracle/printers && $(GO) vet -mod=mod ./... && $(GO) test -mod=mod -count=1 ./...
 
 # unit skips the integration tests that need etcd or a server.
 unit:
