@@ -14,6 +14,7 @@ var (
 	typeQuantity    = reflect.TypeFor[resource.Quantity]()
 	typeIntOrString = reflect.TypeFor[IntOrString]()
 	typeRawMessage  = reflect.TypeFor[json.RawMessage]()
+	typeFieldsV1    = reflect.TypeFor[FieldsV1]()
 )
 
 // fill sets every field reachable from v to a non-zero value: one element
@@ -35,6 +36,9 @@ func fill(v reflect.Value, n int) {
 		return
 	case typeRawMessage:
 		v.Set(reflect.ValueOf(json.RawMessage(`{}`)))
+		return
+	case typeFieldsV1:
+		v.Set(reflect.ValueOf(FieldsV1{Raw: []byte(`{"f:metadata":{"f:name":{}}}`)}))
 		return
 	}
 	switch v.Kind() {
@@ -92,14 +96,11 @@ func clearRaw(v reflect.Value) {
 			clearRaw(v.Elem())
 		}
 	case reflect.Slice:
-		if v.Type().Elem() == typeRawMessage {
-			return // managedFields entries do round-trip
-		}
 		for i := range v.Len() {
 			clearRaw(v.Index(i))
 		}
 	case reflect.Struct:
-		if v.Type() == typeQuantity || v.Type() == typeTime || v.Type() == typeMicroTime {
+		if v.Type() == typeQuantity || v.Type() == typeTime || v.Type() == typeMicroTime || v.Type() == typeFieldsV1 {
 			return
 		}
 		for i := range v.NumField() {

@@ -33,9 +33,58 @@ type ObjectMeta struct {
 	Annotations                map[string]string `json:"annotations,omitempty"`
 	OwnerReferences            []OwnerReference  `json:"ownerReferences,omitempty"`
 	Finalizers                 []string          `json:"finalizers,omitempty"`
-	// ManagedFields is accepted and kept so manifests exported from a real
-	// cluster round-trip; minik8s does not implement server-side apply.
-	ManagedFields []json.RawMessage `json:"managedFields,omitempty"`
+	// ManagedFields records which manager owns which fields, for
+	// server-side apply. The apiserver maintains it on every write
+	// (apiserver/fieldmanager); clients read it and may reset it.
+	ManagedFields []ManagedFieldsEntry `json:"managedFields,omitempty"`
+}
+
+// ManagedFieldsOperationType is the kind of write that owns a set of fields.
+type ManagedFieldsOperationType string
+
+// The operations of managedFields entries.
+const (
+	ManagedFieldsOperationApply  ManagedFieldsOperationType = "Apply"
+	ManagedFieldsOperationUpdate ManagedFieldsOperationType = "Update"
+)
+
+// ManagedFieldsEntry is the set of fields one manager owns through one
+// operation at one API version, in metav1.ManagedFieldsEntry's JSON shape.
+type ManagedFieldsEntry struct {
+	Manager    string                     `json:"manager,omitempty"`
+	Operation  ManagedFieldsOperationType `json:"operation,omitempty"`
+	APIVersion string                     `json:"apiVersion,omitempty"`
+	Time       *Time                      `json:"time,omitempty"`
+	FieldsType string                     `json:"fieldsType,omitempty"`
+	FieldsV1   *FieldsV1                  `json:"fieldsV1,omitempty"`
+	// Subresource is the subresource written through ("status", "scale"),
+	// empty for the object itself.
+	Subresource string `json:"subresource,omitempty"`
+}
+
+// FieldsV1 is a set of fields in the FieldsV1 encoding: a JSON object
+// whose keys are "f:name", "k:{...}", "v:..." or "i:N" and "." for the
+// node itself. It is kept as its raw JSON, like metav1.FieldsV1.
+type FieldsV1 struct {
+	Raw []byte
+}
+
+// MarshalJSON implements json.Marshaler.
+func (f FieldsV1) MarshalJSON() ([]byte, error) {
+	if f.Raw == nil {
+		return []byte("null"), nil
+	}
+	return f.Raw, nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *FieldsV1) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		f.Raw = nil
+		return nil
+	}
+	f.Raw = append(f.Raw[:0], b...)
+	return nil
 }
 
 // GetObjectMeta returns the object's metadata; every object embeds ObjectMeta.

@@ -25,6 +25,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/csr"
 	"github.com/minik8s/minik8s/apiserver/encryption"
 	"github.com/minik8s/minik8s/apiserver/etcd"
+	"github.com/minik8s/minik8s/apiserver/fieldmanager"
 	"github.com/minik8s/minik8s/apiserver/openapi"
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/review"
@@ -44,6 +45,7 @@ type APIServer struct {
 	log      *slog.Logger
 	backend  *etcd.Backend
 	stores   []*registry.Store
+	docs     *openapi.Docs
 	byName   map[string]*registry.Store
 	handler  *server.Server
 	listener net.Listener
@@ -211,6 +213,14 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	if a.alloc, err = servicealloc.New(st, a.opts.ServiceClusterIPRange, a.opts.ServiceNodePortRange); err != nil {
 		return err
 	}
+	// The published schemas drive server-side apply: built once, here.
+	if a.docs, err = openapi.New(slices.Concat(api.Resources, api.ReviewResources)); err != nil {
+		return fmt.Errorf("openapi: %w", err)
+	}
+	fields, err := fieldmanager.New(a.docs.Schemas())
+	if err != nil {
+		return fmt.Errorf("field manager: %w", err)
+	}
 	for _, ri := range api.Resources {
 		var vt registry.ValueTransformer
 		if a.crypt.Configured(ri.Resource, ri.Group) {
@@ -224,6 +234,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 			Admission:        chain,
 			BookmarkInterval: a.opts.WatchBookmarkInterval,
 			EventBufferSize:  a.opts.WatchCacheEvents,
+			FieldManager:     fields.For(ri),
 			Logger:           a.log,
 		})
 		if err := s.Cacher().Register(a.metrics); err != nil {
@@ -285,10 +296,7 @@ func (a *APIServer) bootstrap(ctx context.Context) error {
 // and metrics, with the authorizer and audit log their filter chains use.
 func (a *APIServer) buildAPI(context.Context) error {
 	a.authorizer = a.newAuthorizer()
-	docs, err := openapi.New(slices.Concat(api.Resources, api.ReviewResources))
-	if err != nil {
-		return fmt.Errorf("openapi: %w", err)
-	}
+	docs := a.docs
 	a.kubeletCfg.Authorizer = a.authorizer
 	a.handler = server.New(server.Config{
 		Kubelet:           a.kubeletCfg,

@@ -20,7 +20,15 @@ type Docs struct {
 	v3Index  *representations
 	// v3 maps "api/v1", "apis/apps/v1" to the group-version's document.
 	v3 map[string]*representations
+	// schemas are the OpenAPI v3 definitions of every group-version, by name.
+	schemas []byte
 }
+
+// Schemas returns the OpenAPI v3 schemas of every served type, as one JSON
+// object keyed by definition name (the union of the group-versions'
+// components.schemas): what server-side apply's type converter is built
+// from, so the merge follows the published list types and keys.
+func (d *Docs) Schemas() []byte { return d.schemas }
 
 // New generates the OpenAPI v2 and v3 documents of the given resources. It
 // fails if a type cannot be described (a field whose JSON encoding the
@@ -62,6 +70,9 @@ func build(resources []api.ResourceInfo, patchFor func(kind string) patchSchema)
 	m3, err := buildModel(v3, rs, patchFor)
 	if err != nil {
 		return nil, fmt.Errorf("openapi v3: %w", err)
+	}
+	if d.schemas, err = json.Marshal(m3.defs); err != nil {
+		return nil, fmt.Errorf("encode openapi v3 schemas: %w", err)
 	}
 	index := v3Discovery{Paths: map[string]v3DiscoveryEntry{}}
 	for _, gv := range m3.groupVersions {

@@ -46,6 +46,7 @@ type schema struct {
 	Ref                  string             `json:"$ref,omitempty"`
 	AdditionalProperties *schema            `json:"additionalProperties,omitempty"`
 	AllOf                []*schema          `json:"allOf,omitempty"`
+	Default              any                `json:"default,omitempty"`
 	Description          string             `json:"description,omitempty"`
 	Format               string             `json:"format,omitempty"`
 	Items                *schema            `json:"items,omitempty"`

@@ -20,6 +20,7 @@ const (
 	intOrStringName = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 	timeName        = metaPrefix + ".Time"
 	microTimeName   = metaPrefix + ".MicroTime"
+	fieldsV1Name    = metaPrefix + ".FieldsV1"
 	patchName       = metaPrefix + ".Patch"
 	statusName      = metaPrefix + ".Status"
 	deleteOptsName  = metaPrefix + ".DeleteOptions"
@@ -30,6 +31,7 @@ var (
 	apiPkg          = reflect.TypeFor[api.TypeMeta]().PkgPath()
 	apiTimeType     = reflect.TypeFor[api.Time]()
 	apiMicroType    = reflect.TypeFor[api.MicroTime]()
+	fieldsV1Type    = reflect.TypeFor[api.FieldsV1]()
 	durationType    = reflect.TypeFor[api.Duration]()
 	intOrStringType = reflect.TypeFor[api.IntOrString]()
 	quantityType    = reflect.TypeFor[resource.Quantity]()
@@ -45,6 +47,7 @@ var metaNames = map[reflect.Type]string{
 	reflect.TypeFor[api.ObjectMeta]():               metaPrefix + ".ObjectMeta",
 	reflect.TypeFor[api.ListMeta]():                 metaPrefix + ".ListMeta",
 	reflect.TypeFor[api.OwnerReference]():           metaPrefix + ".OwnerReference",
+	reflect.TypeFor[api.ManagedFieldsEntry]():       metaPrefix + ".ManagedFieldsEntry",
 	reflect.TypeFor[api.Status]():                   statusName,
 	reflect.TypeFor[api.StatusDetails]():            metaPrefix + ".StatusDetails",
 	reflect.TypeFor[api.StatusCause]():              metaPrefix + ".StatusCause",
@@ -92,6 +95,13 @@ var optionalScalars = map[string][]string{
 	"StatefulSetStatus":                      {"availableReplicas"},
 	"ControllerRevision":                     {"revision"},
 	"RoleRef":                                {"apiGroup"},
+}
+
+// keyDefaults are the defaults Kubernetes declares on list-map keys, by api
+// type and field: server-side apply fills a key an item omits from them.
+var keyDefaults = map[string]any{
+	"ContainerPort.protocol": "TCP",
+	"ServicePort.protocol":   "TCP",
 }
 
 // atomicLists are the merge-keyed lists, by api type and field, that
@@ -168,6 +178,8 @@ func (b *builder) schemaFor(t reflect.Type, w walk) (*schema, error) {
 		return b.special(timeName), nil
 	case t == apiMicroType:
 		return b.special(microTimeName), nil
+	case t == fieldsV1Type:
+		return b.special(fieldsV1Name), nil
 	case t == intOrStringType:
 		return b.special(intOrStringName), nil
 	case t == quantityType:
@@ -243,6 +255,9 @@ func (b *builder) special(name string) *schema {
 		case timeName:
 			s = &schema{Type: "string", Format: "date-time",
 				Description: "Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON, as an RFC 3339 date-time with second precision."}
+		case fieldsV1Name:
+			s = &schema{Type: "object",
+				Description: "FieldsV1 stores a set of fields in a data structure like a Trie, in JSON format."}
 		case microTimeName:
 			s = &schema{Type: "string", Format: "date-time",
 				Description: "MicroTime is version of Time with microsecond level precision."}
@@ -359,6 +374,9 @@ func (b *builder) structSchema(t reflect.Type, w walk) (*schema, error) {
 		}
 		if p.Type == "array" {
 			b.listExtensions(p, fw, t.PkgPath() == apiPkg && atomicLists[t.Name()+"."+f.name])
+		}
+		if d, ok := keyDefaults[t.Name()+"."+f.name]; ok && t.PkgPath() == apiPkg {
+			p.Default = d
 		}
 		s.Properties[f.name] = p
 		if f.required() && !(t.PkgPath() == apiPkg && slices.Contains(optionalScalars[t.Name()], f.name)) {

@@ -24,7 +24,8 @@ func TestWithResourceVersion(t *testing.T) {
 			CreationTimestamp: api.NewTime(time.Unix(1700000000, 0)), DeletionTimestamp: &del, DeletionGracePeriodSeconds: &grace,
 			Labels:      map[string]string{"app": "web", "metadata": `"}{`},
 			Annotations: map[string]string{"note": `a "quoted" {value} with \ and <html> & é`},
-			Finalizers:  []string{"kubernetes.io/x"}, ManagedFields: []json.RawMessage{json.RawMessage(`{"manager":"kubectl","fields":{"f:a":{}}}`)}},
+			Finalizers:  []string{"kubernetes.io/x"}, ManagedFields: []api.ManagedFieldsEntry{{Manager: "kubectl", Operation: api.ManagedFieldsOperationApply,
+				FieldsType: "FieldsV1", FieldsV1: &api.FieldsV1{Raw: []byte(`{"f:a":{}}`)}}}},
 		"no uid": {Name: "b", Namespace: "kube-system", Generation: 1},
 	}
 	for _, info := range api.Resources {

@@ -18,6 +18,7 @@ import (
 	"github.com/minik8s/minik8s/api/field"
 	"github.com/minik8s/minik8s/apiserver/admission"
 	"github.com/minik8s/minik8s/apiserver/cacher"
+	"github.com/minik8s/minik8s/apiserver/fieldmanager"
 	"github.com/minik8s/minik8s/apiserver/request"
 	"github.com/minik8s/minik8s/apiserver/storage"
 )
@@ -41,6 +42,7 @@ type Store struct {
 	cache    *cacher.Cacher
 	admit    *admission.Chain
 	crypt    ValueTransformer
+	fields   *fieldmanager.Kind
 	log      *slog.Logger
 	now      func() time.Time
 	// typePrefix is how encode's output starts: {"kind":...,"apiVersion":...,
@@ -58,7 +60,10 @@ type Config struct {
 	// BookmarkInterval and EventBufferSize tune the watch cache (0: defaults).
 	BookmarkInterval time.Duration
 	EventBufferSize  int
-	Logger           *slog.Logger
+	// FieldManager, if set, maintains managedFields on every write and
+	// serves server-side apply; without it neither is done.
+	FieldManager *fieldmanager.Kind
+	Logger       *slog.Logger
 }
 
 // NewStore returns the store of one resource. Run must be called to fill
@@ -76,6 +81,7 @@ func NewStore(cfg Config) *Store {
 		storage:  cfg.Storage,
 		admit:    cfg.Admission,
 		crypt:    cfg.Transformer,
+		fields:   cfg.FieldManager,
 		log:      log.With("resource", cfg.Info.Resource),
 		now:      time.Now,
 	}
@@ -310,6 +316,31 @@ type WriteOptions struct {
 	// (StatusSubresources), or one whose caller builds the result (binding,
 	// scale, finalize).
 	Subresource string
+	// FieldManager is the manager a write is recorded under in
+	// managedFields: the request's fieldManager, or its User-Agent's
+	// prefix; empty for the apiserver's own writes ("kube-apiserver").
+	FieldManager string
+	// applied marks a server-side apply, whose result carries its
+	// managedFields already.
+	applied bool
+}
+
+// manager is the name a write is recorded under.
+func (o WriteOptions) manager() string {
+	if o.FieldManager == "" {
+		return "kube-apiserver"
+	}
+	return o.FieldManager
+}
+
+// trackFields records in obj's managedFields what the write changes from
+// cur (nil: a create). Applies have done so already; a binding only sets
+// the node, as in Kubernetes, where it bypasses the field manager.
+func (s *Store) trackFields(cur, obj api.Object, opts WriteOptions) {
+	if s.fields == nil || opts.applied || opts.Subresource == "binding" {
+		return
+	}
+	s.fields.Update(cur, obj, opts.manager(), opts.Subresource)
 }
 
 // Create stores a new object in namespace ns.
@@ -339,6 +370,7 @@ func (s *Store) CreateEncoded(ctx context.Context, ns string, obj api.Object, op
 	meta.DeletionGracePeriodSeconds = nil
 	s.strategy.PrepareForCreate(ctx, obj)
 	s.strategy.DefaultCreate(obj)
+	s.trackFields(nil, obj, opts)
 	a := s.attrs(ctx, admission.Create, "", meta.Namespace, meta.Name, obj, nil, opts.DryRun)
 	if err := s.admit.Admit(ctx, a); err != nil {
 		return nil, nil, err
@@ -523,6 +555,7 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 		meta.Generation++
 	}
 	meta.ResourceVersion = curMeta.ResourceVersion
+	s.trackFields(cur, obj, opts)
 	if opts.Subresource == "" {
 		s.strategy.PrepareForUpdate(ctx, obj, cur)
 	}

@@ -351,19 +351,19 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *request.Inf
 	}
 }
 
-// writeInput reads the dryRun option and the object of a create or update;
-// ok is false when an error was written.
-func writeInput(w http.ResponseWriter, r *http.Request, st *registry.Store) (obj api.Object, dry, ok bool) {
-	dry, err := dryRun(r)
+// writeInput reads the options (dryRun, fieldManager) and the object of a
+// create or update; ok is false when an error was written.
+func writeInput(w http.ResponseWriter, r *http.Request, st *registry.Store, options string) (obj api.Object, opts registry.WriteOptions, ok bool) {
+	o, err := parseWriteOptions(r, options, false)
 	if err == nil {
 		obj = st.Info.New()
 		err = decodeBody(r, obj, st.Info.GroupVersion(), st.Info.Kind)
 	}
 	if err != nil {
 		writeError(w, r, err)
-		return nil, false, false
+		return nil, o.WriteOptions, false
 	}
-	return obj, dry, true
+	return obj, o.WriteOptions, true
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
@@ -372,11 +372,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, info *request.In
 		writeError(w, r, err)
 		return
 	}
-	obj, dry, ok := writeInput(w, r, st)
+	obj, opts, ok := writeInput(w, r, st, "CreateOptions")
 	if !ok {
 		return
 	}
-	out, data, err := st.CreateEncoded(r.Context(), info.Namespace, obj, registry.WriteOptions{DryRun: dry})
+	out, data, err := st.CreateEncoded(r.Context(), info.Namespace, obj, opts)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -390,12 +390,12 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, info *request.In
 		writeError(w, r, err)
 		return
 	}
-	obj, dry, ok := writeInput(w, r, st)
+	obj, opts, ok := writeInput(w, r, st, "UpdateOptions")
 	if !ok {
 		return
 	}
-	out, created, err := st.Update(r.Context(), info.Namespace, info.Name, obj,
-		registry.WriteOptions{DryRun: dry, Subresource: info.Subresource})
+	opts.Subresource = info.Subresource
+	out, created, err := st.Update(r.Context(), info.Namespace, info.Name, obj, opts)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -413,15 +413,10 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, info *request.Inf
 		writeError(w, r, err)
 		return
 	}
-	dry, err := dryRun(r)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
 	ct := r.Header.Get("Content-Type")
 	pt := registry.PatchType(strings.TrimSpace(strings.Split(ct, ";")[0]))
 	switch pt {
-	case registry.JSONPatch, registry.MergePatch, registry.StrategicPatch:
+	case registry.JSONPatch, registry.MergePatch, registry.StrategicPatch, registry.ApplyPatch:
 	default:
 		writeError(w, r, apierrors.NewUnsupportedMediaType(registry.PatchTypes))
 		return
@@ -431,12 +426,28 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, info *request.Inf
 		writeError(w, r, err)
 		return
 	}
-	out, err := st.Patch(r.Context(), info.Namespace, info.Name, pt, data, registry.WriteOptions{DryRun: dry, Subresource: sub})
+	o, err := parseWriteOptions(r, "PatchOptions", pt == registry.ApplyPatch)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeObject(w, r, http.StatusOK, conv, out, nil)
+	o.Subresource = sub
+	var out api.Object
+	code := http.StatusOK
+	if pt == registry.ApplyPatch {
+		var created bool
+		out, created, err = st.Apply(r.Context(), info.Namespace, info.Name, data, o.force, o.WriteOptions)
+		if created {
+			code = http.StatusCreated
+		}
+	} else {
+		out, err = st.Patch(r.Context(), info.Namespace, info.Name, pt, data, o.WriteOptions)
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeObject(w, r, code, conv, out, nil)
 }
 
 // deleteOptions reads DeleteOptions from the body and the query, as
