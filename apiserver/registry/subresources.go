@@ -112,8 +112,9 @@ func GetScale(ctx context.Context, st *Store, ns, name string) (*api.Scale, erro
 }
 
 // UpdateScale sets spec.replicas from a Scale; its resourceVersion, if set,
-// is a precondition on the scaled object.
-func UpdateScale(ctx context.Context, st *Store, ns, name string, sc *api.Scale, dryRun bool) (*api.Scale, error) {
+// is a precondition on the scaled object. opts gives dryRun and the field
+// manager.
+func UpdateScale(ctx context.Context, st *Store, ns, name string, sc *api.Scale, opts WriteOptions) (*api.Scale, error) {
 	if sc.Name != "" && sc.Name != name {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", sc.Name, name))
 	}
@@ -121,7 +122,8 @@ func UpdateScale(ctx context.Context, st *Store, ns, name string, sc *api.Scale,
 		return nil, apierrors.NewInvalid(apierrors.GroupKind{Group: "autoscaling", Kind: "Scale"}, name, field.ErrorList{
 			field.Invalid(field.NewPath("spec", "replicas"), sc.Spec.Replicas, "must be greater than or equal to 0")})
 	}
-	out, err := st.Mutate(ctx, ns, name, sc.ResourceVersion, WriteOptions{DryRun: dryRun, Subresource: "scale"}, func(cur api.Object) (api.Object, error) {
+	opts.Subresource = "scale"
+	out, err := st.Mutate(ctx, ns, name, sc.ResourceVersion, opts, func(cur api.Object) (api.Object, error) {
 		replicas, _, _, err := scalable(cur)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
@@ -137,7 +139,7 @@ func UpdateScale(ctx context.Context, st *Store, ns, name string, sc *api.Scale,
 }
 
 // PatchScale applies a patch to the Scale of a deployment or replicaset.
-func PatchScale(ctx context.Context, st *Store, ns, name string, pt PatchType, data []byte, dryRun bool) (*api.Scale, error) {
+func PatchScale(ctx context.Context, st *Store, ns, name string, pt PatchType, data []byte, opts WriteOptions) (*api.Scale, error) {
 	for attempt := 0; attempt < maxUpdateRetries; attempt++ {
 		cur, err := GetScale(ctx, st, ns, name)
 		if err != nil {
@@ -157,7 +159,7 @@ func PatchScale(ctx context.Context, st *Store, ns, name string, pt PatchType, d
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the patch produced a Scale that cannot be decoded: %v", err))
 		}
 		userRV := sc.ResourceVersion != cur.ResourceVersion
-		out, err := UpdateScale(ctx, st, ns, name, &sc, dryRun)
+		out, err := UpdateScale(ctx, st, ns, name, &sc, opts)
 		if apierrors.IsConflict(err) && !userRV {
 			continue
 		}
@@ -168,7 +170,7 @@ func PatchScale(ctx context.Context, st *Store, ns, name string, pt PatchType, d
 
 // Finalize replaces a namespace's spec.finalizers (PUT namespaces/NAME/finalize),
 // as the namespace controller does once the namespace is empty.
-func Finalize(ctx context.Context, st *Store, name string, ns *api.Namespace, dryRun bool) (api.Object, error) {
+func Finalize(ctx context.Context, st *Store, name string, ns *api.Namespace, opts WriteOptions) (api.Object, error) {
 	if ns.Name != name {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", ns.Name, name))
 	}
@@ -181,7 +183,8 @@ func Finalize(ctx context.Context, st *Store, name string, ns *api.Namespace, dr
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(apierrors.GroupKind{Kind: "Namespace"}, name, errs)
 	}
-	return st.Mutate(ctx, "", name, ns.ResourceVersion, WriteOptions{DryRun: dryRun, Subresource: "finalize"}, func(cur api.Object) (api.Object, error) {
+	opts.Subresource = "finalize"
+	return st.Mutate(ctx, "", name, ns.ResourceVersion, opts, func(cur api.Object) (api.Object, error) {
 		cur.(*api.Namespace).Spec.Finalizers = ns.Spec.Finalizers
 		return cur, nil
 	})

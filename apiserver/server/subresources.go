@@ -61,14 +61,24 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *
 				writeError(w, r, err)
 				return
 			}
-			out, err = registry.UpdateScale(ctx, st, info.Namespace, info.Name, &sc, dry)
+			o, oerr := parseWriteOptions(r, "UpdateOptions", false)
+			if oerr != nil {
+				writeError(w, r, oerr)
+				return
+			}
+			out, err = registry.UpdateScale(ctx, st, info.Namespace, info.Name, &sc, o.WriteOptions)
 		case "patch":
 			body, rerr := readAll(r)
 			if rerr != nil {
 				writeError(w, r, rerr)
 				return
 			}
-			out, err = registry.PatchScale(ctx, st, info.Namespace, info.Name, registry.PatchType(r.Header.Get("Content-Type")), body, dry)
+			o, oerr := parseWriteOptions(r, "PatchOptions", false)
+			if oerr != nil {
+				writeError(w, r, oerr)
+				return
+			}
+			out, err = registry.PatchScale(ctx, st, info.Namespace, info.Name, registry.PatchType(r.Header.Get("Content-Type")), body, o.WriteOptions)
 		default:
 			methodNotAllowed(w, r)
 			return
@@ -90,7 +100,12 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *
 			writeError(w, r, err)
 			return
 		}
-		out, err := registry.Finalize(ctx, st, info.Name, &ns, dry)
+		o, err := parseWriteOptions(r, "UpdateOptions", false)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		out, err := registry.Finalize(ctx, st, info.Name, &ns, o.WriteOptions)
 		if err != nil {
 			writeError(w, r, err)
 			return

@@ -38,6 +38,7 @@ type options struct {
 	files         manifest.Files
 	watchEvents   bool
 	raw           string
+	showManaged   bool
 }
 
 const formats = "custom-columns,json,jsonpath,name,wide,yaml"
@@ -78,6 +79,7 @@ columns, -l to filter on labels and -w to stream changes.`,
 	f.StringVar(&o.raw, "raw", "", "Raw URI to request from the server.  Uses the transport specified by the kubeconfig file.")
 	f.BoolVar(&o.watchEvents, "output-watch-events", false, "Output watch event objects when --watch or --watch-only is used. Existing objects are output as initial ADDED events.")
 	f.BoolVar(&o.showKind, "show-kind", false, "If present, list the resource type for the requested object(s).")
+	f.BoolVar(&o.showManaged, "show-managed-fields", false, "If true, keep the managedFields when printing objects in JSON or YAML format.")
 	o.files.Bind(cmd, "Filename, directory, or URL to files identifying the resource to get from a server.")
 	return cmd
 }
@@ -143,6 +145,7 @@ func (o *options) printer(out io.Writer) (*printer, error) {
 		return nil, err
 	}
 	p.showLabels, p.noHeaders, p.withNS, p.labelColumns = o.showLabels, o.noHeaders, o.allNamespaces, o.labelColumns
+	p.showManaged = o.showManaged
 	if o.watchEvents && o.watching() {
 		p.event = string(api.Added)
 	}

@@ -29,7 +29,9 @@ type printer struct {
 	event    string
 	withNS   bool
 	withKind bool
-	header   bool // a table header has been printed
+	// showManaged keeps managedFields in -o json/yaml (--show-managed-fields).
+	showManaged bool
+	header      bool // a table header has been printed
 	// tw lays out the tables; tables prints the current type's (a watch
 	// continues it).
 	tw     *printers.TabWriter
@@ -125,7 +127,7 @@ func (p *printer) print(info api.ResourceInfo, items []printers.Obj) error {
 				// kubectl's watch event object: {"type":..., "object":...}.
 				it = printers.Obj{"type": p.event, "object": it}
 			}
-			if err := printers.PrintObjects(p.out, p.format, []printers.Obj{it}, false); err != nil {
+			if err := printers.PrintObjectsManaged(p.out, p.format, []printers.Obj{it}, false, p.showManaged); err != nil {
 				return err
 			}
 		}
@@ -163,7 +165,7 @@ func (p *printer) printAll(items []printers.Obj, asList bool) error {
 		}
 		return printers.PrintJSONPath(p.out, j, v)
 	}
-	return printers.PrintObjects(p.out, p.format, items, asList)
+	return printers.PrintObjectsManaged(p.out, p.format, items, asList, p.showManaged)
 }
 
 func listOf(items []printers.Obj) map[string]any {
