@@ -69,7 +69,7 @@ func (gen *Generator) Create(cmd *cobra.Command, streams cli.Streams, g *cli.Glo
 		if err != nil {
 			return err
 		}
-		resp, err := New(c, gen.DryRun).send(cmd.Context(), http.MethodPost, o, "", "", body)
+		resp, err := New(c, gen.DryRun).send(cmd.Context(), http.MethodPost, o, "", "", body, nil)
 		if err != nil {
 			return err
 		}

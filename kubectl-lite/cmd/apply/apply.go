@@ -18,9 +18,35 @@ import (
 	"github.com/minik8s/minik8s/kubectl-lite/write"
 )
 
+// The field managers kubectl apply writes under, unless --field-manager
+// names one.
+const (
+	// FieldManagerClientSideApply is client-side apply's.
+	FieldManagerClientSideApply = "kubectl-client-side-apply"
+	// fieldManagerServerSideApply is server-side apply's: "kubectl", which
+	// the apiserver keeps the last-applied annotation up to date for.
+	fieldManagerServerSideApply = "kubectl"
+)
+
+// conflictHelp follows a conflict of a server-side apply, as kubectl words it.
+const conflictHelp = `
+Please review the fields above--they currently have other managers. Here
+are the ways you can resolve this warning:
+* If you intend to manage all of these fields, please re-run the apply
+  command with the ` + "`--force-conflicts`" + ` flag.
+* If you do not intend to manage all of the fields, please edit your
+  manifest to remove references to the fields that should keep their
+  current managers.
+* You may co-own fields by updating your manifest to match the existing
+  value; in this case, you'll become the manager if the other manager(s)
+  stop managing the field (remove it from their configuration).
+See https://kubernetes.io/docs/reference/using-api/server-side-apply/#conflicts`
+
 // NewCommand returns the apply command.
 func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	var flags write.Flags
+	var serverSide, forceConflicts bool
+	var fieldManager string
 	cmd := &cobra.Command{
 		Use:   "apply -f FILENAME",
 		Short: "Apply a configuration to a resource by file name or stdin",
@@ -30,20 +56,68 @@ Objects that do not exist are created. Existing ones are patched with a
 three-way merge of the last applied configuration (kept in the
 kubectl.kubernetes.io/last-applied-configuration annotation), the new
 manifest and the live object: fields removed from the manifest are removed,
-fields set by others are kept. JSON and YAML formats are accepted.`,
+fields set by others are kept. JSON and YAML formats are accepted.
+
+With --server-side the server merges the configuration instead
+(server-side apply) and records the fields it sets as owned by the field
+manager; fields another manager owns are conflicts unless
+--force-conflicts.`,
 		Example: `  kubectl-lite apply -f ./deploy.yaml
   kubectl-lite apply -R -f ./manifests/
   cat pod.json | kubectl-lite apply -f -
-  kubectl-lite apply -f deploy.yaml --dry-run=server`,
+  kubectl-lite apply -f deploy.yaml --dry-run=server
+  kubectl-lite apply --server-side -f deploy.yaml
+  kubectl-lite apply --server-side --force-conflicts --field-manager=ci -f deploy.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if forceConflicts && !serverSide {
+				return errors.New("--force-conflicts only works with --server-side")
+			}
+			if serverSide && flags.DryRun == cli.DryRunClient {
+				return errors.New("--dry-run=client doesn't work with --server-side (did you mean --dry-run=server instead?)")
+			}
+			manager := fieldManager
+			if !cmd.Flags().Changed("field-manager") && serverSide {
+				manager = fieldManagerServerSideApply
+			}
 			return flags.Each(streams, g, "apply", func(c *client.Client, w *write.Writer, o manifest.Object) (string, error) {
+				w.SetFieldManager(manager)
+				if serverSide {
+					return ServerSide(cmd.Context(), w, o, forceConflicts)
+				}
 				return One(cmd.Context(), c, w, o, streams.ErrOut)
 			})
 		},
 	}
 	flags.Bind(cmd, "apply")
+	f := cmd.Flags()
+	f.BoolVar(&serverSide, "server-side", false, "If true, apply runs in the server instead of the client.")
+	f.BoolVar(&forceConflicts, "force-conflicts", false, "If true, server-side apply will force the changes against conflicts.")
+	f.StringVar(&fieldManager, "field-manager", FieldManagerClientSideApply, "Name of the manager used to track field ownership.")
 	return cmd
+}
+
+// ServerSide sends o whole as a server-side apply and says
+// "serverside-applied" (with the dry-run suffix). A conflict is explained
+// as kubectl explains it.
+func ServerSide(ctx context.Context, w *write.Writer, o manifest.Object, force bool) (string, error) {
+	if o.Name() == "" {
+		if o.GenerateName() != "" {
+			return "", fmt.Errorf("from %s: cannot use generate name with apply", o.GenerateName())
+		}
+		return "", errors.New("resource name may not be empty")
+	}
+	data, err := json.Marshal(o.Object)
+	if err != nil {
+		return "", cli.AddSource("serverside-apply", o.Source, err)
+	}
+	if err := w.Apply(ctx, o, data, force); err != nil {
+		if apierrors.IsConflict(err) {
+			return "", fmt.Errorf("%v%s", err, conflictHelp)
+		}
+		return "", err
+	}
+	return "serverside-applied" + w.DryRun().Suffix(), nil
 }
 
 // One applies o: it creates o when missing, else patches the live object
