@@ -55,6 +55,7 @@ unit:
 FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzProtobufDecode$$' -fuzztime $(FUZZTIME) ./apiserver/protobuf/
+	$(GO) test -run '^$$' -fuzz '^FuzzApplyPatch$$' -fuzztime $(FUZZTIME) ./apiserver/fieldmanager/
 
 # bench runs the benchmarks and prints one summary (bin/bench.txt keeps the
 # raw output): raw etcd txn/s and apiserver creates/s at 1 and 64 clients
