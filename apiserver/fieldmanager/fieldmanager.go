@@ -104,17 +104,17 @@ func (k *Kind) Update(live, obj api.Object, manager, subresource string) {
 	if err != nil {
 		return
 	}
-	var liveU *unstructured.Unstructured
+	var liveO runtime.Object
 	if live == nil {
-		liveU = k.empty()
-	} else if liveU, err = toUnstructured(live); err != nil {
+		liveO = k.empty()
+	} else if liveO, err = toObject(live); err != nil {
 		return
 	}
-	newU, err := toUnstructured(obj)
+	newO, err := toObject(obj)
 	if err != nil {
 		return
 	}
-	out := fm.UpdateNoErrors(liveU, newU, manager)
+	out := fm.UpdateNoErrors(liveO, newO, manager)
 	acc, err := meta.Accessor(out)
 	if err != nil {
 		return
@@ -138,13 +138,13 @@ func (k *Kind) Apply(live api.Object, patch []byte, manager, subresource string,
 	if err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	var liveU *unstructured.Unstructured
+	var liveO runtime.Object
 	if live == nil {
-		liveU = k.empty()
-	} else if liveU, err = toUnstructured(live); err != nil {
+		liveO = k.empty()
+	} else if liveO, err = toObject(live); err != nil {
 		return nil, apierrors.NewInternalError(err)
 	}
-	out, err := fm.Apply(liveU, patchU, manager, force)
+	out, err := fm.Apply(liveO, patchU, manager, force)
 	if err != nil {
 		return nil, statusOf(err)
 	}
@@ -177,11 +177,27 @@ func (k *Kind) empty() *unstructured.Unstructured {
 	return u
 }
 
-// toUnstructured is the seam: obj's JSON as unstructured content (whole
-// numbers as int64). An empty, non-nil managedFields list survives, since
-// it asks for a reset.
-func toUnstructured(obj api.Object) (*unstructured.Unstructured, error) {
+// object is the library's view of an api.Object: its JSON as unstructured
+// content (whole numbers as int64) without managedFields, which are kept
+// beside it in the library's type, so that reading and writing them (the
+// library does both on every write) converts nothing. The converter hands
+// the library the plain content to type.
+type object struct {
+	*unstructured.Unstructured
+	managed []metav1.ManagedFieldsEntry
+}
+
+func (o *object) GetManagedFields() []metav1.ManagedFieldsEntry  { return o.managed }
+func (o *object) SetManagedFields(m []metav1.ManagedFieldsEntry) { o.managed = m }
+
+// toObject is the seam. An empty, non-nil managedFields list survives,
+// since it asks for a reset.
+func toObject(obj api.Object) (*object, error) {
+	meta := obj.GetObjectMeta()
+	mf := meta.ManagedFields
+	meta.ManagedFields = nil
 	data, err := json.Marshal(obj)
+	meta.ManagedFields = mf
 	if err != nil {
 		return nil, err
 	}
@@ -189,15 +205,32 @@ func toUnstructured(obj api.Object) (*unstructured.Unstructured, error) {
 	if err := u.UnmarshalJSON(data); err != nil {
 		return nil, err
 	}
-	if mf := obj.GetObjectMeta().ManagedFields; mf != nil && len(mf) == 0 {
-		if md, ok := u.Object["metadata"].(map[string]any); ok {
-			md["managedFields"] = []any{}
-		}
-	}
-	return u, nil
+	return &object{Unstructured: u, managed: toMeta(mf)}, nil
 }
 
-// fromMeta converts the library's entries to the api type.
+// toMeta converts api entries to the library's; FieldsV1 bytes are shared
+// (the library only reads them).
+func toMeta(in []api.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+	if in == nil {
+		return nil
+	}
+	out := make([]metav1.ManagedFieldsEntry, len(in))
+	for i, e := range in {
+		o := metav1.ManagedFieldsEntry{Manager: e.Manager, Operation: metav1.ManagedFieldsOperationType(e.Operation),
+			APIVersion: e.APIVersion, FieldsType: e.FieldsType, Subresource: e.Subresource}
+		if e.Time != nil {
+			o.Time = &metav1.Time{Time: e.Time.Time}
+		}
+		if e.FieldsV1 != nil {
+			o.FieldsV1 = &metav1.FieldsV1{Raw: e.FieldsV1.Raw}
+		}
+		out[i] = o
+	}
+	return out
+}
+
+// fromMeta converts the library's entries to the api type; FieldsV1 bytes
+// are copied, as the library may share them with the live object's.
 func fromMeta(in []metav1.ManagedFieldsEntry) []api.ManagedFieldsEntry {
 	if len(in) == 0 {
 		return nil
@@ -243,6 +276,9 @@ func (c converter) Convert(in, out, context any) error {
 }
 
 func (c converter) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
+	if o, ok := in.(*object); ok {
+		in = o.Unstructured
+	}
 	kind := in.GetObjectKind().GroupVersionKind()
 	target, ok := gv.KindForGroupVersionKinds([]schema.GroupVersionKind{kind})
 	if !ok || target.GroupVersion() != c.gv {
