@@ -13,7 +13,8 @@ const (
 	JSONPatchType           Type = "application/json-patch+json"
 	MergePatchType          Type = "application/merge-patch+json"
 	StrategicMergePatchType Type = "application/strategic-merge-patch+json"
-	// ApplyPatchType is server-side apply, which minik8s does not implement.
+	// ApplyPatchType is server-side apply, which this package does not
+	// apply: the apiserver merges it (apiserver/fieldmanager).
 	ApplyPatchType Type = "application/apply-patch+yaml"
 )
 
@@ -32,7 +33,7 @@ func Apply(t Type, original, patch []byte, schema Schema) ([]byte, error) {
 	case StrategicMergePatchType:
 		return StrategicMergePatch(original, patch, schema)
 	case ApplyPatchType:
-		return nil, &patchError{class: ErrUnsupportedType, msg: "server-side apply (application/apply-patch+yaml) is not supported; use kubectl apply without --server-side"}
+		return nil, &patchError{class: ErrUnsupportedType, msg: "server-side apply (application/apply-patch+yaml) is merged by the apiserver, not by this package"}
 	}
 	return nil, &patchError{class: ErrUnsupportedType, msg: fmt.Sprintf("unsupported patch type %q; supported: %s, %s, %s", string(t), JSONPatchType, MergePatchType, StrategicMergePatchType)}
 }

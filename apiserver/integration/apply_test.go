@@ -181,7 +181,20 @@ func TestServerSideApplyClientGo(t *testing.T) {
 		t.Errorf("status entry: %s", sw.FieldsV1.Raw)
 	}
 
-	// Scale: an Update through subresource scale, owning the replicas.
+	// An apply through /status: an Apply entry with subresource status.
+	st2 := appsv1ac.Deployment("web", ns).WithStatus(appsv1ac.DeploymentStatus().WithReplicas(3).WithReadyReplicas(1))
+	d, err = deploys.ApplyStatus(ctx, st2, metav1.ApplyOptions{FieldManager: "status-applier", Force: true})
+	if err != nil {
+		t.Fatalf("apply status: %v", err)
+	}
+	if d.Status.ReadyReplicas != 1 || *d.Spec.Replicas != 3 {
+		t.Errorf("after apply status: spec %d status %+v", *d.Spec.Replicas, d.Status)
+	}
+	if e := entry(t, d.ManagedFields, "status-applier", metav1.ManagedFieldsOperationApply, "status"); !owns(e, `"f:readyReplicas"`) {
+		t.Errorf("status apply entry: %s", e.FieldsV1.Raw)
+	}
+
+		// Scale: an Update through subresource scale, owning the replicas.
 	sc, err := deploys.GetScale(ctx, "web", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +223,31 @@ func TestServerSideApplyClientGo(t *testing.T) {
 		t.Errorf("a dry-run create by apply was stored: %v", err)
 	}
 
-	// Plain creates are recorded too.
+	// A client may reset managedFields with an empty entry: none are left,
+	// and updates of an object without any are not tracked (until an apply).
+	d.ManagedFields = []metav1.ManagedFieldsEntry{{}}
+	d.Labels = map[string]string{"reset": "yes"}
+	if d, err = deploys.Update(ctx, d, metav1.UpdateOptions{FieldManager: "resetter"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.ManagedFields) != 0 {
+		b, _ := json.Marshal(d.ManagedFields)
+		t.Errorf("after a reset: %s", b)
+	}
+	// Sending none keeps what is recorded.
+	d, err = deploys.Apply(ctx, appsv1ac.Deployment("web", ns).WithLabels(map[string]string{"by": "alice"}), metav1.ApplyOptions{FieldManager: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.ManagedFields = nil
+	d.Labels["other"] = "x"
+	if d, err = deploys.Update(ctx, d, metav1.UpdateOptions{FieldManager: "keeper"}); err != nil {
+		t.Fatal(err)
+	}
+	entry(t, d.ManagedFields, "alice", metav1.ManagedFieldsOperationApply, "")
+	entry(t, d.ManagedFields, "keeper", metav1.ManagedFieldsOperationUpdate, "")
+
+		// Plain creates are recorded too.
 	cm, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"a": "1"}}, metav1.CreateOptions{FieldManager: "creator"})
 	if err != nil {
 		t.Fatal(err)

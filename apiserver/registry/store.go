@@ -535,8 +535,12 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 	internal := opts.Subresource != "" && !statusLike
 	switch {
 	case statusLike:
+		applied := meta.ManagedFields
 		obj = s.statusUpdate(ctx, obj, cur, status)
 		meta = obj.GetObjectMeta()
+		if opts.applied {
+			meta.ManagedFields = applied
+		}
 	case !internal:
 		s.strategy.DefaultUpdate(obj, cur)
 		if hasStatus(obj) && s.Info.HasSubresource("status") {
