@@ -194,7 +194,7 @@ func TestServerSideApplyClientGo(t *testing.T) {
 		t.Errorf("status apply entry: %s", e.FieldsV1.Raw)
 	}
 
-		// Scale: an Update through subresource scale, owning the replicas.
+	// Scale: an Update through subresource scale, owning the replicas.
 	sc, err := deploys.GetScale(ctx, "web", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +247,7 @@ func TestServerSideApplyClientGo(t *testing.T) {
 	entry(t, d.ManagedFields, "alice", metav1.ManagedFieldsOperationApply, "")
 	entry(t, d.ManagedFields, "keeper", metav1.ManagedFieldsOperationUpdate, "")
 
-		// Plain creates are recorded too.
+	// Plain creates are recorded too.
 	cm, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"a": "1"}}, metav1.CreateOptions{FieldManager: "creator"})
 	if err != nil {
 		t.Fatal(err)
