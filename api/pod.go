@@ -32,6 +32,7 @@ type PodSpec struct {
 	Volumes                       []Volume               `json:"volumes,omitempty"`
 	InitContainers                []Container            `json:"initContainers,omitempty"`
 	Containers                    []Container            `json:"containers"`
+	EphemeralContainers           []EphemeralContainer   `json:"ephemeralContainers,omitempty"`
 	RestartPolicy                 RestartPolicy          `json:"restartPolicy,omitempty"`
 	TerminationGracePeriodSeconds *int64                 `json:"terminationGracePeriodSeconds,omitempty"`
 	ActiveDeadlineSeconds         *int64                 `json:"activeDeadlineSeconds,omitempty"`
@@ -714,6 +715,17 @@ type PodStatus struct {
 	InitContainerStatuses []ContainerStatus `json:"initContainerStatuses,omitempty"`
 	ContainerStatuses     []ContainerStatus `json:"containerStatuses,omitempty"`
 	QOSClass              PodQOSClass       `json:"qosClass,omitempty"`
+	// EphemeralContainerStatuses report the containers kubectl debug added.
+	EphemeralContainerStatuses []ContainerStatus `json:"ephemeralContainerStatuses,omitempty"`
+}
+
+// EphemeralContainer is a container added to a running pod through the
+// pods/ephemeralcontainers subresource, for debugging: it is never
+// restarted, has no ports, probes, lifecycle or resources, and with
+// TargetContainerName shares that container's process namespace.
+type EphemeralContainer struct {
+	Container           `json:",inline"`
+	TargetContainerName string `json:"targetContainerName,omitempty"`
 }
 
 // PodCondition is one condition of a pod.
@@ -784,6 +796,6 @@ func init() {
 	register(ResourceInfo{Version: "v1", Kind: "Pod", Resource: "pods", Singular: "pod",
 		ShortNames: []string{"po"}, Namespaced: true,
 		// log is served by the apiserver's proxy to the pod's kubelet.
-		Subresources: []string{"status", "binding", "eviction", "log"},
+		Subresources: []string{"status", "binding", "eviction", "log", "exec", "attach", "portforward", "ephemeralcontainers"},
 		New:          func() Object { return &Pod{} }})
 }

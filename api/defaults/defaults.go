@@ -181,6 +181,9 @@ func PodSpec(s *api.PodSpec) {
 	for i := range s.Containers {
 		Container(&s.Containers[i])
 	}
+	for i := range s.EphemeralContainers {
+		Container(&s.EphemeralContainers[i].Container)
+	}
 	ResourceList(s.Overhead)
 }
 

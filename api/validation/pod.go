@@ -23,6 +23,9 @@ type podOptions struct {
 func ValidatePod(pod *api.Pod) field.ErrorList {
 	errs := validatePodMetadataAndSpec(pod)
 	specPath := field.NewPath("spec")
+	if len(pod.Spec.EphemeralContainers) > 0 {
+		errs = append(errs, field.Forbidden(specPath.Child("ephemeralContainers"), "cannot be set on create"))
+	}
 	if pod.Spec.NodeName != "" && len(pod.Spec.SchedulingGates) != 0 {
 		errs = append(errs, field.Forbidden(specPath.Child("nodeName"), "cannot be set until all schedulingGates have been cleared"))
 	}

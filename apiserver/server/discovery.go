@@ -86,6 +86,14 @@ func subresourceShape(ri api.ResourceInfo, sub string) apiResource {
 	case "eviction":
 		r.Group, r.Version, r.Kind = "policy", "v1", "Eviction"
 		r.Verbs = []string{"create"}
+	case "exec":
+		r.Kind, r.Verbs = "PodExecOptions", []string{"create", "get"}
+	case "attach":
+		r.Kind, r.Verbs = "PodAttachOptions", []string{"create", "get"}
+	case "portforward":
+		r.Kind, r.Verbs = "PodPortForwardOptions", []string{"create", "get"}
+	case "ephemeralcontainers":
+		r.Verbs = []string{"get", "patch", "update"}
 	default:
 		r.Verbs = []string{"get"}
 	}

@@ -83,7 +83,7 @@ func (p *kubeletProxy) rt() *http.Transport {
 
 // isKubeletSubresource tells the pod subresources served by the kubelet.
 func isKubeletSubresource(st *registry.Store, sub string) bool {
-	return st.Info.Group == "" && st.Info.Resource == "pods" && (sub == "log" || sub == "exec")
+	return st.Info.Group == "" && st.Info.Resource == "pods" && (sub == "log" || sub == "exec" || sub == "attach" || sub == "portforward")
 }
 
 // servePodProxy handles GET pods/NAME/log and GET/POST pods/NAME/exec: it
@@ -95,11 +95,11 @@ func (s *Server) servePodProxy(w http.ResponseWriter, r *http.Request, info *req
 	case info.Subresource == "log" && info.Verb != "get":
 		methodNotAllowed(w, r)
 		return
-	case info.Subresource == "exec" && info.Verb != "get" && info.Verb != "create":
+	case info.Subresource != "log" && info.Verb != "get" && info.Verb != "create":
 		methodNotAllowed(w, r)
 		return
 	}
-	if info.Subresource == "exec" && info.Verb == "get" {
+	if info.Subresource != "log" && info.Verb == "get" {
 		if err := s.authorizeCreate(r, info); err != nil {
 			writeError(w, r, err)
 			return
@@ -116,10 +116,13 @@ func (s *Server) servePodProxy(w http.ResponseWriter, r *http.Request, info *req
 		writeError(w, r, fmt.Errorf("pods store returned %T", obj))
 		return
 	}
-	container, err := podContainer(pod, q.Get("container"), info.Subresource == "log")
-	if err != nil {
-		writeError(w, r, err)
-		return
+	var container string
+	if info.Subresource != "portforward" {
+		container, err = podContainer(pod, q.Get("container"), info.Subresource == "log")
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
 	}
 	base, err := s.kubeletURL(r, pod)
 	if err != nil {
@@ -150,6 +153,23 @@ func (s *Server) servePodProxy(w http.ResponseWriter, r *http.Request, info *req
 		}
 		base.Path = "/exec/" + seg(pod.Namespace) + "/" + seg(pod.Name) + "/" + seg(container)
 		base.RawQuery = kq.Encode()
+		s.proxyUpgrade(w, r, base)
+	case "attach":
+		kq := url.Values{}
+		for _, k := range []string{"stdin", "stdout", "stderr", "tty"} {
+			if v, ok := q[k]; ok {
+				kq[k] = v
+			}
+		}
+		base.Path = "/attach/" + seg(pod.Namespace) + "/" + seg(pod.Name) + "/" + seg(container)
+		base.RawQuery = kq.Encode()
+		s.proxyUpgrade(w, r, base)
+	case "portforward":
+		base.Path = "/portForward/" + seg(pod.Namespace) + "/" + seg(pod.Name)
+		if isTunnelRequest(r) {
+			s.tunnelPortForward(w, r, base)
+			return
+		}
 		s.proxyUpgrade(w, r, base)
 	}
 }
@@ -203,6 +223,11 @@ func podContainer(pod *api.Pod, name string, allowInit bool) (string, error) {
 		}
 	}
 	for _, c := range pod.Spec.InitContainers {
+		if c.Name == name {
+			return name, nil
+		}
+	}
+	for _, c := range pod.Spec.EphemeralContainers {
 		if c.Name == name {
 			return name, nil
 		}
@@ -411,5 +436,6 @@ func (s *Server) proxyUpgrade(w http.ResponseWriter, r *http.Request, u *url.URL
 // figures (kube-apiserver's long-running request check).
 func isLongRunning(r *http.Request, info *request.Info) bool {
 	return info != nil && info.IsResourceRequest && info.APIGroup == "" && info.Resource == "pods" &&
-		(info.Subresource == "log" && parseBool(r.URL.Query().Get("follow")) || info.Subresource == "exec")
+		(info.Subresource == "log" && parseBool(r.URL.Query().Get("follow")) ||
+			info.Subresource == "exec" || info.Subresource == "attach" || info.Subresource == "portforward")
 }

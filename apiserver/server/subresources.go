@@ -90,6 +90,8 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *
 		writeObject(w, r, http.StatusOK, conv, out, nil)
 	case "eviction":
 		s.evict(w, r, info, st, dry)
+	case "ephemeralcontainers":
+		s.serveEphemeralContainers(w, r, info, st, dry)
 	case "finalize":
 		if info.Verb != "update" {
 			methodNotAllowed(w, r)
@@ -115,4 +117,45 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *
 		writeError(w, r, apierrors.NewGeneric(http.StatusNotFound, api.StatusReasonNotFound,
 			"the server could not find the requested resource"))
 	}
+}
+
+// serveEphemeralContainers handles pods/NAME/ephemeralcontainers: GET
+// returns the Pod, PUT and PATCH change only spec.ephemeralContainers
+// (kubectl debug sends a strategic-merge patch).
+func (s *Server) serveEphemeralContainers(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store, dry bool) {
+	if info.Verb == "get" {
+		s.get(w, r, info, st)
+		return
+	}
+	conv, err := converter(r, st.Info)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var out *api.Pod
+	switch info.Verb {
+	case "update":
+		var pod api.Pod
+		if err := decodeBody(r, &pod, "v1", "Pod"); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		out, err = registry.UpdateEphemeralContainers(r.Context(), st, info.Namespace, info.Name, &pod, dry)
+	case "patch":
+		body, rerr := readAll(r)
+		if rerr != nil {
+			writeError(w, r, rerr)
+			return
+		}
+		out, err = registry.PatchEphemeralContainers(r.Context(), st, info.Namespace, info.Name,
+			registry.PatchType(r.Header.Get("Content-Type")), body, dry)
+	default:
+		methodNotAllowed(w, r)
+		return
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeObject(w, r, http.StatusOK, conv, out, nil)
 }

@@ -320,7 +320,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		}
 	}
 	srv, err := server.New(server.Config{Addr: o.Server.Addr(), Certificate: cert, ClientCAs: cas, PodLogsDir: o.PodLogsDir,
-		Pods: mgr, Exec: Executor{mgr}, Logger: log})
+		Pods: mgr, Exec: Executor{mgr}, Attach: Executor{mgr}, PortForward: Executor{mgr}, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -384,23 +384,58 @@ var _ server.Executor = Executor{}
 // Exec implements server.Executor.
 func (e Executor) Exec(ctx context.Context, podUID, container string, cmd []string, tty bool,
 	stdin io.Reader, stdout, stderr io.Writer, resize <-chan server.TerminalSize) (int, error) {
-	var rs chan runtime.TerminalSize
-	if resize != nil {
-		rs = make(chan runtime.TerminalSize)
-		go func() {
-			defer close(rs)
-			for sz := range resize {
+	code, err := e.Pods.Exec(ctx, podUID, container, cmd, tty, stdin, stdout, stderr, runtimeSizes(ctx, resize))
+	return code, serverError(err)
+}
+
+var (
+	_ server.Attacher      = Executor{}
+	_ server.PortForwarder = Executor{}
+)
+
+// Attach implements server.Attacher.
+func (e Executor) Attach(ctx context.Context, podUID, container string, tty bool,
+	stdin io.Reader, stdout, stderr io.Writer, resize <-chan server.TerminalSize) error {
+	return serverError(e.Pods.Attach(ctx, podUID, container, tty, stdin, stdout, stderr, runtimeSizes(ctx, resize)))
+}
+
+// PortForwardDialer implements server.PortForwarder.
+func (e Executor) PortForwardDialer(ctx context.Context, podUID string) (string, func(context.Context, uint16) (net.Conn, error), error) {
+	id, dial, err := e.Pods.PortForwardDialer(ctx, podUID)
+	return id, dial, serverError(err)
+}
+
+// serverError marks a missing container the way the server maps to 404.
+func serverError(err error) error {
+	if errors.Is(err, pods.ErrContainerNotFound) {
+		return fmt.Errorf("%w: %v", server.ErrContainerNotFound, err)
+	}
+	return err
+}
+
+// runtimeSizes relays terminal sizes to the runtime's type.
+func runtimeSizes(ctx context.Context, resize <-chan server.TerminalSize) chan runtime.TerminalSize {
+	if resize == nil {
+		return nil
+	}
+	rs := make(chan runtime.TerminalSize)
+	go func() {
+		defer close(rs)
+		for {
+			select {
+			case sz, ok := <-resize:
+				if !ok {
+					return
+				}
 				select {
 				case rs <- runtime.TerminalSize{Width: sz.Width, Height: sz.Height}:
 				case <-ctx.Done():
 					return
 				}
+			case <-ctx.Done():
+				return
 			}
-		}()
-	}
-	code, err := e.Pods.Exec(ctx, podUID, container, cmd, tty, stdin, stdout, stderr, rs)
-	if errors.Is(err, pods.ErrContainerNotFound) {
-		return code, fmt.Errorf("%w: %v", server.ErrContainerNotFound, err)
-	}
-	return code, err
+		}
+	}()
+	return rs
 }

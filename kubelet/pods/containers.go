@@ -147,6 +147,40 @@ func podDesc(pod *api.Pod) string {
 // pod's sandbox; of the old instances only the newest stays (for
 // lastState). It returns when to look again.
 func (s *podSync) start(ctx context.Context, c *api.Container, init bool, restartCount int, old []*runtime.Container) time.Duration {
+	return s.startContainer(ctx, c, init, restartCount, old, ephemeral{})
+}
+
+// ephemeral says how an ephemeral container starts.
+type ephemeral struct {
+	is bool
+	// targetPID is the target container's process, whose PID namespace
+	// the ephemeral container joins.
+	targetPID uint32
+}
+
+// ephemeralContainers starts each ephemeral container once, in the pod's
+// sandbox (and with targetContainerName, in that container's PID
+// namespace); they are never restarted.
+func (s *podSync) ephemeralContainers(ctx context.Context) {
+	for i := range s.pod.Spec.EphemeralContainers {
+		ec := &s.pod.Spec.EphemeralContainers[i]
+		if len(instances(s.cs, ec.Name, false)) > 0 {
+			continue
+		}
+		e := ephemeral{is: true}
+		if ec.TargetContainerName != "" {
+			t := instances(s.cs, ec.TargetContainerName, false)
+			if len(t) == 0 || t[0].State != runtime.StateRunning || t[0].PID == 0 {
+				s.after(retrySoon) // the target is not running yet
+				continue
+			}
+			e.targetPID = t[0].PID
+		}
+		s.after(s.startContainer(ctx, &ec.Container, false, 0, nil, e))
+	}
+}
+
+func (s *podSync) startContainer(ctx context.Context, c *api.Container, init bool, restartCount int, old []*runtime.Container, eph ephemeral) time.Duration {
 	m, w, pod, sb := s.m, s.w, s.pod, s.sb
 	ref, wait, err := s.image(ctx, c)
 	if err != nil {
@@ -180,7 +214,7 @@ func (s *podSync) start(ctx context.Context, c *api.Container, init bool, restar
 		RestartCount: restartCount, Hash: containerHash(c), Image: c.Image, ImageRef: ref,
 		Command: expandAll(c.Command, env), Args: expandAll(c.Args, env), Env: env, WorkingDir: c.WorkingDir,
 		Hostname: hostname(pod), Mounts: mounts, CPUQuota: quota, CPUPeriod: period, CPUShares: shares, MemoryLimit: mem,
-		TTY: c.TTY, SandboxPID: sb.PID, NetNS: sb.NetNSPath(), HostNetwork: pod.Spec.HostNetwork, SandboxID: sb.ID, LogPath: logPath,
+		TTY: c.TTY, Stdin: c.Stdin, StdinOnce: c.StdinOnce, Ephemeral: eph.is, TargetPID: eph.targetPID, SandboxPID: sb.PID, NetNS: sb.NetNSPath(), HostNetwork: pod.Spec.HostNetwork, SandboxID: sb.ID, LogPath: logPath,
 	})
 	if err != nil {
 		return fail("CreateContainerError", err)

@@ -128,6 +128,12 @@ func (m *Manager) computeStatus(w *worker, pod *api.Pod, cs []runtime.Container)
 	}
 	apps := m.appStatuses(w, pod, cs, defWaiting)
 	st.InitContainerStatuses, st.ContainerStatuses = inits.statuses, apps.statuses
+	for i := range pod.Spec.EphemeralContainers {
+		ec := &pod.Spec.EphemeralContainers[i].Container
+		es := m.containerStatus(w, pod, ec, false, cs, "ContainerCreating")
+		es.Ready = false // ephemeral containers are never ready
+		st.EphemeralContainerStatuses = append(st.EphemeralContainerStatuses, es)
+	}
 	st.Phase = podPhase(pod, w, inits, apps)
 	if w.networkErr != "" && st.Phase == api.PodPending {
 		st.Message = w.networkErr

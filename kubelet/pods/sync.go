@@ -88,6 +88,7 @@ type podSync struct {
 func (s *podSync) run(ctx context.Context) (time.Duration, bool) {
 	if !s.finished() && s.sandbox(ctx) && s.initContainers(ctx) {
 		s.containers(ctx)
+		s.ephemeralContainers(ctx)
 	}
 	if s.release != nil {
 		s.release()

@@ -63,6 +63,14 @@ type ContainerConfig struct {
 	CPUShares   uint64
 	MemoryLimit int64
 	TTY         bool
+	// Stdin keeps the container's stdin open for attach; StdinOnce closes
+	// it after the first attach session.
+	Stdin, StdinOnce bool
+	// Ephemeral marks a container kubectl debug added: never restarted.
+	// TargetPID, when set, is a process whose PID namespace it joins (an
+	// ephemeral container's targetContainerName).
+	Ephemeral bool
+	TargetPID uint32
 	// SandboxPID is the pause process whose namespaces the container joins;
 	// without one, NetNS is the sandbox's network namespace (HostNetwork:
 	// the node's). SandboxID is the sandbox, whose shim the container shares.
@@ -211,6 +219,15 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) (str
 	if cfg.Init {
 		l[LabelInit] = "true"
 	}
+	if cfg.Stdin {
+		l[LabelStdin] = "true"
+	}
+	if cfg.StdinOnce {
+		l[LabelStdinOnce] = "true"
+	}
+	if cfg.Ephemeral {
+		l[LabelEphemeral] = "true"
+	}
 	opts := []oci.SpecOpts{oci.WithImageConfig(img)}
 	if args := processArgs(imgSpec.Config.Entrypoint, imgSpec.Config.Cmd, cfg.Command, cfg.Args); len(args) > 0 {
 		opts = append(opts, oci.WithProcessArgs(args...))
@@ -238,6 +255,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) (str
 		if cfg.Hostname != "" {
 			opts = append(opts, oci.WithHostname(cfg.Hostname))
 		}
+	}
+	if cfg.TargetPID != 0 {
+		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.PIDNamespace, Path: fmt.Sprintf("/proc/%d/ns/pid", cfg.TargetPID)}))
 	}
 	opts = append(opts, oci.WithCgroup(CgroupPath(r.cfg.CgroupParent, cfg.PodUID, id)))
 	if cfg.SandboxID != "" {
@@ -338,7 +358,8 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	tio, creator, err := r.newTaskIO(l[LabelLogPath], spec.Process != nil && spec.Process.Terminal)
+	tio, creator, err := r.newTaskIO(l[LabelLogPath], spec.Process != nil && spec.Process.Terminal,
+		newAttachHub(l[LabelStdin] == "true", l[LabelStdinOnce] == "true"))
 	if err != nil {
 		return err
 	}
@@ -367,7 +388,7 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	return nil
 }
 
-func (r *Runtime) newTaskIO(logPath string, tty bool) (*taskIO, cio.Creator, error) {
+func (r *Runtime) newTaskIO(logPath string, tty bool, hub *attachHub) (*taskIO, cio.Creator, error) {
 	if logPath == "" {
 		return nil, nil, errors.New("container has no log path")
 	}
@@ -375,11 +396,12 @@ func (r *Runtime) newTaskIO(logPath string, tty bool) (*taskIO, cio.Creator, err
 	if err != nil {
 		return nil, nil, err
 	}
-	tio := &taskIO{log: lf}
+	tio := &taskIO{log: lf, hub: hub}
 	stdout := &streamWriter{log: lf, stream: "stdout"}
 	stderr := &streamWriter{log: lf, stream: "stderr"}
 	tio.out = []*streamWriter{stdout, stderr}
-	opts := []cio.Opt{cio.WithStreams(nil, stdout, stderr), cio.WithFIFODir(r.fifoDir())}
+	opts := []cio.Opt{cio.WithStreams(hub.containerStdin(), teeWriter{stdout, hub, false}, teeWriter{stderr, hub, true}),
+		cio.WithFIFODir(r.fifoDir())}
 	if tty {
 		opts = append(opts, cio.WithTerminal)
 	}
@@ -430,7 +452,10 @@ func (r *Runtime) Adopt(ctx context.Context, id string) error {
 	}
 	stdout := &streamWriter{log: lf, stream: "stdout"}
 	stderr := &streamWriter{log: lf, stream: "stderr"}
-	opts := []cio.Opt{cio.WithStreams(nil, stdout, stderr)}
+	// The stdin a previous kubelet held is gone with it: attach after a
+	// restart gets the output only.
+	hub := newAttachHub(false, false)
+	opts := []cio.Opt{cio.WithStreams(nil, teeWriter{stdout, hub, false}, teeWriter{stderr, hub, true})}
 	if spec.Process != nil && spec.Process.Terminal {
 		opts = append(opts, cio.WithTerminal)
 	}
@@ -439,7 +464,7 @@ func (r *Runtime) Adopt(ctx context.Context, id string) error {
 		lf.Close()
 		return fmt.Errorf("attach to %s: %w", id, err)
 	}
-	tio := &taskIO{io: t.IO(), log: lf, out: []*streamWriter{stdout, stderr}}
+	tio := &taskIO{io: t.IO(), log: lf, out: []*streamWriter{stdout, stderr}, hub: hub}
 	r.mu.Lock()
 	r.tasks[id] = tio
 	r.mu.Unlock()
@@ -514,6 +539,9 @@ func (r *Runtime) recordExit(c containerd.Container, t containerd.Task, st conta
 		}
 		for _, w := range tio.out {
 			w.Flush()
+		}
+		if tio.hub != nil {
+			tio.hub.close()
 		}
 	}
 	l, _ := c.Labels(ctx)

@@ -36,6 +36,9 @@ const (
 	LabelImage        = "io.minik8s.container.image"
 	LabelImageID      = "io.minik8s.container.imageID"
 	LabelInit         = "io.minik8s.container.init"
+	LabelStdin        = "io.minik8s.container.stdin"
+	LabelStdinOnce    = "io.minik8s.container.stdinOnce"
+	LabelEphemeral    = "io.minik8s.container.ephemeral"
 	LabelStartedAt    = "io.minik8s.container.startedAt"
 	LabelFinishedAt   = "io.minik8s.container.finishedAt"
 	LabelExitCode     = "io.minik8s.container.exitCode"
@@ -91,6 +94,7 @@ type taskIO struct {
 	io  cio.IO
 	log *logFile
 	out []*streamWriter
+	hub *attachHub // nil for sandboxes
 }
 
 // New connects to containerd. It fails if containerd does not answer within
@@ -213,6 +217,7 @@ type Container struct {
 	Name         string
 	Kind         string
 	Init         bool
+	Ephemeral    bool
 	RestartCount int
 	Hash         string
 	Image        string
@@ -282,7 +287,7 @@ func fromLabels(id string, l map[string]string) Container {
 	rc, _ := strconv.Atoi(l[LabelRestartCount])
 	ct := Container{
 		ID: id, PodUID: l[LabelPodUID], PodNamespace: l[LabelPodNamespace], PodName: l[LabelPodName],
-		Name: l[LabelContainerName], Kind: l[LabelKind], Init: l[LabelInit] == "true", RestartCount: rc,
+		Name: l[LabelContainerName], Kind: l[LabelKind], Init: l[LabelInit] == "true", Ephemeral: l[LabelEphemeral] == "true", RestartCount: rc,
 		Hash: l[LabelHash], Image: l[LabelImage], ImageID: l[LabelImageID], LogPath: l[LabelLogPath],
 		StartedAt: parseTime(l[LabelStartedAt]), FinishedAt: parseTime(l[LabelFinishedAt]),
 		Reason: l[LabelReason], State: StateCreated, PodIP: l[LabelPodIP],
@@ -521,6 +526,9 @@ func (r *Runtime) dropIO(id string) {
 	delete(r.tasks, id)
 	r.mu.Unlock()
 	if t != nil {
+		if t.hub != nil {
+			t.hub.close()
+		}
 		t.io.Cancel()
 		t.io.Close()
 		if t.log != nil {

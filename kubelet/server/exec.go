@@ -114,12 +114,29 @@ func (s *Server) serveExec(w http.ResponseWriter, r *http.Request) {
 		writeStatus(w, apierrors.NewGeneric(http.StatusNotImplemented, api.StatusReasonInternalError, "exec is not supported by this kubelet"))
 		return
 	}
+	s.serveRemoteCommand(w, r, pod, container, opts, func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, resize <-chan TerminalSize) api.Status {
+		code, err := s.cfg.Exec.Exec(ctx, string(pod.UID), container, opts.Command, opts.TTY, stdin, stdout, stderr, resize)
+		return execStatus(opts.Command, code, err)
+	})
+}
+
+// remoteCommand runs one session's work (an exec'd command, an attach)
+// and returns the Status for the error channel.
+type remoteCommand func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, resize <-chan TerminalSize) api.Status
+
+// serveRemoteCommand upgrades to WebSocket and runs run with the session's
+// streams, then reports its Status on the error channel.
+func (s *Server) serveRemoteCommand(w http.ResponseWriter, r *http.Request, pod *api.Pod, container string, opts execOptions, run remoteCommand) {
+	verb := "exec"
+	if opts.Command == nil {
+		verb = "attach"
+	}
 	if !websocket.IsWebSocketUpgrade(r) {
-		writeStatus(w, apierrors.NewBadRequest("exec needs a WebSocket upgrade with subprotocol "+ProtocolV5+" or "+ProtocolV4))
+		writeStatus(w, apierrors.NewBadRequest(verb+" needs a WebSocket upgrade with subprotocol "+ProtocolV5+" or "+ProtocolV4))
 		return
 	}
 	if !slices.ContainsFunc(websocket.Subprotocols(r), func(p string) bool { return p == ProtocolV5 || p == ProtocolV4 }) {
-		writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("exec: unsupported subprotocols %q, want %s or %s", websocket.Subprotocols(r), ProtocolV5, ProtocolV4)))
+		writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("%s: unsupported subprotocols %q, want %s or %s", verb, websocket.Subprotocols(r), ProtocolV5, ProtocolV4)))
 		return
 	}
 	c, err := upgrader.Upgrade(w, r, nil)
@@ -203,12 +220,11 @@ func (s *Server) serveExec(w http.ResponseWriter, r *http.Request) {
 		stderr = channelWriter{conn, channelStderr}
 	}
 	start := time.Now()
-	code, execErr := s.cfg.Exec.Exec(ctx, string(pod.UID), container, opts.Command, opts.TTY, stdin, stdout, stderr, resize)
+	st := run(ctx, stdin, stdout, stderr, resize)
 	if stdinR != nil {
 		// Unblock the reader if it is handing stdin nobody reads any more.
 		_ = stdinR.CloseWithError(io.ErrClosedPipe)
 	}
-	st := execStatus(opts.Command, code, execErr)
 	b, _ := json.Marshal(st)
 	if err := conn.send(channelError, b); err != nil {
 		log.Debug("exec: write the result", "err", err)
@@ -219,7 +235,7 @@ func (s *Server) serveExec(w http.ResponseWriter, r *http.Request) {
 	cancel()
 	_ = c.SetReadDeadline(time.Now().Add(time.Second))
 	<-readerDone
-	log.Debug("exec finished", "command", strings.Join(opts.Command, " "), "exitCode", code, "err", execErr, "elapsed", time.Since(start))
+	log.Debug(verb+" finished", "command", strings.Join(opts.Command, " "), "status", st.Status, "message", st.Message, "elapsed", time.Since(start))
 }
 
 func outputChannels(o execOptions) []byte {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 
 	"github.com/minik8s/minik8s/api"
 )
@@ -41,3 +42,22 @@ type Executor interface {
 // ErrContainerNotFound is what an Executor wraps when the container does not
 // exist or is not running; the server answers 404.
 var ErrContainerNotFound = errors.New("container not found")
+
+// Attacher connects to the streams of a running container's main process;
+// the kubelet's runtime implements it.
+type Attacher interface {
+	// Attach copies stdin to the container's stdin (when it has one) and
+	// its output to stdout and stderr (nil: not wanted; with tty, stderr is
+	// nil) until ctx ends or the container exits. A missing or stopped
+	// container wraps ErrContainerNotFound.
+	Attach(ctx context.Context, podUID, container string, tty bool,
+		stdin io.Reader, stdout, stderr io.Writer, resize <-chan TerminalSize) error
+}
+
+// PortForwarder reaches ports inside a pod's network namespace.
+type PortForwarder interface {
+	// PortForwardDialer returns the pod sandbox's ID and a dialer to
+	// 127.0.0.1:PORT inside its network namespace.
+	PortForwardDialer(ctx context.Context, podUID string) (sandboxID string,
+		dial func(ctx context.Context, port uint16) (net.Conn, error), err error)
+}

@@ -45,9 +45,12 @@ type Config struct {
 	AllowedUsers []string
 	// PodLogsDir holds the containers' CRI log files (default /var/log/pods).
 	PodLogsDir string
-	// Pods finds the pods the kubelet runs; Exec runs commands in them.
-	Pods PodLookup
-	Exec Executor
+	// Pods finds the pods the kubelet runs; Exec runs commands in them,
+	// Attach attaches to their containers, PortForward reaches their ports.
+	Pods        PodLookup
+	Exec        Executor
+	Attach      Attacher
+	PortForward PortForwarder
 	// FollowPoll is how often a followed log is checked for more (default 250 ms).
 	FollowPoll time.Duration
 	Logger     *slog.Logger
@@ -90,6 +93,10 @@ func New(cfg Config) (*Server, error) {
 	mux.Handle("GET /containerLogs/{namespace}/{pod}/{container}", s.authorized(http.HandlerFunc(s.serveContainerLogs)))
 	mux.Handle("GET /exec/{namespace}/{pod}/{container}", s.authorized(http.HandlerFunc(s.serveExec)))
 	mux.Handle("POST /exec/{namespace}/{pod}/{container}", s.authorized(http.HandlerFunc(s.serveExec)))
+	mux.Handle("GET /attach/{namespace}/{pod}/{container}", s.authorized(http.HandlerFunc(s.serveAttach)))
+	mux.Handle("POST /attach/{namespace}/{pod}/{container}", s.authorized(http.HandlerFunc(s.serveAttach)))
+	mux.Handle("GET /portForward/{namespace}/{pod}", s.authorized(http.HandlerFunc(s.servePortForward)))
+	mux.Handle("POST /portForward/{namespace}/{pod}", s.authorized(http.HandlerFunc(s.servePortForward)))
 	s.handler = mux
 	return s, nil
 }
@@ -177,7 +184,8 @@ func (s *Server) authorized(next http.Handler) http.Handler {
 		}
 		if !slices.Contains(u.groups, mastersGroup) && !slices.Contains(s.cfg.AllowedUsers, u.name) {
 			verb := "get"
-			if r.Method == http.MethodPost || strings.HasPrefix(r.URL.Path, "/exec/") {
+			if r.Method == http.MethodPost || strings.HasPrefix(r.URL.Path, "/exec/") ||
+				strings.HasPrefix(r.URL.Path, "/attach/") || strings.HasPrefix(r.URL.Path, "/portForward/") {
 				verb = "create"
 			}
 			http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=nodes, subresource=proxy)", u.name, verb), http.StatusForbidden)
@@ -201,6 +209,11 @@ func (s *Server) lookupContainer(w http.ResponseWriter, r *http.Request) (*api.P
 			if c.Name == container {
 				return pod, container, true
 			}
+		}
+	}
+	for _, c := range pod.Spec.EphemeralContainers {
+		if c.Name == container {
+			return pod, container, true
 		}
 	}
 	writeStatus(w, apierrors.NewGeneric(http.StatusNotFound, api.StatusReasonNotFound, fmt.Sprintf("container %q not found in pod %q", container, ns+"/"+name)))

@@ -24,6 +24,7 @@ import (
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/kubeconfig"
 	"github.com/minik8s/minik8s/kubectl-lite/remotecommand"
+	"github.com/minik8s/minik8s/kubelet/app"
 	"github.com/minik8s/minik8s/kubelet/bootstrap"
 	"github.com/minik8s/minik8s/kubelet/network"
 	"github.com/minik8s/minik8s/kubelet/nodestatus"
@@ -33,36 +34,19 @@ import (
 	"github.com/minik8s/minik8s/kubelet/testimage"
 )
 
-// managerExec adapts the pod manager's Exec to the server's Executor.
-type managerExec struct{ m *pods.Manager }
-
-func (a managerExec) Exec(ctx context.Context, podUID, container string, cmd []string, tty bool,
-	stdin io.Reader, stdout, stderr io.Writer, resize <-chan server.TerminalSize) (int, error) {
-	var rs chan runtime.TerminalSize
-	if resize != nil {
-		rs = make(chan runtime.TerminalSize)
-		go func() {
-			defer close(rs)
-			for sz := range resize {
-				select {
-				case rs <- runtime.TerminalSize{Width: sz.Width, Height: sz.Height}:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}()
-	}
-	code, err := a.m.Exec(ctx, podUID, container, cmd, tty, stdin, stdout, stderr, rs)
-	if errors.Is(err, pods.ErrContainerNotFound) {
-		err = fmt.Errorf("%w: %v", server.ErrContainerNotFound, err)
-	}
-	return code, err
+// node is a node side on real containerd: the apiserver, a registered
+// Node, the pod manager and the kubelet server.
+type node struct {
+	cc         *client.Config
+	c          *client.Client
+	kubeconfig string
+	name       string
 }
 
-// TestEndToEnd is a whole node side against real containerd: the node
-// registers (nodestatus), the pod manager runs a pod, and its logs and an
-// exec go client -> apiserver -> kubelet server -> container.
-func TestEndToEnd(t *testing.T) {
+// startNode starts a node side for one test; index keeps parallel tests'
+// bridges, subnets and containerd namespaces apart.
+func startNode(t *testing.T, ctx context.Context, index int) *node {
+	t.Helper()
 	const socket = "/run/containerd/containerd.sock"
 	if os.Geteuid() != 0 {
 		t.Skip("needs root for containerd")
@@ -71,8 +55,6 @@ func TestEndToEnd(t *testing.T) {
 		t.Skipf("needs containerd at %s", socket)
 	}
 	s := apiservertest.Start(t, apiservertest.WithTLS)
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
 	kc, err := kubeconfig.Load(s.Options.WriteKubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -86,8 +68,8 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq := 200 + os.Getpid()%50
-	nodeName, ns, bridge, cidr := "e2e-node", fmt.Sprintf("minik8s-e2e-%d", os.Getpid()), fmt.Sprintf("mk8se%d", seq), fmt.Sprintf("10.244.%d.0/24", seq)
+	seq := 200 + (os.Getpid()*4+index)%50
+	nodeName, ns, bridge, cidr := "e2e-node", fmt.Sprintf("minik8s-e2e-%d-%d", os.Getpid(), index), fmt.Sprintf("mk8se%d", seq), fmt.Sprintf("10.244.%d.0/24", seq)
 	dir := t.TempDir()
 	logsDir := filepath.Join(dir, "logs")
 	// The Node as nodeipam leaves it: a podCIDR.
@@ -189,21 +171,34 @@ func TestEndToEnd(t *testing.T) {
 	rt.SetOnExit(mgr.OnContainerExit)
 	go func() { managerDone <- mgr.Run(runCtx) }()
 	srv, err := server.New(server.Config{Certificate: cert, ClientCAs: s.PKI().CA.Pool(), PodLogsDir: logsDir,
-		Pods: mgr, Exec: managerExec{mgr}, Logger: apiservertest.Logger()})
+		Pods: mgr, Exec: app.Executor{Pods: mgr}, Attach: app.Executor{Pods: mgr}, PortForward: app.Executor{Pods: mgr},
+		Logger: apiservertest.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { serverDone <- srv.Serve(runCtx, l) }()
 
-	node, err := ns1.WaitForNode(ctx, func(n *api.Node) bool {
+	nd, err := ns1.WaitForNode(ctx, func(n *api.Node) bool {
 		return n.Status.DaemonEndpoints.KubeletEndpoint.Port != 0 && n.Spec.PodCIDR == cidr
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := node.Status.NodeInfo.ContainerRuntimeVersion; !strings.HasPrefix(v, "containerd://") || len(v) <= len("containerd://") {
+	if v := nd.Status.NodeInfo.ContainerRuntimeVersion; !strings.HasPrefix(v, "containerd://") || len(v) <= len("containerd://") {
 		t.Errorf("containerRuntimeVersion = %q", v)
 	}
+	return &node{cc: cc, c: c, kubeconfig: s.Options.WriteKubeconfig, name: nodeName}
+}
+
+// TestEndToEnd is a whole node side against real containerd: the node
+// registers (nodestatus), the pod manager runs a pod, and its logs and an
+// exec go client -> apiserver -> kubelet server -> container.
+func TestEndToEnd(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	n := startNode(t, ctx, 0)
+	c, cc, nodeName := n.c, n.cc, n.name
 
 	one := int64(1)
 	pod := &api.Pod{ObjectMeta: api.ObjectMeta{Namespace: "default", Name: "talker"}, Spec: api.PodSpec{
@@ -240,7 +235,7 @@ func TestEndToEnd(t *testing.T) {
 	if out.String() != "talker\ngot ping\n" {
 		t.Errorf("exec output %q", out.String())
 	}
-	err = remotecommand.Exec(ctx, cc, "/api/v1/namespaces/default/pods/talker/exec", url.Values{"command": {"sh", "-c", "exit 7"}, "stdout": {"true"}},
+	err := remotecommand.Exec(ctx, cc, "/api/v1/namespaces/default/pods/talker/exec", url.Values{"command": {"sh", "-c", "exit 7"}, "stdout": {"true"}},
 		remotecommand.Options{Stdout: io.Discard})
 	var ee *remotecommand.ExitError
 	if !errors.As(err, &ee) || ee.Code != 7 {
