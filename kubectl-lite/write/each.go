@@ -60,6 +60,9 @@ func (f *Flags) Each(streams cli.Streams, g *cli.Globals, verb string, fn func(c
 		return err
 	}
 	w := New(c, f.DryRun)
+	// kubectl's field manager of the verb ("kubectl-create",
+	// "kubectl-replace"); apply names its own.
+	w.SetFieldManager("kubectl-" + verb)
 	return each(streams, verb, objs, f.Output, w, func(o manifest.Object) (string, error) { return fn(c, w, o) })
 }
 

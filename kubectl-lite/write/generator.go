@@ -69,7 +69,9 @@ func (gen *Generator) Create(cmd *cobra.Command, streams cli.Streams, g *cli.Glo
 		if err != nil {
 			return err
 		}
-		resp, err := New(c, gen.DryRun).send(cmd.Context(), http.MethodPost, o, "", "", body, nil)
+		w := New(c, gen.DryRun)
+		w.SetFieldManager("kubectl-create")
+		resp, err := w.send(cmd.Context(), http.MethodPost, o, "", "", body, nil)
 		if err != nil {
 			return err
 		}

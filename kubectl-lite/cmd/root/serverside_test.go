@@ -110,6 +110,12 @@ func TestIntegrationApplyServerSide(t *testing.T) {
 	c.wantFailIn(ssaDeploy, "error: --dry-run=client doesn't work with --server-side (did you mean --dry-run=server instead?)",
 		"apply", "--server-side", "--dry-run=client", "-f", "-")
 
+	// create writes as kubectl-create, as kubectl does.
+	c.mustRun(strings.Replace(oneCM, "name: dry", "name: made", 1), "create", "-f", "-")
+	if made, err := client.Resource[api.ConfigMap](c.client).Namespace("default").Get(ctx, "made"); err != nil || managers(made.ManagedFields) != "kubectl-create/Update" {
+		t.Errorf("managers after create: %v %v", made, err)
+	}
+
 	// Client-side apply writes as kubectl-client-side-apply.
 	c.mustRun(oneCM, "apply", "-f", "-")
 	cm, err := client.Resource[api.ConfigMap](c.client).Namespace("default").Get(ctx, "dry")
