@@ -193,3 +193,33 @@ func TestUpdateOnCreateAndReset(t *testing.T) {
 		t.Fatalf("keep: %+v", again.ManagedFields)
 	}
 }
+
+// TestEveryKindApplies checks the published schemas give the type
+// converter every served kind: a minimal configuration of each applies,
+// and a Service's ports merge by port and protocol, TCP by default.
+func TestEveryKindApplies(t *testing.T) {
+	t.Parallel()
+	for _, ri := range api.Resources {
+		t.Run(ri.Kind, func(t *testing.T) {
+			t.Parallel()
+			cfg := `{"apiVersion":"` + ri.GroupVersion() + `","kind":"` + ri.Kind + `","metadata":{"name":"x","labels":{"a":"b"}}}`
+			obj, err := manager(t).For(ri).Apply(nil, []byte(cfg), "m", "", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if obj.GetObjectMeta().Labels["a"] != "b" || len(obj.GetObjectMeta().ManagedFields) != 1 {
+				t.Errorf("applied %+v", obj.GetObjectMeta())
+			}
+		})
+	}
+	k := kind(t, "Service")
+	svc := "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec:\n  ports:\n  - {port: 80, name: http}\n  - {port: 80, protocol: UDP, name: dns}\n"
+	obj, err := k.Apply(nil, []byte(svc), "m", "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := fields(t, obj.GetObjectMeta().ManagedFields[0]); !strings.Contains(f, `"k:{\"port\":80,\"protocol\":\"TCP\"}"`) ||
+		!strings.Contains(f, `"k:{\"port\":80,\"protocol\":\"UDP\"}"`) {
+		t.Errorf("service ports: %s", f)
+	}
+}
