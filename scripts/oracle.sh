@@ -5,12 +5,17 @@
 # the repository. They are test-only: nothing minik8s ships is built from
 # k8s.io/kubernetes.
 #
-#   scripts/oracle.sh [NAME...]   build NAMEs (default: all four), print the
+#   scripts/oracle.sh [NAME...]   build NAMEs (default: the four binaries), print the
 #                                 directory that holds them
 #
-# A binary is rebuilt only when the pinned module files are newer than it.
-# MINIK8S_ORACLE_DIR overrides the cache directory. Building needs the Go
-# module proxy (the first build of all four takes several minutes).
+# e2e.test, Kubernetes' end-to-end (conformance) suite, is built on request
+# only (it takes over ten minutes on two cores).
+#
+# A binary is rebuilt only when the pinned module files' contents changed
+# since it was built (a stamp beside it keeps their hash), so checkouts in
+# several worktrees share one cache. MINIK8S_ORACLE_DIR overrides the cache
+# directory. Building needs the Go module proxy (the first build of all
+# four takes several minutes).
 set -euo pipefail
 export PATH=$PATH:/usr/local/go/bin
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,18 +46,27 @@ exec 9>"$dir/.lock"
 flock 9
 for name in "${names[@]}"; do
 	case "$name" in
-	kubectl | kube-scheduler | kube-controller-manager | kube-apiserver) ;;
+	kubectl | kube-scheduler | kube-controller-manager | kube-apiserver)
+		build=(go build -trimpath -ldflags "-s -w$stamp" -o "$dir/$name.tmp" "k8s.io/kubernetes/cmd/$name")
+		;;
+	e2e.test)
+		# The suite's own tests select every e2e package; -mod=mod adds
+		# the go.sum lines of their test-only dependencies.
+		build=(go test -mod=mod -c -trimpath -ldflags "-s -w$stamp" -o "$dir/$name.tmp" k8s.io/kubernetes/test/e2e)
+		;;
 	*)
-		echo "oracle.sh: unknown binary \"$name\" (kubectl, kube-scheduler, kube-controller-manager, kube-apiserver)" >&2
+		echo "oracle.sh: unknown binary \"$name\" (kubectl, kube-scheduler, kube-controller-manager, kube-apiserver, e2e.test)" >&2
 		exit 2
 		;;
 	esac
 	out="$dir/$name"
-	if [[ -x "$out" && "$out" -nt "$mod/go.mod" && "$out" -nt "$mod/go.sum" ]]; then
+	want=$(cat "$mod/go.mod" "$mod/go.sum" | sha256sum | cut -d' ' -f1)
+	if [[ -x "$out" && "$(cat "$out.stamp" 2>/dev/null)" == "$want" ]]; then
 		continue
 	fi
 	echo "oracle.sh: building $name $version into $dir" >&2
-	(cd "$mod" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w$stamp" -o "$out.tmp" "k8s.io/kubernetes/cmd/$name")
-	mv "$out.tmp" "$out"
+	(cd "$mod" && CGO_ENABLED=0 "${build[@]}")
+	mv "$dir/$name.tmp" "$out"
+	echo "$want" >"$out.stamp"
 done
 echo "$dir"
