@@ -2,6 +2,8 @@ package root_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -132,5 +134,74 @@ func TestIntegrationApplyServerSide(t *testing.T) {
 	cm, _ = client.Resource[api.ConfigMap](c.client).Namespace("default").Get(ctx, "dry")
 	if cm.Data["a"] != "2" || !strings.Contains(cm.Annotations[api.LastAppliedConfigAnnotation], `"a":"2"`) {
 		t.Errorf("after migration: data %v, last-applied %s", cm.Data, cm.Annotations[api.LastAppliedConfigAnnotation])
+	}
+}
+
+// TestIntegrationRealKubectlServerSide runs the real kubectl v1.37's
+// server-side apply against the apiserver: create, conflict with another
+// manager and --force-conflicts, and the move from client-side apply, in
+// which kubectl rewrites managedFields with a JSON patch and the server
+// keeps the last-applied annotation in step.
+func TestIntegrationRealKubectlServerSide(t *testing.T) {
+	c := startCluster(t)
+	ctx := context.Background()
+	deploys := client.Resource[api.Deployment](c.client).Namespace("default")
+	file := filepath.Join(t.TempDir(), "web.yaml")
+	writeManifest := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kubectl := func(args ...string) (string, string, error) {
+		t.Helper()
+		return c.kubectl(args...)
+	}
+	writeManifest(ssaDeploy)
+	if out, errOut, err := kubectl("apply", "--server-side", "-f", file); err != nil || out != "deployment.apps/web serverside-applied\n" {
+		t.Fatalf("kubectl apply --server-side: %v %q %q", err, out, errOut)
+	}
+	if out, errOut, err := kubectl("scale", "deployment/web", "--replicas=4"); err != nil {
+		t.Fatalf("kubectl scale: %v %q %q", err, out, errOut)
+	}
+	_, errOut, err := kubectl("apply", "--server-side", "-f", file)
+	if err == nil || !strings.HasPrefix(errOut, `error: Apply failed with 1 conflict: conflict with "kubectl" with subresource "scale" using apps/v1: .spec.replicas`) {
+		t.Errorf("conflicting kubectl apply: %v %q", err, errOut)
+	}
+	if out, errOut, err := kubectl("apply", "--server-side", "--force-conflicts", "-f", file); err != nil || out != "deployment.apps/web serverside-applied\n" {
+		t.Fatalf("kubectl apply --force-conflicts: %v %q %q", err, out, errOut)
+	}
+	if d, _ := deploys.Get(ctx, "web"); *d.Spec.Replicas != 2 {
+		t.Errorf("replicas %d after --force-conflicts", *d.Spec.Replicas)
+	}
+
+	// Client-side apply, then server-side apply: kubectl migrates the
+	// client-side manager's fields to its own and nothing conflicts.
+	csa := strings.Replace(ssaDeploy, "name: web", "name: csa", 1)
+	writeManifest(csa)
+	if out, errOut, err := kubectl("apply", "-f", file); err != nil || out != "deployment.apps/csa created\n" {
+		t.Fatalf("kubectl apply: %v %q %q", err, out, errOut)
+	}
+	writeManifest(strings.Replace(csa, "replicas: 2", "replicas: 3", 1))
+	if out, errOut, err := kubectl("apply", "--server-side", "-f", file); err != nil || out != "deployment.apps/csa serverside-applied\n" || errOut != "" {
+		t.Fatalf("kubectl apply --server-side after client-side apply: %v %q %q", err, out, errOut)
+	}
+	d, err := deploys.Get(ctx, "csa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *d.Spec.Replicas != 3 || !strings.Contains(d.Annotations[api.LastAppliedConfigAnnotation], `"replicas":3`) {
+		t.Errorf("after the move: replicas %d, last-applied %s", *d.Spec.Replicas, d.Annotations[api.LastAppliedConfigAnnotation])
+	}
+	if got := managers(d.ManagedFields); strings.Contains(got, "kubectl-client-side-apply") || !strings.Contains(got, "kubectl/Apply") {
+		t.Errorf("managers after the move: %s", got)
+	}
+	// A field dropped from the configuration is now removed.
+	writeManifest(strings.Replace(strings.Replace(csa, "replicas: 2", "replicas: 3", 1), "        ports:\n        - containerPort: 80\n", "", 1))
+	if _, errOut, err := kubectl("apply", "--server-side", "-f", file); err != nil {
+		t.Fatalf("re-apply: %v %q", err, errOut)
+	}
+	if d, _ := deploys.Get(ctx, "csa"); len(d.Spec.Template.Spec.Containers[0].Ports) != 0 {
+		t.Errorf("ports kept after removal from the configuration: %+v", d.Spec.Template.Spec.Containers[0].Ports)
 	}
 }
