@@ -392,3 +392,34 @@ func TestServerSideApplyDynamic(t *testing.T) {
 		t.Errorf("an invalid apply was stored")
 	}
 }
+
+// TestServerSideApplyCreateNeedsCreate checks that an apply that would
+// create its object is authorized as a create as well, as kube-apiserver
+// does: a user who may only patch gets 403 and nothing is stored, while
+// applying to an existing object works.
+func TestServerSideApplyCreateNeedsCreate(t *testing.T) {
+	t.Parallel()
+	s := apiservertest.Start(t, apiservertest.WithTLS)
+	admin := newClient(t, s)
+	admin.must(201, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", map[string]any{
+		"metadata": map[string]any{"name": "cm-patcher"},
+		"rules":    []any{map[string]any{"apiGroups": []string{""}, "resources": []string{"configmaps"}, "verbs": []string{"get", "patch"}}},
+	})
+	admin.must(201, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings", map[string]any{
+		"metadata": map[string]any{"name": "carol-patches"},
+		"subjects": []any{map[string]any{"kind": "User", "name": "carol"}},
+		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-patcher"},
+	})
+	admin.must(201, "POST", "/api/v1/namespaces/default/configmaps", map[string]any{"metadata": map[string]any{"name": "there"}})
+	carol := userClient(t, s, "carol")
+	base := s.SecureURL() + "/api/v1/namespaces/default/configmaps/"
+	apply := func(name string) int {
+		return send(t, carol, "PATCH", base+name+"?fieldManager=carol",
+			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"`+name+`"},"data":{"k":"v"}}`, "application/apply-patch+yaml")
+	}
+	waitFor(t, 5*time.Second, func() bool { return apply("there") == 200 })
+	if got := apply("missing"); got != http.StatusForbidden {
+		t.Errorf("apply creating without create permission = %d, want 403", got)
+	}
+	admin.must(404, "GET", "/api/v1/namespaces/default/configmaps/missing", nil)
+}

@@ -71,6 +71,11 @@ func (s *Store) Apply(ctx context.Context, ns, name string, data []byte, force b
 		if obj.GetObjectMeta().UID != "" {
 			return nil, false, apierrors.NewConflict(s.GR, name, fmt.Errorf("uid mismatch: the provided object specified uid %s, and no existing object was found", obj.GetObjectMeta().UID))
 		}
+		if opts.AuthorizeCreate != nil {
+			if err := opts.AuthorizeCreate(ctx); err != nil {
+				return nil, false, err
+			}
+		}
 		out, err = s.Create(ctx, ns, obj, opts)
 		if !apierrors.IsAlreadyExists(err) {
 			return out, err == nil, err

@@ -320,6 +320,9 @@ type WriteOptions struct {
 	// managedFields: the request's fieldManager, or its User-Agent's
 	// prefix; empty for the apiserver's own writes ("kube-apiserver").
 	FieldManager string
+	// AuthorizeCreate, if set, is asked before an apply creates the
+	// object: kube-apiserver authorizes a patch that creates as a create.
+	AuthorizeCreate func(context.Context) error
 	// applied marks a server-side apply, whose result carries its
 	// managedFields already.
 	applied bool

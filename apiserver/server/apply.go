@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -10,7 +12,9 @@ import (
 
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/api/field"
+	"github.com/minik8s/minik8s/apiserver/authz"
 	"github.com/minik8s/minik8s/apiserver/registry"
+	"github.com/minik8s/minik8s/apiserver/request"
 )
 
 // fieldManagerMaxLength is the longest manager name Kubernetes accepts.
@@ -84,4 +88,26 @@ func managerOrUserAgent(manager, userAgent string) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// applyCreateCheck is the check of an apply that creates its object: the
+// user must be allowed to create it too, and is refused as kube-apiserver
+// refuses (403 with the authorizer's reason).
+func (s *Server) applyCreateCheck(info *request.Info) func(context.Context) error {
+	return func(ctx context.Context) error {
+		user, ok := request.UserFrom(ctx)
+		if !ok {
+			return apierrors.NewInternalError(errors.New("no User found in the context"))
+		}
+		attrs := authz.AttributesFrom(info, user)
+		attrs.Verb = "create"
+		decision, reason, err := s.cfg.Authorizer.Authorize(ctx, attrs)
+		if decision == authz.Allow {
+			return nil
+		}
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		return apierrors.NewForbidden(apierrors.GroupResource{Group: attrs.APIGroup, Resource: attrs.Resource}, attrs.Name, errors.New(reason))
+	}
 }

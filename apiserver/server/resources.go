@@ -435,6 +435,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, info *request.Inf
 	var out api.Object
 	code := http.StatusOK
 	if pt == registry.ApplyPatch {
+		o.AuthorizeCreate = s.applyCreateCheck(info)
 		var created bool
 		out, created, err = st.Apply(r.Context(), info.Namespace, info.Name, data, o.force, o.WriteOptions)
 		if created {
