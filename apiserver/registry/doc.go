@@ -3,7 +3,8 @@
 // and creationTimestamp; optimistic-concurrency updates that never turn a
 // conflict into an overwrite; generation bumped on spec changes only; the
 // status subresource; graceful deletion, finalizers and propagation
-// finalizers; merge, strategic-merge and JSON patches; and the per-kind
+// finalizers; merge, strategic-merge and JSON patches; server-side apply
+// and managedFields on every write (through package fieldmanager); and the per-kind
 // strategies (defaulting, validation, selectable fields, pod binding,
 // deployment and replicaset scale, namespace finalize).
 package registry
