@@ -68,19 +68,32 @@ func (e *ExitError) Error() string {
 // success, *ExitError for a non-zero exit code, a *apierrors.StatusError
 // when the server refuses the request, or another error.
 func Exec(ctx context.Context, cfg *client.Config, path string, query url.Values, opts Options) error {
-	u, err := wsURL(cfg.Host, path, query)
+	conn, err := Dial(ctx, cfg, path, query, ProtocolV5, ProtocolV4)
 	if err != nil {
 		return err
 	}
+	defer conn.Close()
+	s := &session{conn: conn, v5: conn.Subprotocol() == ProtocolV5}
+	return s.run(ctx, opts)
+}
+
+// Dial opens a WebSocket to path (with its query) on the server of cfg,
+// offering subprotocols, with the client's credentials. A refused upgrade
+// is the server's Status error.
+func Dial(ctx context.Context, cfg *client.Config, path string, query url.Values, subprotocols ...string) (*websocket.Conn, error) {
+	u, err := wsURL(cfg.Host, path, query)
+	if err != nil {
+		return nil, err
+	}
 	tc, err := tlsConfig(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	d := websocket.Dialer{
 		Proxy:            http.ProxyFromEnvironment,
 		TLSClientConfig:  tc,
 		HandshakeTimeout: 30 * time.Second,
-		Subprotocols:     []string{ProtocolV5, ProtocolV4},
+		Subprotocols:     subprotocols,
 	}
 	h := http.Header{}
 	if cfg.BearerToken != "" {
@@ -93,13 +106,11 @@ func Exec(ctx context.Context, cfg *client.Config, path string, query url.Values
 	conn, resp, err := d.DialContext(ctx, u, h)
 	if err != nil {
 		if resp != nil {
-			return handshakeError(resp, err)
+			return nil, handshakeError(resp, err)
 		}
-		return fmt.Errorf("exec: dial %s: %w", redact(u), err)
+		return nil, fmt.Errorf("dial %s: %w", redact(u), err)
 	}
-	defer conn.Close()
-	s := &session{conn: conn, v5: conn.Subprotocol() == ProtocolV5}
-	return s.run(ctx, opts)
+	return conn, nil
 }
 
 func redact(u string) string {

@@ -4,13 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
@@ -79,62 +74,16 @@ kubectl-lite exits with the command's exit code.`,
 				}
 				container = logs.DefaultContainer(cli.Streams{ErrOut: errOut}, pod)
 			}
-			q := url.Values{}
+			opts, q, restore, err := remotecommand.Setup(remotecommand.LocalStreams{In: streams.In, Out: streams.Out,
+				ErrOut: streams.ErrOut, Stdin: stdin, TTY: tty, Quiet: quiet})
+			if err != nil {
+				return err
+			}
+			defer restore()
 			for _, a := range command {
 				q.Add("command", a)
 			}
 			q.Set("container", container)
-			q.Set("stdout", "true")
-			opts := remotecommand.Options{Stdout: streams.Out}
-			if stdin {
-				q.Set("stdin", "true")
-				opts.Stdin = streams.In
-			}
-			inFile, isFile := streams.In.(*os.File)
-			if tty {
-				if !stdin {
-					fmt.Fprintln(streams.ErrOut, "Unable to use a TTY - input is not a terminal or the right kind of file")
-					tty = false
-				} else if !isFile || !term.IsTerminal(int(inFile.Fd())) {
-					if !quiet {
-						fmt.Fprintln(streams.ErrOut, "Unable to use a TTY - input is not a terminal or the right kind of file")
-					}
-					tty = false
-				}
-			}
-			restore := func() {}
-			if tty {
-				q.Set("tty", "true")
-				opts.TTY = true
-				fd := int(inFile.Fd())
-				old, err := term.MakeRaw(fd)
-				if err != nil {
-					return fmt.Errorf("set terminal raw mode: %w", err)
-				}
-				restore = func() { term.Restore(fd, old) }
-				defer restore()
-				sizes := make(chan remotecommand.Size, 1)
-				if w, h, err := term.GetSize(fd); err == nil {
-					sizes <- remotecommand.Size{Width: uint16(w), Height: uint16(h)}
-				}
-				winch := make(chan os.Signal, 1)
-				signal.Notify(winch, syscall.SIGWINCH)
-				defer signal.Stop(winch)
-				go func() {
-					for range winch {
-						if w, h, err := term.GetSize(fd); err == nil {
-							select {
-							case sizes <- remotecommand.Size{Width: uint16(w), Height: uint16(h)}:
-							default:
-							}
-						}
-					}
-				}()
-				opts.Resize = sizes
-			} else {
-				q.Set("stderr", "true")
-				opts.Stderr = streams.ErrOut
-			}
 			path := client.ResourcePath(client.Resource[api.Pod](c).Info(), ns, pod.Name, "exec")
 			err = remotecommand.Exec(ctx, cc, path, q, opts)
 			var ee *remotecommand.ExitError

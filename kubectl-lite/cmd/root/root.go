@@ -10,12 +10,14 @@ import (
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/apiresources"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/attach"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/auth"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/clusterinfo"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/completion"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/config"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/cp"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/create"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/debug"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/delete"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/describe"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/diff"
@@ -27,6 +29,7 @@ import (
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/label"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/logs"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/patch"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/portforward"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/replace"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/rollout"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/run"
@@ -89,6 +92,9 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 		drain.NewDrainCommand(streams, g),
 		logs.NewCommand(streams, g),
 		exec.NewCommand(streams, g),
+		attach.NewCommand(streams, g),
+		portforward.NewCommand(streams, g),
+		debug.NewCommand(streams, g),
 		cp.NewCommand(streams, g),
 		wait.NewCommand(streams, g),
 		auth.NewCommand(streams, g),
@@ -122,7 +128,7 @@ var groups = []struct {
 	{"intermediate", "Basic Commands (Intermediate):", []string{"get", "edit", "delete"}},
 	{"deploy", "Deploy Commands:", []string{"rollout", "scale"}},
 	{"cluster", "Cluster Management Commands:", []string{"cluster-info", "cordon", "uncordon", "drain", "token"}},
-	{"debug", "Troubleshooting and Debugging Commands:", []string{"describe", "logs", "exec", "cp", "auth", "events"}},
+	{"debug", "Troubleshooting and Debugging Commands:", []string{"describe", "logs", "attach", "exec", "port-forward", "cp", "auth", "debug", "events"}},
 	{"advanced", "Advanced Commands:", []string{"apply", "diff", "patch", "replace", "wait"}},
 	{"settings", "Settings Commands:", []string{"label", "annotate", "completion"}},
 }

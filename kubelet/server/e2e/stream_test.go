@@ -20,6 +20,8 @@ import (
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/oracle"
+	"github.com/minik8s/minik8s/kubectl-lite/cli"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/root"
 	"github.com/minik8s/minik8s/kubectl-lite/remotecommand"
 	"github.com/minik8s/minik8s/kubelet/testimage"
 )
@@ -35,12 +37,14 @@ func TestStreaming(t *testing.T) {
 	kubectl := oracle.Path(t, "kubectl")
 
 	one := int64(1)
-	pod := &api.Pod{ObjectMeta: api.ObjectMeta{Namespace: "default", Name: "web"}, Spec: api.PodSpec{
+	pod := &api.Pod{ObjectMeta: api.ObjectMeta{Namespace: "default", Name: "web", Labels: map[string]string{"app": "web"}}, Spec: api.PodSpec{
 		NodeName: n.name, TerminationGracePeriodSeconds: &one, RestartPolicy: api.RestartPolicyNever,
 		Containers: []api.Container{
 			{Name: "app", Image: testimage.Ref, ImagePullPolicy: api.PullIfNotPresent,
 				Command: []string{"sh", "-c", "mkdir -p /www && echo hello-from-pod > /www/index.html && exec httpd -f -p 8080 -h /www"}},
 			{Name: "talk", Image: testimage.Ref, ImagePullPolicy: api.PullIfNotPresent, Stdin: true, StdinOnce: true,
+				Command: []string{"sh", "-c", "while read l; do echo \"got $l\"; done; echo bye"}},
+			{Name: "talk2", Image: testimage.Ref, ImagePullPolicy: api.PullIfNotPresent, Stdin: true, StdinOnce: true,
 				Command: []string{"sh", "-c", "while read l; do echo \"got $l\"; done; echo bye"}},
 		},
 	}}
@@ -49,8 +53,15 @@ func TestStreaming(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPod(t, ctx, pc, "web", func(p *api.Pod) bool {
-		return p.Status.Phase == api.PodRunning && len(p.Status.ContainerStatuses) == 2 &&
-			p.Status.ContainerStatuses[0].State.Running != nil && p.Status.ContainerStatuses[1].State.Running != nil
+		if p.Status.Phase != api.PodRunning || len(p.Status.ContainerStatuses) != 3 {
+			return false
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.State.Running == nil {
+				return false
+			}
+		}
+		return true
 	})
 	// httpd is up once it answers inside the pod.
 	for {
@@ -73,6 +84,59 @@ func TestStreaming(t *testing.T) {
 	t.Run("kubectl port-forward over SPDY", func(t *testing.T) {
 		portForwardGet(t, ctx, kubectlCmd(ctx, kubectl, n.kubeconfig, []string{"KUBECTL_PORT_FORWARD_WEBSOCKETS=false"}, "port-forward", "pod/web", ":8080"))
 	})
+	t.Run("kubectl-lite port-forward", func(t *testing.T) {
+		if _, err := client.Resource[api.Service](n.c).Namespace("default").Create(ctx, &api.Service{ObjectMeta: api.ObjectMeta{Name: "web"},
+			Spec: api.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []api.ServicePort{{Name: "http", Port: 80, TargetPort: api.FromInt(8080)}}}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"pod/web", ":8080"}, {"svc/web", ":80"}, {"service/web", ":http"}} {
+			local, stop := liteForward(t, ctx, n.kubeconfig, args...)
+			for i := range 2 {
+				resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Get("http://" + local + "/")
+				if err != nil {
+					t.Fatalf("%v: GET %d: %v", args, i, err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if string(b) != "hello-from-pod\n" {
+					t.Fatalf("%v: GET %d: %s %q", args, i, resp.Status, b)
+				}
+			}
+			if out, errOut, code := stop(); code != 0 || !strings.Contains(out, "Handling connection for") {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+			}
+		}
+		var errOut syncBuffer
+		code := root.Run(ctx, cli.Streams{In: strings.NewReader(""), Out: io.Discard, ErrOut: &errOut},
+			[]string{"--kubeconfig", n.kubeconfig, "port-forward", "pod/web", "8080:nope"})
+		if code != 1 || !strings.Contains(errOut.String(), "error: Pod 'web' does not have a named port 'nope'") {
+			t.Errorf("named port: %d %q", code, errOut.String())
+		}
+	})
+
+	t.Run("kubectl-lite port-forward to a closed port", func(t *testing.T) {
+		local, stop := liteForward(t, ctx, n.kubeconfig, "pod/web", ":9999")
+		if resp, err := http.Get("http://" + local + "/"); err == nil {
+			resp.Body.Close()
+			t.Errorf("GET through a forward to a closed port answered %s", resp.Status)
+		}
+		out, errOut, code := stop()
+		if code != 1 || !strings.Contains(errOut, `"An error occurred forwarding" err="error forwarding port 9999 to pod `) ||
+			!strings.HasSuffix(errOut, "error: lost connection to pod\n") {
+			t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+		}
+	})
+
+	t.Run("kubectl-lite attach", func(t *testing.T) {
+		var out, errOut syncBuffer
+		code := root.Run(ctx, cli.Streams{In: &slowReader{r: strings.NewReader("one\ntwo\n"), delay: time.Second}, Out: &out, ErrOut: &errOut},
+			[]string{"--kubeconfig", n.kubeconfig, "attach", "web", "-c", "talk2", "-i"})
+		if code != 0 || out.String() != "got one\ngot two\nbye\n" ||
+			!strings.HasSuffix(errOut.String(), "If you don't see a command prompt, try pressing enter.\n") {
+			t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+		}
+	})
+
 	t.Run("kubectl port-forward to a closed port", func(t *testing.T) {
 		cmd := kubectlCmd(ctx, kubectl, n.kubeconfig, nil, "port-forward", "pod/web", ":9999")
 		var stderr syncBuffer
@@ -103,7 +167,7 @@ func TestStreaming(t *testing.T) {
 		}
 		err = remotecommand.Exec(ctx, n.cc, "/api/v1/namespaces/default/pods/web/attach",
 			url.Values{"stdout": {"true"}}, remotecommand.Options{Stdout: io.Discard})
-		if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "a container name must be specified for pod web, choose one of: [app talk]") {
+		if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "a container name must be specified for pod web, choose one of: [app talk talk2]") {
 			t.Errorf("attach without a container: %v", err)
 		}
 	})
@@ -184,6 +248,22 @@ func TestStreaming(t *testing.T) {
 		}
 	})
 
+	t.Run("kubectl-lite debug --target", func(t *testing.T) {
+		var out, errOut syncBuffer
+		code := root.Run(ctx, cli.Streams{In: &slowReader{r: strings.NewReader("ps\nexit\n"), delay: 2 * time.Second}, Out: &out, ErrOut: &errOut},
+			[]string{"--kubeconfig", n.kubeconfig, "debug", "-i", "web", "--image=" + testimage.Ref, "--image-pull-policy=IfNotPresent", "--target=app", "--", "sh"})
+		if code != 0 || !strings.Contains(out.String(), "httpd -f -p 8080") ||
+			!strings.HasPrefix(out.String(), "Targeting container \"app\". If you don't see processes from this container it may be because the container runtime doesn't support this feature.\nDefaulting debug container name to debugger-") {
+			t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+		}
+		var errOut2 syncBuffer
+		code = root.Run(ctx, cli.Streams{In: strings.NewReader(""), Out: io.Discard, ErrOut: &errOut2},
+			[]string{"--kubeconfig", n.kubeconfig, "debug", "-t", "web", "--image=" + testimage.Ref})
+		if code != 1 || errOut2.String() != "error: -i/--stdin is required for containers with -t/--tty=true\n" {
+			t.Errorf("debug -t: %d %q", code, errOut2.String())
+		}
+	})
+
 	t.Run("kubectl debug --target", func(t *testing.T) {
 		cmd := kubectlCmd(ctx, kubectl, n.kubeconfig, nil, "debug", "-i", "web", "--image="+testimage.Ref,
 			"--image-pull-policy=IfNotPresent", "--target=app", "--container=dbg", "--", "sh")
@@ -200,11 +280,11 @@ func TestStreaming(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(p.Spec.EphemeralContainers) != 1 || p.Spec.EphemeralContainers[0].TargetContainerName != "app" {
+		if len(p.Spec.EphemeralContainers) != 2 || p.Spec.EphemeralContainers[1].Name != "dbg" || p.Spec.EphemeralContainers[1].TargetContainerName != "app" {
 			t.Errorf("ephemeral containers %+v", p.Spec.EphemeralContainers)
 		}
 		waitPod(t, ctx, pc, "web", func(p *api.Pod) bool {
-			return len(p.Status.EphemeralContainerStatuses) == 1 && p.Status.EphemeralContainerStatuses[0].State.Terminated != nil
+			return len(p.Status.EphemeralContainerStatuses) == 2 && p.Status.EphemeralContainerStatuses[1].State.Terminated != nil
 		})
 		// Changing or removing it is refused.
 		_, err = n.c.Do(ctx, client.Request{Method: http.MethodPatch, Path: "/api/v1/namespaces/default/pods/web/ephemeralcontainers",
@@ -335,4 +415,43 @@ type slowReader struct {
 func (s *slowReader) Read(p []byte) (int, error) {
 	s.once.Do(func() { time.Sleep(s.delay) })
 	return s.r.Read(p)
+}
+
+// liteForward runs kubectl-lite port-forward until stop, which returns its
+// output and exit code.
+func liteForward(t *testing.T, ctx context.Context, kubeconfig string, args ...string) (string, func() (string, string, int)) {
+	t.Helper()
+	fctx, cancel := context.WithCancel(ctx)
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- root.Run(fctx, cli.Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut},
+			append([]string{"--kubeconfig", kubeconfig, "port-forward"}, args...))
+	}()
+	var once sync.Once
+	code := -1
+	stop := func() (string, string, int) {
+		once.Do(func() {
+			select {
+			case code = <-done: // it ended by itself (lost connection)
+			case <-time.After(time.Second):
+				cancel()
+				code = <-done
+			}
+			cancel()
+		})
+		return out.String(), errOut.String(), code
+	}
+	t.Cleanup(func() { stop() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := forwardingRE.FindStringSubmatch(out.String()); m != nil {
+			return m[1], stop
+		}
+		if time.Now().After(deadline) {
+			o, e, c := stop()
+			t.Fatalf("kubectl-lite port-forward %v: exit %d, stdout %q, stderr %q", args, c, o, e)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
