@@ -6,12 +6,21 @@ import (
 	"reflect"
 	"testing"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 )
 
 func strictDecode(data []byte, into any) error {
@@ -47,6 +56,34 @@ func TestJSONMatchesKubernetes(t *testing.T) {
 		{"Job", func() any { return filled[Job]() }, func() any { return &batchv1.Job{} }},
 		{"EndpointSlice", func() any { return filled[EndpointSlice]() }, func() any { return &discoveryv1.EndpointSlice{} }},
 		{"Lease", func() any { return filled[Lease]() }, func() any { return &coordinationv1.Lease{} }},
+		{"PersistentVolume", func() any { return filled[PersistentVolume]() }, func() any { return &corev1.PersistentVolume{} }},
+		{"PersistentVolumeClaim", func() any { return filled[PersistentVolumeClaim]() }, func() any { return &corev1.PersistentVolumeClaim{} }},
+		{"ReplicationController", func() any { return filled[ReplicationController]() }, func() any { return &corev1.ReplicationController{} }},
+		{"ServiceAccount", func() any { return filled[ServiceAccount]() }, func() any { return &corev1.ServiceAccount{} }},
+		{"ResourceQuota", func() any { return filled[ResourceQuota]() }, func() any { return &corev1.ResourceQuota{} }},
+		{"StatefulSet", func() any { return filled[StatefulSet]() }, func() any { return &appsv1.StatefulSet{} }},
+		{"DaemonSet", func() any { return filled[DaemonSet]() }, func() any { return &appsv1.DaemonSet{} }},
+		{"ControllerRevision", func() any { return filled[ControllerRevision]() }, func() any { return &appsv1.ControllerRevision{} }},
+		{"CronJob", func() any { return filled[CronJob]() }, func() any { return &batchv1.CronJob{} }},
+		{"PodDisruptionBudget", func() any { return filled[PodDisruptionBudget]() }, func() any { return &policyv1.PodDisruptionBudget{} }},
+		{"HorizontalPodAutoscaler", func() any { return filled[HorizontalPodAutoscaler]() }, func() any { return &autoscalingv2.HorizontalPodAutoscaler{} }},
+		{"StorageClass", func() any { return filled[StorageClass]() }, func() any { return &storagev1.StorageClass{} }},
+		{"CSINode", func() any { return filled[CSINode]() }, func() any { return &storagev1.CSINode{} }},
+		{"CSIDriver", func() any { return filled[CSIDriver]() }, func() any { return &storagev1.CSIDriver{} }},
+		{"CSIStorageCapacity", func() any { return filled[CSIStorageCapacity]() }, func() any { return &storagev1.CSIStorageCapacity{} }},
+		{"VolumeAttachment", func() any { return filled[VolumeAttachment]() }, func() any { return &storagev1.VolumeAttachment{} }},
+		{"VolumeAttributesClass", func() any { return filled[VolumeAttributesClass]() }, func() any { return &storagev1.VolumeAttributesClass{} }},
+		{"DeviceClass", func() any { return filled[DeviceClass]() }, func() any { return &resourcev1.DeviceClass{} }},
+		{"ResourceClaim", func() any { return filled[ResourceClaim]() }, func() any { return &resourcev1.ResourceClaim{} }},
+		{"ResourceClaimTemplate", func() any { return filled[ResourceClaimTemplate]() }, func() any { return &resourcev1.ResourceClaimTemplate{} }},
+		{"ResourceSlice", func() any { return filled[ResourceSlice]() }, func() any { return &resourcev1.ResourceSlice{} }},
+		{"DeviceTaintRule", func() any { return filled[DeviceTaintRule]() }, func() any { return &resourcev1.DeviceTaintRule{} }},
+		{"ServiceCIDR", func() any { return filled[ServiceCIDR]() }, func() any { return &networkingv1.ServiceCIDR{} }},
+		{"IPAddress", func() any { return filled[IPAddress]() }, func() any { return &networkingv1.IPAddress{} }},
+		{"PodCertificateRequest", func() any { return filled[PodCertificateRequest]() }, func() any { return &certificatesv1.PodCertificateRequest{} }},
+		{"ValidatingAdmissionPolicy", func() any { return filled[ValidatingAdmissionPolicy]() }, func() any { return &admissionregistrationv1.ValidatingAdmissionPolicy{} }},
+		{"StorageVersionMigration", func() any { return filled[StorageVersionMigration]() }, func() any { return &storagemigrationv1.StorageVersionMigration{} }},
+		{"events.k8s.io/v1 Event", func() any { return filled[EventV1]() }, func() any { return &eventsv1.Event{} }},
 		{"PodList", func() any { return filled[PodList]() }, func() any { return &corev1.PodList{} }},
 	}
 	for _, tc := range tests {
@@ -161,5 +198,21 @@ func TestSecretDataIsBase64(t *testing.T) {
 	}
 	if !bytes.Contains(b, []byte(`"password":"aHVudGVyMg=="`)) {
 		t.Errorf("secret JSON = %s", b)
+	}
+}
+
+// The events.k8s.io/v1 Event is the core Event converted: every field
+// survives the way there and back.
+func TestEventV1Conversion(t *testing.T) {
+	t.Parallel()
+	core := filled[Event]()
+	core.TypeMeta = TypeMeta{Kind: "Event", APIVersion: "v1"}
+	v1 := EventToV1(core)
+	if v1.Regarding != core.InvolvedObject || v1.Note != core.Message || v1.DeprecatedCount != core.Count ||
+		v1.DeprecatedSource != core.Source || v1.ReportingController != core.ReportingController || v1.APIVersion != "events.k8s.io/v1" {
+		t.Errorf("EventToV1 = %+v", v1)
+	}
+	if back := EventFromV1(v1); !reflect.DeepEqual(back, core) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", back, core)
 	}
 }

@@ -96,6 +96,12 @@ func clearRaw(v reflect.Value) {
 			clearRaw(v.Elem())
 		}
 	case reflect.Slice:
+		if v.Type().Elem() == typeRawMessage {
+			// Lists of parts kept raw (a ResourceClaim's requests):
+			// Kubernetes fills in their required members too.
+			v.Set(reflect.Zero(v.Type()))
+			return
+		}
 		for i := range v.Len() {
 			clearRaw(v.Index(i))
 		}

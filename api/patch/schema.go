@@ -136,6 +136,22 @@ var (
 		"Secret":        {},
 		"Event":         {},
 		"Lease":         {},
+		// The kinds served for the real kube-scheduler and controller-manager.
+		"StatefulSet":               Tags{}.with("spec.template.", podTemplateTags).with("", conditionsTags),
+		"DaemonSet":                 Tags{}.with("spec.template.", podTemplateTags).with("", conditionsTags),
+		"ReplicationController":     Tags{}.with("spec.template.", podTemplateTags).with("", conditionsTags),
+		"CronJob":                   Tags{"spec.jobTemplate.spec.scheduling.resourceClaims": mergeBy("name")}.with("spec.jobTemplate.spec.template.", podTemplateTags),
+		"PodDisruptionBudget":       Tags{"spec.selector": {Strategy: "replace"}}.with("", conditionsTags),
+		"HorizontalPodAutoscaler":   Tags{}.with("", conditionsTags),
+		"PersistentVolumeClaim":     Tags{}.with("", conditionsTags),
+		"ServiceAccount":            Tags{"secrets": mergeBy("name")},
+		"CSINode":                   Tags{"spec.drivers": mergeBy("name"), "status.storageHealth": mergeBy("name")},
+		"ResourceClaim":             Tags{"status.reservedFor": mergeBy("uid")},
+		"DeviceTaintRule":           Tags{}.with("", conditionsTags),
+		"ServiceCIDR":               Tags{}.with("", conditionsTags),
+		"PodCertificateRequest":     Tags{}.with("", conditionsTags),
+		"StorageVersionMigration":   Tags{}.with("", conditionsTags),
+		"ValidatingAdmissionPolicy": Tags{"spec.matchConditions": mergeBy("name"), "spec.variables": mergeBy("name")},
 	}
 )
 

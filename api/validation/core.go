@@ -254,6 +254,41 @@ func validateEventFields(e *api.Event) field.ErrorList {
 	return errs
 }
 
+// ValidateEventV1Create checks an event created through events.k8s.io/v1,
+// converted to a core Event, as Kubernetes' ValidateEventCreate does for
+// that API: the legacy rules, then the strict ones (an eventTime, a type,
+// a series of at least 2, no legacy counters or source).
+func ValidateEventV1Create(e *api.Event) field.ErrorList {
+	errs := ValidateEvent(e)
+	if s := e.Series; s != nil {
+		if s.Count < 2 {
+			errs = append(errs, field.Invalid(field.NewPath("series.count"), "", "should be at least 2"))
+		}
+		if s.LastObservedTime.IsZero() {
+			errs = append(errs, field.Required(field.NewPath("series.lastObservedTime"), ""))
+		}
+	}
+	if e.EventTime.IsZero() {
+		errs = append(errs, field.Required(field.NewPath("eventTime"), ""))
+	}
+	if e.Type != api.EventTypeNormal && e.Type != api.EventTypeWarning {
+		errs = append(errs, field.Invalid(field.NewPath("type"), "", fmt.Sprintf("has invalid value: %v", e.Type)))
+	}
+	if !e.FirstTimestamp.IsZero() {
+		errs = append(errs, field.Invalid(field.NewPath("firstTimestamp"), "", "needs to be unset"))
+	}
+	if !e.LastTimestamp.IsZero() {
+		errs = append(errs, field.Invalid(field.NewPath("lastTimestamp"), "", "needs to be unset"))
+	}
+	if e.Count != 0 {
+		errs = append(errs, field.Invalid(field.NewPath("count"), "", "needs to be unset"))
+	}
+	if e.Source.Component != "" || e.Source.Host != "" {
+		errs = append(errs, field.Invalid(field.NewPath("source"), "", "needs to be unset"))
+	}
+	return errs
+}
+
 // ValidateEventUpdate checks an event update.
 func ValidateEventUpdate(e, old *api.Event) field.ErrorList {
 	errs := ValidateObjectMetaUpdate(&e.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))

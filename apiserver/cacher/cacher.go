@@ -30,6 +30,10 @@ type Config struct {
 	Store *storage.Store
 	// Prefix is the resource's key prefix below the store prefix, e.g. "pods/".
 	Prefix string
+	// Resource labels the cache's metrics and logs (default: Prefix
+	// without its slash); caches of one prefix served as two kinds need
+	// two names.
+	Resource string
 	// Decode turns a stored value at a revision into what the cache keeps
 	// and serves: the object encoded as JSON with metadata.resourceVersion
 	// set to rev, its namespace/name, labels and selectable fields. Decode
@@ -178,7 +182,10 @@ func New(cfg Config) *Cacher {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	resource := strings.Trim(cfg.Prefix, "/")
+	resource := cfg.Resource
+	if resource == "" {
+		resource = strings.Trim(cfg.Prefix, "/")
+	}
 	c := &Cacher{
 		stopped:    make(chan struct{}),
 		cfg:        cfg,

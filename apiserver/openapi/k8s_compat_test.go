@@ -70,8 +70,10 @@ func kubeTypes(t *testing.T) map[string]*kubeType {
 	sources := []source{
 		{metaPrefix, filepath.Join(dirs[1], "pkg/apis/meta/v1/types.go")},
 		{metaPrefix, filepath.Join(dirs[1], "pkg/apis/meta/v1/watch.go")},
+		{metaPrefix, filepath.Join(dirs[1], "pkg/apis/meta/v1/group_version.go")},
 	}
-	for _, gv := range []string{"core/v1", "apps/v1", "batch/v1", "coordination/v1", "discovery/v1", "autoscaling/v1", "policy/v1", "rbac/v1", "certificates/v1"} {
+	for _, gv := range []string{"core/v1", "apps/v1", "batch/v1", "coordination/v1", "discovery/v1", "autoscaling/v1", "policy/v1", "rbac/v1", "certificates/v1",
+		"autoscaling/v2", "storage/v1", "resource/v1", "networking/v1", "admissionregistration/v1", "storagemigration/v1", "events/v1"} {
 		sources = append(sources, source{"io.k8s.api." + strings.ReplaceAll(gv, "/", "."), filepath.Join(dirs[0], gv, "types.go")})
 	}
 	types := map[string]*kubeType{}

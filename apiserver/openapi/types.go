@@ -57,6 +57,7 @@ var metaNames = map[reflect.Type]string{
 	reflect.TypeFor[api.LabelSelectorRequirement](): metaPrefix + ".LabelSelectorRequirement",
 	reflect.TypeFor[api.Condition]():                metaPrefix + ".Condition",
 	reflect.TypeFor[api.WatchEvent]():               watchEventName,
+	reflect.TypeFor[api.GroupResource]():            metaPrefix + ".GroupResource",
 }
 
 // coreEntryTypes are core/v1 types that other groups embed (a Deployment's
@@ -80,6 +81,7 @@ var coreEntryTypes = map[string]bool{
 // package api holds every group in one namespace.
 var renamedTypes = map[string]string{
 	"EndpointSlicePort": "io.k8s.api.discovery.v1.EndpointPort",
+	"EventV1":           "io.k8s.api.events.v1.Event",
 }
 
 // optionalScalars are the fields, by api type, that are always written but
@@ -95,6 +97,9 @@ var optionalScalars = map[string][]string{
 	"StatefulSetStatus":                      {"availableReplicas"},
 	"ControllerRevision":                     {"revision"},
 	"RoleRef":                                {"apiGroup"},
+	"PodDisruptionBudgetStatus":              {"disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"},
+	"StatefulSetCondition":                   {"type", "status"},
+	"DaemonSetCondition":                     {"type", "status"},
 }
 
 // keyDefaults are the defaults Kubernetes declares on list-map keys, by api

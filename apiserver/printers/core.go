@@ -61,7 +61,7 @@ func init() {
 		return cells(s.Name, string(s.Type), int64(len(s.Data)), age(&s.ObjectMeta, now))
 	}))
 	ev := corev1.Event{}.SwaggerDoc()
-	register("Event", printer([]api.TableColumnDefinition{
+	events := printer([]api.TableColumnDefinition{
 		col("Last Seen", "string", ev["lastTimestamp"]),
 		col("Type", "string", ev["type"]),
 		col("Reason", "string", ev["reason"]),
@@ -72,7 +72,15 @@ func init() {
 		wide(col("First Seen", "string", ev["firstTimestamp"]))[0],
 		wide(col("Count", "string", ev["count"]))[0],
 		{Name: "Name", Type: "string", Format: "name", Priority: 1, Description: metaDoc["name"]},
-	}, eventRow))
+	}, eventRow)
+	// events.k8s.io Events print as the core Events they are stored as,
+	// as kube-apiserver prints them.
+	register("Event", &Printer{Columns: events.Columns, row: func(obj api.Object, now time.Time) (api.TableRow, bool) {
+		if e, ok := obj.(*api.EventV1); ok {
+			obj = api.EventFromV1(e)
+		}
+		return events.row(obj, now)
+	}})
 }
 
 // nodeRow is kube's printNode: STATUS from the Ready condition (Ready,

@@ -6,17 +6,24 @@ import (
 	"errors"
 	"fmt"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -55,16 +62,23 @@ func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		corev1.AddToScheme,
+		admissionregistrationv1.AddToScheme,
 		appsv1.AddToScheme,
 		authenticationv1.AddToScheme, // the reviews
 		authorizationv1.AddToScheme,
 		autoscalingv1.AddToScheme,
+		autoscalingv2.AddToScheme,
 		batchv1.AddToScheme,
 		certificatesv1.AddToScheme,
 		coordinationv1.AddToScheme,
 		discoveryv1.AddToScheme,
-		policyv1.AddToScheme, // Eviction
+		eventsv1.AddToScheme,
+		networkingv1.AddToScheme,
+		policyv1.AddToScheme, // Eviction, PodDisruptionBudget
 		rbacv1.AddToScheme,
+		resourcev1.AddToScheme,
+		storagev1.AddToScheme,
+		storagemigrationv1.AddToScheme,
 		metav1.AddMetaToScheme,
 	} {
 		if err := add(s); err != nil {

@@ -40,8 +40,64 @@ func StrategyFor(ri api.ResourceInfo, alloc *servicealloc.Allocator) Strategy {
 		return jobStrategy{}
 	case "certificates.k8s.io/certificatesigningrequests":
 		return csrStrategy{}
+	case "events.k8s.io/events":
+		return eventV1Strategy{BaseStrategy{CreateOnUpdate: true}}
 	}
 	return BaseStrategy{}
+}
+
+// storageVersion is the kind a resource is kept as in etcd when it is not
+// the served one, and the conversions both ways.
+type storageVersion struct {
+	info        api.ResourceInfo
+	toStorage   func(api.Object) api.Object
+	fromStorage func(api.Object) api.Object
+}
+
+// storageVersionFor is the storage of a resource served over another's:
+// events.k8s.io/v1 Events are core v1 Events in etcd, under the same keys,
+// as in Kubernetes, so each API sees the other's writes. Nil for the
+// others, stored as they are served.
+func storageVersionFor(ri api.ResourceInfo) *storageVersion {
+	if ri.Group != "events.k8s.io" || ri.Resource != "events" {
+		return nil
+	}
+	core, _ := api.LookupResource("", "events")
+	return &storageVersion{
+		info:        core,
+		toStorage:   func(obj api.Object) api.Object { return api.EventFromV1(obj.(*api.EventV1)) },
+		fromStorage: func(obj api.Object) api.Object { return api.EventToV1(obj.(*api.Event)) },
+	}
+}
+
+// eventV1Strategy serves events.k8s.io/v1 Events: Kubernetes validates the
+// core Event they convert to, with the stricter rules of the events.k8s.io
+// API on create (field paths are the core Event's, as Kubernetes reports
+// them), and selects on the events.k8s.io field names.
+type eventV1Strategy struct{ BaseStrategy }
+
+func (eventV1Strategy) Validate(ctx context.Context, obj api.Object) field.ErrorList {
+	return validation.ValidateEventV1Create(api.EventFromV1(obj.(*api.EventV1)))
+}
+
+func (eventV1Strategy) ValidateUpdate(ctx context.Context, obj, old api.Object) field.ErrorList {
+	return validation.ValidateEventUpdate(api.EventFromV1(obj.(*api.EventV1)), api.EventFromV1(old.(*api.EventV1)))
+}
+
+func (eventV1Strategy) Fields(obj api.Object) map[string]string {
+	e := obj.(*api.EventV1)
+	return map[string]string{
+		"regarding.kind":            e.Regarding.Kind,
+		"regarding.namespace":       e.Regarding.Namespace,
+		"regarding.name":            e.Regarding.Name,
+		"regarding.uid":             string(e.Regarding.UID),
+		"regarding.apiVersion":      e.Regarding.APIVersion,
+		"regarding.resourceVersion": e.Regarding.ResourceVersion,
+		"regarding.fieldPath":       e.Regarding.FieldPath,
+		"reason":                    e.Reason,
+		"reportingController":       e.ReportingController,
+		"type":                      e.Type,
+	}
 }
 
 // podStrategy: graceful deletion, the server-set initial status, and the

@@ -47,6 +47,8 @@ type Store struct {
 	now      func() time.Time
 	// typePrefix is how encode's output starts: {"kind":...,"apiVersion":...,
 	typePrefix []byte
+	// stored, when set, is the kind the resource is kept as in etcd.
+	stored *storageVersion
 }
 
 // Config assembles a Store.
@@ -84,12 +86,18 @@ func NewStore(cfg Config) *Store {
 		fields:   cfg.FieldManager,
 		log:      log.With("resource", cfg.Info.Resource),
 		now:      time.Now,
+		stored:   storageVersionFor(cfg.Info),
 	}
 	tm, _ := json.Marshal(api.TypeMeta{Kind: cfg.Info.Kind, APIVersion: cfg.Info.GroupVersion()})
 	s.typePrefix = append(tm[:len(tm)-1:len(tm)-1], ',')
+	var cacheName string
+	if s.stored != nil {
+		cacheName = cfg.Info.Resource + "." + cfg.Info.Group
+	}
 	s.cache = cacher.New(cacher.Config{
 		Store:            cfg.Storage,
 		Prefix:           cfg.Info.Resource + "/",
+		Resource:         cacheName,
 		Decode:           s.cacheDecode,
 		Bookmark:         s.bookmark,
 		EventBufferSize:  cfg.EventBufferSize,
@@ -173,8 +181,14 @@ func (s *Store) open(key string, value []byte) ([]byte, error) {
 // unmarshal decodes a plaintext value into an object whose resourceVersion is rev.
 func (s *Store) unmarshal(plain []byte, rev int64) (api.Object, error) {
 	obj := s.Info.New()
+	if s.stored != nil {
+		obj = s.stored.info.New()
+	}
 	if err := json.Unmarshal(plain, obj); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", s.Info.Resource, err)
+	}
+	if s.stored != nil {
+		obj = s.stored.fromStorage(obj)
 	}
 	s.setType(obj)
 	obj.GetObjectMeta().ResourceVersion = strconv.FormatInt(rev, 10)
@@ -188,7 +202,15 @@ func (s *Store) encode(obj api.Object) ([]byte, error) {
 	meta := obj.GetObjectMeta()
 	rv := meta.ResourceVersion
 	meta.ResourceVersion = ""
-	data, err := json.Marshal(obj)
+	var data []byte
+	var err error
+	if s.stored != nil {
+		st := s.stored.toStorage(obj)
+		*st.GetTypeMeta() = api.TypeMeta{Kind: s.stored.info.Kind, APIVersion: s.stored.info.GroupVersion()}
+		data, err = json.Marshal(st)
+	} else {
+		data, err = json.Marshal(obj)
+	}
 	meta.ResourceVersion = rv
 	if err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("encode %s: %w", s.Info.Resource, err))

@@ -12,6 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/minik8s/minik8s/api"
+
 	"github.com/minik8s/minik8s/apiserver/storage"
 )
 
@@ -41,12 +45,40 @@ type Owner struct {
 	UID             string
 }
 
-// record is the value stored under an allocation key.
+// record is who holds an allocation and since when.
 type record struct {
 	Namespace string    `json:"namespace"`
 	Name      string    `json:"name"`
 	UID       string    `json:"uid"`
 	Allocated time.Time `json:"allocated"`
+}
+
+// ownerUIDAnnotation keeps the Service's UID on its IPAddress (Kubernetes'
+// parentRef has no uid).
+const ownerUIDAnnotation = "ipaddress.minik8s.io/service-uid"
+
+// encodeRecord is the value stored under an allocation key. A ClusterIP's
+// is the networking.k8s.io/v1 IPAddress kube-apiserver's allocator writes
+// under the same key, which the IPAddress API serves: named by the IP,
+// labelled by the allocator, its parentRef the Service. A NodePort's is
+// the record itself.
+func encodeRecord(key string, r record) []byte {
+	ip, ok := strings.CutPrefix(key, ipPrefix)
+	if !ok {
+		b, _ := json.Marshal(r)
+		return b
+	}
+	b, _ := json.Marshal(&api.IPAddress{
+		TypeMeta: api.TypeMeta{Kind: "IPAddress", APIVersion: "networking.k8s.io/v1"},
+		ObjectMeta: api.ObjectMeta{Name: ip, UID: api.UID(uuid.NewString()), CreationTimestamp: api.NewTime(r.Allocated),
+			Labels: map[string]string{
+				"ipaddress.kubernetes.io/ip-family":  "IPv4",
+				"ipaddress.kubernetes.io/managed-by": "ipallocator.k8s.io",
+			},
+			Annotations: map[string]string{ownerUIDAnnotation: r.UID}},
+		Spec: api.IPAddressSpec{ParentRef: &api.ParentReference{Resource: "services", Namespace: r.Namespace, Name: r.Name}},
+	})
+	return b
 }
 
 // Allocator allocates ClusterIPs and NodePorts. It is safe for concurrent
@@ -234,7 +266,7 @@ func (a *Allocator) claim(ctx context.Context, key string, owner Owner, dryRun b
 		}
 		return false, storage.ErrKeyExists
 	}
-	val, _ := json.Marshal(record{Namespace: owner.Namespace, Name: owner.Name, UID: owner.UID, Allocated: a.now().UTC()})
+	val := encodeRecord(key, record{Namespace: owner.Namespace, Name: owner.Name, UID: owner.UID, Allocated: a.now().UTC()})
 	_, err := a.st.Create(ctx, key, val)
 	if errors.Is(err, storage.ErrKeyExists) {
 		kv, gerr := a.st.Get(ctx, key)
@@ -247,9 +279,22 @@ func (a *Allocator) claim(ctx context.Context, key string, owner Owner, dryRun b
 	return err == nil, err
 }
 
+// decode reads a stored allocation: an IPAddress, or a record (NodePorts,
+// and ClusterIPs allocated before IPAddresses were served).
 func decode(b []byte) (record, bool) {
 	var r record
-	return r, json.Unmarshal(b, &r) == nil
+	if json.Unmarshal(b, &r) != nil {
+		return r, false
+	}
+	if r.UID != "" {
+		return r, true
+	}
+	var ip api.IPAddress
+	if json.Unmarshal(b, &ip) != nil || ip.Spec.ParentRef == nil {
+		return r, false
+	}
+	return record{Namespace: ip.Spec.ParentRef.Namespace, Name: ip.Spec.ParentRef.Name,
+		UID: ip.Annotations[ownerUIDAnnotation], Allocated: ip.CreationTimestamp.Time}, true
 }
 
 // used lists the allocated values under prefix.
