@@ -85,3 +85,32 @@ func TestEventsV1SharesCoreStorage(t *testing.T) {
 	c.must(200, "DELETE", v1+"/web-1.pulled", nil)
 	c.must(404, "GET", core+"/web-1.pulled", nil)
 }
+
+// TestScaleOfStatefulSetsAndReplicationControllers: the scale subresource
+// of the workload kinds kube gives one, as kubectl scale and the HPA use it.
+func TestScaleOfStatefulSetsAndReplicationControllers(t *testing.T) {
+	t.Parallel()
+	s := apiservertest.Start(t)
+	c := newClient(t, s)
+	template := map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "db"}},
+		"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "busybox"}}}}
+	c.must(201, "POST", "/apis/apps/v1/namespaces/default/statefulsets", map[string]any{
+		"metadata": map[string]any{"name": "db"},
+		"spec": map[string]any{"replicas": 2, "serviceName": "db", "template": template,
+			"selector": map[string]any{"matchLabels": map[string]any{"app": "db"}}},
+	})
+	c.must(201, "POST", "/api/v1/namespaces/default/replicationcontrollers", map[string]any{
+		"metadata": map[string]any{"name": "rc"},
+		"spec":     map[string]any{"replicas": 1, "selector": map[string]any{"app": "db"}, "template": template},
+	})
+	for _, path := range []string{"/apis/apps/v1/namespaces/default/statefulsets/db", "/api/v1/namespaces/default/replicationcontrollers/rc"} {
+		sc := c.must(200, "GET", path+"/scale", nil)
+		if sc["kind"] != "Scale" || sc["status"].(map[string]any)["selector"] != "app=db" {
+			t.Errorf("%s/scale: %v", path, sc)
+		}
+		c.must(200, "PATCH", path+"/scale", map[string]any{"spec": map[string]any{"replicas": 5}}, "application/merge-patch+json")
+		if got := c.must(200, "GET", path, nil)["spec"].(map[string]any)["replicas"]; got != float64(5) {
+			t.Errorf("%s: replicas %v after scaling to 5", path, got)
+		}
+	}
+}

@@ -73,6 +73,10 @@ func scalable(obj api.Object) (replicas **int32, status int32, sel *api.LabelSel
 		return &o.Spec.Replicas, o.Status.Replicas, o.Spec.Selector, nil
 	case *api.ReplicaSet:
 		return &o.Spec.Replicas, o.Status.Replicas, o.Spec.Selector, nil
+	case *api.StatefulSet:
+		return &o.Spec.Replicas, o.Status.Replicas, o.Spec.Selector, nil
+	case *api.ReplicationController:
+		return &o.Spec.Replicas, o.Status.Replicas, &api.LabelSelector{MatchLabels: o.Spec.Selector}, nil
 	}
 	return nil, 0, nil, fmt.Errorf("%T has no scale subresource", obj)
 }

@@ -95,7 +95,7 @@ func TestIntegrationDiscoveryVersion(t *testing.T) {
 		t.Errorf("api-resources: deployments row %v, a subresource row %v:\n%s", deploy, scale, out)
 	}
 	out = c.mustRun("", "api-resources", "--namespaced=false", "--api-group=", "-o", "name")
-	if out != "namespaces\nnodes\n" {
+	if out != "namespaces\nnodes\npersistentvolumes\n" {
 		t.Errorf("api-resources --namespaced=false --api-group= -o name = %q", out)
 	}
 
