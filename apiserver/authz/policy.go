@@ -20,11 +20,24 @@ const (
 	extensionsGroup     = "extensions"
 	policyGroup         = "policy"
 	storageGroup        = "storage.k8s.io"
+
+	admissionRegistrationGroup   = "admissionregistration.k8s.io"
+	autoscalingGroup             = "autoscaling"
+	customMetricsGroup           = "custom.metrics.k8s.io"
+	externalMetricsGroup         = "external.metrics.k8s.io"
+	internalAPIServerGroup       = "internal.apiserver.k8s.io"
+	networkingGroup              = "networking.k8s.io"
+	rbacGroup                    = "rbac.authorization.k8s.io"
+	resMetricsGroup              = "metrics.k8s.io"
+	resourceGroup                = "resource.k8s.io"
+	schedulingGroup              = "scheduling.k8s.io"
+	storageVersionMigrationGroup = "storagemigration.k8s.io"
 )
 
 var (
-	read      = []string{"get", "list", "watch"}
-	readWrite = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
+	read       = []string{"get", "list", "watch"}
+	readUpdate = []string{"get", "list", "watch", "update", "patch"}
+	readWrite  = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
 )
 
 // ruleBuilder writes PolicyRules the way Kubernetes' bootstrap policy does:
@@ -87,73 +100,6 @@ func NodeRules() []api.PolicyRule {
 	)
 }
 
-// controllerRoles are Kubernetes' system:controller:* roles for the
-// controllers minik8s's controller-manager runs.
-func controllerRoles() []*api.ClusterRole {
-	role := func(name string, rs ...ruleBuilder) *api.ClusterRole {
-		return &api.ClusterRole{ObjectMeta: api.ObjectMeta{Name: "system:controller:" + name}, Rules: rules(rs...)}
-	}
-	return []*api.ClusterRole{
-		role("certificate-controller",
-			rule("get", "list", "watch", "delete").groups(certificatesGroup).resources("certificatesigningrequests"),
-			rule("update").groups(certificatesGroup).resources("certificatesigningrequests/status", "certificatesigningrequests/approval"),
-			rule("approve").groups(certificatesGroup).resources("signers").names(api.KubeAPIServerClientKubeletSignerName),
-			rule("sign").groups(certificatesGroup).resources("signers").names(api.LegacyUnknownSignerName,
-				api.KubeAPIServerClientSignerName, api.KubeAPIServerClientKubeletSignerName, api.KubeletServingSignerName),
-			rule("create").groups(authorizationGroup).resources("subjectaccessreviews"),
-			eventsRule()),
-		role("deployment-controller",
-			rule("get", "list", "watch", "update").groups(extensionsGroup, appsGroup).resources("deployments"),
-			rule("update").groups(extensionsGroup, appsGroup).resources("deployments/status"),
-			rule("update").groups(extensionsGroup, appsGroup).resources("deployments/finalizers"),
-			rule("get", "list", "watch", "create", "update", "patch", "delete").groups(appsGroup, extensionsGroup).resources("replicasets"),
-			rule("get", "list", "watch", "update").groups(legacyGroup).resources("pods"),
-			eventsRule()),
-		role("endpoint-controller",
-			rule("get", "list", "watch").groups(legacyGroup).resources("services", "pods"),
-			rule("get", "list", "watch", "create", "update", "delete").groups(legacyGroup).resources("endpoints"),
-			rule("create").groups(legacyGroup).resources("endpoints/restricted"),
-			eventsRule()),
-		role("endpointslice-controller",
-			rule("get", "list", "watch").groups(legacyGroup).resources("services", "pods", "nodes"),
-			rule("update").groups(legacyGroup).resources("services/finalizers"),
-			rule("get", "list", "watch", "create", "update", "delete").groups(discoveryGroup).resources("endpointslices"),
-			eventsRule()),
-		role("generic-garbage-collector",
-			rule("get", "list", "watch", "patch", "update", "delete").groups("*").resources("*"),
-			eventsRule()),
-		role("job-controller",
-			rule("get", "list", "watch", "update", "patch").groups(batchGroup).resources("jobs"),
-			rule("update").groups(batchGroup).resources("jobs/status"),
-			rule("update").groups(batchGroup).resources("jobs/finalizers"),
-			rule("list", "watch", "create", "delete", "patch").groups(legacyGroup).resources("pods"),
-			eventsRule()),
-		role("namespace-controller",
-			rule("get", "list", "watch", "delete").groups(legacyGroup).resources("namespaces"),
-			rule("update").groups(legacyGroup).resources("namespaces/finalize", "namespaces/status"),
-			rule("get", "list", "watch", "delete", "deletecollection").groups("*").resources("*")),
-		role("node-controller",
-			rule("get", "list", "watch", "update", "delete", "patch").groups(legacyGroup).resources("nodes"),
-			rule("patch", "update").groups(legacyGroup).resources("nodes/status"),
-			rule("patch", "update").groups(legacyGroup).resources("pods/status"),
-			rule("list", "watch", "get", "delete").groups(legacyGroup).resources("pods"),
-			eventsRule()),
-		role("pod-garbage-collector",
-			rule("list", "watch", "delete").groups(legacyGroup).resources("pods"),
-			rule("get", "list", "watch").groups(legacyGroup).resources("nodes"),
-			rule("patch").groups(legacyGroup).resources("pods/status")),
-		role("replicaset-controller",
-			rule("get", "list", "watch", "update").groups(appsGroup, extensionsGroup).resources("replicasets"),
-			rule("update").groups(appsGroup, extensionsGroup).resources("replicasets/status"),
-			rule("update").groups(appsGroup, extensionsGroup).resources("replicasets/finalizers"),
-			rule("list", "watch", "patch", "create", "delete").groups(legacyGroup).resources("pods"),
-			eventsRule()),
-		role("ttl-after-finished-controller",
-			rule("get", "list", "watch", "delete").groups(batchGroup).resources("jobs"),
-			eventsRule()),
-	}
-}
-
 // BootstrapPolicy returns the default cluster roles and cluster role
 // bindings, named and written as Kubernetes' bootstrap policy
 // (plugin/pkg/auth/authorizer/rbac/bootstrappolicy) for the kinds minik8s
@@ -202,7 +148,8 @@ func BootstrapPolicy() (clusterRoles []*api.ClusterRole, bindings []*api.Cluster
 			eventsRule(),
 			// Leader election.
 			rule("create").groups(coordinationGroup).resources("leases"),
-			rule("get", "update").groups(coordinationGroup).resources("leases").names("kube-scheduler"),
+			rule("get", "update", "list", "watch").groups(coordinationGroup).resources("leases").names("kube-scheduler"),
+			rule(readWrite...).groups(coordinationGroup).resources("leasecandidates"),
 			// Fundamental resources.
 			rule(read...).groups(legacyGroup).resources("nodes"),
 			rule("get", "list", "watch", "delete").groups(legacyGroup).resources("pods"),
@@ -218,8 +165,19 @@ func BootstrapPolicy() (clusterRoles []*api.ClusterRole, bindings []*api.Cluster
 			rule("create").groups(authenticationGroup).resources("tokenreviews"),
 			rule("create").groups(authorizationGroup).resources("subjectaccessreviews"),
 			rule(read...).groups(storageGroup).resources("csinodes", "csidrivers", "csistoragecapacities"),
+			rule("get", "list", "watch").groups(storageGroup).resources("volumeattachments"),
 			// Pod affinity's namespace selectors.
-			rule(read...).groups(legacyGroup).resources("namespaces")),
+			rule(read...).groups(legacyGroup).resources("namespaces"),
+			// Dynamic resource allocation (its gates are on by default).
+			rule(read...).groups(resourceGroup).resources("deviceclasses", "resourceslices", "devicetaintrules"),
+			rule(readUpdate...).groups(resourceGroup).resources("resourceclaims", "resourceclaims/status"),
+			rule("create", "delete").groups(resourceGroup).resources("resourceclaims"),
+			rule("update", "patch").groups(resourceGroup).resources("resourceclaims/binding"),
+			rule("update").groups(legacyGroup).resources("pods/finalizers")),
+		// Bound to the scheduler with system:kube-scheduler, as in Kubernetes.
+		role("system:volume-scheduler",
+			rule(readUpdate...).groups(legacyGroup).resources("persistentvolumes", "persistentvolumeclaims"),
+			rule(read...).groups(storageGroup).resources("storageclasses")),
 		role("system:kube-controller-manager",
 			eventsRule(),
 			// Leader election.
@@ -272,6 +230,7 @@ func BootstrapPolicy() (clusterRoles []*api.ClusterRole, bindings []*api.Cluster
 		bind("system:node-proxier", "system:node-proxier", users(KubeProxy)),
 		bind("system:kube-controller-manager", "system:kube-controller-manager", users(KubeControllerManager)),
 		bind("system:kube-scheduler", "system:kube-scheduler", users(KubeScheduler)),
+		bind("system:volume-scheduler", "system:volume-scheduler", users(KubeScheduler)),
 		// Deliberately without subjects; see above.
 		bind("system:node", "system:node", nil),
 		bind("system:node-bootstrapper", "system:node-bootstrapper", groups(BootstrappersGroup)),

@@ -21,6 +21,7 @@ import (
 type KubeletOptions struct {
 	// Nodes is how many fake nodes ("node-0" ... "node-N-1") unscheduled
 	// pods are bound to, round-robin. No Node objects are created.
+	// With LeaveBinding, only pods bound to these nodes are run.
 	Nodes int
 	// ReadyDelay is how long after binding a pod is reported Running and
 	// Ready.
@@ -30,6 +31,9 @@ type KubeletOptions struct {
 	// Unready, when set, picks the pods reported Running but never Ready
 	// (a crash-looping release).
 	Unready func(*api.Pod) bool
+	// LeaveBinding leaves unscheduled pods to a real scheduler: the
+	// kubelet then only runs the pods bound to its nodes.
+	LeaveBinding bool
 }
 
 // Kubelet stands in for the scheduler and the kubelets of fake nodes, for
@@ -110,6 +114,8 @@ func (k *Kubelet) sync(ctx context.Context, key string) error {
 			return nil
 		}
 		return err
+	case pod.Spec.NodeName == "" && k.opts.LeaveBinding:
+		return nil
 	case pod.Spec.NodeName == "":
 		node := fmt.Sprintf("node-%d", k.next.Add(1)%int64(k.opts.Nodes))
 		b := &api.Binding{ObjectMeta: api.ObjectMeta{Name: name, Namespace: ns, UID: pod.UID}, Target: api.ObjectReference{Kind: "Node", Name: node}}
@@ -124,6 +130,8 @@ func (k *Kubelet) sync(ctx context.Context, key string) error {
 		}
 		return err
 	case pod.Status.Phase == api.PodRunning:
+		return nil
+	case k.opts.LeaveBinding && !k.ownNode(pod.Spec.NodeName):
 		return nil
 	}
 	k.mu.Lock()
@@ -156,4 +164,14 @@ func (k *Kubelet) sync(ctx context.Context, key string) error {
 		return nil // a newer event queues it again
 	}
 	return err
+}
+
+// ownNode reports whether name is one of the kubelet's nodes.
+func (k *Kubelet) ownNode(name string) bool {
+	for i := range k.opts.Nodes {
+		if name == fmt.Sprintf("node-%d", i) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,385 @@
+package realcomponents
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/resource"
+	"github.com/minik8s/minik8s/apiserver/apiservertest"
+	"github.com/minik8s/minik8s/controller-manager/controllermanagertest"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/oracle"
+)
+
+// component is a real Kubernetes binary running against the test server,
+// its output (klog at -v=6, which logs every request's status) in a file.
+type component struct {
+	name string
+	port int
+	log  string
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// freePort returns a loopback port nobody listens on right now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// start runs name with kubeconfig as its client, authentication and
+// authorization kubeconfig, serving /healthz on a free loopback port; it is
+// stopped when the test ends.
+func start(t *testing.T, name, kubeconfig string, extra ...string) *component {
+	t.Helper()
+	dir := t.TempDir()
+	c := &component{name: name, port: freePort(t), log: filepath.Join(dir, name+".log"), done: make(chan error, 1)}
+	args := append([]string{
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(c.port),
+		"--cert-dir=" + dir,
+		"-v=6",
+	}, extra...)
+	out, err := os.Create(c.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.cmd = exec.Command(oracle.Path(t, name), args...)
+	c.cmd.Stdout, c.cmd.Stderr = out, out
+	if err := c.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	go func() { c.done <- c.cmd.Wait(); out.Close() }()
+	t.Cleanup(func() {
+		_ = c.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-c.done:
+		case <-time.After(10 * time.Second):
+			_ = c.cmd.Process.Kill()
+			<-c.done
+		}
+		if t.Failed() {
+			t.Logf("%s log (tail):\n%s", name, tail(c.log, 60))
+		}
+	})
+	return c
+}
+
+func tail(path string, n int) string {
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// healthz is the component's /healthz answer (the path is always allowed,
+// as in kube's defaults; the serving certificate is self-signed).
+func (c *component) healthz(ctx context.Context) (int, string, error) {
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 5 * time.Second}
+	req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("https://127.0.0.1:%d/healthz", c.port), nil)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), nil
+}
+
+// logged reports whether the component's log has a line containing s.
+func (c *component) logged(t *testing.T, s string) bool {
+	t.Helper()
+	b, err := os.ReadFile(c.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Contains(b, []byte(s))
+}
+
+// response is one request a component logged at -v=6.
+type response struct {
+	verb, url, status string
+}
+
+var responseLine = regexp.MustCompile(`"Response" verb="([A-Z]+)" url="([^"]+)" status="([^"]*)"`)
+
+// responses reads the requests the component has logged so far.
+func (c *component) responses(t *testing.T) []response {
+	t.Helper()
+	f, err := os.Open(c.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var rs []response
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if m := responseLine.FindStringSubmatch(sc.Text()); m != nil {
+			rs = append(rs, response{m[1], m[2], m[3]})
+		}
+	}
+	return rs
+}
+
+// unserved returns the requests answered 404 on a collection (what an
+// informer lists and watches: the kind is not served) or 415 (an encoding
+// refused); a 404 for one named object is an ordinary NotFound.
+func unserved(rs []response) []string {
+	var bad []string
+	for _, r := range rs {
+		path, _, _ := strings.Cut(r.url, "?")
+		switch {
+		case strings.HasPrefix(r.status, "415"):
+			bad = append(bad, r.verb+" "+path+" "+r.status)
+		case strings.HasPrefix(r.status, "404") && isCollection(path):
+			bad = append(bad, r.verb+" "+path+" "+r.status)
+		}
+	}
+	return bad
+}
+
+// isCollection reports whether an API path names a resource collection:
+// /api/v1/RES, /api/v1/namespaces/NS/RES, /apis/G/V/RES,
+// /apis/G/V/namespaces/NS/RES. A group-version document (/apis/G/V) is not
+// one: the controller-manager probes versions it may use.
+func isCollection(path string) bool {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	var rest []string
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+		rest = parts[2:]
+	case len(parts) >= 3 && parts[0] == "apis":
+		rest = parts[3:]
+	default:
+		return false
+	}
+	if len(rest) >= 2 && rest[0] == "namespaces" {
+		rest = rest[2:]
+		if len(rest) == 0 {
+			return false // a namespace itself
+		}
+	}
+	return len(rest) == 1
+}
+
+// runNodes registers n Ready nodes ("node-0" ...) with room for pods, and
+// renews their Leases until the test ends, as kubelets do.
+func runNodes(t *testing.T, c *client.Client, n int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	for i := range n {
+		name := fmt.Sprintf("node-%d", i)
+		now := api.Now()
+		res := api.ResourceList{
+			api.ResourceCPU:    resource.MustParse("4"),
+			api.ResourceMemory: resource.MustParse("8Gi"),
+			api.ResourcePods:   resource.MustParse("110"),
+		}
+		node := &api.Node{
+			ObjectMeta: api.ObjectMeta{Name: name, Labels: map[string]string{api.LabelHostname: name, "kubernetes.io/os": "linux"}},
+			Status: api.NodeStatus{
+				Capacity: res, Allocatable: res,
+				Conditions: []api.NodeCondition{{Type: api.NodeReady, Status: api.ConditionTrue, Reason: "KubeletReady",
+					Message: "kubelet is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now}},
+				Addresses: []api.NodeAddress{{Type: api.NodeInternalIP, Address: fmt.Sprintf("10.0.0.%d", i+1)}},
+			},
+		}
+		if _, err := client.Resource[api.Node](c).Create(ctx, node); err != nil {
+			t.Fatalf("register %s: %v", name, err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			leases := client.Resource[api.Lease](c).Namespace(api.NamespaceNodeLease)
+			tick := time.NewTicker(2 * time.Second)
+			defer tick.Stop()
+			for {
+				now := api.NowMicro()
+				if l, err := leases.Get(ctx, name); err == nil {
+					l.Spec.RenewTime = &now
+					_, _ = leases.Update(ctx, l)
+				} else {
+					secs, holder := int32(40), name
+					_, _ = leases.Create(ctx, &api.Lease{ObjectMeta: api.ObjectMeta{Namespace: api.NamespaceNodeLease, Name: name},
+						Spec: api.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &secs, RenewTime: &now}})
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+			}
+		}()
+	}
+}
+
+const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: default
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: registry.k8s.io/pause:3.10
+        resources:
+          requests: {cpu: 100m, memory: 64Mi}
+`
+
+// TestRealSchedulerAndControllerManager: the real kube-scheduler and
+// kube-controller-manager, authorized by the bootstrap RBAC policy as
+// themselves, turn a Deployment applied with the real kubectl into a
+// ReplicaSet and Running pods on simulated nodes.
+func TestRealSchedulerAndControllerManager(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs the real kube-scheduler and kube-controller-manager (skipped with -short)")
+	}
+	s := apiservertest.Start(t, apiservertest.WithTLS)
+	admin := s.AdminClient(t)
+	pki := s.Options.CertDir
+	sched := start(t, "kube-scheduler", filepath.Join(pki, "scheduler.kubeconfig"))
+	kcm := start(t, "kube-controller-manager", filepath.Join(pki, "controller-manager.kubeconfig"))
+	runNodes(t, admin, 2)
+	controllermanagertest.RunKubelet(t, admin, controllermanagertest.KubeletOptions{Nodes: 2, LeaveBinding: true})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	manifest := filepath.Join(t.TempDir(), "web.yaml")
+	if err := os.WriteFile(manifest, []byte(deployment), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kubectl := exec.CommandContext(ctx, oracle.Path(t, "kubectl"), "--kubeconfig", s.Options.WriteKubeconfig, "apply", "-f", manifest)
+	if out, err := kubectl.CombinedOutput(); err != nil || !bytes.Contains(out, []byte("deployment.apps/web created")) {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+
+	pods := client.Resource[api.Pod](admin).Namespace("default")
+	var last string
+	for {
+		list, err := pods.List(ctx, client.ListOptions{LabelSelector: "app=web"})
+		if err == nil {
+			running := 0
+			var states []string
+			for _, p := range list.Items {
+				states = append(states, p.Name+"@"+p.Spec.NodeName+":"+string(p.Status.Phase))
+				if strings.HasPrefix(p.Spec.NodeName, "node-") && p.Status.Phase == api.PodRunning {
+					running++
+				}
+			}
+			last = strings.Join(states, " ")
+			if running == 3 && len(list.Items) == 3 {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("pods of the deployment not all Running on the nodes: %s", last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+
+	// The pods are the real controllers' and the real scheduler's work.
+	rss, err := client.Resource[api.ReplicaSet](admin).Namespace("default").List(ctx, client.ListOptions{LabelSelector: "app=web"})
+	if err != nil || len(rss.Items) != 1 {
+		t.Fatalf("replica sets: %v %+v", err, rss)
+	}
+	events, err := client.Resource[api.Event](admin).Namespace("default").List(ctx, client.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheduled := 0
+	for _, e := range events.Items {
+		if e.Reason == "Scheduled" && (e.ReportingController == "default-scheduler" || e.Source.Component == "default-scheduler") {
+			scheduled++
+		}
+	}
+	if scheduled < 3 {
+		t.Errorf("%d Scheduled events of default-scheduler, want 3", scheduled)
+	}
+	for {
+		d, err := client.Resource[api.Deployment](admin).Namespace("default").Get(ctx, "web")
+		if err == nil && d.Status.ReadyReplicas == 3 && d.Status.AvailableReplicas == 3 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("deployment status never 3 ready and available: %+v %v", d.Status, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+
+	// The scheduler bound pods, so every informer it waits for had
+	// synced; the controller-manager's quota controller lists (as
+	// metadata) every resource discovery shows, once it has synced.
+	for !kcm.logged(t, "synced quota controller") {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the controller-manager's quota controller never synced")
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	for _, c := range []*component{sched, kcm} {
+		code, body, err := c.healthz(ctx)
+		if err != nil || code != 200 || body != "ok" {
+			t.Errorf("%s /healthz: %d %q %v", c.name, code, body, err)
+		}
+		if bad := unserved(c.responses(t)); len(bad) > 0 {
+			t.Errorf("%s asked for what the apiserver does not serve:\n%s", c.name, strings.Join(bad, "\n"))
+		}
+	}
+}
+
+func TestIsCollection(t *testing.T) {
+	t.Parallel()
+	for path, want := range map[string]bool{
+		"/api/v1/pods":                             true,
+		"/api/v1/namespaces/default/pods":          true,
+		"/api/v1/namespaces/default/pods/x":        false,
+		"/api/v1/namespaces/default":               false,
+		"/apis/apps/v1/statefulsets":               true,
+		"/apis/apps/v1/namespaces/ns/statefulsets": true,
+		"/apis/events.k8s.io/v1":                   false,
+		"/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler": false,
+	} {
+		if got := isCollection(path); got != want {
+			t.Errorf("isCollection(%s) = %t, want %t", path, got, want)
+		}
+	}
+}
