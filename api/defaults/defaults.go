@@ -40,6 +40,8 @@ func Default(obj api.Object) {
 		ClusterRoleBinding(o)
 	case *api.CertificateSigningRequest:
 		CertificateSigningRequest(o)
+	default:
+		served(obj)
 	}
 }
 

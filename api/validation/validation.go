@@ -56,7 +56,9 @@ func Validate(obj api.Object) field.ErrorList {
 		return ValidateCertificateSigningRequest(o)
 	}
 	if r, ok := resourceOf(obj); ok {
-		return ValidateObjectMeta(obj.GetObjectMeta(), r.Namespaced, naming.NameIsDNSSubdomain, field.NewPath("metadata"))
+		errs := ValidateObjectMeta(obj.GetObjectMeta(), r.Namespaced, naming.NameIsDNSSubdomain, field.NewPath("metadata"))
+		spec, _ := validateServed(obj, nil)
+		return append(errs, spec...)
 	}
 	return field.ErrorList{field.InternalError(field.NewPath(""), fmt.Errorf("no validation for %T", obj))}
 }
@@ -106,7 +108,9 @@ func ValidateUpdate(obj, old api.Object) field.ErrorList {
 		return ValidateCertificateSigningRequestUpdate(o, old.(*api.CertificateSigningRequest))
 	}
 	if _, ok := resourceOf(obj); ok {
-		return ValidateObjectMetaUpdate(obj.GetObjectMeta(), old.GetObjectMeta(), field.NewPath("metadata"))
+		errs := ValidateObjectMetaUpdate(obj.GetObjectMeta(), old.GetObjectMeta(), field.NewPath("metadata"))
+		spec, _ := validateServed(obj, old)
+		return append(errs, spec...)
 	}
 	return field.ErrorList{field.InternalError(field.NewPath(""), fmt.Errorf("no validation for %T", obj))}
 }

@@ -1,0 +1,292 @@
+package validation
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/field"
+	"github.com/minik8s/minik8s/api/labels"
+	"github.com/minik8s/minik8s/api/naming"
+)
+
+// The kinds served for the real kube-scheduler and kube-controller-manager
+// are checked for their main fields, with Kubernetes' messages (see
+// pkg/apis/*/validation): what a manifest gets wrong most.
+
+// validateServed checks the spec of a served kind being created, or
+// updated when old is not nil; ok is false for the other kinds.
+func validateServed(obj, old api.Object) (errs field.ErrorList, ok bool) {
+	spec := field.NewPath("spec")
+	switch o := obj.(type) {
+	case *api.StatefulSet:
+		errs = validateStatefulSetSpec(&o.Spec, spec)
+		if old != nil {
+			errs = append(errs, validateImmutable(o.Spec.Selector, old.(*api.StatefulSet).Spec.Selector, spec.Child("selector"))...)
+		}
+	case *api.DaemonSet:
+		errs = validateDaemonSetSpec(&o.Spec, spec)
+		if old != nil {
+			errs = append(errs, validateImmutable(o.Spec.Selector, old.(*api.DaemonSet).Spec.Selector, spec.Child("selector"))...)
+		}
+	case *api.ReplicationController:
+		errs = validateReplicationControllerSpec(&o.Spec, spec)
+	case *api.CronJob:
+		errs = validateCronJobSpec(&o.Spec, spec)
+	case *api.PodDisruptionBudget:
+		errs = validatePodDisruptionBudgetSpec(&o.Spec, spec)
+	case *api.HorizontalPodAutoscaler:
+		errs = validateHorizontalPodAutoscalerSpec(&o.Spec, spec)
+	case *api.PersistentVolumeClaim:
+		errs = validatePersistentVolumeClaimSpec(&o.Spec, spec)
+	case *api.PersistentVolume:
+		errs = validatePersistentVolumeSpec(&o.Spec, spec)
+	case *api.StorageClass:
+		if o.Provisioner == "" {
+			errs = append(errs, field.Required(field.NewPath("provisioner"), ""))
+		}
+		if old != nil {
+			o2 := old.(*api.StorageClass)
+			errs = append(errs, validateImmutable(o.Provisioner, o2.Provisioner, field.NewPath("provisioner"))...)
+			errs = append(errs, validateImmutable(o.Parameters, o2.Parameters, field.NewPath("parameters"))...)
+		}
+	case *api.ControllerRevision:
+		errs = validateNonnegative(o.Revision, field.NewPath("revision"))
+		if old != nil {
+			errs = append(errs, validateImmutable(o.Data, old.(*api.ControllerRevision).Data, field.NewPath("data"))...)
+		}
+	default:
+		return nil, false
+	}
+	return errs, true
+}
+
+// kube's pod template checks of the replicated kinds, which admit only
+// restartPolicy Always.
+func validateStatefulSetSpec(s *api.StatefulSetSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch s.PodManagementPolicy {
+	case "":
+		errs = append(errs, field.Required(p.Child("podManagementPolicy"), ""))
+	case api.OrderedReadyPodManagement, api.ParallelPodManagement:
+	default:
+		errs = append(errs, field.Invalid(p.Child("podManagementPolicy"), string(s.PodManagementPolicy),
+			fmt.Sprintf("must be '%s' or '%s'", api.OrderedReadyPodManagement, api.ParallelPodManagement)))
+	}
+	switch s.UpdateStrategy.Type {
+	case "":
+		errs = append(errs, field.Required(p.Child("updateStrategy"), ""))
+	case "OnDelete":
+		if s.UpdateStrategy.RollingUpdate != nil {
+			errs = append(errs, field.Invalid(p.Child("updateStrategy", "rollingUpdate"), goValue{s.UpdateStrategy.RollingUpdate},
+				"only allowed for updateStrategy 'RollingUpdate'"))
+		}
+	case "RollingUpdate":
+		if ru := s.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
+			errs = append(errs, validateNonnegative(int64(*ru.Partition), p.Child("updateStrategy", "rollingUpdate", "partition"))...)
+		}
+	default:
+		errs = append(errs, field.Invalid(p.Child("updateStrategy"), goValue{s.UpdateStrategy},
+			"must be 'RollingUpdate' or 'OnDelete'"))
+	}
+	if s.Replicas != nil {
+		errs = append(errs, validateNonnegative(int64(*s.Replicas), p.Child("replicas"))...)
+	}
+	errs = append(errs, validateNonnegative(int64(s.MinReadySeconds), p.Child("minReadySeconds"))...)
+	if s.Ordinals != nil {
+		errs = append(errs, validateNonnegative(int64(s.Ordinals.Start), p.Child("ordinals.start"))...)
+	}
+	return append(errs, validateWorkloadSelector(s.Selector, &s.Template, p)...)
+}
+
+func validateDaemonSetSpec(s *api.DaemonSetSpec, p *field.Path) field.ErrorList {
+	errs := validateWorkloadSelector(s.Selector, &s.Template, p)
+	errs = append(errs, validateNonnegative(int64(s.MinReadySeconds), p.Child("minReadySeconds"))...)
+	if s.RevisionHistoryLimit != nil {
+		errs = append(errs, validateNonnegative(int64(*s.RevisionHistoryLimit), p.Child("revisionHistoryLimit"))...)
+	}
+	switch s.UpdateStrategy.Type {
+	case "OnDelete", "RollingUpdate":
+	default:
+		errs = append(errs, field.NotSupported(p.Child("updateStrategy", "type"), s.UpdateStrategy.Type, []string{"OnDelete", "RollingUpdate"}))
+	}
+	return errs
+}
+
+func validateReplicationControllerSpec(s *api.ReplicationControllerSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if s.Replicas != nil {
+		errs = append(errs, validateNonnegative(int64(*s.Replicas), p.Child("replicas"))...)
+	}
+	errs = append(errs, validateNonnegative(int64(s.MinReadySeconds), p.Child("minReadySeconds"))...)
+	if len(s.Selector) == 0 {
+		errs = append(errs, field.Required(p.Child("selector"), ""))
+	}
+	if s.Template == nil {
+		return append(errs, field.Required(p.Child("template"), ""))
+	}
+	tp := p.Child("template")
+	if len(s.Selector) > 0 && !labels.SelectorFromSet(labels.Set(s.Selector)).Matches(labels.Set(s.Template.Labels)) {
+		errs = append(errs, field.Invalid(tp.Child("metadata", "labels"), goValue{s.Template.Labels}, "`selector` does not match template `labels`"))
+	}
+	errs = append(errs, ValidatePodTemplateSpec(s.Template, tp)...)
+	if s.Template.Spec.RestartPolicy != api.RestartPolicyAlways {
+		errs = append(errs, field.NotSupported(tp.Child("spec", "restartPolicy"), string(s.Template.Spec.RestartPolicy), []string{"Always"}))
+	}
+	return errs
+}
+
+func validateCronJobSpec(s *api.CronJobSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if s.Schedule == "" {
+		errs = append(errs, field.Required(p.Child("schedule"), ""))
+	}
+	switch s.ConcurrencyPolicy {
+	case api.AllowConcurrent, api.ForbidConcurrent, api.ReplaceConcurrent:
+	case "":
+		errs = append(errs, field.Required(p.Child("concurrencyPolicy"), ""))
+	default:
+		errs = append(errs, field.NotSupported(p.Child("concurrencyPolicy"), string(s.ConcurrencyPolicy),
+			[]string{string(api.AllowConcurrent), string(api.ForbidConcurrent), string(api.ReplaceConcurrent)}))
+	}
+	if s.StartingDeadlineSeconds != nil {
+		errs = append(errs, validateNonnegative(*s.StartingDeadlineSeconds, p.Child("startingDeadlineSeconds"))...)
+	}
+	for _, l := range []struct {
+		v    *int32
+		name string
+	}{{s.SuccessfulJobsHistoryLimit, "successfulJobsHistoryLimit"}, {s.FailedJobsHistoryLimit, "failedJobsHistoryLimit"}} {
+		if l.v != nil {
+			errs = append(errs, validateNonnegative(int64(*l.v), p.Child(l.name))...)
+		}
+	}
+	tp := p.Child("jobTemplate", "spec", "template")
+	t := &s.JobTemplate.Spec.Template
+	errs = append(errs, ValidatePodTemplateSpec(t, tp)...)
+	if rp := t.Spec.RestartPolicy; rp != api.RestartPolicyOnFailure && rp != api.RestartPolicyNever {
+		errs = append(errs, field.NotSupported(tp.Child("spec", "restartPolicy"), string(rp), []string{"OnFailure", "Never"}))
+	}
+	return errs
+}
+
+func validatePodDisruptionBudgetSpec(s *api.PodDisruptionBudgetSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if s.MinAvailable != nil && s.MaxUnavailable != nil {
+		errs = append(errs, field.Invalid(p, goValue{*s}, "minAvailable and maxUnavailable cannot be both set"))
+	}
+	if s.Selector != nil {
+		errs = append(errs, ValidateLabelSelector(s.Selector, LabelSelectorOptions{}, p.Child("selector"))...)
+	}
+	if pol := s.UnhealthyPodEvictionPolicy; pol != nil && *pol != "IfHealthyBudget" && *pol != "AlwaysAllow" {
+		errs = append(errs, field.NotSupported(p.Child("unhealthyPodEvictionPolicy"), *pol, []string{"AlwaysAllow", "IfHealthyBudget"}))
+	}
+	return errs
+}
+
+func validateHorizontalPodAutoscalerSpec(s *api.HorizontalPodAutoscalerSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	ref := p.Child("scaleTargetRef")
+	if s.ScaleTargetRef.Kind == "" {
+		errs = append(errs, field.Required(ref.Child("kind"), ""))
+	}
+	if s.ScaleTargetRef.Name == "" {
+		errs = append(errs, field.Required(ref.Child("name"), ""))
+	}
+	minReplicas := int32(1)
+	if s.MinReplicas != nil {
+		minReplicas = *s.MinReplicas
+		if minReplicas < 1 {
+			errs = append(errs, field.Invalid(p.Child("minReplicas"), minReplicas, "must be greater than or equal to 1"))
+		}
+	}
+	if s.MaxReplicas < 1 {
+		errs = append(errs, field.Invalid(p.Child("maxReplicas"), s.MaxReplicas, "must be greater than 0"))
+	}
+	if s.MaxReplicas < minReplicas {
+		errs = append(errs, field.Invalid(p.Child("maxReplicas"), s.MaxReplicas, "must be greater than or equal to `minReplicas`"))
+	}
+	return errs
+}
+
+var accessModes = []string{string(api.ReadWriteOnce), string(api.ReadOnlyMany), string(api.ReadWriteMany), string(api.ReadWriteOncePod)}
+
+func validateAccessModes(modes []api.PersistentVolumeAccessMode, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(modes) == 0 {
+		errs = append(errs, field.Required(p, "at least 1 access mode is required"))
+	}
+	for _, m := range modes {
+		if !slices.Contains(accessModes, string(m)) {
+			errs = append(errs, field.NotSupported(p, string(m), accessModes))
+		}
+	}
+	if slices.Contains(modes, api.ReadWriteOncePod) && len(modes) > 1 {
+		errs = append(errs, field.Forbidden(p, "may not use ReadWriteOncePod with other access modes"))
+	}
+	return errs
+}
+
+func validatePersistentVolumeClaimSpec(s *api.PersistentVolumeClaimSpec, p *field.Path) field.ErrorList {
+	errs := validateAccessModes(s.AccessModes, p.Child("accessModes"))
+	if s.Selector != nil {
+		errs = append(errs, ValidateLabelSelector(s.Selector, LabelSelectorOptions{}, p.Child("selector"))...)
+	}
+	storage := p.Child("resources").Key(string(api.ResourceStorage))
+	q, ok := s.Resources.Requests[api.ResourceStorage]
+	switch {
+	case !ok:
+		errs = append(errs, field.Required(storage, ""))
+	case q.Sign() <= 0:
+		errs = append(errs, field.Invalid(storage, q.String(), "must be greater than zero"))
+	}
+	if s.StorageClassName != nil && *s.StorageClassName != "" {
+		for _, msg := range naming.IsDNS1123Subdomain(*s.StorageClassName) {
+			errs = append(errs, field.Invalid(p.Child("storageClassName"), *s.StorageClassName, msg))
+		}
+	}
+	return errs
+}
+
+func validatePersistentVolumeSpec(s *api.PersistentVolumeSpec, p *field.Path) field.ErrorList {
+	errs := validateAccessModes(s.AccessModes, p.Child("accessModes"))
+	if len(s.Capacity) == 0 {
+		errs = append(errs, field.Required(p.Child("capacity"), ""))
+	} else if _, ok := s.Capacity[api.ResourceStorage]; !ok || len(s.Capacity) > 1 {
+		errs = append(errs, field.NotSupported(p.Child("capacity"), goValue{s.Capacity}, []string{string(api.ResourceStorage)}))
+	}
+	switch s.PersistentVolumeReclaimPolicy {
+	case api.PersistentVolumeReclaimRetain, api.PersistentVolumeReclaimDelete, api.PersistentVolumeReclaimRecycle, "":
+	default:
+		errs = append(errs, field.NotSupported(p.Child("persistentVolumeReclaimPolicy"), string(s.PersistentVolumeReclaimPolicy),
+			[]string{string(api.PersistentVolumeReclaimDelete), string(api.PersistentVolumeReclaimRecycle), string(api.PersistentVolumeReclaimRetain)}))
+	}
+	switch n := persistentVolumeSources(&s.PersistentVolumeSource); {
+	case n == 0:
+		errs = append(errs, field.Required(p, "must specify a volume type"))
+	case n > 1:
+		errs = append(errs, field.Forbidden(p, "may not specify more than 1 volume type"))
+	}
+	if s.Local != nil && (s.NodeAffinity == nil || s.NodeAffinity.Required == nil) {
+		errs = append(errs, field.Required(p.Child("nodeAffinity"), "Local volume requires node affinity"))
+	}
+	return errs
+}
+
+// persistentVolumeSources counts the sources set.
+func persistentVolumeSources(s *api.PersistentVolumeSource) int {
+	n := 0
+	for _, raw := range [][]byte{s.GCEPersistentDisk, s.AWSElasticBlockStore, s.Glusterfs, s.NFS, s.RBD, s.ISCSI, s.Cinder,
+		s.CephFS, s.FC, s.Flocker, s.FlexVolume, s.AzureFile, s.VsphereVolume, s.Quobyte, s.AzureDisk,
+		s.PhotonPersistentDisk, s.PortworxVolume, s.ScaleIO, s.StorageOS, s.CSI} {
+		if len(raw) > 0 && string(raw) != "null" {
+			n++
+		}
+	}
+	if s.HostPath != nil {
+		n++
+	}
+	if s.Local != nil {
+		n++
+	}
+	return n
+}
