@@ -520,7 +520,7 @@ func TestExecNeedsCreate(t *testing.T) {
 	grant := func(user string, verbs ...string) {
 		t.Helper()
 		role := &api.Role{ObjectMeta: api.ObjectMeta{Namespace: "default", Name: user},
-			Rules: []api.PolicyRule{{Verbs: verbs, APIGroups: []string{""}, Resources: []string{"pods/exec", "pods/log"}}}}
+			Rules: []api.PolicyRule{{Verbs: verbs, APIGroups: []string{""}, Resources: []string{"pods/exec", "pods/log", "pods/attach", "pods/portforward"}}}}
 		if _, err := client.Resource[api.Role](e.admin).Namespace("default").Create(e.ctx, role); err != nil {
 			t.Fatal(err)
 		}
@@ -559,6 +559,15 @@ func TestExecNeedsCreate(t *testing.T) {
 	err := remotecommand.Exec(e.ctx, viewer, path, q, remotecommand.Options{Stdout: io.Discard})
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `cannot create resource "pods/exec"`) {
 		t.Errorf("viewer exec: %v, want Forbidden for create pods/exec", err)
+	}
+	// The other WebSocket subresources too (a GET that needs create).
+	err = remotecommand.Exec(e.ctx, viewer, "/api/v1/namespaces/default/pods/web/attach", url.Values{"stdout": {"true"}}, remotecommand.Options{Stdout: io.Discard})
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `cannot create resource "pods/attach"`) {
+		t.Errorf("viewer attach: %v, want Forbidden for create pods/attach", err)
+	}
+	_, err = remotecommand.Dial(e.ctx, viewer, "/api/v1/namespaces/default/pods/web/portforward", nil, "SPDY/3.1+portforward.k8s.io")
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `cannot create resource "pods/portforward"`) {
+		t.Errorf("viewer port-forward: %v, want Forbidden for create pods/portforward", err)
 	}
 	var out bytes.Buffer
 	poll("operator execs", func() error {
