@@ -325,7 +325,7 @@ func TestErrorStatusDetails(t *testing.T) {
 		code               int
 		details            string // the details object, as JSON
 	}{
-		{"unknown subresource", "GET", "/api/v1/namespaces/default/pods/p/ephemeralcontainers", nil, 404, `{}`},
+		{"unknown subresource", "GET", "/api/v1/namespaces/default/pods/p/frobnicate", nil, 404, `{}`},
 		{"unknown resource", "GET", "/api/v1/namespaces/default/widgets", nil, 404, `{}`},
 		{"missing object", "GET", "/api/v1/namespaces/default/pods/nope", nil, 404, `{"name":"nope","kind":"pods"}`},
 		{"missing group object", "GET", "/apis/apps/v1/namespaces/default/deployments/nope", nil, 404, `{"name":"nope","group":"apps","kind":"deployments"}`},
