@@ -31,8 +31,8 @@ const DefaultKubeletPort = 10250
 // addresses are tried to reach its kubelet (--kubelet-preferred-address-types).
 var DefaultKubeletPreferredAddressTypes = []api.NodeAddressType{api.NodeInternalIP, api.NodeHostName}
 
-// KubeletConfig says how the apiserver reaches kubelets for pods/log and
-// pods/exec.
+// KubeletConfig says how the apiserver reaches kubelets for pods/log, exec,
+// attach and portforward.
 type KubeletConfig struct {
 	// TLS carries the apiserver's kubelet client certificate
 	// (Certificates or GetClientCertificate). The kubelet's serving
@@ -43,13 +43,14 @@ type KubeletConfig struct {
 	PreferredAddressTypes []api.NodeAddressType
 	// DialTimeout bounds connecting to a kubelet (default 10 s).
 	DialTimeout time.Duration
-	// Authorizer, when set, makes a WebSocket exec (a GET, authorized as
-	// "get" by the filter chain) also need "create" on pods/exec, as
-	// kube-apiserver 1.35 does (AuthorizePodWebsocketUpgradeCreatePermission).
+	// Authorizer, when set, makes a WebSocket exec, attach or port-forward
+	// (a GET, authorized as "get" by the filter chain) also need "create"
+	// on the subresource, as kube-apiserver 1.35 does
+	// (AuthorizePodWebsocketUpgradeCreatePermission).
 	Authorizer authz.Authorizer
 }
 
-// kubeletProxy streams pods/log and pods/exec to the pod's kubelet.
+// kubeletProxy streams pods/log, exec, attach and portforward to the pod's kubelet.
 type kubeletProxy struct {
 	cfg       KubeletConfig
 	once      sync.Once
@@ -86,10 +87,12 @@ func isKubeletSubresource(st *registry.Store, sub string) bool {
 	return st.Info.Group == "" && st.Info.Resource == "pods" && (sub == "log" || sub == "exec" || sub == "attach" || sub == "portforward")
 }
 
-// servePodProxy handles GET pods/NAME/log and GET/POST pods/NAME/exec: it
-// finds the pod's node and its kubelet's address and port, and streams the
-// kubelet's /containerLogs or /exec back. Authorization already happened
-// in the filter chain: get pods/log, and get or create pods/exec.
+// servePodProxy handles GET pods/NAME/log and GET/POST pods/NAME/exec,
+// attach and portforward: it finds the pod's node and its kubelet's
+// address and port, and streams the kubelet's /containerLogs, /exec,
+// /attach or /portForward back (a WebSocket port-forward is tunneled to
+// the kubelet's SPDY: streamtunnel.go). Authorization already happened in
+// the filter chain: get pods/log, and get or create on the others.
 func (s *Server) servePodProxy(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
 	switch {
 	case info.Subresource == "log" && info.Verb != "get":

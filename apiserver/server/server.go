@@ -54,7 +54,7 @@ type Config struct {
 	OpenAPIV3 http.Handler
 	// ExternalAddress is advertised in /api's serverAddressByClientCIDRs.
 	ExternalAddress string
-	// Kubelet says how pods/log and pods/exec reach kubelets.
+	// Kubelet says how pods/log, exec, attach and portforward reach kubelets.
 	Kubelet KubeletConfig
 	Metrics *prometheus.Registry
 	Logger  *slog.Logger

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -13,8 +14,11 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
@@ -264,6 +268,70 @@ func TestStreaming(t *testing.T) {
 		}
 	})
 
+	t.Run("attach to an ephemeral container with a terminal", func(t *testing.T) {
+		// What kubectl debug -it does after its patch: attach with a TTY.
+		patch := `{"spec":{"ephemeralContainers":[{"name":"term","image":"` + testimage.Ref + `","imagePullPolicy":"IfNotPresent",` +
+			`"command":["sh"],"stdin":true,"tty":true,"terminationMessagePolicy":"File"}]}}`
+		if _, err := n.c.Do(ctx, client.Request{Method: http.MethodPatch, Path: "/api/v1/namespaces/default/pods/web/ephemeralcontainers",
+			Body: []byte(patch), ContentType: "application/strategic-merge-patch+json"}); err != nil {
+			t.Fatal(err)
+		}
+		waitPod(t, ctx, pc, "web", func(p *api.Pod) bool {
+			for _, s := range p.Status.EphemeralContainerStatuses {
+				if s.Name == "term" {
+					return s.State.Running != nil
+				}
+			}
+			return false
+		})
+		var out syncBuffer
+		sizes := make(chan remotecommand.Size, 1)
+		sizes <- remotecommand.Size{Width: 100, Height: 40}
+		err := remotecommand.Exec(ctx, n.cc, "/api/v1/namespaces/default/pods/web/attach",
+			url.Values{"container": {"term"}, "stdin": {"true"}, "stdout": {"true"}, "tty": {"true"}},
+			remotecommand.Options{Stdin: &slowReader{r: strings.NewReader("echo marker-$((40+2))\nexit\n"), delay: time.Second},
+				Stdout: &out, TTY: true, Resize: sizes})
+		if err != nil || !strings.Contains(out.String(), "marker-42") {
+			t.Errorf("attach with a terminal: %v, output %q", err, out.String())
+		}
+	})
+
+	t.Run("kubectl debug -it --target in a terminal", func(t *testing.T) {
+		ptm, pts := openPTY(t)
+		cmd := kubectlCmd(ctx, kubectl, n.kubeconfig, nil, "debug", "-it", "web", "--image="+testimage.Ref,
+			"--image-pull-policy=IfNotPresent", "--target=app", "--container=dbgtty", "--", "sh")
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = pts, pts, pts
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		pts.Close()
+		var screen syncBuffer
+		go func() { _, _ = io.Copy(&screen, ptm) }()
+		waitScreen := func(what string) {
+			t.Helper()
+			deadline := time.Now().Add(30 * time.Second)
+			for !strings.Contains(screen.String(), what) {
+				if time.Now().After(deadline) {
+					t.Fatalf("waiting for %q on the terminal:\n%s", what, screen.String())
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		waitScreen("If you don't see a command prompt, try pressing enter.")
+		time.Sleep(500 * time.Millisecond)
+		_, _ = ptm.Write([]byte("ps -o pid,args; echo done-$((6*7))\r"))
+		waitScreen("done-42")
+		if !strings.Contains(screen.String(), "httpd -f -p 8080") {
+			t.Errorf("the target's processes are not seen:\n%s", screen.String())
+		}
+		_, _ = ptm.Write([]byte("exit\r"))
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("kubectl debug -it: %v\n%s", err, screen.String())
+		}
+		waitScreen("Session ended, the ephemeral container will not be restarted but may be reattached using 'kubectl attach web -c dbgtty -n default -i -t' if it is still running")
+	})
+
 	t.Run("kubectl debug --target", func(t *testing.T) {
 		cmd := kubectlCmd(ctx, kubectl, n.kubeconfig, nil, "debug", "-i", "web", "--image="+testimage.Ref,
 			"--image-pull-policy=IfNotPresent", "--target=app", "--container=dbg", "--", "sh")
@@ -280,11 +348,11 @@ func TestStreaming(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(p.Spec.EphemeralContainers) != 2 || p.Spec.EphemeralContainers[1].Name != "dbg" || p.Spec.EphemeralContainers[1].TargetContainerName != "app" {
+		if len(p.Spec.EphemeralContainers) != 4 || p.Spec.EphemeralContainers[3].Name != "dbg" || p.Spec.EphemeralContainers[3].TargetContainerName != "app" {
 			t.Errorf("ephemeral containers %+v", p.Spec.EphemeralContainers)
 		}
 		waitPod(t, ctx, pc, "web", func(p *api.Pod) bool {
-			return len(p.Status.EphemeralContainerStatuses) == 2 && p.Status.EphemeralContainerStatuses[1].State.Terminated != nil
+			return len(p.Status.EphemeralContainerStatuses) == 4 && p.Status.EphemeralContainerStatuses[3].State.Terminated != nil
 		})
 		// Changing or removing it is refused.
 		_, err = n.c.Do(ctx, client.Request{Method: http.MethodPatch, Path: "/api/v1/namespaces/default/pods/web/ephemeralcontainers",
@@ -454,4 +522,29 @@ func liteForward(t *testing.T, ctx context.Context, kubeconfig string, args ...s
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// openPTY opens a pseudo-terminal pair (/dev/ptmx), for running the real
+// kubectl with -t.
+func openPTY(t *testing.T) (*os.File, *os.File) {
+	t.Helper()
+	ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	t.Cleanup(func() { ptm.Close() })
+	fd := int(ptm.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = unix.IoctlSetWinsize(int(pts.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 120})
+	return ptm, pts
 }
