@@ -151,7 +151,7 @@ func TestManifestDecodes(t *testing.T) {
 	          "readinessProbe": {"httpGet": {"path": "/", "port": "http"}, "periodSeconds": 5},
 	          "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}]
 	        }],
-	        "volumes": [{"name": "cache", "emptyDir": {"sizeLimit": "1Gi"}}, {"name": "data", "persistentVolumeClaim": {"claimName": "d"}}, {"name": "info", "downwardAPI": {"items": []}}]
+	        "volumes": [{"name": "cache", "emptyDir": {"sizeLimit": "1Gi"}}, {"name": "data", "persistentVolumeClaim": {"claimName": "d"}}, {"name": "info", "downwardAPI": {"items": [{"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}}]
 	      }
 	    }
 	  }
@@ -174,7 +174,7 @@ func TestManifestDecodes(t *testing.T) {
 	if ru.MaxSurge.String() != "25%" || ru.MaxUnavailable.Type != Int || ru.MaxUnavailable.IntVal != 0 {
 		t.Errorf("rollingUpdate = %s/%s", ru.MaxSurge, ru.MaxUnavailable)
 	}
-	if vs := d.Spec.Template.Spec.Volumes; vs[1].PersistentVolumeClaim == nil || string(vs[2].DownwardAPI) != `{"items": []}` {
+	if vs := d.Spec.Template.Spec.Volumes; vs[1].PersistentVolumeClaim == nil || vs[2].DownwardAPI == nil || vs[2].DownwardAPI.Items[0].FieldRef.FieldPath != "metadata.labels" {
 		t.Errorf("volume sources not kept: %+v", vs)
 	}
 	out, err := json.Marshal(&d)

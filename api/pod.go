@@ -367,8 +367,8 @@ type VolumeSource struct {
 	Secret                *SecretVolumeSource                `json:"secret,omitempty"`
 	ConfigMap             *ConfigMapVolumeSource             `json:"configMap,omitempty"`
 	PersistentVolumeClaim *PersistentVolumeClaimVolumeSource `json:"persistentVolumeClaim,omitempty"`
-	DownwardAPI           json.RawMessage                    `json:"downwardAPI,omitempty"`
-	Projected             json.RawMessage                    `json:"projected,omitempty"`
+	DownwardAPI           *DownwardAPIVolumeSource           `json:"downwardAPI,omitempty"`
+	Projected             *ProjectedVolumeSource             `json:"projected,omitempty"`
 	NFS                   json.RawMessage                    `json:"nfs,omitempty"`
 	CSI                   json.RawMessage                    `json:"csi,omitempty"`
 	Ephemeral             json.RawMessage                    `json:"ephemeral,omitempty"`
@@ -445,6 +445,81 @@ type SecretVolumeSource struct {
 const (
 	ConfigMapVolumeSourceDefaultMode int32 = 0o644
 	SecretVolumeSourceDefaultMode    int32 = 0o644
+)
+
+// DownwardAPIVolumeSource writes fields of the pod and its containers'
+// resources into files.
+type DownwardAPIVolumeSource struct {
+	Items       []DownwardAPIVolumeFile `json:"items,omitempty"`
+	DefaultMode *int32                  `json:"defaultMode,omitempty"`
+	DefaultUser *int64                  `json:"defaultUser,omitempty"`
+}
+
+// DownwardAPIVolumeFile is one file of a downwardAPI volume or projection:
+// exactly one of fieldRef (metadata.name, metadata.namespace, metadata.uid,
+// metadata.labels, metadata.annotations) and resourceFieldRef.
+type DownwardAPIVolumeFile struct {
+	Path             string                 `json:"path"`
+	FieldRef         *ObjectFieldSelector   `json:"fieldRef,omitempty"`
+	ResourceFieldRef *ResourceFieldSelector `json:"resourceFieldRef,omitempty"`
+	Mode             *int32                 `json:"mode,omitempty"`
+	User             *int64                 `json:"user,omitempty"`
+}
+
+// ProjectedVolumeSource puts several sources (secrets, config maps, the
+// downward API, a service account token) into one directory.
+type ProjectedVolumeSource struct {
+	Sources     []VolumeProjection `json:"sources"`
+	DefaultMode *int32             `json:"defaultMode,omitempty"`
+	DefaultUser *int64             `json:"defaultUser,omitempty"`
+}
+
+// VolumeProjection is one source of a projected volume; exactly one member
+// is set. The sources minik8s does not implement are kept as raw JSON.
+type VolumeProjection struct {
+	Secret              *SecretProjection              `json:"secret,omitempty"`
+	DownwardAPI         *DownwardAPIProjection         `json:"downwardAPI,omitempty"`
+	ConfigMap           *ConfigMapProjection           `json:"configMap,omitempty"`
+	ServiceAccountToken *ServiceAccountTokenProjection `json:"serviceAccountToken,omitempty"`
+	ClusterTrustBundle  json.RawMessage                `json:"clusterTrustBundle,omitempty"`
+	PodCertificate      json.RawMessage                `json:"podCertificate,omitempty"`
+}
+
+// SecretProjection projects keys of a Secret.
+type SecretProjection struct {
+	LocalObjectReference `json:",inline"`
+	Items                []KeyToPath `json:"items,omitempty"`
+	Optional             *bool       `json:"optional,omitempty"`
+}
+
+// ConfigMapProjection projects keys of a ConfigMap.
+type ConfigMapProjection struct {
+	LocalObjectReference `json:",inline"`
+	Items                []KeyToPath `json:"items,omitempty"`
+	Optional             *bool       `json:"optional,omitempty"`
+}
+
+// DownwardAPIProjection projects pod fields.
+type DownwardAPIProjection struct {
+	Items []DownwardAPIVolumeFile `json:"items,omitempty"`
+}
+
+// ServiceAccountTokenProjection asks the kubelet for a token of the pod's
+// service account (TokenRequest, bound to the pod) and keeps it fresh.
+type ServiceAccountTokenProjection struct {
+	Audience          string `json:"audience,omitempty"`
+	ExpirationSeconds *int64 `json:"expirationSeconds,omitempty"`
+	Path              string `json:"path"`
+	User              *int64 `json:"user,omitempty"`
+}
+
+// Default file modes and token lifetime of downwardAPI and projected volumes.
+const (
+	DownwardAPIVolumeSourceDefaultMode int32 = 0o644
+	ProjectedVolumeSourceDefaultMode   int32 = 0o644
+	// ServiceAccountTokenDefaultExpirationSeconds is a projected token's
+	// default lifetime; the minimum is 600.
+	ServiceAccountTokenDefaultExpirationSeconds int64 = 3600
 )
 
 // PersistentVolumeClaimVolumeSource references a PersistentVolumeClaim.

@@ -32,9 +32,11 @@ func VisitPodSecretNames(pod *Pod, visit func(name string) bool) bool {
 		if src.Secret != nil && src.Secret.SecretName != "" && !visit(src.Secret.SecretName) {
 			return false
 		}
-		for _, name := range projectedNames(src.Projected, "secret") {
-			if !visit(name) {
-				return false
+		if pr := src.Projected; pr != nil {
+			for _, s := range pr.Sources {
+				if s.Secret != nil && s.Secret.Name != "" && !visit(s.Secret.Name) {
+					return false
+				}
 			}
 		}
 		for _, raw := range []struct {
@@ -70,9 +72,11 @@ func VisitPodConfigMapNames(pod *Pod, visit func(name string) bool) bool {
 		if cm := v.ConfigMap; cm != nil && cm.Name != "" && !visit(cm.Name) {
 			return false
 		}
-		for _, name := range projectedNames(v.Projected, "configMap") {
-			if !visit(name) {
-				return false
+		if pr := v.Projected; pr != nil {
+			for _, s := range pr.Sources {
+				if s.ConfigMap != nil && s.ConfigMap.Name != "" && !visit(s.ConfigMap.Name) {
+					return false
+				}
 			}
 		}
 	}
@@ -84,30 +88,6 @@ func podContainers(pod *Pod) []Container {
 		return pod.Spec.Containers
 	}
 	return append(append([]Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...)
-}
-
-// projectedNames reads the names of one kind of source ("secret",
-// "configMap") of a projected volume kept as raw JSON.
-func projectedNames(raw json.RawMessage, kind string) []string {
-	if len(raw) == 0 {
-		return nil
-	}
-	var p struct {
-		Sources []map[string]json.RawMessage `json:"sources"`
-	}
-	if json.Unmarshal(raw, &p) != nil {
-		return nil
-	}
-	var names []string
-	for _, s := range p.Sources {
-		var ref struct {
-			Name string `json:"name"`
-		}
-		if s[kind] != nil && json.Unmarshal(s[kind], &ref) == nil && ref.Name != "" {
-			names = append(names, ref.Name)
-		}
-	}
-	return names
 }
 
 // rawRefName reads {key: {"name": NAME}} from a volume source kept as raw JSON.

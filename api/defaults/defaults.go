@@ -205,6 +205,36 @@ func Volume(v *api.Volume) {
 	if src.ConfigMap != nil && src.ConfigMap.DefaultMode == nil {
 		src.ConfigMap.DefaultMode = ptr(api.ConfigMapVolumeSourceDefaultMode)
 	}
+	if d := src.DownwardAPI; d != nil {
+		if d.DefaultMode == nil {
+			d.DefaultMode = ptr(api.DownwardAPIVolumeSourceDefaultMode)
+		}
+		downwardAPIFiles(d.Items)
+	}
+	if p := src.Projected; p != nil {
+		if p.DefaultMode == nil {
+			p.DefaultMode = ptr(api.ProjectedVolumeSourceDefaultMode)
+		}
+		for i := range p.Sources {
+			s := &p.Sources[i]
+			if s.ServiceAccountToken != nil && s.ServiceAccountToken.ExpirationSeconds == nil {
+				s.ServiceAccountToken.ExpirationSeconds = ptr(api.ServiceAccountTokenDefaultExpirationSeconds)
+			}
+			if s.DownwardAPI != nil {
+				downwardAPIFiles(s.DownwardAPI.Items)
+			}
+		}
+	}
+}
+
+// downwardAPIFiles gives field references without an apiVersion "v1", as
+// Kubernetes' defaulting of ObjectFieldSelector does.
+func downwardAPIFiles(items []api.DownwardAPIVolumeFile) {
+	for i := range items {
+		if f := items[i].FieldRef; f != nil && f.APIVersion == "" {
+			f.APIVersion = "v1"
+		}
+	}
 }
 
 // VolumeSources lists which sources of v are set, by JSON name; validation

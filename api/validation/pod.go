@@ -493,10 +493,10 @@ var volumeSourceChecks = []volumeSourceCheck{
 	{"persistentVolumeClaim", func(v *api.VolumeSource) bool { return v.PersistentVolumeClaim != nil }, validatePVCVolume},
 	{"rbd", func(v *api.VolumeSource) bool { return v.RBD != nil }, nil},
 	{"cephFS", func(v *api.VolumeSource) bool { return v.CephFS != nil }, nil},
-	{"downwarAPI", func(v *api.VolumeSource) bool { return v.DownwardAPI != nil }, nil},
+	{"downwarAPI", func(v *api.VolumeSource) bool { return v.DownwardAPI != nil }, validateDownwardAPIVolume},
 	{"fc", func(v *api.VolumeSource) bool { return v.FC != nil }, nil},
 	{"configMap", func(v *api.VolumeSource) bool { return v.ConfigMap != nil }, validateConfigMapVolume},
-	{"projected", func(v *api.VolumeSource) bool { return v.Projected != nil }, nil},
+	{"projected", func(v *api.VolumeSource) bool { return v.Projected != nil }, validateProjectedVolume},
 	{"csi", func(v *api.VolumeSource) bool { return v.CSI != nil }, nil},
 	{"ephemeral", func(v *api.VolumeSource) bool { return v.Ephemeral != nil }, nil},
 	{"image", func(v *api.VolumeSource) bool { return v.Image != nil }, nil},
@@ -529,8 +529,8 @@ func validateVolumes(volumes []api.Volume, p *field.Path) (map[string]*api.Volum
 }
 
 // validateVolumeSource checks that exactly one source is set. Sources kept
-// as raw JSON (nfs, csi, projected, ...) are not checked further: minik8s
-// does not implement them.
+// as raw JSON (nfs, csi, ...) are not checked further: minik8s does not
+// implement them.
 func validateVolumeSource(src *api.VolumeSource, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	n := 0
@@ -598,6 +598,136 @@ func validateConfigMapVolume(src *api.VolumeSource, p *field.Path) field.ErrorLi
 		errs = append(errs, validateKeyToPath(&src.ConfigMap.Items[i], cp.Child("items").Index(i))...)
 	}
 	return errs
+}
+
+func validateDownwardAPIVolume(src *api.VolumeSource, p *field.Path) field.ErrorList {
+	dp := p.Child("downwardAPI")
+	errs := validateFileMode(src.DownwardAPI.DefaultMode, dp.Child("defaultMode"))
+	errs = append(errs, validateFileUser(src.DownwardAPI.DefaultUser, dp.Child("defaultUser"))...)
+	for i := range src.DownwardAPI.Items {
+		errs = append(errs, validateDownwardAPIVolumeFile(&src.DownwardAPI.Items[i], dp)...)
+	}
+	return errs
+}
+
+// validateDownwardAPIVolumeFile checks one file of a downwardAPI volume or
+// projection. Kubernetes reports its errors under the volume's path, not
+// the item's index; so does this.
+func validateDownwardAPIVolumeFile(f *api.DownwardAPIVolumeFile, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if f.Path == "" {
+		errs = append(errs, field.Required(p.Child("path"), ""))
+	}
+	errs = append(errs, validateLocalNonReservedPath(f.Path, p.Child("path"))...)
+	switch {
+	case f.FieldRef != nil:
+		errs = append(errs, validateObjectFieldSelector(f.FieldRef, validVolumeFieldPaths, p.Child("fieldRef"))...)
+		if f.ResourceFieldRef != nil {
+			errs = append(errs, field.Invalid(p, "resource", "fieldRef and resourceFieldRef can not be specified simultaneously"))
+		}
+	case f.ResourceFieldRef != nil:
+		if f.ResourceFieldRef.ContainerName == "" {
+			errs = append(errs, field.Required(p.Child("resourceFieldRef", "containerName"), ""))
+		} else {
+			errs = append(errs, validateResourceFieldSelector(f.ResourceFieldRef, p.Child("resourceFieldRef"))...)
+		}
+	default:
+		errs = append(errs, field.Required(p, "one of fieldRef and resourceFieldRef is required"))
+	}
+	errs = append(errs, validateFileMode(f.Mode, p.Child("mode"))...)
+	return append(errs, validateFileUser(f.User, p.Child("user"))...)
+}
+
+// validateProjectedVolume checks a projected volume as Kubernetes'
+// validateProjectedVolumeSource does: one source per entry, names, paths
+// unique across the sources, token lifetimes of 10 minutes to 2^32 seconds.
+func validateProjectedVolume(src *api.VolumeSource, p *field.Path) field.ErrorList {
+	pp := p.Child("projected")
+	pr := src.Projected
+	errs := validateFileMode(pr.DefaultMode, pp.Child("defaultMode"))
+	errs = append(errs, validateFileUser(pr.DefaultUser, pp.Child("defaultUser"))...)
+	paths := map[string]bool{}
+	unique := func(path string, bad any) {
+		if path == "" {
+			return
+		}
+		if paths[path] {
+			errs = append(errs, field.Invalid(pp, bad, "conflicting duplicate paths"))
+		}
+		paths[path] = true
+	}
+	for i := range pr.Sources {
+		s := &pr.Sources[i]
+		sp := pp.Child("sources").Index(i)
+		n := 0
+		if s.Secret != nil {
+			n++
+			if s.Secret.Name == "" {
+				errs = append(errs, field.Required(sp.Child("secret", "name"), ""))
+			}
+			for j := range s.Secret.Items {
+				errs = append(errs, validateKeyToPath(&s.Secret.Items[j], sp.Child("secret", "items").Index(j))...)
+				unique(s.Secret.Items[j].Path, s.Secret.Name)
+			}
+		}
+		if s.ConfigMap != nil {
+			n++
+			if s.ConfigMap.Name == "" {
+				errs = append(errs, field.Required(sp.Child("configMap", "name"), ""))
+			}
+			for j := range s.ConfigMap.Items {
+				errs = append(errs, validateKeyToPath(&s.ConfigMap.Items[j], sp.Child("configMap", "items").Index(j))...)
+				unique(s.ConfigMap.Items[j].Path, s.ConfigMap.Name)
+			}
+		}
+		if s.DownwardAPI != nil {
+			n++
+			for j := range s.DownwardAPI.Items {
+				f := &s.DownwardAPI.Items[j]
+				errs = append(errs, validateDownwardAPIVolumeFile(f, sp.Child("downwardAPI"))...)
+				unique(f.Path, f.Path)
+			}
+		}
+		if t := s.ServiceAccountToken; t != nil {
+			n++
+			tp := sp.Child("serviceAccountToken")
+			switch exp := t.ExpirationSeconds; {
+			case exp == nil:
+				errs = append(errs, field.Required(tp.Child("expirationSeconds"), ""))
+			case *exp < 10*60:
+				errs = append(errs, field.Invalid(tp.Child("expirationSeconds"), *exp, "may not specify a duration less than 10 minutes"))
+			case *exp > 1<<32:
+				errs = append(errs, field.Invalid(tp.Child("expirationSeconds"), *exp, "may not specify a duration larger than 2^32 seconds"))
+			}
+			// Kubernetes reports the token's path under the volume, not
+			// the source.
+			if t.Path == "" {
+				errs = append(errs, field.Required(pp.Child("path"), ""))
+			} else {
+				errs = append(errs, validateLocalNonReservedPath(t.Path, pp.Child("path"))...)
+			}
+			errs = append(errs, validateFileUser(t.User, tp.Child("user"))...)
+		}
+		if s.ClusterTrustBundle != nil {
+			n++
+		}
+		if s.PodCertificate != nil {
+			n++
+		}
+		if n > 1 {
+			errs = append(errs, field.Forbidden(sp, "may not specify more than 1 volume type per source"))
+		}
+	}
+	return errs
+}
+
+// validateFileUser checks the owner of projected files (0 to 2147483647,
+// as Kubernetes' validateUserField).
+func validateFileUser(user *int64, p *field.Path) field.ErrorList {
+	if user != nil && (*user < 0 || *user > 2147483647) {
+		return field.ErrorList{field.Invalid(p, *user, "must be between 0 and 2147483647, inclusive")}
+	}
+	return nil
 }
 
 func validatePVCVolume(src *api.VolumeSource, p *field.Path) field.ErrorList {
@@ -834,6 +964,10 @@ var (
 	downwardAPIFieldLabels = []string{"metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace",
 		"metadata.uid", "spec.nodeName", "spec.restartPolicy", "spec.serviceAccountName", "spec.schedulerName",
 		"status.phase", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"}
+	// validVolumeFieldPaths are the pod fields a downwardAPI volume file
+	// can hold.
+	validVolumeFieldPaths = []string{"metadata.annotations", "metadata.labels", "metadata.name",
+		"metadata.namespace", "metadata.uid"}
 	validResourceFieldPaths = []string{"limits.cpu", "limits.ephemeral-storage", "limits.memory",
 		"requests.cpu", "requests.ephemeral-storage", "requests.memory"}
 )
@@ -863,7 +997,7 @@ func validateEnvVarValueFrom(ev api.EnvVar, p *field.Path) field.ErrorList {
 	n := 0
 	if vf.FieldRef != nil {
 		n++
-		errs = append(errs, validateObjectFieldSelector(vf.FieldRef, p.Child("fieldRef"))...)
+		errs = append(errs, validateObjectFieldSelector(vf.FieldRef, validEnvFieldPaths, p.Child("fieldRef"))...)
 	}
 	if vf.ResourceFieldRef != nil {
 		n++
@@ -900,7 +1034,7 @@ func splitSubscript(fieldPath string) (string, string, bool) {
 	return before, strings.TrimSuffix(after, "']"), true
 }
 
-func validateObjectFieldSelector(fs *api.ObjectFieldSelector, p *field.Path) field.ErrorList {
+func validateObjectFieldSelector(fs *api.ObjectFieldSelector, valid []string, p *field.Path) field.ErrorList {
 	if fs.APIVersion == "" {
 		return field.ErrorList{field.Required(p.Child("apiVersion"), "")}
 	}
@@ -926,8 +1060,8 @@ func validateObjectFieldSelector(fs *api.ObjectFieldSelector, p *field.Path) fie
 		}
 		return validateQualifiedName(subscript, p)
 	}
-	if !slices.Contains(validEnvFieldPaths, fp) {
-		sorted := append([]string(nil), validEnvFieldPaths...)
+	if !slices.Contains(valid, fp) {
+		sorted := append([]string(nil), valid...)
 		sort.Strings(sorted)
 		return field.ErrorList{field.NotSupported(p.Child("fieldPath"), fp, sorted)}
 	}

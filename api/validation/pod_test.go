@@ -113,6 +113,49 @@ func TestValidatePod(t *testing.T) {
 			`spec.volumes[4].configMap.defaultMode: Invalid value: 512: must be a number between 0 and 0777 (octal), both inclusive`,
 			`spec.volumes[4].configMap.items[0].path: Invalid value: "../etc": must not contain '..'`,
 		}},
+		{"projected: the service account volume admission adds is valid", func(p *api.Pod) {
+			p.Spec.Volumes = append(p.Spec.Volumes, api.Volume{Name: "kube-api-access-x7k2p", VolumeSource: api.VolumeSource{Projected: &api.ProjectedVolumeSource{
+				DefaultMode: ptr(int32(420)),
+				Sources: []api.VolumeProjection{
+					{ServiceAccountToken: &api.ServiceAccountTokenProjection{ExpirationSeconds: ptr(int64(3607)), Path: "token"}},
+					{ConfigMap: &api.ConfigMapProjection{LocalObjectReference: api.LocalObjectReference{Name: "kube-root-ca.crt"}, Items: []api.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+					{DownwardAPI: &api.DownwardAPIProjection{Items: []api.DownwardAPIVolumeFile{{Path: "namespace", FieldRef: &api.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
+				},
+			}}})
+		}, nil},
+		{"projected and downwardAPI sources", func(p *api.Pod) {
+			p.Spec.Volumes = []api.Volume{
+				{Name: "data", VolumeSource: api.VolumeSource{EmptyDir: &api.EmptyDirVolumeSource{}}},
+				{Name: "p", VolumeSource: api.VolumeSource{Projected: &api.ProjectedVolumeSource{
+					DefaultMode: ptr(int32(0o1000)),
+					Sources: []api.VolumeProjection{
+						{ServiceAccountToken: &api.ServiceAccountTokenProjection{ExpirationSeconds: ptr(int64(60)), Path: "token"}},
+						{ServiceAccountToken: &api.ServiceAccountTokenProjection{ExpirationSeconds: ptr(int64(3600))}},
+						{ConfigMap: &api.ConfigMapProjection{Items: []api.KeyToPath{{Key: "a", Path: "token"}, {Key: "b", Path: "x"}}},
+							Secret: &api.SecretProjection{LocalObjectReference: api.LocalObjectReference{Name: "s"}, Items: []api.KeyToPath{{Key: "c", Path: "x"}}}},
+						{DownwardAPI: &api.DownwardAPIProjection{Items: []api.DownwardAPIVolumeFile{
+							{Path: "ip", FieldRef: &api.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}},
+							{Path: "/abs"},
+						}}},
+					},
+				}}},
+				{Name: "d", VolumeSource: api.VolumeSource{DownwardAPI: &api.DownwardAPIVolumeSource{Items: []api.DownwardAPIVolumeFile{
+					{Path: "labels", FieldRef: &api.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.labels"}},
+					{Path: "cpu", ResourceFieldRef: &api.ResourceFieldSelector{Resource: "limits.cpu"}},
+				}}}},
+			}
+		}, []string{
+			`spec.volumes[1].projected.defaultMode: Invalid value: 512: must be a number between 0 and 0777 (octal), both inclusive`,
+			`spec.volumes[1].projected.sources[0].serviceAccountToken.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes`,
+			`spec.volumes[1].projected.path: Required value`,
+			`spec.volumes[1].projected.sources[2].configMap.name: Required value`,
+			`spec.volumes[1].projected: Invalid value: "": conflicting duplicate paths`,
+			`spec.volumes[1].projected.sources[2]: Forbidden: may not specify more than 1 volume type per source`,
+			`spec.volumes[1].projected.sources[3].downwardAPI.fieldRef.fieldPath: Unsupported value: "status.podIP": supported values: "metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid"`,
+			`spec.volumes[1].projected.sources[3].downwardAPI.path: Invalid value: "/abs": must be a relative path`,
+			`spec.volumes[1].projected.sources[3].downwardAPI: Required value: one of fieldRef and resourceFieldRef is required`,
+			`spec.volumes[2].downwardAPI.resourceFieldRef.containerName: Required value`,
+		}},
 		{"policies", func(p *api.Pod) {
 			p.Spec.RestartPolicy = "Sometimes"
 			p.Spec.DNSPolicy = ""
