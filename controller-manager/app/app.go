@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -96,8 +97,9 @@ func NewCommand() daemon.Command {
 	return daemon.Command{
 		Name: "controller-manager",
 		Long: `The controller-manager runs the reconcile loops (replicaset, deployment, node
-lifecycle and IPAM, garbage collector, namespace, endpoints, job...) as API
-clients, while it holds the kube-controller-manager lease.`,
+lifecycle and IPAM, garbage collector, namespace, endpoints, job, service
+accounts, root CA publisher...) as API clients, while it holds the
+kube-controller-manager lease.`,
 		Flags:    opts.AddFlags,
 		Validate: opts.Validate,
 		Run:      func(ctx context.Context, log *slog.Logger) error { return Run(ctx, opts, log) },
@@ -161,6 +163,10 @@ func Run(ctx context.Context, opts Options, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	rootCA, err := rootCA(opts)
+	if err != nil {
+		return err
+	}
 	srv := daemon.NewServer("", log)
 	if opts.Port > 0 {
 		srv.Addr = net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.Port))
@@ -195,6 +201,7 @@ func Run(ctx context.Context, opts Options, log *slog.Logger) error {
 			Logger:  log,
 			Metrics: srv.Registry,
 			Options: opts.Controller,
+			RootCA:  rootCA,
 		}
 		return runControllers(ctx, cctx, enabled, factory, log)
 	})
@@ -203,6 +210,26 @@ func Run(ctx context.Context, opts Options, log *slog.Logger) error {
 		runErr = err
 	}
 	return runErr
+}
+
+// rootCA is the CA bundle published to pods: --root-ca-file, else the CA
+// data of the controller-manager's kubeconfig (kube's fallback too).
+func rootCA(opts Options) ([]byte, error) {
+	if f := opts.Controller.RootCAFile; f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("--root-ca-file: %w", err)
+		}
+		if !bytes.Contains(b, []byte("-----BEGIN CERTIFICATE-----")) {
+			return nil, fmt.Errorf("--root-ca-file %s: no PEM certificate in it", f)
+		}
+		return b, nil
+	}
+	cfg, err := opts.Client.Config("kube-controller-manager")
+	if err != nil {
+		return nil, err
+	}
+	return cfg.CAData, nil
 }
 
 func runControllers(ctx context.Context, cctx *controller.Context, enabled []string, factory *informer.Factory, log *slog.Logger) error {

@@ -11,18 +11,22 @@ import (
 	"github.com/minik8s/minik8s/controller-manager/nodeipam"
 	"github.com/minik8s/minik8s/controller-manager/nodelifecycle"
 	"github.com/minik8s/minik8s/controller-manager/replicaset"
+	"github.com/minik8s/minik8s/controller-manager/rootcacertpublisher"
+	"github.com/minik8s/minik8s/controller-manager/serviceaccount"
 )
 
 // constructors maps kube-controller-manager's controller names to their
 // constructors. Every controller here is on by default.
 var constructors = map[string]controller.Constructor{
-	"deployment":       deployment.New,
-	"endpoints":        endpoints.New,
-	"endpointslice":    endpointslice.New,
-	"garbagecollector": garbagecollector.New,
-	"job":              job.New,
-	"namespace":        namespace.New,
-	"nodeipam":         nodeipam.New,
-	"nodelifecycle":    nodelifecycle.New,
-	"replicaset":       replicaset.New,
+	"deployment":             deployment.New,
+	"endpoints":              endpoints.New,
+	"endpointslice":          endpointslice.New,
+	"garbagecollector":       garbagecollector.New,
+	"job":                    job.New,
+	"namespace":              namespace.New,
+	"nodeipam":               nodeipam.New,
+	"nodelifecycle":          nodelifecycle.New,
+	"replicaset":             replicaset.New,
+	"root-ca-cert-publisher": rootcacertpublisher.New,
+	"serviceaccount":         serviceaccount.New,
 }

@@ -25,6 +25,9 @@ type Context struct {
 	Metrics prometheus.Registerer
 	// Options holds the controller-manager flags controllers read.
 	Options Options
+	// RootCA is the cluster CA bundle (PEM) pods trust the apiserver with:
+	// --root-ca-file, else the CA of the controller-manager's kubeconfig.
+	RootCA []byte
 }
 
 // Interface is a running controller.

@@ -56,6 +56,17 @@ func (o *ClientOptions) Validate() error {
 // kubeconfig (--kubeconfig, then $KUBECONFIG) or, with only --master, an
 // unauthenticated client to that URL.
 func (o *ClientOptions) Client(component string) (*client.Client, error) {
+	cfg, err := o.Config(component)
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg)
+}
+
+// Config is the client configuration Client uses: the kubeconfig's
+// server, CA and credentials (or --master alone), with the flags' QPS and
+// burst and component's User-Agent.
+func (o *ClientOptions) Config(component string) (*client.Config, error) {
 	var cfg *client.Config
 	if o.Kubeconfig == "" && os.Getenv(kubeconfig.EnvVar) == "" && o.Master != "" {
 		cfg = &client.Config{Host: o.Master}
@@ -75,7 +86,7 @@ func (o *ClientOptions) Client(component string) (*client.Client, error) {
 	cfg.QPS = float32(o.QPS)
 	cfg.Burst = o.Burst
 	cfg.UserAgent = client.UserAgentFor(component)
-	return client.New(cfg)
+	return cfg, nil
 }
 
 // LeaderElectionClient is a client of the component's own for its lease,

@@ -1,0 +1,112 @@
+package serviceaccount
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/controller-manager/controller"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/informer"
+	"github.com/minik8s/minik8s/internal/workqueue"
+)
+
+// DefaultName is the ServiceAccount every namespace gets.
+const DefaultName = "default"
+
+// Controller keeps the default ServiceAccount in every active namespace.
+type Controller struct {
+	client          *client.Client
+	namespaces      *informer.Informer[api.Namespace]
+	serviceAccounts *informer.Informer[api.ServiceAccount]
+	// ensure are the ServiceAccounts every namespace has (kube's
+	// serviceAccountsToEnsure: just "default").
+	ensure  []string
+	queue   *workqueue.RateLimitingQueue[string]
+	log     *slog.Logger
+	metrics *controller.SyncMetrics
+}
+
+var _ controller.Interface = (*Controller)(nil)
+
+// New is the "serviceaccount" constructor.
+func New(ctx *controller.Context) (controller.Interface, error) {
+	m, err := controller.NewSyncMetrics(ctx.Metrics, "serviceaccount")
+	if err != nil {
+		return nil, err
+	}
+	c := NewController(ctx.Client,
+		informer.Shared[api.Namespace](ctx.Factory, "", client.ListOptions{}),
+		informer.Shared[api.ServiceAccount](ctx.Factory, "", client.ListOptions{}), ctx.Logger)
+	c.metrics = m
+	return c, nil
+}
+
+// NewController wires the controller over namespace and ServiceAccount
+// informers: a namespace added or updated, or one of the ensured
+// ServiceAccounts deleted, queues the namespace.
+func NewController(c *client.Client, namespaces *informer.Informer[api.Namespace], sas *informer.Informer[api.ServiceAccount], log *slog.Logger) *Controller {
+	ctl := &Controller{
+		client: c, namespaces: namespaces, serviceAccounts: sas, ensure: []string{DefaultName}, log: log,
+		queue: workqueue.NewRateLimiting[string](nil, workqueue.WithName("serviceaccount")),
+	}
+	namespaces.AddEventHandler(informer.Handler[api.Namespace]{
+		OnAdd:    func(ns *api.Namespace, _ bool) { ctl.queue.Add(ns.Name) },
+		OnUpdate: func(_, ns *api.Namespace) { ctl.queue.Add(ns.Name) },
+	})
+	sas.AddEventHandler(informer.Handler[api.ServiceAccount]{
+		OnDelete: func(sa *api.ServiceAccount, _ bool) {
+			for _, name := range ctl.ensure {
+				if sa.Name == name {
+					ctl.queue.Add(sa.Namespace)
+				}
+			}
+		},
+	})
+	return ctl
+}
+
+// Run ensures ServiceAccounts until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	if !informer.WaitForCacheSync(ctx, c.namespaces, c.serviceAccounts) {
+		return nil
+	}
+	controller.RunWorkers(ctx, c.queue, workers, c.log, controller.Instrument(c.metrics, c.sync))
+	return nil
+}
+
+// sync creates the ensured ServiceAccounts missing from namespace name.
+func (c *Controller) sync(ctx context.Context, name string) error {
+	ns, err := c.namespaces.Lister().Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if ns.Status.Phase != api.NamespaceActive {
+		return nil // nothing can be created in a terminating namespace
+	}
+	var errs []error
+	for _, sa := range c.ensure {
+		_, err := c.serviceAccounts.Lister().Namespace(name).Get(sa)
+		if err == nil {
+			continue
+		}
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		_, err = client.Resource[api.ServiceAccount](c.client).Namespace(name).Create(ctx, &api.ServiceAccount{ObjectMeta: api.ObjectMeta{Name: sa}})
+		switch {
+		case err == nil:
+			c.log.Info("created service account", "namespace", name, "serviceAccount", sa)
+		case apierrors.IsAlreadyExists(err), controller.NamespaceTerminating(err), apierrors.IsNotFound(err):
+		default:
+			errs = append(errs, fmt.Errorf("create service account %s/%s: %w", name, sa, err))
+		}
+	}
+	return errors.Join(errs...)
+}
