@@ -114,7 +114,15 @@ func (o options) run(ctx context.Context, streams cli.Streams, cc *client.Config
 	}
 	ec := api.EphemeralContainer{Container: api.Container{Name: name, Image: o.image, ImagePullPolicy: api.PullPolicy(o.pullPolicy),
 		Command: command, Stdin: o.stdin, TTY: o.tty, TerminationMessagePolicy: api.TerminationMessageReadFile}, TargetContainerName: o.target}
-	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"ephemeralContainers": []api.EphemeralContainer{ec}}})
+	// As kubectl's two-way merge patch: the new container, and the order
+	// of the list with it last.
+	order := []map[string]string{}
+	for _, c := range pod.Spec.EphemeralContainers {
+		order = append(order, map[string]string{"name": c.Name})
+	}
+	order = append(order, map[string]string{"name": name})
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{
+		"$setElementOrder/ephemeralContainers": order, "ephemeralContainers": []api.EphemeralContainer{ec}}})
 	if err != nil {
 		return fmt.Errorf("error creating patch to add debug container: %v", err)
 	}

@@ -256,6 +256,9 @@ func TestStreaming(t *testing.T) {
 		var out, errOut syncBuffer
 		code := root.Run(ctx, cli.Streams{In: &slowReader{r: strings.NewReader("ps\nexit\n"), delay: 2 * time.Second}, Out: &out, ErrOut: &errOut},
 			[]string{"--kubeconfig", n.kubeconfig, "debug", "-i", "web", "--image=" + testimage.Ref, "--image-pull-policy=IfNotPresent", "--target=app", "--", "sh"})
+		if p, err := pc.Get(ctx, "web"); err != nil || len(p.Spec.EphemeralContainers) != 1 || p.Spec.EphemeralContainers[0].TargetContainerName != "app" {
+			t.Errorf("ephemeral containers: %v", err)
+		}
 		if code != 0 || !strings.Contains(out.String(), "httpd -f -p 8080") ||
 			!strings.HasPrefix(out.String(), "Targeting container \"app\". If you don't see processes from this container it may be because the container runtime doesn't support this feature.\nDefaulting debug container name to debugger-") {
 			t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
@@ -332,6 +335,46 @@ func TestStreaming(t *testing.T) {
 		waitScreen("Session ended, the ephemeral container will not be restarted but may be reattached using 'kubectl attach web -c dbgtty -n default -i -t' if it is still running")
 	})
 
+	t.Run("kubectl-lite debug -it in a terminal", func(t *testing.T) {
+		ptm, pts := openPTY(t)
+		defer pts.Close()
+		var screen syncBuffer
+		go func() { _, _ = io.Copy(&screen, ptm) }()
+		done := make(chan int, 1)
+		go func() {
+			done <- root.Run(ctx, cli.Streams{In: pts, Out: pts, ErrOut: pts}, []string{"--kubeconfig", n.kubeconfig,
+				"debug", "-it", "web", "--image=" + testimage.Ref, "--image-pull-policy=IfNotPresent", "-c", "litetty", "--", "sh"})
+		}()
+		waitFor := func(what string) {
+			t.Helper()
+			deadline := time.Now().Add(30 * time.Second)
+			for !strings.Contains(screen.String(), what) {
+				if time.Now().After(deadline) {
+					t.Fatalf("waiting for %q on the terminal:\n%s", what, screen.String())
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		waitFor("If you don't see a command prompt, try pressing enter.")
+		time.Sleep(500 * time.Millisecond)
+		_, _ = ptm.Write([]byte("echo lite-$((6*7))\r"))
+		waitFor("lite-42")
+		_, _ = ptm.Write([]byte("exit\r"))
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("exit %d:\n%s", code, screen.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("kubectl-lite debug -it did not end:\n%s", screen.String())
+		}
+		waitFor("Session ended, the ephemeral container will not be restarted but may be reattached using 'kubectl-lite attach web -c litetty -n default -i -t' if it is still running")
+		p, err := pc.Get(ctx, "web")
+		if err != nil || p.Spec.EphemeralContainers[len(p.Spec.EphemeralContainers)-1].Name != "litetty" {
+			t.Errorf("kubectl-lite's debug container is not last (as kubectl's patch puts it): %v", err)
+		}
+	})
+
 	t.Run("kubectl debug --target", func(t *testing.T) {
 		cmd := kubectlCmd(ctx, kubectl, n.kubeconfig, nil, "debug", "-i", "web", "--image="+testimage.Ref,
 			"--image-pull-policy=IfNotPresent", "--target=app", "--container=dbg", "--", "sh")
@@ -348,11 +391,11 @@ func TestStreaming(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(p.Spec.EphemeralContainers) != 4 || p.Spec.EphemeralContainers[3].Name != "dbg" || p.Spec.EphemeralContainers[3].TargetContainerName != "app" {
+		if len(p.Spec.EphemeralContainers) != 5 || p.Spec.EphemeralContainers[4].Name != "dbg" || p.Spec.EphemeralContainers[4].TargetContainerName != "app" {
 			t.Errorf("ephemeral containers %+v", p.Spec.EphemeralContainers)
 		}
 		waitPod(t, ctx, pc, "web", func(p *api.Pod) bool {
-			return len(p.Status.EphemeralContainerStatuses) == 4 && p.Status.EphemeralContainerStatuses[3].State.Terminated != nil
+			return len(p.Status.EphemeralContainerStatuses) == 5 && p.Status.EphemeralContainerStatuses[4].State.Terminated != nil
 		})
 		// Changing or removing it is refused.
 		_, err = n.c.Do(ctx, client.Request{Method: http.MethodPatch, Path: "/api/v1/namespaces/default/pods/web/ephemeralcontainers",
