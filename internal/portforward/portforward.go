@@ -76,6 +76,7 @@ func Serve(ctx context.Context, w http.ResponseWriter, r *http.Request, opts Ser
 	if _, err := httpstream.Handshake(r, w, []string{Protocol}); err != nil {
 		return // Handshake has answered
 	}
+	ctx, cancel := context.WithCancel(ctx)
 	streams := make(chan httpstream.Stream, 1)
 	conn := spdy.NewResponseUpgrader().UpgradeResponse(w, r, func(s httpstream.Stream, _ <-chan struct{}) error {
 		select {
@@ -86,12 +87,12 @@ func Serve(ctx context.Context, w http.ResponseWriter, r *http.Request, opts Ser
 		}
 	})
 	if conn == nil {
+		cancel()
 		return // the upgrader has answered
 	}
 	defer conn.Close()
 	conn.SetIdleTimeout(opts.IdleTimeout)
 	h := &handler{opts: opts, conn: conn, pairs: map[string]*pair{}}
-	ctx, cancel := context.WithCancel(ctx)
 	defer func() {
 		cancel()
 		h.wg.Wait()
