@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/minik8s/minik8s/api"
@@ -52,9 +53,21 @@ func (a *APIServer) bootstrapPolicy(ctx context.Context) error {
 			return fmt.Errorf("create cluster role binding %s: %w", b.Name, err)
 		}
 	}
+	nsRoles, nsBindings := authz.BootstrapNamespacePolicy()
+	rs, rbs := a.Store("rbac.authorization.k8s.io", "roles"), a.Store("rbac.authorization.k8s.io", "rolebindings")
+	for _, r := range nsRoles {
+		if _, err := rs.Create(ctx, r.Namespace, r, registry.WriteOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create role %s/%s: %w", r.Namespace, r.Name, err)
+		}
+	}
+	for _, b := range nsBindings {
+		if _, err := rbs.Create(ctx, b.Namespace, b, registry.WriteOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create role binding %s/%s: %w", b.Namespace, b.Name, err)
+		}
+	}
 	// The RBAC authorizer reads the watch caches: serve only once they hold
 	// the policy (kube-apiserver is not ready before its bootstrap roles).
-	for _, s := range []*registry.Store{crs, crbs} {
+	for _, s := range []*registry.Store{crs, crbs, rs, rbs} {
 		if err := s.Cacher().WaitSynced(ctx); err != nil {
 			return fmt.Errorf("watch cache of %s after the bootstrap policy: %w", s.Info.Resource, err)
 		}
@@ -179,4 +192,44 @@ func (g *podGraph) NodeForPod(namespace, name string) (string, bool) {
 		return "", false
 	}
 	return p.Spec.NodeName, true
+}
+
+// publishAuthenticationConfig writes kube-system's
+// extension-apiserver-authentication ConfigMap as kube-apiserver does: the
+// CA that signs client certificates (client-ca-file), so components serving
+// HTTPS (kube-scheduler, kube-controller-manager) authenticate the clients
+// of their own endpoints. Without TLS there is nothing to publish.
+func (a *APIServer) publishAuthenticationConfig(ctx context.Context) error {
+	if a.pki == nil {
+		return nil
+	}
+	cms := a.Store("", "configmaps")
+	data := map[string]string{"client-ca-file": string(a.pki.CA.CertPEM())}
+	name := authz.ExtensionAuthenticationConfigMap
+	_, err := cms.Create(ctx, api.NamespaceSystem, &api.ConfigMap{
+		ObjectMeta: api.ObjectMeta{Name: name, Namespace: api.NamespaceSystem}, Data: data}, registry.WriteOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		if err != nil {
+			return fmt.Errorf("create configmap %s/%s: %w", api.NamespaceSystem, name, err)
+		}
+		return nil
+	}
+	obj, err := cms.Get(ctx, api.NamespaceSystem, name)
+	if err != nil {
+		return err
+	}
+	cm := obj.(*api.ConfigMap)
+	if cm.Data["client-ca-file"] == data["client-ca-file"] {
+		return nil
+	}
+	updated := *cm
+	updated.Data = maps.Clone(cm.Data)
+	if updated.Data == nil {
+		updated.Data = map[string]string{}
+	}
+	updated.Data["client-ca-file"] = data["client-ca-file"]
+	if _, _, err := cms.Update(ctx, api.NamespaceSystem, name, &updated, registry.WriteOptions{}); err != nil {
+		return fmt.Errorf("update configmap %s/%s: %w", api.NamespaceSystem, name, err)
+	}
+	return nil
 }

@@ -21,7 +21,7 @@ import (
 // directory (CA and serving certificate made on first start), the TLS
 // config, the admin and component kubeconfigs, and the kubelet client
 // certificate.
-func (a *APIServer) ensurePKI(context.Context) error {
+func (a *APIServer) ensurePKI(ctx context.Context) error {
 	if a.secureListener == nil {
 		return nil
 	}
@@ -47,6 +47,9 @@ func (a *APIServer) ensurePKI(context.Context) error {
 		}
 	}
 	if err := a.writeComponentKubeconfigs(bundle); err != nil {
+		return err
+	}
+	if err := a.publishAuthenticationConfig(ctx); err != nil {
 		return err
 	}
 	return a.ensureKubeletClientCert(bundle)

@@ -262,3 +262,35 @@ func addDefaultMetadata(m *api.ObjectMeta) {
 	}
 	m.Annotations[api.AutoUpdateAnnotationKey] = "true"
 }
+
+// ExtensionAuthenticationConfigMap is the kube-system ConfigMap in which
+// kube-apiserver publishes how it authenticates clients (client-ca-file),
+// which components serving HTTPS themselves read to authenticate theirs.
+const ExtensionAuthenticationConfigMap = "extension-apiserver-authentication"
+
+// BootstrapNamespacePolicy returns Kubernetes' namespaced bootstrap roles
+// and bindings that components outside the apiserver need: in kube-system,
+// extension-apiserver-authentication-reader, bound to the scheduler and
+// the controller-manager (system::extension-apiserver-authentication-reader),
+// so they can read ExtensionAuthenticationConfigMap.
+func BootstrapNamespacePolicy() ([]*api.Role, []*api.RoleBinding) {
+	meta := func(name string) api.ObjectMeta {
+		m := api.ObjectMeta{Name: name, Namespace: api.NamespaceSystem}
+		addDefaultMetadata(&m)
+		return m
+	}
+	roles := []*api.Role{{
+		ObjectMeta: meta("extension-apiserver-authentication-reader"),
+		Rules: rules(rule("get", "list", "watch").groups(legacyGroup).resources("configmaps").
+			names(ExtensionAuthenticationConfigMap)),
+	}}
+	bindings := []*api.RoleBinding{{
+		ObjectMeta: meta("system::extension-apiserver-authentication-reader"),
+		Subjects: []api.Subject{
+			{Kind: api.UserKind, APIGroup: api.RBACGroupName, Name: KubeControllerManager},
+			{Kind: api.UserKind, APIGroup: api.RBACGroupName, Name: KubeScheduler},
+		},
+		RoleRef: api.RoleRef{APIGroup: api.RBACGroupName, Kind: "Role", Name: "extension-apiserver-authentication-reader"},
+	}}
+	return roles, bindings
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/api/fields"
 )
 
 // Info is what a request addresses, parsed from its method and URL the way
@@ -104,6 +105,17 @@ func ParseInfo(r *http.Request) *Info {
 			info.Verb = "watch"
 		default:
 			info.Verb = "get"
+		}
+		// A list or watch of one name (fieldSelector=metadata.name=NAME)
+		// names it, as in kube-apiserver, so RBAC rules limited to
+		// resourceNames allow it (an informer on one ConfigMap).
+		if (info.Verb == "list" || info.Verb == "watch") && info.Name == "" {
+			if sel, err := fields.Parse(q.Get("fieldSelector")); err == nil {
+				if name, ok := sel.RequiresExactMatch("metadata.name"); ok && name != "" && name != "." && name != ".." &&
+					!strings.ContainsAny(name, "/%") {
+					info.Name = name
+				}
+			}
 		}
 	case http.MethodPost:
 		info.Verb = "create"

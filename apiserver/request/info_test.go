@@ -14,6 +14,11 @@ func TestParseInfo(t *testing.T) {
 	}{
 		{"GET", "/api/v1/pods", "list", "", "", "pods", "", "", true},
 		{"GET", "/api/v1/namespaces/default/pods?watch=true", "watch", "", "default", "pods", "", "", true},
+		// One name in the field selector names the list or watch, as kube's
+		// RequestInfoFactory does (RBAC resourceNames then apply).
+		{"GET", "/api/v1/namespaces/kube-system/configmaps?fieldSelector=metadata.name%3Dx&watch=true", "watch", "", "kube-system", "configmaps", "x", "", true},
+		{"GET", "/api/v1/namespaces/kube-system/configmaps?fieldSelector=metadata.name%3D%3Dx", "list", "", "kube-system", "configmaps", "x", "", true},
+		{"GET", "/api/v1/namespaces/kube-system/configmaps?fieldSelector=metadata.name%21%3Dx", "list", "", "kube-system", "configmaps", "", "", true},
 		{"GET", "/api/v1/watch/namespaces/default/pods", "watch", "", "default", "pods", "", "", true},
 		{"GET", "/api/v1/namespaces/default/pods/web", "get", "", "default", "pods", "web", "", true},
 		{"PUT", "/api/v1/namespaces/default/pods/web/status", "update", "", "default", "pods", "web", "status", true},

@@ -156,7 +156,7 @@ func unserved(rs []response) []string {
 	for _, r := range rs {
 		path, _, _ := strings.Cut(r.url, "?")
 		switch {
-		case strings.HasPrefix(r.status, "415"):
+		case strings.HasPrefix(r.status, "415"), strings.HasPrefix(r.status, "403"):
 			bad = append(bad, r.verb+" "+path+" "+r.status)
 		case strings.HasPrefix(r.status, "404") && isCollection(path):
 			bad = append(bad, r.verb+" "+path+" "+r.status)
