@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X github.com/minik8s/minik8s/internal/version.gitVersion=$(V
 TESTFLAGS ?=
 BENCHTIME ?= 2s
 
-.PHONY: all build test oracle unit fuzz vet bench clean-bin cluster-dns $(BINARIES) deps deps-test images up down clean demo e2e
+.PHONY: all build test oracle unit fuzz vet bench clean-bin cluster-dns $(BINARIES) deps deps-test images up down clean demo e2e real-control-plane minik8s-control-plane
 
 all: build
 
@@ -125,6 +125,20 @@ up: images
 	@echo "  export KUBECONFIG=$$PWD/$(KUBECONFIG_FILE)"
 	@echo "  $(BIN)/kubectl-lite get nodes"
 	@echo "  make demo"
+
+# real-control-plane replaces the running cluster's scheduler and
+# controller-manager by the real kube-scheduler and kube-controller-manager
+# (scripts/oracle.sh builds them; deploy/compose/real-control-plane.yaml);
+# minik8s-control-plane puts ours back.
+REAL_COMPOSE = MINIK8S_ORACLE_DIR=$$(scripts/oracle.sh kube-scheduler kube-controller-manager) \
+	$(COMPOSE) -f docker-compose.yaml -f deploy/compose/real-control-plane.yaml --profile real-control-plane
+real-control-plane:
+	$(COMPOSE) stop scheduler controller-manager
+	$(REAL_COMPOSE) up -d kube-scheduler kube-controller-manager
+
+minik8s-control-plane:
+	$(REAL_COMPOSE) rm -s -f kube-scheduler kube-controller-manager
+	$(COMPOSE) up -d scheduler controller-manager
 
 # down stops and removes the containers; volumes (etcd, PKI, node images) stay.
 down:
