@@ -51,6 +51,34 @@ func TestRows(t *testing.T) {
 	tests := []struct {
 		name, kind, obj, want string
 	}{
+		// The kinds served for the real kube-scheduler and controller-manager.
+		{"statefulset", "StatefulSet", `{"metadata":{"name":"db",` + created + `},"spec":{"replicas":3,"template":{"spec":{"containers":[{"name":"pg","image":"postgres:16"}]}}},"status":{"readyReplicas":2}}`,
+			"db | 2/3 | 5m | pg | postgres:16"},
+		{"daemonset", "DaemonSet", `{"metadata":{"name":"agent",` + created + `},"spec":{"selector":{"matchLabels":{"app":"agent"}},"template":{"spec":{"nodeSelector":{"os":"linux"},"containers":[{"name":"a","image":"agent:1"}]}}},
+			"status":{"desiredNumberScheduled":2,"currentNumberScheduled":2,"numberReady":1,"updatedNumberScheduled":2,"numberAvailable":1}}`,
+			"agent | 2 | 2 | 1 | 2 | 1 | os=linux | 5m | a | agent:1 | app=agent"},
+		{"replicationcontroller", "ReplicationController", `{"metadata":{"name":"rc",` + created + `},"spec":{"replicas":2,"selector":{"app":"web"},"template":{"spec":{"containers":[{"name":"w","image":"nginx"}]}}},"status":{"replicas":2,"readyReplicas":1}}`,
+			"rc | 2 | 2 | 1 | 5m | w | nginx | app=web"},
+		{"cronjob", "CronJob", `{"metadata":{"name":"tick",` + created + `},"spec":{"schedule":"*/5 * * * *","suspend":false,"jobTemplate":{"spec":{"template":{"spec":{"containers":[{"name":"t","image":"busybox"}]}}}}},
+			"status":{"lastScheduleTime":"` + ago(time.Minute) + `","active":[{"name":"tick-1"}]}}`,
+			"tick | */5 * * * * | <none> | False | 1 | 60s | 5m | t | busybox | <none>"},
+		{"pdb", "PodDisruptionBudget", `{"metadata":{"name":"db",` + created + `},"spec":{"minAvailable":"50%"},"status":{"disruptionsAllowed":1}}`,
+			"db | 50% | N/A | 1 | 5m"},
+		{"hpa", "HorizontalPodAutoscaler", `{"metadata":{"name":"web",` + created + `},"spec":{"scaleTargetRef":{"kind":"Deployment","name":"web"},"minReplicas":2,"maxReplicas":5,
+			"metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":80}}}]},
+			"status":{"currentReplicas":3,"currentMetrics":[{"type":"Resource","resource":{"name":"cpu","current":{"averageUtilization":41}}}]}}`,
+			"web | Deployment/web | cpu: 41%/80% | 2 | 5 | 3 | 5m"},
+		{"pv bound", "PersistentVolume", `{"metadata":{"name":"pv0",` + created + `},"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce","ReadOnlyMany"],
+			"persistentVolumeReclaimPolicy":"Retain","claimRef":{"namespace":"default","name":"data"},"storageClassName":"standard","hostPath":{"path":"/d"},"volumeMode":"Filesystem"},"status":{"phase":"Bound"}}`,
+			"pv0 | 1Gi | RWO,ROX | Retain | Bound | default/data | standard | <unset> |  | 5m | Filesystem"},
+		{"pvc pending", "PersistentVolumeClaim", `{"metadata":{"name":"data",` + created + `},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}},"storageClassName":"fast"},"status":{"phase":"Pending"}}`,
+			"data | Pending |  |  |  | fast | <unset> | 5m | <unset>"},
+		{"storageclass", "StorageClass", `{"metadata":{"name":"standard",` + created + `},"provisioner":"example.com/disk"}`,
+			"standard | example.com/disk | Delete | Immediate | false | 5m"},
+		{"resourcequota", "ResourceQuota", `{"metadata":{"name":"q",` + created + `},"status":{"hard":{"pods":"10","requests.cpu":"2","limits.memory":"4Gi"},"used":{"pods":"3","requests.cpu":"500m"}}}`,
+			"q | pods: 3/10, requests.cpu: 500m/2 | limits.memory: 0/4Gi | 5m"},
+		{"resourceclaim allocated", "ResourceClaim", `{"metadata":{"name":"gpu",` + created + `},"spec":{"devices":{"requests":[]}},"status":{"allocation":{},"reservedFor":[{"resource":"pods","name":"p","uid":"u"}]}}`,
+			"gpu | allocated,reserved | 5m"},
 		// Pods.
 		{"pod running", "Pod", `{"metadata":{"name":"web",` + created + `},"spec":{"nodeName":"n1","containers":[{"name":"a"}]},
 			"status":{"phase":"Running","podIP":"10.0.0.5","containerStatuses":[{"name":"a","ready":true,"state":{"running":{}}}]}}`,
@@ -370,5 +398,28 @@ func TestRowOfAnotherType(t *testing.T) {
 	row := For("Pod").Row(&api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: "x"}}, now)
 	if len(row.Cells) != len(For("Pod").Columns) || row.Cells[0] != "x" {
 		t.Errorf("cells %v", row.Cells)
+	}
+}
+
+// TestIPAddressRow: kube's IPAddress printer puts the age in a third cell
+// its two columns do not declare; so does this one.
+func TestIPAddressRow(t *testing.T) {
+	t.Parallel()
+	obj := decode(t, "IPAddress", `{"metadata":{"name":"10.96.0.10",`+created+`},"spec":{"parentRef":{"resource":"services","namespace":"kube-system","name":"dns"}}}`)
+	if got := cellsOf(For("IPAddress").Row(obj, now)); got != "10.96.0.10 | services/kube-system/dns | 5m" {
+		t.Errorf("cells %s", got)
+	}
+}
+
+// TestEventsV1Row: an events.k8s.io Event prints as the core Event it is
+// stored as.
+func TestEventsV1Row(t *testing.T) {
+	t.Parallel()
+	core := &api.Event{ObjectMeta: api.ObjectMeta{Name: "e"}, Reason: "Scheduled", Type: "Normal", Message: "assigned",
+		InvolvedObject: api.ObjectReference{Kind: "Pod", Name: "web"}, ReportingController: "default-scheduler",
+		EventTime: api.MicroTime{Time: now.Add(-time.Minute)}}
+	want := cellsOf(For("Event").Row(core, now))
+	if got := cellsOf(For("Event").Row(api.EventToV1(core), now)); got != want || !strings.Contains(got, "pod/web") {
+		t.Errorf("events.k8s.io row %s, core row %s", got, want)
 	}
 }
