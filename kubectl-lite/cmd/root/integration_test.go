@@ -396,8 +396,10 @@ func TestIntegrationKubeconfigPrecedence(t *testing.T) {
 	if out, _, code := run(env, "config", "current-context"); code != 0 || out != "mine\n" {
 		t.Errorf("merged current-context: exit %d %q", code, out)
 	}
-	if _, errOut, code := run(env, "get", "cm"); code != 0 || errOut != "No resources found in kube-system namespace.\n" {
-		t.Errorf("merged kubeconfig get cm: exit %d stderr %q", code, errOut)
+	// (kube-system holds the apiserver's extension-apiserver-authentication
+	// ConfigMap, as in Kubernetes, but no Deployment.)
+	if _, errOut, code := run(env, "get", "deploy"); code != 0 || errOut != "No resources found in kube-system namespace.\n" {
+		t.Errorf("merged kubeconfig get deploy: exit %d stderr %q", code, errOut)
 	}
 	// --kubeconfig wins over $KUBECONFIG.
 	if out, _, code := run(env, "--kubeconfig", c.kubeconfig, "config", "current-context"); code != 0 || out != cfg.CurrentContext+"\n" {
