@@ -91,7 +91,12 @@ func StatefulSet(s *api.StatefulSet) {
 		sp.RevisionHistoryLimit = ptr(int32(10))
 	}
 	for i := range sp.VolumeClaimTemplates {
-		persistentVolumeClaimSpec(&sp.VolumeClaimTemplates[i].Spec)
+		// Kubernetes defaults the templates as claims: Pending included.
+		t := &sp.VolumeClaimTemplates[i]
+		persistentVolumeClaimSpec(&t.Spec)
+		if t.Status.Phase == "" {
+			t.Status.Phase = api.ClaimPending
+		}
 	}
 	PodSpec(&sp.Template.Spec)
 }

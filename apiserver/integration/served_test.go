@@ -70,6 +70,11 @@ func TestServedKindsDefaultAndValidate(t *testing.T) {
 		if got := get(out, v.field...); got != v.defaulty {
 			t.Errorf("%s: %s = %v, want %v", v.path, strings.Join(v.field, "."), got, v.defaulty)
 		}
+		if strings.HasSuffix(v.path, "/persistentvolumes") || strings.HasSuffix(v.path, "/persistentvolumeclaims") {
+			if got := get(out, "status", "phase"); got != "Pending" {
+				t.Errorf("%s: a new one is %v, want Pending", v.path, got)
+			}
+		}
 	}
 
 	invalid := []struct {

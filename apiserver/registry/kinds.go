@@ -42,6 +42,10 @@ func StrategyFor(ri api.ResourceInfo, alloc *servicealloc.Allocator) Strategy {
 		return csrStrategy{}
 	case "events.k8s.io/events":
 		return eventV1Strategy{BaseStrategy{CreateOnUpdate: true}}
+	case "/persistentvolumes":
+		return persistentVolumeStrategy{}
+	case "/persistentvolumeclaims":
+		return persistentVolumeClaimStrategy{}
 	}
 	return BaseStrategy{}
 }
@@ -286,4 +290,20 @@ func (csrApprovalStrategy) PrepareForStatusUpdate(ctx context.Context, obj, old 
 
 func (csrApprovalStrategy) ValidateStatusUpdate(ctx context.Context, obj, old api.Object) field.ErrorList {
 	return validation.ValidateCertificateSigningRequestApprovalUpdate(obj.(*api.CertificateSigningRequest), old.(*api.CertificateSigningRequest))
+}
+
+// persistentVolumeStrategy: a new volume is Pending, since now, as in
+// Kubernetes (the binder makes it Available).
+type persistentVolumeStrategy struct{ BaseStrategy }
+
+func (persistentVolumeStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
+	now := api.Now()
+	obj.(*api.PersistentVolume).Status = api.PersistentVolumeStatus{Phase: api.VolumePending, LastPhaseTransitionTime: &now}
+}
+
+// persistentVolumeClaimStrategy: a new claim is Pending until bound.
+type persistentVolumeClaimStrategy struct{ BaseStrategy }
+
+func (persistentVolumeClaimStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
+	obj.(*api.PersistentVolumeClaim).Status = api.PersistentVolumeClaimStatus{Phase: api.ClaimPending}
 }
