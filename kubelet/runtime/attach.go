@@ -95,7 +95,7 @@ func (t teeWriter) Write(p []byte) (int, error) {
 // with Stdin (otherwise it is dropped, as containerd's CRI drops it), and
 // resize resizes its terminal. It returns when ctx ends or the container's
 // output ends. A container started with StdinOnce gets EOF on its stdin
-// once the first attached stdin closes.
+// once the first session that attached stdin ends or closes it.
 func (r *Runtime) Attach(ctx context.Context, id string, tty bool, stdin io.Reader, stdout, stderr io.Writer, resize <-chan TerminalSize) error {
 	r.mu.Lock()
 	tio := r.tasks[id]
@@ -117,8 +117,10 @@ func (r *Runtime) Attach(ctx context.Context, id string, tty bool, stdin io.Read
 		go func() {
 			h.stdinLock.Lock()
 			defer h.stdinLock.Unlock()
-			_, err := io.Copy(h.stdin, stdin)
-			if h.stdinOnce && err == nil {
+			// Closed by the client or ended with its session: either way
+			// a StdinOnce container's first attach is over.
+			_, _ = io.Copy(h.stdin, stdin)
+			if h.stdinOnce {
 				_ = h.stdin.Close()
 				// The shim holds a writer of the stdin FIFO too: the
 				// process sees EOF once it lets go (CRI's CloseStdin).
