@@ -115,3 +115,29 @@ func TestServedKindsDefaultAndValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestServedKindsInCategoryAll: kubectl get all lists the workload kinds
+// Kubernetes puts in the "all" category.
+func TestServedKindsInCategoryAll(t *testing.T) {
+	t.Parallel()
+	s := apiservertest.Start(t)
+	c := newClient(t, s)
+	in := map[string]bool{}
+	for _, gv := range []string{"/api/v1", "/apis/apps/v1", "/apis/batch/v1", "/apis/autoscaling/v2", "/apis/storage.k8s.io/v1"} {
+		for _, r := range c.must(200, "GET", gv, nil)["resources"].([]any) {
+			r := r.(map[string]any)
+			if cats, _ := r["categories"].([]any); len(cats) == 1 && cats[0] == "all" {
+				in[r["name"].(string)] = true
+			}
+		}
+	}
+	for _, r := range []string{"pods", "replicationcontrollers", "services", "daemonsets", "deployments", "replicasets",
+		"statefulsets", "horizontalpodautoscalers", "jobs", "cronjobs"} {
+		if !in[r] {
+			t.Errorf("%s not in category all", r)
+		}
+	}
+	if in["storageclasses"] || in["persistentvolumeclaims"] {
+		t.Errorf("category all: %v", in)
+	}
+}

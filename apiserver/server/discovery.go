@@ -64,7 +64,8 @@ type apiResourceList struct {
 var mainVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 
 // categoryAll lists the kinds kubectl's "get all" shows.
-var categoryAll = map[string]bool{"pods": true, "services": true, "deployments": true, "replicasets": true, "jobs": true}
+var categoryAll = map[string]bool{"pods": true, "replicationcontrollers": true, "services": true, "daemonsets": true,
+	"deployments": true, "replicasets": true, "statefulsets": true, "horizontalpodautoscalers": true, "jobs": true, "cronjobs": true}
 
 // subresourceShape gives the kind and verbs of each subresource.
 func subresourceShape(ri api.ResourceInfo, sub string) apiResource {
