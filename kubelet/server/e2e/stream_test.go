@@ -118,6 +118,11 @@ func TestStreaming(t *testing.T) {
 		}
 	})
 
+	t.Run("kubectl port-forward to a service", func(t *testing.T) {
+		// kubectl picks the Service's pod and translates port 80 to 8080.
+		portForwardGet(t, ctx, kubectlCmd(ctx, kubectl, n.kubeconfig, nil, "port-forward", "svc/web", ":80"))
+	})
+
 	t.Run("kubectl-lite port-forward to a closed port", func(t *testing.T) {
 		local, stop := liteForward(t, ctx, n.kubeconfig, "pod/web", ":9999")
 		if resp, err := http.Get("http://" + local + "/"); err == nil {
