@@ -417,6 +417,13 @@ func describePod(w *prefixWriter, p *api.Pod, evs []api.Event, now time.Time) {
 		containers(w, "Init Containers", p.Spec.InitContainers, p.Status.InitContainerStatuses, "")
 	}
 	containers(w, "Containers", p.Spec.Containers, p.Status.ContainerStatuses, "")
+	if len(p.Spec.EphemeralContainers) > 0 {
+		ec := make([]api.Container, 0, len(p.Spec.EphemeralContainers))
+		for _, c := range p.Spec.EphemeralContainers {
+			ec = append(ec, c.Container)
+		}
+		containers(w, "Ephemeral Containers", ec, p.Status.EphemeralContainerStatuses, "")
+	}
 	if len(p.Status.Conditions) > 0 {
 		w.write(level0, "Conditions:\n  Type\tStatus\n")
 		for _, c := range p.Status.Conditions {

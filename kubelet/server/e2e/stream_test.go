@@ -402,6 +402,23 @@ func TestStreaming(t *testing.T) {
 		waitPod(t, ctx, pc, "web", func(p *api.Pod) bool {
 			return len(p.Status.EphemeralContainerStatuses) == 5 && p.Status.EphemeralContainerStatuses[4].State.Terminated != nil
 		})
+		// kubectl-lite describes them as kubectl does.
+		section := func(out string) string {
+			i, j := strings.Index(out, "Ephemeral Containers:"), strings.Index(out, "Conditions:")
+			if i < 0 || j < i {
+				return ""
+			}
+			return out[i:j]
+		}
+		real, err := kubectlCmd(ctx, kubectl, n.kubeconfig, nil, "describe", "pod", "web").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lite syncBuffer
+		root.Run(ctx, cli.Streams{In: strings.NewReader(""), Out: &lite, ErrOut: io.Discard}, []string{"--kubeconfig", n.kubeconfig, "describe", "pod", "web"})
+		if want, got := section(string(real)), section(lite.String()); want == "" || got != want {
+			t.Errorf("describe's Ephemeral Containers:\nkubectl:\n%s\nkubectl-lite:\n%s", want, got)
+		}
 		// Changing or removing it is refused.
 		_, err = n.c.Do(ctx, client.Request{Method: http.MethodPatch, Path: "/api/v1/namespaces/default/pods/web/ephemeralcontainers",
 			Body: []byte(`{"spec":{"ephemeralContainers":[{"name":"dbg","image":"other"}]}}`), ContentType: "application/strategic-merge-patch+json"})
