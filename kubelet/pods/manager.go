@@ -15,6 +15,7 @@ import (
 	"github.com/minik8s/minik8s/internal/informer"
 	"github.com/minik8s/minik8s/kubelet/probes"
 	"github.com/minik8s/minik8s/kubelet/runtime"
+	"github.com/minik8s/minik8s/kubelet/token"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -42,6 +43,14 @@ type Options struct {
 	ParallelPodStarts int
 	// Registry receives the kubelet's pod metrics; nil skips them.
 	Registry prometheus.Registerer
+	// VolumeResyncPeriod is how often the API-backed volumes of running
+	// pods (configMap, secret, downwardAPI, projected) are written again,
+	// picking up changed objects and refreshed tokens (default 1 minute,
+	// kube's volume manager resync).
+	VolumeResyncPeriod time.Duration
+	// Tokens issues the service account tokens of projected volumes; nil
+	// means a token manager over the kubelet's client.
+	Tokens *token.Manager
 }
 
 // DefaultOptions are kube's defaults.
@@ -50,6 +59,7 @@ func DefaultOptions() Options {
 		RootDir: "/var/lib/kubelet", LogsDir: "/var/log/pods", ClusterDomain: "cluster.local",
 		ResolvConf: "/etc/resolv.conf", ResyncPeriod: 10 * time.Second,
 		BackoffInitial: 10 * time.Second, BackoffMax: 300 * time.Second,
+		VolumeResyncPeriod: time.Minute,
 	}
 }
 
@@ -62,11 +72,14 @@ type Manager struct {
 	rec     events.Recorder
 	log     *slog.Logger
 	probes  *probes.Manager
+	tokens  *token.Manager
 	backoff *Backoff
 	metrics *metrics
 
 	pods  *informer.Informer[api.Pod]
 	nodes *informer.Informer[api.Node]
+	// services give the pods' service environment variables.
+	services *informer.Informer[api.Service]
 
 	mu      sync.Mutex
 	workers map[string]*worker // by pod UID
@@ -108,9 +121,15 @@ func New(c *client.Client, rt Runtime, nm Network, rec events.Recorder, opts Opt
 	if opts.ParallelPodStarts <= 0 {
 		opts.ParallelPodStarts = 4
 	}
+	if opts.VolumeResyncPeriod <= 0 {
+		opts.VolumeResyncPeriod = d.VolumeResyncPeriod
+	}
+	if opts.Tokens == nil {
+		opts.Tokens = token.NewManager(token.APIFetcher{Client: c})
+	}
 	return &Manager{
 		startSlots: make(chan struct{}, opts.ParallelPodStarts),
-		opts:       opts, client: c, rt: rt, net: nm, rec: rec, log: opts.Logger,
+		opts:       opts, client: c, rt: rt, net: nm, rec: rec, log: opts.Logger, tokens: opts.Tokens,
 		backoff: NewBackoff(opts.BackoffInitial, opts.BackoffMax, opts.BackoffReset),
 		metrics: newMetrics(opts.Registry),
 		workers: map[string]*worker{},
@@ -141,6 +160,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	f := informer.NewFactory(m.client, informer.FactoryOptions{Logger: m.log})
 	m.pods = informer.Shared[api.Pod](f, "", client.ListOptions{FieldSelector: "spec.nodeName=" + m.opts.NodeName})
 	m.nodes = informer.Shared[api.Node](f, "", client.ListOptions{FieldSelector: "metadata.name=" + m.opts.NodeName})
+	m.services = informer.Shared[api.Service](f, "", client.ListOptions{})
 	m.nodes.AddEventHandler(informer.Handler[api.Node]{
 		OnAdd:    func(n *api.Node, _ bool) { m.onNode(n) },
 		OnUpdate: func(_, n *api.Node) { m.onNode(n) },
@@ -296,6 +316,8 @@ type worker struct {
 	networkErr string
 	// mountErr is the last volume set-up failure (logged once per message).
 	mountErr string
+	// volumesAt is when the pod's volumes were last written.
+	volumesAt time.Time
 	// terminal is the phase once the pod finished (the cache may lag).
 	terminal  api.PodPhase
 	podIP     string

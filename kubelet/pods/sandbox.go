@@ -24,7 +24,8 @@ func (s *podSync) sandbox(ctx context.Context) bool {
 	}
 	w.networkErr = ""
 	if sb := runningSandbox(s.cs); sb != nil {
-		s.sb, w.podIP, w.mountErr = sb, sb.PodIP, ""
+		s.sb, w.podIP = sb, sb.PodIP
+		s.resyncVolumes(ctx)
 		return true
 	}
 	// Volumes come before the sandbox, as in the kubelet: a pod whose
@@ -99,7 +100,29 @@ func (s *podSync) setUpVolumes(ctx context.Context) (map[string]string, error) {
 		return nil, err
 	}
 	s.volumes = v
+	s.w.volumesAt = time.Now()
 	return v, nil
+}
+
+// resyncVolumes writes the volumes of a running pod again every
+// VolumeResyncPeriod, as kube's volume manager remounts them: changed
+// config maps and secrets and refreshed tokens reach the containers (an
+// unchanged payload writes nothing). A failure is a FailedMount event;
+// the running containers keep the previous content.
+func (s *podSync) resyncVolumes(ctx context.Context) {
+	period := s.m.opts.VolumeResyncPeriod
+	if wait := period - time.Since(s.w.volumesAt); wait > 0 {
+		s.after(wait)
+		return
+	}
+	if _, err := s.setUpVolumes(ctx); err != nil {
+		s.mountFailed(err)
+		s.w.volumesAt = time.Now()
+		s.after(period)
+		return
+	}
+	s.w.mountErr = ""
+	s.after(period)
 }
 
 // removeDeadSandbox stops what still runs of a pod whose sandbox died and

@@ -13,10 +13,10 @@ import (
 	"strings"
 
 	"github.com/minik8s/minik8s/api"
-	"github.com/minik8s/minik8s/api/apierrors"
-	"github.com/minik8s/minik8s/api/resource"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubelet/runtime"
+	"github.com/minik8s/minik8s/kubelet/token"
+	"github.com/minik8s/minik8s/kubelet/volume"
 )
 
 // containerHash fingerprints the parts of a container spec whose change
@@ -221,112 +221,84 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *api.Pod, v api.Volume, d
 		}
 		return p, nil
 	case v.ConfigMap != nil:
-		p := filepath.Join(dir, "kubernetes.io~configmap", v.Name)
-		if err := m.writeConfigMap(ctx, pod.Namespace, v.ConfigMap, p); err != nil {
-			return "", err
-		}
-		return p, nil
+		return m.writeVolume(filepath.Join(dir, "kubernetes.io~configmap", v.Name), func(g volume.Getter) (map[string]volume.FileProjection, error) {
+			return volume.ConfigMapPayload(ctx, g, pod, v.ConfigMap)
+		})
 	case v.Secret != nil:
-		p := filepath.Join(dir, "kubernetes.io~secret", v.Name)
-		if err := m.writeSecret(ctx, pod.Namespace, v.Secret, p); err != nil {
-			return "", err
-		}
-		return p, nil
+		return m.writeVolume(filepath.Join(dir, "kubernetes.io~secret", v.Name), func(g volume.Getter) (map[string]volume.FileProjection, error) {
+			return volume.SecretPayload(ctx, g, pod, v.Secret)
+		})
+	case v.DownwardAPI != nil:
+		return m.writeVolume(filepath.Join(dir, "kubernetes.io~downward-api", v.Name), func(volume.Getter) (map[string]volume.FileProjection, error) {
+			return volume.DownwardAPIPayload(pod, v.DownwardAPI.Items, mode(v.DownwardAPI.DefaultMode, api.DownwardAPIVolumeSourceDefaultMode))
+		})
+	case v.Projected != nil:
+		return m.writeVolume(filepath.Join(dir, "kubernetes.io~projected", v.Name), func(g volume.Getter) (map[string]volume.FileProjection, error) {
+			return volume.ProjectedPayload(ctx, g, pod, v.Projected)
+		})
 	default:
-		return "", fmt.Errorf("only emptyDir, hostPath, configMap and secret volumes are supported")
+		return "", fmt.Errorf("only emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes are supported")
 	}
 }
 
-func (m *Manager) writeConfigMap(ctx context.Context, ns string, src *api.ConfigMapVolumeSource, dir string) error {
-	cm, err := client.Resource[api.ConfigMap](m.client).Namespace(ns).Get(ctx, src.Name)
+// writeVolume publishes the payload of an API-backed volume into dir
+// atomically (an unchanged payload writes nothing) and returns dir.
+func (m *Manager) writeVolume(dir string, payload func(volume.Getter) (map[string]volume.FileProjection, error)) (string, error) {
+	files, err := payload(volumeGetter{m})
 	if err != nil {
-		if src.Optional != nil && *src.Optional {
-			return os.MkdirAll(dir, 0o755)
-		}
-		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("configmap %q not found", src.Name)
-		}
-		return fmt.Errorf("get configmap %q: %w", src.Name, err)
+		return "", err
 	}
-	data := map[string][]byte{}
-	for k, v := range cm.Data {
-		data[k] = []byte(v)
+	if _, err := volume.NewAtomicWriter(dir).Write(files); err != nil {
+		return "", err
 	}
-	for k, v := range cm.BinaryData {
-		data[k] = v
-	}
-	mode := api.ConfigMapVolumeSourceDefaultMode
-	if src.DefaultMode != nil {
-		mode = *src.DefaultMode
-	}
-	return writeProjected(dir, data, src.Items, mode)
+	return dir, nil
 }
 
-func (m *Manager) writeSecret(ctx context.Context, ns string, src *api.SecretVolumeSource, dir string) error {
-	s, err := client.Resource[api.Secret](m.client).Namespace(ns).Get(ctx, src.SecretName)
+func mode(m *int32, def int32) int32 {
+	if m != nil {
+		return *m
+	}
+	return def
+}
+
+// volumeGetter reads what volumes name through the kubelet's client and
+// token manager.
+type volumeGetter struct{ m *Manager }
+
+var _ volume.Getter = volumeGetter{}
+
+func (g volumeGetter) ConfigMap(ctx context.Context, ns, name string) (*api.ConfigMap, error) {
+	return client.Resource[api.ConfigMap](g.m.client).Namespace(ns).Get(ctx, name)
+}
+
+func (g volumeGetter) Secret(ctx context.Context, ns, name string) (*api.Secret, error) {
+	return client.Resource[api.Secret](g.m.client).Namespace(ns).Get(ctx, name)
+}
+
+// ServiceAccountToken asks for a token of the pod's service account bound
+// to the pod, as kube's projected volume does: the projection's audience
+// (none: the apiserver's audiences) and lifetime.
+func (g volumeGetter) ServiceAccountToken(ctx context.Context, pod *api.Pod, src *api.ServiceAccountTokenProjection) (string, error) {
+	exp := api.ServiceAccountTokenDefaultExpirationSeconds
+	if src.ExpirationSeconds != nil {
+		exp = *src.ExpirationSeconds
+	}
+	auds := []string{}
+	if src.Audience != "" {
+		auds = []string{src.Audience}
+	}
+	sa := pod.Spec.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	tr, err := g.m.tokens.GetServiceAccountToken(ctx, pod.Namespace, sa, &token.TokenRequest{Spec: token.TokenRequestSpec{
+		Audiences: auds, ExpirationSeconds: &exp,
+		BoundObjectRef: &token.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
+	}})
 	if err != nil {
-		if src.Optional != nil && *src.Optional {
-			return os.MkdirAll(dir, 0o755)
-		}
-		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("secret %q not found", src.SecretName)
-		}
-		return fmt.Errorf("get secret %q: %w", src.SecretName, err)
+		return "", err
 	}
-	data := map[string][]byte{}
-	for k, v := range s.Data {
-		data[k] = v
-	}
-	for k, v := range s.StringData {
-		data[k] = []byte(v)
-	}
-	mode := api.SecretVolumeSourceDefaultMode
-	if src.DefaultMode != nil {
-		mode = *src.DefaultMode
-	}
-	return writeProjected(dir, data, src.Items, mode)
-}
-
-func writeProjected(dir string, data map[string][]byte, items []api.KeyToPath, mode int32) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	type file struct {
-		path string
-		mode int32
-		data []byte
-	}
-	var files []file
-	if len(items) == 0 {
-		for k, v := range data {
-			files = append(files, file{k, mode, v})
-		}
-	} else {
-		for _, it := range items {
-			v, ok := data[it.Key]
-			if !ok {
-				return fmt.Errorf("key %q not found", it.Key)
-			}
-			md := mode
-			if it.Mode != nil {
-				md = *it.Mode
-			}
-			files = append(files, file{it.Path, md, v})
-		}
-	}
-	for _, f := range files {
-		p := filepath.Join(dir, filepath.Clean("/"+f.path))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p+".tmp", f.data, os.FileMode(f.mode)); err != nil {
-			return err
-		}
-		if err := os.Rename(p+".tmp", p); err != nil {
-			return err
-		}
-	}
-	return nil
+	return tr.Status.Token, nil
 }
 
 // mounts returns the bind mounts of container c: its volume mounts plus
@@ -417,9 +389,16 @@ func (m *Manager) env(ctx context.Context, pod *api.Pod, c *api.Container, podIP
 			}
 		}
 	}
+	svcEnv := m.serviceEnv(pod)
 	for _, e := range c.Env {
 		if e.ValueFrom == nil {
-			set(e.Name, expand(e.Value, vals))
+			// $(VAR) sees the variables so far, then the services'.
+			lookup := vals
+			if strings.Contains(e.Value, "$(") {
+				lookup = maps.Clone(svcEnv)
+				maps.Copy(lookup, vals)
+			}
+			set(e.Name, expand(e.Value, lookup))
 			continue
 		}
 		v, err := m.valueFrom(ctx, pod, c, e.ValueFrom, podIP)
@@ -427,6 +406,12 @@ func (m *Manager) env(ctx context.Context, pod *api.Pod, c *api.Container, podIP
 			return nil, fmt.Errorf("env %s: %w", e.Name, err)
 		}
 		set(e.Name, v)
+	}
+	// The services' variables come last, where the pod set none itself.
+	for _, k := range slices.Sorted(maps.Keys(svcEnv)) {
+		if _, ok := vals[k]; !ok {
+			set(k, svcEnv[k])
+		}
 	}
 	out := make([]string, 0, len(order))
 	for _, k := range order {
@@ -438,57 +423,21 @@ func (m *Manager) env(ctx context.Context, pod *api.Pod, c *api.Container, podIP
 func (m *Manager) valueFrom(ctx context.Context, pod *api.Pod, c *api.Container, src *api.EnvVarSource, podIP string) (string, error) {
 	switch {
 	case src.FieldRef != nil:
-		switch p := src.FieldRef.FieldPath; {
-		case p == "metadata.name":
-			return pod.Name, nil
-		case p == "metadata.namespace":
-			return pod.Namespace, nil
-		case p == "metadata.uid":
-			return string(pod.UID), nil
-		case p == "spec.nodeName":
-			return pod.Spec.NodeName, nil
-		case p == "spec.serviceAccountName":
-			return pod.Spec.ServiceAccountName, nil
-		case p == "status.podIP":
-			return podIP, nil
-		case p == "status.podIPs":
-			return podIP, nil
-		case p == "status.hostIP", p == "status.hostIPs":
-			return m.hostIP(), nil
-		case strings.HasPrefix(p, "metadata.labels['") && strings.HasSuffix(p, "']"):
-			return pod.Labels[p[len("metadata.labels['"):len(p)-2]], nil
-		case strings.HasPrefix(p, "metadata.annotations['") && strings.HasSuffix(p, "']"):
-			return pod.Annotations[p[len("metadata.annotations['"):len(p)-2]], nil
-		default:
-			return "", fmt.Errorf("unsupported fieldPath %q", p)
+		hostIP := ""
+		if p := src.FieldRef.FieldPath; p == "status.hostIP" || p == "status.hostIPs" {
+			hostIP = m.hostIP()
 		}
+		return volume.FieldValue(pod, src.FieldRef.FieldPath, podIP, hostIP)
 	case src.ResourceFieldRef != nil:
-		r := src.ResourceFieldRef
 		target := c
-		if r.ContainerName != "" {
+		if n := src.ResourceFieldRef.ContainerName; n != "" {
 			for i := range pod.Spec.Containers {
-				if pod.Spec.Containers[i].Name == r.ContainerName {
+				if pod.Spec.Containers[i].Name == n {
 					target = &pod.Spec.Containers[i]
 				}
 			}
 		}
-		kind, name, _ := strings.Cut(r.Resource, ".")
-		list := target.Resources.Requests
-		if kind == "limits" {
-			list = target.Resources.Limits
-		}
-		q, ok := list[api.ResourceName(name)]
-		if !ok {
-			return "0", nil
-		}
-		div := r.Divisor
-		if div.IsZero() {
-			div = resource.MustParse("1")
-		}
-		if name == "cpu" {
-			return fmt.Sprint((q.MilliValue() + div.MilliValue() - 1) / div.MilliValue()), nil
-		}
-		return fmt.Sprint((q.Value() + div.Value() - 1) / div.Value()), nil
+		return volume.ResourceValue(src.ResourceFieldRef, target)
 	case src.ConfigMapKeyRef != nil:
 		r := src.ConfigMapKeyRef
 		cm, err := client.Resource[api.ConfigMap](m.client).Namespace(pod.Namespace).Get(ctx, r.Name)

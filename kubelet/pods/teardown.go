@@ -111,4 +111,5 @@ func (m *Manager) teardown(ctx context.Context, uid, ns, name string, cs []runti
 		cc.RemovePodCgroups(uid)
 	}
 	_ = os.RemoveAll(m.podDir(uid))
+	m.tokens.DeleteServiceAccountToken(api.UID(uid))
 }

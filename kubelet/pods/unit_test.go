@@ -3,7 +3,6 @@ package pods
 import (
 	"os"
 	"path/filepath"
-	"reflect"
 	"testing"
 	"time"
 
@@ -140,30 +139,5 @@ func TestShouldRestartAndQOS(t *testing.T) {
 		if got := qosClass(&api.Pod{Spec: spec}); got != want {
 			t.Errorf("qos %s, want %s", got, want)
 		}
-	}
-}
-
-func TestWriteProjected(t *testing.T) {
-	dir := t.TempDir()
-	mode := int32(0o600)
-	err := writeProjected(dir, map[string][]byte{"a": []byte("1"), "b": []byte("2")}, []api.KeyToPath{{Key: "a", Path: "sub/x"}, {Key: "b", Path: "../y", Mode: &mode}}, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	_ = filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
-		if err == nil && !fi.IsDir() {
-			b, _ := os.ReadFile(p)
-			rel, _ := filepath.Rel(dir, p)
-			got[rel+" "+fi.Mode().String()] = string(b)
-		}
-		return nil
-	})
-	want := map[string]string{"sub/x -rw-r--r--": "1", "y -rw-------": "2"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("files %v, want %v", got, want)
-	}
-	if err := writeProjected(dir, nil, []api.KeyToPath{{Key: "nope", Path: "z"}}, 0o644); err == nil {
-		t.Error("missing key accepted")
 	}
 }

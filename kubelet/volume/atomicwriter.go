@@ -1,0 +1,197 @@
+package volume
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// FileProjection is one file of a payload.
+type FileProjection struct {
+	Data []byte
+	Mode int32
+}
+
+// The names kube's AtomicWriter uses inside a volume's directory.
+const (
+	dataDirName    = "..data"
+	newDataDirName = "..data_tmp"
+)
+
+// AtomicWriter publishes payloads into one volume directory as kube's
+// does: the files live in a hidden timestamped directory ("..2026_12_03_13_
+// 20_01.123456789"), "..data" is a symlink to it, and each top-level entry
+// of the payload is a symlink through "..data". A new payload goes into a
+// new timestamped directory and "..data" is renamed over in one step, so
+// readers see the old payload or the new one, never a mix.
+type AtomicWriter struct {
+	dir string
+}
+
+// NewAtomicWriter writes into dir (created on first Write).
+func NewAtomicWriter(dir string) *AtomicWriter { return &AtomicWriter{dir: dir} }
+
+// Write publishes payload, keyed by relative path. It returns whether the
+// content changed; an unchanged payload leaves the directory as it is.
+func (w *AtomicWriter) Write(payload map[string]FileProjection) (bool, error) {
+	for p := range payload {
+		if err := validatePath(p); err != nil {
+			return false, err
+		}
+	}
+	if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		return false, err
+	}
+	oldTS, err := os.Readlink(filepath.Join(w.dir, dataDirName))
+	if err != nil && !os.IsNotExist(err) {
+		return false, err
+	}
+	oldPaths := map[string]bool{}
+	if oldTS != "" {
+		if same, paths, err := w.compare(filepath.Join(w.dir, oldTS), payload); err != nil {
+			return false, err
+		} else if same {
+			return false, nil
+		} else {
+			oldPaths = paths
+		}
+	}
+	tsDir, err := os.MkdirTemp(w.dir, time.Now().UTC().Format("..2006_01_02_15_04_05."))
+	if err != nil {
+		return false, err
+	}
+	tsName := filepath.Base(tsDir)
+	if err := os.Chmod(tsDir, 0o755); err != nil {
+		return false, err
+	}
+	if err := writePayload(tsDir, payload); err != nil {
+		_ = os.RemoveAll(tsDir)
+		return false, err
+	}
+	// The user-visible entries point through ..data, so they follow the
+	// swap below; new ones are created first (they dangle until it).
+	top := map[string]bool{}
+	for p := range payload {
+		top[strings.SplitN(p, "/", 2)[0]] = true
+	}
+	for name := range top {
+		link := filepath.Join(w.dir, name)
+		target := filepath.Join(dataDirName, name)
+		if cur, err := os.Readlink(link); err == nil && cur == target {
+			continue
+		}
+		if err := os.Symlink(target, link); err != nil {
+			_ = os.RemoveAll(tsDir)
+			return false, fmt.Errorf("create symlink %s: %w", link, err)
+		}
+	}
+	tmpLink := filepath.Join(w.dir, newDataDirName)
+	_ = os.Remove(tmpLink)
+	if err := os.Symlink(tsName, tmpLink); err != nil {
+		_ = os.RemoveAll(tsDir)
+		return false, err
+	}
+	if err := os.Rename(tmpLink, filepath.Join(w.dir, dataDirName)); err != nil {
+		_ = os.Remove(tmpLink)
+		_ = os.RemoveAll(tsDir)
+		return false, err
+	}
+	// What the old payload had at the top level and the new one lacks goes.
+	for p := range oldPaths {
+		name := strings.SplitN(p, "/", 2)[0]
+		if !top[name] {
+			_ = os.Remove(filepath.Join(w.dir, name))
+		}
+	}
+	if oldTS != "" {
+		_ = os.RemoveAll(filepath.Join(w.dir, oldTS))
+	}
+	return true, nil
+}
+
+// compare reports whether the published directory holds exactly payload
+// (contents and modes), and the paths it holds.
+func (w *AtomicWriter) compare(tsDir string, payload map[string]FileProjection) (bool, map[string]bool, error) {
+	paths := map[string]bool{}
+	same := true
+	err := filepath.Walk(tsDir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if fi.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(tsDir, p)
+		if err != nil {
+			return err
+		}
+		paths[rel] = true
+		f, ok := payload[rel]
+		if !ok || fi.Mode().Perm() != os.FileMode(f.Mode).Perm() {
+			same = false
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(b, f.Data) {
+			same = false
+		}
+		return nil
+	})
+	if os.IsNotExist(err) {
+		return false, paths, nil
+	}
+	if err != nil {
+		return false, nil, err
+	}
+	return same && len(paths) == len(payload), paths, nil
+}
+
+func writePayload(dir string, payload map[string]FileProjection) error {
+	for _, p := range slices.Sorted(maps.Keys(payload)) {
+		f := payload[p]
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(full, f.Data, os.FileMode(f.Mode)); err != nil {
+			return err
+		}
+		// WriteFile's mode is subject to the umask.
+		if err := os.Chmod(full, os.FileMode(f.Mode)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validatePath refuses what kube's AtomicWriter refuses: empty, absolute,
+// ".."-containing or "..": prefixed paths, and over-long ones.
+func validatePath(p string) error {
+	switch {
+	case p == "":
+		return fmt.Errorf("invalid path: must not be empty")
+	case len(p) > 4096:
+		return fmt.Errorf("invalid path: must be less than or equal to 4096 characters")
+	case filepath.IsAbs(p):
+		return fmt.Errorf("invalid path: must be relative path: %s", p)
+	case strings.HasPrefix(p, ".."):
+		return fmt.Errorf("invalid path: must not start with '..': %s", p)
+	}
+	for _, el := range strings.Split(p, "/") {
+		if el == ".." {
+			return fmt.Errorf("invalid path: must not contain '..': %s", p)
+		}
+		if len(el) > 255 {
+			return fmt.Errorf("invalid path: path elements must be less than or equal to 255 characters: %s", p)
+		}
+	}
+	return nil
+}
