@@ -27,6 +27,7 @@ type Client struct {
 	http       *http.Client
 	limiter    *rate.Limiter // nil: unlimited
 	token      string
+	tokenFile  *fileToken // nil: token is fixed
 	imp        Impersonation
 	userAgent  string
 	timeout    time.Duration
@@ -59,6 +60,9 @@ func New(cfg *Config) (*Client, error) {
 		timeout:      cfg.Timeout,
 		maxRetries:   cfg.MaxRetries,
 		maxRetryWait: time.Minute,
+	}
+	if cfg.BearerTokenFile != "" {
+		c.tokenFile = newFileToken(cfg.BearerTokenFile, cfg.BearerToken)
 	}
 	if c.userAgent == "" {
 		c.userAgent = DefaultUserAgent()
@@ -202,8 +206,12 @@ func (c *Client) send(ctx context.Context, req Request, ec errContext) (*http.Re
 		}
 		hr.Header.Set("Accept", accept)
 		hr.Header.Set("User-Agent", c.userAgent)
-		if c.token != "" {
-			hr.Header.Set("Authorization", "Bearer "+c.token)
+		tok := c.token
+		if c.tokenFile != nil {
+			tok = c.tokenFile.token()
+		}
+		if tok != "" {
+			hr.Header.Set("Authorization", "Bearer "+tok)
 		}
 		c.imp.SetHeaders(hr.Header)
 		resp, err := c.http.Do(hr)

@@ -39,6 +39,11 @@ type Config struct {
 	CertData, KeyData []byte
 	// BearerToken is sent as "Authorization: Bearer TOKEN".
 	BearerToken string
+	// BearerTokenFile, when set, holds the token instead: it is read again
+	// every minute, so a token rotated in the file (a pod's service account
+	// token) is picked up. BearerToken, if set, is used until the first
+	// re-read.
+	BearerTokenFile string
 	// Insecure skips verification of the server certificate. Only set it when
 	// the user explicitly asked (insecure-skip-tls-verify); it may not be
 	// combined with CAData.

@@ -53,8 +53,9 @@ func (o *ClientOptions) Validate() error {
 }
 
 // Client builds the API client for component ("kube-scheduler"), from the
-// kubeconfig (--kubeconfig, then $KUBECONFIG) or, with only --master, an
-// unauthenticated client to that URL.
+// kubeconfig (--kubeconfig, then $KUBECONFIG), with only --master an
+// unauthenticated client to that URL, or with neither inside a pod its
+// service account (client.InClusterConfig).
 func (o *ClientOptions) Client(component string) (*client.Client, error) {
 	cfg, err := o.Config(component)
 	if err != nil {
@@ -68,9 +69,19 @@ func (o *ClientOptions) Client(component string) (*client.Client, error) {
 // burst and component's User-Agent.
 func (o *ClientOptions) Config(component string) (*client.Config, error) {
 	var cfg *client.Config
-	if o.Kubeconfig == "" && os.Getenv(kubeconfig.EnvVar) == "" && o.Master != "" {
+	noKubeconfig := o.Kubeconfig == "" && os.Getenv(kubeconfig.EnvVar) == ""
+	if noKubeconfig && o.Master == "" {
+		// In a pod with neither flag: its service account, as client-go's
+		// BuildConfigFromFlags("", "") falls back to rest.InClusterConfig.
+		if ic, err := client.InClusterConfig(); err == nil {
+			cfg = ic
+		}
+	}
+	switch {
+	case cfg != nil:
+	case noKubeconfig && o.Master != "":
 		cfg = &client.Config{Host: o.Master}
-	} else {
+	default:
 		kc, err := kubeconfig.LoadDefault(o.Kubeconfig)
 		if err != nil {
 			return nil, o.kubeconfigError(err)
