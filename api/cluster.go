@@ -56,6 +56,52 @@ type ResourceQuotaStatus struct {
 	Used ResourceList `json:"used,omitempty"`
 }
 
+// PodTemplate (core/v1) is a stored pod template.
+type PodTemplate struct {
+	TypeMeta   `json:",inline"`
+	ObjectMeta `json:"metadata"`
+	Template   PodTemplateSpec `json:"template,omitzero"`
+}
+
+// PodTemplateList is a list of PodTemplates.
+type PodTemplateList = List[PodTemplate]
+
+// LimitRange (core/v1) bounds and defaults the resources of a namespace's
+// pods, containers and claims. minik8s stores it; no admission applies it yet.
+type LimitRange struct {
+	TypeMeta   `json:",inline"`
+	ObjectMeta `json:"metadata"`
+	Spec       LimitRangeSpec `json:"spec,omitzero"`
+}
+
+// LimitRangeList is a list of LimitRanges.
+type LimitRangeList = List[LimitRange]
+
+// LimitRangeSpec is the limits of each kind of object.
+type LimitRangeSpec struct {
+	Limits []LimitRangeItem `json:"limits"`
+}
+
+// LimitType is what a LimitRangeItem limits.
+type LimitType string
+
+// Limit types.
+const (
+	LimitTypePod                   LimitType = "Pod"
+	LimitTypeContainer             LimitType = "Container"
+	LimitTypePersistentVolumeClaim LimitType = "PersistentVolumeClaim"
+)
+
+// LimitRangeItem is the bounds and defaults of one kind of object.
+type LimitRangeItem struct {
+	Type                 LimitType    `json:"type"`
+	Max                  ResourceList `json:"max,omitempty"`
+	Min                  ResourceList `json:"min,omitempty"`
+	Default              ResourceList `json:"default,omitempty"`
+	DefaultRequest       ResourceList `json:"defaultRequest,omitempty"`
+	MaxLimitRequestRatio ResourceList `json:"maxLimitRequestRatio,omitempty"`
+}
+
 // DeviceClass (resource.k8s.io/v1) is a vendor's class of devices.
 type DeviceClass struct {
 	TypeMeta   `json:",inline"`
@@ -345,6 +391,10 @@ func init() {
 	register(ResourceInfo{Version: "v1", Kind: "ResourceQuota", Resource: "resourcequotas", Singular: "resourcequota",
 		ShortNames: []string{"quota"}, Namespaced: true, Subresources: []string{"status"},
 		New: func() Object { return &ResourceQuota{} }})
+	register(ResourceInfo{Version: "v1", Kind: "PodTemplate", Resource: "podtemplates", Singular: "podtemplate",
+		Namespaced: true, New: func() Object { return &PodTemplate{} }})
+	register(ResourceInfo{Version: "v1", Kind: "LimitRange", Resource: "limitranges", Singular: "limitrange",
+		ShortNames: []string{"limits"}, Namespaced: true, New: func() Object { return &LimitRange{} }})
 	register(ResourceInfo{Group: "resource.k8s.io", Version: "v1", Kind: "DeviceClass", Resource: "deviceclasses",
 		Singular: "deviceclass", New: func() Object { return &DeviceClass{} }})
 	register(ResourceInfo{Group: "resource.k8s.io", Version: "v1", Kind: "ResourceClaim", Resource: "resourceclaims",

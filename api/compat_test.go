@@ -84,6 +84,8 @@ func TestJSONMatchesKubernetes(t *testing.T) {
 		{"ValidatingAdmissionPolicy", func() any { return filled[ValidatingAdmissionPolicy]() }, func() any { return &admissionregistrationv1.ValidatingAdmissionPolicy{} }},
 		{"StorageVersionMigration", func() any { return filled[StorageVersionMigration]() }, func() any { return &storagemigrationv1.StorageVersionMigration{} }},
 		{"events.k8s.io/v1 Event", func() any { return filled[EventV1]() }, func() any { return &eventsv1.Event{} }},
+		{"PodTemplate", func() any { return filled[PodTemplate]() }, func() any { return &corev1.PodTemplate{} }},
+		{"LimitRange", func() any { return filled[LimitRange]() }, func() any { return &corev1.LimitRange{} }},
 		{"PodList", func() any { return filled[PodList]() }, func() any { return &corev1.PodList{} }},
 	}
 	for _, tc := range tests {

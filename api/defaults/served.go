@@ -40,6 +40,12 @@ func served(obj api.Object) bool {
 		}
 	case *api.CSIDriver:
 		CSIDriver(o)
+	case *api.PodTemplate:
+		PodSpec(&o.Template.Spec)
+	case *api.LimitRange:
+		for i := range o.Spec.Limits {
+			LimitRangeItem(&o.Spec.Limits[i])
+		}
 	default:
 		return false
 	}
@@ -204,5 +210,26 @@ func CSIDriver(d *api.CSIDriver) {
 	}
 	if s.SELinuxMount == nil {
 		s.SELinuxMount = ptr(false)
+	}
+}
+
+// LimitRangeItem defaults a container limit as Kubernetes does: the default
+// limits from max, the default requests from the default limits, then min.
+func LimitRangeItem(l *api.LimitRangeItem) {
+	if l.Type != api.LimitTypeContainer {
+		return
+	}
+	if l.Default == nil {
+		l.Default = api.ResourceList{}
+	}
+	if l.DefaultRequest == nil {
+		l.DefaultRequest = api.ResourceList{}
+	}
+	for _, from := range []struct{ src, dst api.ResourceList }{{l.Max, l.Default}, {l.Default, l.DefaultRequest}, {l.Min, l.DefaultRequest}} {
+		for k, v := range from.src {
+			if _, ok := from.dst[k]; !ok {
+				from.dst[k] = v
+			}
+		}
 	}
 }

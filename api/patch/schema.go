@@ -152,6 +152,8 @@ var (
 		"PodCertificateRequest":     Tags{}.with("", conditionsTags),
 		"StorageVersionMigration":   Tags{}.with("", conditionsTags),
 		"ValidatingAdmissionPolicy": Tags{"spec.matchConditions": mergeBy("name"), "spec.variables": mergeBy("name")},
+		"PodTemplate":               Tags{}.with("template.", podTemplateTags),
+		"LimitRange":                {},
 	}
 )
 

@@ -50,6 +50,8 @@ func validateServed(obj, old api.Object) (errs field.ErrorList, ok bool) {
 			errs = append(errs, validateImmutable(o.Provisioner, o2.Provisioner, field.NewPath("provisioner"))...)
 			errs = append(errs, validateImmutable(o.Parameters, o2.Parameters, field.NewPath("parameters"))...)
 		}
+	case *api.PodTemplate:
+		errs = ValidatePodTemplateSpec(&o.Template, field.NewPath("template"))
 	case *api.ControllerRevision:
 		errs = validateNonnegative(o.Revision, field.NewPath("revision"))
 		if old != nil {

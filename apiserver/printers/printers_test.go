@@ -327,6 +327,8 @@ func TestColumns(t *testing.T) {
 		"PodCertificateRequest":     "Name PodName ServiceAccountName NodeName SignerName State UnverifiedUserAnnotations",
 		"ValidatingAdmissionPolicy": "Name Validations:integer ParamKind Age",
 		"StorageVersionMigration":   "Name Resource Status",
+		"PodTemplate":               "Name Containers Images Pod Labels",
+		"LimitRange":                "Name Created At:date",
 	}
 	kinds := []string{"Scale"}
 	for _, info := range api.Resources {

@@ -229,6 +229,15 @@ func init() {
 		}
 		return cells(o.Name, o.StorageClassName, capacity)
 	}))
+	register("PodTemplate", printer([]api.TableColumnDefinition{
+		nameColumn,
+		col("Containers", "string", "Names of each container in the template."),
+		col("Images", "string", "Images referenced by each container in the template."),
+		col("Pod Labels", "string", "The labels for the pod template."),
+	}, func(o *api.PodTemplate, now time.Time) api.TableRow {
+		names, images := containerCells(o.Template.Spec.Containers)
+		return cells(o.Name, names, images, labels.FormatLabels(o.Template.Labels))
+	}))
 	register("DeviceClass", printer([]api.TableColumnDefinition{nameColumn, ageColumn},
 		func(o *api.DeviceClass, now time.Time) api.TableRow { return cells(o.Name, age(&o.ObjectMeta, now)) }))
 	register("ResourceClaim", printer([]api.TableColumnDefinition{
