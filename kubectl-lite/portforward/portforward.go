@@ -15,7 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/minik8s/minik8s/internal/client"
-	pf "github.com/minik8s/minik8s/internal/portforward"
+	pf "github.com/minik8s/minik8s/internal/httpstream"
 	"github.com/minik8s/minik8s/kubectl-lite/remotecommand"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
-	"github.com/minik8s/minik8s/internal/portforward"
+	"github.com/minik8s/minik8s/internal/httpstream"
 )
 
 // serveAttach attaches a WebSocket session (the exec protocol without a
@@ -93,7 +93,7 @@ func (s *Server) servePortForward(w http.ResponseWriter, r *http.Request) {
 	}
 	log := s.log.With("pod", ns+"/"+name)
 	log.Debug("port-forward session")
-	portforward.Serve(r.Context(), w, r, portforward.ServerOptions{
+	httpstream.ServePortForward(r.Context(), w, r, httpstream.PortForwardOptions{
 		Dial: func(ctx context.Context, port uint16) (net.Conn, error) { return dial(ctx, port) },
 		// The kubelet's words, with containerd's sandbox ID and no UID.
 		ErrorPrefix: func(port uint16) string {

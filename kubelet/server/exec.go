@@ -16,6 +16,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/internal/httpstream"
 )
 
 // The remote command protocol over WebSocket (k8s.io/apimachinery wsstream
@@ -131,8 +132,13 @@ func (s *Server) serveRemoteCommand(w http.ResponseWriter, r *http.Request, pod 
 	if opts.Command == nil {
 		verb = "attach"
 	}
+	if !websocket.IsWebSocketUpgrade(r) && httpstream.IsSPDYUpgrade(r) {
+		s.serveRemoteCommandSPDY(w, r, pod, container, verb, opts, run)
+		return
+	}
 	if !websocket.IsWebSocketUpgrade(r) {
-		writeStatus(w, apierrors.NewBadRequest(verb+" needs a WebSocket upgrade with subprotocol "+ProtocolV5+" or "+ProtocolV4))
+		writeStatus(w, apierrors.NewBadRequest(verb+" needs a WebSocket upgrade with subprotocol "+ProtocolV5+" or "+ProtocolV4+
+			", or a SPDY/3.1 upgrade with "+httpstream.RemoteCommandProtocolV4))
 		return
 	}
 	if !slices.ContainsFunc(websocket.Subprotocols(r), func(p string) bool { return p == ProtocolV5 || p == ProtocolV4 }) {
@@ -265,4 +271,35 @@ func execStatus(cmd []string, code int, err error) api.Status {
 			Details: &api.StatusDetails{Causes: []api.StatusCause{{Type: "ExitCode", Message: fmt.Sprint(code)}}}}
 	}
 	return st
+}
+
+// serveRemoteCommandSPDY is the same session over SPDY
+// (v4.channel.k8s.io), what kubectl falls back to when a WebSocket cannot
+// be had.
+func (s *Server) serveRemoteCommandSPDY(w http.ResponseWriter, r *http.Request, pod *api.Pod, container, verb string, opts execOptions, run remoteCommand) {
+	log := s.log.With("pod", pod.Namespace+"/"+pod.Name, "container", container)
+	start := time.Now()
+	var st api.Status
+	err := httpstream.ServeRemoteCommand(r.Context(), w, r,
+		httpstream.RemoteCommandOptions{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, TTY: opts.TTY},
+		func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, resize <-chan httpstream.TerminalSize) []byte {
+			var sizes chan TerminalSize
+			if resize != nil {
+				sizes = make(chan TerminalSize)
+				go func() {
+					defer close(sizes)
+					for sz := range resize {
+						select {
+						case sizes <- TerminalSize{Width: sz.Width, Height: sz.Height}:
+						case <-ctx.Done():
+							return
+						}
+					}
+				}()
+			}
+			st = run(ctx, stdin, stdout, stderr, sizes)
+			b, _ := json.Marshal(st)
+			return b
+		})
+	log.Debug(verb+" finished (SPDY)", "status", st.Status, "message", st.Message, "err", err, "elapsed", time.Since(start))
 }

@@ -168,6 +168,20 @@ func TestStreaming(t *testing.T) {
 		}
 	})
 
+	t.Run("kubectl exec over SPDY", func(t *testing.T) {
+		// kubectl's fallback when a WebSocket cannot be had.
+		spdy := []string{"KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false"}
+		cmd := kubectlCmd(ctx, kubectl, n.kubeconfig, spdy, "exec", "-i", "web", "-c", "app", "--", "sh", "-c", "cat; echo err >&2; exit 3")
+		cmd.Stdin = strings.NewReader("ping\n")
+		var stdout, stderr syncBuffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 3 || stdout.String() != "ping\n" || !strings.HasPrefix(stderr.String(), "err\n") {
+			t.Errorf("kubectl exec over SPDY: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
+		}
+	})
+
 	t.Run("attach errors", func(t *testing.T) {
 		err := remotecommand.Exec(ctx, n.cc, "/api/v1/namespaces/default/pods/web/attach",
 			url.Values{"container": {"nope"}, "stdout": {"true"}}, remotecommand.Options{Stdout: io.Discard})

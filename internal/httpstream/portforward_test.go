@@ -1,4 +1,4 @@
-package portforward_test
+package httpstream_test
 
 import (
 	"bufio"
@@ -14,28 +14,28 @@ import (
 	"testing"
 	"time"
 
-	"github.com/minik8s/minik8s/internal/portforward"
+	"github.com/minik8s/minik8s/internal/httpstream"
 )
 
 // upgrade asks srv for a SPDY port-forward session over a raw connection,
 // as kubectl's SPDY dialer does, and returns the client end.
-func upgrade(t *testing.T, srv *httptest.Server) *portforward.Client {
+func upgrade(t *testing.T, srv *httptest.Server) *httpstream.Client {
 	t.Helper()
 	c, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	fmt.Fprintf(c, "POST /portForward/ns/pod HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: %s\r\n%s: %s\r\n\r\n",
-		portforward.UpgradeSPDY, portforward.HeaderProtocolVersion, portforward.Protocol)
+		httpstream.UpgradeSPDY, httpstream.HeaderProtocolVersion, httpstream.Protocol)
 	br := bufio.NewReader(c)
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.StatusCode != http.StatusSwitchingProtocols || resp.Header.Get(portforward.HeaderProtocolVersion) != portforward.Protocol {
+	if resp.StatusCode != http.StatusSwitchingProtocols || resp.Header.Get(httpstream.HeaderProtocolVersion) != httpstream.Protocol {
 		t.Fatalf("upgrade: %s %v", resp.Status, resp.Header)
 	}
-	pc, err := portforward.NewClient(c)
+	pc, err := httpstream.NewClient(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestForward(t *testing.T) {
 	closed.Close()
 
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		portforward.Serve(r.Context(), w, r, portforward.ServerOptions{
+		httpstream.ServePortForward(r.Context(), w, r, httpstream.PortForwardOptions{
 			Dial: func(ctx context.Context, port uint16) (net.Conn, error) {
 				return (&net.Dialer{}).DialContext(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", port))
 			},
@@ -121,7 +121,7 @@ func TestForward(t *testing.T) {
 	local, remote := net.Pipe()
 	defer local.Close()
 	err = pc.Forward(remote, closedPort)
-	var re *portforward.RemoteError
+	var re *httpstream.RemoteError
 	want := fmt.Sprintf("error forwarding port %d to pod sb, uid : dial tcp 127.0.0.1:%d: connect: connection refused", closedPort, closedPort)
 	if !errors.As(err, &re) || re.Message != want {
 		t.Errorf("closed port: %v, want %q", err, want)
@@ -133,7 +133,7 @@ func TestForward(t *testing.T) {
 func TestServeRefusesBadUpgrades(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		portforward.Serve(r.Context(), w, r, portforward.ServerOptions{})
+		httpstream.ServePortForward(r.Context(), w, r, httpstream.PortForwardOptions{})
 	}))
 	defer srv.Close()
 	for _, tc := range []struct {
@@ -146,9 +146,9 @@ func TestServeRefusesBadUpgrades(t *testing.T) {
 	} {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL, nil)
 		req.Header.Set("Connection", "Upgrade")
-		req.Header.Set("Upgrade", portforward.UpgradeSPDY)
+		req.Header.Set("Upgrade", httpstream.UpgradeSPDY)
 		if tc.proto != "" {
-			req.Header.Set(portforward.HeaderProtocolVersion, tc.proto)
+			req.Header.Set(httpstream.HeaderProtocolVersion, tc.proto)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

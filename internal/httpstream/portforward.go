@@ -1,4 +1,4 @@
-package portforward
+package httpstream
 
 import (
 	"context"
@@ -48,8 +48,8 @@ const (
 // DialFunc connects to port inside the pod.
 type DialFunc func(ctx context.Context, port uint16) (net.Conn, error)
 
-// ServerOptions configure Serve.
-type ServerOptions struct {
+// PortForwardOptions configure ServePortForward.
+type PortForwardOptions struct {
 	// Dial connects to a port of the pod.
 	Dial DialFunc
 	// ErrorPrefix words a failure to forward port as the kubelet does; the
@@ -59,11 +59,11 @@ type ServerOptions struct {
 	Logger      *slog.Logger
 }
 
-// Serve negotiates the port-forward protocol, upgrades the request to SPDY
+// ServePortForward negotiates the port-forward protocol, upgrades the request to SPDY
 // and forwards every data/error stream pair to its port until the client
 // closes the connection or ctx ends. A request that cannot be upgraded is
 // answered with the reason (400 or 403), as the kubelet does.
-func Serve(ctx context.Context, w http.ResponseWriter, r *http.Request, opts ServerOptions) {
+func ServePortForward(ctx context.Context, w http.ResponseWriter, r *http.Request, opts PortForwardOptions) {
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
 	}
@@ -119,7 +119,7 @@ type pair struct {
 }
 
 type handler struct {
-	opts  ServerOptions
+	opts  PortForwardOptions
 	conn  httpstream.Connection
 	mu    sync.Mutex
 	pairs map[string]*pair
