@@ -262,10 +262,76 @@ spec:
           requests: {cpu: 100m, memory: 64Mi}
 `
 
+// workloads are objects of the served kinds the real controllers act on.
+const workloads = `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: default}
+spec:
+  serviceName: db
+  replicas: 2
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: pg, image: postgres:16}]}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: default}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec: {containers: [{name: a, image: agent:1}]}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: db, namespace: default}
+spec: {minAvailable: 1, selector: {matchLabels: {app: db}}}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv0}
+spec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], hostPath: {path: /tmp/pv0}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: default}
+spec: {accessModes: [ReadWriteOnce], storageClassName: "", resources: {requests: {storage: 1Gi}}}
+`
+
+// apply applies a manifest with the real kubectl.
+func apply(ctx context.Context, t *testing.T, kubeconfig, manifest string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, oracle.Path(t, "kubectl"), "--kubeconfig", kubeconfig, "apply", "-f", "-")
+	cmd.Stdin = strings.NewReader(manifest)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, out)
+	}
+}
+
+// waitFor polls cond every 200 ms until it holds, failing the test with
+// what and cond's last state when ctx ends.
+func waitFor(ctx context.Context, t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s: %s", what, state)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
 // TestRealSchedulerAndControllerManager: the real kube-scheduler and
 // kube-controller-manager, authorized by the bootstrap RBAC policy as
 // themselves, turn a Deployment applied with the real kubectl into a
-// ReplicaSet and Running pods on simulated nodes.
+// ReplicaSet and Running pods on simulated nodes; their StatefulSet,
+// DaemonSet, volume binding and disruption controllers work on the kinds
+// served for them.
 func TestRealSchedulerAndControllerManager(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -344,6 +410,49 @@ func TestRealSchedulerAndControllerManager(t *testing.T) {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+
+	// The real controllers of the other served kinds work through their
+	// status subresources and owned objects: the StatefulSet and
+	// DaemonSet controllers make ControllerRevisions and pods (one per
+	// node), the volume binder binds the claim to the volume, the
+	// disruption controller counts the budget's healthy pods.
+	apply(ctx, t, s.Options.WriteKubeconfig, workloads)
+	waitFor(ctx, t, "the StatefulSet's 2 pods, the DaemonSet's pod on each node, the claim bound, the budget counted", func() (bool, string) {
+		var states []string
+		running := map[string]int{}
+		list, err := pods.List(ctx, client.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, p := range list.Items {
+			if p.Status.Phase == api.PodRunning {
+				running[p.Labels["app"]]++
+			}
+		}
+		states = append(states, fmt.Sprintf("running %v", running))
+		pvc, err := client.Resource[api.PersistentVolumeClaim](admin).Namespace("default").Get(ctx, "data")
+		if err != nil {
+			return false, err.Error()
+		}
+		pv, err := client.Resource[api.PersistentVolume](admin).Get(ctx, "pv0")
+		if err != nil {
+			return false, err.Error()
+		}
+		states = append(states, "claim "+string(pvc.Status.Phase)+" to "+pvc.Spec.VolumeName, "volume "+string(pv.Status.Phase))
+		pdb, err := client.Resource[api.PodDisruptionBudget](admin).Namespace("default").Get(ctx, "db")
+		if err != nil {
+			return false, err.Error()
+		}
+		states = append(states, fmt.Sprintf("budget %d healthy, %d allowed", pdb.Status.CurrentHealthy, pdb.Status.DisruptionsAllowed))
+		revs, err := client.Resource[api.ControllerRevision](admin).Namespace("default").List(ctx, client.ListOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		states = append(states, fmt.Sprintf("%d revisions", len(revs.Items)))
+		return running["db"] == 2 && running["agent"] == 2 && pvc.Status.Phase == api.ClaimBound && pvc.Spec.VolumeName == "pv0" &&
+			pv.Status.Phase == api.VolumeBound && pdb.Status.CurrentHealthy == 2 && pdb.Status.DisruptionsAllowed == 1 &&
+			len(revs.Items) == 2, strings.Join(states, "; ")
+	})
 
 	// The scheduler bound pods, so every informer it waits for had
 	// synced; the controller-manager's quota controller lists (as
