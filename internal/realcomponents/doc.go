@@ -12,6 +12,12 @@
 // no request for a kind the apiserver does not serve (404) or in an
 // encoding it refuses (415).
 //
+// The other way round, minik8s' scheduler and controller-manager run
+// against the real kube-apiserver v1.37 (on an embedded etcd of the
+// test's own, with a kubeadm-like PKI, Node and RBAC authorization) as the
+// users kube's bootstrap policy knows them by, and turn the same
+// Deployment into Running pods.
+//
 // The package has no non-test code. Every test needs etcd and the oracle
 // binaries and is skipped with -short.
 package realcomponents
