@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X github.com/minik8s/minik8s/internal/version.gitVersion=$(V
 TESTFLAGS ?=
 BENCHTIME ?= 2s
 
-.PHONY: all build test oracle unit fuzz vet bench clean-bin cluster-dns $(BINARIES) deps deps-test images up down clean demo e2e real-control-plane minik8s-control-plane
+.PHONY: all build test oracle oracle-bin unit fuzz vet bench clean-bin cluster-dns $(BINARIES) deps deps-test images up down clean demo e2e real-control-plane minik8s-control-plane
 
 all: build
 
@@ -33,10 +33,16 @@ vet:
 # run over ./... leaves internal/e2e out. internal/cmd/testsummary prints
 # what go test prints, then every skipped test with its reason (a suite that
 # needs root or containerd and did not run shows there) and every failure.
-test: deps-test build vet e2e oracle
+test: deps-test build vet oracle-bin e2e oracle
 	$(GO) build -o $(BIN)/testsummary ./internal/cmd/testsummary
 	$(BIN)/testsummary $(GO) test $(TESTFLAGS) -count=1 -timeout 20m -json \
 		$$($(GO) list ./... | grep -v '/internal/e2e\(/\|$$\)')
+
+# oracle-bin builds the real Kubernetes binaries the tests run (kubectl,
+# kube-scheduler, kube-controller-manager, kube-apiserver) once, before
+# the tests that wait for them; a clean machine takes several minutes.
+oracle-bin:
+	scripts/oracle.sh >/dev/null
 
 # oracle compares minik8s with Kubernetes v1.37 itself where it can be
 # linked in: internal/oracle/printers is a module of its own (so
