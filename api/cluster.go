@@ -387,7 +387,7 @@ type StorageVersionMigrationStatus struct {
 
 func init() {
 	register(ResourceInfo{Version: "v1", Kind: "ServiceAccount", Resource: "serviceaccounts", Singular: "serviceaccount",
-		ShortNames: []string{"sa"}, Namespaced: true, New: func() Object { return &ServiceAccount{} }})
+		ShortNames: []string{"sa"}, Subresources: []string{"token"}, Namespaced: true, New: func() Object { return &ServiceAccount{} }})
 	register(ResourceInfo{Version: "v1", Kind: "ResourceQuota", Resource: "resourcequotas", Singular: "resourcequota",
 		ShortNames: []string{"quota"}, Namespaced: true, Subresources: []string{"status"},
 		New: func() Object { return &ResourceQuota{} }})

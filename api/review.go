@@ -160,6 +160,37 @@ type SelfSubjectReview struct {
 	Status     SelfSubjectReviewStatus `json:"status,omitzero"`
 }
 
+// BoundObjectReference names the object a token is bound to: a Pod,
+// Secret or Node; the token stops working when it is gone.
+type BoundObjectReference struct {
+	Kind       string `json:"kind,omitempty"`
+	APIVersion string `json:"apiVersion,omitempty"`
+	Name       string `json:"name,omitempty"`
+	UID        UID    `json:"uid,omitempty"`
+}
+
+// TokenRequestSpec is what a token is for.
+type TokenRequestSpec struct {
+	Audiences         []string              `json:"audiences"`
+	ExpirationSeconds *int64                `json:"expirationSeconds"`
+	BoundObjectRef    *BoundObjectReference `json:"boundObjectRef"`
+}
+
+// TokenRequestStatus is the token issued.
+type TokenRequestStatus struct {
+	Token               string `json:"token"`
+	ExpirationTimestamp Time   `json:"expirationTimestamp"`
+}
+
+// TokenRequest (authentication.k8s.io/v1) is the body and answer of a POST
+// to serviceaccounts/NAME/token.
+type TokenRequest struct {
+	TypeMeta   `json:",inline"`
+	ObjectMeta `json:"metadata"`
+	Spec       TokenRequestSpec   `json:"spec"`
+	Status     TokenRequestStatus `json:"status,omitzero"`
+}
+
 // Eviction (policy/v1) is the body of a POST to pods/NAME/eviction: delete
 // the pod if its disruption budgets allow it.
 type Eviction struct {

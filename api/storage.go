@@ -292,21 +292,21 @@ type CSIDriverList = List[CSIDriver]
 
 // CSIDriverSpec is what the cluster must know of a CSI driver.
 type CSIDriverSpec struct {
-	AttachRequired                     *bool          `json:"attachRequired,omitempty"`
-	PodInfoOnMount                     *bool          `json:"podInfoOnMount,omitempty"`
-	VolumeLifecycleModes               []string       `json:"volumeLifecycleModes,omitempty"`
-	StorageCapacity                    *bool          `json:"storageCapacity,omitempty"`
-	FSGroupPolicy                      *string        `json:"fsGroupPolicy,omitempty"`
-	TokenRequests                      []TokenRequest `json:"tokenRequests,omitempty"`
-	RequiresRepublish                  *bool          `json:"requiresRepublish,omitempty"`
-	SELinuxMount                       *bool          `json:"seLinuxMount,omitempty"`
-	NodeAllocatableUpdatePeriodSeconds *int64         `json:"nodeAllocatableUpdatePeriodSeconds,omitempty"`
-	ServiceAccountTokenInSecrets       *bool          `json:"serviceAccountTokenInSecrets,omitempty"`
-	PreventPodSchedulingIfMissing      *bool          `json:"preventPodSchedulingIfMissing,omitempty"`
+	AttachRequired                     *bool             `json:"attachRequired,omitempty"`
+	PodInfoOnMount                     *bool             `json:"podInfoOnMount,omitempty"`
+	VolumeLifecycleModes               []string          `json:"volumeLifecycleModes,omitempty"`
+	StorageCapacity                    *bool             `json:"storageCapacity,omitempty"`
+	FSGroupPolicy                      *string           `json:"fsGroupPolicy,omitempty"`
+	TokenRequests                      []CSITokenRequest `json:"tokenRequests,omitempty"`
+	RequiresRepublish                  *bool             `json:"requiresRepublish,omitempty"`
+	SELinuxMount                       *bool             `json:"seLinuxMount,omitempty"`
+	NodeAllocatableUpdatePeriodSeconds *int64            `json:"nodeAllocatableUpdatePeriodSeconds,omitempty"`
+	ServiceAccountTokenInSecrets       *bool             `json:"serviceAccountTokenInSecrets,omitempty"`
+	PreventPodSchedulingIfMissing      *bool             `json:"preventPodSchedulingIfMissing,omitempty"`
 }
 
-// TokenRequest is a service account token a CSI driver receives.
-type TokenRequest struct {
+// CSITokenRequest is a service account token a CSI driver receives.
+type CSITokenRequest struct {
 	Audience          string `json:"audience"`
 	ExpirationSeconds *int64 `json:"expirationSeconds,omitempty"`
 }

@@ -56,13 +56,22 @@ type NodeGetter interface {
 //     referencing no service account, secret, config map or claim; only the
 //     status (not the labels) of pods bound to it; only deleting pods bound
 //     to it;
-//   - only its own Lease in kube-node-lease.
+//   - only its own Lease in kube-node-lease;
+//   - tokens (serviceaccounts/NAME/token) only bound to a pod, by name and
+//     UID, that is bound to itself.
 //
 // Other users' requests pass untouched. Updates and deletes are checked
 // against the stored object (Attributes.OldObject).
 type NodeRestriction struct {
 	// Nodes verifies the node UID in a mirror pod's owner reference.
 	Nodes NodeGetter
+	// Pods reads the pod a kubelet's token request is bound to.
+	Pods PodGetter
+}
+
+// PodGetter reads a pod; a missing pod is a NotFound error.
+type PodGetter interface {
+	GetPod(ctx context.Context, namespace, name string) (*api.Pod, error)
 }
 
 var _ Validator = (*NodeRestriction)(nil)
@@ -99,6 +108,45 @@ func (p *NodeRestriction) Validate(ctx context.Context, a *Attributes) error {
 		return admitNode(node, a)
 	case "coordination.k8s.io/leases":
 		return admitLease(node, a)
+	case "/serviceaccounts":
+		return p.admitServiceAccount(ctx, node, a)
+	}
+	return nil
+}
+
+// admitServiceAccount is Kubernetes' rule for a kubelet's TokenRequest: it
+// must be bound to a pod, by name and UID, scheduled on the node, so a
+// node can never mint a node-bound or unbound token.
+func (p *NodeRestriction) admitServiceAccount(ctx context.Context, node string, a *Attributes) error {
+	if a.Operation != Create || a.Subresource != "token" {
+		return nil
+	}
+	tr, ok := a.Object.(*api.TokenRequest)
+	if !ok {
+		return NewForbidden(a, fmt.Errorf("unexpected type %T", a.Object))
+	}
+	ref := tr.Spec.BoundObjectRef
+	if ref == nil || ref.APIVersion != "v1" || ref.Kind != "Pod" || ref.Name == "" {
+		return NewForbidden(a, fmt.Errorf("node requested token not bound to a pod"))
+	}
+	if ref.UID == "" {
+		return NewForbidden(a, fmt.Errorf("node requested token with a pod binding without a uid"))
+	}
+	if p.Pods == nil {
+		return apierrors.NewInternalError(fmt.Errorf("NodeRestriction has no pod getter to verify a token's pod"))
+	}
+	pod, err := p.Pods.GetPod(ctx, a.Namespace, ref.Name)
+	if apierrors.IsNotFound(err) {
+		return err
+	}
+	if err != nil {
+		return NewForbidden(a, err)
+	}
+	if ref.UID != pod.UID {
+		return NewForbidden(a, fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated", ref.UID))
+	}
+	if pod.Spec.NodeName != node {
+		return NewForbidden(a, fmt.Errorf("node requested token bound to a pod scheduled on a different node"))
 	}
 	return nil
 }

@@ -31,6 +31,11 @@ func Options(dir string) app.Options {
 	o.SecurePort = 0
 	o.EtcdCompactionInterval = 0
 	o.WatchBookmarkInterval = time.Second
+	// No controller-manager makes the "default" service accounts here, so
+	// pods would wait for one and be refused: tests that want
+	// ServiceAccount admission clear this (kube's integration framework
+	// does the same).
+	o.DisableAdmissionPlugins = []string{"ServiceAccount"}
 	return o
 }
 

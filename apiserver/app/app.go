@@ -30,11 +30,17 @@ import (
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/review"
 	"github.com/minik8s/minik8s/apiserver/server"
+	"github.com/minik8s/minik8s/apiserver/serviceaccount"
 	"github.com/minik8s/minik8s/apiserver/servicealloc"
 	"github.com/minik8s/minik8s/apiserver/storage"
 	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/pki"
 )
+
+// AdmissionPlugins are the admission plugins, all on by default, in
+// kube-apiserver's order: mutating steps run first (the chain runs all
+// Admit steps, then all Validate steps).
+var AdmissionPlugins = []string{"NamespaceLifecycle", "ServiceAccount", "NodeRestriction", "DefaultTolerationSeconds"}
 
 // SystemNamespaces exist from the start and may not be deleted.
 var SystemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
@@ -59,6 +65,8 @@ type APIServer struct {
 	tokens         *authn.TokenFile
 	metrics        *prometheus.Registry
 	kubeletCert    kubeletClientCert
+	saKeys         *serviceaccount.Keys
+	sa             *serviceAccounts
 
 	// What one start-up phase makes for a later one.
 	crypt      *encryption.Transformers
@@ -158,6 +166,9 @@ func (a *APIServer) loadFiles(context.Context) error {
 	if a.kubeletCfg, err = a.kubeletConfig(); err != nil {
 		return err
 	}
+	if a.saKeys, err = a.loadServiceAccountKeys(); err != nil {
+		return err
+	}
 	if a.opts.AuditLogPath != "" {
 		if a.audit, err = audit.NewFileBackend(a.opts.AuditLogPath, a.opts.AuditLogMaxSizeMB); err != nil {
 			return fmt.Errorf("--audit-log-path: %w", err)
@@ -198,14 +209,22 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 
 	nsGetter := &namespaceGetter{}
 	nodeGetter := &nodeGetter{}
+	saGetter := &objectGetter{}
 	// kube-apiserver's order: mutating plugins run first (the chain runs all
 	// Admit steps, then all Validate steps).
-	chain := admission.NewChain(
+	var plugins []admission.Plugin
+	for _, p := range []admission.Plugin{
 		&admission.NamespaceLifecycle{Namespaces: nsGetter, Immortal: []string{"default", "kube-system", "kube-public"}},
-		&admission.NodeRestriction{Nodes: nodeGetter},
+		&admission.ServiceAccount{ServiceAccounts: saGetter},
+		&admission.NodeRestriction{Nodes: nodeGetter, Pods: saGetter},
 		&admission.DefaultTolerationSeconds{NotReadySeconds: a.opts.DefaultNotReadyTolerationSeconds,
 			UnreachableSeconds: a.opts.DefaultUnreachableTolerationSeconds},
-	)
+	} {
+		if !slices.Contains(a.opts.DisableAdmissionPlugins, p.Name()) {
+			plugins = append(plugins, p)
+		}
+	}
+	chain := admission.NewChain(plugins...)
 
 	a.metrics = prometheus.NewRegistry()
 	a.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -248,7 +267,10 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	if nsGetter.store == nil {
 		return errors.New("the namespaces resource is not registered")
 	}
-	return nil
+	*saGetter = objectGetter{sas: a.Store("", "serviceaccounts"), pods: a.Store("", "pods"),
+		secrets: a.Store("", "secrets"), nodes: a.Store("", "nodes")}
+	a.sa, err = a.newServiceAccounts(a.saKeys, saGetter)
+	return err
 }
 
 // startWatchCaches runs every store's watch cache (and etcd compaction)
@@ -298,7 +320,13 @@ func (a *APIServer) buildAPI(context.Context) error {
 	a.authorizer = a.newAuthorizer()
 	docs := a.docs
 	a.kubeletCfg.Authorizer = a.authorizer
+	var oidc server.OIDCDiscovery
+	if a.sa.oidc != nil {
+		oidc = a.sa.oidc
+	}
 	a.handler = server.New(server.Config{
+		Tokens:            a.sa.requests,
+		OIDC:              oidc,
 		Kubelet:           a.kubeletCfg,
 		Authorizer:        a.authorizer,
 		Reviewer:          &review.Reviewer{Authorizer: a.authorizer, Authenticator: authn.Union(a.tokenAuthenticators()...)},

@@ -74,10 +74,34 @@ type Options struct {
 	// (default: apiserver-kubelet-client.crt|key issued into the cert dir).
 	KubeletClientCertificate string
 	KubeletClientKey         string
+	// DisableAdmissionPlugins turns off admission plugins that are on by
+	// default (see AdmissionPlugins).
+	DisableAdmissionPlugins []string
+
+	// ServiceAccountKeyFiles verify service-account tokens besides the
+	// signing key; ServiceAccountSigningKeyFile signs them. Neither given:
+	// sa.key and sa.pub in CertDir, made on first start.
+	ServiceAccountKeyFiles       []string
+	ServiceAccountSigningKeyFile string
+	// ServiceAccountIssuers are the accepted "iss" values; the first signs.
+	ServiceAccountIssuers []string
+	// ServiceAccountMaxTokenExpiration caps a TokenRequest's lifetime (0: none).
+	ServiceAccountMaxTokenExpiration time.Duration
+	// ServiceAccountExtendTokenExpiration extends the tokens admission asks
+	// for (3607 s, bound to a pod) to a year, with a warnafter claim.
+	ServiceAccountExtendTokenExpiration bool
+	// APIAudiences are the audiences of tokens for this API (default: the
+	// issuers).
+	APIAudiences []string
+
 	// KubeletPreferredAddressTypes orders the Node address types used to
 	// reach a kubelet.
 	KubeletPreferredAddressTypes []string
 }
+
+// DefaultServiceAccountIssuer is the issuer of service-account tokens when
+// --service-account-issuer is not given (kubeadm's).
+const DefaultServiceAccountIssuer = "https://kubernetes.default.svc.cluster.local"
 
 // DefaultOptions returns the defaults.
 func DefaultOptions() Options {
@@ -98,6 +122,9 @@ func DefaultOptions() Options {
 		ServiceNodePortRange:   "30000-32767",
 
 		KubeletPreferredAddressTypes: []string{"InternalIP", "Hostname"},
+
+		ServiceAccountIssuers:               []string{DefaultServiceAccountIssuer},
+		ServiceAccountExtendTokenExpiration: true,
 
 		DefaultNotReadyTolerationSeconds:    300,
 		DefaultUnreachableTolerationSeconds: 300,
@@ -162,6 +189,15 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 
 	fs = fss.FlagSet("authentication")
 	fs.StringVar(&o.TokenAuthFile, "token-auth-file", o.TokenAuthFile, "Static bearer tokens: a CSV file of token,user,uid,\"group1,group2\".")
+	fs.StringArrayVar(&o.ServiceAccountKeyFiles, "service-account-key-file", o.ServiceAccountKeyFiles, "File containing PEM-encoded public keys (RSA or ECDSA) or certificates, used to verify ServiceAccount tokens besides the signing key. May be specified multiple times.")
+	fs.StringVar(&o.ServiceAccountSigningKeyFile, "service-account-signing-key-file", o.ServiceAccountSigningKeyFile, "Path to the file that contains the current private key of the service account token issuer (default: sa.key in --cert-dir, generated on first start).")
+	fs.StringArrayVar(&o.ServiceAccountIssuers, "service-account-issuer", o.ServiceAccountIssuers, "Identifier of the service account token issuer: the iss claim of issued tokens. May be specified multiple times; the first is used to sign, all are accepted.")
+	fs.DurationVar(&o.ServiceAccountMaxTokenExpiration, "service-account-max-token-expiration", o.ServiceAccountMaxTokenExpiration, "The maximum validity duration of a token created by the service account token issuer (0: no limit).")
+	fs.BoolVar(&o.ServiceAccountExtendTokenExpiration, "service-account-extend-token-expiration", o.ServiceAccountExtendTokenExpiration, "Extend the expiration of admission-injected projected tokens to one year, with a warnafter claim at the requested expiry.")
+	fs.StringSliceVar(&o.APIAudiences, "api-audiences", o.APIAudiences, "Identifiers of the API. Service account tokens must carry one of them as audience (default: the service account issuers).")
+
+	fs = fss.FlagSet("admission")
+	fs.Var(stringList{&o.DisableAdmissionPlugins}, "disable-admission-plugins", "Comma-separated admission plugins to turn off, of: "+strings.Join(AdmissionPlugins, ", ")+".")
 
 	fs = fss.FlagSet("misc")
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "A CIDR notation IP range from which to assign service cluster IPs.")

@@ -64,13 +64,17 @@ func (a *APIServer) authenticate() func(http.Handler) http.Handler {
 }
 
 // tokenAuthenticators check bearer tokens: the token file, bootstrap
-// tokens. They guard the HTTPS port and answer TokenReviews.
+// tokens, service-account tokens. They guard the HTTPS port and answer TokenReviews.
 func (a *APIServer) tokenAuthenticators() []authn.Authenticator {
 	var out []authn.Authenticator
 	if a.tokens != nil {
 		out = append(out, a.tokens)
 	}
-	return append(out, authn.NewBootstrapToken(&secretGetter{store: a.Store("", "secrets")}))
+	out = append(out, authn.NewBootstrapToken(&secretGetter{store: a.Store("", "secrets")}))
+	if a.sa != nil {
+		out = append(out, a.sa.authn)
+	}
+	return out
 }
 
 // ServerURL is the https URL clients use, from the advertise address.

@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/naming"
@@ -54,6 +56,12 @@ func (o *Options) Validate() error {
 		add(err)
 	}
 	add(o.validateEtcd())
+	add(o.validateServiceAccounts())
+	for _, name := range o.DisableAdmissionPlugins {
+		if !slices.Contains(AdmissionPlugins, name) {
+			add(fmt.Errorf("--disable-admission-plugins: unknown admission plugin %q (known: %s)", name, strings.Join(AdmissionPlugins, ", ")))
+		}
+	}
 	for _, d := range []struct {
 		flag string
 		v    int64
@@ -90,6 +98,44 @@ func (o *Options) Validate() error {
 		case api.NodeInternalIP, api.NodeHostName, api.NodeExternalIP, api.NodeInternalDNS, api.NodeExternalDNS:
 		default:
 			add(fmt.Errorf("--kubelet-preferred-address-types: unknown address type %q", t))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validateServiceAccounts checks the service-account token flags with
+// kube-apiserver's rules and words.
+func (o *Options) validateServiceAccounts() error {
+	var errs []error
+	if len(o.ServiceAccountIssuers) == 0 {
+		errs = append(errs, errors.New("--service-account-issuer is a required flag"))
+	}
+	seen := map[string]bool{}
+	for _, iss := range o.ServiceAccountIssuers {
+		if strings.Contains(iss, ":") {
+			if _, err := url.Parse(iss); err != nil {
+				errs = append(errs, fmt.Errorf("--service-account-issuer %q contained a ':' but was not a valid URL: %v", iss, err))
+				continue
+			}
+		}
+		if iss == "" {
+			errs = append(errs, errors.New("--service-account-issuer should not be an empty string"))
+			continue
+		}
+		if seen[iss] {
+			errs = append(errs, fmt.Errorf("--service-account-issuer %q is already specified", iss))
+		}
+		seen[iss] = true
+	}
+	if len(o.ServiceAccountKeyFiles) > 0 && o.ServiceAccountSigningKeyFile == "" {
+		errs = append(errs, errors.New("--service-account-signing-key-file is required when --service-account-key-file is given"))
+	}
+	if d := o.ServiceAccountMaxTokenExpiration; d != 0 && d < time.Hour {
+		errs = append(errs, fmt.Errorf("--service-account-max-token-expiration should not be less than 1h, got %v", d))
+	}
+	for _, a := range o.APIAudiences {
+		if strings.TrimSpace(a) == "" {
+			errs = append(errs, errors.New("--api-audiences should not contain an empty string"))
 		}
 	}
 	return errors.Join(errs...)

@@ -17,6 +17,8 @@ const (
 	NodesGroup            = "system:nodes"
 	AllAuthenticated      = "system:authenticated"
 	AllUnauthenticated    = "system:unauthenticated"
+	// ServiceAccountsGroup holds every service account.
+	ServiceAccountsGroup = "system:serviceaccounts"
 	// BootstrappersGroup holds the users of bootstrap tokens
 	// ("system:bootstrap:<token-id>").
 	BootstrappersGroup    = "system:bootstrappers"

@@ -28,7 +28,8 @@ type NodeGraph interface {
 //     lets only mirror pods through), delete pods bound to it and update or
 //     patch their status;
 //   - get the secrets, config maps and persistent volume claims the pods
-//     bound to it reference;
+//     bound to it reference, and get the service accounts of those pods
+//     and create their tokens (serviceaccounts/NAME/token);
 //   - and, by the static node rules (NodeRules), write events, read
 //     services, endpoints and endpoint slices, and create and read
 //     certificate signing requests.
@@ -65,6 +66,8 @@ func (n *Node) Authorize(_ context.Context, a Attributes) (Decision, string, err
 			return n.readReferenced(node, a, api.VisitPodConfigMapNames)
 		case "/persistentvolumeclaims":
 			return n.readReferenced(node, a, visitPodClaimNames)
+		case "/serviceaccounts":
+			return n.serviceAccount(node, a)
 		case "/persistentvolumes":
 			// The graph does not know which volume a claim is bound to.
 			return NoOpinion, fmt.Sprintf("no relationship found between node '%s' and this object", node), nil
@@ -80,6 +83,35 @@ func (n *Node) Authorize(_ context.Context, a Attributes) (Decision, string, err
 		return Allow, "", nil
 	}
 	return NoOpinion, "", nil
+}
+
+// serviceAccount allows getting, and creating tokens of, the service
+// accounts of the pods bound to the node (Kubernetes' authorizeCreateToken
+// and authorizeReadNamespacedObject); NodeRestriction then holds a token
+// request to one of those pods as bound object.
+func (n *Node) serviceAccount(node string, a Attributes) (Decision, string, error) {
+	if a.Verb == "get" && a.Subresource == "" {
+		return n.readReferenced(node, a, visitPodServiceAccountName)
+	}
+	if a.Verb != "create" || a.Name == "" {
+		return NoOpinion, "can only create tokens for individual service accounts", nil
+	}
+	if a.Subresource != "token" {
+		return NoOpinion, "can only create token subresource of serviceaccount", nil
+	}
+	for _, pod := range n.graph.PodsOnNode(node) {
+		if pod.Namespace == a.Namespace && pod.Spec.ServiceAccountName == a.Name {
+			return Allow, "", nil
+		}
+	}
+	return NoOpinion, fmt.Sprintf("no relationship found between node '%s' and this object", node), nil
+}
+
+func visitPodServiceAccountName(pod *api.Pod, visit func(string) bool) bool {
+	if pod.Spec.ServiceAccountName != "" {
+		return visit(pod.Spec.ServiceAccountName)
+	}
+	return true
 }
 
 // readReferenced allows getting one named object of a kind the node's pods

@@ -95,6 +95,10 @@ func NodeRules() []api.PolicyRule {
 		rule(read...).groups(discoveryGroup).resources("endpointslices"),
 		// Client certificate rotation.
 		rule("create", "get", "list", "watch").groups(certificatesGroup).resources("certificatesigningrequests"),
+		// Tokens of the service accounts of its pods (projected volumes);
+		// the Node authorizer and NodeRestriction bind them to those pods.
+		rule("get").groups(legacyGroup).resources("serviceaccounts"),
+		rule("create").groups(legacyGroup).resources("serviceaccounts/token"),
 		// The heartbeat Lease.
 		rule("get", "create", "update", "patch", "delete").groups(coordinationGroup).resources("leases"),
 	)
@@ -108,9 +112,9 @@ func NodeRules() []api.PolicyRule {
 // annotation rbac.authorization.kubernetes.io/autoupdate=true.
 //
 // Differences from Kubernetes, by design:
-//   - There are no service accounts, so the system:controller:* roles are
-//     bound to the controller-manager's own user (Kubernetes binds them to
-//     kube-system service accounts and runs each controller as its own).
+//   - The system:controller:* roles are bound to the controller-manager's
+//     own user (Kubernetes binds them to kube-system service accounts and
+//     runs each controller as its own).
 //   - Node joining is built in, as kubeadm sets it up: system:bootstrappers
 //     may file CSRs (system:node-bootstrapper) and have node client CSRs
 //     auto-approved (...:nodeclient); system:nodes have their renewals
@@ -136,6 +140,9 @@ func BootstrapPolicy() (clusterRoles []*api.ClusterRole, bindings []*api.Cluster
 			rule("create").groups(authenticationGroup).resources("selfsubjectreviews")),
 		role("system:public-info-viewer",
 			rule("get").urls("/livez", "/readyz", "/healthz", "/version", "/version/")),
+		role("system:service-account-issuer-discovery",
+			rule("get").urls("/.well-known/openid-configuration", "/.well-known/openid-configuration/",
+				"/openid/v1/jwks", "/openid/v1/jwks/")),
 		{ObjectMeta: api.ObjectMeta{Name: "system:node"}, Rules: NodeRules()},
 		role("system:node-bootstrapper",
 			rule("create", "get", "list", "watch").groups(certificatesGroup).resources("certificatesigningrequests")),
@@ -227,6 +234,7 @@ func BootstrapPolicy() (clusterRoles []*api.ClusterRole, bindings []*api.Cluster
 		bind("system:discovery", "system:discovery", groups(AllAuthenticated)),
 		bind("system:basic-user", "system:basic-user", groups(AllAuthenticated)),
 		bind("system:public-info-viewer", "system:public-info-viewer", groups(AllAuthenticated, AllUnauthenticated)),
+		bind("system:service-account-issuer-discovery", "system:service-account-issuer-discovery", groups(ServiceAccountsGroup)),
 		bind("system:node-proxier", "system:node-proxier", users(KubeProxy)),
 		bind("system:kube-controller-manager", "system:kube-controller-manager", users(KubeControllerManager)),
 		bind("system:kube-scheduler", "system:kube-scheduler", users(KubeScheduler)),

@@ -82,6 +82,7 @@ var coreEntryTypes = map[string]bool{
 var renamedTypes = map[string]string{
 	"EndpointSlicePort": "io.k8s.api.discovery.v1.EndpointPort",
 	"EventV1":           "io.k8s.api.events.v1.Event",
+	"CSITokenRequest":   "io.k8s.api.storage.v1.TokenRequest",
 }
 
 // optionalScalars are the fields, by api type, that are always written but

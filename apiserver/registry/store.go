@@ -3,7 +3,6 @@ package registry
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/api/field"
+	"github.com/minik8s/minik8s/api/naming"
 	"github.com/minik8s/minik8s/apiserver/admission"
 	"github.com/minik8s/minik8s/apiserver/cacher"
 	"github.com/minik8s/minik8s/apiserver/fieldmanager"
@@ -321,6 +321,17 @@ func (s *Store) attrs(ctx context.Context, op admission.Operation, sub, ns, name
 		Object: obj, OldObject: old, User: u, DryRun: dryRun}
 }
 
+// AdmitCreate runs the admission chain, mutating then validating, on obj
+// created at a subresource the store does not keep (a TokenRequest posted
+// to serviceaccounts/NAME/token).
+func (s *Store) AdmitCreate(ctx context.Context, sub, ns, name string, obj api.Object, dryRun bool) error {
+	a := s.attrs(ctx, admission.Create, sub, ns, name, obj, nil, dryRun)
+	if err := s.admit.Admit(ctx, a); err != nil {
+		return err
+	}
+	return s.admit.Validate(ctx, a)
+}
+
 // Get reads one object from etcd (a quorum read, like Kubernetes' GET without
 // resourceVersion).
 func (s *Store) Get(ctx context.Context, ns, name string) (api.Object, error) {
@@ -466,19 +477,7 @@ func (s *Store) checkNamespace(meta *api.ObjectMeta, ns string) error {
 }
 
 // generateName appends five random characters from Kubernetes' alphabet.
-func generateName(base string) string {
-	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
-	const maxBase = 63 - 5
-	if len(base) > maxBase {
-		base = base[:maxBase]
-	}
-	b := make([]byte, 5)
-	_, _ = rand.Read(b)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return base + string(b)
-}
+func generateName(base string) string { return naming.GenerateName(base) }
 
 // Mutation computes the desired object from a private copy of the current one.
 type Mutation func(cur api.Object) (api.Object, error)

@@ -14,6 +14,7 @@ import (
 	"github.com/minik8s/minik8s/api/field"
 	"github.com/minik8s/minik8s/apiserver/authz"
 	"github.com/minik8s/minik8s/apiserver/request"
+	"github.com/minik8s/minik8s/apiserver/serviceaccount"
 )
 
 // Authenticator finds the user of a request; TokenReview hands it a request
@@ -80,7 +81,11 @@ func (rv *Reviewer) Review(ctx context.Context, ri api.ResourceInfo, namespace s
 		if o.Spec.Token == "" {
 			return nil, apierrors.NewBadRequest("token is required for TokenReview in authentication.k8s.io")
 		}
-		o.Status = rv.reviewToken(ctx, o.Spec.Token)
+		rctx := ctx
+		if len(o.Spec.Audiences) > 0 {
+			rctx = serviceaccount.WithAudiences(ctx, o.Spec.Audiences)
+		}
+		o.Status = rv.reviewToken(rctx, o.Spec.Token)
 		o.Status.Audiences = o.Spec.Audiences
 	case *api.SelfSubjectReview:
 		now := time.Now

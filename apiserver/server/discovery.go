@@ -87,6 +87,9 @@ func subresourceShape(ri api.ResourceInfo, sub string) apiResource {
 	case "eviction":
 		r.Group, r.Version, r.Kind = "policy", "v1", "Eviction"
 		r.Verbs = []string{"create"}
+	case "token":
+		r.Group, r.Version, r.Kind = "authentication.k8s.io", "v1", "TokenRequest"
+		r.Verbs = []string{"create"}
 	case "exec":
 		r.Kind, r.Verbs = "PodExecOptions", []string{"create", "get"}
 	case "attach":

@@ -54,10 +54,22 @@ type Config struct {
 	OpenAPIV3 http.Handler
 	// ExternalAddress is advertised in /api's serverAddressByClientCIDRs.
 	ExternalAddress string
+	// Tokens issues service-account tokens (serviceaccounts/NAME/token);
+	// nil: the subresource answers 404.
+	Tokens TokenCreator
+	// OIDC serves the service-account issuer's discovery documents
+	// (/.well-known/openid-configuration, /openid/v1/jwks) when set.
+	OIDC OIDCDiscovery
 	// Kubelet says how pods/log, exec, attach and portforward reach kubelets.
 	Kubelet KubeletConfig
 	Metrics *prometheus.Registry
 	Logger  *slog.Logger
+}
+
+// OIDCDiscovery serves the two OIDC discovery documents.
+type OIDCDiscovery interface {
+	ServeConfig(w http.ResponseWriter, r *http.Request)
+	ServeJWKS(w http.ResponseWriter, r *http.Request)
 }
 
 // Server is the apiserver's HTTP layer: its routes, served through
@@ -129,6 +141,10 @@ func (s *Server) apiRoutes(r chi.Router) {
 	if s.cfg.OpenAPIV3 != nil {
 		r.Handle("/openapi/v3", s.cfg.OpenAPIV3)
 		r.Handle("/openapi/v3/*", s.cfg.OpenAPIV3)
+	}
+	if s.cfg.OIDC != nil {
+		r.Get("/.well-known/openid-configuration", s.cfg.OIDC.ServeConfig)
+		r.Get("/openid/v1/jwks", s.cfg.OIDC.ServeJWKS)
 	}
 	r.Get("/api", s.serveAPIVersions)
 	r.Get("/apis", s.serveAPIGroupList)

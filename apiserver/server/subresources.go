@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/minik8s/minik8s/api"
@@ -90,6 +91,8 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *
 		writeObject(w, r, http.StatusOK, conv, out, nil)
 	case "eviction":
 		s.evict(w, r, info, st, dry)
+	case "token":
+		s.createToken(w, r, info, st, dry)
 	case "ephemeralcontainers":
 		s.serveEphemeralContainers(w, r, info, st, dry)
 	case "finalize":
@@ -117,6 +120,43 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *
 		writeError(w, r, apierrors.NewGeneric(http.StatusNotFound, api.StatusReasonNotFound,
 			"the server could not find the requested resource"))
 	}
+}
+
+// TokenCreator issues service-account tokens (serviceaccount.TokenRequests).
+type TokenCreator interface {
+	Create(ctx context.Context, namespace, name string, req *api.TokenRequest) (*api.TokenRequest, error)
+}
+
+// createToken answers POST serviceaccounts/NAME/token: an
+// authentication.k8s.io/v1 TokenRequest in, the same with its token out
+// (201).
+func (s *Server) createToken(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store, dry bool) {
+	if info.Verb != "create" {
+		methodNotAllowed(w, r)
+		return
+	}
+	if s.cfg.Tokens == nil {
+		writeError(w, r, apierrors.NewGeneric(http.StatusNotFound, api.StatusReasonNotFound,
+			"the server could not find the requested resource"))
+		return
+	}
+	var req api.TokenRequest
+	if err := decodeBody(r, &req, api.AuthenticationGroupName+"/v1", "TokenRequest"); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	// Admission sees the request as sent (NodeRestriction holds a kubelet
+	// to tokens bound to its own pods).
+	if err := st.AdmitCreate(r.Context(), "token", info.Namespace, info.Name, &req, dry); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out, err := s.cfg.Tokens.Create(r.Context(), info.Namespace, info.Name, &req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusCreated, out)
 }
 
 // serveEphemeralContainers handles pods/NAME/ephemeralcontainers: GET

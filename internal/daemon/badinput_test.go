@@ -43,6 +43,7 @@ type fixtures struct {
 	underFile                         string // a path below a regular file
 	badToken, badEncryption, notPEM   string
 	kubeletKubeconfig, resolvConf, ca string
+	saKey                             string // an ECDSA private key
 	// config files: another component's kind, an unknown version; a field
 	// of the wrong type, a value the flag refuses, a value Validate
 	// refuses, of the scheduler's and the kubelet's kinds
@@ -66,6 +67,7 @@ func newFixtures(t *testing.T) fixtures {
 		kubeletKubeconfig: filepath.Join(dir, "kubelet.kubeconfig"),
 		resolvConf:        filepath.Join(dir, "resolv.conf"),
 		ca:                filepath.Join(dir, "ca.crt"),
+		saKey:             filepath.Join(dir, "sa.key"),
 		otherKind:         filepath.Join(dir, "other-kind.yaml"),
 		unknownVersion:    filepath.Join(dir, "unknown-version.yaml"),
 		schedWrongType:    filepath.Join(dir, "sched-wrong-type.yaml"),
@@ -105,6 +107,15 @@ func newFixtures(t *testing.T) fixtures {
 		t.Fatal(err)
 	}
 	write(f.ca, string(ca.CertPEM()))
+	saKey, err := pki.NewPrivateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saKeyPEM, err := pki.EncodeKeyPEM(saKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(f.saKey, string(saKeyPEM))
 	// A kubeconfig that loads; nothing answers at its server.
 	kc := kubeconfig.NewForCluster("https://127.0.0.1:1", ca.CertPEM(), "system:node:badinput", kubeconfig.AuthInfo{Token: "x"}, "")
 	if err := kubeconfig.Write(f.kubeletKubeconfig, kc); err != nil {
@@ -218,6 +229,16 @@ func apiserverCases(f fixtures) []badCase {
 		{"kubelet client cert missing", []string{"--kubelet-client-certificate=" + f.missing, "--kubelet-client-key=" + f.missing}, "-kubelet-client-certificate", failure},
 		{"kubelet client cert not PEM", []string{"--kubelet-client-certificate=" + f.notPEM, "--kubelet-client-key=" + f.notPEM}, "-kubelet-client-certificate", failure},
 		{"audit log not creatable", []string{"--audit-log-path=" + f.underFile}, "-audit-log-path", failure},
+		{"service account issuer empty", []string{"--service-account-issuer="}, "-service-account-issuer", usage},
+		{"service account issuer repeated", []string{"--service-account-issuer=https://a", "--service-account-issuer=https://a"}, "-service-account-issuer", usage},
+		{"max token expiration under an hour", []string{"--service-account-max-token-expiration=10m"}, "-service-account-max-token-expiration", usage},
+		{"max token expiration not a duration", []string{"--service-account-max-token-expiration=long"}, "-service-account-max-token-expiration", usage},
+		{"key file without signing key", []string{"--service-account-key-file=" + f.ca}, "-service-account-signing-key-file", usage},
+		{"api audiences empty entry", []string{"--api-audiences=a,,"}, "-api-audiences", usage},
+		{"admission plugin unknown", []string{"--disable-admission-plugins=Nope"}, "-disable-admission-plugins", usage},
+		{"signing key missing", []string{"--service-account-signing-key-file=" + f.missing}, f.missing, failure},
+		{"signing key not PEM", []string{"--service-account-signing-key-file=" + f.notPEM}, f.notPEM, failure},
+		{"verification key not PEM", []string{"--service-account-signing-key-file=" + f.saKey, "--service-account-key-file=" + f.notPEM}, f.notPEM, failure},
 	}...)
 }
 
