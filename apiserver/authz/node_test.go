@@ -34,7 +34,7 @@ func (g podGraph) NodeForPod(namespace, name string) (string, bool) {
 
 func testGraph() podGraph {
 	return podGraph{
-		{ObjectMeta: api.ObjectMeta{Namespace: "default", Name: "web-a"}, Spec: api.PodSpec{NodeName: "node-a",
+		{ObjectMeta: api.ObjectMeta{Namespace: "default", Name: "web-a"}, Spec: api.PodSpec{NodeName: "node-a", ServiceAccountName: "web",
 			ImagePullSecrets: []api.LocalObjectReference{{Name: "registry"}},
 			Volumes: []api.Volume{{Name: "cfg", VolumeSource: api.VolumeSource{ConfigMap: &api.ConfigMapVolumeSource{
 				LocalObjectReference: api.LocalObjectReference{Name: "web-config"}}}},
@@ -42,7 +42,7 @@ func testGraph() podGraph {
 			Containers: []api.Container{{Name: "c", Env: []api.EnvVar{{Name: "PW", ValueFrom: &api.EnvVarSource{
 				SecretKeyRef: &api.SecretKeySelector{LocalObjectReference: api.LocalObjectReference{Name: "db-password"}, Key: "pw"}}}}}},
 		}},
-		{ObjectMeta: api.ObjectMeta{Namespace: "default", Name: "web-b"}, Spec: api.PodSpec{NodeName: "node-b",
+		{ObjectMeta: api.ObjectMeta{Namespace: "default", Name: "web-b"}, Spec: api.PodSpec{NodeName: "node-b", ServiceAccountName: "b-robot",
 			Volumes: []api.Volume{{Name: "s", VolumeSource: api.VolumeSource{Secret: &api.SecretVolumeSource{SecretName: "b-only"}}}},
 		}},
 		{ObjectMeta: api.ObjectMeta{Namespace: "default", Name: "pending"}},
@@ -74,6 +74,18 @@ func TestNodeAuthorizer(t *testing.T) {
 		{"update another node", res(nodeA, "update", "", "nodes", "", "", "node-b"), Deny, `node "node-a" is not allowed to modify node "node-b"`},
 		{"patch another node's status", res(nodeA, "patch", "", "nodes", "status", "", "node-b"), Deny, `node "node-a" is not allowed to modify node "node-b"`},
 		{"delete its own node", res(nodeA, "delete", "", "nodes", "", "", "node-a"), NoOpinion, ""},
+
+		// Service accounts of its pods, and their tokens.
+		{"token of its pod's account", res(nodeA, "create", "", "serviceaccounts", "token", "default", "web"), Allow, ""},
+		{"get its pod's account", res(nodeA, "get", "", "serviceaccounts", "", "default", "web"), Allow, ""},
+		{"token of another node's account", res(nodeA, "create", "", "serviceaccounts", "token", "default", "b-robot"), NoOpinion,
+			"no relationship found between node 'node-a' and this object"},
+		{"token in another namespace", res(nodeA, "create", "", "serviceaccounts", "token", "other", "web"), NoOpinion,
+			"no relationship found between node 'node-a' and this object"},
+		{"create an account", res(nodeA, "create", "", "serviceaccounts", "", "default", ""), NoOpinion,
+			"can only create tokens for individual service accounts"},
+		{"update an account", res(nodeA, "update", "", "serviceaccounts", "", "default", "web"), NoOpinion,
+			"can only create tokens for individual service accounts"},
 
 		// Leases.
 		{"get its lease", res(nodeA, "get", "coordination.k8s.io", "leases", "", "kube-node-lease", "node-a"), Allow, ""},
