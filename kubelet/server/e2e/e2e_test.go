@@ -132,9 +132,8 @@ func startNode(t *testing.T, ctx context.Context, index int) *node {
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
-		for _, sub := range []string{"cpu", "cpuacct", "memory", "pids", "blkio", "devices", "freezer", "net_cls", "perf_event", "hugetlb", "cpuset", "net_prio", "systemd"} {
-			_ = os.Remove(filepath.Join("/sys/fs/cgroup", sub, ns))
-		}
+		// Every hierarchy, the unified one included.
+		testimage.RemoveCgroupTree(ns)
 		if l, err := netlink.LinkByName(bridge); err == nil {
 			_ = netlink.LinkDel(l)
 		}
