@@ -22,6 +22,8 @@ func addGenerators(create *cobra.Command, streams cli.Streams, g *cli.Globals) {
 		newCreateSecret(streams, g),
 		newCreateDeployment(streams, g),
 		newCreateService(streams, g),
+		newCreateServiceAccount(streams, g),
+		newCreateToken(streams, g),
 	)
 }
 
