@@ -15,6 +15,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
+	"github.com/minik8s/minik8s/apiserver/app"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/kubelet/network"
@@ -53,6 +54,7 @@ type node struct {
 	done         chan error
 	bc           *events.Broadcaster
 	netConfig    network.Config
+	server       *apiservertest.Server
 }
 
 func requireContainerd(t testing.TB) {
@@ -66,8 +68,14 @@ func requireContainerd(t testing.TB) {
 }
 
 func newNode(t testing.TB, mutate ...func(*node)) *node {
+	return newNodeOn(t, nil, mutate...)
+}
+
+// newNodeOn is newNode against an apiserver started with server's options
+// (apiservertest.WithTLS, admission plugins).
+func newNodeOn(t testing.TB, server []func(*app.Options), mutate ...func(*node)) *node {
 	requireContainerd(t)
-	s := apiservertest.Start(t)
+	s := apiservertest.Start(t, server...)
 	c, err := client.New(&client.Config{Host: s.URL(), QPS: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +103,7 @@ func newNode(t testing.TB, mutate ...func(*node)) *node {
 	for _, m := range mutate {
 		m(nd)
 	}
+	nd.server = s
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	node := &api.Node{ObjectMeta: api.ObjectMeta{Name: nd.name}}

@@ -15,7 +15,6 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubelet/runtime"
-	"github.com/minik8s/minik8s/kubelet/token"
 	"github.com/minik8s/minik8s/kubelet/volume"
 )
 
@@ -291,9 +290,9 @@ func (g volumeGetter) ServiceAccountToken(ctx context.Context, pod *api.Pod, src
 	if sa == "" {
 		sa = "default"
 	}
-	tr, err := g.m.tokens.GetServiceAccountToken(ctx, pod.Namespace, sa, &token.TokenRequest{Spec: token.TokenRequestSpec{
+	tr, err := g.m.tokens.GetServiceAccountToken(ctx, pod.Namespace, sa, &api.TokenRequest{Spec: api.TokenRequestSpec{
 		Audiences: auds, ExpirationSeconds: &exp,
-		BoundObjectRef: &token.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
+		BoundObjectRef: &api.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
 	}})
 	if err != nil {
 		return "", err

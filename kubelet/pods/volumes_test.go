@@ -2,13 +2,20 @@ package pods_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/apiserver/apiservertest"
+	"github.com/minik8s/minik8s/apiserver/app"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubelet/token"
 )
@@ -19,7 +26,7 @@ type clockFetcher struct {
 	mu    sync.Mutex
 	now   time.Time
 	n     int
-	asked []token.TokenRequest
+	asked []api.TokenRequest
 	// fail, when set, is the error of every request.
 	fail error
 }
@@ -36,7 +43,7 @@ func (f *clockFetcher) advance(d time.Duration) {
 	f.now = f.now.Add(d)
 }
 
-func (f *clockFetcher) RequestToken(_ context.Context, ns, name string, tr *token.TokenRequest) (*token.TokenRequest, error) {
+func (f *clockFetcher) RequestToken(_ context.Context, ns, name string, tr *api.TokenRequest) (*api.TokenRequest, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.asked = append(f.asked, *tr)
@@ -45,7 +52,7 @@ func (f *clockFetcher) RequestToken(_ context.Context, ns, name string, tr *toke
 	}
 	f.n++
 	out := *tr
-	out.Status = token.TokenRequestStatus{Token: fmt.Sprintf("token-%s-%s-%d", ns, name, f.n),
+	out.Status = api.TokenRequestStatus{Token: fmt.Sprintf("token-%s-%s-%d", ns, name, f.n),
 		ExpirationTimestamp: api.Time{Time: f.now.Add(time.Duration(*tr.Spec.ExpirationSeconds) * time.Second)}}
 	return &out, nil
 }
@@ -202,4 +209,120 @@ func TestProjectedVolumeFailedMount(t *testing.T) {
 		w := status(p, "main").State.Waiting
 		return p.Status.Phase == api.PodPending && w != nil && w.Reason == "ContainerCreating"
 	})
+}
+
+// offsetClock is the real clock moved forward by what the test adds.
+type offsetClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+}
+
+func (c *offsetClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+func (c *offsetClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.offset += d
+}
+
+// The whole path with the real apiserver: ServiceAccount admission injects
+// kube-api-access-XXXXX, the kubelet fills it through the TokenRequest
+// API, and the token the container reads authenticates as
+// system:serviceaccount:default:default over TLS verified with the
+// volume's ca.crt. Past 80% of its lifetime the kubelet puts a new token
+// in place, which authenticates too; once the pod is gone its token does
+// not.
+func TestServiceAccountTokenAuthenticates(t *testing.T) {
+	clock := &offsetClock{}
+	nd := newNodeOn(t, []func(*app.Options){apiservertest.WithTLS, func(o *app.Options) { o.DisableAdmissionPlugins = nil }},
+		func(nd *node) {
+			nd.opts.VolumeResyncPeriod = time.Second
+			tm := token.NewManager(token.APIFetcher{Client: nd.c})
+			tm.Now = clock.Now
+			nd.opts.Tokens = tm
+		})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	caPEM, err := os.ReadFile(filepath.Join(nd.server.Options.CertDir, "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the serviceaccount controller and root-ca-cert-publisher keep.
+	if _, err := client.Resource[api.ServiceAccount](nd.c).Namespace("default").Create(ctx, &api.ServiceAccount{ObjectMeta: api.ObjectMeta{Name: "default"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Resource[api.ConfigMap](nd.c).Namespace("default").Create(ctx, &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: "kube-root-ca.crt"},
+		Data: map[string]string{"ca.crt": string(caPEM)}}); err != nil {
+		t.Fatal(err)
+	}
+	p := nd.create(nd.pod("identity", api.Container{Name: "main", Command: sh("sleep 600")}))
+	if len(p.Spec.Volumes) != 1 || !strings.HasPrefix(p.Spec.Volumes[0].Name, "kube-api-access-") || p.Spec.Volumes[0].Projected == nil {
+		t.Fatalf("admission did not inject the service account volume: %+v", p.Spec.Volumes)
+	}
+	got := nd.waitPod("identity", 60*time.Second, "Running", running)
+	cat := func(path string) string {
+		out, code := nd.exec(got, "main", "cat", path)
+		if code != 0 {
+			t.Fatalf("cat %s: exit %d: %s", path, code, out)
+		}
+		return out
+	}
+	if ns := cat(saDir + "/namespace"); ns != "default" {
+		t.Errorf("namespace file %q", ns)
+	}
+	ca := cat(saDir + "/ca.crt")
+	if ca != string(caPEM) {
+		t.Errorf("ca.crt is not the cluster CA")
+	}
+	whoami := func(tok string) (api.SelfSubjectReview, error) {
+		c, err := client.New(&client.Config{Host: "https://127.0.0.1:" + fmt.Sprint(nd.server.Options.SecurePort), CAData: []byte(ca), BearerToken: tok, QPS: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out api.SelfSubjectReview
+		b, err := c.Do(ctx, client.Request{Method: "POST", Path: "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+			Body: []byte(`{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`)})
+		if err != nil {
+			return out, err
+		}
+		return out, json.Unmarshal(b, &out)
+	}
+	first := cat(saDir + "/token")
+	r, err := whoami(first)
+	if err != nil {
+		t.Fatalf("the pod's token does not authenticate: %v", err)
+	}
+	if u := r.Status.UserInfo; u.Username != "system:serviceaccount:default:default" ||
+		!slices.Contains(u.Groups, "system:serviceaccounts") || !slices.Contains(u.Groups, "system:serviceaccounts:default") {
+		t.Errorf("the pod's token is %+v", u)
+	}
+	clock.advance(2900 * time.Second) // past 80% of 3607 s
+	var second string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if second = cat(saDir + "/token"); second != first {
+			break
+		}
+	}
+	if second == first {
+		t.Fatal("token not refreshed past 80% of its lifetime")
+	}
+	if _, err := whoami(second); err != nil {
+		t.Errorf("the refreshed token does not authenticate: %v", err)
+	}
+	if err := nd.pods().Delete(ctx, "identity", nil); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		_, err := whoami(second)
+		if apierrors.IsUnauthorized(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the token of a deleted pod: %v, want 401", err)
+		}
+	}
 }

@@ -20,40 +20,9 @@ const (
 	gcPeriod  = time.Minute
 )
 
-// TokenRequest is authentication.k8s.io/v1 TokenRequest, the body and
-// answer of serviceaccounts/NAME/token.
-type TokenRequest struct {
-	api.TypeMeta `json:",inline"`
-	Metadata     api.ObjectMeta     `json:"metadata,omitzero"`
-	Spec         TokenRequestSpec   `json:"spec"`
-	Status       TokenRequestStatus `json:"status,omitzero"`
-}
-
-// TokenRequestSpec is what is asked: audiences (none: the apiserver's),
-// a lifetime and the object the token is bound to.
-type TokenRequestSpec struct {
-	Audiences         []string              `json:"audiences"`
-	ExpirationSeconds *int64                `json:"expirationSeconds,omitempty"`
-	BoundObjectRef    *BoundObjectReference `json:"boundObjectRef,omitempty"`
-}
-
-// BoundObjectReference names the pod a token is bound to.
-type BoundObjectReference struct {
-	Kind       string  `json:"kind,omitempty"`
-	APIVersion string  `json:"apiVersion,omitempty"`
-	Name       string  `json:"name,omitempty"`
-	UID        api.UID `json:"uid,omitempty"`
-}
-
-// TokenRequestStatus is the issued token.
-type TokenRequestStatus struct {
-	Token               string   `json:"token"`
-	ExpirationTimestamp api.Time `json:"expirationTimestamp"`
-}
-
 // Fetcher issues a TokenRequest for a service account.
 type Fetcher interface {
-	RequestToken(ctx context.Context, namespace, name string, tr *TokenRequest) (*TokenRequest, error)
+	RequestToken(ctx context.Context, namespace, name string, tr *api.TokenRequest) (*api.TokenRequest, error)
 }
 
 // APIFetcher calls the apiserver's TokenRequest API.
@@ -62,7 +31,7 @@ type APIFetcher struct{ Client *client.Client }
 var _ Fetcher = APIFetcher{}
 
 // RequestToken POSTs tr to serviceaccounts/NAME/token.
-func (f APIFetcher) RequestToken(ctx context.Context, namespace, name string, tr *TokenRequest) (*TokenRequest, error) {
+func (f APIFetcher) RequestToken(ctx context.Context, namespace, name string, tr *api.TokenRequest) (*api.TokenRequest, error) {
 	tr.APIVersion, tr.Kind = "authentication.k8s.io/v1", "TokenRequest"
 	body, err := json.Marshal(tr)
 	if err != nil {
@@ -73,7 +42,7 @@ func (f APIFetcher) RequestToken(ctx context.Context, namespace, name string, tr
 	if err != nil {
 		return nil, err
 	}
-	var out TokenRequest
+	var out api.TokenRequest
 	if err := json.Unmarshal(b, &out); err != nil {
 		return nil, fmt.Errorf("decode TokenRequest: %w", err)
 	}
@@ -92,13 +61,13 @@ type Manager struct {
 	jitter func() time.Duration
 
 	mu     sync.Mutex
-	cache  map[string]*TokenRequest
+	cache  map[string]*api.TokenRequest
 	lastGC time.Time
 }
 
 // NewManager returns a manager fetching tokens with f.
 func NewManager(f Fetcher) *Manager {
-	return &Manager{fetch: f, Now: time.Now, cache: map[string]*TokenRequest{},
+	return &Manager{fetch: f, Now: time.Now, cache: map[string]*api.TokenRequest{},
 		jitter: func() time.Duration { return time.Duration(rand.Float64()*maxJitter.Seconds()) * time.Second }}
 }
 
@@ -106,7 +75,7 @@ func NewManager(f Fetcher) *Manager {
 // namespace/name as tr asks (audiences, lifetime, bound pod): the cached
 // one while it is fresh, else a new one; if asking fails, the cached one
 // while it has not expired.
-func (m *Manager) GetServiceAccountToken(ctx context.Context, namespace, name string, tr *TokenRequest) (*TokenRequest, error) {
+func (m *Manager) GetServiceAccountToken(ctx context.Context, namespace, name string, tr *api.TokenRequest) (*api.TokenRequest, error) {
 	key := cacheKey(namespace, name, tr)
 	m.mu.Lock()
 	m.gcLocked()
@@ -144,7 +113,7 @@ func (m *Manager) DeleteServiceAccountToken(podUID api.UID) {
 
 // requiresRefresh is kube's rule: refresh when the token is older than
 // 24 hours, or within 20% of its lifetime of expiring, each less a jitter.
-func (m *Manager) requiresRefresh(tr *TokenRequest) bool {
+func (m *Manager) requiresRefresh(tr *api.TokenRequest) bool {
 	if tr.Spec.ExpirationSeconds == nil {
 		return false
 	}
@@ -159,7 +128,7 @@ func (m *Manager) requiresRefresh(tr *TokenRequest) bool {
 	return now.After(exp.Add(-ttl*20/100 - jitter))
 }
 
-func (m *Manager) expired(tr *TokenRequest) bool {
+func (m *Manager) expired(tr *api.TokenRequest) bool {
 	return !m.Now().Before(tr.Status.ExpirationTimestamp.Time)
 }
 
@@ -179,12 +148,12 @@ func (m *Manager) gcLocked() {
 
 // cacheKey identifies a request as kube's keyFunc: the account, the
 // audiences, the lifetime and the bound object.
-func cacheKey(namespace, name string, tr *TokenRequest) string {
+func cacheKey(namespace, name string, tr *api.TokenRequest) string {
 	exp := int64(0)
 	if tr.Spec.ExpirationSeconds != nil {
 		exp = *tr.Spec.ExpirationSeconds
 	}
-	ref := BoundObjectReference{}
+	ref := api.BoundObjectReference{}
 	if tr.Spec.BoundObjectRef != nil {
 		ref = *tr.Spec.BoundObjectRef
 	}

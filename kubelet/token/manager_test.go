@@ -16,24 +16,24 @@ type fakeFetcher struct {
 	now   func() time.Time
 	n     int
 	fail  bool
-	asked []*TokenRequest
+	asked []*api.TokenRequest
 }
 
-func (f *fakeFetcher) RequestToken(_ context.Context, ns, name string, tr *TokenRequest) (*TokenRequest, error) {
+func (f *fakeFetcher) RequestToken(_ context.Context, ns, name string, tr *api.TokenRequest) (*api.TokenRequest, error) {
 	f.asked = append(f.asked, tr)
 	if f.fail {
 		return nil, errors.New("apiserver down")
 	}
 	f.n++
 	out := *tr
-	out.Status = TokenRequestStatus{Token: fmt.Sprintf("%s/%s#%d", ns, name, f.n),
+	out.Status = api.TokenRequestStatus{Token: fmt.Sprintf("%s/%s#%d", ns, name, f.n),
 		ExpirationTimestamp: api.Time{Time: f.now().Add(time.Duration(*tr.Spec.ExpirationSeconds) * time.Second)}}
 	return &out, nil
 }
 
-func request(uid api.UID, seconds int64) *TokenRequest {
-	return &TokenRequest{Spec: TokenRequestSpec{ExpirationSeconds: &seconds,
-		BoundObjectRef: &BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "p", UID: uid}}}
+func request(uid api.UID, seconds int64) *api.TokenRequest {
+	return &api.TokenRequest{Spec: api.TokenRequestSpec{ExpirationSeconds: &seconds,
+		BoundObjectRef: &api.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "p", UID: uid}}}
 }
 
 // A token is reused until 80% of its lifetime has passed (less the
