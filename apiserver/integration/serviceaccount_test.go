@@ -501,3 +501,115 @@ func TestServiceAccountAdmission(t *testing.T) {
 		}
 	}
 }
+
+// TestServiceAccountTokensForKubelets: a kubelet (system:node:NAME) gets
+// tokens of its own pods' accounts, bound to those pods, in client-go's
+// protobuf; the token admission asks for (3607 s) is extended to a year
+// with warnafter, as kube-apiserver does.
+func TestServiceAccountTokensForKubelets(t *testing.T) {
+	t.Parallel()
+	s := apiservertest.Start(t, apiservertest.WithTLS)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin := userClientset(t, s, rest.ImpersonationConfig{}, "admin", "system:masters")
+	const ns = "default"
+	if _, err := admin.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "web"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pods := map[string]*corev1.Pod{}
+	for _, n := range []string{"node-a", "node-b"} {
+		if _, err := admin.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := admin.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-" + n},
+			Spec: corev1.PodSpec{ServiceAccountName: "web", NodeName: n, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pods[n] = p
+	}
+	// The kubelet's client: its certificate, client-go's default protobuf.
+	certPEM, keyPEM, err := s.PKI().CA.IssueClient("system:node:node-a", []string{"system:nodes"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubelet, err := kubernetes.NewForConfig(&rest.Config{Host: s.SecureURL(),
+		TLSClientConfig: rest.TLSClientConfig{CAData: s.PKI().CA.CertPEM(), CertData: certPEM, KeyData: keyPEM}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := int64(3607)
+	req := func(p *corev1.Pod) *authenticationv1.TokenRequest {
+		return &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp,
+			BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: p.Name, UID: p.UID}}}
+	}
+	var tr *authenticationv1.TokenRequest
+	eventually(t, "the kubelet's token for its pod (the node graph may lag)", func() error {
+		var err error
+		tr, err = kubelet.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "web", req(pods["node-a"]), metav1.CreateOptions{})
+		return err
+	})
+	_, claims := jwtParts(t, tr.Status.Token)
+	k8s := claims["kubernetes.io"].(map[string]any)
+	if d := claims["exp"].(float64) - claims["iat"].(float64); d != serviceaccount.ExpirationExtensionSeconds {
+		t.Errorf("admission's token lasts %v s, want the one-year extension", d)
+	}
+	if w, _ := k8s["warnafter"].(float64); w-claims["iat"].(float64) != 3607 {
+		t.Errorf("warnafter = %v, want iat+3607 (claims %v)", k8s["warnafter"], claims)
+	}
+	if d := time.Until(tr.Status.ExpirationTimestamp.Time); d < time.Hour || d > time.Hour+time.Minute {
+		t.Errorf("expirationTimestamp is %v away, want the requested 3607 s", d)
+	}
+	if _, err := kubelet.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "web", req(pods["node-b"]), metav1.CreateOptions{}); !apierrors.IsForbidden(err) ||
+		err.Error() != `serviceaccounts "web" is forbidden: node requested token bound to a pod scheduled on a different node` {
+		t.Errorf("token bound to another node's pod: %v", err)
+	}
+	if _, err := kubelet.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "web", &authenticationv1.TokenRequest{}, metav1.CreateOptions{}); !apierrors.IsForbidden(err) ||
+		err.Error() != `serviceaccounts "web" is forbidden: node requested token not bound to a pod` {
+		t.Errorf("unbound token for a kubelet: %v", err)
+	}
+	if _, err := kubelet.CoreV1().ServiceAccounts("kube-system").CreateToken(ctx, "web", req(pods["node-a"]), metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("token of an account none of its pods uses: %v", err)
+	}
+
+	// Secret- and node-bound tokens, through the admin.
+	sec, err := admin.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "holder"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range []authenticationv1.BoundObjectReference{{Kind: "Secret", APIVersion: "v1", Name: "holder"}, {Kind: "Node", APIVersion: "v1", Name: "node-b"}} {
+		tr, err := admin.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "web", &authenticationv1.TokenRequest{
+			Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &ref}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("token bound to %s: %v", ref.Kind, err)
+		}
+		ui, err := whoami(ctx, tokenClientset(t, s, tr.Status.Token))
+		if err != nil {
+			t.Fatalf("whoami with the %s-bound token: %v", ref.Kind, err)
+		}
+		if ref.Kind == "Node" && (len(ui.Extra["authentication.kubernetes.io/node-name"]) != 1 || ui.Extra["authentication.kubernetes.io/node-name"][0] != "node-b") {
+			t.Errorf("node-bound token's extra = %v", ui.Extra)
+		}
+	}
+	if err := admin.CoreV1().Secrets(ns).Delete(ctx, sec.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Discovery lists the subresource as kube-apiserver does.
+	rl, err := admin.Discovery().ServerResourcesForGroupVersion("v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range rl.APIResources {
+		if r.Name == "serviceaccounts/token" {
+			found = true
+			if r.Group != "authentication.k8s.io" || r.Version != "v1" || r.Kind != "TokenRequest" || strings.Join(r.Verbs, ",") != "create" {
+				t.Errorf("serviceaccounts/token in discovery = %+v", r)
+			}
+		}
+	}
+	if !found {
+		t.Error("discovery does not list serviceaccounts/token")
+	}
+}
