@@ -128,11 +128,16 @@ func TestReplicaSetScaleUpDown(t *testing.T) {
 			t.Errorf("pod %s owners = %+v", p.Name, p.OwnerReferences)
 		}
 	}
-	if n := len(cl.eventMessages("rs", "SuccessfulCreate")); n != 6 {
-		t.Errorf("SuccessfulCreate events = %d, want 6 (2 then 4)", n)
-	}
-	if n := len(cl.eventMessages("rs", "SuccessfulDelete")); n != 6 {
-		t.Errorf("SuccessfulDelete events = %d, want 6", n)
+	// Events are recorded asynchronously: wait for them, then check that
+	// no more came than the scaling made.
+	for reason, want := range map[string]int{"SuccessfulCreate": 6, "SuccessfulDelete": 6} { // 2 then 4 created, 6 deleted
+		waitFor(t, rolloutTimeout, fmt.Sprintf("%d %s events", want, reason), func() (bool, error) {
+			n := len(cl.eventMessages("rs", reason))
+			return n >= want, fmt.Errorf("%d events", n)
+		})
+		if n := len(cl.eventMessages("rs", reason)); n != want {
+			t.Errorf("%s events = %d, want %d", reason, n, want)
+		}
 	}
 }
 
