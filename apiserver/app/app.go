@@ -325,11 +325,12 @@ func (a *APIServer) buildAPI(context.Context) error {
 		oidc = a.sa.oidc
 	}
 	a.handler = server.New(server.Config{
-		Tokens:            a.sa.requests,
-		OIDC:              oidc,
-		Kubelet:           a.kubeletCfg,
-		Authorizer:        a.authorizer,
-		Reviewer:          &review.Reviewer{Authorizer: a.authorizer, Authenticator: authn.Union(a.tokenAuthenticators()...)},
+		Tokens:     a.sa.requests,
+		OIDC:       oidc,
+		Kubelet:    a.kubeletCfg,
+		Authorizer: a.authorizer,
+		Reviewer: &review.Reviewer{Authorizer: a.authorizer, Authenticator: authn.Union(a.tokenAuthenticators()...),
+			APIAudiences: a.opts.apiAudiences()},
 		Audit:             a.audit,
 		OpenAPIV2:         docs.V2(),
 		OpenAPIV3:         docs.V3(),

@@ -97,7 +97,7 @@ func whoami(ctx context.Context, cs *kubernetes.Clientset) (authenticationv1.Use
 // audiences, expiry and foreign keys, OIDC discovery and TokenReview.
 func TestServiceAccountTokens(t *testing.T) {
 	t.Parallel()
-	s := apiservertest.Start(t, apiservertest.WithTLS)
+	s := apiservertest.Start(t, apiservertest.WithTLS, func(o *app.Options) { o.ServiceAccountMaxTokenExpiration = 2 * time.Hour })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin := userClientset(t, s, rest.ImpersonationConfig{}, "admin", "system:masters")
@@ -264,10 +264,30 @@ func TestServiceAccountTokens(t *testing.T) {
 		t.Errorf("token of a missing account: %v", err)
 	}
 
+	// Longer than --service-account-max-token-expiration: shortened, with
+	// kube-apiserver's warning.
+	warned := &warnings{}
+	certPEM, keyPEM, err := s.PKI().CA.IssueClient("admin", []string{"system:masters"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warnedAdmin, err := kubernetes.NewForConfig(&rest.Config{Host: s.SecureURL(), WarningHandler: warned,
+		TLSClientConfig: rest.TLSClientConfig{CAData: s.PKI().CA.CertPEM(), CertData: certPEM, KeyData: keyPEM}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := int64(3 * 3600)
+	capped, err := warnedAdmin.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "robot", &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &long}}, metav1.CreateOptions{})
+	if err != nil || *capped.Spec.ExpirationSeconds != 7200 || strings.Join(warned.msgs, "|") != "requested expiration of 10800 seconds shortened to 7200 seconds" {
+		t.Errorf("3-hour token: %v, warnings %q", err, warned.msgs)
+	}
+
 	// TokenReview answers for these tokens, audiences included.
 	rev, err := admin.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
 		Spec: authenticationv1.TokenReviewSpec{Token: tr.Status.Token}}, metav1.CreateOptions{})
-	if err != nil || !rev.Status.Authenticated || rev.Status.User.Username != "system:serviceaccount:default:robot" {
+	if err != nil || !rev.Status.Authenticated || rev.Status.User.Username != "system:serviceaccount:default:robot" ||
+		!reflect.DeepEqual(rev.Status.Audiences, []string{app.DefaultServiceAccountIssuer}) {
 		t.Errorf("TokenReview: %+v, %v", rev, err)
 	}
 	rev, err = admin.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
@@ -613,3 +633,7 @@ func TestServiceAccountTokensForKubelets(t *testing.T) {
 		t.Error("discovery does not list serviceaccounts/token")
 	}
 }
+
+type warnings struct{ msgs []string }
+
+func (w *warnings) HandleWarningHeader(_ int, _ string, msg string) { w.msgs = append(w.msgs, msg) }

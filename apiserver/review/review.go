@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
@@ -29,6 +30,10 @@ type Reviewer struct {
 	Authorizer authz.Authorizer
 	// Authenticator answers TokenReviews; nil: every token is refused.
 	Authenticator Authenticator
+	// APIAudiences are the API's audiences (--api-audiences): what a
+	// TokenReview without spec.audiences asks for, and the audiences of
+	// tokens that name none (static and bootstrap tokens).
+	APIAudiences []string
 	// Now stamps SelfSubjectReviews (time.Now if nil).
 	Now func() time.Time
 }
@@ -81,12 +86,7 @@ func (rv *Reviewer) Review(ctx context.Context, ri api.ResourceInfo, namespace s
 		if o.Spec.Token == "" {
 			return nil, apierrors.NewBadRequest("token is required for TokenReview in authentication.k8s.io")
 		}
-		rctx := ctx
-		if len(o.Spec.Audiences) > 0 {
-			rctx = serviceaccount.WithAudiences(ctx, o.Spec.Audiences)
-		}
-		o.Status = rv.reviewToken(rctx, o.Spec.Token)
-		o.Status.Audiences = o.Spec.Audiences
+		o.Status = rv.reviewTokenFor(ctx, o.Spec.Token, o.Spec.Audiences)
 	case *api.SelfSubjectReview:
 		now := time.Now
 		if rv.Now != nil {
@@ -110,6 +110,42 @@ func (rv *Reviewer) authorize(ctx context.Context, a authz.Attributes) api.Subje
 	}
 	return st
 }
+
+// reviewTokenFor is kube-apiserver's TokenReview: the token must be valid
+// for one of the requested audiences (the API's when none), and
+// status.audiences are those it is valid for. Service-account tokens carry
+// their audiences; the others are valid for the API's alone.
+func (rv *Reviewer) reviewTokenFor(ctx context.Context, token string, audiences []string) api.TokenReviewStatus {
+	requested := audiences
+	if len(requested) == 0 {
+		requested = rv.APIAudiences
+	}
+	st := rv.reviewToken(serviceaccount.WithAudiences(ctx, requested), token)
+	if !st.Authenticated {
+		return st
+	}
+	has := rv.APIAudiences
+	if strings.HasPrefix(st.User.Username, serviceAccountPrefix) {
+		if auds := serviceaccount.TokenAudiences(token); len(auds) > 0 {
+			has = auds
+		}
+	}
+	if len(has) == 0 {
+		st.Audiences = audiences
+		return st
+	}
+	for _, a := range requested {
+		if slices.Contains(has, a) {
+			st.Audiences = append(st.Audiences, a)
+		}
+	}
+	if len(st.Audiences) == 0 {
+		return api.TokenReviewStatus{Error: fmt.Sprintf("token audiences %q is invalid for the target audiences %q", has, requested)}
+	}
+	return st
+}
+
+const serviceAccountPrefix = "system:serviceaccount:"
 
 // reviewToken authenticates a request carrying only the token, so exactly
 // the bearer-token authenticators that guard requests decide.

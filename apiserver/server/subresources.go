@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/minik8s/minik8s/api"
@@ -151,10 +152,14 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, info *reque
 		writeError(w, r, err)
 		return
 	}
+	asked := req.Spec.ExpirationSeconds
 	out, err := s.cfg.Tokens.Create(r.Context(), info.Namespace, info.Name, &req)
 	if err != nil {
 		writeError(w, r, err)
 		return
+	}
+	if got := out.Spec.ExpirationSeconds; asked != nil && got != nil && *got < *asked {
+		w.Header().Add("Warning", fmt.Sprintf(`299 - "requested expiration of %d seconds shortened to %d seconds"`, *asked, *got))
 	}
 	writeJSON(w, r, http.StatusCreated, out)
 }

@@ -91,6 +91,27 @@ func (a *Authenticator) hasIssuer(token string) bool {
 	return json.Unmarshal(payload, &c) == nil && slices.Contains(a.issuers, c.Issuer)
 }
 
+// TokenAudiences reads the "aud" claim of a service-account token without
+// verifying it: for a token an authenticator has already accepted, which
+// audiences it carries (TokenReview reports them).
+func TokenAudiences(token string) []string {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return nil
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return nil
+	}
+	var c struct {
+		Audience jwt.Audience `json:"aud"`
+	}
+	if json.Unmarshal(payload, &c) != nil {
+		return nil
+	}
+	return c.Audience
+}
+
 var signatureAlgorithms = []jose.SignatureAlgorithm{jose.RS256, jose.RS384, jose.RS512, jose.ES256, jose.ES384, jose.ES512}
 
 // AuthenticateToken checks a token: (nil, false, nil) when it is not a
