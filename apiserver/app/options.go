@@ -85,6 +85,9 @@ type Options struct {
 	ServiceAccountSigningKeyFile string
 	// ServiceAccountIssuers are the accepted "iss" values; the first signs.
 	ServiceAccountIssuers []string
+	// ServiceAccountJWKSURI overrides the jwks_uri of the OIDC discovery
+	// document (default: this apiserver's /openid/v1/jwks).
+	ServiceAccountJWKSURI string
 	// ServiceAccountMaxTokenExpiration caps a TokenRequest's lifetime (0: none).
 	ServiceAccountMaxTokenExpiration time.Duration
 	// ServiceAccountExtendTokenExpiration extends the tokens admission asks
@@ -192,6 +195,7 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs.StringArrayVar(&o.ServiceAccountKeyFiles, "service-account-key-file", o.ServiceAccountKeyFiles, "File containing PEM-encoded public keys (RSA or ECDSA) or certificates, used to verify ServiceAccount tokens besides the signing key. May be specified multiple times.")
 	fs.StringVar(&o.ServiceAccountSigningKeyFile, "service-account-signing-key-file", o.ServiceAccountSigningKeyFile, "Path to the file that contains the current private key of the service account token issuer (default: sa.key in --cert-dir, generated on first start).")
 	fs.StringArrayVar(&o.ServiceAccountIssuers, "service-account-issuer", o.ServiceAccountIssuers, "Identifier of the service account token issuer: the iss claim of issued tokens. May be specified multiple times; the first is used to sign, all are accepted.")
+	fs.StringVar(&o.ServiceAccountJWKSURI, "service-account-jwks-uri", o.ServiceAccountJWKSURI, "Overrides the URI for the JSON Web Key Set in the discovery doc served at /.well-known/openid-configuration, for relying parties that fetch the keys elsewhere (must be https).")
 	fs.DurationVar(&o.ServiceAccountMaxTokenExpiration, "service-account-max-token-expiration", o.ServiceAccountMaxTokenExpiration, "The maximum validity duration of a token created by the service account token issuer (0: no limit).")
 	fs.BoolVar(&o.ServiceAccountExtendTokenExpiration, "service-account-extend-token-expiration", o.ServiceAccountExtendTokenExpiration, "Extend the expiration of admission-injected projected tokens to one year, with a warnafter claim at the requested expiry.")
 	fs.StringSliceVar(&o.APIAudiences, "api-audiences", o.APIAudiences, "Identifiers of the API. Service account tokens must carry one of them as audience (default: the service account issuers).")

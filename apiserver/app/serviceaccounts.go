@@ -74,7 +74,11 @@ func (a *APIServer) newServiceAccounts(keys *serviceaccount.Keys, getter *object
 	// kube-apiserver serves discovery only for an https issuer URL; the
 	// JWKS is at the apiserver's external address.
 	if u, err := url.Parse(issuer.URL); err == nil && u.Scheme == "https" && u.Host != "" {
-		oidc, err := serviceaccount.NewDiscovery(issuer.URL, a.externalURL()+serviceaccount.JWKSPath, keys)
+		jwks := o.ServiceAccountJWKSURI
+		if jwks == "" {
+			jwks = a.externalURL() + serviceaccount.JWKSPath
+		}
+		oidc, err := serviceaccount.NewDiscovery(issuer.URL, jwks, keys)
 		if err != nil {
 			return nil, err
 		}

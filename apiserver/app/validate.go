@@ -127,6 +127,13 @@ func (o *Options) validateServiceAccounts() error {
 		}
 		seen[iss] = true
 	}
+	if o.ServiceAccountJWKSURI != "" {
+		if u, err := url.Parse(o.ServiceAccountJWKSURI); err != nil {
+			errs = append(errs, fmt.Errorf("--service-account-jwks-uri must be a valid URL: %v", err))
+		} else if u.Scheme != "https" {
+			errs = append(errs, fmt.Errorf("--service-account-jwks-uri requires https scheme, parsed as: %v", u.String()))
+		}
+	}
 	if len(o.ServiceAccountKeyFiles) > 0 && o.ServiceAccountSigningKeyFile == "" {
 		errs = append(errs, errors.New("--service-account-signing-key-file is required when --service-account-key-file is given"))
 	}

@@ -528,7 +528,7 @@ func TestServiceAccountAdmission(t *testing.T) {
 // with warnafter, as kube-apiserver does.
 func TestServiceAccountTokensForKubelets(t *testing.T) {
 	t.Parallel()
-	s := apiservertest.Start(t, apiservertest.WithTLS)
+	s := apiservertest.Start(t, apiservertest.WithTLS, func(o *app.Options) { o.ServiceAccountJWKSURI = "https://keys.example.com/jwks" })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	admin := userClientset(t, s, rest.ImpersonationConfig{}, "admin", "system:masters")
@@ -613,6 +613,12 @@ func TestServiceAccountTokensForKubelets(t *testing.T) {
 	}
 	if err := admin.CoreV1().Secrets(ns).Delete(ctx, sec.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
+	}
+
+	// --service-account-jwks-uri is what the discovery document names.
+	raw, err := admin.RESTClient().Get().AbsPath("/.well-known/openid-configuration").DoRaw(ctx)
+	if err != nil || !strings.Contains(string(raw), `"jwks_uri":"https://keys.example.com/jwks"`) {
+		t.Errorf("openid-configuration with --service-account-jwks-uri: %s, %v", raw, err)
 	}
 
 	// Discovery lists the subresource as kube-apiserver does.

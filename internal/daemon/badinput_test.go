@@ -234,6 +234,7 @@ func apiserverCases(f fixtures) []badCase {
 		{"max token expiration under an hour", []string{"--service-account-max-token-expiration=10m"}, "-service-account-max-token-expiration", usage},
 		{"max token expiration not a duration", []string{"--service-account-max-token-expiration=long"}, "-service-account-max-token-expiration", usage},
 		{"key file without signing key", []string{"--service-account-key-file=" + f.ca}, "-service-account-signing-key-file", usage},
+		{"jwks uri not https", []string{"--service-account-jwks-uri=http://keys.example/jwks"}, "-service-account-jwks-uri", usage},
 		{"api audiences empty entry", []string{"--api-audiences=a,,"}, "-api-audiences", usage},
 		{"admission plugin unknown", []string{"--disable-admission-plugins=Nope"}, "-disable-admission-plugins", usage},
 		{"signing key missing", []string{"--service-account-signing-key-file=" + f.missing}, f.missing, failure},
