@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,6 +25,9 @@ const (
 	// RootCAConfigMapName is the ConfigMap of the cluster CA published in
 	// every namespace.
 	RootCAConfigMapName = "kube-root-ca.crt"
+	// EnforceMountableSecretsAnnotation, "true" on an account, limits its
+	// pods to the secrets it lists.
+	EnforceMountableSecretsAnnotation = "kubernetes.io/enforce-mountable-secrets"
 	// WarnOnlyBoundTokenExpirationSeconds is the projected token's lifetime
 	// (the apiserver extends it and reports late refreshes).
 	WarnOnlyBoundTokenExpirationSeconds int64 = 60*60 + 7
@@ -42,7 +46,9 @@ type ServiceAccountGetter interface {
 // namespace) is added and mounted read-only at
 // /var/run/secrets/kubernetes.io/serviceaccount in every container and init
 // container that has nothing there; the account's imagePullSecrets are
-// copied to a pod that has none. Mirror pods are left alone but may not
+// copied to a pod that has none; an account annotated
+// kubernetes.io/enforce-mountable-secrets=true limits its pods to its own
+// secrets. Mirror pods are left alone but may not
 // reference a service account, secrets or token projections.
 type ServiceAccount struct {
 	ServiceAccounts ServiceAccountGetter
@@ -128,8 +134,61 @@ func (p *ServiceAccount) Validate(ctx context.Context, a *Attributes) error {
 	if pod.Spec.ServiceAccountName == "" {
 		return NewForbidden(a, fmt.Errorf("no service account specified for pod %s/%s", a.Namespace, pod.Name))
 	}
-	if _, err := p.get(ctx, a.Namespace, pod.Spec.ServiceAccountName); err != nil {
+	sa, err := p.get(ctx, a.Namespace, pod.Spec.ServiceAccountName)
+	if err != nil {
 		return NewForbidden(a, fmt.Errorf("error looking up service account %s/%s: %v", a.Namespace, pod.Spec.ServiceAccountName, err))
+	}
+	if v, ok := sa.Annotations[EnforceMountableSecretsAnnotation]; ok {
+		if enforce, _ := strconv.ParseBool(v); enforce {
+			if err := limitSecretReferences(sa, pod); err != nil {
+				return NewForbidden(a, err)
+			}
+		}
+	}
+	return nil
+}
+
+// limitSecretReferences is Kubernetes' check for accounts annotated
+// kubernetes.io/enforce-mountable-secrets=true: the pod's secret volumes,
+// secret env of its containers and init containers, and pull secrets must
+// be among the account's.
+func limitSecretReferences(sa *api.ServiceAccount, pod *api.Pod) error {
+	mountable := map[string]bool{}
+	for _, s := range sa.Secrets {
+		mountable[s.Name] = true
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.Secret != nil && !mountable[v.Secret.SecretName] {
+			return fmt.Errorf("volume with secret.secretName=\"%s\" is not allowed because service account %s does not reference that secret", v.Secret.SecretName, sa.Name)
+		}
+	}
+	for _, group := range []struct {
+		what string
+		cs   []api.Container
+	}{{"init container", pod.Spec.InitContainers}, {"container", pod.Spec.Containers}} {
+		for _, c := range group.cs {
+			for _, e := range c.Env {
+				if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && !mountable[e.ValueFrom.SecretKeyRef.Name] {
+					return fmt.Errorf("%s %s with envVar %s referencing secret.secretName=\"%s\" is not allowed because service account %s does not reference that secret",
+						group.what, c.Name, e.Name, e.ValueFrom.SecretKeyRef.Name, sa.Name)
+				}
+			}
+			for _, e := range c.EnvFrom {
+				if e.SecretRef != nil && !mountable[e.SecretRef.Name] {
+					return fmt.Errorf("%s %s with envFrom referencing secret.secretName=\"%s\" is not allowed because service account %s does not reference that secret",
+						group.what, c.Name, e.SecretRef.Name, sa.Name)
+				}
+			}
+		}
+	}
+	pull := map[string]bool{}
+	for _, s := range sa.ImagePullSecrets {
+		pull[s.Name] = true
+	}
+	for i, ref := range pod.Spec.ImagePullSecrets {
+		if !pull[ref.Name] {
+			return fmt.Errorf(`imagePullSecrets[%d].name="%s" is not allowed because service account %s does not reference that imagePullSecret`, i, ref.Name, sa.Name)
+		}
 	}
 	return nil
 }

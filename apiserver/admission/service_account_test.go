@@ -110,3 +110,52 @@ type getterFunc func(ns, name string) (*api.ServiceAccount, error)
 func (f getterFunc) GetServiceAccount(_ context.Context, ns, name string) (*api.ServiceAccount, error) {
 	return f(ns, name)
 }
+
+// TestServiceAccountMountableSecrets: an account annotated
+// kubernetes.io/enforce-mountable-secrets=true limits its pods to the
+// secrets it lists, with Kubernetes' messages.
+func TestServiceAccountMountableSecrets(t *testing.T) {
+	t.Parallel()
+	pods := resourceInfo(t, "", "pods")
+	strict := &api.ServiceAccount{ObjectMeta: api.ObjectMeta{Namespace: "ns", Name: "strict",
+		Annotations: map[string]string{EnforceMountableSecretsAnnotation: "true"}},
+		Secrets: []api.ObjectReference{{Name: "allowed"}}, ImagePullSecrets: []api.LocalObjectReference{{Name: "pull"}}}
+	p := &ServiceAccount{ServiceAccounts: fakeObjects{sas: map[string]*api.ServiceAccount{"ns/strict": strict}}}
+	secretEnv := func(name string) []api.EnvVar {
+		return []api.EnvVar{{Name: "PW", ValueFrom: &api.EnvVarSource{SecretKeyRef: &api.SecretKeySelector{
+			LocalObjectReference: api.LocalObjectReference{Name: name}, Key: "k"}}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*api.PodSpec)
+		want   string
+	}{
+		{"its secrets", func(s *api.PodSpec) {
+			s.Volumes = []api.Volume{{Name: "v", VolumeSource: api.VolumeSource{Secret: &api.SecretVolumeSource{SecretName: "allowed"}}}}
+			s.Containers[0].Env = secretEnv("allowed")
+		}, ""},
+		{"volume", func(s *api.PodSpec) {
+			s.Volumes = []api.Volume{{Name: "v", VolumeSource: api.VolumeSource{Secret: &api.SecretVolumeSource{SecretName: "other"}}}}
+		}, `pods "p" is forbidden: volume with secret.secretName="other" is not allowed because service account strict does not reference that secret`},
+		{"init env", func(s *api.PodSpec) { s.InitContainers = []api.Container{{Name: "i", Env: secretEnv("other")}} },
+			`pods "p" is forbidden: init container i with envVar PW referencing secret.secretName="other" is not allowed because service account strict does not reference that secret`},
+		{"envFrom", func(s *api.PodSpec) {
+			s.Containers[0].EnvFrom = []api.EnvFromSource{{SecretRef: &api.SecretEnvSource{LocalObjectReference: api.LocalObjectReference{Name: "other"}}}}
+		}, `pods "p" is forbidden: container c with envFrom referencing secret.secretName="other" is not allowed because service account strict does not reference that secret`},
+		{"pull secret", func(s *api.PodSpec) { s.ImagePullSecrets = []api.LocalObjectReference{{Name: "pull"}, {Name: "x"}} },
+			`pods "p" is forbidden: imagePullSecrets[1].name="x" is not allowed because service account strict does not reference that imagePullSecret`},
+	} {
+		pod := &api.Pod{ObjectMeta: api.ObjectMeta{Name: "p", Namespace: "ns"},
+			Spec: api.PodSpec{ServiceAccountName: "strict", Containers: []api.Container{{Name: "c"}}}}
+		tc.mutate(&pod.Spec)
+		err := p.Validate(context.Background(), &Attributes{Operation: Create, Resource: pods, Namespace: "ns", Name: "p", Object: pod})
+		if got := ""; err != nil {
+			got = err.Error()
+			if got != tc.want {
+				t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+			}
+		} else if tc.want != "" {
+			t.Errorf("%s: allowed, want %q", tc.name, tc.want)
+		}
+	}
+}
