@@ -246,6 +246,16 @@ func (m *Manager) hostIP() string {
 	return ""
 }
 
+// nodeAllocatable is the node's status.allocatable, as last seen.
+func (m *Manager) nodeAllocatable() api.ResourceList {
+	if m.nodes != nil {
+		for _, n := range m.nodes.Store().List() {
+			return n.Status.Allocatable
+		}
+	}
+	return nil
+}
+
 // adopt re-attaches to the running containers of existing pods and removes
 // the containers and networks of pods that are gone.
 func (m *Manager) adopt(ctx context.Context) error {

@@ -229,7 +229,7 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *api.Pod, v api.Volume, d
 		})
 	case v.DownwardAPI != nil:
 		return m.writeVolume(filepath.Join(dir, "kubernetes.io~downward-api", v.Name), func(volume.Getter) (map[string]volume.FileProjection, error) {
-			return volume.DownwardAPIPayload(pod, v.DownwardAPI.Items, mode(v.DownwardAPI.DefaultMode, api.DownwardAPIVolumeSourceDefaultMode))
+			return volume.DownwardAPIPayload(pod, v.DownwardAPI.Items, mode(v.DownwardAPI.DefaultMode, api.DownwardAPIVolumeSourceDefaultMode), m.nodeAllocatable())
 		})
 	case v.Projected != nil:
 		return m.writeVolume(filepath.Join(dir, "kubernetes.io~projected", v.Name), func(g volume.Getter) (map[string]volume.FileProjection, error) {
@@ -269,6 +269,8 @@ var _ volume.Getter = volumeGetter{}
 func (g volumeGetter) ConfigMap(ctx context.Context, ns, name string) (*api.ConfigMap, error) {
 	return client.Resource[api.ConfigMap](g.m.client).Namespace(ns).Get(ctx, name)
 }
+
+func (g volumeGetter) NodeAllocatable() api.ResourceList { return g.m.nodeAllocatable() }
 
 func (g volumeGetter) Secret(ctx context.Context, ns, name string) (*api.Secret, error) {
 	return client.Resource[api.Secret](g.m.client).Namespace(ns).Get(ctx, name)
@@ -436,7 +438,7 @@ func (m *Manager) valueFrom(ctx context.Context, pod *api.Pod, c *api.Container,
 				}
 			}
 		}
-		return volume.ResourceValue(src.ResourceFieldRef, target)
+		return volume.ResourceValue(src.ResourceFieldRef, target, m.nodeAllocatable())
 	case src.ConfigMapKeyRef != nil:
 		r := src.ConfigMapKeyRef
 		cm, err := client.Resource[api.ConfigMap](m.client).Namespace(pod.Namespace).Get(ctx, r.Name)

@@ -13,8 +13,9 @@ import (
 )
 
 // DownwardAPIPayload is kube's downwardAPI CollectData: each item's field
-// of the pod (or resource of a named container) in a file.
-func DownwardAPIPayload(pod *api.Pod, items []api.DownwardAPIVolumeFile, def int32) (map[string]FileProjection, error) {
+// of the pod (or resource of a named container) in a file; allocatable is
+// the node's, which stands for limits a container does not set.
+func DownwardAPIPayload(pod *api.Pod, items []api.DownwardAPIVolumeFile, def int32, allocatable api.ResourceList) (map[string]FileProjection, error) {
 	out := map[string]FileProjection{}
 	var errs []error
 	for _, it := range items {
@@ -29,7 +30,7 @@ func DownwardAPIPayload(pod *api.Pod, items []api.DownwardAPIVolumeFile, def int
 				err = fmt.Errorf("container %q not found in pod %s/%s", it.ResourceFieldRef.ContainerName, pod.Namespace, pod.Name)
 				break
 			}
-			v, err = ResourceValue(it.ResourceFieldRef, c)
+			v, err = ResourceValue(it.ResourceFieldRef, c, allocatable)
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -100,8 +101,10 @@ func formatMap(m map[string]string) string {
 }
 
 // ResourceValue is kube's ExtractContainerResourceValue: a request or
-// limit of c divided by the divisor (default 1), rounded up; unset is 0.
-func ResourceValue(ref *api.ResourceFieldSelector, c *api.Container) (string, error) {
+// limit of c divided by the divisor (default 1), rounded up. An unset
+// limit is the node's allocatable amount, as the kubelet merges them; an
+// unset request is 0.
+func ResourceValue(ref *api.ResourceFieldSelector, c *api.Container, allocatable api.ResourceList) (string, error) {
 	kind, name, _ := strings.Cut(ref.Resource, ".")
 	var list api.ResourceList
 	switch kind {
@@ -113,6 +116,9 @@ func ResourceValue(ref *api.ResourceFieldSelector, c *api.Container) (string, er
 		return "", fmt.Errorf("unsupported container resource : %v", ref.Resource)
 	}
 	q, ok := list[api.ResourceName(name)]
+	if !ok && kind == "limits" {
+		q, ok = allocatable[api.ResourceName(name)]
+	}
 	if !ok {
 		return "0", nil
 	}

@@ -18,6 +18,9 @@ type Getter interface {
 	// ServiceAccountToken returns a token of the pod's service account
 	// for the projection (audience, lifetime), bound to the pod.
 	ServiceAccountToken(ctx context.Context, pod *api.Pod, src *api.ServiceAccountTokenProjection) (string, error)
+	// NodeAllocatable is what the node offers pods: the downward API's
+	// value of a limit a container does not set.
+	NodeAllocatable() api.ResourceList
 }
 
 // ConfigMapPayload is kube's configMap MakePayload: every key (data and
@@ -84,7 +87,7 @@ func ProjectedPayload(ctx context.Context, g Getter, pod *api.Pod, src *api.Proj
 			}
 			add(p)
 		case s.DownwardAPI != nil:
-			p, err := DownwardAPIPayload(pod, s.DownwardAPI.Items, def)
+			p, err := DownwardAPIPayload(pod, s.DownwardAPI.Items, def, g.NodeAllocatable())
 			if err != nil {
 				errs = append(errs, err)
 				continue

@@ -37,6 +37,10 @@ func (g *fixedGetter) ServiceAccountToken(_ context.Context, _ *api.Pod, src *ap
 	return g.token, g.tokErr
 }
 
+func (g *fixedGetter) NodeAllocatable() api.ResourceList {
+	return api.ResourceList{api.ResourceCPU: resource.MustParse("2"), api.ResourceMemory: resource.MustParse("4Gi")}
+}
+
 func testPod() *api.Pod {
 	return &api.Pod{ObjectMeta: api.ObjectMeta{Name: "web", Namespace: "shop", UID: "u-1",
 		Labels: map[string]string{"tier": "front", "app": "web"}, Annotations: map[string]string{"note": `say "hi"`}},
@@ -59,12 +63,15 @@ func TestDownwardAPIPayload(t *testing.T) {
 		{Path: "sa", FieldRef: field("spec.serviceAccountName")},
 		{Path: "res/cpu_m", ResourceFieldRef: &api.ResourceFieldSelector{ContainerName: "c", Resource: "requests.cpu", Divisor: resource.MustParse("1m")}},
 		{Path: "res/mem_mi", ResourceFieldRef: &api.ResourceFieldSelector{ContainerName: "c", Resource: "limits.memory", Divisor: resource.MustParse("1Mi")}},
-	}, 0o644)
+		{Path: "res/cpu_limit", ResourceFieldRef: &api.ResourceFieldSelector{ContainerName: "c", Resource: "limits.cpu"}},
+		{Path: "res/mem_request", ResourceFieldRef: &api.ResourceFieldSelector{ContainerName: "c", Resource: "requests.memory"}},
+	}, 0o644, (&fixedGetter{}).NodeAllocatable())
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"name": "web", "ns": "shop", "uid": "u-1", "labels": "app=\"web\"\ntier=\"front\"",
-		"annotations": `note="say \"hi\""`, "tier": "front", "sa": "builder", "res/cpu_m": "250", "res/mem_mi": "64"}
+		"annotations": `note="say \"hi\""`, "tier": "front", "sa": "builder", "res/cpu_m": "250", "res/mem_mi": "64",
+		"res/cpu_limit": "2", "res/mem_request": "0"}
 	for p, v := range want {
 		if string(got[p].Data) != v {
 			t.Errorf("%s = %q, want %q", p, got[p].Data, v)
@@ -73,7 +80,7 @@ func TestDownwardAPIPayload(t *testing.T) {
 	if got["labels"].Mode != 0o600 || got["name"].Mode != 0o644 {
 		t.Errorf("modes %o %o", got["labels"].Mode, got["name"].Mode)
 	}
-	if _, err := DownwardAPIPayload(testPod(), []api.DownwardAPIVolumeFile{{Path: "x", FieldRef: field("spec.bogus")}}, 0o644); err == nil {
+	if _, err := DownwardAPIPayload(testPod(), []api.DownwardAPIVolumeFile{{Path: "x", FieldRef: field("spec.bogus")}}, 0o644, nil); err == nil {
 		t.Error("unsupported field path accepted")
 	}
 }
