@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -28,6 +29,19 @@ type record struct {
 	user         *request.User
 	impersonated *request.User
 	info         *request.Info
+	annotations  map[string]string
+}
+
+// AddAnnotation records key=value in the event of an enclosing Filter, as
+// kube-apiserver's audit.AddAuditAnnotation (the TokenRequest API notes
+// the credential ID it issued). Without a Filter it does nothing.
+func AddAnnotation(ctx context.Context, key, value string) {
+	if rec, ok := ctx.Value(ctxKey{}).(*record); ok {
+		if rec.annotations == nil {
+			rec.annotations = map[string]string{}
+		}
+		rec.annotations[key] = value
+	}
 }
 
 // LogImpersonatedUser records, in the event of an enclosing Filter, the
@@ -175,6 +189,9 @@ func newEvent(r *http.Request, rec *record, rw *responseWriter, id, stage string
 			APIGroup: info.APIGroup, APIVersion: info.APIVersion, Subresource: info.Subresource}
 	}
 	ev.ResponseStatus = rw.status(stage == StagePanic)
+	if len(rec.annotations) > 0 {
+		ev.Annotations = maps.Clone(rec.annotations)
+	}
 	return ev
 }
 

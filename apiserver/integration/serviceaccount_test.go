@@ -528,7 +528,11 @@ func TestServiceAccountAdmission(t *testing.T) {
 // with warnafter, as kube-apiserver does.
 func TestServiceAccountTokensForKubelets(t *testing.T) {
 	t.Parallel()
-	s := apiservertest.Start(t, apiservertest.WithTLS, func(o *app.Options) { o.ServiceAccountJWKSURI = "https://keys.example.com/jwks" })
+	logPath := filepath.Join(t.TempDir(), "audit.log")
+	s := apiservertest.Start(t, apiservertest.WithTLS, func(o *app.Options) {
+		o.ServiceAccountJWKSURI = "https://keys.example.com/jwks"
+		o.AuditLogPath = logPath
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	admin := userClientset(t, s, rest.ImpersonationConfig{}, "admin", "system:masters")
@@ -580,6 +584,21 @@ func TestServiceAccountTokensForKubelets(t *testing.T) {
 	if d := time.Until(tr.Status.ExpirationTimestamp.Time); d < time.Hour || d > time.Hour+time.Minute {
 		t.Errorf("expirationTimestamp is %v away, want the requested 3607 s", d)
 	}
+	// The audit log names the credential issued, as kube-apiserver's.
+	waitFor(t, 5*time.Second, func() bool {
+		data, _ := os.ReadFile(logPath)
+		for _, line := range strings.Split(string(data), "\n") {
+			var ev struct {
+				ObjectRef   struct{ Subresource string } `json:"objectRef"`
+				Annotations map[string]string            `json:"annotations"`
+			}
+			if json.Unmarshal([]byte(line), &ev) == nil && ev.ObjectRef.Subresource == "token" &&
+				ev.Annotations["authentication.kubernetes.io/issued-credential-id"] == "JTI="+claims["jti"].(string) {
+				return true
+			}
+		}
+		return false
+	})
 	if _, err := kubelet.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "web", req(pods["node-b"]), metav1.CreateOptions{}); !apierrors.IsForbidden(err) ||
 		err.Error() != `serviceaccounts "web" is forbidden: node requested token bound to a pod scheduled on a different node` {
 		t.Errorf("token bound to another node's pod: %v", err)

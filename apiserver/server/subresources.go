@@ -7,8 +7,10 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/apiserver/audit"
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/request"
+	"github.com/minik8s/minik8s/apiserver/serviceaccount"
 )
 
 // serveSubresource handles status, binding, scale, eviction and finalize (log and
@@ -157,6 +159,9 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, info *reque
 	if err != nil {
 		writeError(w, r, err)
 		return
+	}
+	if jti := serviceaccount.TokenID(out.Status.Token); jti != "" {
+		audit.AddAnnotation(r.Context(), "authentication.kubernetes.io/issued-credential-id", "JTI="+jti)
 	}
 	if got := out.Spec.ExpirationSeconds; asked != nil && got != nil && *got < *asked {
 		w.Header().Add("Warning", fmt.Sprintf(`299 - "requested expiration of %d seconds shortened to %d seconds"`, *asked, *got))

@@ -94,22 +94,24 @@ func (a *Authenticator) hasIssuer(token string) bool {
 // TokenAudiences reads the "aud" claim of a service-account token without
 // verifying it: for a token an authenticator has already accepted, which
 // audiences it carries (TokenReview reports them).
-func TokenAudiences(token string) []string {
+func TokenAudiences(token string) []string { return unverifiedClaims(token).Audience }
+
+// TokenID reads the "jti" claim of a token without verifying it (for the
+// audit annotation of the token just issued).
+func TokenID(token string) string { return unverifiedClaims(token).ID }
+
+func unverifiedClaims(token string) jwt.Claims {
+	var c jwt.Claims
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
-		return nil
+		return c
 	}
 	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
 	if err != nil {
-		return nil
+		return c
 	}
-	var c struct {
-		Audience jwt.Audience `json:"aud"`
-	}
-	if json.Unmarshal(payload, &c) != nil {
-		return nil
-	}
-	return c.Audience
+	_ = json.Unmarshal(payload, &c)
+	return c
 }
 
 var signatureAlgorithms = []jose.SignatureAlgorithm{jose.RS256, jose.RS384, jose.RS512, jose.ES256, jose.ES384, jose.ES512}
