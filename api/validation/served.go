@@ -98,7 +98,32 @@ func validateStatefulSetSpec(s *api.StatefulSetSpec, p *field.Path) field.ErrorL
 	if s.Ordinals != nil {
 		errs = append(errs, validateNonnegative(int64(s.Ordinals.Start), p.Child("ordinals.start"))...)
 	}
-	return append(errs, validateWorkloadSelector(s.Selector, &s.Template, p)...)
+	return append(errs, validateWorkloadSelector(s.Selector, statefulSetTemplateToValidate(s), p)...)
+}
+
+// statefulSetTemplateToValidate is the template as its pods will be, as
+// kube validates it: the volumes of the claim templates added (they replace
+// the template's volumes of the same name), so that volumeMounts may name
+// them.
+func statefulSetTemplateToValidate(s *api.StatefulSetSpec) *api.PodTemplateSpec {
+	if len(s.VolumeClaimTemplates) == 0 {
+		return &s.Template
+	}
+	t := api.DeepCopy(&s.Template)
+	claims := map[string]bool{}
+	var vols []api.Volume
+	for _, c := range s.VolumeClaimTemplates {
+		claims[c.Name] = true
+		vols = append(vols, api.Volume{Name: c.Name, VolumeSource: api.VolumeSource{
+			PersistentVolumeClaim: &api.PersistentVolumeClaimVolumeSource{ClaimName: c.Name}}})
+	}
+	for _, v := range t.Spec.Volumes {
+		if !claims[v.Name] {
+			vols = append(vols, v)
+		}
+	}
+	t.Spec.Volumes = vols
+	return t
 }
 
 func validateDaemonSetSpec(s *api.DaemonSetSpec, p *field.Path) field.ErrorList {

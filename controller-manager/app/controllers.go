@@ -13,6 +13,7 @@ import (
 	"github.com/minik8s/minik8s/controller-manager/replicaset"
 	"github.com/minik8s/minik8s/controller-manager/rootcacertpublisher"
 	"github.com/minik8s/minik8s/controller-manager/serviceaccount"
+	"github.com/minik8s/minik8s/controller-manager/statefulset"
 )
 
 // constructors maps kube-controller-manager's controller names to their
@@ -29,4 +30,5 @@ var constructors = map[string]controller.Constructor{
 	"replicaset":             replicaset.New,
 	"root-ca-cert-publisher": rootcacertpublisher.New,
 	"serviceaccount":         serviceaccount.New,
+	"statefulset":            statefulset.New,
 }

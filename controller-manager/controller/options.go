@@ -53,6 +53,8 @@ func DefaultOptions() Options {
 			"job":              5,
 			"nodelifecycle":    1,
 			"nodeipam":         1,
+			"statefulset":      5,
+			"daemonset":        2,
 		},
 		NodeMonitorGracePeriod:    50 * time.Second,
 		NodeMonitorPeriod:         5 * time.Second,
@@ -77,6 +79,8 @@ var concurrentFlags = map[string]struct{ flag, section string }{
 	"job":              {"concurrent-job-syncs", "job controller"},
 	"namespace":        {"concurrent-namespace-syncs", "namespace controller"},
 	"replicaset":       {"concurrent-replicaset-syncs", "replicaset controller"},
+	"statefulset":      {"concurrent-statefulset-syncs", "statefulset controller"},
+	"daemonset":        {"concurrent-daemonset-syncs", "daemonset controller"},
 }
 
 // AddFlags registers the flags above in kube-controller-manager's --help
@@ -87,7 +91,7 @@ func (o *Options) AddFlags(section func(name string) *pflag.FlagSet) {
 	fs.BoolVar(&o.AllocateNodeCIDRs, "allocate-node-cidrs", o.AllocateNodeCIDRs, "Assign each node a spec.podCIDR from --cluster-cidr.")
 	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "CIDR range for pods in the cluster; each node gets a podCIDR from it.")
 	fs.DurationVar(&o.NodeMonitorPeriod, "node-monitor-period", o.NodeMonitorPeriod, "How often node health is checked.")
-	o.addConcurrentSyncs(section, "deployment", "endpoints", "endpointslice", "garbagecollector", "job", "namespace")
+	o.addConcurrentSyncs(section, "daemonset", "deployment", "endpoints", "endpointslice", "garbagecollector", "job", "namespace")
 	section("nodeipam controller").IntVar(&o.NodeCIDRMaskSize, "node-cidr-mask-size", o.NodeCIDRMaskSize, "Mask size of each node's podCIDR.")
 	fs = section("nodelifecycle controller")
 	fs.DurationVar(&o.NodeMonitorGracePeriod, "node-monitor-grace-period", o.NodeMonitorGracePeriod, "How long a node may go without a Lease renewal or status update before it is marked unhealthy.")
@@ -98,6 +102,7 @@ func (o *Options) AddFlags(section func(name string) *pflag.FlagSet) {
 	section("podgc controller").IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "Number of terminated pods kept before the pod GC deletes the oldest.")
 	o.addConcurrentSyncs(section, "replicaset")
 	section("serviceaccount controller").StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "If set, this root certificate authority will be included in service account's token secret. This must be a valid PEM-encoded CA bundle.")
+	o.addConcurrentSyncs(section, "statefulset")
 }
 
 // addConcurrentSyncs registers the --concurrent-*-syncs flag of each

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/controller-manager/controller"
 )
 
 // maxRevHistoryLengthInChars bounds the revision-history annotation.
@@ -28,25 +29,7 @@ func rsReplicas(rs *api.ReplicaSet) int32 { return replicasOf(rs.Spec.Replicas) 
 // valueFromIntOrPercent resolves an int or "N%" of total, rounding a
 // percentage up or down.
 func valueFromIntOrPercent(v *api.IntOrString, total int, roundUp bool) (int, error) {
-	if v == nil {
-		return 0, nil
-	}
-	if v.Type == api.Int {
-		return int(v.IntVal), nil
-	}
-	s, ok := strings.CutSuffix(v.StrVal, "%")
-	if !ok {
-		return 0, fmt.Errorf("invalid value for IntOrString: invalid value %q: must be an integer or a percentage", v.StrVal)
-	}
-	pct, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, fmt.Errorf("invalid value %q: %w", v.StrVal, err)
-	}
-	f := float64(pct) * float64(total) / 100
-	if roundUp {
-		return int(math.Ceil(f)), nil
-	}
-	return int(math.Floor(f)), nil
+	return controller.ScaledValueFromIntOrPercent(v, total, roundUp)
 }
 
 // ResolveFenceposts resolves maxSurge (rounded up) and maxUnavailable
