@@ -19,25 +19,33 @@ func (m *Manager) serviceEnv(pod *api.Pod) map[string]string {
 	if m.services == nil {
 		return out
 	}
-	links := pod.Spec.EnableServiceLinks == nil || *pod.Spec.EnableServiceLinks
 	chosen := map[string]*api.Service{}
 	for _, svc := range m.services.Store().List() {
-		if ip := svc.Spec.ClusterIP; ip == "" || ip == api.ClusterIPNone || len(svc.Spec.Ports) == 0 {
+		if !chooseService(svc, pod) {
 			continue
 		}
-		switch {
-		case svc.Namespace == api.NamespaceDefault && svc.Name == "kubernetes":
-			if _, ok := chosen[svc.Name]; !ok {
-				chosen[svc.Name] = svc
-			}
-		case svc.Namespace == pod.Namespace && links:
-			chosen[svc.Name] = svc
+		// A "kubernetes" Service of the pod's own namespace wins over
+		// default's, as in kube.
+		if _, ok := chosen[svc.Name]; ok && svc.Namespace != pod.Namespace {
+			continue
 		}
+		chosen[svc.Name] = svc
 	}
 	for _, svc := range chosen {
 		serviceVars(svc, out)
 	}
 	return out
+}
+
+// chooseService: a Service with a cluster IP whose variables pod gets.
+func chooseService(svc *api.Service, pod *api.Pod) bool {
+	if ip := svc.Spec.ClusterIP; ip == "" || ip == api.ClusterIPNone || len(svc.Spec.Ports) == 0 {
+		return false
+	}
+	if svc.Namespace == api.NamespaceDefault && svc.Name == "kubernetes" {
+		return true
+	}
+	return svc.Namespace == pod.Namespace && (pod.Spec.EnableServiceLinks == nil || *pod.Spec.EnableServiceLinks)
 }
 
 // serviceVars is kube's envvars.FromServices for one Service.
