@@ -185,3 +185,42 @@ func (c Client) Delete(ctx context.Context, rev *api.ControllerRevision) error {
 	}
 	return err
 }
+
+// Reconcile returns the revision of template among revs (sorted in place),
+// creating it, or renumbering an earlier equal one as the newest (a
+// rollback), as kube's StatefulSet and DaemonSet controllers do. collisionCount
+// is the parent's status.collisionCount, raised on a hash collision.
+func (c Client) Reconcile(ctx context.Context, parent *api.ObjectMeta, ref api.OwnerReference, template *api.PodTemplateSpec, revs []*api.ControllerRevision, collisionCount *int32) (*api.ControllerRevision, error) {
+	Sort(revs)
+	data, err := TemplatePatch(template)
+	if err != nil {
+		return nil, err
+	}
+	want := New(parent, ref, template.Labels, data, Next(revs), collisionCount)
+	if equal := FindEqual(revs, want); len(equal) > 0 {
+		update := equal[len(equal)-1]
+		if update == revs[len(revs)-1] {
+			return update, nil
+		}
+		return c.UpdateRevision(ctx, update, want.Revision)
+	}
+	return c.Create(ctx, parent, want, collisionCount)
+}
+
+// Truncate deletes the oldest of revs not in live beyond limit.
+func (c Client) Truncate(ctx context.Context, revs []*api.ControllerRevision, live map[string]bool, limit int) error {
+	var old []*api.ControllerRevision
+	for _, r := range revs {
+		if !live[r.Name] {
+			old = append(old, r)
+		}
+	}
+	Sort(old)
+	for len(old) > limit {
+		if err := c.Delete(ctx, old[0]); err != nil {
+			return err
+		}
+		old = old[1:]
+	}
+	return nil
+}

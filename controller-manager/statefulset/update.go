@@ -38,25 +38,11 @@ func startOrdinal(set *api.StatefulSet) int {
 // and the current one (status.currentRevision, else the update revision),
 // as kube's getStatefulSetRevisions.
 func (ssc *Controller) revisions(ctx context.Context, set *api.StatefulSet, revs []*api.ControllerRevision) (current, update *api.ControllerRevision, collisionCount int32, err error) {
-	history.Sort(revs)
 	if set.Status.CollisionCount != nil {
 		collisionCount = *set.Status.CollisionCount
 	}
-	data, err := history.TemplatePatch(&set.Spec.Template)
-	if err != nil {
-		return nil, nil, 0, err
-	}
 	ref := controller.NewControllerRef(&set.ObjectMeta, setKind.APIVersion, setKind.Kind)
-	want := history.New(&set.ObjectMeta, ref, set.Spec.Template.Labels, data, history.Next(revs), &collisionCount)
-	if equal := history.FindEqual(revs, want); len(equal) > 0 {
-		update = equal[len(equal)-1]
-		if update != revs[len(revs)-1] {
-			// Rolling back to an earlier template: it becomes the newest.
-			if update, err = ssc.history.UpdateRevision(ctx, update, want.Revision); err != nil {
-				return nil, nil, collisionCount, err
-			}
-		}
-	} else if update, err = ssc.history.Create(ctx, &set.ObjectMeta, want, &collisionCount); err != nil {
+	if update, err = ssc.history.Reconcile(ctx, &set.ObjectMeta, ref, &set.Spec.Template, revs, &collisionCount); err != nil {
 		return nil, nil, collisionCount, err
 	}
 	for _, r := range revs {
@@ -353,22 +339,9 @@ func (ssc *Controller) truncateHistory(ctx context.Context, set *api.StatefulSet
 	for _, p := range pods {
 		live[revisionOf(p)] = true
 	}
-	var old []*api.ControllerRevision
-	for _, r := range revs {
-		if !live[r.Name] {
-			old = append(old, r)
-		}
-	}
 	limit := DefaultRevisionHistoryLimit
 	if set.Spec.RevisionHistoryLimit != nil {
 		limit = int(*set.Spec.RevisionHistoryLimit)
 	}
-	history.Sort(old)
-	for len(old) > limit {
-		if err := ssc.history.Delete(ctx, old[0]); err != nil {
-			return err
-		}
-		old = old[1:]
-	}
-	return nil
+	return ssc.history.Truncate(ctx, revs, live, limit)
 }
