@@ -2,6 +2,7 @@ package app
 
 import (
 	"github.com/minik8s/minik8s/controller-manager/controller"
+	"github.com/minik8s/minik8s/controller-manager/daemonset"
 	"github.com/minik8s/minik8s/controller-manager/deployment"
 	"github.com/minik8s/minik8s/controller-manager/endpoints"
 	"github.com/minik8s/minik8s/controller-manager/endpointslice"
@@ -19,6 +20,7 @@ import (
 // constructors maps kube-controller-manager's controller names to their
 // constructors. Every controller here is on by default.
 var constructors = map[string]controller.Constructor{
+	"daemonset":              daemonset.New,
 	"deployment":             deployment.New,
 	"endpoints":              endpoints.New,
 	"endpointslice":          endpointslice.New,

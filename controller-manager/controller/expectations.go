@@ -103,3 +103,15 @@ func (e *Expectations) Pending(key string) (add, del int) {
 	}
 	return 0, 0
 }
+
+// Expect records that n creations and the deletion of the pods podKeys
+// were issued together for key (a DaemonSet's sync does both).
+func (e *Expectations) Expect(key string, n int, podKeys []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	x := &expectation{add: n, del: len(podKeys), deletions: map[string]struct{}{}, at: e.now()}
+	for _, k := range podKeys {
+		x.deletions[k] = struct{}{}
+	}
+	e.m[key] = x
+}

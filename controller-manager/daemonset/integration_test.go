@@ -1,0 +1,252 @@
+package daemonset_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/controller-manager/controllermanagertest"
+	"github.com/minik8s/minik8s/internal/client"
+)
+
+const timeout = 60 * time.Second
+
+type env struct {
+	*controllermanagertest.Cluster
+	ns string
+}
+
+// start runs the daemonset controller, a simulated kubelet for node-0 ..
+// node-3 and a binder standing in for the scheduler: it binds each pending
+// pod to the node its metadata.name affinity names.
+func start(t *testing.T) *env {
+	cl := controllermanagertest.Start(t, []string{"daemonset"}, nil)
+	controllermanagertest.RunKubelet(t, cl.Client, controllermanagertest.KubeletOptions{Nodes: 4, LeaveBinding: true})
+	e := &env{cl, "daemons"}
+	cl.Namespace(e.ns)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pods := client.Resource[api.Pod](cl.Client).Namespace(e.ns)
+		for ctx.Err() == nil {
+			l, err := pods.List(ctx, client.ListOptions{})
+			if err == nil {
+				for _, p := range l.Items {
+					if node := pinnedNode(&p); p.Spec.NodeName == "" && node != "" && p.DeletionTimestamp == nil {
+						b := &api.Binding{ObjectMeta: api.ObjectMeta{Name: p.Name, Namespace: e.ns, UID: p.UID}, Target: api.ObjectReference{Kind: "Node", Name: node}}
+						_ = pods.Subresource(p.Name, "binding").Post(ctx, b, nil)
+					}
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return e
+}
+
+func pinnedNode(p *api.Pod) string {
+	a := p.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return ""
+	}
+	for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, f := range t.MatchFields {
+			if f.Key == "metadata.name" && len(f.Values) == 1 {
+				return f.Values[0]
+			}
+		}
+	}
+	return ""
+}
+
+// podsByNode returns the live pods by node.
+func (e *env) podsByNode() map[string][]*api.Pod {
+	e.T.Helper()
+	l, err := client.Resource[api.Pod](e.Client).Namespace(e.ns).List(context.Background(), client.ListOptions{})
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	out := map[string][]*api.Pod{}
+	for i := range l.Items {
+		if p := &l.Items[i]; p.DeletionTimestamp == nil {
+			out[pinnedNode(p)] = append(out[pinnedNode(p)], p)
+		}
+	}
+	return out
+}
+
+func (e *env) ds() *api.DaemonSet {
+	e.T.Helper()
+	ds, err := client.Resource[api.DaemonSet](e.Client).Namespace(e.ns).Get(context.Background(), "agent")
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return ds
+}
+
+func (e *env) updateNode(name string, mutate func(*api.Node)) {
+	e.T.Helper()
+	nc := client.Resource[api.Node](e.Client)
+	for i := 0; ; i++ {
+		n, err := nc.Get(context.Background(), name)
+		if err != nil {
+			e.T.Fatal(err)
+		}
+		mutate(n)
+		if _, err = nc.Update(context.Background(), n); err == nil {
+			return
+		}
+		if !apierrors.IsConflict(err) || i > 10 {
+			e.T.Fatal(err)
+		}
+	}
+}
+
+// waitNodes waits until exactly nodes run one pod each, all Ready, and
+// the status says so.
+func (e *env) waitNodes(nodes ...string) {
+	e.T.Helper()
+	e.Eventually(timeout, fmt.Sprintf("one ready pod on each of %v", nodes), func() (bool, error) {
+		by := e.podsByNode()
+		var got []string
+		for n, pods := range by {
+			got = append(got, fmt.Sprintf("%s:%d", n, len(pods)))
+		}
+		slices.Sort(got)
+		if len(by) != len(nodes) {
+			return false, fmt.Errorf("pods by node %v", got)
+		}
+		for _, n := range nodes {
+			if len(by[n]) != 1 || by[n][0].Spec.NodeName != n || by[n][0].Status.Phase != api.PodRunning {
+				return false, fmt.Errorf("pods by node %v", got)
+			}
+		}
+		ds := e.ds()
+		st := ds.Status
+		want := int32(len(nodes))
+		return st.DesiredNumberScheduled == want && st.CurrentNumberScheduled == want && st.NumberReady == want &&
+			st.NumberAvailable == want && st.UpdatedNumberScheduled == want && st.NumberUnavailable == 0 && st.NumberMisscheduled == 0 &&
+			st.ObservedGeneration == ds.Generation, fmt.Errorf("status %+v", st)
+	})
+}
+
+func TestDaemonSetFollowsNodes(t *testing.T) {
+	e := start(t)
+	e.StartNode("node-0", time.Second)
+	e.StartNode("node-1", time.Second)
+	e.StartNode("node-2", time.Second)
+	e.updateNode("node-2", func(n *api.Node) {
+		n.Spec.Taints = []api.Taint{{Key: "dedicated", Value: "db", Effect: api.TaintEffectNoSchedule}}
+	})
+	lbl := map[string]string{"app": "agent"}
+	ds := &api.DaemonSet{ObjectMeta: api.ObjectMeta{Namespace: e.ns, Name: "agent"},
+		Spec: api.DaemonSetSpec{Selector: &api.LabelSelector{MatchLabels: lbl},
+			Template: api.PodTemplateSpec{ObjectMeta: api.ObjectMeta{Labels: lbl},
+				Spec: api.PodSpec{NodeSelector: map[string]string{"agent": "yes"}, Containers: []api.Container{{Name: "a", Image: "agent:1"}}}}}}
+	for _, n := range []string{"node-0", "node-1", "node-2"} {
+		e.updateNode(n, func(n *api.Node) { n.Labels["agent"] = "yes" })
+	}
+	if _, err := client.Resource[api.DaemonSet](e.Client).Namespace(e.ns).Create(context.Background(), ds); err != nil {
+		t.Fatal(err)
+	}
+	// The tainted node-2 gets none.
+	e.waitNodes("node-0", "node-1")
+	p := e.podsByNode()["node-0"][0]
+	for _, want := range []api.Toleration{
+		{Key: api.TaintNodeNotReady, Operator: api.TolerationOpExists, Effect: api.TaintEffectNoExecute},
+		{Key: api.TaintNodeUnreachable, Operator: api.TolerationOpExists, Effect: api.TaintEffectNoExecute},
+		{Key: api.TaintNodeDiskPressure, Operator: api.TolerationOpExists, Effect: api.TaintEffectNoSchedule},
+		{Key: api.TaintNodeMemoryPressure, Operator: api.TolerationOpExists, Effect: api.TaintEffectNoSchedule},
+		{Key: api.TaintNodePIDPressure, Operator: api.TolerationOpExists, Effect: api.TaintEffectNoSchedule},
+		{Key: api.TaintNodeUnschedulable, Operator: api.TolerationOpExists, Effect: api.TaintEffectNoSchedule},
+	} {
+		if !slices.ContainsFunc(p.Spec.Tolerations, func(t api.Toleration) bool {
+			return t.Key == want.Key && t.Operator == want.Operator && t.Effect == want.Effect && t.TolerationSeconds == nil
+		}) {
+			t.Errorf("pod tolerations %+v lack %+v", p.Spec.Tolerations, want)
+		}
+	}
+	if p.Labels["controller-revision-hash"] == "" {
+		t.Errorf("pod labels %v lack controller-revision-hash", p.Labels)
+	}
+
+	// A node that joins gets a pod; one whose label goes loses it.
+	e.StartNode("node-3", time.Second)
+	e.updateNode("node-3", func(n *api.Node) { n.Labels["agent"] = "yes" })
+	e.waitNodes("node-0", "node-1", "node-3")
+	e.updateNode("node-1", func(n *api.Node) { delete(n.Labels, "agent") })
+	e.waitNodes("node-0", "node-3")
+	// Tolerating the taint puts a pod on node-2.
+	e.updateDS(func(ds *api.DaemonSet) {
+		ds.Spec.Template.Spec.Tolerations = []api.Toleration{{Key: "dedicated", Operator: api.TolerationOpExists}}
+	})
+	e.waitNodes("node-0", "node-2", "node-3")
+}
+
+func (e *env) updateDS(mutate func(*api.DaemonSet)) {
+	e.T.Helper()
+	dc := client.Resource[api.DaemonSet](e.Client).Namespace(e.ns)
+	for i := 0; ; i++ {
+		ds := e.ds()
+		mutate(ds)
+		_, err := dc.Update(context.Background(), ds)
+		if err == nil {
+			return
+		}
+		if !apierrors.IsConflict(err) || i > 10 {
+			e.T.Fatal(err)
+		}
+	}
+}
+
+func TestDaemonSetRollingUpdate(t *testing.T) {
+	e := start(t)
+	nodes := []string{"node-0", "node-1", "node-2", "node-3"}
+	for _, n := range nodes {
+		e.StartNode(n, time.Second)
+	}
+	lbl := map[string]string{"app": "agent"}
+	ds := &api.DaemonSet{ObjectMeta: api.ObjectMeta{Namespace: e.ns, Name: "agent"},
+		Spec: api.DaemonSetSpec{Selector: &api.LabelSelector{MatchLabels: lbl},
+			Template: api.PodTemplateSpec{ObjectMeta: api.ObjectMeta{Labels: lbl},
+				Spec: api.PodSpec{Containers: []api.Container{{Name: "a", Image: "agent:1"}}}}}}
+	if _, err := client.Resource[api.DaemonSet](e.Client).Namespace(e.ns).Create(context.Background(), ds); err != nil {
+		t.Fatal(err)
+	}
+	e.waitNodes(nodes...)
+	e.updateDS(func(ds *api.DaemonSet) { ds.Spec.Template.Spec.Containers[0].Image = "agent:2" })
+	// With maxUnavailable 1 (the default), at most one node lacks an
+	// available pod at any time.
+	maxDown := 0
+	e.Eventually(timeout, "every node on agent:2", func() (bool, error) {
+		by := e.podsByNode()
+		down, updated := 0, 0
+		for _, n := range nodes {
+			pods := by[n]
+			if len(pods) == 0 || pods[0].Status.Phase != api.PodRunning {
+				down++
+			} else if pods[0].Spec.Containers[0].Image == "agent:2" {
+				updated++
+			}
+		}
+		maxDown = max(maxDown, down)
+		st := e.ds().Status
+		return updated == 4 && st.UpdatedNumberScheduled == 4 && st.NumberAvailable == 4, fmt.Errorf("updated %d down %d status %+v", updated, down, st)
+	})
+	if maxDown > 1 {
+		t.Errorf("%d nodes were down at once, maxUnavailable is 1", maxDown)
+	}
+	l, err := client.Resource[api.ControllerRevision](e.Client).Namespace(e.ns).List(context.Background(), client.ListOptions{})
+	if err != nil || len(l.Items) != 2 {
+		t.Fatalf("revisions %v, %v; want 2", l, err)
+	}
+}
