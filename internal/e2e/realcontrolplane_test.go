@@ -39,10 +39,12 @@ func TestRealControlPlane(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Their /healthz is HTTPS with a self-signed certificate, which
+	// kubectl-lite in the image reads (busybox's TLS cannot talk to it).
 	healthy := func(service string, port int) func(context.Context) (bool, string, error) {
 		return func(ctx context.Context) (bool, string, error) {
-			out, err := c.Exec(ctx, service, "busybox", "wget", "-q", "-O", "-", "--no-check-certificate",
-				fmt.Sprintf("https://127.0.0.1:%d/healthz", port))
+			out, err := c.Exec(ctx, service, "kubectl-lite", "--server", fmt.Sprintf("https://127.0.0.1:%d", port),
+				"--insecure-skip-tls-verify", "get", "--raw", "/healthz")
 			if err != nil {
 				return false, err.Error(), nil
 			}
