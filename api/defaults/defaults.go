@@ -159,6 +159,13 @@ func requestsFromLimits(r *api.ResourceRequirements) {
 // period, the default scheduler, and the defaults of its containers and
 // volumes.
 func PodSpec(s *api.PodSpec) {
+	// serviceAccount is the deprecated alias of serviceAccountName:
+	// Kubernetes reads it when serviceAccountName is empty and always
+	// writes it back equal (its v1 conversion).
+	if s.ServiceAccountName == "" {
+		s.ServiceAccountName = s.DeprecatedServiceAccount
+	}
+	s.DeprecatedServiceAccount = s.ServiceAccountName
 	if s.DNSPolicy == "" {
 		s.DNSPolicy = api.DNSClusterFirst
 	}

@@ -423,3 +423,35 @@ func TestDefaultUpdateKeepsServiceAllocations(t *testing.T) {
 		t.Errorf("ExternalName kept clusterIP")
 	}
 }
+
+// TestServiceAccountAliasAndProjectedDefaults: spec.serviceAccount, the
+// deprecated alias, is read when serviceAccountName is empty and always
+// written back equal, as Kubernetes' v1 conversion does; projected and
+// downwardAPI volumes get their modes, token lifetime and fieldRef
+// apiVersion.
+func TestServiceAccountAliasAndProjectedDefaults(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, deprecated, want string }{
+		{"robot", "", "robot"}, {"", "legacy", "legacy"}, {"robot", "legacy", "robot"}, {"", "", ""},
+	} {
+		s := api.PodSpec{ServiceAccountName: tc.name, DeprecatedServiceAccount: tc.deprecated}
+		PodSpec(&s)
+		if s.ServiceAccountName != tc.want || s.DeprecatedServiceAccount != tc.want {
+			t.Errorf("%q/%q: serviceAccountName %q, serviceAccount %q; want both %q", tc.name, tc.deprecated,
+				s.ServiceAccountName, s.DeprecatedServiceAccount, tc.want)
+		}
+	}
+	s := api.PodSpec{Volumes: []api.Volume{
+		{Name: "p", VolumeSource: api.VolumeSource{Projected: &api.ProjectedVolumeSource{Sources: []api.VolumeProjection{
+			{ServiceAccountToken: &api.ServiceAccountTokenProjection{Path: "token"}},
+			{DownwardAPI: &api.DownwardAPIProjection{Items: []api.DownwardAPIVolumeFile{{Path: "ns", FieldRef: &api.ObjectFieldSelector{FieldPath: "metadata.namespace"}}}}},
+		}}}},
+		{Name: "d", VolumeSource: api.VolumeSource{DownwardAPI: &api.DownwardAPIVolumeSource{}}},
+	}}
+	PodSpec(&s)
+	p, d := s.Volumes[0].Projected, s.Volumes[1].DownwardAPI
+	if *p.DefaultMode != 420 || *p.Sources[0].ServiceAccountToken.ExpirationSeconds != 3600 ||
+		p.Sources[1].DownwardAPI.Items[0].FieldRef.APIVersion != "v1" || *d.DefaultMode != 420 {
+		t.Errorf("projected %+v, downwardAPI %+v", p, d)
+	}
+}
