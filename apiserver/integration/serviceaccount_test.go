@@ -662,3 +662,38 @@ func TestServiceAccountTokensForKubelets(t *testing.T) {
 type warnings struct{ msgs []string }
 
 func (w *warnings) HandleWarningHeader(_ int, _ string, msg string) { w.msgs = append(w.msgs, msg) }
+
+// TestServiceAccountKeyKeptAcrossRestarts: the key generated on first
+// start stays in --cert-dir, so tokens issued before a restart still work.
+func TestServiceAccountKeyKeptAcrossRestarts(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	opts := apiservertest.Options(t.TempDir())
+	apiservertest.WithTLS(&opts)
+	s := apiservertest.StartWith(t, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin := userClientset(t, s, rest.ImpersonationConfig{}, "admin", "system:masters")
+	if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "robot"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "robot", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Shutdown()
+
+	again := opts
+	again.SecureListener, again.SecurePort = nil, 0
+	apiservertest.WithTLS(&again)
+	s2 := apiservertest.StartWith(t, again)
+	eventually(t, "the old token after the restart", func() error {
+		ui, err := whoami(ctx, tokenClientset(t, s2, tr.Status.Token))
+		if err == nil && ui.Username != "system:serviceaccount:default:robot" {
+			return fmt.Errorf("whoami = %+v", ui)
+		}
+		return err
+	})
+}
