@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"text/tabwriter"
@@ -30,7 +31,7 @@ func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rollout SUBCOMMAND",
 		Short: "Manage the rollout of a resource",
-		Long:  "Manage the rollout of one or many resources. Valid resource types: deployments.",
+		Long:  "Manage the rollout of one or many resources. Valid resource types: deployments, statefulsets, daemonsets (pause and resume: deployments).",
 		Example: `  kubectl-lite rollout status deployment/web
   kubectl-lite rollout history deployment/web
   kubectl-lite rollout undo deployment/web --to-revision=2
@@ -43,8 +44,12 @@ func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	return cmd
 }
 
-// target resolves the "deployment/web" or "deployment web" arguments.
-func target(g *cli.Globals, args []string) ([]resource.Ref, *client.Client, error) {
+// target resolves the "deployment/web" or "deployment web" arguments of
+// the kinds given (Deployment when none).
+func target(g *cli.Globals, args []string, kinds ...string) ([]resource.Ref, *client.Client, error) {
+	if len(kinds) == 0 {
+		kinds = []string{"Deployment"}
+	}
 	ns, err := g.DefaultNamespace()
 	if err != nil {
 		return nil, nil, err
@@ -54,8 +59,11 @@ func target(g *cli.Globals, args []string) ([]resource.Ref, *client.Client, erro
 		return nil, nil, err
 	}
 	for _, r := range sel.Refs {
-		if r.Info.Kind != "Deployment" {
-			return nil, nil, fmt.Errorf("no rollout support for %s: only deployments are supported", resource.KindName(r.Info))
+		if !slices.Contains(kinds, r.Info.Kind) {
+			if len(kinds) == 1 {
+				return nil, nil, fmt.Errorf("no rollout support for %s: only deployments are supported", resource.KindName(r.Info))
+			}
+			return nil, nil, fmt.Errorf("no rollout support for %s: only deployments, statefulsets and daemonsets are supported", resource.KindName(r.Info))
 		}
 	}
 	c, err := g.Client()
@@ -112,7 +120,7 @@ deadline or --timeout passes.`,
 		Example: "  kubectl-lite rollout status deployment/web --timeout=2m",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			refs, c, err := target(g, args)
+			refs, c, err := target(g, args, workloadKinds...)
 			if err != nil {
 				return err
 			}
@@ -123,7 +131,16 @@ deadline or --timeout passes.`,
 				defer cancel()
 			}
 			for _, r := range refs {
-				if err := status(ctx, streams, deployments(c, r.Namespace), r.Name, watch, revision); err != nil {
+				var err error
+				switch r.Info.Kind {
+				case "StatefulSet":
+					err = watchStatus(ctx, streams, client.Resource[api.StatefulSet](c).Namespace(r.Namespace), r.Name, watch, StatefulSetStatus)
+				case "DaemonSet":
+					err = watchStatus(ctx, streams, client.Resource[api.DaemonSet](c).Namespace(r.Namespace), r.Name, watch, DaemonSetStatus)
+				default:
+					err = status(ctx, streams, deployments(c, r.Namespace), r.Name, watch, revision)
+				}
+				if err != nil {
 					return err
 				}
 			}
@@ -138,17 +155,28 @@ deadline or --timeout passes.`,
 }
 
 func status(ctx context.Context, streams cli.Streams, dc *client.ResourceClient[api.Deployment, *api.Deployment], name string, watch bool, revision int64) error {
-	check := func(d *api.Deployment) (bool, error) {
+	return watchStatus(ctx, streams, dc, name, watch, func(d *api.Deployment) (string, bool, error) {
 		if revision > 0 {
 			cur, err := strconv.ParseInt(d.Annotations[api.RevisionAnnotation], 10, 64)
 			if err != nil {
-				return false, fmt.Errorf("cannot get the revision of deployment %q: %w", d.Name, err)
+				return "", false, fmt.Errorf("cannot get the revision of deployment %q: %w", d.Name, err)
 			}
 			if cur != revision {
-				return false, fmt.Errorf("desired revision (%d) is different from the running revision (%d)", revision, cur)
+				return "", false, fmt.Errorf("desired revision (%d) is different from the running revision (%d)", revision, cur)
 			}
 		}
-		msg, done, err := Status(d)
+		return Status(d)
+	})
+}
+
+// watchStatus prints viewer's message for the object, and with watch at
+// each change until the rollout is done.
+func watchStatus[T any, PT interface {
+	*T
+	api.Object
+}](ctx context.Context, streams cli.Streams, rc *client.ResourceClient[T, PT], name string, watch bool, viewer func(*T) (string, bool, error)) error {
+	check := func(obj *T) (bool, error) {
+		msg, done, err := viewer(obj)
 		if err != nil {
 			return false, err
 		}
@@ -156,15 +184,15 @@ func status(ctx context.Context, streams cli.Streams, dc *client.ResourceClient[
 		return done, nil
 	}
 	for {
-		d, err := dc.Get(ctx, name)
+		obj, err := rc.Get(ctx, name)
 		if err != nil {
 			return timedOut(ctx, err)
 		}
-		done, err := check(d)
+		done, err := check(obj)
 		if done || err != nil || !watch {
 			return err
 		}
-		w, err := dc.Watch(ctx, client.ListOptions{FieldSelector: "metadata.name=" + name, ResourceVersion: d.ResourceVersion})
+		w, err := rc.Watch(ctx, client.ListOptions{FieldSelector: "metadata.name=" + name, ResourceVersion: PT(obj).GetObjectMeta().ResourceVersion})
 		if err != nil {
 			return timedOut(ctx, err)
 		}
@@ -179,7 +207,7 @@ func status(ctx context.Context, streams cli.Streams, dc *client.ResourceClient[
 
 // follow applies check to each change until it says done, fails, or the
 // watch ends (false, nil).
-func follow(ctx context.Context, w client.Watcher[api.Deployment], check func(*api.Deployment) (bool, error)) (bool, error) {
+func follow[T any](ctx context.Context, w client.Watcher[T], check func(*T) (bool, error)) (bool, error) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -208,6 +236,31 @@ func timedOut(ctx context.Context, err error) error {
 	return err
 }
 
+// revisionHistory returns the revisions of a Deployment (its
+// ReplicaSets) or of a StatefulSet or DaemonSet (its ControllerRevisions).
+func revisionHistory(ctx context.Context, c *client.Client, r resource.Ref) (map[int64]entry, error) {
+	if r.Info.Kind != "Deployment" {
+		uid, _, err := ownerOf(ctx, c, r)
+		if err != nil {
+			return nil, err
+		}
+		return controllerHistory(ctx, c, r, uid)
+	}
+	d, err := deployments(c, r.Namespace).Get(ctx, r.Name)
+	if err != nil {
+		return nil, err
+	}
+	rss, err := deployment.ReplicaSets(ctx, c, d)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]entry{}
+	for v, rs := range history(rss) {
+		out[v] = entry{template: rs.Spec.Template, cause: rs.Annotations[api.ChangeCauseAnnotation]}
+	}
+	return out, nil
+}
+
 // history maps revisions to the ReplicaSet of each.
 func history(rss []api.ReplicaSet) map[int64]*api.ReplicaSet {
 	out := map[int64]*api.ReplicaSet{}
@@ -230,31 +283,26 @@ func newHistory(streams cli.Streams, g *cli.Globals) *cobra.Command {
 		Example: "  kubectl-lite rollout history deployment/web\n  kubectl-lite rollout history deployment/web --revision=3",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			refs, c, err := target(g, args)
+			refs, c, err := target(g, args, workloadKinds...)
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
 			for _, r := range refs {
-				d, err := deployments(c, r.Namespace).Get(ctx, r.Name)
+				h, err := revisionHistory(ctx, c, r)
 				if err != nil {
 					return err
 				}
-				rss, err := deployment.ReplicaSets(ctx, c, d)
-				if err != nil {
-					return err
-				}
-				h := history(rss)
 				if revision > 0 {
-					rs, ok := h[revision]
+					e, ok := h[revision]
 					if !ok {
 						return errors.New("unable to find the specified revision")
 					}
 					fmt.Fprintf(streams.Out, "%s with revision #%d\n", r, revision)
-					tmpl := rs.Spec.Template
-					if cause := rs.Annotations[api.ChangeCauseAnnotation]; cause != "" {
+					tmpl := e.template
+					if e.cause != "" {
 						tmpl.Annotations = copyMap(tmpl.Annotations)
-						tmpl.Annotations[api.ChangeCauseAnnotation] = cause
+						tmpl.Annotations[api.ChangeCauseAnnotation] = e.cause
 					}
 					describe.PodTemplate(streams.Out, &tmpl)
 					fmt.Fprintln(streams.Out)
@@ -273,7 +321,7 @@ func newHistory(streams cli.Streams, g *cli.Globals) *cobra.Command {
 				w := tabwriter.NewWriter(streams.Out, 0, 8, 2, ' ', 0)
 				fmt.Fprintf(w, "REVISION\tCHANGE-CAUSE\n")
 				for _, v := range revs {
-					cause := h[v].Annotations[api.ChangeCauseAnnotation]
+					cause := h[v].cause
 					if cause == "" {
 						cause = "<none>"
 					}
@@ -309,11 +357,15 @@ by default) is copied into the Deployment, as kubectl does on the client.`,
 		Example: "  kubectl-lite rollout undo deployment/web\n  kubectl-lite rollout undo deployment/web --to-revision=3",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			refs, c, err := target(g, args)
+			refs, c, err := target(g, args, workloadKinds...)
 			if err != nil {
 				return err
 			}
 			for _, r := range refs {
+				undo := undo
+				if r.Info.Kind != "Deployment" {
+					undo = undoControllerHistory
+				}
 				msg, err := undo(cmd.Context(), c, r, toRevision)
 				if err != nil {
 					return err
@@ -403,14 +455,29 @@ func newRestart(streams cli.Streams, g *cli.Globals) *cobra.Command {
 		Example: "  kubectl-lite rollout restart deployment/web",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return patchEach(cmd, streams, g, args, "restarted", func(d *api.Deployment) ([]byte, error) {
-				if d.Spec.Paused {
-					return nil, fmt.Errorf("can't restart paused deployment (run rollout resume first)")
+			refs, c, err := target(g, args, workloadKinds...)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			for _, r := range refs {
+				if r.Info.Kind == "Deployment" {
+					d, err := deployments(c, r.Namespace).Get(ctx, r.Name)
+					if err != nil {
+						return err
+					}
+					if d.Spec.Paused {
+						return fmt.Errorf("can't restart paused deployment (run rollout resume first)")
+					}
 				}
 				p, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{
 					"annotations": map[string]string{RestartedAtAnnotation: time.Now().Format(time.RFC3339)}}}}})
-				return p, nil
-			})
+				if _, err := c.Dynamic(r.Info).Namespace(r.Namespace).Patch(ctx, r.Name, client.StrategicMergePatchType, p); err != nil {
+					return err
+				}
+				fmt.Fprintf(streams.Out, "%s restarted\n", r)
+			}
+			return nil
 		},
 	}
 }

@@ -75,7 +75,8 @@ func TestIntegrationRolloutStatus(t *testing.T) {
 	setStatus(api.DeploymentStatus{Replicas: 3, UpdatedReplicas: 1, Conditions: []api.DeploymentCondition{
 		{Type: "Progressing", Status: api.ConditionFalse, Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "web-1" has timed out progressing.`}}})
 	c.wantFail(`error: deployment "web" exceeded its progress deadline`, "rollout", "status", "deploy/web")
-	c.wantFail(`error: no rollout support for configmap: only deployments are supported`, "rollout", "status", "cm/x")
+	c.wantFail(`error: no rollout support for configmap: only deployments, statefulsets and daemonsets are supported`, "rollout", "status", "cm/x")
+	c.wantFail(`error: no rollout support for statefulset.apps: only deployments are supported`, "rollout", "pause", "sts/x")
 }
 
 func TestIntegrationRolloutHistoryUndo(t *testing.T) {

@@ -23,8 +23,8 @@ func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "scale [--current-replicas=count] --replicas=COUNT (-f FILENAME | TYPE NAME)",
-		Short: "Set a new size for a deployment or replica set",
-		Long: `Set a new size for a deployment or replica set.
+		Short: "Set a new size for a deployment, replica set, replication controller, or stateful set",
+		Long: `Set a new size for a deployment, replica set, replication controller, or stateful set.
 
 With --current-replicas the size is changed only if the current size
 matches it (a precondition checked against the /scale subresource).`,
