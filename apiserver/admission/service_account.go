@@ -11,6 +11,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/api/naming"
+	"github.com/minik8s/minik8s/apiserver/serviceaccount"
 )
 
 // Names and paths of Kubernetes' ServiceAccount admission.
@@ -28,9 +29,6 @@ const (
 	// EnforceMountableSecretsAnnotation, "true" on an account, limits its
 	// pods to the secrets it lists.
 	EnforceMountableSecretsAnnotation = "kubernetes.io/enforce-mountable-secrets"
-	// WarnOnlyBoundTokenExpirationSeconds is the projected token's lifetime
-	// (the apiserver extends it and reports late refreshes).
-	WarnOnlyBoundTokenExpirationSeconds int64 = 60*60 + 7
 )
 
 // ServiceAccountGetter reads a ServiceAccount; missing is a NotFound error.
@@ -278,7 +276,8 @@ func hasMountAt(mounts []api.VolumeMount, path string) bool {
 // TokenVolumeSource is the projected source of kube-api-access-XXXXX.
 func TokenVolumeSource() *api.ProjectedVolumeSource {
 	mode := api.ProjectedVolumeSourceDefaultMode
-	exp := WarnOnlyBoundTokenExpirationSeconds
+	// The lifetime the apiserver extends (and reports late refreshes of).
+	exp := int64(serviceaccount.WarnOnlyBoundTokenExpirationSeconds)
 	return &api.ProjectedVolumeSource{
 		DefaultMode: &mode,
 		Sources: []api.VolumeProjection{
