@@ -311,6 +311,9 @@ func (a *APIServer) bootstrap(ctx context.Context) error {
 	if err := a.bootstrapNamespaces(ctx); err != nil {
 		return err
 	}
+	if err := a.bootstrapLegacyTokenTracking(ctx); err != nil {
+		return err
+	}
 	return a.bootstrapPolicy(ctx)
 }
 
@@ -485,6 +488,23 @@ func Run(ctx context.Context, opts Options, log *slog.Logger) error {
 }
 
 // bootstrapNamespaces creates the system namespaces if they are missing.
+// LegacyTokenTrackingConfigMap is the kube-system ConfigMap in which
+// kube-apiserver records (key "since", a date) when it began tracking the
+// use of legacy service-account token secrets; the controller-manager's
+// legacy-service-account-token-cleaner reads it.
+const LegacyTokenTrackingConfigMap = "kube-apiserver-legacy-service-account-token-tracking"
+
+// bootstrapLegacyTokenTracking creates LegacyTokenTrackingConfigMap, dated
+// today, unless it exists.
+func (a *APIServer) bootstrapLegacyTokenTracking(ctx context.Context) error {
+	cm := &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: LegacyTokenTrackingConfigMap, Namespace: api.NamespaceSystem},
+		Data: map[string]string{"since": time.Now().UTC().Format(time.DateOnly)}}
+	if _, err := a.Store("", "configmaps").Create(ctx, api.NamespaceSystem, cm, registry.WriteOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create configmap %s/%s: %w", api.NamespaceSystem, LegacyTokenTrackingConfigMap, err)
+	}
+	return nil
+}
+
 func (a *APIServer) bootstrapNamespaces(ctx context.Context) error {
 	ns := a.Store("", "namespaces")
 	for _, name := range SystemNamespaces {

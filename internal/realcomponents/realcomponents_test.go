@@ -469,6 +469,9 @@ func TestRealSchedulerAndControllerManager(t *testing.T) {
 		if err != nil || code != 200 || body != "ok" {
 			t.Errorf("%s /healthz: %d %q %v", c.name, code, body, err)
 		}
+		if c.logged(t, "kube-apiserver-legacy-service-account-token-tracking\\\" not found") {
+			t.Errorf("%s did not find the apiserver's legacy token tracking ConfigMap", c.name)
+		}
 		if bad := unserved(c.responses(t)); len(bad) > 0 {
 			t.Errorf("%s asked for what the apiserver does not serve:\n%s", c.name, strings.Join(bad, "\n"))
 		}

@@ -343,7 +343,7 @@ func TestIntegrationCompletionHelp(t *testing.T) {
 		{[]string{"delete", "configmap", "dry", ""}, "other\n:4\n"},
 		{[]string{"describe", "cm/o"}, "cm/other\n:4\n"},
 		{[]string{"get", "-n", "kube-"}, "kube-node-lease\nkube-public\nkube-system\n:4\n"},
-		{[]string{"-n", "kube-system", "get", "cm", ""}, ":4\n"},
+		{[]string{"-n", "kube-system", "get", "cm", ""}, "kube-apiserver-legacy-service-account-token-tracking\n:4\n"},
 		{[]string{"scale", ""}, "deployments.apps\nreplicasets.apps\n:4\n"},
 	} {
 		if out := c.mustRun("", append([]string{"__complete"}, tc.args...)...); out != tc.want {
