@@ -3,7 +3,10 @@ package serviceaccount
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+
+	"github.com/minik8s/minik8s/api"
 )
 
 // rsaPublicKey and its key ID are Kubernetes' own test vector
@@ -64,5 +67,31 @@ func TestEnsureKeysKeepsTheKey(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(dir, KeyFile)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("sa.key: %v %v", fi, err)
+	}
+}
+
+// TestIssuerConcurrent: one issuer (one jose.Signer) serves concurrent
+// TokenRequests.
+func TestIssuerConcurrent(t *testing.T) {
+	t.Parallel()
+	keys, err := EnsureKeys(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	iss := NewIssuer("https://x", keys)
+	sa := &api.ServiceAccount{ObjectMeta: api.ObjectMeta{Namespace: "ns", Name: "sa", UID: "u"}}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Go(func() {
+			if _, _, err := iss.Sign(TokenSpec{ServiceAccount: sa, Audiences: []string{"a"}, ExpirationSeconds: 600}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

@@ -76,14 +76,22 @@ type TokenSpec struct {
 
 // Issuer signs tokens with the signing key for an issuer URL.
 type Issuer struct {
-	URL  string
-	keys *Keys
-	now  func() time.Time
+	URL string
+	// signer is made once and shared (as kube-apiserver's token
+	// generator does); signerErr is why there is none.
+	signer    jose.Signer
+	signerErr error
+	now       func() time.Time
 }
 
 // NewIssuer returns an issuer signing as url.
 func NewIssuer(url string, keys *Keys) *Issuer {
-	return &Issuer{URL: url, keys: keys, now: time.Now}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: keys.alg,
+		Key: jose.JSONWebKey{Key: keys.signer, KeyID: keys.signKID}}, nil)
+	if err != nil {
+		err = fmt.Errorf("service account token signer: %w", err)
+	}
+	return &Issuer{URL: url, signer: signer, signerErr: err, now: time.Now}
 }
 
 // Username is a service account's user name.
@@ -121,12 +129,10 @@ func (i *Issuer) Sign(spec TokenSpec) (string, time.Time, error) {
 	if spec.WarnAfterSeconds != 0 {
 		k.WarnAfter = jwt.NewNumericDate(now.Add(time.Duration(spec.WarnAfterSeconds) * time.Second))
 	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: i.keys.alg,
-		Key: jose.JSONWebKey{Key: i.keys.signer, KeyID: i.keys.signKID}}, nil)
-	if err != nil {
-		return "", time.Time{}, fmt.Errorf("service account token signer: %w", err)
+	if i.signerErr != nil {
+		return "", time.Time{}, i.signerErr
 	}
-	tok, err := jwt.Signed(signer).Claims(public).Claims(privateClaims{Kubernetes: k}).Serialize()
+	tok, err := jwt.Signed(i.signer).Claims(public).Claims(privateClaims{Kubernetes: k}).Serialize()
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("sign service account token: %w", err)
 	}
