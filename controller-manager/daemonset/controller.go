@@ -280,20 +280,16 @@ func (dsc *Controller) manage(ctx context.Context, ds *api.DaemonSet, nodes []*a
 		case shouldRun && len(pods) == 0:
 			create = append(create, node.Name)
 		case shouldContinue:
+			// Failed pods are deleted, and replaced once they are gone.
 			var live []*api.Pod
 			for _, p := range pods {
-				if p.DeletionTimestamp != nil {
-					continue
-				}
-				if p.Status.Phase == api.PodFailed {
+				switch {
+				case p.DeletionTimestamp != nil:
+				case p.Status.Phase == api.PodFailed:
 					del = append(del, p)
-					continue
+				default:
+					live = append(live, p)
 				}
-				live = append(live, p)
-			}
-			if len(live) == 0 && len(del) > 0 && shouldRun {
-				// Replaced once the failed pod is gone.
-				continue
 			}
 			del = append(del, duplicates(live, hash, surge)...)
 		default:

@@ -250,3 +250,54 @@ func TestDaemonSetRollingUpdate(t *testing.T) {
 		t.Fatalf("revisions %v, %v; want 2", l, err)
 	}
 }
+
+func TestDaemonSetSurgeUpdate(t *testing.T) {
+	e := start(t)
+	nodes := []string{"node-0", "node-1", "node-2"}
+	for _, n := range nodes {
+		e.StartNode(n, time.Second)
+	}
+	lbl := map[string]string{"app": "agent"}
+	surge, zero := api.FromInt(1), api.FromInt(0)
+	ds := &api.DaemonSet{ObjectMeta: api.ObjectMeta{Namespace: e.ns, Name: "agent"},
+		Spec: api.DaemonSetSpec{Selector: &api.LabelSelector{MatchLabels: lbl},
+			UpdateStrategy: api.DaemonSetUpdateStrategy{Type: "RollingUpdate", RollingUpdate: &api.RollingUpdateDaemonSet{MaxSurge: &surge, MaxUnavailable: &zero}},
+			Template: api.PodTemplateSpec{ObjectMeta: api.ObjectMeta{Labels: lbl},
+				Spec: api.PodSpec{Containers: []api.Container{{Name: "a", Image: "agent:1"}}}}}}
+	if _, err := client.Resource[api.DaemonSet](e.Client).Namespace(e.ns).Create(context.Background(), ds); err != nil {
+		t.Fatal(err)
+	}
+	e.waitNodes(nodes...)
+	e.updateDS(func(ds *api.DaemonSet) { ds.Spec.Template.Spec.Containers[0].Image = "agent:2" })
+	// A new pod starts beside the old one, which goes once it is
+	// available: every node keeps a running pod, and at most one node runs
+	// two.
+	maxDouble := 0
+	e.Eventually(timeout, "every node on agent:2", func() (bool, error) {
+		by := e.podsByNode()
+		updated, double := 0, 0
+		for _, n := range nodes {
+			running := 0
+			for _, p := range by[n] {
+				if p.Status.Phase == api.PodRunning {
+					running++
+				}
+			}
+			if running == 0 {
+				t.Errorf("node %s without a running pod during a surge update", n)
+			}
+			if len(by[n]) > 1 {
+				double++
+			}
+			if len(by[n]) == 1 && by[n][0].Spec.Containers[0].Image == "agent:2" {
+				updated++
+			}
+		}
+		maxDouble = max(maxDouble, double)
+		st := e.ds().Status
+		return updated == 3 && st.UpdatedNumberScheduled == 3 && st.NumberAvailable == 3, fmt.Errorf("updated %d status %+v", updated, st)
+	})
+	if maxDouble > 1 {
+		t.Errorf("%d nodes surged at once, maxSurge is 1", maxDouble)
+	}
+}
