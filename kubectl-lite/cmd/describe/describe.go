@@ -202,6 +202,26 @@ func Describe(ctx context.Context, out io.Writer, c *client.Client, u *client.Un
 			return err
 		}
 		describeReplicaSet(w, rs, pods, evs, now)
+	case "StatefulSet":
+		s, err := decode[api.StatefulSet](u)
+		if err != nil {
+			return err
+		}
+		pods, err := podsControlledBy(ctx, c, &s.ObjectMeta, s.Spec.Selector)
+		if err != nil {
+			return err
+		}
+		describeStatefulSet(w, s, pods, evs, now)
+	case "DaemonSet":
+		ds, err := decode[api.DaemonSet](u)
+		if err != nil {
+			return err
+		}
+		pods, err := podsControlledBy(ctx, c, &ds.ObjectMeta, ds.Spec.Selector)
+		if err != nil {
+			return err
+		}
+		describeDaemonSet(w, ds, pods, evs, now)
 	case "Service":
 		s, err := decode[api.Service](u)
 		if err != nil {
@@ -264,10 +284,17 @@ func decode[T any](u *client.Unstructured) (*T, error) {
 }
 
 func podsOf(ctx context.Context, c *client.Client, rs *api.ReplicaSet) ([]api.Pod, error) {
-	sel, err := labels.SelectorFromLabelSelector(rs.Spec.Selector)
+	return podsControlledBy(ctx, c, &rs.ObjectMeta, rs.Spec.Selector)
+}
+
+// podsControlledBy lists the pods owner controls among those selector
+// matches.
+func podsControlledBy(ctx context.Context, c *client.Client, owner *api.ObjectMeta, selector *api.LabelSelector) ([]api.Pod, error) {
+	sel, err := labels.SelectorFromLabelSelector(selector)
 	if err != nil {
 		return nil, err
 	}
+	rs := owner
 	l, err := client.Resource[api.Pod](c).Namespace(rs.Namespace).List(ctx, client.ListOptions{LabelSelector: sel.String()})
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/labels"
 	"github.com/minik8s/minik8s/api/resource"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/deployment"
@@ -94,12 +95,8 @@ func intOrPercent(v *api.IntOrString) string {
 	return v.String()
 }
 
-func describeReplicaSet(w *prefixWriter, rs *api.ReplicaSet, pods []api.Pod, evs []api.Event, now time.Time) {
-	replicas := int32(1)
-	if rs.Spec.Replicas != nil {
-		replicas = *rs.Spec.Replicas
-	}
-	var running, waiting, succeeded, failed int
+// podPhases counts pods by phase, as kubectl's getPodStatusForController.
+func podPhases(pods []api.Pod) (running, waiting, succeeded, failed int) {
 	for _, p := range pods {
 		switch p.Status.Phase {
 		case api.PodRunning:
@@ -112,6 +109,93 @@ func describeReplicaSet(w *prefixWriter, rs *api.ReplicaSet, pods []api.Pod, evs
 			failed++
 		}
 	}
+	return
+}
+
+// describeStatefulSet is kubectl's.
+func describeStatefulSet(w *prefixWriter, s *api.StatefulSet, pods []api.Pod, evs []api.Event, now time.Time) {
+	replicas := int32(1)
+	if s.Spec.Replicas != nil {
+		replicas = *s.Spec.Replicas
+	}
+	w.write(level0, "Name:\t%s\n", s.Name)
+	w.write(level0, "Namespace:\t%s\n", s.Namespace)
+	w.write(level0, "CreationTimestamp:\t%s\n", s.CreationTimestamp.Time.Format(time.RFC1123Z))
+	w.write(level0, "Selector:\t%s\n", selectorString(s.Spec.Selector))
+	w.labels("Labels", s.Labels)
+	w.annotations("Annotations", s.Annotations)
+	if s.Spec.ServiceName != "" {
+		w.write(level0, "Service Name:\t%s\n", s.Spec.ServiceName)
+	}
+	if s.Spec.PodManagementPolicy != "" {
+		w.write(level0, "Pod Management Policy:\t%s\n", s.Spec.PodManagementPolicy)
+	}
+	w.write(level0, "Replicas:\t%d desired | %d total\n", replicas, s.Status.Replicas)
+	w.write(level0, "Update Strategy:\t%s\n", s.Spec.UpdateStrategy.Type)
+	if ru := s.Spec.UpdateStrategy.RollingUpdate; ru != nil && ru.Partition != nil {
+		w.write(level1, "Partition:\t%d\n", *ru.Partition)
+		if ru.MaxUnavailable != nil {
+			w.write(level1, "MaxUnavailable:\t%s\n", intOrPercent(ru.MaxUnavailable))
+		}
+	}
+	if p := s.Spec.PersistentVolumeClaimRetentionPolicy; p != nil {
+		w.write(level0, "Persistent Volume Claim Retention Policy:\n")
+		w.write(level1, "WhenDeleted:\t%s\n", p.WhenDeleted)
+		w.write(level1, "WhenScaled:\t%s\n", p.WhenScaled)
+	}
+	running, waiting, succeeded, failed := podPhases(pods)
+	w.write(level0, "Pods Status:\t%d Running / %d Waiting / %d Succeeded / %d Failed\n", running, waiting, succeeded, failed)
+	podTemplate(w, &s.Spec.Template)
+	if len(s.Spec.VolumeClaimTemplates) == 0 {
+		w.write(level0, "Volume Claims:\t<none>\n")
+	} else {
+		w.write(level0, "Volume Claims:\n")
+		for _, pvc := range s.Spec.VolumeClaimTemplates {
+			w.write(level1, "Name:\t%s\n", pvc.Name)
+			class := pvc.Annotations["volume.beta.kubernetes.io/storage-class"]
+			if class == "" && pvc.Spec.StorageClassName != nil {
+				class = *pvc.Spec.StorageClassName
+			}
+			w.write(level1, "StorageClass:\t%s\n", class)
+			w.labels("  Labels", pvc.Labels)
+			w.labels("  Annotations", pvc.Annotations)
+			if c, ok := pvc.Spec.Resources.Requests["storage"]; ok {
+				w.write(level1, "Capacity:\t%s\n", c.String())
+			} else {
+				w.write(level1, "Capacity:\t%s\n", "<default>")
+			}
+			w.write(level1, "Access Modes:\t%v\n", pvc.Spec.AccessModes)
+		}
+	}
+	w.events(evs, now)
+}
+
+// describeDaemonSet is kubectl's.
+func describeDaemonSet(w *prefixWriter, ds *api.DaemonSet, pods []api.Pod, evs []api.Event, now time.Time) {
+	w.write(level0, "Name:\t%s\n", ds.Name)
+	w.write(level0, "Namespace:\t%s\n", ds.Namespace)
+	w.write(level0, "Selector:\t%s\n", selectorString(ds.Spec.Selector))
+	w.write(level0, "Node-Selector:\t%s\n", labels.FormatLabels(ds.Spec.Template.Spec.NodeSelector))
+	w.labels("Labels", ds.Labels)
+	w.annotations("Annotations", ds.Annotations)
+	st := ds.Status
+	w.write(level0, "Desired Number of Nodes Scheduled: %d\n", st.DesiredNumberScheduled)
+	w.write(level0, "Current Number of Nodes Scheduled: %d\n", st.CurrentNumberScheduled)
+	w.write(level0, "Number of Nodes Scheduled with Up-to-date Pods: %d\n", st.UpdatedNumberScheduled)
+	w.write(level0, "Number of Nodes Scheduled with Available Pods: %d\n", st.NumberAvailable)
+	w.write(level0, "Number of Nodes Misscheduled: %d\n", st.NumberMisscheduled)
+	running, waiting, succeeded, failed := podPhases(pods)
+	w.write(level0, "Pods Status:\t%d Running / %d Waiting / %d Succeeded / %d Failed\n", running, waiting, succeeded, failed)
+	podTemplate(w, &ds.Spec.Template)
+	w.events(evs, now)
+}
+
+func describeReplicaSet(w *prefixWriter, rs *api.ReplicaSet, pods []api.Pod, evs []api.Event, now time.Time) {
+	replicas := int32(1)
+	if rs.Spec.Replicas != nil {
+		replicas = *rs.Spec.Replicas
+	}
+	running, waiting, succeeded, failed := podPhases(pods)
 	w.write(level0, "Name:\t%s\n", rs.Name)
 	w.write(level0, "Namespace:\t%s\n", rs.Namespace)
 	w.write(level0, "Selector:\t%s\n", selectorString(rs.Spec.Selector))

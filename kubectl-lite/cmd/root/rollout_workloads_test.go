@@ -124,6 +124,23 @@ func TestIntegrationRolloutStatefulSet(t *testing.T) {
 	if s, _ := sets.Get(ctx, "web"); *s.Spec.Replicas != 4 {
 		t.Errorf("replicas %d after scale", *s.Spec.Replicas)
 	}
+	// Lines compared with their runs of spaces folded (tabwriter columns).
+	fold := func(s string) string {
+		var lines []string
+		for _, l := range strings.Split(s, "\n") {
+			lines = append(lines, strings.Join(strings.Fields(l), " "))
+		}
+		return strings.Join(lines, "\n")
+	}
+	out := fold(c.mustRun("", "describe", "sts/web"))
+	for _, w := range []string{"Name: web\n", "Service Name: nginx\n", "Pod Management Policy: OrderedReady\n",
+		"Replicas: 4 desired | 2 total\n", "Update Strategy: RollingUpdate\nPartition: 0\nMaxUnavailable: 1\n",
+		"Persistent Volume Claim Retention Policy:\nWhenDeleted: Retain\nWhenScaled: Retain\n", "Pods Status: 0 Running / 0 Waiting / 0 Succeeded / 0 Failed\n",
+		"Image: nginx:2", "Volume Claims: <none>\n"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("describe sts lacks %q:\n%s", w, out)
+		}
+	}
 }
 
 const ds1 = `apiVersion: apps/v1
@@ -162,6 +179,13 @@ func TestIntegrationRolloutDaemonSet(t *testing.T) {
 		t.Errorf("history = %q", out)
 	}
 	c.wantFail("error: no last revision to roll back to", "rollout", "undo", "ds/agent")
+	out := c.mustRun("", "describe", "ds/agent")
+	for _, w := range []string{"Selector:", "app=agent\n", "Node-Selector:  <none>\n", "Desired Number of Nodes Scheduled: 3\n",
+		"Number of Nodes Scheduled with Available Pods: 2\n", "Number of Nodes Misscheduled: 0\n"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("describe ds lacks %q:\n%s", w, out)
+		}
+	}
 	if out := c.mustRun("", "rollout", "restart", "ds/agent"); out != "daemonset.apps/agent restarted\n" {
 		t.Errorf("restart = %q", out)
 	}
