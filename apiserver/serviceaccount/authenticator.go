@@ -2,6 +2,7 @@ package serviceaccount
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -88,8 +89,69 @@ func (a *Authenticator) hasIssuer(token string) bool {
 	var c struct {
 		Issuer string `json:"iss"`
 	}
-	return json.Unmarshal(payload, &c) == nil && slices.Contains(a.issuers, c.Issuer)
+	return json.Unmarshal(payload, &c) == nil && (slices.Contains(a.issuers, c.Issuer) || c.Issuer == LegacyIssuer)
 }
+
+// LegacyIssuer is the issuer of the tokens the controller-manager writes
+// into Secrets of type kubernetes.io/service-account-token.
+const LegacyIssuer = "kubernetes/serviceaccount"
+
+// legacyClaims are the private claims of a Secret-based token.
+type legacyClaims struct {
+	ServiceAccountName string `json:"kubernetes.io/serviceaccount/service-account.name"`
+	ServiceAccountUID  string `json:"kubernetes.io/serviceaccount/service-account.uid"`
+	SecretName         string `json:"kubernetes.io/serviceaccount/secret.name"`
+	Namespace          string `json:"kubernetes.io/serviceaccount/namespace"`
+}
+
+// validateLegacy is Kubernetes' legacy validator (with
+// --service-account-lookup, its default): the claims must be complete and
+// agree with the subject, the Secret must still hold exactly this token,
+// and the account must exist with the claimed UID. Secrets labelled
+// kubernetes.io/legacy-token-invalid-since are refused.
+func (a *Authenticator) validateLegacy(ctx context.Context, token string, public *jwt.Claims, l *legacyClaims) (*request.User, bool, error) {
+	switch {
+	case public.Subject == "":
+		return nil, false, errors.New("sub claim is missing")
+	case l.Namespace == "":
+		return nil, false, errors.New("namespace claim is missing")
+	case l.SecretName == "":
+		return nil, false, errors.New("secretName claim is missing")
+	case l.ServiceAccountName == "":
+		return nil, false, errors.New("serviceAccountName claim is missing")
+	case l.ServiceAccountUID == "":
+		return nil, false, errors.New("serviceAccountUID claim is missing")
+	case public.Subject != Username(l.Namespace, l.ServiceAccountName):
+		return nil, false, errors.New("sub claim is invalid")
+	}
+	secret, err := a.getter.GetSecret(ctx, l.Namespace, l.SecretName)
+	if err != nil || secret.DeletionTimestamp != nil {
+		return nil, false, errors.New("Token has been invalidated")
+	}
+	if subtle.ConstantTimeCompare(secret.Data["token"], []byte(token)) == 0 {
+		return nil, false, errors.New("Token does not match server's copy")
+	}
+	sa, err := a.getter.GetServiceAccount(ctx, l.Namespace, l.ServiceAccountName)
+	if err != nil {
+		return nil, false, err
+	}
+	if sa.DeletionTimestamp != nil {
+		return nil, false, fmt.Errorf("ServiceAccount %s/%s has been deleted", l.Namespace, l.ServiceAccountName)
+	}
+	if string(sa.UID) != l.ServiceAccountUID {
+		return nil, false, fmt.Errorf("ServiceAccount UID (%s) does not match claim (%s)", sa.UID, l.ServiceAccountUID)
+	}
+	if since := secret.Labels[InvalidSinceLabelKey]; since != "" {
+		return nil, false, fmt.Errorf("the token in secret %s/%s for service account %s/%s has been marked invalid. Use tokens from the TokenRequest API or manually created secret-based tokens, or remove the '%s' label from the secret to temporarily allow use of this token",
+			l.Namespace, l.SecretName, l.Namespace, l.ServiceAccountName, InvalidSinceLabelKey)
+	}
+	return &request.User{Name: Username(l.Namespace, l.ServiceAccountName), UID: l.ServiceAccountUID,
+		Groups: []string{AllServiceAccountsGroup, AllServiceAccountsGroup + ":" + l.Namespace, authn.AllAuthenticated}}, true, nil
+}
+
+// InvalidSinceLabelKey marks a legacy token Secret the controller-manager
+// has invalidated.
+const InvalidSinceLabelKey = "kubernetes.io/legacy-token-invalid-since"
 
 // TokenAudiences reads the "aud" claim of a service-account token without
 // verifying it: for a token an authenticator has already accepted, which
@@ -137,6 +199,7 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*r
 	var (
 		public  jwt.Claims
 		private privateClaims
+		legacy  legacyClaims
 		errs    []error
 		found   bool
 	)
@@ -144,7 +207,7 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*r
 		if kid != "" && k.KeyID != kid {
 			continue
 		}
-		if err := tok.Claims(k.Key, &public, &private); err != nil {
+		if err := tok.Claims(k.Key, &public, &private, &legacy); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -156,6 +219,10 @@ func (a *Authenticator) AuthenticateToken(ctx context.Context, token string) (*r
 			return nil, false, errors.New("invalid signature, no keys found")
 		}
 		return nil, false, errors.Join(errs...)
+	}
+	if public.Issuer == LegacyIssuer {
+		// Legacy tokens name no audience: they are for the API.
+		return a.validateLegacy(ctx, token, &public, &legacy)
 	}
 	want := a.audiences
 	if auds, ok := ctx.Value(audiencesKey{}).([]string); ok && len(auds) > 0 {

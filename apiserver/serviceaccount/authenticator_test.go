@@ -10,14 +10,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 )
 
 type fakeGetter struct {
-	sas   map[string]*api.ServiceAccount
-	pods  map[string]*api.Pod
-	nodes map[string]*api.Node
+	secrets map[string]*api.Secret
+	sas     map[string]*api.ServiceAccount
+	pods    map[string]*api.Pod
+	nodes   map[string]*api.Node
 }
 
 func notFound(res, name string) error {
@@ -38,7 +42,10 @@ func (f fakeGetter) GetPod(_ context.Context, ns, name string) (*api.Pod, error)
 	return nil, notFound("pods", name)
 }
 
-func (f fakeGetter) GetSecret(_ context.Context, _, name string) (*api.Secret, error) {
+func (f fakeGetter) GetSecret(_ context.Context, ns, name string) (*api.Secret, error) {
+	if v, ok := f.secrets[ns+"/"+name]; ok {
+		return v, nil
+	}
 	return nil, notFound("secrets", name)
 }
 
@@ -134,6 +141,57 @@ func TestAuthenticator(t *testing.T) {
 			t.Errorf("%s: ok %v, err %v; want ok %v", tc.name, ok, err, tc.ours)
 		case ok && (u.Name != "system:serviceaccount:ns:robot" || u.UID != "sa-uid"):
 			t.Errorf("%s: user %+v", tc.name, u)
+		}
+	}
+}
+
+// TestLegacyTokens: Secret-based tokens (issuer kubernetes/serviceaccount,
+// as the controller-manager writes them) authenticate while the Secret
+// holds them and the account matches, with Kubernetes' errors.
+func TestLegacyTokens(t *testing.T) {
+	t.Parallel()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	keys, _ := NewKeys(key)
+	legacy := func(claims map[string]any) string {
+		sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: key, KeyID: keys.signKID}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := jwt.Signed(sig).Claims(claims).Serialize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	claims := func(secret, uid string) map[string]any {
+		return map[string]any{"iss": LegacyIssuer, "sub": "system:serviceaccount:ns:robot",
+			"kubernetes.io/serviceaccount/namespace": "ns", "kubernetes.io/serviceaccount/secret.name": secret,
+			"kubernetes.io/serviceaccount/service-account.name": "robot", "kubernetes.io/serviceaccount/service-account.uid": uid}
+	}
+	good := legacy(claims("robot-token", "sa-uid"))
+	stale := legacy(claims("robot-token", "old-uid"))
+	invalidated := legacy(claims("revoked", "sa-uid"))
+	getter := fakeGetter{
+		sas: map[string]*api.ServiceAccount{"ns/robot": {ObjectMeta: api.ObjectMeta{Namespace: "ns", Name: "robot", UID: "sa-uid"}}},
+		secrets: map[string]*api.Secret{
+			"ns/robot-token": {ObjectMeta: api.ObjectMeta{Name: "robot-token"}, Data: map[string][]byte{"token": []byte(good)}},
+			"ns/revoked": {ObjectMeta: api.ObjectMeta{Name: "revoked", Labels: map[string]string{InvalidSinceLabelKey: "2026-01-01"}},
+				Data: map[string][]byte{"token": []byte(invalidated)}},
+		},
+	}
+	a := NewAuthenticator(keys, []string{"https://kubernetes.default.svc.cluster.local"}, []string{"https://kubernetes.default.svc.cluster.local"}, getter)
+	u, ok, err := a.AuthenticateToken(context.Background(), good)
+	if !ok || err != nil || u.Name != "system:serviceaccount:ns:robot" || u.UID != "sa-uid" || len(u.Groups) != 3 {
+		t.Errorf("legacy token: %+v, %v, %v", u, ok, err)
+	}
+	for _, tc := range []struct{ name, token, want string }{
+		{"not the Secret's copy", stale, "Token does not match server's copy"},
+		{"secret gone", legacy(claims("gone", "sa-uid")), "Token has been invalidated"},
+		{"marked invalid", invalidated, "the token in secret ns/revoked for service account ns/robot has been marked invalid"},
+		{"claims incomplete", legacy(map[string]any{"iss": LegacyIssuer, "sub": "system:serviceaccount:ns:robot"}), "namespace claim is missing"},
+	} {
+		if _, _, err := a.AuthenticateToken(context.Background(), tc.token); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
 }

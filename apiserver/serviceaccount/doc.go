@@ -6,7 +6,9 @@
 // system:serviceaccount:NS:NAME, aud, exp, iat, nbf, jti and the
 // "kubernetes.io" claim naming the namespace, service account and bound
 // pod, secret or node), the bearer-token authenticator that accepts them
-// back, and the OIDC discovery documents (/.well-known/openid-configuration,
+// back (and the legacy Secret-based tokens of issuer
+// kubernetes/serviceaccount, while their Secret holds them), and the OIDC
+// discovery documents (/.well-known/openid-configuration,
 // /openid/v1/jwks) that let anyone else verify them.
 //
 // It is the one package that uses the JOSE library
