@@ -285,3 +285,31 @@ func TestRollingUpdatePartitionAndHistory(t *testing.T) {
 		return len(l.Items) == 3, fmt.Errorf("revisions %v", revs)
 	})
 }
+
+func TestClaimRetentionWhenScaledDelete(t *testing.T) {
+	e := start(t, "retention")
+	s := webSet(e.ns, 2)
+	s.Spec.PodManagementPolicy = api.ParallelPodManagement
+	s.Spec.PersistentVolumeClaimRetentionPolicy = &api.StatefulSetPersistentVolumeClaimRetentionPolicy{WhenDeleted: "Retain", WhenScaled: "Delete"}
+	if _, err := client.Resource[api.StatefulSet](e.Client).Namespace(e.ns).Create(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	e.waitPods("2 pods", func(p map[string]*api.Pod) bool { return len(p) == 2 })
+	uid := e.pods()["web-1"].UID
+	e.updateSet(func(s *api.StatefulSet) { s.Spec.Replicas = ptr(int32(1)) })
+	e.waitPods("web-1 gone", func(p map[string]*api.Pod) bool { return len(p) == 1 })
+	// No garbage collector runs here: the claim of the scaled-down pod is
+	// left owned by it, that of web-0 by no one.
+	claims := client.Resource[api.PersistentVolumeClaim](e.Client).Namespace(e.ns)
+	c1, err := claims.Get(context.Background(), "www-web-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c1.OwnerReferences) != 1 || c1.OwnerReferences[0].UID != uid || c1.OwnerReferences[0].Kind != "Pod" {
+		t.Fatalf("owners of www-web-1 %+v, want pod web-1 (%s)", c1.OwnerReferences, uid)
+	}
+	c0, err := claims.Get(context.Background(), "www-web-0")
+	if err != nil || len(c0.OwnerReferences) != 0 {
+		t.Fatalf("www-web-0 owners %+v, %v", c0, err)
+	}
+}

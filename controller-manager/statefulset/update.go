@@ -3,6 +3,7 @@ package statefulset
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -212,6 +213,9 @@ func (ssc *Controller) updatePods(ctx context.Context, set *api.StatefulSet, cur
 				}
 			}
 		}
+		if err := ssc.releaseClaimsToPod(ctx, set, p); err != nil {
+			return result(err)
+		}
 		if err := ssc.deletePod(ctx, set, p); err != nil {
 			return result(err)
 		}
@@ -344,4 +348,33 @@ func (ssc *Controller) truncateHistory(ctx context.Context, set *api.StatefulSet
 		limit = int(*set.Spec.RevisionHistoryLimit)
 	}
 	return ssc.history.Truncate(ctx, revs, live, limit)
+}
+
+// releaseClaimsToPod makes a condemned pod an owner of its claims when
+// persistentVolumeClaimRetentionPolicy.whenScaled is Delete, so the garbage
+// collector deletes them after the pod, as kube does.
+func (ssc *Controller) releaseClaimsToPod(ctx context.Context, set *api.StatefulSet, pod *api.Pod) error {
+	p := set.Spec.PersistentVolumeClaimRetentionPolicy
+	if p == nil || p.WhenScaled != "Delete" {
+		return nil
+	}
+	_, ord := parentAndOrdinal(pod)
+	f, t := false, true
+	ref := api.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID, Controller: &f, BlockOwnerDeletion: &t}
+	for i := range set.Spec.VolumeClaimTemplates {
+		name := claimName(set, &set.Spec.VolumeClaimTemplates[i], ord)
+		claim, err := ssc.claims.Lister().Namespace(set.Namespace).Get(name)
+		if err != nil {
+			continue // never made, or gone
+		}
+		if slices.ContainsFunc(claim.OwnerReferences, func(r api.OwnerReference) bool { return r.UID == pod.UID }) {
+			continue
+		}
+		c := api.DeepCopy(claim)
+		c.OwnerReferences = append(c.OwnerReferences, ref)
+		if _, err := client.Resource[api.PersistentVolumeClaim](ssc.client).Namespace(set.Namespace).Update(ctx, c); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("update owners of claim %s: %w", name, err)
+		}
+	}
+	return nil
 }
