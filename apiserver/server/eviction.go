@@ -2,12 +2,15 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/api/labels"
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/request"
 )
@@ -47,7 +50,7 @@ func (s *Server) evict(w http.ResponseWriter, r *http.Request, info *request.Inf
 		return
 	}
 	pod := obj.(*api.Pod)
-	if err := disruptionAllowed(ctx, pod); err != nil {
+	if err := s.disruptionAllowed(ctx, pod, dry); err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -110,19 +113,123 @@ func markDisruptionTarget(ctx context.Context, st *registry.Store, pod *api.Pod,
 }
 
 // disruptionAllowed is where an eviction consults the pod's
-// PodDisruptionBudgets, which this apiserver does not serve yet.
-//
-// TODO(poddisruptionbudgets): once policy/v1 PodDisruptionBudgets are
-// served, do what kube-apiserver's EvictionREST does: a terminal pod (or,
-// with unhealthyPodEvictionPolicy, a not-ready one) is deleted whatever
-// its budgets say; more than one budget matching the pod is a 500
-// ("This pod has more than one PodDisruptionBudget, which the eviction
-// subresource does not support."); a budget whose status.disruptionsAllowed
-// is 0 refuses with apierrors.NewTooManyRequests("Cannot evict pod as it
-// would violate the pod's disruption budget.", 0) plus a DisruptionBudget
-// cause naming the budget; otherwise decrement disruptionsAllowed and
-// record the pod in status.disruptedPods (a conflict-checked update of
-// the budget) before deleting with a resourceVersion precondition.
-func disruptionAllowed(ctx context.Context, pod *api.Pod) error {
+// PodDisruptionBudgets, as kube-apiserver's EvictionREST does: a terminal
+// pod is deleted whatever its budgets say; more than one budget matching
+// the pod is a 500; a budget whose status.disruptionsAllowed is 0 (or
+// whose status the disruption controller has not yet written for its
+// current generation) refuses with a 429 naming the budget; otherwise the
+// budget's disruptionsAllowed is decremented and the pod recorded in
+// status.disruptedPods, a conflict-checked update of the budget made
+// before the pod is deleted. A dry run checks without writing.
+func (s *Server) disruptionAllowed(ctx context.Context, pod *api.Pod, dry bool) error {
+	if pod.Status.Phase == api.PodSucceeded || pod.Status.Phase == api.PodFailed {
+		return nil
+	}
+	pdbs := s.stores["policy/poddisruptionbudgets"]
+	if pdbs == nil {
+		return nil
+	}
+	list, err := pdbs.List(ctx, pod.Namespace, registry.ListOptions{})
+	if err != nil {
+		return err
+	}
+	var matched []*api.PodDisruptionBudget
+	for _, it := range list.Items {
+		pdb := it.Object.(*api.PodDisruptionBudget)
+		if pdb.Spec.Selector == nil {
+			continue
+		}
+		sel, err := labels.SelectorFromLabelSelector(pdb.Spec.Selector)
+		if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		matched = append(matched, pdb)
+	}
+	switch len(matched) {
+	case 0:
+		return nil
+	case 1:
+	default:
+		return apierrors.NewInternalError(errors.New("This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."))
+	}
+	pdb := api.DeepCopy(matched[0])
+	// An unhealthy pod (not Ready) may go when the budget says so, or when
+	// the budget is already met (IfHealthyBudget, the default).
+	if !podReady(pod) {
+		if p := pdb.Spec.UnhealthyPodEvictionPolicy; p != nil && *p == "AlwaysAllow" {
+			return nil
+		}
+		if pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy && pdb.Status.DesiredHealthy > 0 {
+			return nil
+		}
+	}
+	if pdb.Status.ObservedGeneration < pdb.Generation {
+		return tooManyRequests(fmt.Sprintf("The disruption budget %s is still being processed by the server.", pdb.Name))
+	}
+	if pdb.Status.DisruptionsAllowed < 0 {
+		return apierrors.NewForbidden(apierrors.GroupResource{Group: "policy", Resource: "poddisruptionbudget"}, pdb.Name, errors.New("pdb disruptions allowed is negative"))
+	}
+	if len(pdb.Status.DisruptedPods) > maxDisruptedPodSize {
+		return apierrors.NewForbidden(apierrors.GroupResource{Group: "policy", Resource: "poddisruptionbudget"}, pdb.Name, errors.New("DisruptedPods map too big - too many evictions not confirmed by PDB controller"))
+	}
+	if pdb.Status.DisruptionsAllowed == 0 {
+		return tooManyRequests(fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", pdb.Name, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy))
+	}
+	if dry {
+		return nil
+	}
+	pdb.Status.DisruptionsAllowed--
+	if pdb.Status.DisruptionsAllowed == 0 {
+		pdb.Status.Conditions = setPDBCondition(pdb.Status.Conditions, pdb.Generation, api.ConditionFalse, "InsufficientPods", "")
+	}
+	if pdb.Status.DisruptedPods == nil {
+		pdb.Status.DisruptedPods = map[string]api.Time{}
+	}
+	pdb.Status.DisruptedPods[pod.Name] = api.NewTime(time.Now())
+	// The update carries the budget's resourceVersion: a concurrent
+	// eviction that spent the same disruption makes this one a 409.
+	if _, _, err := pdbs.Update(ctx, pdb.Namespace, pdb.Name, pdb, registry.WriteOptions{Subresource: "status"}); err != nil {
+		return err
+	}
 	return nil
+}
+
+// maxDisruptedPodSize is kube's bound on evictions the disruption
+// controller has not confirmed yet.
+const maxDisruptedPodSize = 2000
+
+// tooManyRequests is kube's refusal of an eviction by a budget.
+func tooManyRequests(cause string) error {
+	err := apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0)
+	if err.ErrStatus.Details == nil {
+		err.ErrStatus.Details = &api.StatusDetails{}
+	}
+	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, api.StatusCause{Type: "DisruptionBudget", Message: cause})
+	return err
+}
+
+func podReady(pod *api.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == api.PodReady {
+			return c.Status == api.ConditionTrue
+		}
+	}
+	return false
+}
+
+// setPDBCondition sets the DisruptionAllowed condition, keeping its
+// transition time when the status does not change.
+func setPDBCondition(conds []api.Condition, gen int64, status string, reason, msg string) []api.Condition {
+	c := api.Condition{Type: "DisruptionAllowed", Status: status, Reason: reason, Message: msg,
+		ObservedGeneration: gen, LastTransitionTime: api.NewTime(time.Now())}
+	for i := range conds {
+		if conds[i].Type == c.Type {
+			if conds[i].Status == c.Status {
+				c.LastTransitionTime = conds[i].LastTransitionTime
+			}
+			conds[i] = c
+			return conds
+		}
+	}
+	return append(conds, c)
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/minik8s/minik8s/controller-manager/controller"
 	"github.com/minik8s/minik8s/controller-manager/daemonset"
 	"github.com/minik8s/minik8s/controller-manager/deployment"
+	"github.com/minik8s/minik8s/controller-manager/disruption"
 	"github.com/minik8s/minik8s/controller-manager/endpoints"
 	"github.com/minik8s/minik8s/controller-manager/endpointslice"
 	"github.com/minik8s/minik8s/controller-manager/garbagecollector"
@@ -22,6 +23,7 @@ import (
 var constructors = map[string]controller.Constructor{
 	"daemonset":              daemonset.New,
 	"deployment":             deployment.New,
+	"disruption":             disruption.New,
 	"endpoints":              endpoints.New,
 	"endpointslice":          endpointslice.New,
 	"garbagecollector":       garbagecollector.New,
