@@ -117,7 +117,12 @@ func (k *Kubelet) sync(ctx context.Context, key string) error {
 	case pod.Spec.NodeName == "" && k.opts.LeaveBinding:
 		return nil
 	case pod.Spec.NodeName == "":
-		node := fmt.Sprintf("node-%d", k.next.Add(1)%int64(k.opts.Nodes))
+		// A pod pinned to a node (a DaemonSet's) goes there, as the
+		// scheduler would place it; the others round-robin.
+		node := pinnedNode(pod)
+		if node == "" {
+			node = fmt.Sprintf("node-%d", k.next.Add(1)%int64(k.opts.Nodes))
+		}
 		b := &api.Binding{ObjectMeta: api.ObjectMeta{Name: name, Namespace: ns, UID: pod.UID}, Target: api.ObjectReference{Kind: "Node", Name: node}}
 		err := pods.Subresource(name, "binding").Post(ctx, b, nil)
 		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
@@ -174,4 +179,21 @@ func (k *Kubelet) ownNode(name string) bool {
 		}
 	}
 	return false
+}
+
+// pinnedNode is the node a required node affinity on metadata.name In
+// [one node] pins the pod to, if any.
+func pinnedNode(pod *api.Pod) string {
+	a := pod.Spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return ""
+	}
+	for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, f := range t.MatchFields {
+			if f.Key == "metadata.name" && f.Operator == api.NodeSelectorOpIn && len(f.Values) == 1 {
+				return f.Values[0]
+			}
+		}
+	}
+	return ""
 }

@@ -20,36 +20,14 @@ type env struct {
 	ns string
 }
 
-// start runs the daemonset controller, a simulated kubelet for node-0 ..
-// node-3 and a binder standing in for the scheduler: it binds each pending
-// pod to the node its metadata.name affinity names.
-func start(t *testing.T) *env {
+// start runs the daemonset controller and a simulated kubelet, which
+// binds each daemon pod to the node its metadata.name affinity names (as
+// the scheduler would) and runs it.
+func start(t testing.TB) *env {
 	cl := controllermanagertest.Start(t, []string{"daemonset"}, nil)
-	controllermanagertest.RunKubelet(t, cl.Client, controllermanagertest.KubeletOptions{Nodes: 4, LeaveBinding: true})
+	controllermanagertest.RunKubelet(t, cl.Client, controllermanagertest.KubeletOptions{Nodes: 4})
 	e := &env{cl, "daemons"}
 	cl.Namespace(e.ns)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		pods := client.Resource[api.Pod](cl.Client).Namespace(e.ns)
-		for ctx.Err() == nil {
-			l, err := pods.List(ctx, client.ListOptions{})
-			if err == nil {
-				for _, p := range l.Items {
-					if node := pinnedNode(&p); p.Spec.NodeName == "" && node != "" && p.DeletionTimestamp == nil {
-						b := &api.Binding{ObjectMeta: api.ObjectMeta{Name: p.Name, Namespace: e.ns, UID: p.UID}, Target: api.ObjectReference{Kind: "Node", Name: node}}
-						_ = pods.Subresource(p.Name, "binding").Post(ctx, b, nil)
-					}
-				}
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}()
-	t.Cleanup(func() { cancel(); <-done })
 	return e
 }
 
