@@ -313,3 +313,39 @@ func TestClaimRetentionWhenScaledDelete(t *testing.T) {
 		t.Fatalf("www-web-0 owners %+v, %v", c0, err)
 	}
 }
+
+func TestOnDeleteReplacesOnlyDeletedPods(t *testing.T) {
+	cl := controllermanagertest.Start(t, []string{"statefulset"}, nil)
+	controllermanagertest.RunKubelet(t, cl.Client, controllermanagertest.KubeletOptions{Nodes: 2})
+	e := &env{cl, "ondelete"}
+	cl.Namespace(e.ns)
+	s := webSet(e.ns, 2)
+	s.Spec.UpdateStrategy = api.StatefulSetUpdateStrategy{Type: "OnDelete"}
+	if _, err := client.Resource[api.StatefulSet](e.Client).Namespace(e.ns).Create(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually(timeout, "2 ready replicas", func() (bool, error) {
+		st := e.set().Status
+		return st.ReadyReplicas == 2, fmt.Errorf("status %+v", st)
+	})
+	e.updateSet(func(s *api.StatefulSet) { s.Spec.Template.Spec.Containers[0].Image = "nginx:2" })
+	e.Eventually(timeout, "the update revision observed", func() (bool, error) {
+		s := e.set()
+		return s.Status.ObservedGeneration == s.Generation && s.Status.UpdateRevision != s.Status.CurrentRevision, fmt.Errorf("status %+v", s.Status)
+	})
+	time.Sleep(300 * time.Millisecond)
+	for n, p := range e.pods() {
+		if p.Spec.Containers[0].Image != "nginx:1" {
+			t.Fatalf("%s replaced under OnDelete", n)
+		}
+	}
+	if err := client.Resource[api.Pod](e.Client).Namespace(e.ns).Delete(context.Background(), "web-0", nil); err != nil {
+		t.Fatal(err)
+	}
+	e.Eventually(timeout, "web-0 re-created at the update revision", func() (bool, error) {
+		pods := e.pods()
+		st := e.set().Status
+		return pods["web-0"] != nil && pods["web-0"].Spec.Containers[0].Image == "nginx:2" && pods["web-1"].Spec.Containers[0].Image == "nginx:1" &&
+			st.UpdatedReplicas == 1 && st.CurrentReplicas == 1 && st.ReadyReplicas == 2, fmt.Errorf("pods %v status %+v", names(pods), st)
+	})
+}

@@ -163,12 +163,11 @@ func (ssc *Controller) updatePods(ctx context.Context, set *api.StatefulSet, cur
 		ord := start + i
 		p := slots[i]
 		if p == nil {
-			// Pods below the partition keep the current revision.
+			// Pods below the partition keep the current revision; under
+			// OnDelete a re-created pod takes the update revision (kube's
+			// newVersionedStatefulSetPod).
 			template, rev := &set.Spec.Template, updateRev
 			if set.Spec.UpdateStrategy.Type != onDelete && i < partition && currentRev != updateRev {
-				template, rev = currentTemplate, currentRev
-			}
-			if set.Spec.UpdateStrategy.Type == onDelete && i < int(set.Status.CurrentReplicas) && currentRev != updateRev {
 				template, rev = currentTemplate, currentRev
 			}
 			pod := newPod(set, template, rev, ord)
