@@ -16,6 +16,7 @@ import (
 	"github.com/minik8s/minik8s/controller-manager/rootcacertpublisher"
 	"github.com/minik8s/minik8s/controller-manager/serviceaccount"
 	"github.com/minik8s/minik8s/controller-manager/statefulset"
+	"github.com/minik8s/minik8s/controller-manager/ttlafterfinished"
 )
 
 // constructors maps kube-controller-manager's controller names to their
@@ -35,4 +36,5 @@ var constructors = map[string]controller.Constructor{
 	"root-ca-cert-publisher": rootcacertpublisher.New,
 	"serviceaccount":         serviceaccount.New,
 	"statefulset":            statefulset.New,
+	"ttl-after-finished":     ttlafterfinished.New,
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
 	"sort"
 	"time"
 
@@ -182,11 +183,21 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	var active []*api.Pod
 	var succeeded, failed, ready, terminating int32
 	var lastFailure time.Time
+	policyFailure := ""
 	for _, p := range pods {
 		switch {
 		case p.Status.Phase == api.PodSucceeded:
 			succeeded++
 		case p.Status.Phase == api.PodFailed:
+			action, msg := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p)
+			switch {
+			case action == api.PodFailurePolicyActionIgnore:
+				// Ignored failures count neither as failures nor
+				// toward the back-off.
+				continue
+			case action == api.PodFailurePolicyActionFailJob && policyFailure == "":
+				policyFailure = msg
+			}
 			failed++
 			lastFailure = latest(lastFailure, finishTime(p))
 		case p.DeletionTimestamp != nil:
@@ -216,6 +227,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	var requeue time.Duration
 	failReason, failMessage := "", ""
 	switch {
+	case policyFailure != "":
+		failReason, failMessage = api.JobReasonPodFailurePolicy, policyFailure
 	case failed > backoffLimit || pastBackoffLimitOnFailure(job, active, backoffLimit):
 		failReason, failMessage = api.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit"
 	case job.Spec.ActiveDeadlineSeconds != nil && st.StartTime != nil && !suspended:
@@ -427,4 +440,41 @@ func clearCondition(st *api.JobStatus, t api.JobConditionType, reason, message s
 			c.LastProbeTime, c.LastTransitionTime = api.NewTime(now), api.NewTime(now)
 		}
 	}
+}
+
+// matchPodFailurePolicy returns the action of the first rule of policy
+// matching the failed pod, and for FailJob kube's message naming what
+// matched; "" when no rule matches (the failure counts).
+func matchPodFailurePolicy(policy *api.PodFailurePolicy, p *api.Pod) (api.PodFailurePolicyAction, string) {
+	if policy == nil {
+		return "", ""
+	}
+	for i, rule := range policy.Rules {
+		if req := rule.OnExitCodes; req != nil {
+			statuses := append(append([]api.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+			for _, cs := range statuses {
+				term := cs.State.Terminated
+				if term == nil || term.ExitCode == 0 || req.ContainerName != nil && *req.ContainerName != cs.Name {
+					continue
+				}
+				if slices.Contains(req.Values, term.ExitCode) == (req.Operator == "In") {
+					return rule.Action, fmt.Sprintf("Container %s for pod %s/%s failed with exit code %d matching %s rule at index %d",
+						cs.Name, p.Namespace, p.Name, term.ExitCode, rule.Action, i)
+				}
+			}
+		}
+		for _, pat := range rule.OnPodConditions {
+			want := pat.Status
+			if want == "" {
+				want = api.ConditionTrue
+			}
+			for _, c := range p.Status.Conditions {
+				if c.Type == pat.Type && c.Status == want {
+					return rule.Action, fmt.Sprintf("Pod %s/%s has condition %s matching %s rule at index %d",
+						p.Namespace, p.Name, c.Type, rule.Action, i)
+				}
+			}
+		}
+	}
+	return "", ""
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/controller-manager/controllermanagertest"
 	"github.com/minik8s/minik8s/internal/client"
 )
@@ -45,7 +46,7 @@ func condition(j *api.Job, t api.JobConditionType) *api.JobCondition {
 }
 
 func TestJobs(t *testing.T) {
-	cl := controllermanagertest.Start(t, []string{"job"}, nil)
+	cl := controllermanagertest.Start(t, []string{"job", "ttl-after-finished", "garbagecollector"}, nil)
 	ctx := cl.Context(3 * time.Minute)
 	cl.Namespace(ns)
 	jobs := client.Resource[api.Job](cl.Client).Namespace(ns)
@@ -144,5 +145,73 @@ func TestJobs(t *testing.T) {
 		if n := len(activePods(t, cl, "slow")); n != 0 {
 			t.Fatalf("job past its deadline has %d active pods", n)
 		}
+	})
+
+	t.Run("pod failure policy", func(t *testing.T) {
+		j := newJob("policy", 1, 1, 6)
+		j.Spec.PodFailurePolicy = &api.PodFailurePolicy{Rules: []api.PodFailurePolicyRule{
+			{Action: api.PodFailurePolicyActionIgnore, OnPodConditions: []api.PodFailurePolicyOnPodConditionsPattern{{Type: api.DisruptionTarget, Status: api.ConditionTrue}}},
+			{Action: api.PodFailurePolicyActionFailJob, OnExitCodes: &api.PodFailurePolicyOnExitCodesRequirement{Operator: "In", Values: []int32{42}}},
+		}}
+		if _, err := jobs.Create(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+		pods := client.Resource[api.Pod](cl.Client).Namespace(ns)
+		fail := func(exitCode int32, cond *api.PodCondition) string {
+			var active []api.Pod
+			cl.Eventually(30*time.Second, "a pod of the policy job", func() (bool, error) {
+				active = activePods(t, cl, "policy")
+				return len(active) == 1, fmt.Errorf("%d active", len(active))
+			})
+			p := active[0]
+			p.Status.Phase = api.PodFailed
+			p.Status.ContainerStatuses = []api.ContainerStatus{{Name: "c", State: api.ContainerState{Terminated: &api.ContainerStateTerminated{ExitCode: exitCode}}}}
+			if cond != nil {
+				p.Status.Conditions = append(p.Status.Conditions, *cond)
+			}
+			if _, err := pods.UpdateStatus(ctx, &p); err != nil {
+				t.Fatal(err)
+			}
+			return p.Name
+		}
+		// A disrupted pod is ignored: not counted, replaced at once (no
+		// back-off, which would take 10 s).
+		fail(137, &api.PodCondition{Type: api.DisruptionTarget, Status: api.ConditionTrue, Reason: "EvictionByEvictionAPI"})
+		name := fail(42, nil)
+		cl.Eventually(30*time.Second, "Failed condition with PodFailurePolicy", func() (bool, error) {
+			j, err := jobs.Get(ctx, "policy")
+			if err != nil {
+				return false, err
+			}
+			c := condition(j, api.JobFailed)
+			want := fmt.Sprintf("Container c for pod %s/%s failed with exit code 42 matching FailJob rule at index 1", ns, name)
+			return c != nil && c.Reason == api.JobReasonPodFailurePolicy && c.Message == want && j.Status.Failed == 1 &&
+				condition(j, api.JobFailureTarget) != nil, fmt.Errorf("status %+v", j.Status)
+		})
+	})
+
+	t.Run("ttl after finished", func(t *testing.T) {
+		j := newJob("short-lived", 1, 1, 6)
+		j.Spec.TTLSecondsAfterFinished = new(int32(1))
+		if _, err := jobs.Create(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+		var active []api.Pod
+		cl.Eventually(30*time.Second, "pod of the ttl job", func() (bool, error) {
+			active = activePods(t, cl, "short-lived")
+			return len(active) == 1, nil
+		})
+		cl.SetPodStatus(ns, active[0].Name, api.PodSucceeded, "", false)
+		cl.Eventually(30*time.Second, "job deleted after its ttl", func() (bool, error) {
+			_, err := jobs.Get(ctx, "short-lived")
+			return apierrors.IsNotFound(err), err
+		})
+		cl.Eventually(30*time.Second, "its pods deleted", func() (bool, error) {
+			l, err := client.Resource[api.Pod](cl.Client).Namespace(ns).List(ctx, client.ListOptions{LabelSelector: api.JobNameLabel + "=short-lived"})
+			if err != nil {
+				return false, err
+			}
+			return len(l.Items) == 0, fmt.Errorf("%d pods", len(l.Items))
+		})
 	})
 }

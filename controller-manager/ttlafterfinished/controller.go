@@ -1,0 +1,133 @@
+package ttlafterfinished
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/controller-manager/controller"
+	"github.com/minik8s/minik8s/internal/cache"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/informer"
+	"github.com/minik8s/minik8s/internal/workqueue"
+)
+
+// Controller deletes finished Jobs whose TTL has run out.
+type Controller struct {
+	client  *client.Client
+	jobs    *informer.Informer[api.Job]
+	queue   *workqueue.RateLimitingQueue[string]
+	log     *slog.Logger
+	metrics *controller.SyncMetrics
+	now     func() time.Time
+}
+
+var _ controller.Interface = (*Controller)(nil)
+
+// New is the "ttl-after-finished" constructor.
+func New(ctx *controller.Context) (controller.Interface, error) {
+	m, err := controller.NewSyncMetrics(ctx.Metrics, "ttl_after_finished")
+	if err != nil {
+		return nil, err
+	}
+	c := NewController(ctx.Client, informer.Shared[api.Job](ctx.Factory, "", client.ListOptions{}), ctx.Logger)
+	c.metrics = m
+	return c, nil
+}
+
+// NewController wires the controller over the Job informer.
+func NewController(c *client.Client, jobs *informer.Informer[api.Job], log *slog.Logger) *Controller {
+	ctl := &Controller{client: c, jobs: jobs, log: log, now: time.Now,
+		queue: workqueue.NewRateLimiting[string](nil, workqueue.WithName("ttl_jobs_to_delete"))}
+	enqueue := func(j *api.Job) {
+		if j.DeletionTimestamp == nil && j.Spec.TTLSecondsAfterFinished != nil && finishedAt(j) != nil {
+			ctl.queue.Add(cache.MetaNamespaceKeyFunc(j))
+		}
+	}
+	jobs.AddEventHandler(informer.Handler[api.Job]{
+		OnAdd:    func(j *api.Job, _ bool) { enqueue(j) },
+		OnUpdate: func(_, j *api.Job) { enqueue(j) },
+	})
+	return ctl
+}
+
+// Run processes jobs until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	if !informer.WaitForCacheSync(ctx, c.jobs) {
+		return nil
+	}
+	controller.RunWorkers(ctx, c.queue, workers, c.log, controller.Instrument(c.metrics, c.sync))
+	return nil
+}
+
+// finishedAt is when the job finished: the transition of its Complete or
+// Failed condition; nil while it runs.
+func finishedAt(j *api.Job) *time.Time {
+	for _, c := range j.Status.Conditions {
+		if (c.Type == api.JobComplete || c.Type == api.JobFailed) && c.Status == api.ConditionTrue {
+			t := c.LastTransitionTime.Time
+			return &t
+		}
+	}
+	return nil
+}
+
+// expiresIn is how long until j's TTL runs out (<= 0: now), and whether j
+// is subject to it at all.
+func (c *Controller) expiresIn(j *api.Job) (time.Duration, bool) {
+	if j.DeletionTimestamp != nil || j.Spec.TTLSecondsAfterFinished == nil {
+		return 0, false
+	}
+	at := finishedAt(j)
+	if at == nil {
+		return 0, false
+	}
+	return at.Add(time.Duration(*j.Spec.TTLSecondsAfterFinished) * time.Second).Sub(c.now()), true
+}
+
+func (c *Controller) sync(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	cached, err := c.jobs.Lister().Namespace(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if left, ok := c.expiresIn(cached); !ok {
+		return nil
+	} else if left > 0 {
+		c.queue.AddAfter(key, left)
+		return nil
+	}
+	// The cache may be stale (the TTL changed, the job was recreated):
+	// re-read it from the apiserver before deleting, as kube does.
+	jobs := client.Resource[api.Job](c.client).Namespace(ns)
+	fresh, err := jobs.Get(ctx, name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if left, ok := c.expiresIn(fresh); !ok {
+		return nil
+	} else if left > 0 {
+		c.queue.AddAfter(key, left)
+		return nil
+	}
+	fg := api.DeletePropagationForeground
+	uid := fresh.UID
+	err = jobs.Delete(ctx, name, &api.DeleteOptions{PropagationPolicy: &fg, Preconditions: &api.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete job %s: %w", key, err)
+	}
+	c.log.Info("cleaning up finished job", "job", key)
+	return nil
+}
