@@ -169,11 +169,6 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if isFinished(cached) || !c.expectations.Satisfied(key) {
 		return nil
 	}
-	if m := cached.Spec.CompletionMode; m != nil && *m == api.IndexedCompletion {
-		// Not implemented: rather than run it as a NonIndexed job, say so.
-		c.recorder.Event(cached, api.EventTypeWarning, "UnsupportedCompletionMode", "completionMode Indexed is not supported by this job controller")
-		return nil
-	}
 	job := api.DeepCopy(cached)
 	pods, err := c.podsOf(job)
 	if err != nil {
@@ -214,6 +209,41 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	failed = max(failed, job.Status.Failed)
 
 	st := &job.Status
+	var errs []error
+	// pending are the indexes of an Indexed job still to run, lowest
+	// first; an active pod without a valid index, or with the index of
+	// another active pod, goes.
+	var pending []int
+	if indexed := job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == api.IndexedCompletion; indexed && job.Spec.Completions != nil {
+		completions := *job.Spec.Completions
+		done := parseIndexes(st.CompletedIndexes, completions)
+		for _, p := range pods {
+			if i := podIndex(p, completions); i >= 0 && p.Status.Phase == api.PodSucceeded {
+				done[i] = true
+			}
+		}
+		running := map[int]bool{}
+		var keep, extra []*api.Pod
+		for _, p := range active {
+			i := podIndex(p, completions)
+			if i < 0 || running[i] || done[i] {
+				extra = append(extra, p)
+				continue
+			}
+			running[i] = true
+			keep = append(keep, p)
+		}
+		errs = append(errs, c.deletePods(ctx, job, key, extra)...)
+		terminating += int32(len(extra))
+		active = keep
+		for i := range int(completions) {
+			if !done[i] && !running[i] {
+				pending = append(pending, i)
+			}
+		}
+		succeeded = int32(len(done))
+		st.CompletedIndexes = formatIndexes(done)
+	}
 	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
 	if st.StartTime == nil && !suspended {
 		t := api.NewTime(now)
@@ -223,7 +253,6 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if job.Spec.BackoffLimit != nil {
 		backoffLimit = *job.Spec.BackoffLimit
 	}
-	var errs []error
 	var requeue time.Duration
 	failReason, failMessage := "", ""
 	switch {
@@ -266,7 +295,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	default:
 		var wait time.Duration
 		var manageErrs []error
-		activeCount, wait, manageErrs = c.manageJob(ctx, job, key, active, succeeded, failed, lastFailure, suspended, now)
+		activeCount, wait, manageErrs = c.manageJob(ctx, job, key, active, pending, succeeded, failed, lastFailure, suspended, now)
 		errs = append(errs, manageErrs...)
 		if wait > 0 && (requeue == 0 || wait < requeue) {
 			requeue = wait
@@ -297,7 +326,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 // new pods once a job without completions had a success. Replacements of
 // failed pods wait for the back-off. It returns the number of active pods
 // after (new pods count, as in kube) and how long until the back-off ends.
-func (c *Controller) manageJob(ctx context.Context, job *api.Job, key string, active []*api.Pod, succeeded, failed int32, lastFailure time.Time, suspended bool, now time.Time) (int32, time.Duration, []error) {
+// An Indexed job's new pods take the lowest pending indexes.
+func (c *Controller) manageJob(ctx context.Context, job *api.Job, key string, active []*api.Pod, pending []int, succeeded, failed int32, lastFailure time.Time, suspended bool, now time.Time) (int32, time.Duration, []error) {
 	parallelism := int32(1)
 	if job.Spec.Parallelism != nil {
 		parallelism = *job.Spec.Parallelism
@@ -334,8 +364,13 @@ func (c *Controller) manageJob(ctx context.Context, job *api.Job, key string, ac
 		c.expectations.ExpectCreations(key, diff)
 		ref := controller.NewControllerRef(&job.ObjectMeta, "batch/v1", "Job")
 		var errs []error
-		for range diff {
-			if err := c.podControl.CreatePod(ctx, job.Namespace, &job.Spec.Template, job, ref); err != nil {
+		indexed := job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == api.IndexedCompletion
+		for k := range diff {
+			template := &job.Spec.Template
+			if indexed {
+				template = indexedTemplate(job, pending[k])
+			}
+			if err := c.podControl.CreatePod(ctx, job.Namespace, template, job, ref); err != nil {
 				c.expectations.CreationObserved(key)
 				errs = append(errs, err)
 				continue

@@ -34,6 +34,28 @@ func jobPod(name string, phase api.PodPhase) *api.Pod {
 		Status: api.PodStatus{Phase: phase}}
 }
 
+func indexedPod(name string, phase api.PodPhase, index string) *api.Pod {
+	p := jobPod(name, phase)
+	p.Annotations = map[string]string{api.JobCompletionIndexAnnotation: index}
+	return p
+}
+
+func TestIndexes(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"", ""}, {"0", "0"}, {"0,1,2,4", "0-2,4"}, {"3-5,1", "1,3-5"}, {"7,9-12", "7"}, {"x,2", "2"},
+	} {
+		if got := formatIndexes(parseIndexes(tt.in, 8)); got != tt.want {
+			t.Errorf("%q: got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	tmpl := indexedTemplate(newJob(3, 1, 6), 2)
+	if tmpl.Annotations[api.JobCompletionIndexAnnotation] != "2" || tmpl.Labels[api.JobCompletionIndexAnnotation] != "2" || tmpl.Spec.Hostname != "j-2" ||
+		len(tmpl.Spec.Containers[0].Env) != 1 || tmpl.Spec.Containers[0].Env[0].Name != "JOB_COMPLETION_INDEX" ||
+		tmpl.Spec.Containers[0].Env[0].ValueFrom.FieldRef.FieldPath != "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
+		t.Fatalf("template %+v", tmpl)
+	}
+}
+
 func TestSync(t *testing.T) {
 	started := api.NewTime(t0.Add(-time.Hour))
 	tests := []struct {
@@ -122,11 +144,30 @@ func TestSync(t *testing.T) {
 					t.Fatalf("status = %+v", st)
 				}
 			}},
-		{name: "indexed completion mode is refused", job: func() *api.Job {
-			j := newJob(2, 2, 6)
+		{name: "indexed: the pending index runs, a duplicate goes", job: func() *api.Job {
+			j := newJob(3, 3, 6)
 			j.Spec.CompletionMode = ptr(api.IndexedCompletion)
 			return j
-		}(), wantEvents: []string{"Warning UnsupportedCompletionMode completionMode Indexed is not supported by this job controller"}},
+		}(), pods: []*api.Pod{indexedPod("a", api.PodSucceeded, "0"), indexedPod("b", api.PodRunning, "2"), indexedPod("c", api.PodRunning, "2")},
+			wantWrites: []string{"delete pods ns/c", "create pods ns", "update jobs.batch ns/j/status"},
+			wantEvents: []string{"Normal SuccessfulDelete Deleted pod: c", "Normal SuccessfulCreate Created pod: j-"},
+			check: func(t *testing.T, st api.JobStatus) {
+				if st.Active != 2 || st.Succeeded != 1 || st.CompletedIndexes != "0" || *st.Terminating != 1 {
+					t.Fatalf("status = %+v", st)
+				}
+			}},
+		{name: "indexed: complete when every index succeeded", job: func() *api.Job {
+			j := newJob(2, 2, 6)
+			j.Spec.CompletionMode = ptr(api.IndexedCompletion)
+			j.Status.CompletedIndexes = "1"
+			return j
+		}(), pods: []*api.Pod{indexedPod("a", api.PodSucceeded, "0")},
+			wantWrites: []string{"update jobs.batch ns/j/status"}, wantEvents: []string{"Normal Completed Job completed"},
+			check: func(t *testing.T, st api.JobStatus) {
+				if !hasCondition(st, api.JobComplete, "CompletionsReached") || st.Succeeded != 2 || st.CompletedIndexes != "0-1" {
+					t.Fatalf("status = %+v", st)
+				}
+			}},
 		{name: "deadline exceeded", job: func() *api.Job {
 			j := newJob(1, 1, 6)
 			j.Spec.ActiveDeadlineSeconds = ptr(int64(60))

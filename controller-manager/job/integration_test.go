@@ -214,4 +214,35 @@ func TestJobs(t *testing.T) {
 			return len(l.Items) == 0, fmt.Errorf("%d pods", len(l.Items))
 		})
 	})
+
+	t.Run("indexed", func(t *testing.T) {
+		j := newJob("idx", 3, 2, 6)
+		j.Spec.CompletionMode = new(api.IndexedCompletion)
+		if _, err := jobs.Create(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for len(seen) < 3 {
+			var active []api.Pod
+			cl.Eventually(30*time.Second, "indexed pods running", func() (bool, error) {
+				active = activePods(t, cl, "idx")
+				return len(active) == min(2, 3-len(seen)), fmt.Errorf("%d active", len(active))
+			})
+			p := active[0]
+			idx := p.Annotations[api.JobCompletionIndexAnnotation]
+			if idx == "" || p.Labels[api.JobCompletionIndexAnnotation] != idx || p.Spec.Hostname != "idx-"+idx || seen[idx] ||
+				len(p.Spec.Containers[0].Env) != 1 || p.Spec.Containers[0].Env[0].Name != "JOB_COMPLETION_INDEX" {
+				t.Fatalf("pod %s: annotations %v labels %v hostname %q env %+v", p.Name, p.Annotations, p.Labels, p.Spec.Hostname, p.Spec.Containers[0].Env)
+			}
+			seen[idx] = true
+			cl.SetPodStatus(ns, p.Name, api.PodSucceeded, "", false)
+		}
+		cl.Eventually(30*time.Second, "indexed job complete", func() (bool, error) {
+			j, err := jobs.Get(ctx, "idx")
+			if err != nil {
+				return false, err
+			}
+			return condition(j, api.JobComplete) != nil && j.Status.CompletedIndexes == "0-2" && j.Status.Succeeded == 3, fmt.Errorf("status %+v", j.Status)
+		})
+	})
 }
