@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
@@ -158,27 +159,22 @@ func (ssc *Controller) updatePods(ctx context.Context, set *api.StatefulSet, cur
 		}
 	}
 
-	// Unhealthy predecessors block OrderedReady; find the first.
+	if parallel {
+		if err := ssc.createParallel(ctx, set, slots, all, currentTemplate, currentRev, updateRev, partition); err != nil {
+			return result(err)
+		}
+	}
 	for i := range slots {
 		ord := start + i
 		p := slots[i]
 		if p == nil {
-			// Pods below the partition keep the current revision; under
-			// OnDelete a re-created pod takes the update revision (kube's
-			// newVersionedStatefulSetPod).
-			template, rev := &set.Spec.Template, updateRev
-			if set.Spec.UpdateStrategy.Type != onDelete && i < partition && currentRev != updateRev {
-				template, rev = currentTemplate, currentRev
-			}
-			pod := newPod(set, template, rev, ord)
+			// OrderedReady: create the first missing pod and wait for it.
+			pod := newVersionedPod(set, currentTemplate, currentRev, updateRev, partition, ord)
 			if err := ssc.createPod(ctx, set, pod, ord); err != nil {
 				return result(err)
 			}
 			slots[i], all[i] = pod, pod
-			if !parallel {
-				return result(nil)
-			}
-			continue
+			return result(nil)
 		}
 		if err := ssc.createMissingClaims(ctx, set, p, ord); err != nil {
 			return result(err)
@@ -376,4 +372,45 @@ func (ssc *Controller) releaseClaimsToPod(ctx context.Context, set *api.Stateful
 		}
 	}
 	return nil
+}
+
+// newVersionedPod is kube's newVersionedStatefulSetPod: pods below the
+// partition keep the current revision; under OnDelete a re-created pod
+// takes the update revision.
+func newVersionedPod(set *api.StatefulSet, currentTemplate *api.PodTemplateSpec, currentRev, updateRev string, partition, ord int) *api.Pod {
+	template, rev := &set.Spec.Template, updateRev
+	if set.Spec.UpdateStrategy.Type != onDelete && ord-startOrdinal(set) < partition && currentRev != updateRev {
+		template, rev = currentTemplate, currentRev
+	}
+	return newPod(set, template, rev, ord)
+}
+
+// createParallel creates every missing pod of a Parallel set in slow-start
+// batches (1, 2, 4, ...), as kube, so a failing create is not repeated for
+// every ordinal.
+func (ssc *Controller) createParallel(ctx context.Context, set *api.StatefulSet, slots, all []*api.Pod, currentTemplate *api.PodTemplateSpec, currentRev, updateRev string, partition int) error {
+	var missing []int
+	for i, p := range slots {
+		if p == nil {
+			missing = append(missing, i)
+		}
+	}
+	var mu sync.Mutex
+	next := 0
+	_, err := controller.SlowStartBatch(len(missing), 1, func() error {
+		mu.Lock()
+		i := missing[next]
+		next++
+		mu.Unlock()
+		ord := startOrdinal(set) + i
+		pod := newVersionedPod(set, currentTemplate, currentRev, updateRev, partition, ord)
+		if err := ssc.createPod(ctx, set, pod, ord); err != nil {
+			return err
+		}
+		mu.Lock()
+		slots[i], all[i] = pod, pod
+		mu.Unlock()
+		return nil
+	})
+	return err
 }
