@@ -2,6 +2,7 @@ package app
 
 import (
 	"github.com/minik8s/minik8s/controller-manager/controller"
+	"github.com/minik8s/minik8s/controller-manager/cronjob"
 	"github.com/minik8s/minik8s/controller-manager/daemonset"
 	"github.com/minik8s/minik8s/controller-manager/deployment"
 	"github.com/minik8s/minik8s/controller-manager/disruption"
@@ -22,6 +23,7 @@ import (
 // constructors maps kube-controller-manager's controller names to their
 // constructors. Every controller here is on by default.
 var constructors = map[string]controller.Constructor{
+	"cronjob":                cronjob.New,
 	"daemonset":              daemonset.New,
 	"deployment":             deployment.New,
 	"disruption":             disruption.New,
