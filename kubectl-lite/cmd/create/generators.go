@@ -21,6 +21,8 @@ func addGenerators(create *cobra.Command, streams cli.Streams, g *cli.Globals) {
 		newCreateConfigMap(streams, g),
 		newCreateSecret(streams, g),
 		newCreateDeployment(streams, g),
+		newCreateJob(streams, g),
+		newCreateCronJob(streams, g),
 		newCreateService(streams, g),
 		newCreateServiceAccount(streams, g),
 		newCreateToken(streams, g),
