@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -156,7 +157,7 @@ controller need --force and pods with emptyDir volumes need
 			if err := o.DryRun.Validate(); err != nil {
 				return err
 			}
-			c, err := g.Client()
+			c, err := noRetryClient(g)
 			if err != nil {
 				return err
 			}
@@ -336,7 +337,7 @@ func Drain(ctx context.Context, streams cli.Streams, c *client.Client, name stri
 	for _, p := range victims {
 		if evict {
 			fmt.Fprintf(streams.Out, "evicting pod %s/%s%s\n", p.Namespace, p.Name, o.DryRun.Suffix())
-			if err := evictPod(ctx, c, &p, opts); err != nil {
+			if err := evictPod(ctx, c, &p, opts, streams.ErrOut); err != nil {
 				return timeoutError(ctx, o, err)
 			}
 			continue
@@ -407,9 +408,24 @@ func evictionSupported(ctx context.Context, c *client.Client) (bool, error) {
 	return false, nil
 }
 
+// noRetryClient is the client drain uses: one that hands a 429 back at
+// once, as client-go does when the answer has no Retry-After header (an
+// eviction refused by a disruption budget has none), so that drain itself
+// reports and retries it.
+func noRetryClient(g *cli.Globals) (*client.Client, error) {
+	cc, err := g.ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg := *cc
+	cfg.MaxRetries = -1
+	return client.New(&cfg)
+}
+
 // evictPod posts a policy/v1 Eviction, retrying while a disruption budget
-// refuses it (429), as kubectl does every five seconds.
-func evictPod(ctx context.Context, c *client.Client, p *api.Pod, opts *api.DeleteOptions) error {
+// refuses it (429), as kubectl does every five seconds, saying so on
+// errOut in kubectl's words.
+func evictPod(ctx context.Context, c *client.Client, p *api.Pod, opts *api.DeleteOptions, errOut io.Writer) error {
 	ev := map[string]any{
 		"apiVersion": "policy/v1", "kind": "Eviction",
 		"metadata": map[string]any{"name": p.Name, "namespace": p.Namespace},
@@ -428,13 +444,14 @@ func evictPod(ctx context.Context, c *client.Client, p *api.Pod, opts *api.Delet
 		case err == nil, apierrors.IsNotFound(err):
 			return nil
 		case apierrors.IsTooManyRequests(err):
+			fmt.Fprintf(errOut, "error when evicting pods/%q -n %q (will retry after 5s): %v\n", p.Name, p.Namespace, err)
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-time.After(5 * time.Second):
 			}
 		default:
-			return fmt.Errorf("error when evicting pods/%q -n %q (will retry after 5s): %w", p.Name, p.Namespace, err)
+			return fmt.Errorf("error when evicting pods/%q -n %q: %w", p.Name, p.Namespace, err)
 		}
 	}
 }
