@@ -152,7 +152,28 @@ func (s *Server) disruptionAllowed(ctx context.Context, pod *api.Pod, dry bool) 
 	default:
 		return apierrors.NewInternalError(errors.New("This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."))
 	}
-	pdb := api.DeepCopy(matched[0])
+	// As kube-apiserver, a budget changed under us (a concurrent eviction,
+	// the controller's status write) is read again and checked afresh.
+	var err2 error
+	for attempt := 0; attempt < 5; attempt++ {
+		if attempt > 0 {
+			obj, err := pdbs.Get(ctx, matched[0].Namespace, matched[0].Name)
+			if err != nil {
+				return err
+			}
+			matched[0] = obj.(*api.PodDisruptionBudget)
+		}
+		if err2 = checkAndSpend(ctx, pdbs, matched[0], pod, dry); !apierrors.IsConflict(err2) {
+			return err2
+		}
+	}
+	return err2
+}
+
+// checkAndSpend refuses the eviction of pod when pdb allows no
+// disruption, else spends one (unless dry) with a conflict-checked update.
+func checkAndSpend(ctx context.Context, pdbs *registry.Store, cur *api.PodDisruptionBudget, pod *api.Pod, dry bool) error {
+	pdb := api.DeepCopy(cur)
 	// An unhealthy pod (not Ready) may go when the budget says so, or when
 	// the budget is already met (IfHealthyBudget, the default).
 	if !podReady(pod) {

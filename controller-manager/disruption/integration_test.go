@@ -37,7 +37,13 @@ func TestEvictionSpendsBudget(t *testing.T) {
 		Spec: api.PodDisruptionBudgetSpec{MinAvailable: &two, Selector: &api.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}); err != nil {
 		t.Fatal(err)
 	}
-	pods := client.Resource[api.Pod](cl.Client).Namespace(ns)
+	// Evictions go through a client that hands 429s back at once, as
+	// client-go does without a Retry-After header.
+	noRetry, err := client.New(&client.Config{Host: cl.Server.URL(), QPS: -1, MaxRetries: -1, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := client.Resource[api.Pod](noRetry).Namespace(ns)
 	live := func() []api.Pod {
 		l, err := pods.List(ctx, client.ListOptions{LabelSelector: "app=web"})
 		if err != nil {
@@ -86,7 +92,7 @@ func TestEvictionSpendsBudget(t *testing.T) {
 	if err := evict(ps[0].Name); err != nil {
 		t.Fatalf("first eviction: %v", err)
 	}
-	err := evict(ps[1].Name)
+	err = evict(ps[1].Name)
 	var se *apierrors.StatusError
 	if !errors.As(err, &se) || se.ErrStatus.Code != http.StatusTooManyRequests || se.ErrStatus.Reason != api.StatusReasonTooManyRequests ||
 		se.ErrStatus.Message != "Cannot evict pod as it would violate the pod's disruption budget." {
@@ -114,7 +120,25 @@ func TestEvictionSpendsBudget(t *testing.T) {
 	})
 	readyAll()
 	waitStatus(3, 1)
-	if err := evict(ps[1].Name); err != nil {
-		t.Fatalf("eviction after replacement: %v", err)
+	// Two evictions at once over the one allowed disruption: one wins,
+	// the other is refused by the budget (not a 409 of the lost race).
+	ps = live()
+	errs := make(chan error, 2)
+	for _, p := range ps[:2] {
+		go func() { errs <- evict(p.Name) }()
+	}
+	var ok, refused int
+	for range 2 {
+		switch err := <-errs; {
+		case err == nil:
+			ok++
+		case apierrors.IsTooManyRequests(err):
+			refused++
+		default:
+			t.Errorf("concurrent eviction: %v", err)
+		}
+	}
+	if ok != 1 || refused != 1 {
+		t.Fatalf("concurrent evictions: %d succeeded, %d refused", ok, refused)
 	}
 }
