@@ -184,10 +184,25 @@ func (s *netScenario) setup() {
 }
 
 // applyStdin applies a manifest given on kubectl-lite's standard input.
+//
+// A manifest that creates its namespace may meet ServiceAccount admission
+// before the serviceaccount controller has given the namespace its
+// default account (kube's e2e framework waits for it too): the apply is
+// repeated, for up to a minute, while that is the only refusal.
 func (s *netScenario) applyStdin(manifest string) {
 	s.t.Helper()
-	if _, err := s.c.RunInput(s.ctx, []byte(manifest), filepath.Join(s.c.Root, "bin", "kubectl-lite"),
-		"--kubeconfig", s.c.Kubeconfig, "apply", "-f", "-"); err != nil {
+	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
+	defer cancel()
+	err := Poll(ctx, time.Second, "apply", func(ctx context.Context) (bool, string, error) {
+		_, err := s.c.RunInput(ctx, []byte(manifest), filepath.Join(s.c.Root, "bin", "kubectl-lite"),
+			"--kubeconfig", s.c.Kubeconfig, "apply", "-f", "-")
+		if err != nil && strings.Contains(err.Error(), "error looking up service account") &&
+			strings.Contains(err.Error(), `serviceaccount "default" not found`) {
+			return false, "", Retry(err)
+		}
+		return err == nil, "", err
+	})
+	if err != nil {
 		s.t.Fatal(err)
 	}
 }
