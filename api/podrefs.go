@@ -83,11 +83,17 @@ func VisitPodConfigMapNames(pod *Pod, visit func(name string) bool) bool {
 	return true
 }
 
+// podContainers are every container of the pod whose references count:
+// init, regular and ephemeral ones, as Kubernetes' visitors walk them.
 func podContainers(pod *Pod) []Container {
-	if len(pod.Spec.InitContainers) == 0 {
+	if len(pod.Spec.InitContainers) == 0 && len(pod.Spec.EphemeralContainers) == 0 {
 		return pod.Spec.Containers
 	}
-	return append(append([]Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...)
+	out := append(append([]Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...)
+	for _, e := range pod.Spec.EphemeralContainers {
+		out = append(out, e.Container)
+	}
+	return out
 }
 
 // rawRefName reads {key: {"name": NAME}} from a volume source kept as raw JSON.

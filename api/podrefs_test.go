@@ -19,6 +19,7 @@ func TestVisitPodReferences(t *testing.T) {
 	      "envFrom": [{"secretRef": {"name": "env-from"}}, {"configMapRef": {"name": "cm-env-from"}}],
 	      "env": [{"name": "B", "valueFrom": {"configMapKeyRef": {"name": "cm-env", "key": "k"}}}, {"name": "C", "value": "plain"}]
 	    }],
+	    "ephemeralContainers": [{"name": "debug", "envFrom": [{"secretRef": {"name": "debug-env"}}, {"configMapRef": {"name": "cm-debug"}}]}],
 	    "volumes": [
 	      {"name": "s", "secret": {"secretName": "vol"}},
 	      {"name": "m", "configMap": {"name": "cm-vol"}},
@@ -36,10 +37,10 @@ func TestVisitPodReferences(t *testing.T) {
 	VisitPodConfigMapNames(&pod, func(n string) bool { configMaps = append(configMaps, n); return true })
 	slices.Sort(secrets)
 	slices.Sort(configMaps)
-	if want := []string{"csi", "env-from", "init-env", "proj", "pull", "rbd", "vol"}; !slices.Equal(secrets, want) {
+	if want := []string{"csi", "debug-env", "env-from", "init-env", "proj", "pull", "rbd", "vol"}; !slices.Equal(secrets, want) {
 		t.Errorf("secrets = %q, want %q", secrets, want)
 	}
-	if want := []string{"cm-env", "cm-env-from", "cm-proj", "cm-vol"}; !slices.Equal(configMaps, want) {
+	if want := []string{"cm-debug", "cm-env", "cm-env-from", "cm-proj", "cm-vol"}; !slices.Equal(configMaps, want) {
 		t.Errorf("config maps = %q, want %q", configMaps, want)
 	}
 	// Visiting stops when asked to.

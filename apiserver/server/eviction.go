@@ -113,8 +113,8 @@ func markDisruptionTarget(ctx context.Context, st *registry.Store, pod *api.Pod,
 }
 
 // disruptionAllowed is where an eviction consults the pod's
-// PodDisruptionBudgets, as kube-apiserver's EvictionREST does: a terminal
-// pod is deleted whatever its budgets say; more than one budget matching
+// PodDisruptionBudgets, as kube-apiserver's EvictionREST does: a terminal,
+// pending or terminating pod is deleted whatever its budgets say; more than one budget matching
 // the pod is a 500; a budget whose status.disruptionsAllowed is 0 (or
 // whose status the disruption controller has not yet written for its
 // current generation) refuses with a 429 naming the budget; otherwise the
@@ -122,7 +122,10 @@ func markDisruptionTarget(ctx context.Context, st *registry.Store, pod *api.Pod,
 // status.disruptedPods, a conflict-checked update of the budget made
 // before the pod is deleted. A dry run checks without writing.
 func (s *Server) disruptionAllowed(ctx context.Context, pod *api.Pod, dry bool) error {
-	if pod.Status.Phase == api.PodSucceeded || pod.Status.Phase == api.PodFailed {
+	// Pods that are finished, not yet running, or already going are not
+	// counted by any budget (kube's canIgnorePDB).
+	if pod.Status.Phase == api.PodSucceeded || pod.Status.Phase == api.PodFailed ||
+		pod.Status.Phase == api.PodPending || pod.DeletionTimestamp != nil {
 		return nil
 	}
 	pdbs := s.stores["policy/poddisruptionbudgets"]

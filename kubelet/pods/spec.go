@@ -303,8 +303,18 @@ func (g volumeGetter) ServiceAccountToken(ctx context.Context, pod *api.Pod, src
 }
 
 // mounts returns the bind mounts of container c: its volume mounts plus
-// the pod's /etc/hosts and /etc/resolv.conf.
+// the pod's /etc/hosts and /etc/resolv.conf. The volumes the kubelet
+// writes from the API (configMap, secret, downwardAPI, projected) are
+// always mounted read-only, as Kubernetes does since CVE-2017-1002102: a
+// container that could rewrite their ..data link could make the kubelet
+// read and remove host paths at the next refresh.
 func (m *Manager) mounts(pod *api.Pod, c *api.Container, volumes map[string]string) ([]runtime.Mount, error) {
+	apiData := map[string]bool{}
+	for _, v := range pod.Spec.Volumes {
+		if v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil {
+			apiData[v.Name] = true
+		}
+	}
 	dir := m.podDir(string(pod.UID))
 	out := []runtime.Mount{
 		{HostPath: filepath.Join(dir, "etc-hosts"), ContainerPath: "/etc/hosts"},
@@ -323,7 +333,7 @@ func (m *Manager) mounts(pod *api.Pod, c *api.Container, volumes map[string]stri
 				}
 			}
 		}
-		out = append(out, runtime.Mount{HostPath: hp, ContainerPath: vm.MountPath, ReadOnly: vm.ReadOnly})
+		out = append(out, runtime.Mount{HostPath: hp, ContainerPath: vm.MountPath, ReadOnly: vm.ReadOnly || apiData[vm.Name]})
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package pods
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,6 +139,41 @@ func TestShouldRestartAndQOS(t *testing.T) {
 	} {
 		if got := qosClass(&api.Pod{Spec: spec}); got != want {
 			t.Errorf("qos %s, want %s", got, want)
+		}
+	}
+}
+
+// TestAPIDataVolumesMountReadOnly: configMap, secret, downwardAPI and
+// projected volumes are read-only in the container whatever the mount
+// says (CVE-2017-1002102); other volumes keep the mount's setting.
+func TestAPIDataVolumesMountReadOnly(t *testing.T) {
+	t.Parallel()
+	m := &Manager{opts: Options{RootDir: t.TempDir()}}
+	pod := &api.Pod{ObjectMeta: api.ObjectMeta{UID: "u"}, Spec: api.PodSpec{Volumes: []api.Volume{
+		{Name: "cm", VolumeSource: api.VolumeSource{ConfigMap: &api.ConfigMapVolumeSource{}}},
+		{Name: "sec", VolumeSource: api.VolumeSource{Secret: &api.SecretVolumeSource{}}},
+		{Name: "down", VolumeSource: api.VolumeSource{DownwardAPI: &api.DownwardAPIVolumeSource{}}},
+		{Name: "proj", VolumeSource: api.VolumeSource{Projected: &api.ProjectedVolumeSource{}}},
+		{Name: "scratch", VolumeSource: api.VolumeSource{EmptyDir: &api.EmptyDirVolumeSource{}}},
+	}}}
+	c := &api.Container{Name: "c", VolumeMounts: []api.VolumeMount{
+		{Name: "cm", MountPath: "/cm"}, {Name: "sec", MountPath: "/sec"}, {Name: "down", MountPath: "/down"},
+		{Name: "proj", MountPath: "/proj"}, {Name: "scratch", MountPath: "/scratch"},
+	}}
+	vols := map[string]string{}
+	for _, v := range pod.Spec.Volumes {
+		vols[v.Name] = "/host/" + v.Name
+	}
+	mounts, err := m.mounts(pod, c, vols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mt := range mounts {
+		if !strings.HasPrefix(mt.HostPath, "/host/") {
+			continue // /etc/hosts and resolv.conf
+		}
+		if want := mt.ContainerPath != "/scratch"; mt.ReadOnly != want {
+			t.Errorf("%s read-only %v, want %v", mt.ContainerPath, mt.ReadOnly, want)
 		}
 	}
 }

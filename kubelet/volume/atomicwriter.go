@@ -51,6 +51,11 @@ func (w *AtomicWriter) Write(payload map[string]FileProjection) (bool, error) {
 	if err != nil && !os.IsNotExist(err) {
 		return false, err
 	}
+	if oldTS != "" && !isTimestampDir(oldTS) {
+		// Not a link this writer made: never follow it (it is replaced
+		// below, and what it points at is neither read nor removed).
+		oldTS = ""
+	}
 	oldPaths := map[string]bool{}
 	if oldTS != "" {
 		if same, paths, err := w.compare(filepath.Join(w.dir, oldTS), payload); err != nil {
@@ -194,4 +199,12 @@ func validatePath(p string) error {
 		}
 	}
 	return nil
+}
+
+// isTimestampDir reports whether name is one of this writer's timestamped
+// directories: a single entry of the volume directory whose name starts
+// with "..".
+func isTimestampDir(name string) bool {
+	return strings.HasPrefix(name, "..") && len(name) > 2 && !strings.ContainsRune(name, '/') &&
+		name != dataDirName && name != newDataDirName
 }

@@ -133,3 +133,42 @@ func TestAtomicWriterUpdateSeenWhole(t *testing.T) {
 		t.Errorf("final b/c = %q", got)
 	}
 }
+
+// TestAtomicWriterIgnoresForeignDataLink: a ..data link rewritten to point
+// outside the volume (by a container that could write it) is replaced,
+// and what it pointed at is neither read nor removed.
+func TestAtomicWriterIgnoresForeignDataLink(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	outside := filepath.Join(root, "host")
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "precious"), []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "vol")
+	w := NewAtomicWriter(dir)
+	if _, err := w.Write(map[string]FileProjection{"a": {Data: []byte("1"), Mode: 0o644}}); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "..data")
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../host", link); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := w.Write(map[string]FileProjection{"a": {Data: []byte("2"), Mode: 0o644}}); err != nil || !changed {
+		t.Fatalf("write after the link was rewritten: changed %v, err %v", changed, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(outside, "precious")); err != nil || string(b) != "keep" {
+		t.Fatalf("the directory the foreign link named was touched: %q %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "a")); err != nil || string(b) != "2" {
+		t.Fatalf("a = %q %v, want 2", b, err)
+	}
+	if target, err := os.Readlink(link); err != nil || !isTimestampDir(target) {
+		t.Fatalf("..data -> %q %v, want a timestamped directory", target, err)
+	}
+}
