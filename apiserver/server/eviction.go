@@ -50,9 +50,24 @@ func (s *Server) evict(w http.ResponseWriter, r *http.Request, info *request.Inf
 		return
 	}
 	pod := obj.(*api.Pod)
-	if err := s.disruptionAllowed(ctx, pod, dry); err != nil {
+	unhealthy, err := s.disruptionAllowed(ctx, pod, dry)
+	if err != nil {
 		writeError(w, r, err)
 		return
+	}
+	if unhealthy && (opts.Preconditions == nil || opts.Preconditions.ResourceVersion == nil) {
+		// Let through as not ready: it must still be the pod that was
+		// judged, not one that became ready since (kube-apiserver adds
+		// the same precondition).
+		pre := api.Preconditions{}
+		if opts.Preconditions != nil {
+			pre = *opts.Preconditions
+		}
+		rv := pod.ResourceVersion
+		pre.ResourceVersion = &rv
+		copied := *opts
+		copied.Preconditions = &pre
+		opts = &copied
 	}
 	if !dry {
 		if opts, err = markDisruptionTarget(ctx, st, pod, opts); err != nil {
@@ -76,6 +91,26 @@ func (s *Server) evict(w http.ResponseWriter, r *http.Request, info *request.Inf
 // resourceVersion precondition moves to the version the condition wrote,
 // as kube-apiserver moves it.
 func markDisruptionTarget(ctx context.Context, st *registry.Store, pod *api.Pod, opts *api.DeleteOptions) (*api.DeleteOptions, error) {
+	// The kubelet writes pod status often: a write that lost the race is
+	// made again on the pod as it is now (the budget is already spent).
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		if attempt > 0 {
+			obj, gerr := st.Get(ctx, pod.Namespace, pod.Name)
+			if gerr != nil {
+				return nil, gerr
+			}
+			pod = obj.(*api.Pod)
+		}
+		var out *api.DeleteOptions
+		if out, err = markDisruptionTargetOnce(ctx, st, pod, opts); !apierrors.IsConflict(err) {
+			return out, err
+		}
+	}
+	return nil, err
+}
+
+func markDisruptionTargetOnce(ctx context.Context, st *registry.Store, pod *api.Pod, opts *api.DeleteOptions) (*api.DeleteOptions, error) {
 	if pod.Status.Phase == api.PodSucceeded || pod.Status.Phase == api.PodFailed || pod.DeletionTimestamp != nil {
 		return opts, nil
 	}
@@ -121,20 +156,20 @@ func markDisruptionTarget(ctx context.Context, st *registry.Store, pod *api.Pod,
 // budget's disruptionsAllowed is decremented and the pod recorded in
 // status.disruptedPods, a conflict-checked update of the budget made
 // before the pod is deleted. A dry run checks without writing.
-func (s *Server) disruptionAllowed(ctx context.Context, pod *api.Pod, dry bool) error {
+func (s *Server) disruptionAllowed(ctx context.Context, pod *api.Pod, dry bool) (unhealthy bool, err error) {
 	// Pods that are finished, not yet running, or already going are not
 	// counted by any budget (kube's canIgnorePDB).
 	if pod.Status.Phase == api.PodSucceeded || pod.Status.Phase == api.PodFailed ||
 		pod.Status.Phase == api.PodPending || pod.DeletionTimestamp != nil {
-		return nil
+		return false, nil
 	}
 	pdbs := s.stores["policy/poddisruptionbudgets"]
 	if pdbs == nil {
-		return nil
+		return false, nil
 	}
 	list, err := pdbs.List(ctx, pod.Namespace, registry.ListOptions{})
 	if err != nil {
-		return err
+		return false, err
 	}
 	var matched []*api.PodDisruptionBudget
 	for _, it := range list.Items {
@@ -150,10 +185,10 @@ func (s *Server) disruptionAllowed(ctx context.Context, pod *api.Pod, dry bool) 
 	}
 	switch len(matched) {
 	case 0:
-		return nil
+		return false, nil
 	case 1:
 	default:
-		return apierrors.NewInternalError(errors.New("This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."))
+		return false, apierrors.NewInternalError(errors.New("This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."))
 	}
 	// As kube-apiserver, a budget changed under us (a concurrent eviction,
 	// the controller's status write) is read again and checked afresh.
@@ -162,45 +197,45 @@ func (s *Server) disruptionAllowed(ctx context.Context, pod *api.Pod, dry bool) 
 		if attempt > 0 {
 			obj, err := pdbs.Get(ctx, matched[0].Namespace, matched[0].Name)
 			if err != nil {
-				return err
+				return false, err
 			}
 			matched[0] = obj.(*api.PodDisruptionBudget)
 		}
-		if err2 = checkAndSpend(ctx, pdbs, matched[0], pod, dry); !apierrors.IsConflict(err2) {
-			return err2
+		if unhealthy, err2 = checkAndSpend(ctx, pdbs, matched[0], pod, dry); !apierrors.IsConflict(err2) {
+			return unhealthy, err2
 		}
 	}
-	return err2
+	return false, err2
 }
 
 // checkAndSpend refuses the eviction of pod when pdb allows no
 // disruption, else spends one (unless dry) with a conflict-checked update.
-func checkAndSpend(ctx context.Context, pdbs *registry.Store, cur *api.PodDisruptionBudget, pod *api.Pod, dry bool) error {
+func checkAndSpend(ctx context.Context, pdbs *registry.Store, cur *api.PodDisruptionBudget, pod *api.Pod, dry bool) (unhealthy bool, err error) {
 	pdb := api.DeepCopy(cur)
 	// An unhealthy pod (not Ready) may go when the budget says so, or when
 	// the budget is already met (IfHealthyBudget, the default).
 	if !podReady(pod) {
 		if p := pdb.Spec.UnhealthyPodEvictionPolicy; p != nil && *p == "AlwaysAllow" {
-			return nil
+			return true, nil
 		}
 		if pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy && pdb.Status.DesiredHealthy > 0 {
-			return nil
+			return true, nil
 		}
 	}
 	if pdb.Status.ObservedGeneration < pdb.Generation {
-		return tooManyRequests(fmt.Sprintf("The disruption budget %s is still being processed by the server.", pdb.Name))
+		return false, tooManyRequests(fmt.Sprintf("The disruption budget %s is still being processed by the server.", pdb.Name))
 	}
 	if pdb.Status.DisruptionsAllowed < 0 {
-		return apierrors.NewForbidden(apierrors.GroupResource{Group: "policy", Resource: "poddisruptionbudget"}, pdb.Name, errors.New("pdb disruptions allowed is negative"))
+		return false, apierrors.NewForbidden(apierrors.GroupResource{Group: "policy", Resource: "poddisruptionbudget"}, pdb.Name, errors.New("pdb disruptions allowed is negative"))
 	}
 	if len(pdb.Status.DisruptedPods) > maxDisruptedPodSize {
-		return apierrors.NewForbidden(apierrors.GroupResource{Group: "policy", Resource: "poddisruptionbudget"}, pdb.Name, errors.New("DisruptedPods map too big - too many evictions not confirmed by PDB controller"))
+		return false, apierrors.NewForbidden(apierrors.GroupResource{Group: "policy", Resource: "poddisruptionbudget"}, pdb.Name, errors.New("DisruptedPods map too big - too many evictions not confirmed by PDB controller"))
 	}
 	if pdb.Status.DisruptionsAllowed == 0 {
-		return tooManyRequests(fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", pdb.Name, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy))
+		return false, tooManyRequests(fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", pdb.Name, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy))
 	}
 	if dry {
-		return nil
+		return false, nil
 	}
 	pdb.Status.DisruptionsAllowed--
 	if pdb.Status.DisruptionsAllowed == 0 {
@@ -213,9 +248,9 @@ func checkAndSpend(ctx context.Context, pdbs *registry.Store, cur *api.PodDisrup
 	// The update carries the budget's resourceVersion: a concurrent
 	// eviction that spent the same disruption makes this one a 409.
 	if _, _, err := pdbs.Update(ctx, pdb.Namespace, pdb.Name, pdb, registry.WriteOptions{Subresource: "status"}); err != nil {
-		return err
+		return false, err
 	}
-	return nil
+	return false, nil
 }
 
 // maxDisruptedPodSize is kube's bound on evictions the disruption
