@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
@@ -224,6 +225,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 		running := map[int]bool{}
 		var keep, extra []*api.Pod
+		// Of two active pods with one index, the older stays (then the
+		// first by name): the choice must not depend on the lister's order.
+		slices.SortStableFunc(active, func(a, b *api.Pod) int {
+			if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Name, b.Name)
+		})
 		for _, p := range active {
 			i := podIndex(p, completions)
 			if i < 0 || running[i] || done[i] {
