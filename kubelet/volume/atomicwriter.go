@@ -90,9 +90,9 @@ func (w *AtomicWriter) Write(payload map[string]FileProjection) (bool, error) {
 		if cur, err := os.Readlink(link); err == nil && cur == target {
 			continue
 		}
-		if err := os.Symlink(target, link); err != nil {
+		if err := replaceWithSymlink(target, link); err != nil {
 			_ = os.RemoveAll(tsDir)
-			return false, fmt.Errorf("create symlink %s: %w", link, err)
+			return false, err
 		}
 	}
 	tmpLink := filepath.Join(w.dir, newDataDirName)
@@ -117,6 +117,36 @@ func (w *AtomicWriter) Write(payload map[string]FileProjection) (bool, error) {
 		_ = os.RemoveAll(filepath.Join(w.dir, oldTS))
 	}
 	return true, nil
+}
+
+// replaceWithSymlink makes link a symlink to target. Whatever else is at
+// link (a plain file, or a link pointing elsewhere, left by an earlier
+// writer or a container writing into its volume) is replaced in one
+// rename; a directory there is an error, since its contents would be lost.
+func replaceWithSymlink(target, link string) error {
+	fi, err := os.Lstat(link)
+	if os.IsNotExist(err) {
+		if err := os.Symlink(target, link); err != nil {
+			return fmt.Errorf("create symlink %s: %w", link, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("create symlink %s: a directory is in the way", link)
+	}
+	tmp := link + ".tmp-link"
+	_ = os.Remove(tmp)
+	if err := os.Symlink(target, tmp); err != nil {
+		return fmt.Errorf("create symlink %s: %w", link, err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("replace %s with a symlink: %w", link, err)
+	}
+	return nil
 }
 
 // compare reports whether the published directory holds exactly payload

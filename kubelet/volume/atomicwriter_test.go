@@ -172,3 +172,36 @@ func TestAtomicWriterIgnoresForeignDataLink(t *testing.T) {
 		t.Fatalf("..data -> %q %v, want a timestamped directory", target, err)
 	}
 }
+
+// An entry already at a top-level name (a plain file, or a link to
+// somewhere else) is replaced by the link through ..data; a directory in
+// the way is an error that names it, and the payload is not published.
+func TestAtomicWriterReplacesStrayEntries(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "token"), []byte("stale"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/hostname", filepath.Join(dir, "ca.crt")); err != nil {
+		t.Fatal(err)
+	}
+	w := NewAtomicWriter(dir)
+	if _, err := w.Write(map[string]FileProjection{"token": {Data: []byte("t1"), Mode: 0o644}, "ca.crt": {Data: []byte("ca"), Mode: 0o644}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, dir, "token"); got != "t1" {
+		t.Errorf("token = %q", got)
+	}
+	if got := read(t, dir, "ca.crt"); got != "ca" {
+		t.Errorf("ca.crt = %q", got)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "namespace"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := w.Write(map[string]FileProjection{"token": {Data: []byte("t2"), Mode: 0o644}, "namespace": {Data: []byte("ns"), Mode: 0o644}})
+	if err == nil || !strings.Contains(err.Error(), "namespace: a directory is in the way") {
+		t.Fatalf("directory in the way: %v", err)
+	}
+	if got := read(t, dir, "token"); got != "t1" {
+		t.Errorf("after the failed write token = %q, want the old payload", got)
+	}
+}
