@@ -244,8 +244,10 @@ func (c *Client) send(ctx context.Context, req Request, ec errContext) (*http.Re
 }
 
 // retryAfter decides whether a failed response is retried and after how long.
-// Like client-go: a 429, or a 5xx carrying Retry-After. A 429 without the
-// header waits one second.
+// Like client-go: a 429 or a 5xx, when it carries a Retry-After of whole
+// seconds. Without the header the error is the caller's (an eviction's 429
+// from a disruption budget carries none: kubectl drain retries it on its
+// own schedule).
 func (c *Client) retryAfter(resp *http.Response, attempt int) (time.Duration, bool) {
 	if attempt >= c.maxRetries {
 		return 0, false
@@ -257,10 +259,7 @@ func (c *Client) retryAfter(resp *http.Response, attempt int) (time.Duration, bo
 	h := resp.Header.Get("Retry-After")
 	secs, err := strconv.Atoi(strings.TrimSpace(h))
 	if h == "" || err != nil || secs < 0 {
-		if code != http.StatusTooManyRequests {
-			return 0, false
-		}
-		secs = 1
+		return 0, false
 	}
 	wait := time.Duration(secs) * time.Second
 	if wait > c.maxRetryWait {

@@ -456,7 +456,8 @@ func TestRetryAfter(t *testing.T) {
 	t.Run("bounded", func(t *testing.T) {
 		t.Parallel()
 		fs := newFakeServer(t, func(w http.ResponseWriter, r *http.Request) {
-			writeStatus(w, apierrors.NewTooManyRequests("slow down", 1)) // no header: the client waits its default
+			w.Header().Set("Retry-After", "1")
+			writeStatus(w, apierrors.NewTooManyRequests("slow down", 1))
 		})
 		c, err := New(&Config{Host: fs.URL, QPS: -1, MaxRetries: 3})
 		if err != nil {
@@ -469,6 +470,20 @@ func TestRetryAfter(t *testing.T) {
 		}
 		if n := len(fs.requests()); n != 4 {
 			t.Errorf("%d requests, want 1 + 3 retries", n)
+		}
+	})
+	t.Run("429 without Retry-After is not retried", func(t *testing.T) {
+		t.Parallel()
+		fs := newFakeServer(t, func(w http.ResponseWriter, r *http.Request) {
+			writeStatus(w, apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0))
+		})
+		c := newTestClient(t, fs.URL)
+		_, err := ResourceFor[testNode](c, nodeInfo).Get(context.Background(), "n")
+		if !apierrors.IsTooManyRequests(err) {
+			t.Fatalf("error %v", err)
+		}
+		if n := len(fs.requests()); n != 1 {
+			t.Errorf("%d requests, want 1", n)
 		}
 	})
 	t.Run("5xx without Retry-After is not retried", func(t *testing.T) {

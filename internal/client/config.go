@@ -21,8 +21,8 @@ import (
 const (
 	DefaultQPS   float32 = 50
 	DefaultBurst int     = 100
-	// DefaultMaxRetries bounds the retries of a request the server throttled
-	// (429) or refused with a Retry-After header.
+	// DefaultMaxRetries bounds the retries of a request the server refused
+	// (429 or 5xx) with a Retry-After header.
 	DefaultMaxRetries int = 10
 )
 
@@ -62,7 +62,7 @@ type Config struct {
 	// UserAgent is sent with every request, "minik8s-scheduler/v0.1.0".
 	// Empty means "<binary name>/<version> (<os>/<arch>)".
 	UserAgent string
-	// MaxRetries bounds retries after 429 / Retry-After. Zero means
+	// MaxRetries bounds retries after a 429 or 5xx with Retry-After. Zero means
 	// DefaultMaxRetries; negative disables retries.
 	MaxRetries int
 	// Impersonate, when it names a user, makes every request act as that

@@ -16,8 +16,8 @@
 //     log streaming.
 //
 // Every request except the long read of a watch or stream passes a client-side
-// token-bucket rate limiter (Config.QPS, Config.Burst). A 429, or a 5xx with
-// Retry-After, is retried a bounded number of times after the delay the server
+// token-bucket rate limiter (Config.QPS, Config.Burst). A 429 or 5xx carrying
+// Retry-After is retried a bounded number of times after the delay the server
 // asked for. A Client is safe for concurrent use and should be shared by all
 // the controllers of one process.
 package client
