@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X github.com/minik8s/minik8s/internal/version.gitVersion=$(V
 TESTFLAGS ?=
 BENCHTIME ?= 2s
 
-.PHONY: all build test oracle oracle-bin unit fuzz vet bench clean-bin cluster-dns $(BINARIES) deps deps-test images up down clean demo e2e real-control-plane minik8s-control-plane
+.PHONY: all build test oracle oracle-bin unit fuzz vet bench clean-bin cluster-dns $(BINARIES) deps deps-test images up down clean demo e2e conformance real-control-plane minik8s-control-plane
 
 all: build
 
@@ -160,6 +160,12 @@ demo:
 	$(KUBECTL) apply -f deploy/examples/
 	$(KUBECTL) rollout status deployment/web --timeout=120s
 	$(KUBECTL) get pods -l app=web -o wide
+
+# conformance runs Kubernetes' own conformance specs (e2e.test of the pinned
+# release, with its test images built locally) against the running cluster
+# (make up) and prints a summary; FOCUS narrows it (scripts/conformance.sh).
+conformance:
+	scripts/conformance.sh
 
 # e2e runs internal/e2e against a compose cluster it starts from a clean
 # state and tears down at the end.

@@ -6,7 +6,9 @@
 #
 #   scripts/images.sh [--force] [IMAGE-KEY...]   keys: apiserver scheduler
 #                     controller-manager node cluster-dns busybox busybox-v2
-#                     (default all)
+#                     (default all), conformance (on request only: the
+#                     test images of Kubernetes' conformance suite, under
+#                     their registry.k8s.io names)
 #
 # The node image needs minik8s/debian-base:bookworm, built offline by
 # scripts/base-image.sh when missing.
@@ -55,10 +57,11 @@ build() {
 	for f in "${inputs[@]}"; do
 		[ -e "$f" ] || { log "$image: missing $f (run make build)"; exit 1; }
 	done
+	# An image built on the Debian base is rebuilt when the base is.
 	local extra=""
-	if [ "$image" = minik8s/node:latest ]; then
-		extra=$(docker image inspect -f '{{.Id}}' "$base")
-	fi
+	for a in "$@"; do
+		[[ $a == BASE=* ]] && extra=$(docker image inspect -f '{{.Id}}' "${a#BASE=}")
+	done
 	local sum
 	sum=$( (sha256sum "$dockerfile" "${inputs[@]}" | awk '{print $1}'; echo "$target $* $extra") | sha256sum | awk '{print $1}')
 	local have
@@ -110,6 +113,28 @@ for k in "${keys[@]}"; do
 	busybox-v2)
 		build minik8s/busybox:v2 deploy/images/busybox.Dockerfile "" \
 			bin/busybox deploy/images/busybox-httpd.sh -- VERSION=v2
+		;;
+	conformance)
+		# The images e2e.test's conformance specs run, built here under the
+		# names and tags k8s.io/kubernetes' test/utils/image/manifest.go
+		# gives them at the pinned release (there is no registry to pull
+		# from). agnhost comes from scripts/oracle.sh, with the porter's
+		# certificate from the same module.
+		local_oracle=$("$(dirname "$0")/oracle.sh" agnhost)
+		kube_src=$(cd internal/oracle/kube && go list -m -f '{{.Dir}}' k8s.io/kubernetes)
+		mkdir -p bin/conformance
+		cp "$local_oracle/agnhost" bin/conformance/agnhost
+		cp "$kube_src/test/images/agnhost/porter/localhost.crt" "$kube_src/test/images/agnhost/porter/localhost.key" bin/conformance/
+		chmod 0644 bin/conformance/localhost.crt bin/conformance/localhost.key
+		"$(dirname "$0")/base-image.sh" "$base"
+		e2e=registry.k8s.io/e2e-test-images
+		build "$e2e/agnhost:2.66.1" deploy/images/conformance/agnhost.Dockerfile "" \
+			bin/conformance/agnhost bin/conformance/localhost.crt bin/conformance/localhost.key -- "BASE=$base"
+		docker tag "$e2e/agnhost:2.66.1" "$e2e/agnhost:2.55"
+		build "$e2e/busybox:1.37.0-2" deploy/images/conformance/busybox.Dockerfile "" bin/busybox
+		build "$e2e/nginx:1.27.0-2" deploy/images/conformance/nginx.Dockerfile "" -- "BASE=$base"
+		docker tag "$e2e/nginx:1.27.0-2" "$e2e/nginx:1.28.0-2"
+		build registry.k8s.io/pause:3.10.2 deploy/images/conformance/pause.Dockerfile "" bin/busybox deploy/images/conformance/pause.sh
 		;;
 	*)
 		log "unknown image key $k"

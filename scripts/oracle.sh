@@ -8,8 +8,9 @@
 #   scripts/oracle.sh [NAME...]   build NAMEs (default: the four binaries), print the
 #                                 directory that holds them
 #
-# e2e.test, Kubernetes' end-to-end (conformance) suite, is built on request
-# only (it takes over ten minutes on two cores).
+# e2e.test, Kubernetes' end-to-end (conformance) suite, and agnhost, its
+# test-image binary, are built on request only (e2e.test takes over ten
+# minutes on two cores).
 #
 # A binary is rebuilt only when the pinned module files' contents changed
 # since it was built (a stamp beside it keeps their hash), so checkouts in
@@ -49,13 +50,18 @@ for name in "${names[@]}"; do
 	kubectl | kube-scheduler | kube-controller-manager | kube-apiserver)
 		build=(go build -trimpath -ldflags "-s -w$stamp" -o "$dir/$name.tmp" "k8s.io/kubernetes/cmd/$name")
 		;;
+	agnhost)
+		# The conformance suite's test-image binary (scripts/images.sh
+		# conformance packs it as registry.k8s.io/e2e-test-images/agnhost).
+		build=(go build -mod=mod -trimpath -ldflags "-s -w" -o "$dir/$name.tmp" k8s.io/kubernetes/test/images/agnhost)
+		;;
 	e2e.test)
 		# The suite's own tests select every e2e package; -mod=mod adds
 		# the go.sum lines of their test-only dependencies.
 		build=(go test -mod=mod -c -trimpath -ldflags "-s -w$stamp" -o "$dir/$name.tmp" k8s.io/kubernetes/test/e2e)
 		;;
 	*)
-		echo "oracle.sh: unknown binary \"$name\" (kubectl, kube-scheduler, kube-controller-manager, kube-apiserver, e2e.test)" >&2
+		echo "oracle.sh: unknown binary \"$name\" (kubectl, kube-scheduler, kube-controller-manager, kube-apiserver, e2e.test, agnhost)" >&2
 		exit 2
 		;;
 	esac
