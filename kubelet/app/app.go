@@ -24,6 +24,7 @@ import (
 	"github.com/minik8s/minik8s/kubelet/pods"
 	"github.com/minik8s/minik8s/kubelet/runtime"
 	"github.com/minik8s/minik8s/kubelet/server"
+	"github.com/minik8s/minik8s/kubelet/stats"
 )
 
 // Options are the kubelet's flags, named as the Kubernetes kubelet's where
@@ -319,8 +320,12 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 			return fmt.Errorf("serving certificate: %w", err)
 		}
 	}
+	sp, err := stats.New(stats.Config{NodeName: nodeName, CgroupParent: o.CgroupRoot, Containers: RuntimeContainers{rt}, Logger: log})
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(server.Config{Addr: o.Server.Addr(), Certificate: cert, ClientCAs: cas, PodLogsDir: o.PodLogsDir,
-		Pods: mgr, Exec: Executor{mgr}, Attach: Executor{mgr}, PortForward: Executor{mgr}, Logger: log})
+		Pods: mgr, Exec: Executor{mgr}, Attach: Executor{mgr}, PortForward: Executor{mgr}, Stats: sp, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -51,6 +51,9 @@ type Config struct {
 	Exec        Executor
 	Attach      Attacher
 	PortForward PortForwarder
+	// Stats measures the node and its pods for /stats/summary and
+	// /metrics/resource; nil serves them as 503.
+	Stats StatsProvider
 	// FollowPoll is how often a followed log is checked for more (default 250 ms).
 	FollowPoll time.Duration
 	Logger     *slog.Logger
@@ -97,6 +100,8 @@ func New(cfg Config) (*Server, error) {
 	mux.Handle("POST /attach/{namespace}/{pod}/{container}", s.authorized(http.HandlerFunc(s.serveAttach)))
 	mux.Handle("GET /portForward/{namespace}/{pod}", s.authorized(http.HandlerFunc(s.servePortForward)))
 	mux.Handle("POST /portForward/{namespace}/{pod}", s.authorized(http.HandlerFunc(s.servePortForward)))
+	mux.Handle("GET /stats/summary", s.authorized(http.HandlerFunc(s.serveStatsSummary)))
+	mux.Handle("GET /metrics/resource", s.authorized(http.HandlerFunc(s.serveResourceMetrics)))
 	s.handler = mux
 	return s, nil
 }
@@ -191,7 +196,14 @@ func (s *Server) authorized(next http.Handler) http.Handler {
 				strings.HasPrefix(r.URL.Path, "/attach/") || strings.HasPrefix(r.URL.Path, "/portForward/") {
 				verb = "create"
 			}
-			http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=nodes, subresource=proxy)", u.name, verb), http.StatusForbidden)
+			sub := "proxy"
+			switch {
+			case strings.HasPrefix(r.URL.Path, "/stats/"):
+				sub = "stats"
+			case strings.HasPrefix(r.URL.Path, "/metrics"):
+				sub = "metrics"
+			}
+			http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=nodes, subresource=%s)", u.name, verb, sub), http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)

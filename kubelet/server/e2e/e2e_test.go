@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,7 @@ import (
 	"github.com/minik8s/minik8s/kubelet/pods"
 	"github.com/minik8s/minik8s/kubelet/runtime"
 	"github.com/minik8s/minik8s/kubelet/server"
+	"github.com/minik8s/minik8s/kubelet/stats"
 	"github.com/minik8s/minik8s/kubelet/testimage"
 )
 
@@ -41,6 +43,11 @@ type node struct {
 	c          *client.Client
 	kubeconfig string
 	name       string
+	// kubelet is the kubelet server's address; admin is a client
+	// certificate of system:masters it accepts.
+	kubelet string
+	admin   tls.Certificate
+	other   tls.Certificate // a user the kubelet does not serve
 }
 
 // startNode starts a node side for one test; index keeps parallel tests'
@@ -169,9 +176,13 @@ func startNode(t *testing.T, ctx context.Context, index int) *node {
 		LogsDir: logsDir, ClusterDNS: []string{"10.96.0.10"}, ResyncPeriod: 2 * time.Second, Logger: apiservertest.Logger()})
 	rt.SetOnExit(mgr.OnContainerExit)
 	go func() { managerDone <- mgr.Run(runCtx) }()
+	sp, err := stats.New(stats.Config{NodeName: nodeName, CgroupParent: "/" + ns, Containers: app.RuntimeContainers{Runtime: rt}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv, err := server.New(server.Config{Certificate: cert, ClientCAs: s.PKI().CA.Pool(), PodLogsDir: logsDir,
 		Pods: mgr, Exec: app.Executor{Pods: mgr}, Attach: app.Executor{Pods: mgr}, PortForward: app.Executor{Pods: mgr},
-		Logger: apiservertest.Logger()})
+		Stats: sp, Logger: apiservertest.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +197,23 @@ func startNode(t *testing.T, ctx context.Context, index int) *node {
 	if v := nd.Status.NodeInfo.ContainerRuntimeVersion; !strings.HasPrefix(v, "containerd://") || len(v) <= len("containerd://") {
 		t.Errorf("containerRuntimeVersion = %q", v)
 	}
-	return &node{cc: cc, c: c, kubeconfig: s.Options.WriteKubeconfig, name: nodeName}
+	certPEM, keyPEM, err := s.PKI().CA.IssueClient("e2e-admin", []string{"system:masters"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, keyPEM, err = s.PKI().CA.IssueClient("e2e-other", nil, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &node{cc: cc, c: c, kubeconfig: s.Options.WriteKubeconfig, name: nodeName, kubelet: l.Addr().String(), admin: admin, other: other}
 }
 
 // TestEndToEnd is a whole node side against real containerd: the node
