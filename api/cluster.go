@@ -326,36 +326,6 @@ type PodCertificateRequestStatus struct {
 	NotAfter         *Time       `json:"notAfter,omitempty"`
 }
 
-// ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1) is a CEL
-// admission policy. minik8s stores policies but does not enforce them.
-type ValidatingAdmissionPolicy struct {
-	TypeMeta   `json:",inline"`
-	ObjectMeta `json:"metadata"`
-	Spec       ValidatingAdmissionPolicySpec   `json:"spec,omitzero"`
-	Status     ValidatingAdmissionPolicyStatus `json:"status,omitzero"`
-}
-
-// ValidatingAdmissionPolicyList is a list of ValidatingAdmissionPolicies.
-type ValidatingAdmissionPolicyList = List[ValidatingAdmissionPolicy]
-
-// ValidatingAdmissionPolicySpec is the policy; its parts are kept as written.
-type ValidatingAdmissionPolicySpec struct {
-	ParamKind        json.RawMessage   `json:"paramKind,omitempty"`
-	MatchConstraints json.RawMessage   `json:"matchConstraints,omitempty"`
-	Validations      []json.RawMessage `json:"validations,omitempty"`
-	FailurePolicy    *string           `json:"failurePolicy,omitempty"`
-	AuditAnnotations []json.RawMessage `json:"auditAnnotations,omitempty"`
-	MatchConditions  []json.RawMessage `json:"matchConditions,omitempty"`
-	Variables        []json.RawMessage `json:"variables,omitempty"`
-}
-
-// ValidatingAdmissionPolicyStatus is the type checker's report.
-type ValidatingAdmissionPolicyStatus struct {
-	ObservedGeneration int64           `json:"observedGeneration,omitempty"`
-	TypeChecking       json.RawMessage `json:"typeChecking,omitempty"`
-	Conditions         []Condition     `json:"conditions,omitempty"`
-}
-
 // StorageVersionMigration (storagemigration.k8s.io/v1) asks for every
 // object of a resource to be rewritten in storage.
 type StorageVersionMigration struct {
@@ -413,9 +383,6 @@ func init() {
 	register(ResourceInfo{Group: "certificates.k8s.io", Version: "v1", Kind: "PodCertificateRequest", Resource: "podcertificaterequests",
 		Singular: "podcertificaterequest", Namespaced: true, Subresources: []string{"status"},
 		New: func() Object { return &PodCertificateRequest{} }})
-	register(ResourceInfo{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy",
-		Resource: "validatingadmissionpolicies", Singular: "validatingadmissionpolicy", Subresources: []string{"status"},
-		New: func() Object { return &ValidatingAdmissionPolicy{} }})
 	register(ResourceInfo{Group: "storagemigration.k8s.io", Version: "v1", Kind: "StorageVersionMigration",
 		Resource: "storageversionmigrations", Singular: "storageversionmigration", Subresources: []string{"status"},
 		New: func() Object { return &StorageVersionMigration{} }})

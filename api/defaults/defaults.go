@@ -41,7 +41,9 @@ func Default(obj api.Object) {
 	case *api.CertificateSigningRequest:
 		CertificateSigningRequest(o)
 	default:
-		served(obj)
+		if !served(obj) {
+			admissionRegistration(obj)
+		}
 	}
 }
 

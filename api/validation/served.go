@@ -58,7 +58,7 @@ func validateServed(obj, old api.Object) (errs field.ErrorList, ok bool) {
 			errs = append(errs, validateImmutable(o.Data, old.(*api.ControllerRevision).Data, field.NewPath("data"))...)
 		}
 	default:
-		return nil, false
+		return validateAdmissionRegistration(obj)
 	}
 	return errs, true
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -336,11 +335,41 @@ func init() {
 		ageColumn,
 	}, func(o *api.ValidatingAdmissionPolicy, now time.Time) api.TableRow {
 		paramKind := "<unset>"
-		var pk admissionregistrationv1.ParamKind
-		if len(o.Spec.ParamKind) > 0 && json.Unmarshal(o.Spec.ParamKind, &pk) == nil {
+		if pk := o.Spec.ParamKind; pk != nil {
 			paramKind = pk.APIVersion + "/" + pk.Kind
 		}
 		return cells(o.Name, int64(len(o.Spec.Validations)), paramKind, age(&o.ObjectMeta, now))
+	}))
+	register("ValidatingAdmissionPolicyBinding", printer([]api.TableColumnDefinition{
+		nameColumn,
+		col("PolicyName", "string", "PolicyName indicates the policy definition which the policy binding binded to"),
+		col("ParamRef", "string", "ParamRef indicates the param resource which sets the configuration param"),
+		ageColumn,
+	}, func(o *api.ValidatingAdmissionPolicyBinding, now time.Time) api.TableRow {
+		param := "<unset>"
+		if pr := o.Spec.ParamRef; pr != nil {
+			switch {
+			case pr.Name != "" && pr.Namespace != "":
+				param = pr.Namespace + "/" + pr.Name
+			case pr.Name != "":
+				// kube cannot tell here whether the params are cluster-scoped.
+				param = "*/" + pr.Name
+			case pr.Selector != nil:
+				param = goSelectorString(pr.Selector)
+			}
+		}
+		return cells(o.Name, o.Spec.PolicyName, param, age(&o.ObjectMeta, now))
+	}))
+	webhookColumns := []api.TableColumnDefinition{
+		nameColumn,
+		col("Webhooks", "integer", "Webhooks indicates the number of webhooks registered in this configuration"),
+		ageColumn,
+	}
+	register("MutatingWebhookConfiguration", printer(webhookColumns, func(o *api.MutatingWebhookConfiguration, now time.Time) api.TableRow {
+		return cells(o.Name, int64(len(o.Webhooks)), age(&o.ObjectMeta, now))
+	}))
+	register("ValidatingWebhookConfiguration", printer(webhookColumns, func(o *api.ValidatingWebhookConfiguration, now time.Time) api.TableRow {
+		return cells(o.Name, int64(len(o.Webhooks)), age(&o.ObjectMeta, now))
 	}))
 	// kube's name column of StorageVersionMigrations has no name format.
 	register("StorageVersionMigration", printer([]api.TableColumnDefinition{
@@ -603,4 +632,14 @@ func hpaMetrics(o *api.HorizontalPodAutoscaler) string {
 		return fmt.Sprintf("%s + %d more...", strings.Join(list[:2], ", "), len(list)-2)
 	}
 	return strings.Join(list, ", ")
+}
+
+// goSelectorString is a label selector as kube's printer shows it: the Go
+// form of metav1.LabelSelector's String method.
+func goSelectorString(sel *api.LabelSelector) string {
+	var ls metav1.LabelSelector
+	if data, err := json.Marshal(sel); err != nil || json.Unmarshal(data, &ls) != nil {
+		return "<invalid>"
+	}
+	return ls.String()
 }
