@@ -20,7 +20,7 @@ func validateDeploymentSpec(spec *api.DeploymentSpec, p *field.Path) field.Error
 	if spec.Replicas != nil {
 		errs = append(errs, validateNonnegative(int64(*spec.Replicas), p.Child("replicas"))...)
 	}
-	errs = append(errs, validateWorkloadSelector(spec.Selector, &spec.Template, p)...)
+	errs = append(errs, validateWorkloadSelector(spec.Selector, &spec.Template, p, "deployment")...)
 	errs = append(errs, validateDeploymentStrategy(&spec.Strategy, p.Child("strategy"))...)
 	errs = append(errs, validateNonnegative(int64(spec.MinReadySeconds), p.Child("minReadySeconds"))...)
 	if spec.RevisionHistoryLimit != nil {
@@ -35,31 +35,39 @@ func validateDeploymentSpec(spec *api.DeploymentSpec, p *field.Path) field.Error
 	return errs
 }
 
+// activeDeadlineKinds names the kind in the activeDeadlineSeconds message
+// (Deployments share the ReplicaSet's check).
+var activeDeadlineKinds = map[string]string{"deployment": "ReplicaSet", "statefulset": "StatefulSet", "daemonset": "DaemonSet"}
+
 // validateWorkloadSelector checks the selector of a replicated workload and
 // its pod template: a non-empty selector matching the template's labels,
-// and a template whose pods restart Always.
-func validateWorkloadSelector(sel *api.LabelSelector, t *api.PodTemplateSpec, p *field.Path) field.ErrorList {
+// and a template whose pods restart Always. kind words the messages as
+// kube does: "deployment" (which kube's ReplicaSet says as well),
+// "statefulset", "daemonset"; a DaemonSet's selector is not reported as
+// required, only as matching nothing.
+func validateWorkloadSelector(sel *api.LabelSelector, t *api.PodTemplateSpec, p *field.Path, kind string) field.ErrorList {
 	var errs field.ErrorList
-	if sel == nil {
+	switch {
+	case sel == nil && kind != "daemonset":
 		errs = append(errs, field.Required(p.Child("selector"), ""))
-	} else {
+	case sel != nil:
 		errs = append(errs, ValidateLabelSelector(sel, LabelSelectorOptions{}, p.Child("selector"))...)
 		if len(sel.MatchLabels)+len(sel.MatchExpressions) == 0 {
-			errs = append(errs, field.Invalid(p.Child("selector"), goValue{sel}, "empty selector is invalid for deployment"))
+			errs = append(errs, field.Invalid(p.Child("selector"), jsonValue{sel}, "empty selector is invalid for "+kind))
 		}
 	}
 	tp := p.Child("template")
 	if s, err := labels.SelectorFromLabelSelector(sel); err != nil {
-		errs = append(errs, field.Invalid(p.Child("selector"), goValue{sel}, "invalid label selector"))
-	} else if sel != nil && !s.Empty() && !s.Matches(labels.Set(t.Labels)) {
-		errs = append(errs, field.Invalid(tp.Child("metadata", "labels"), goValue{t.Labels}, "`selector` does not match template `labels`"))
+		errs = append(errs, field.Invalid(p.Child("selector"), jsonValue{sel}, "invalid label selector"))
+	} else if !s.Empty() && !s.Matches(labels.Set(t.Labels)) {
+		errs = append(errs, field.Invalid(tp.Child("metadata", "labels"), jsonValue{t.Labels}, "`selector` does not match template `labels`"))
 	}
 	errs = append(errs, ValidatePodTemplateSpec(t, tp)...)
 	if t.Spec.RestartPolicy != api.RestartPolicyAlways {
 		errs = append(errs, field.NotSupported(tp.Child("spec", "restartPolicy"), string(t.Spec.RestartPolicy), []string{"Always"}))
 	}
 	if t.Spec.ActiveDeadlineSeconds != nil {
-		errs = append(errs, field.Forbidden(tp.Child("spec", "activeDeadlineSeconds"), "activeDeadlineSeconds in ReplicaSet is not Supported"))
+		errs = append(errs, field.Forbidden(tp.Child("spec", "activeDeadlineSeconds"), "activeDeadlineSeconds in "+activeDeadlineKinds[kind]+" is not Supported"))
 	}
 	return errs
 }
@@ -200,7 +208,7 @@ func validateReplicaSetSpec(spec *api.ReplicaSetSpec, p *field.Path) field.Error
 		errs = append(errs, validateNonnegative(int64(*spec.Replicas), p.Child("replicas"))...)
 	}
 	errs = append(errs, validateNonnegative(int64(spec.MinReadySeconds), p.Child("minReadySeconds"))...)
-	return append(errs, validateWorkloadSelector(spec.Selector, &spec.Template, p)...)
+	return append(errs, validateWorkloadSelector(spec.Selector, &spec.Template, p, "deployment")...)
 }
 
 // ValidateReplicaSetUpdate checks a replica set update; in apps/v1 the

@@ -39,12 +39,12 @@ func validateGeneratedSelector(j *api.Job) field.ErrorList {
 		case !ok:
 			errs = append(errs, field.Required(tp.Child("labels").Key(l.key), fmt.Sprintf("must be '%s'", l.want)))
 		case got != l.want:
-			errs = append(errs, field.Invalid(tp.Child("labels").Key(l.key), goValue{j.Spec.Template.Labels}, fmt.Sprintf("must be '%s'", l.want)))
+			errs = append(errs, field.Invalid(tp.Child("labels").Key(l.key), jsonValue{j.Spec.Template.Labels}, fmt.Sprintf("must be '%s'", l.want)))
 		}
 	}
 	expected := labels.Set{api.JobControllerUIDLabel: string(j.UID), api.JobNameLabel: j.Name}
 	if s, err := labels.SelectorFromLabelSelector(j.Spec.Selector); err == nil && !s.Matches(expected) {
-		errs = append(errs, field.Invalid(field.NewPath("spec", "selector"), goValue{j.Spec.Selector}, "`selector` not auto-generated"))
+		errs = append(errs, field.Invalid(field.NewPath("spec", "selector"), jsonValue{j.Spec.Selector}, "`selector` not auto-generated"))
 	}
 	return errs
 }
@@ -89,7 +89,7 @@ func validateJobSpec(spec *api.JobSpec, p *field.Path) field.ErrorList {
 	}
 	tp := p.Child("template")
 	if s, err := labels.SelectorFromLabelSelector(spec.Selector); err == nil && spec.Selector != nil && !s.Matches(labels.Set(spec.Template.Labels)) {
-		errs = append(errs, field.Invalid(tp.Child("metadata", "labels"), goValue{spec.Template.Labels}, "`selector` does not match template `labels`"))
+		errs = append(errs, field.Invalid(tp.Child("metadata", "labels"), jsonValue{spec.Template.Labels}, "`selector` does not match template `labels`"))
 	}
 	errs = append(errs, ValidatePodTemplateSpec(&spec.Template, tp)...)
 	if rp := spec.Template.Spec.RestartPolicy; rp != api.RestartPolicyOnFailure && rp != api.RestartPolicyNever {

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -34,6 +35,19 @@ type NameFunc = naming.ValidateNameFunc
 type goValue struct{ v any }
 
 func (g goValue) String() string { return fmt.Sprintf("%#v", g.v) }
+
+// jsonValue makes a bad value print as JSON ({"app":"web"}), as
+// kube-apiserver prints the values of types it shares with clients:
+// label maps and label selectors.
+type jsonValue struct{ v any }
+
+func (j jsonValue) String() string {
+	data, err := json.Marshal(j.v)
+	if err != nil {
+		return fmt.Sprintf("%#v", j.v)
+	}
+	return string(data)
+}
 
 // ValidateObjectMeta checks the metadata of an object being created: name
 // (or generateName) by nameFn, namespace required for namespaced kinds and
@@ -321,6 +335,10 @@ func printable(v any) any {
 	rv := reflect.ValueOf(v)
 	if !rv.IsValid() {
 		return rawText("null")
+	}
+	switch v.(type) {
+	case *api.LabelSelector, map[string]string:
+		return jsonValue{v}
 	}
 	if rv.Kind() == reflect.Pointer {
 		if rv.IsNil() {

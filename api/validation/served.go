@@ -2,9 +2,13 @@ package validation
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/cron"
 	"github.com/minik8s/minik8s/api/field"
 	"github.com/minik8s/minik8s/api/labels"
 	"github.com/minik8s/minik8s/api/naming"
@@ -22,7 +26,10 @@ func validateServed(obj, old api.Object) (errs field.ErrorList, ok bool) {
 	case *api.StatefulSet:
 		errs = validateStatefulSetSpec(&o.Spec, spec)
 		if old != nil {
-			errs = append(errs, validateImmutable(o.Spec.Selector, old.(*api.StatefulSet).Spec.Selector, spec.Child("selector"))...)
+			o2 := old.(*api.StatefulSet)
+			errs = append(errs, validateImmutable(o.Spec.Selector, o2.Spec.Selector, spec.Child("selector"))...)
+			errs = append(errs, validateImmutable(o.Spec.ServiceName, o2.Spec.ServiceName, spec.Child("serviceName"))...)
+			errs = append(errs, validateImmutable(string(o.Spec.PodManagementPolicy), string(o2.Spec.PodManagementPolicy), spec.Child("podManagementPolicy"))...)
 		}
 	case *api.DaemonSet:
 		errs = validateDaemonSetSpec(&o.Spec, spec)
@@ -32,7 +39,17 @@ func validateServed(obj, old api.Object) (errs field.ErrorList, ok bool) {
 	case *api.ReplicationController:
 		errs = validateReplicationControllerSpec(&o.Spec, spec)
 	case *api.CronJob:
-		errs = validateCronJobSpec(&o.Spec, spec)
+		var oldSpec *api.CronJobSpec
+		if old != nil {
+			oldSpec = &old.(*api.CronJob).Spec
+		}
+		errs = validateCronJobSpec(&o.Spec, oldSpec, spec)
+		// Its Jobs are named NAME-<11 characters>, and a Job's name is a
+		// DNS label; kube checks this on create only, so that older, longer
+		// CronJobs can still be updated and deleted.
+		if old == nil && len(o.Name) > 63-11 {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), o.Name, "must be no more than 52 characters"))
+		}
 	case *api.PodDisruptionBudget:
 		errs = validatePodDisruptionBudgetSpec(&o.Spec, spec)
 	case *api.HorizontalPodAutoscaler:
@@ -98,7 +115,7 @@ func validateStatefulSetSpec(s *api.StatefulSetSpec, p *field.Path) field.ErrorL
 	if s.Ordinals != nil {
 		errs = append(errs, validateNonnegative(int64(s.Ordinals.Start), p.Child("ordinals.start"))...)
 	}
-	return append(errs, validateWorkloadSelector(s.Selector, statefulSetTemplateToValidate(s), p)...)
+	return append(errs, validateWorkloadSelector(s.Selector, statefulSetTemplateToValidate(s), p, "statefulset")...)
 }
 
 // statefulSetTemplateToValidate is the template as its pods will be, as
@@ -127,7 +144,7 @@ func statefulSetTemplateToValidate(s *api.StatefulSetSpec) *api.PodTemplateSpec 
 }
 
 func validateDaemonSetSpec(s *api.DaemonSetSpec, p *field.Path) field.ErrorList {
-	errs := validateWorkloadSelector(s.Selector, &s.Template, p)
+	errs := validateWorkloadSelector(s.Selector, &s.Template, p, "daemonset")
 	errs = append(errs, validateNonnegative(int64(s.MinReadySeconds), p.Child("minReadySeconds"))...)
 	if s.RevisionHistoryLimit != nil {
 		errs = append(errs, validateNonnegative(int64(*s.RevisionHistoryLimit), p.Child("revisionHistoryLimit"))...)
@@ -154,7 +171,7 @@ func validateReplicationControllerSpec(s *api.ReplicationControllerSpec, p *fiel
 	}
 	tp := p.Child("template")
 	if len(s.Selector) > 0 && !labels.SelectorFromSet(labels.Set(s.Selector)).Matches(labels.Set(s.Template.Labels)) {
-		errs = append(errs, field.Invalid(tp.Child("metadata", "labels"), goValue{s.Template.Labels}, "`selector` does not match template `labels`"))
+		errs = append(errs, field.Invalid(tp.Child("metadata", "labels"), jsonValue{s.Template.Labels}, "`selector` does not match template `labels`"))
 	}
 	errs = append(errs, ValidatePodTemplateSpec(s.Template, tp)...)
 	if s.Template.Spec.RestartPolicy != api.RestartPolicyAlways {
@@ -163,10 +180,19 @@ func validateReplicationControllerSpec(s *api.ReplicationControllerSpec, p *fiel
 	return errs
 }
 
-func validateCronJobSpec(s *api.CronJobSpec, p *field.Path) field.ErrorList {
+// validateCronJobSpec checks a CronJob's spec, old being the stored one on
+// an update: a schedule that already carried TZ= may keep it (kube's
+// compatibility with CronJobs made before the timeZone field), and an
+// unchanged timeZone is not looked up again.
+func validateCronJobSpec(s, old *api.CronJobSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if s.Schedule == "" {
 		errs = append(errs, field.Required(p.Child("schedule"), ""))
+	} else {
+		errs = append(errs, validateSchedule(s.Schedule, old != nil && strings.Contains(old.Schedule, "TZ"), s.TimeZone, p.Child("schedule"))...)
+	}
+	if old == nil || !equalStringPtr(old.TimeZone, s.TimeZone) {
+		errs = append(errs, validateTimeZone(s.TimeZone, p.Child("timeZone"))...)
 	}
 	switch s.ConcurrencyPolicy {
 	case api.AllowConcurrent, api.ForbidConcurrent, api.ReplaceConcurrent:
@@ -316,4 +342,55 @@ func persistentVolumeSources(s *api.PersistentVolumeSource) int {
 		n++
 	}
 	return n
+}
+
+// validateSchedule parses a schedule as the controller will; a TZ= or
+// CRON_TZ= prefix is refused in favour of spec.timeZone unless the stored
+// schedule had one already (tzAllowed).
+func validateSchedule(schedule string, tzAllowed bool, timeZone *string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if _, err := cron.Parse(schedule); err != nil {
+		errs = append(errs, field.Invalid(p, schedule, err.Error()))
+	}
+	hasTZ := strings.Contains(schedule, "TZ")
+	switch {
+	case tzAllowed && hasTZ && timeZone != nil:
+		errs = append(errs, field.Invalid(p, schedule, "cannot use both timeZone field and TZ or CRON_TZ in schedule"))
+	case !tzAllowed && hasTZ:
+		errs = append(errs, field.Invalid(p, schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"))
+	}
+	return errs
+}
+
+// timeZonePart is one component of an IANA zone name as the tz database's
+// naming rules allow it (digits and '+' tolerated for legacy names).
+var timeZonePart = regexp.MustCompile(`^[A-Za-z.\-_0-9+]{1,14}$`)
+
+// validateTimeZone checks spec.timeZone: unset, or an explicit IANA zone
+// the zone database knows. Names are checked before the lookup so that no
+// path outside the database is ever opened.
+func validateTimeZone(tz *string, p *field.Path) field.ErrorList {
+	if tz == nil {
+		return nil
+	}
+	if *tz == "" {
+		return field.ErrorList{field.Invalid(p, *tz, "timeZone must be nil or non-empty string")}
+	}
+	for _, part := range strings.Split(*tz, "/") {
+		if part == "." || part == ".." || strings.HasPrefix(part, "-") || !timeZonePart.MatchString(part) {
+			return field.ErrorList{field.Invalid(p, *tz, "unknown time zone "+*tz)}
+		}
+	}
+	var errs field.ErrorList
+	if strings.EqualFold(*tz, "Local") {
+		errs = append(errs, field.Invalid(p, *tz, "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"))
+	}
+	if _, err := time.LoadLocation(*tz); err != nil {
+		errs = append(errs, field.Invalid(p, *tz, err.Error()))
+	}
+	return errs
+}
+
+func equalStringPtr(a, b *string) bool {
+	return a == b || (a != nil && b != nil && *a == *b)
 }

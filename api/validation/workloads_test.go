@@ -14,12 +14,13 @@ func TestValidateDeployment(t *testing.T) {
 		want   []string
 	}{
 		{"valid", func(*api.Deployment) {}, nil},
-		{"selector missing", func(d *api.Deployment) { d.Spec.Selector = nil }, []string{"spec.selector: Required value"}},
+		{"selector missing", func(d *api.Deployment) { d.Spec.Selector = nil }, []string{"spec.selector: Required value",
+			"spec.template.metadata.labels: Invalid value: {\"app\":\"web\"}: `selector` does not match template `labels`"}},
 		{"empty selector", func(d *api.Deployment) { d.Spec.Selector = &api.LabelSelector{} }, []string{
-			"spec.selector: Invalid value: &api.LabelSelector{...}: empty selector is invalid for deployment"}},
+			"spec.selector: Invalid value: {}: empty selector is invalid for deployment"}},
 		{"selector does not match template", func(d *api.Deployment) {
 			d.Spec.Selector.MatchLabels = map[string]string{"app": "api"}
-		}, []string{"spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"web\"}: `selector` does not match template `labels`"}},
+		}, []string{"spec.template.metadata.labels: Invalid value: {\"app\":\"web\"}: `selector` does not match template `labels`"}},
 		{"negative replicas and history", func(d *api.Deployment) {
 			d.Spec.Replicas = ptr(int32(-1))
 			d.Spec.RevisionHistoryLimit = ptr(int32(-2))
@@ -68,7 +69,7 @@ func TestValidateDeploymentUpdate(t *testing.T) {
 	d.Spec.Selector.MatchLabels["tier"] = "front"
 	d.Spec.Template.Labels["tier"] = "front"
 	checkErrs(t, "selector changed", ValidateUpdate(d, old), []string{
-		"spec.selector: Invalid value: &api.LabelSelector{...}: field is immutable"})
+		"spec.selector: Invalid value: {\"matchLabels\":{\"app\":\"web\",\"tier\":\"front\"}}: field is immutable"})
 
 	d = api.DeepCopy(old)
 	d.Status = api.DeploymentStatus{Replicas: 2, ReadyReplicas: 3, AvailableReplicas: 3, CollisionCount: ptr(int32(1))}
@@ -88,7 +89,7 @@ func TestValidateReplicaSet(t *testing.T) {
 	rs.Spec.MinReadySeconds = -1
 	checkErrs(t, "invalid", Validate(rs), []string{
 		"spec.minReadySeconds: Invalid value: -1: must be greater than or equal to 0",
-		"spec.template.metadata.labels: Invalid value: map[string]string{\"app\":\"web\"}: `selector` does not match template `labels`",
+		"spec.template.metadata.labels: Invalid value: {\"app\":\"web\"}: `selector` does not match template `labels`",
 	})
 	old := validReplicaSet()
 	old.ResourceVersion = "1"
@@ -123,14 +124,14 @@ func TestValidateJob(t *testing.T) {
 		}},
 		{"selector not generated", func(j *api.Job) {
 			j.Spec.Selector = &api.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
-		}, []string{"spec.selector: Invalid value: &api.LabelSelector{...}: `selector` not auto-generated"}},
+		}, []string{"spec.selector: Invalid value: {\"matchLabels\":{\"app\":\"web\"}}: `selector` not auto-generated"}},
 		{"generated label changed", func(j *api.Job) {
 			j.Spec.Template.Labels["job-name"] = "other"
-		}, []string{"spec.template.metadata.labels[job-name]: Invalid value: map[string]string{...}: must be 'pi'"}},
+		}, []string{"spec.template.metadata.labels[job-name]: Invalid value: {...}: must be 'pi'"}},
 		{"manual selector must match template", func(j *api.Job) {
 			j.Spec.ManualSelector = ptr(true)
 			j.Spec.Selector = &api.LabelSelector{MatchLabels: map[string]string{"app": "api"}}
-		}, []string{"spec.template.metadata.labels: Invalid value: map[string]string{...}: `selector` does not match template `labels`"}},
+		}, []string{"spec.template.metadata.labels: Invalid value: {...}: `selector` does not match template `labels`"}},
 		{"indexed without completions", func(j *api.Job) {
 			j.Spec.CompletionMode = ptr(api.IndexedCompletion)
 			j.Spec.Completions = nil

@@ -5,5 +5,5 @@
 // concurrencyPolicy, startingDeadlineSeconds and suspend; it tracks the
 // CronJob's active Jobs, lastScheduleTime and lastSuccessfulTime, and
 // deletes finished Jobs past the history limits. Cron parsing is
-// github.com/robfig/cron/v3, as in kube, behind schedule.go.
+// github.com/robfig/cron/v3, as in kube, through api/cron.
 package cronjob

@@ -5,27 +5,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
+	"github.com/minik8s/minik8s/api/cron"
 )
 
 // Schedule is a parsed cron schedule: the first time after t it names.
-type Schedule interface {
-	Next(t time.Time) time.Time
-}
+type Schedule = cron.Schedule
 
 // ParseSchedule parses spec in the time zone tz ("" = the controller's
 // local zone) as kube does: five fields or a descriptor.
-func ParseSchedule(spec, tz string) (s Schedule, err error) {
-	if tz != "" {
-		spec = "TZ=" + tz + " " + spec
-	}
-	// robfig/cron panics on some malformed specs; kube recovers as well.
-	defer func() {
-		if r := recover(); r != nil {
-			s, err = nil, fmt.Errorf("failed to parse cron schedule: %v", r)
-		}
-	}()
-	return cron.ParseStandard(spec)
+func ParseSchedule(spec, tz string) (Schedule, error) {
+	return cron.ParseIn(spec, tz)
 }
 
 // hasTZ reports a schedule carrying its own TZ= or CRON_TZ= prefix.
