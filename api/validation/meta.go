@@ -1,7 +1,6 @@
 package validation
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -35,19 +34,6 @@ type NameFunc = naming.ValidateNameFunc
 type goValue struct{ v any }
 
 func (g goValue) String() string { return fmt.Sprintf("%#v", g.v) }
-
-// jsonValue makes a bad value print as JSON ({"app":"web"}), as
-// kube-apiserver prints the values of types it shares with clients:
-// label maps and label selectors.
-type jsonValue struct{ v any }
-
-func (j jsonValue) String() string {
-	data, err := json.Marshal(j.v)
-	if err != nil {
-		return fmt.Sprintf("%#v", j.v)
-	}
-	return string(data)
-}
 
 // ValidateObjectMeta checks the metadata of an object being created: name
 // (or generateName) by nameFn, namespace required for namespaced kinds and
