@@ -17,7 +17,8 @@ func assertNoSharing(t *testing.T, path string, a, b reflect.Value) {
 		if a.IsNil() {
 			return
 		}
-		if a.Pointer() == b.Pointer() {
+		// Pointers to zero-size values may all share one address.
+		if a.Pointer() == b.Pointer() && a.Type().Elem().Size() > 0 {
 			t.Errorf("%s: pointer shared", path)
 			return
 		}

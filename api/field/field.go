@@ -75,6 +75,9 @@ const (
 	ErrorTypeTooLong      ErrorType = "FieldValueTooLong"
 	ErrorTypeTooMany      ErrorType = "FieldValueTooMany"
 	ErrorTypeInternal     ErrorType = "InternalError"
+	// ErrorTypeTypeInvalid is a value of the wrong type (an OpenAPI
+	// schema's "type").
+	ErrorTypeTypeInvalid ErrorType = "FieldValueTypeInvalid"
 )
 
 // String returns the human wording of the error type.
@@ -86,7 +89,7 @@ func (t ErrorType) String() string {
 		return "Required value"
 	case ErrorTypeDuplicate:
 		return "Duplicate value"
-	case ErrorTypeInvalid:
+	case ErrorTypeInvalid, ErrorTypeTypeInvalid:
 		return "Invalid value"
 	case ErrorTypeNotSupported:
 		return "Unsupported value"

@@ -22,6 +22,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/audit"
 	"github.com/minik8s/minik8s/apiserver/authn"
 	"github.com/minik8s/minik8s/apiserver/authz"
+	"github.com/minik8s/minik8s/apiserver/crd"
 	"github.com/minik8s/minik8s/apiserver/csr"
 	"github.com/minik8s/minik8s/apiserver/encryption"
 	"github.com/minik8s/minik8s/apiserver/etcd"
@@ -53,6 +54,7 @@ type APIServer struct {
 	stores   []*registry.Store
 	docs     *openapi.Docs
 	byName   map[string]*registry.Store
+	crds     *crd.Controller
 	handler  *server.Server
 	listener net.Listener
 	httpSrv  *http.Server
@@ -248,7 +250,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		s := registry.NewStore(registry.Config{
 			Transformer:      vt,
 			Info:             ri,
-			Strategy:         registry.StrategyFor(ri, a.alloc),
+			Strategy:         strategyFor(ri, a.alloc),
 			Storage:          st,
 			Admission:        chain,
 			BookmarkInterval: a.opts.WatchBookmarkInterval,
@@ -262,6 +264,19 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		a.stores = append(a.stores, s)
 		a.byName[ri.Group+"/"+ri.Resource] = s
 	}
+	a.crds, err = crd.New(crd.Config{CRDs: a.Store(api.APIExtensionsGroupName, "customresourcedefinitions"),
+		Storage: st, Admission: chain, Docs: a.docs, Schemas: a.docs.Schemas(),
+		BookmarkInterval: a.opts.WatchBookmarkInterval, EventBufferSize: a.opts.WatchCacheEvents,
+		Transformer: func(group, resource string) registry.ValueTransformer {
+			if a.crypt.Configured(resource, group) {
+				return a.crypt.For(resource, group)
+			}
+			return nil
+		},
+		Logger: a.log})
+	if err != nil {
+		return fmt.Errorf("custom resources: %w", err)
+	}
 	nsGetter.store = a.Store("", "namespaces")
 	nodeGetter.store = a.Store("", "nodes")
 	if nsGetter.store == nil {
@@ -271,6 +286,15 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		secrets: a.Store("", "secrets"), nodes: a.Store("", "nodes")}
 	a.sa, err = a.newServiceAccounts(a.saKeys, saGetter)
 	return err
+}
+
+// strategyFor is a resource's registry strategy; the CRD kind's is
+// package crd's.
+func strategyFor(ri api.ResourceInfo, alloc *servicealloc.Allocator) registry.Strategy {
+	if ri.Group == api.APIExtensionsGroupName && ri.Resource == "customresourcedefinitions" {
+		return crd.NewStrategy()
+	}
+	return registry.StrategyFor(ri, alloc)
 }
 
 // startWatchCaches runs every store's watch cache (and etcd compaction)
@@ -302,6 +326,12 @@ func (a *APIServer) startWatchCaches(ctx context.Context) error {
 			return fmt.Errorf("watch cache of %s did not become ready: %w", s.Info.Resource, err)
 		}
 	}
+	// The custom resources, once the CRDs' cache is filled.
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		a.crds.Run(ctx)
+	}()
 	return nil
 }
 
@@ -338,13 +368,19 @@ func (a *APIServer) buildAPI(context.Context) error {
 		OpenAPIV2:         docs.V2(),
 		OpenAPIV3:         docs.V3(),
 		Stores:            a.stores,
+		Custom:            a.crds,
 		MaxRequestBytes:   a.opts.MaxRequestBytes,
 		MinRequestTimeout: a.opts.MinRequestTimeout,
 		ExternalAddress:   a.opts.AdvertiseAddress,
 		Metrics:           a.metrics,
 		Logger:            a.log,
 		LiveChecks:        []server.HealthCheck{{Name: "etcd", Check: a.backend.Healthy}},
-		ReadyChecks: []server.HealthCheck{{Name: "informer-sync", Check: func(context.Context) error {
+		ReadyChecks: []server.HealthCheck{{Name: "poststarthook/crd-informer-synced", Check: func(context.Context) error {
+			if !a.crds.Synced() {
+				return errors.New("the custom resources are not served yet")
+			}
+			return nil
+		}}, {Name: "informer-sync", Check: func(context.Context) error {
 			for _, s := range a.stores {
 				if !s.Cacher().Ready() {
 					return fmt.Errorf("watch cache of %s is not ready", s.Info.Resource)

@@ -37,7 +37,15 @@ func New(schemas []byte) (*Manager, error) {
 	if err := json.Unmarshal(schemas, &defs); err != nil {
 		return nil, fmt.Errorf("decode openapi schemas: %w", err)
 	}
-	tc, err := managedfields.NewTypeConverter(defs, false)
+	return FromDefinitions(defs, false)
+}
+
+// FromDefinitions builds the type converter from OpenAPI v3 definitions
+// (a custom resource's, from its CRD's schema); preserveUnknownFields
+// makes every object keep fields its schema does not name, as a CRD with
+// spec.preserveUnknownFields does.
+func FromDefinitions(defs map[string]*spec.Schema, preserveUnknownFields bool) (*Manager, error) {
+	tc, err := managedfields.NewTypeConverter(defs, preserveUnknownFields)
 	if err != nil {
 		return nil, fmt.Errorf("build type converter: %w", err)
 	}

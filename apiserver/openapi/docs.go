@@ -2,6 +2,8 @@ package openapi
 
 import (
 	"cmp"
+	"maps"
+	"sync"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -15,11 +17,17 @@ import (
 
 // Docs holds the generated documents, encoded once.
 type Docs struct {
+	// mu guards what SetExtension replaces: the documents and their date.
+	mu       sync.RWMutex
 	modified time.Time
 	v2       *representations
 	v3Index  *representations
 	// v3 maps "api/v1", "apis/apps/v1" to the group-version's document.
 	v3 map[string]*representations
+	// baseV2 and baseV3 are the documents of the built-in kinds, which
+	// an extension is added to.
+	baseV2 []byte
+	baseV3 map[string]*representations
 	// schemas are the OpenAPI v3 definitions of every group-version, by name.
 	schemas []byte
 }
@@ -66,6 +74,7 @@ func build(resources []api.ResourceInfo, patchFor func(kind string) patchSchema)
 		return nil, fmt.Errorf("encode openapi v2: %w", err)
 	}
 	d.v2 = newRepresentations(v2JSON, v2ProtoType, v2ToProto)
+	d.baseV2 = v2JSON
 
 	m3, err := buildModel(v3, rs, patchFor)
 	if err != nil {
@@ -89,6 +98,7 @@ func build(resources []api.ResourceInfo, patchFor func(kind string) patchSchema)
 		return nil, fmt.Errorf("encode openapi v3 discovery: %w", err)
 	}
 	d.v3Index = newRepresentations(indexJSON, "", nil)
+	d.baseV3 = maps.Clone(d.v3)
 	return d, nil
 }
 
@@ -116,6 +126,9 @@ var subresourceTypes = map[string]struct {
 func groupPrefix(group, version string) string {
 	if group == "" {
 		group = "core"
+	}
+	if group == api.APIExtensionsGroupName {
+		return "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions." + version
 	}
 	g, _, _ := strings.Cut(group, ".")
 	return "io.k8s.api." + g + "." + version

@@ -97,7 +97,10 @@ func (d *Docs) V2() http.Handler {
 		if !readOnly(w, r) {
 			return
 		}
-		d.serve(w, r, d.v2, false, v2ProtoTypeDeprecated)
+		d.mu.RLock()
+		v2 := d.v2
+		d.mu.RUnlock()
+		d.serve(w, r, v2, false, v2ProtoTypeDeprecated)
 	})
 }
 
@@ -111,12 +114,14 @@ func (d *Docs) V3() http.Handler {
 			return
 		}
 		gv := strings.Trim(strings.TrimPrefix(r.URL.Path, "/openapi/v3"), "/")
+		d.mu.RLock()
+		index, rep := d.v3Index, d.v3[gv]
+		d.mu.RUnlock()
 		if gv == "" {
-			d.serve(w, r, d.v3Index, false)
+			d.serve(w, r, index, false)
 			return
 		}
-		rep, ok := d.v3[gv]
-		if !ok {
+		if rep == nil {
 			notFound(w)
 			return
 		}
@@ -165,7 +170,10 @@ func (d *Docs) serve(w http.ResponseWriter, r *http.Request, rep *representation
 		w.Header().Set("Content-Encoding", "gzip")
 		data = body.gz
 	}
-	http.ServeContent(w, r, "", d.modified, bytes.NewReader(data))
+	d.mu.RLock()
+	modified := d.modified
+	d.mu.RUnlock()
+	http.ServeContent(w, r, "", modified, bytes.NewReader(data))
 }
 
 func readOnly(w http.ResponseWriter, r *http.Request) bool {

@@ -58,12 +58,12 @@ func (kt *kubeType) resolve(types map[string]*kubeType) {
 // by Kubernetes definition name.
 func kubeTypes(t *testing.T) map[string]*kubeType {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "k8s.io/api", "k8s.io/apimachinery").Output()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "k8s.io/api", "k8s.io/apimachinery", "k8s.io/apiextensions-apiserver").Output()
 	if err != nil {
-		t.Fatalf("go list -m k8s.io/api k8s.io/apimachinery: %v", err)
+		t.Fatalf("go list -m k8s.io/api k8s.io/apimachinery k8s.io/apiextensions-apiserver: %v", err)
 	}
 	dirs := strings.Fields(string(out))
-	if len(dirs) != 2 {
+	if len(dirs) != 3 {
 		t.Fatalf("go list printed %q", out)
 	}
 	type source struct{ prefix, file string }
@@ -71,6 +71,7 @@ func kubeTypes(t *testing.T) map[string]*kubeType {
 		{metaPrefix, filepath.Join(dirs[1], "pkg/apis/meta/v1/types.go")},
 		{metaPrefix, filepath.Join(dirs[1], "pkg/apis/meta/v1/watch.go")},
 		{metaPrefix, filepath.Join(dirs[1], "pkg/apis/meta/v1/group_version.go")},
+		{"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1", filepath.Join(dirs[2], "pkg/apis/apiextensions/v1/types.go")},
 	}
 	for _, gv := range []string{"core/v1", "apps/v1", "batch/v1", "coordination/v1", "discovery/v1", "autoscaling/v1", "policy/v1", "rbac/v1", "certificates/v1",
 		"autoscaling/v2", "storage/v1", "resource/v1", "networking/v1", "admissionregistration/v1", "storagemigration/v1", "events/v1"} {

@@ -112,3 +112,11 @@ func orNone(s string) string {
 	}
 	return s
 }
+
+// New returns a printer of the given columns whose rows row makes: the
+// printer of a kind known only at run time (a custom resource's).
+func New(cols []api.TableColumnDefinition, row func(obj api.Object, now time.Time) api.TableRow) *Printer {
+	return &Printer{Columns: cols, row: func(obj api.Object, now time.Time) (api.TableRow, bool) {
+		return row(obj, now), true
+	}}
+}

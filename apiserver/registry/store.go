@@ -49,6 +49,8 @@ type Store struct {
 	typePrefix []byte
 	// stored, when set, is the kind the resource is kept as in etcd.
 	stored *storageVersion
+	// keyPrefix starts the resource's etcd keys (below the storage prefix).
+	keyPrefix string
 }
 
 // Config assembles a Store.
@@ -66,6 +68,10 @@ type Config struct {
 	// serves server-side apply; without it neither is done.
 	FieldManager *fieldmanager.Kind
 	Logger       *slog.Logger
+	// KeyPrefix, if set, replaces the resource's plural as the start of its
+	// etcd keys: custom resources live under GROUP/RESOURCE, as in
+	// Kubernetes, so they never meet a built-in resource of the same name.
+	KeyPrefix string
 }
 
 // NewStore returns the store of one resource. Run must be called to fill
@@ -76,17 +82,21 @@ func NewStore(cfg Config) *Store {
 		log = slog.Default()
 	}
 	s := &Store{
-		Info:     cfg.Info,
-		GR:       apierrors.GroupResource{Group: cfg.Info.Group, Resource: cfg.Info.Resource},
-		GK:       apierrors.GroupKind{Group: cfg.Info.Group, Kind: cfg.Info.Kind},
-		strategy: cfg.Strategy,
-		storage:  cfg.Storage,
-		admit:    cfg.Admission,
-		crypt:    cfg.Transformer,
-		fields:   cfg.FieldManager,
-		log:      log.With("resource", cfg.Info.Resource),
-		now:      time.Now,
-		stored:   storageVersionFor(cfg.Info),
+		Info:      cfg.Info,
+		GR:        apierrors.GroupResource{Group: cfg.Info.Group, Resource: cfg.Info.Resource},
+		GK:        apierrors.GroupKind{Group: cfg.Info.Group, Kind: cfg.Info.Kind},
+		strategy:  cfg.Strategy,
+		storage:   cfg.Storage,
+		admit:     cfg.Admission,
+		crypt:     cfg.Transformer,
+		fields:    cfg.FieldManager,
+		log:       log.With("resource", cfg.Info.Resource),
+		now:       time.Now,
+		stored:    storageVersionFor(cfg.Info),
+		keyPrefix: cfg.Info.Resource,
+	}
+	if cfg.KeyPrefix != "" {
+		s.keyPrefix = cfg.KeyPrefix
 	}
 	tm, _ := json.Marshal(api.TypeMeta{Kind: cfg.Info.Kind, APIVersion: cfg.Info.GroupVersion()})
 	s.typePrefix = append(tm[:len(tm)-1:len(tm)-1], ',')
@@ -96,7 +106,7 @@ func NewStore(cfg Config) *Store {
 	}
 	s.cache = cacher.New(cacher.Config{
 		Store:            cfg.Storage,
-		Prefix:           cfg.Info.Resource + "/",
+		Prefix:           s.keyPrefix + "/",
 		Resource:         cacheName,
 		Decode:           s.cacheDecode,
 		Bookmark:         s.bookmark,
@@ -119,17 +129,17 @@ func (s *Store) Run(ctx context.Context) error { return s.cache.Run(ctx) }
 // key is the etcd key below the storage prefix: RESOURCE/NAMESPACE/NAME or RESOURCE/NAME.
 func (s *Store) key(ns, name string) string {
 	if s.Info.Namespaced {
-		return s.Info.Resource + "/" + ns + "/" + name
+		return s.keyPrefix + "/" + ns + "/" + name
 	}
-	return s.Info.Resource + "/" + name
+	return s.keyPrefix + "/" + name
 }
 
 // prefix is the key prefix of a list in ns ("" = all namespaces).
 func (s *Store) prefix(ns string) string {
 	if s.Info.Namespaced && ns != "" {
-		return s.Info.Resource + "/" + ns + "/"
+		return s.keyPrefix + "/" + ns + "/"
 	}
-	return s.Info.Resource + "/"
+	return s.keyPrefix + "/"
 }
 
 // New returns an empty object of the kind with its type set.
@@ -785,6 +795,13 @@ func (s *Store) deleteOnce(ctx context.Context, kv storage.KV, cur api.Object, o
 		return nil, false, err
 	}
 
+	if p, ok := s.strategy.(DeletionPreparer); ok && meta.DeletionTimestamp == nil {
+		// The kind's own finalizers and conditions of a deletion, on a
+		// copy: cur is the stored object until the write.
+		cur = s.copyObject(cur)
+		p.PrepareForDelete(cur)
+		meta = cur.GetObjectMeta()
+	}
 	grace, graceful := int64(0), false
 	if g, ok := s.strategy.(GracefulStrategy); ok {
 		grace, graceful = g.GracePeriod(cur, opts)

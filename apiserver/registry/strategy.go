@@ -98,6 +98,14 @@ func (s BaseStrategy) AllowUnconditionalUpdate() bool { return !s.Conditional }
 // Fields implements Strategy: no fields beyond metadata.
 func (BaseStrategy) Fields(obj api.Object) map[string]string { return nil }
 
+// DeletionPreparer is implemented by kinds that change an object when its
+// deletion starts (a CustomResourceDefinition gets the finalizer that
+// deletes its objects first, and a Terminating condition); a finalizer it
+// adds makes the deletion wait for it.
+type DeletionPreparer interface {
+	PrepareForDelete(obj api.Object)
+}
+
 // DeletedObjectReturner is implemented by kinds whose DELETE answers with the
 // deleted object rather than a Status (pods, like Kubernetes).
 type DeletedObjectReturner interface {

@@ -67,6 +67,11 @@ var mainVerbs = []string{"create", "delete", "deletecollection", "get", "list", 
 var categoryAll = map[string]bool{"pods": true, "replicationcontrollers": true, "services": true, "daemonsets": true,
 	"deployments": true, "replicasets": true, "statefulsets": true, "horizontalpodautoscalers": true, "jobs": true, "cronjobs": true}
 
+// builtinCategories are the other categories of built-in resources.
+var builtinCategories = map[string][]string{
+	"apiextensions.k8s.io/customresourcedefinitions": {"api-extensions"},
+}
+
 // subresourceShape gives the kind and verbs of each subresource.
 func subresourceShape(ri api.ResourceInfo, sub string) apiResource {
 	r := apiResource{Name: ri.Resource + "/" + sub, Namespaced: ri.Namespaced, Kind: ri.Kind}
@@ -154,21 +159,32 @@ func (s *Server) groups() []apiGroup {
 	return out
 }
 
-// servedResources are the stored resources, then the review kinds when
-// the server answers them.
-func (s *Server) servedResources() []api.ResourceInfo {
-	out := make([]api.ResourceInfo, 0, len(s.cfg.Stores)+len(api.ReviewResources))
+// servedResources are the stored resources, the review kinds when the
+// server answers them, then the custom resources.
+func (s *Server) servedResources() []servedResource {
+	out := make([]servedResource, 0, len(s.cfg.Stores)+len(api.ReviewResources))
 	for _, st := range s.cfg.Stores {
-		out = append(out, st.Info)
+		out = append(out, servedResource{ResourceInfo: st.Info, verbs: mainVerbs})
 	}
 	if s.cfg.Reviewer != nil {
-		out = append(out, api.ReviewResources...)
+		for _, ri := range api.ReviewResources {
+			out = append(out, servedResource{ResourceInfo: ri, verbs: []string{"create"}})
+		}
+	}
+	if s.cfg.Custom != nil {
+		for _, cr := range s.cfg.Custom.Served() {
+			out = append(out, servedResource{ResourceInfo: cr.Store.Info, verbs: mainVerbs, categories: cr.Categories, custom: true})
+		}
 	}
 	return out
 }
 
-func (s *Server) isReview(ri api.ResourceInfo) bool {
-	return s.stores[ri.Group+"/"+ri.Resource] == nil
+// servedResource is a resource as discovery shows it.
+type servedResource struct {
+	api.ResourceInfo
+	verbs      []string
+	categories []string
+	custom     bool
 }
 
 func (s *Server) serveAPIGroupList(w http.ResponseWriter, r *http.Request) {
@@ -192,16 +208,16 @@ func (s *Server) resourceList(group, version string) (apiResourceList, bool) {
 		}
 		found = true
 		res := apiResource{Name: ri.Resource, SingularName: ri.Singular, Namespaced: ri.Namespaced, Kind: ri.Kind,
-			Verbs: mainVerbs, ShortNames: ri.ShortNames}
-		if s.isReview(ri) {
-			res.Verbs = []string{"create"}
-		}
-		if categoryAll[ri.Resource] {
+			Verbs: ri.verbs, ShortNames: ri.ShortNames, Categories: ri.categories}
+		if !ri.custom && categoryAll[ri.Resource] {
 			res.Categories = []string{"all"}
+		}
+		if c, ok := builtinCategories[ri.Group+"/"+ri.Resource]; ok && !ri.custom {
+			res.Categories = c
 		}
 		list.Resources = append(list.Resources, res)
 		for _, sub := range ri.Subresources {
-			list.Resources = append(list.Resources, subresourceShape(ri, sub))
+			list.Resources = append(list.Resources, subresourceShape(ri.ResourceInfo, sub))
 		}
 	}
 	sort.Slice(list.Resources, func(i, j int) bool { return list.Resources[i].Name < list.Resources[j].Name })

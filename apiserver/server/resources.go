@@ -42,6 +42,17 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		notFound(w, r)
 		return
 	}
+	if cr, ok := s.lookupCustom(st); ok {
+		if !customMedia(w, r) {
+			return
+		}
+		if cr.Terminating && info.Verb == "create" && info.Subresource == "" {
+			err := apierrors.NewMethodNotSupported(st.GR, "create")
+			err.ErrStatus.Message = "create not allowed while custom resource definition is terminating"
+			writeError(w, r, err)
+			return
+		}
+	}
 	if info.Subresource != "" && len(info.Parts) == 3 && isKubeletSubresource(st, info.Subresource) {
 		s.servePodProxy(w, r, info, st)
 		return
@@ -109,7 +120,7 @@ func dryRun(r *http.Request) (bool, error) {
 }
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
-	conv, err := converter(r, st.Info)
+	conv, err := s.converterFor(r, st)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -183,7 +194,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, info *request.Info
 		writeError(w, r, err)
 		return
 	}
-	conv, err := converter(r, st.Info)
+	conv, err := s.converterFor(r, st)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -284,7 +295,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *request.Inf
 		writeError(w, r, err)
 		return
 	}
-	conv, err := converter(r, st.Info)
+	conv, err := s.converterFor(r, st)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -367,7 +378,7 @@ func writeInput(w http.ResponseWriter, r *http.Request, st *registry.Store, opti
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
-	conv, err := converter(r, st.Info)
+	conv, err := s.converterFor(r, st)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -385,7 +396,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, info *request.In
 }
 
 func (s *Server) update(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
-	conv, err := converter(r, st.Info)
+	conv, err := s.converterFor(r, st)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -408,7 +419,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, info *request.In
 }
 
 func (s *Server) patch(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store, sub string) {
-	conv, err := converter(r, st.Info)
+	conv, err := s.converterFor(r, st)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -499,7 +510,7 @@ func deleteOptions(r *http.Request) (*api.DeleteOptions, bool, error) {
 }
 
 func (s *Server) delete(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
-	conv, err := converter(r, st.Info)
+	conv, err := s.converterFor(r, st)
 	if err != nil {
 		writeError(w, r, err)
 		return

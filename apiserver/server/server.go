@@ -33,6 +33,8 @@ type HealthCheck struct {
 type Config struct {
 	// Stores are the served resources.
 	Stores []*registry.Store
+	// Custom serves the resources of CustomResourceDefinitions (nil: none).
+	Custom CustomResources
 	// ReadyChecks gate /readyz; /livez and /healthz run LiveChecks.
 	ReadyChecks []HealthCheck
 	LiveChecks  []HealthCheck
@@ -196,6 +198,11 @@ func (s *Server) health(checks []HealthCheck) http.HandlerFunc {
 // store finds the store a request addresses, or nil.
 func (s *Server) store(info *request.Info) *registry.Store {
 	st := s.stores[info.APIGroup+"/"+info.Resource]
+	if (st == nil || st.Info.Version != info.APIVersion) && s.cfg.Custom != nil {
+		if cr, ok := s.cfg.Custom.Lookup(info.APIGroup, info.APIVersion, info.Resource); ok {
+			st = cr.Store
+		}
+	}
 	if st == nil || st.Info.Version != info.APIVersion {
 		return nil
 	}

@@ -177,7 +177,7 @@ func (s *Server) serveEphemeralContainers(w http.ResponseWriter, r *http.Request
 		s.get(w, r, info, st)
 		return
 	}
-	conv, err := converter(r, st.Info)
+	conv, err := s.converterFor(r, st)
 	if err != nil {
 		writeError(w, r, err)
 		return

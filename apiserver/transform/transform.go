@@ -62,6 +62,12 @@ type Converter struct {
 // request's: a table reads includeObject from it, and an unknown value is
 // kube's 400.
 func New(target Target, info api.ResourceInfo, query url.Values) (*Converter, error) {
+	return WithPrinter(target, info, query, printers.For(info.Kind))
+}
+
+// WithPrinter is New with the printer of the resource's tables given (a
+// custom resource's, made from its additionalPrinterColumns).
+func WithPrinter(target Target, info api.ResourceInfo, query url.Values, printer *printers.Printer) (*Converter, error) {
 	c := &Converter{target: target, info: info, now: time.Now, headers: true}
 	if target.Kind == KindTable {
 		c.include = api.IncludeObjectPolicy(query.Get("includeObject"))
@@ -73,7 +79,7 @@ func New(target Target, info api.ResourceInfo, query url.Values) (*Converter, er
 			err := field.Invalid(field.NewPath("includeObject"), string(c.include), "must be 'Metadata', 'Object', 'None', or empty")
 			return nil, apierrors.NewBadRequest("Unable to convert to Table as requested: " + err.Error())
 		}
-		c.printer = printers.For(info.Kind)
+		c.printer = printer
 	}
 	return c, nil
 }

@@ -1,0 +1,646 @@
+package crd
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/kube-openapi/pkg/spec3"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/apiserver/admission"
+	"github.com/minik8s/minik8s/apiserver/fieldmanager"
+	"github.com/minik8s/minik8s/apiserver/openapi"
+	"github.com/minik8s/minik8s/apiserver/registry"
+	"github.com/minik8s/minik8s/apiserver/server"
+	"github.com/minik8s/minik8s/apiserver/storage"
+)
+
+// resyncInterval bounds how long a failed step (a status write, the
+// deletion of a CRD's objects) waits for its retry.
+const resyncInterval = 5 * time.Second
+
+// Config assembles a Controller.
+type Config struct {
+	// CRDs is the store of CustomResourceDefinitions.
+	CRDs *registry.Store
+	// Storage, Admission, Transformer and the watch cache settings are
+	// those of the custom resources' stores, as of the built-in ones.
+	Storage          *storage.Store
+	Admission        *admission.Chain
+	Transformer      func(group, resource string) registry.ValueTransformer
+	BookmarkInterval time.Duration
+	EventBufferSize  int
+	// Docs, if set, gets the served versions' OpenAPI documents.
+	Docs *openapi.Docs
+	// Schemas are the built-in OpenAPI v3 definitions (openapi.Docs.Schemas):
+	// the meta/v1 ones complete a custom resource's for server-side apply.
+	Schemas []byte
+	Logger  *slog.Logger
+}
+
+// Controller keeps the CRDs' conditions and serves their resources; it is
+// the server's CustomResources.
+type Controller struct {
+	cfg      Config
+	log      *slog.Logger
+	metaDefs map[string]*spec.Schema
+	now      func() time.Time
+	kick     chan struct{}
+	synced   atomic.Bool
+
+	mu     sync.RWMutex
+	byGVR  map[string]*server.CustomResource // "group/version/resource"
+	served []*server.CustomResource
+	// serving is the serving state of each established CRD, by name.
+	serving map[string]*serving
+}
+
+var _ server.CustomResources = (*Controller)(nil)
+
+// serving is what one CRD serves.
+type serving struct {
+	// key changes when what is served must be rebuilt.
+	key         string
+	versions    []*server.CustomResource
+	terminating bool
+	stop        context.CancelFunc
+	done        sync.WaitGroup
+	v2Paths     map[string]json.RawMessage
+	v2Defs      map[string]json.RawMessage
+	v3          map[string]*spec3.OpenAPI // by "apis/GROUP/VERSION"
+}
+
+// New returns a Controller; Run starts it.
+func New(cfg Config) (*Controller, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	c := &Controller{cfg: cfg, log: log.With("controller", "customresourcedefinitions"), now: time.Now,
+		kick: make(chan struct{}, 1), byGVR: map[string]*server.CustomResource{}, serving: map[string]*serving{},
+		metaDefs: map[string]*spec.Schema{}}
+	if len(cfg.Schemas) > 0 {
+		all := map[string]*spec.Schema{}
+		if err := json.Unmarshal(cfg.Schemas, &all); err != nil {
+			return nil, fmt.Errorf("read the built-in schemas: %w", err)
+		}
+		for name, s := range all {
+			if strings.HasPrefix(name, "io.k8s.apimachinery.") {
+				c.metaDefs[name] = s
+			}
+		}
+	}
+	return c, nil
+}
+
+// Lookup implements server.CustomResources.
+func (c *Controller) Lookup(group, version, resource string) (*server.CustomResource, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	cr, ok := c.byGVR[group+"/"+version+"/"+resource]
+	return cr, ok
+}
+
+// Served implements server.CustomResources.
+func (c *Controller) Served() []*server.CustomResource {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.served
+}
+
+// Synced reports whether the CRDs present at start have been looked at
+// once: their resources are served from then on.
+func (c *Controller) Synced() bool { return c.synced.Load() }
+
+// Run keeps the CRDs' conditions and the served resources in step with
+// the CRDs until ctx ends.
+func (c *Controller) Run(ctx context.Context) {
+	go c.watch(ctx)
+	ticker := time.NewTicker(resyncInterval)
+	defer ticker.Stop()
+	defer c.stopAll()
+	for {
+		if err := c.sync(ctx); err != nil && ctx.Err() == nil {
+			c.log.Warn("sync failed; retrying", "err", err)
+		}
+		c.synced.Store(true)
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.kick:
+		case <-ticker.C:
+		}
+	}
+}
+
+// watch turns every change of a CRD into a sync.
+func (c *Controller) watch(ctx context.Context) {
+	for ctx.Err() == nil {
+		w, err := c.cfg.CRDs.Watch(ctx, "", registry.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			c.log.Warn("watch CRDs", "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		for range w.Events() {
+			c.trigger()
+		}
+		w.Stop()
+	}
+}
+
+func (c *Controller) trigger() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// sync brings every CRD's status and serving in line with its spec.
+func (c *Controller) sync(ctx context.Context) error {
+	list, err := c.cfg.CRDs.List(ctx, "", registry.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return err
+	}
+	crds := make([]*api.CustomResourceDefinition, 0, len(list.Items))
+	for _, it := range list.Items {
+		crds = append(crds, api.DeepCopy(it.Object.(*api.CustomResourceDefinition)))
+	}
+	// The older CRD keeps a contested name.
+	slices.SortFunc(crds, func(a, b *api.CustomResourceDefinition) int {
+		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), cmp.Compare(a.Name, b.Name))
+	})
+	var errs []error
+	for i, crd := range crds {
+		updated, err := c.syncNames(ctx, crd, crds)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		crds[i] = updated
+	}
+	present := map[string]bool{}
+	changed := false
+	for _, crd := range crds {
+		present[crd.Name] = true
+		ch, err := c.syncServing(ctx, crd)
+		changed = changed || ch
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if crd.DeletionTimestamp != nil && slices.Contains(crd.Finalizers, api.CRDCleanupFinalizer) {
+			if err := c.cleanup(ctx, crd); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	c.mu.Lock()
+	var gone []*serving
+	for name, sv := range c.serving {
+		if !present[name] {
+			gone = append(gone, sv)
+			delete(c.serving, name)
+			changed = true
+		}
+	}
+	if changed {
+		c.publishLocked()
+	}
+	c.mu.Unlock()
+	for _, sv := range gone {
+		sv.stop()
+		sv.done.Wait()
+	}
+	if changed {
+		if err := c.publishOpenAPI(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// syncNames decides NamesAccepted and Established, as kube's naming and
+// establishing controllers do, and writes them when they change. others
+// are all CRDs, with the status already decided for those before crd.
+func (c *Controller) syncNames(ctx context.Context, crd *api.CustomResourceDefinition, others []*api.CustomResourceDefinition) (*api.CustomResourceDefinition, error) {
+	resources, kinds := map[string]bool{}, map[string]bool{}
+	for _, o := range others {
+		if o.Name == crd.Name || o.Spec.Group != crd.Spec.Group {
+			continue
+		}
+		n := o.Status.AcceptedNames
+		for _, r := range append([]string{n.Plural, n.Singular}, n.ShortNames...) {
+			resources[r] = true
+		}
+		kinds[n.Kind], kinds[n.ListKind] = true, true
+	}
+	want, accepted := crd.Spec.Names, crd.Status.AcceptedNames
+	names := accepted
+	cond := api.CustomResourceDefinitionCondition{Type: api.CRDNamesAccepted, Status: api.ConditionTrue,
+		Reason: "NoConflicts", Message: "no conflicts found"}
+	conflict := func(reason string, err error) {
+		cond.Status, cond.Reason, cond.Message = api.ConditionFalse, reason, err.Error()
+	}
+	if err := freshName(want.Plural, accepted.Plural, resources); err != nil {
+		conflict("PluralConflict", err)
+	} else {
+		names.Plural = want.Plural
+	}
+	if err := freshName(want.Singular, accepted.Singular, resources); err != nil {
+		conflict("SingularConflict", err)
+	} else {
+		names.Singular = want.Singular
+	}
+	if !slices.Equal(want.ShortNames, accepted.ShortNames) {
+		var msgs []string
+		for _, s := range want.ShortNames {
+			if slices.Contains(accepted.ShortNames, s) {
+				continue
+			}
+			if err := freshName(s, "", resources); err != nil {
+				msgs = append(msgs, err.Error())
+			}
+		}
+		switch len(msgs) {
+		case 0:
+			names.ShortNames = want.ShortNames
+		case 1:
+			conflict("ShortNamesConflict", errors.New(msgs[0]))
+		default:
+			conflict("ShortNamesConflict", errors.New("["+strings.Join(msgs, ", ")+"]"))
+		}
+	}
+	if err := freshName(want.Kind, accepted.Kind, kinds); err != nil {
+		conflict("KindConflict", err)
+	} else {
+		names.Kind = want.Kind
+	}
+	if err := freshName(want.ListKind, accepted.ListKind, kinds); err != nil {
+		conflict("ListKindConflict", err)
+	} else {
+		names.ListKind = want.ListKind
+	}
+	names.Categories = want.Categories
+
+	established, had := condition(crd, api.CRDEstablished)
+	if !had {
+		established = api.CustomResourceDefinitionCondition{Type: api.CRDEstablished, Status: api.ConditionFalse,
+			Reason: "NotAccepted", Message: "not all names are accepted"}
+	}
+	if established.Status != api.ConditionTrue && cond.Status == api.ConditionTrue {
+		// A single apiserver serves the names as soon as they are
+		// accepted: kube's establishing controller then marks it at once.
+		established = api.CustomResourceDefinitionCondition{Type: api.CRDEstablished, Status: api.ConditionTrue,
+			Reason: "InitialNamesAccepted", Message: "the initial names have been accepted"}
+	}
+	next := api.DeepCopy(crd)
+	next.Status.AcceptedNames = names
+	now := c.now()
+	setCondition(next, cond, now)
+	setCondition(next, established, now)
+	if reflect.DeepEqual(conditionsWithoutTimes(next), conditionsWithoutTimes(crd)) &&
+		reflect.DeepEqual(next.Status.AcceptedNames, crd.Status.AcceptedNames) {
+		return crd, nil
+	}
+	out, err := c.cfg.CRDs.Mutate(ctx, "", crd.Name, crd.ResourceVersion, registry.WriteOptions{Subresource: "status"},
+		func(cur api.Object) (api.Object, error) {
+			cur.(*api.CustomResourceDefinition).Status = next.Status
+			return cur, nil
+		})
+	if err != nil {
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			c.trigger() // the watch brings the newer object
+			return crd, nil
+		}
+		return crd, fmt.Errorf("update the status of %s: %w", crd.Name, err)
+	}
+	return out.(*api.CustomResourceDefinition), nil
+}
+
+func conditionsWithoutTimes(crd *api.CustomResourceDefinition) []api.CustomResourceDefinitionCondition {
+	out := slices.Clone(crd.Status.Conditions)
+	for i := range out {
+		out[i].LastTransitionTime = api.Time{}
+	}
+	return out
+}
+
+// freshName is nil when name may be taken: it is the one already
+// accepted, or no other CRD of the group uses it.
+func freshName(name, accepted string, used map[string]bool) error {
+	if name == accepted || !used[name] {
+		return nil
+	}
+	return fmt.Errorf("%q is already in use", name)
+}
+
+// syncServing starts, rebuilds or marks what crd serves; changed reports
+// a change of the served set.
+func (c *Controller) syncServing(ctx context.Context, crd *api.CustomResourceDefinition) (bool, error) {
+	est, _ := condition(crd, api.CRDEstablished)
+	terminating := crd.DeletionTimestamp != nil
+	c.mu.RLock()
+	cur := c.serving[crd.Name]
+	c.mu.RUnlock()
+	if est.Status != api.ConditionTrue {
+		if cur == nil {
+			return false, nil
+		}
+		c.replace(crd.Name, nil)
+		return true, nil
+	}
+	v1, err := toV1(crd)
+	if err != nil {
+		return false, err
+	}
+	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(v1)
+	names, _ := json.Marshal(crd.Status.AcceptedNames)
+	key := fmt.Sprintf("%s/%d/%s", crd.UID, crd.Generation, names)
+	if cur != nil && cur.key == key {
+		if cur.terminating != terminating {
+			c.mu.Lock()
+			cur.terminating = terminating
+			for _, v := range cur.versions {
+				v.Terminating = terminating
+			}
+			c.mu.Unlock()
+			return true, nil
+		}
+		return false, nil
+	}
+	sv, err := c.build(ctx, v1, key)
+	if err != nil {
+		return false, fmt.Errorf("serve %s: %w", crd.Name, err)
+	}
+	sv.terminating = terminating
+	for _, v := range sv.versions {
+		v.Terminating = terminating
+	}
+	c.replace(crd.Name, sv)
+	c.log.Info("serving custom resource", "crd", crd.Name, "versions", len(sv.versions))
+	return true, nil
+}
+
+// replace makes sv what the CRD name serves (nil: nothing) and stops what
+// it served before.
+func (c *Controller) replace(name string, sv *serving) {
+	c.mu.Lock()
+	old := c.serving[name]
+	if sv == nil {
+		delete(c.serving, name)
+	} else {
+		c.serving[name] = sv
+	}
+	c.publishLocked()
+	c.mu.Unlock()
+	if old != nil {
+		old.stop()
+		old.done.Wait()
+	}
+}
+
+// publishLocked rebuilds the lookup table and the discovery order.
+func (c *Controller) publishLocked() {
+	c.byGVR = map[string]*server.CustomResource{}
+	var served []*server.CustomResource
+	for _, sv := range c.serving {
+		for _, v := range sv.versions {
+			info := v.Store.Info
+			c.byGVR[info.Group+"/"+info.Version+"/"+info.Resource] = v
+			served = append(served, v)
+		}
+	}
+	slices.SortStableFunc(served, func(a, b *server.CustomResource) int {
+		ai, bi := a.Store.Info, b.Store.Info
+		if ai.Group != bi.Group {
+			return cmp.Compare(ai.Group, bi.Group)
+		}
+		if ai.Version != bi.Version {
+			// Preferred (highest priority) first.
+			return -version.CompareKubeAwareVersionStrings(ai.Version, bi.Version)
+		}
+		return cmp.Compare(ai.Resource, bi.Resource)
+	})
+	c.served = served
+}
+
+// build makes the stores, printers and OpenAPI documents of the served
+// versions of crd and starts their watch caches.
+func (c *Controller) build(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition, key string) (*serving, error) {
+	runCtx, stop := context.WithCancel(ctx)
+	sv := &serving{key: key, stop: stop, v2Paths: map[string]json.RawMessage{}, v2Defs: map[string]json.RawMessage{},
+		v3: map[string]*spec3.OpenAPI{}}
+	ok := false
+	defer func() {
+		if !ok {
+			stop()
+			sv.done.Wait()
+		}
+	}()
+	names := crd.Status.AcceptedNames
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
+		if !v.Served {
+			continue
+		}
+		strategy, err := newResourceStrategy(crd, v.Name)
+		if err != nil {
+			return nil, err
+		}
+		info := api.ResourceInfo{Group: crd.Spec.Group, Version: v.Name, Kind: names.Kind, Resource: names.Plural,
+			Singular: names.Singular, ShortNames: names.ShortNames, Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
+			New: func() api.Object { return &api.CustomObject{} }}
+		if v.Subresources != nil && v.Subresources.Status != nil {
+			info.Subresources = append(info.Subresources, "status")
+		}
+		if v.Subresources != nil && v.Subresources.Scale != nil {
+			info.Subresources = append(info.Subresources, "scale")
+		}
+		fields, err := c.fieldManager(crd, v.Name)
+		if err != nil {
+			c.log.Warn("no server-side apply for this version", "crd", crd.Name, "version", v.Name, "err", err)
+		}
+		cfg := registry.Config{Info: info, Strategy: strategy, Storage: c.cfg.Storage, Admission: c.cfg.Admission,
+			BookmarkInterval: c.cfg.BookmarkInterval, EventBufferSize: c.cfg.EventBufferSize,
+			KeyPrefix: crd.Spec.Group + "/" + names.Plural, Logger: c.log}
+		if fields != nil {
+			cfg.FieldManager = fields.For(info)
+		}
+		if c.cfg.Transformer != nil {
+			cfg.Transformer = c.cfg.Transformer(crd.Spec.Group, names.Plural)
+		}
+		st := registry.NewStore(cfg)
+		sv.done.Add(1)
+		go func() {
+			defer sv.done.Done()
+			if err := st.Run(runCtx); err != nil && runCtx.Err() == nil {
+				c.log.Error("watch cache of a custom resource ended", "resource", info.Resource, "group", info.Group, "err", err)
+			}
+		}()
+		sv.versions = append(sv.versions, &server.CustomResource{Store: st, Printer: newPrinter(v, c.log), Categories: names.Categories})
+		if c.cfg.Docs != nil {
+			if err := sv.addOpenAPI(crd, v.Name); err != nil {
+				c.log.Warn("no OpenAPI for this version", "crd", crd.Name, "version", v.Name, "err", err)
+			}
+		}
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for _, v := range sv.versions {
+		if err := v.Store.Cacher().WaitReady(waitCtx); err != nil {
+			return nil, fmt.Errorf("watch cache of %s: %w", v.Store.Info.Resource, err)
+		}
+	}
+	ok = true
+	return sv, nil
+}
+
+// fieldManager builds server-side apply's type converter of one version
+// from its schema, completed by the built-in meta/v1 definitions.
+func (c *Controller) fieldManager(crd *apiextensionsv1.CustomResourceDefinition, version string) (*fieldmanager.Manager, error) {
+	doc, err := builder.BuildOpenAPIV3(crd, version, builder.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defs := map[string]*spec.Schema{}
+	for name, s := range c.metaDefs {
+		defs[name] = s
+	}
+	if doc.Components != nil {
+		for name, s := range doc.Components.Schemas {
+			defs[name] = s
+		}
+	}
+	return fieldmanager.FromDefinitions(defs, crd.Spec.PreserveUnknownFields)
+}
+
+// addOpenAPI adds one version's OpenAPI v2 and v3 documents.
+func (sv *serving) addOpenAPI(crd *apiextensionsv1.CustomResourceDefinition, version string) error {
+	v2, err := builder.BuildOpenAPIV2(crd, version, builder.Options{V2: true, IncludeSelectableFields: true})
+	if err != nil {
+		return err
+	}
+	if v2.Paths != nil {
+		for p, item := range v2.Paths.Paths {
+			raw, err := json.Marshal(item)
+			if err != nil {
+				return err
+			}
+			sv.v2Paths[p] = raw
+		}
+	}
+	for name, def := range v2.Definitions {
+		raw, err := json.Marshal(def)
+		if err != nil {
+			return err
+		}
+		sv.v2Defs[name] = raw
+	}
+	v3, err := builder.BuildOpenAPIV3(crd, version, builder.Options{V2: false, IncludeSelectableFields: true})
+	if err != nil {
+		return err
+	}
+	sv.v3["apis/"+crd.Spec.Group+"/"+version] = v3
+	return nil
+}
+
+// publishOpenAPI gives the documents the served versions' paths and schemas.
+func (c *Controller) publishOpenAPI() error {
+	if c.cfg.Docs == nil {
+		return nil
+	}
+	ext := openapi.Extension{V2Paths: map[string]json.RawMessage{}, V2Definitions: map[string]json.RawMessage{}, V3: map[string][]byte{}}
+	byGV := map[string][]*spec3.OpenAPI{}
+	c.mu.RLock()
+	for _, sv := range c.serving {
+		for k, v := range sv.v2Paths {
+			ext.V2Paths[k] = v
+		}
+		for k, v := range sv.v2Defs {
+			ext.V2Definitions[k] = v
+		}
+		for gv, doc := range sv.v3 {
+			byGV[gv] = append(byGV[gv], doc)
+		}
+	}
+	c.mu.RUnlock()
+	for gv, docs := range byGV {
+		merged, err := builder.MergeSpecsV3(docs...)
+		if err != nil {
+			return fmt.Errorf("merge the OpenAPI v3 documents of %s: %w", gv, err)
+		}
+		data, err := json.Marshal(merged)
+		if err != nil {
+			return err
+		}
+		ext.V3[gv] = data
+	}
+	return c.cfg.Docs.SetExtension(ext)
+}
+
+// cleanup deletes the objects of a CRD being deleted, then lifts its
+// finalizer, as kube's CRD finalizer controller does.
+func (c *Controller) cleanup(ctx context.Context, crd *api.CustomResourceDefinition) error {
+	c.mu.RLock()
+	sv := c.serving[crd.Name]
+	c.mu.RUnlock()
+	if sv != nil && len(sv.versions) > 0 {
+		st := sv.versions[0].Store
+		if _, err := st.DeleteCollection(ctx, "", registry.ListOptions{}, &api.DeleteOptions{}, false); err != nil {
+			return fmt.Errorf("delete the objects of %s: %w", crd.Name, err)
+		}
+		left, err := st.List(ctx, "", registry.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("list the objects of %s: %w", crd.Name, err)
+		}
+		if n := len(left.Items); n > 0 {
+			c.log.Info("waiting for custom objects to go", "crd", crd.Name, "left", n)
+			return nil // the watch of the objects' deletions is the ticker's
+		}
+	}
+	_, err := c.cfg.CRDs.Mutate(ctx, "", crd.Name, "", registry.WriteOptions{}, func(cur api.Object) (api.Object, error) {
+		o := cur.(*api.CustomResourceDefinition)
+		o.Finalizers = slices.DeleteFunc(o.Finalizers, func(f string) bool { return f == api.CRDCleanupFinalizer })
+		return o, nil
+	})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("remove the finalizer of %s: %w", crd.Name, err)
+	}
+	c.trigger()
+	return nil
+}
+
+// stopAll stops every served version's watch cache.
+func (c *Controller) stopAll() {
+	c.mu.Lock()
+	all := c.serving
+	c.serving = map[string]*serving{}
+	c.publishLocked()
+	c.mu.Unlock()
+	for _, sv := range all {
+		sv.stop()
+		sv.done.Wait()
+	}
+}
