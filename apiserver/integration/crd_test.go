@@ -39,14 +39,30 @@ func (k *kubectlRunner) must(args ...string) string {
 	return out
 }
 
-func TestCRDSmoke(t *testing.T) {
+// TestCRDKubectl applies the Kubernetes documentation's CronTab CRD and an
+// object of it with the real kubectl (its default, strict validation
+// included), and reads them back as kubectl prints them.
+func TestCRDKubectl(t *testing.T) {
 	t.Parallel()
 	s := apiservertest.Start(t, apiservertest.WithTLS)
 	k := newKubectl(t, s)
-	t.Log(k.must("apply", "-f", "testdata/crontab-crd.yaml"))
-	t.Log(k.must("get", "crd"))
-	t.Log(k.must("wait", "--for=condition=Established", "crd/crontabs.stable.example.com", "--timeout=10s"))
-	t.Log(k.must("apply", "-f", "testdata/crontab.yaml"))
-	t.Log(k.must("get", "crontabs"))
-	t.Log(k.must("get", "ct", "-o", "yaml"))
+	if out := k.must("apply", "-f", "testdata/crontab-crd.yaml"); out != "customresourcedefinition.apiextensions.k8s.io/crontabs.stable.example.com created\n" {
+		t.Errorf("apply crd: %q", out)
+	}
+	k.must("wait", "--for=condition=Established", "crd/crontabs.stable.example.com", "--timeout=10s")
+	if out := k.must("get", "crd", "-o", "custom-columns=NAME:.metadata.name,ACCEPTED:.status.conditions[?(@.type=='NamesAccepted')].reason"); out != "NAME                          ACCEPTED\ncrontabs.stable.example.com   NoConflicts\n" {
+		t.Errorf("get crd: %q", out)
+	}
+	if out := k.must("apply", "-f", "testdata/crontab.yaml"); out != "crontab.stable.example.com/my-new-cron-object created\n" {
+		t.Errorf("apply crontab: %q", out)
+	}
+	out := k.must("get", "crontabs")
+	lines := strings.Split(out, "\n")
+	if len(lines) != 3 || lines[0] != "NAME                 SPEC          REPLICAS   AGE" || !strings.HasPrefix(lines[1], "my-new-cron-object   * * * * */5   2          ") {
+		t.Errorf("get crontabs:\n%s", out)
+	}
+	// The short name, and the unknown field pruned.
+	if out := k.must("get", "ct", "my-new-cron-object", "-o", "jsonpath={.spec}"); out != `{"cronSpec":"* * * * */5","image":"my-awesome-cron-image","replicas":2}` {
+		t.Errorf("spec = %s", out)
+	}
 }

@@ -332,6 +332,8 @@ func TestColumns(t *testing.T) {
 		"StorageVersionMigration":          "Name Resource Status",
 		"PodTemplate":                      "Name Containers Images Pod Labels",
 		"LimitRange":                       "Name Created At:date",
+		// kube-apiserver prints CRDs with the default table.
+		"CustomResourceDefinition": "Name Created At:date",
 	}
 	kinds := []string{"Scale"}
 	for _, info := range api.Resources {
