@@ -19,6 +19,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/admission"
+	"github.com/minik8s/minik8s/apiserver/admission/webhook"
 	"github.com/minik8s/minik8s/apiserver/audit"
 	"github.com/minik8s/minik8s/apiserver/authn"
 	"github.com/minik8s/minik8s/apiserver/authz"
@@ -33,6 +34,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/server"
 	"github.com/minik8s/minik8s/apiserver/serviceaccount"
 	"github.com/minik8s/minik8s/apiserver/servicealloc"
+	"github.com/minik8s/minik8s/apiserver/serviceresolver"
 	"github.com/minik8s/minik8s/apiserver/storage"
 	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/pki"
@@ -41,7 +43,8 @@ import (
 // AdmissionPlugins are the admission plugins, all on by default, in
 // kube-apiserver's order: mutating steps run first (the chain runs all
 // Admit steps, then all Validate steps).
-var AdmissionPlugins = []string{"NamespaceLifecycle", "ServiceAccount", "NodeRestriction", "DefaultTolerationSeconds"}
+var AdmissionPlugins = []string{"NamespaceLifecycle", "ServiceAccount", "NodeRestriction", "DefaultTolerationSeconds",
+	"MutatingAdmissionWebhook", "ValidatingAdmissionWebhook"}
 
 // SystemNamespaces exist from the start and may not be deleted.
 var SystemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
@@ -212,6 +215,9 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	nsGetter := &namespaceGetter{}
 	nodeGetter := &nodeGetter{}
 	saGetter := &objectGetter{}
+	hooks := &admissionSource{}
+	mutatingWebhooks, validatingWebhooks := webhook.New(webhook.Config{Source: hooks, Namespaces: hooks,
+		Resolver: &serviceresolver.Resolver{Lister: hooks, Routing: serviceresolver.Endpoints}, Logger: a.log})
 	// kube-apiserver's order: mutating plugins run first (the chain runs all
 	// Admit steps, then all Validate steps).
 	var plugins []admission.Plugin
@@ -221,6 +227,11 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		&admission.NodeRestriction{Nodes: nodeGetter, Pods: saGetter},
 		&admission.DefaultTolerationSeconds{NotReadySeconds: a.opts.DefaultNotReadyTolerationSeconds,
 			UnreachableSeconds: a.opts.DefaultUnreachableTolerationSeconds},
+		// The dynamic plugins come last, as in kube-apiserver: webhooks
+		// see the object the built-in plugins mutated, and validate
+		// after the built-in validators.
+		mutatingWebhooks,
+		validatingWebhooks,
 	} {
 		if !slices.Contains(a.opts.DisableAdmissionPlugins, p.Name()) {
 			plugins = append(plugins, p)
@@ -282,6 +293,9 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	if nsGetter.store == nil {
 		return errors.New("the namespaces resource is not registered")
 	}
+	*hooks = admissionSource{mutating: a.Store("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+		validating: a.Store("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+		namespaces: nsGetter.store, services: a.Store("", "services"), slices: a.Store("discovery.k8s.io", "endpointslices")}
 	*saGetter = objectGetter{sas: a.Store("", "serviceaccounts"), pods: a.Store("", "pods"),
 		secrets: a.Store("", "secrets"), nodes: a.Store("", "nodes")}
 	a.sa, err = a.newServiceAccounts(a.saKeys, saGetter)

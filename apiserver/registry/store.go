@@ -791,6 +791,10 @@ func (s *Store) deleteOnce(ctx context.Context, kv storage.KV, cur api.Object, o
 		return nil, false, s.invalid(name, field.ErrorList{field.Invalid(field.NewPath("gracePeriodSeconds"), *opts.GracePeriodSeconds, "must be >= 0")})
 	}
 	a := s.attrs(ctx, admission.Delete, "", meta.Namespace, name, nil, cur, dryRun)
+	// Mutating admission sees deletes too (a webhook may refuse one, not change it).
+	if err := s.admit.Admit(ctx, a); err != nil {
+		return nil, false, err
+	}
 	if err := s.admit.Validate(ctx, a); err != nil {
 		return nil, false, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/audit"
 	"github.com/minik8s/minik8s/apiserver/authz"
 	"github.com/minik8s/minik8s/apiserver/request"
+	"github.com/minik8s/minik8s/apiserver/warning"
 )
 
 // HandlerChain returns the routes behind every filter a request passes, in
@@ -35,6 +36,7 @@ func (s *Server) HandlerChain(authenticate func(http.Handler) http.Handler) http
 	h = audit.Capture(h)                              // hands the user to the audit event
 	h = authenticate(h)                               // 401 Unauthorized; the user into the context
 	h = audit.Filter(s.cfg.Audit)(h)                  // one event per request, Audit-ID header
+	h = warning.Filter(h)                             // Warning headers from admission
 	h = withRequestInfo(h)                            // verb, resource, namespace, name from the URL
 	h = s.withPanicRecovery(h)                        // a panic below becomes a 500 Status
 	return h

@@ -1,0 +1,306 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"sync"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	admissionv1 "k8s.io/api/admission/v1"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/api/defaults"
+	"github.com/minik8s/minik8s/apiserver/admission"
+	"github.com/minik8s/minik8s/apiserver/warning"
+)
+
+// Config is what the webhook plugins need.
+type Config struct {
+	Source     Source
+	Namespaces Namespaces
+	// Resolver reaches webhooks given as a Service; without one they fail
+	// (and their failure policy applies).
+	Resolver ServiceResolver
+	Logger   *slog.Logger
+}
+
+// dispatcher calls webhooks; the two plugins share one.
+type dispatcher struct {
+	source     Source
+	namespaces Namespaces
+	resolver   ServiceResolver
+	clients    clients
+	log        *slog.Logger
+}
+
+// New returns the MutatingAdmissionWebhook and ValidatingAdmissionWebhook
+// plugins, sharing their HTTP clients.
+func New(cfg Config) (*Mutating, *Validating) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	d := &dispatcher{source: cfg.Source, namespaces: cfg.Namespaces, resolver: cfg.Resolver, log: log.With("component", "admission-webhook")}
+	return &Mutating{d: d}, &Validating{d: d}
+}
+
+// callError is a webhook that could not be called or answered nonsense,
+// which its failure policy decides about (kube's ErrCallingWebhook).
+type callError struct {
+	name   string
+	reason error
+}
+
+func (e *callError) Error() string {
+	return fmt.Sprintf("failed calling webhook %q: %v", e.name, e.reason)
+}
+
+func (e *callError) Unwrap() error { return e.reason }
+
+// call sends a to h and returns its verified answer. Errors are
+// *callError or (a dry run the webhook cannot take) a StatusError.
+func (d *dispatcher) call(ctx context.Context, h *hook, a *admission.Attributes, t *target, mutating bool) (*result, error) {
+	if a.DryRun && h.sideEffects != api.SideEffectClassNone && h.sideEffects != api.SideEffectClassNoneOnDryRun {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("admission webhook %q does not support dry run", h.name))
+	}
+	version, ok := reviewAPIVersion(h.reviewVersions)
+	if !ok {
+		return nil, &callError{h.name, fmt.Errorf("webhook does not accept known AdmissionReview versions (v1, v1beta1)")}
+	}
+	review, err := newReview(a, t, version)
+	if err != nil {
+		return nil, &callError{h.name, err}
+	}
+	body, err := json.Marshal(review)
+	if err != nil {
+		return nil, &callError{h.name, fmt.Errorf("could not create admission objects: %w", err)}
+	}
+	var answer admissionv1.AdmissionReview
+	if err := d.post(ctx, h, body, &answer); err != nil {
+		return nil, &callError{h.name, err}
+	}
+	res, err := verify(review.Request.UID, version, mutating, &answer)
+	if err != nil {
+		return nil, &callError{h.name, fmt.Errorf("received invalid webhook response: %w", err)}
+	}
+	for _, w := range res.warnings {
+		warning.Add(ctx, w)
+	}
+	return res, nil
+}
+
+// failure decides about a webhook's error: a call error of a webhook that
+// ignores failures is logged and dropped; the others refuse the request,
+// a call error as an internal error ("failed calling webhook ...").
+func (d *dispatcher) failure(h *hook, err error) error {
+	var ce *callError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	if h.ignoreFailures {
+		d.log.Warn("failed calling webhook, failing open", "webhook", h.name, "err", ce)
+		return nil
+	}
+	d.log.Warn("failed calling webhook, failing closed", "webhook", h.name, "err", ce)
+	return apierrors.NewInternalError(ce)
+}
+
+// Mutating is the MutatingAdmissionWebhook plugin.
+type Mutating struct{ d *dispatcher }
+
+var _ admission.Mutator = (*Mutating)(nil)
+
+// Name implements admission.Plugin.
+func (*Mutating) Name() string { return "MutatingAdmissionWebhook" }
+
+// Handles implements admission.Plugin: every operation.
+func (*Mutating) Handles(admission.Operation) bool { return true }
+
+// Admit calls the matching mutating webhooks in order (configurations by
+// name, webhooks as listed), applying each one's patch before calling the
+// next; then once more those with reinvocationPolicy IfNeeded that ran
+// before a later webhook changed the object.
+func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
+	if exempt(a) {
+		return nil
+	}
+	hooks := mutatingHooks(m.d.source.MutatingWebhookConfigurations())
+	if len(hooks) == 0 {
+		return nil
+	}
+	// invoked are the IfNeeded webhooks called since the object last
+	// changed; reinvoke those a later change makes call again.
+	var invoked, reinvoke []string
+	changedAny := false
+	for round := 0; round < 2; round++ {
+		if round == 1 && (!changedAny || len(reinvoke) == 0) {
+			break
+		}
+		for i := range hooks {
+			h := &hooks[i]
+			if round == 1 && !containsID(reinvoke, h.id) {
+				continue
+			}
+			t, err := m.d.match(ctx, h, a)
+			if err != nil {
+				return err
+			}
+			if t == nil {
+				continue
+			}
+			changed, err := m.callAndPatch(ctx, h, a, t)
+			if changed {
+				changedAny = true
+				reinvoke = append(reinvoke, invoked...)
+				invoked = nil
+			}
+			if h.reinvokeIfNeeded && round == 0 {
+				invoked = append(invoked, h.id)
+			}
+			if err != nil {
+				if err := m.d.failure(h, err); err != nil {
+					return err
+				}
+				if ctx.Err() != nil {
+					return apierrors.NewTimeout("request did not complete within requested timeout", 0)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func containsID(ids []string, id string) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// callAndPatch calls a mutating webhook and applies its JSON patch to
+// a.Object in place; changed reports whether the object is different.
+func (m *Mutating) callAndPatch(ctx context.Context, h *hook, a *admission.Attributes, t *target) (changed bool, err error) {
+	res, err := m.d.call(ctx, h, a, t, true)
+	if err != nil {
+		return false, err
+	}
+	if !res.allowed {
+		return false, denied(h.name, res.status)
+	}
+	if len(res.patch) == 0 {
+		return false, nil
+	}
+	patch, err := jsonpatch.DecodePatch(res.patch)
+	if err != nil {
+		return false, &callError{h.name, fmt.Errorf("received undecodable patch in webhook response: %w", err)}
+	}
+	if len(patch) == 0 {
+		return false, nil
+	}
+	if a.Object == nil {
+		return false, apierrors.NewInternalError(fmt.Errorf("admission webhook %q attempted to modify the object, which is not supported for this operation", h.name))
+	}
+	current := a.Object
+	if t.toTarget != nil {
+		current = t.toTarget(current)
+	}
+	before, err := encodeObject(current, t.resource)
+	if err != nil {
+		return false, apierrors.NewInternalError(err)
+	}
+	after, err := patch.Apply(before)
+	if err != nil {
+		return false, apierrors.NewInternalError(err)
+	}
+	patched := t.resource.New()
+	if err := json.Unmarshal(after, patched); err != nil {
+		return false, apierrors.NewInternalError(err)
+	}
+	defaults.Default(patched)
+	if t.fromTarget != nil {
+		patched = t.fromTarget(patched)
+	}
+	dst, src := reflect.ValueOf(a.Object), reflect.ValueOf(patched)
+	if dst.Type() != src.Type() {
+		return false, apierrors.NewInternalError(fmt.Errorf("admission webhook %q: patched %T is not a %T", h.name, patched, a.Object))
+	}
+	old, _ := json.Marshal(a.Object)
+	dst.Elem().Set(src.Elem())
+	now, _ := json.Marshal(a.Object)
+	return !bytes.Equal(old, now), nil
+}
+
+// Validating is the ValidatingAdmissionWebhook plugin.
+type Validating struct{ d *dispatcher }
+
+var _ admission.Validator = (*Validating)(nil)
+
+// Name implements admission.Plugin.
+func (*Validating) Name() string { return "ValidatingAdmissionWebhook" }
+
+// Handles implements admission.Plugin: every operation.
+func (*Validating) Handles(admission.Operation) bool { return true }
+
+// Validate calls the matching validating webhooks in parallel; the first
+// refusal (in webhook order) is the answer.
+func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) error {
+	if exempt(a) {
+		return nil
+	}
+	hooks := validatingHooks(v.d.source.ValidatingWebhookConfigurations())
+	type call struct {
+		h *hook
+		t *target
+	}
+	var calls []call
+	for i := range hooks {
+		t, err := v.d.match(ctx, &hooks[i], a)
+		if err != nil {
+			return err
+		}
+		if t != nil {
+			calls = append(calls, call{&hooks[i], t})
+		}
+	}
+	if len(calls) == 0 {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return apierrors.NewTimeout("request did not complete within requested timeout", 0)
+	}
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[i] = apierrors.NewInternalError(fmt.Errorf("ValidatingAdmissionWebhook/%v has panicked: %v", c.h.name, r))
+				}
+			}()
+			res, err := v.d.call(ctx, c.h, a, c.t, false)
+			switch {
+			case err != nil:
+				errs[i] = v.d.failure(c.h, err)
+			case !res.allowed:
+				errs[i] = denied(c.h.name, res.status)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,94 @@
+package webhook
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+)
+
+// Source lists the webhook configurations, sorted by name, from the watch
+// caches. The objects are shared: never modified.
+type Source interface {
+	MutatingWebhookConfigurations() []*api.MutatingWebhookConfiguration
+	ValidatingWebhookConfigurations() []*api.ValidatingWebhookConfiguration
+}
+
+// Namespaces gives the labels of a namespace for namespaceSelectors.
+type Namespaces interface {
+	// NamespaceLabels returns the labels of namespace name; found is false
+	// when it does not exist.
+	NamespaceLabels(ctx context.Context, name string) (labels map[string]string, found bool, err error)
+}
+
+// ServiceResolver gives the https URL (scheme and host) a Service port is
+// reached at.
+type ServiceResolver interface {
+	ResolveEndpoint(namespace, name string, port int32) (*url.URL, error)
+}
+
+// hook is one webhook of either kind, with its defaults resolved.
+type hook struct {
+	// id identifies the webhook across rounds of one request.
+	id                string
+	configuration     string
+	name              string
+	clientConfig      api.WebhookClientConfig
+	rules             []api.RuleWithOperations
+	ignoreFailures    bool
+	equivalent        bool
+	namespaceSelector *api.LabelSelector
+	objectSelector    *api.LabelSelector
+	sideEffects       api.SideEffectClass
+	timeout           time.Duration
+	reviewVersions    []string
+	reinvokeIfNeeded  bool
+	matchConditions   []api.MatchCondition
+}
+
+func newHook(config string, index int, name string, cc api.WebhookClientConfig, rules []api.RuleWithOperations,
+	fp *api.FailurePolicyType, mp *api.MatchPolicyType, ns, obj *api.LabelSelector, se *api.SideEffectClass,
+	timeout *int32, versions []string, conditions []api.MatchCondition) hook {
+	h := hook{
+		id: config + "/" + strconv.Itoa(index), configuration: config, name: name, clientConfig: cc, rules: rules,
+		ignoreFailures:    fp != nil && *fp == api.FailurePolicyIgnore,
+		equivalent:        mp == nil || *mp == api.MatchPolicyEquivalent,
+		namespaceSelector: ns, objectSelector: obj, timeout: 10 * time.Second,
+		reviewVersions: versions, matchConditions: conditions,
+	}
+	if se != nil {
+		h.sideEffects = *se
+	}
+	if timeout != nil {
+		h.timeout = time.Duration(*timeout) * time.Second
+	}
+	return h
+}
+
+func mutatingHooks(configs []*api.MutatingWebhookConfiguration) []hook {
+	var out []hook
+	for _, c := range configs {
+		for i := range c.Webhooks {
+			w := &c.Webhooks[i]
+			h := newHook(c.Name, i, w.Name, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy, w.NamespaceSelector,
+				w.ObjectSelector, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, w.MatchConditions)
+			h.reinvokeIfNeeded = w.ReinvocationPolicy != nil && *w.ReinvocationPolicy == api.ReinvocationIfNeeded
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func validatingHooks(configs []*api.ValidatingWebhookConfiguration) []hook {
+	var out []hook
+	for _, c := range configs {
+		for i := range c.Webhooks {
+			w := &c.Webhooks[i]
+			out = append(out, newHook(c.Name, i, w.Name, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy,
+				w.NamespaceSelector, w.ObjectSelector, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, w.MatchConditions))
+		}
+	}
+	return out
+}
