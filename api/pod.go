@@ -773,6 +773,55 @@ const (
 	PodQOSBestEffort PodQOSClass = "BestEffort"
 )
 
+// ComputePodQOS is a pod's quality-of-service class, as Kubernetes v1.37
+// computes it: per container (init containers included), cpu and memory
+// each requested exactly as limited (or neither set) make it Guaranteed
+// (both set) or BestEffort (neither), anything else Burstable; a container
+// with no requests or limits at all is BestEffort. The pod is Burstable as
+// soon as one container is, or when its containers disagree.
+func ComputePodQOS(pod *Pod) PodQOSClass {
+	var podQOS PodQOSClass
+	for _, cs := range [][]Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			q := containerQOS(&cs[i].Resources)
+			switch {
+			case q == PodQOSBurstable:
+				return q
+			case podQOS == "":
+				podQOS = q
+			case podQOS != q:
+				return PodQOSBurstable
+			}
+		}
+	}
+	if podQOS == "" {
+		return PodQOSBestEffort
+	}
+	return podQOS
+}
+
+func containerQOS(r *ResourceRequirements) PodQOSClass {
+	if len(r.Requests) == 0 && len(r.Limits) == 0 {
+		return PodQOSBestEffort
+	}
+	var qos PodQOSClass
+	for _, name := range []ResourceName{ResourceCPU, ResourceMemory} {
+		req, lim := r.Requests[name], r.Limits[name]
+		q := PodQOSGuaranteed
+		if !req.Equal(lim) {
+			return PodQOSBurstable
+		} else if req.IsZero() {
+			q = PodQOSBestEffort
+		}
+		if qos == "" {
+			qos = q
+		} else if qos != q {
+			return PodQOSBurstable
+		}
+	}
+	return qos
+}
+
 // PodStatus is the observed state of a pod, written by the kubelet (and the
 // scheduler for PodScheduled).
 type PodStatus struct {

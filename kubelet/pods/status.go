@@ -111,7 +111,7 @@ func (m *Manager) computeStatus(w *worker, pod *api.Pod, cs []runtime.Container)
 		ObservedGeneration: pod.Generation,
 		HostIP:             m.hostIP(),
 		StartTime:          w.startTime,
-		QOSClass:           qosClass(pod),
+		QOSClass:           api.ComputePodQOS(pod),
 		NominatedNodeName:  pod.Status.NominatedNodeName,
 	}
 	if st.HostIP != "" {
@@ -302,33 +302,6 @@ func podConditions(w *worker, pod *api.Pod, cs []runtime.Container, phase api.Po
 	cond(api.ContainersReady, ready, reason, msg)
 	cond(api.PodReady, ready, reason, msg)
 	return out
-}
-
-func qosClass(pod *api.Pod) api.PodQOSClass {
-	requests, limits := 0, 0
-	guaranteed := true
-	for _, c := range append(append([]api.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
-		for _, r := range []api.ResourceName{api.ResourceCPU, api.ResourceMemory} {
-			req, hasReq := c.Resources.Requests[r]
-			lim, hasLim := c.Resources.Limits[r]
-			if hasReq {
-				requests++
-			}
-			if hasLim {
-				limits++
-			}
-			if !hasLim || (hasReq && req.Cmp(lim) != 0) {
-				guaranteed = false
-			}
-		}
-	}
-	if requests == 0 && limits == 0 {
-		return api.PodQOSBestEffort
-	}
-	if guaranteed {
-		return api.PodQOSGuaranteed
-	}
-	return api.PodQOSBurstable
 }
 
 // writeStatus writes status through /status when it differs from what the

@@ -137,7 +137,7 @@ func TestShouldRestartAndQOS(t *testing.T) {
 		api.PodQOSGuaranteed: {Containers: []api.Container{{Resources: api.ResourceRequirements{Limits: g, Requests: g}}}},
 		api.PodQOSBurstable:  {Containers: []api.Container{{Resources: api.ResourceRequirements{Requests: g}}}},
 	} {
-		if got := qosClass(&api.Pod{Spec: spec}); got != want {
+		if got := api.ComputePodQOS(&api.Pod{Spec: spec}); got != want {
 			t.Errorf("qos %s, want %s", got, want)
 		}
 	}
