@@ -44,7 +44,7 @@ import (
 // kube-apiserver's order: mutating steps run first (the chain runs all
 // Admit steps, then all Validate steps).
 var AdmissionPlugins = []string{"NamespaceLifecycle", "ServiceAccount", "NodeRestriction", "DefaultTolerationSeconds",
-	"MutatingAdmissionWebhook", "ValidatingAdmissionWebhook"}
+	"MutatingAdmissionWebhook", "ValidatingAdmissionWebhook", "ResourceQuota"}
 
 // SystemNamespaces exist from the start and may not be deleted.
 var SystemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
@@ -218,6 +218,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	hooks := &admissionSource{}
 	mutatingWebhooks, validatingWebhooks := webhook.New(webhook.Config{Source: hooks, Namespaces: hooks,
 		Resolver: &serviceresolver.Resolver{Lister: hooks, Routing: serviceresolver.Endpoints}, Logger: a.log})
+	quotas := &quotaAccess{}
 	// kube-apiserver's order: mutating plugins run first (the chain runs all
 	// Admit steps, then all Validate steps).
 	var plugins []admission.Plugin
@@ -232,6 +233,8 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		// after the built-in validators.
 		mutatingWebhooks,
 		validatingWebhooks,
+		// ResourceQuota charges last, once nothing else may refuse.
+		&admission.ResourceQuota{Quotas: quotas},
 	} {
 		if !slices.Contains(a.opts.DisableAdmissionPlugins, p.Name()) {
 			plugins = append(plugins, p)
@@ -290,6 +293,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	}
 	nsGetter.store = a.Store("", "namespaces")
 	nodeGetter.store = a.Store("", "nodes")
+	quotas.store = a.Store("", "resourcequotas")
 	if nsGetter.store == nil {
 		return errors.New("the namespaces resource is not registered")
 	}

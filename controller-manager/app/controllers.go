@@ -14,6 +14,7 @@ import (
 	"github.com/minik8s/minik8s/controller-manager/nodeipam"
 	"github.com/minik8s/minik8s/controller-manager/nodelifecycle"
 	"github.com/minik8s/minik8s/controller-manager/replicaset"
+	"github.com/minik8s/minik8s/controller-manager/resourcequota"
 	"github.com/minik8s/minik8s/controller-manager/rootcacertpublisher"
 	"github.com/minik8s/minik8s/controller-manager/serviceaccount"
 	"github.com/minik8s/minik8s/controller-manager/statefulset"
@@ -35,6 +36,7 @@ var constructors = map[string]controller.Constructor{
 	"nodeipam":               nodeipam.New,
 	"nodelifecycle":          nodelifecycle.New,
 	"replicaset":             replicaset.New,
+	"resourcequota":          resourcequota.New,
 	"root-ca-cert-publisher": rootcacertpublisher.New,
 	"serviceaccount":         serviceaccount.New,
 	"statefulset":            statefulset.New,

@@ -38,6 +38,9 @@ type Options struct {
 	// namespace's kube-root-ca.crt; empty means the CA of the
 	// controller-manager's own kubeconfig, as in kube.
 	RootCAFile string
+	// ResourceQuotaSyncPeriod is how often the resourcequota controller
+	// recomputes every quota's usage from what is stored.
+	ResourceQuotaSyncPeriod time.Duration
 }
 
 // DefaultOptions returns kube-controller-manager's defaults.
@@ -55,6 +58,7 @@ func DefaultOptions() Options {
 			"nodeipam":         1,
 			"statefulset":      5,
 			"daemonset":        2,
+			"resourcequota":    5,
 		},
 		NodeMonitorGracePeriod:    50 * time.Second,
 		NodeMonitorPeriod:         5 * time.Second,
@@ -66,6 +70,7 @@ func DefaultOptions() Options {
 		NodeCIDRMaskSize:          24,
 		AllocateNodeCIDRs:         true,
 		TerminatedPodGCThreshold:  12500,
+		ResourceQuotaSyncPeriod:   5 * time.Minute,
 	}
 }
 
@@ -81,6 +86,7 @@ var concurrentFlags = map[string]struct{ flag, section string }{
 	"replicaset":       {"concurrent-replicaset-syncs", "replicaset controller"},
 	"statefulset":      {"concurrent-statefulset-syncs", "statefulset controller"},
 	"daemonset":        {"concurrent-daemonset-syncs", "daemonset controller"},
+	"resourcequota":    {"concurrent-resource-quota-syncs", "resourcequota controller"},
 }
 
 // AddFlags registers the flags above in kube-controller-manager's --help
@@ -100,7 +106,8 @@ func (o *Options) AddFlags(section func(name string) *pflag.FlagSet) {
 	fs.Float64Var(&o.UnhealthyZoneThreshold, "unhealthy-zone-threshold", o.UnhealthyZoneThreshold, "Fraction of not-ready nodes (at least 3) that makes a zone unhealthy.")
 	fs.IntVar(&o.LargeClusterSizeThreshold, "large-cluster-size-threshold", o.LargeClusterSizeThreshold, "Zones with more nodes than this use --secondary-node-eviction-rate when unhealthy; smaller ones stop evicting.")
 	section("podgc controller").IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "Number of terminated pods kept before the pod GC deletes the oldest.")
-	o.addConcurrentSyncs(section, "replicaset")
+	o.addConcurrentSyncs(section, "replicaset", "resourcequota")
+	section("resourcequota controller").DurationVar(&o.ResourceQuotaSyncPeriod, "resource-quota-sync-period", o.ResourceQuotaSyncPeriod, "The period for syncing quota usage status in the system")
 	section("serviceaccount controller").StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "If set, this root certificate authority will be included in service account's token secret. This must be a valid PEM-encoded CA bundle.")
 	o.addConcurrentSyncs(section, "statefulset")
 }
@@ -146,7 +153,8 @@ func (o *Options) Validate() error {
 	for _, d := range []struct {
 		flag string
 		v    time.Duration
-	}{{"node-monitor-grace-period", o.NodeMonitorGracePeriod}, {"node-monitor-period", o.NodeMonitorPeriod}} {
+	}{{"node-monitor-grace-period", o.NodeMonitorGracePeriod}, {"node-monitor-period", o.NodeMonitorPeriod},
+		{"resource-quota-sync-period", o.ResourceQuotaSyncPeriod}} {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Errorf("--%s must be positive, got %v", d.flag, d.v))
 		}

@@ -1,0 +1,269 @@
+package resourcequota
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/api/resource"
+	"github.com/minik8s/minik8s/controller-manager/controller"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/informer"
+	"github.com/minik8s/minik8s/internal/quota"
+	"github.com/minik8s/minik8s/internal/workqueue"
+)
+
+// lister lists the objects of one resource in a namespace.
+type lister func(ctx context.Context, ns string) ([]api.Object, error)
+
+// Controller is the resourcequota controller.
+type Controller struct {
+	client  *client.Client
+	quotas  *informer.Informer[api.ResourceQuota]
+	synced  []informer.Syncer
+	listers map[quota.GroupResource]lister
+	queue   *workqueue.RateLimitingQueue[string]
+	resync  time.Duration
+	now     func() time.Time
+	log     *slog.Logger
+	metrics *controller.SyncMetrics
+}
+
+var _ controller.Interface = (*Controller)(nil)
+
+// New is the controller's constructor.
+func New(ctx *controller.Context) (controller.Interface, error) {
+	m, err := controller.NewSyncMetrics(ctx.Metrics, "resourcequota")
+	if err != nil {
+		return nil, err
+	}
+	c := &Controller{
+		client: ctx.Client, listers: map[quota.GroupResource]lister{}, resync: ctx.Options.ResourceQuotaSyncPeriod,
+		now: time.Now, log: ctx.Logger, metrics: m,
+		queue: workqueue.NewRateLimiting[string](nil, workqueue.WithName("resourcequota_primary")),
+	}
+	c.quotas = informer.Shared[api.ResourceQuota](ctx.Factory, "", client.ListOptions{})
+	c.quotas.AddEventHandler(informer.Handler[api.ResourceQuota]{
+		OnAdd: func(q *api.ResourceQuota, _ bool) { c.enqueue(q) },
+		OnUpdate: func(old, cur *api.ResourceQuota) {
+			// A status written by admission or by this controller is not
+			// a reason to recompute; a changed spec, or a status that does
+			// not state the spec's limits yet, is.
+			if !quota.Equals(old.Spec.Hard, cur.Spec.Hard) || !quota.Equals(cur.Spec.Hard, cur.Status.Hard) {
+				c.enqueue(cur)
+			}
+		},
+		OnDelete: func(q *api.ResourceQuota, _ bool) { c.replenish(q.Namespace) },
+	})
+	c.listers[quota.GroupResource{Resource: "resourcequotas"}] = listerOf(c.quotas)
+	watch[api.Pod](c, ctx.Factory, "", "pods")
+	watch[api.Service](c, ctx.Factory, "", "services")
+	watch[api.PersistentVolumeClaim](c, ctx.Factory, "", "persistentvolumeclaims")
+	watch[api.ConfigMap](c, ctx.Factory, "", "configmaps")
+	watch[api.Secret](c, ctx.Factory, "", "secrets")
+	watch[api.ReplicationController](c, ctx.Factory, "", "replicationcontrollers")
+	watch[api.ReplicaSet](c, ctx.Factory, "apps", "replicasets")
+	watch[api.Deployment](c, ctx.Factory, "apps", "deployments")
+	watch[api.StatefulSet](c, ctx.Factory, "apps", "statefulsets")
+	watch[api.DaemonSet](c, ctx.Factory, "apps", "daemonsets")
+	watch[api.Job](c, ctx.Factory, "batch", "jobs")
+	watch[api.CronJob](c, ctx.Factory, "batch", "cronjobs")
+	return c, nil
+}
+
+func listerOf[T any, PT interface {
+	*T
+	api.Object
+}](inf *informer.Informer[T]) lister {
+	return func(_ context.Context, ns string) ([]api.Object, error) {
+		items := inf.Lister().Namespace(ns).List(nil)
+		out := make([]api.Object, len(items))
+		for i, it := range items {
+			out[i] = PT(it)
+		}
+		return out, nil
+	}
+}
+
+// watch lists group/resource from a shared informer and replenishes the
+// namespace's quotas when one of its objects goes or changes what it
+// consumes.
+func watch[T any, PT interface {
+	*T
+	api.Object
+}](c *Controller, f *informer.Factory, group, resource string) {
+	gr := quota.GroupResource{Group: group, Resource: resource}
+	inf := informer.Shared[T, PT](f, "", client.ListOptions{})
+	c.synced = append(c.synced, inf)
+	c.listers[gr] = listerOf[T, PT](inf)
+	inf.AddEventHandler(informer.Handler[T]{
+		OnUpdate: func(old, cur *T) {
+			if old == cur {
+				return // a resync
+			}
+			now := c.now()
+			if !quota.Equals(quota.Usage(gr, PT(old), now), quota.Usage(gr, PT(cur), now)) {
+				c.replenish(PT(cur).GetObjectMeta().Namespace)
+			}
+		},
+		OnDelete: func(obj *T, _ bool) { c.replenish(PT(obj).GetObjectMeta().Namespace) },
+	})
+}
+
+func (c *Controller) enqueue(q *api.ResourceQuota) { c.queue.Add(q.Namespace + "/" + q.Name) }
+
+// replenish queues every quota of a namespace.
+func (c *Controller) replenish(ns string) {
+	for _, q := range c.quotas.Lister().Namespace(ns).List(nil) {
+		c.enqueue(q)
+	}
+}
+
+// Run implements controller.Interface.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	if !informer.WaitForCacheSync(ctx, append([]informer.Syncer{c.quotas}, c.synced...)...) {
+		return nil
+	}
+	go c.resyncLoop(ctx)
+	controller.RunWorkers(ctx, c.queue, workers, c.log, controller.Instrument(c.metrics, c.sync))
+	return nil
+}
+
+// resyncLoop queues every quota each resync period: usage that changed
+// without an event the controller watches (a kind it lists from the
+// apiserver, a charge for a write that was then refused) is corrected.
+func (c *Controller) resyncLoop(ctx context.Context) {
+	t := time.NewTicker(c.resync)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for _, q := range c.quotas.Lister().List(nil) {
+				c.enqueue(q)
+			}
+		}
+	}
+}
+
+func (c *Controller) sync(ctx context.Context, key string) error {
+	ns, name, _ := strings.Cut(key, "/")
+	q, err := c.quotas.Lister().Namespace(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	used, err := c.usage(ctx, q)
+	if err != nil {
+		return err
+	}
+	if quota.Equals(q.Status.Hard, q.Spec.Hard) && quota.Equals(q.Status.Used, used) {
+		return nil
+	}
+	out := api.DeepCopy(q)
+	out.Status.Hard = q.Spec.Hard
+	out.Status.Used = used
+	_, err = client.Resource[api.ResourceQuota](c.client).Namespace(ns).UpdateStatus(ctx, out)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if apierrors.IsConflict(err) {
+		// Admission charged it meanwhile: recompute from the new version.
+		c.queue.AddAfter(key, 100*time.Millisecond)
+		return nil
+	}
+	return err
+}
+
+// usage computes q's status.used: for each resource q limits, what the
+// namespace's objects in q's scopes consume; zero when nothing does.
+func (c *Controller) usage(ctx context.Context, q *api.ResourceQuota) (api.ResourceList, error) {
+	// Matching is on status.hard: judge the objects by the spec's limits.
+	judge := api.DeepCopy(q)
+	judge.Status.Hard = q.Spec.Hard
+	hard := quota.ResourceNames(q.Spec.Hard)
+	used := api.ResourceList{}
+	now := c.now()
+	for _, gr := range resourcesOf(hard) {
+		names := quota.MatchingResources(gr, hard)
+		if len(names) == 0 {
+			continue
+		}
+		objs, err := c.list(ctx, gr, q.Namespace)
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", gr.Resource, err)
+		}
+		for _, o := range objs {
+			ok, err := quota.Matches(judge, gr, o)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				used = quota.Add(used, quota.Mask(quota.Usage(gr, o, now), names))
+			}
+		}
+	}
+	for _, n := range hard {
+		if _, ok := used[n]; !ok {
+			used[n] = resource.MustParse("0")
+		}
+	}
+	return used, nil
+}
+
+func (c *Controller) list(ctx context.Context, gr quota.GroupResource, ns string) ([]api.Object, error) {
+	if l, ok := c.listers[gr]; ok {
+		return l(ctx, ns)
+	}
+	info, ok := api.LookupResource(gr.Group, gr.Resource)
+	if !ok || !info.Namespaced {
+		return nil, nil // nothing of it can be in a namespace
+	}
+	l, err := c.client.Dynamic(info).Namespace(ns).List(ctx, client.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Object, len(l.Items))
+	for i := range l.Items {
+		// Only object counts are kept for these: any object will do.
+		o := info.New()
+		o.GetObjectMeta().Name = l.Items[i].GetName()
+		o.GetObjectMeta().Namespace = ns
+		out[i] = o
+	}
+	return out, nil
+}
+
+// resourcesOf are the resources quota names refer to: count/R[.G] names
+// R in G, the others the core resources that consume them.
+func resourcesOf(names []api.ResourceName) []quota.GroupResource {
+	seen := map[quota.GroupResource]bool{}
+	var out []quota.GroupResource
+	add := func(gr quota.GroupResource) {
+		if !seen[gr] {
+			seen[gr] = true
+			out = append(out, gr)
+		}
+	}
+	for _, n := range names {
+		if rest, ok := strings.CutPrefix(string(n), "count/"); ok {
+			r, g, _ := strings.Cut(rest, ".")
+			add(quota.GroupResource{Group: g, Resource: r})
+			continue
+		}
+		for _, r := range []string{"pods", "services", "persistentvolumeclaims", "configmaps", "secrets", "replicationcontrollers", "resourcequotas"} {
+			gr := quota.GroupResource{Resource: r}
+			if len(quota.MatchingResources(gr, []api.ResourceName{n})) > 0 {
+				add(gr)
+			}
+		}
+	}
+	return out
+}
