@@ -21,6 +21,14 @@ const (
 	LegacyJobNameLabel          = "job-name"
 	// JobCompletionIndexAnnotation carries the index of an Indexed job's pod.
 	JobCompletionIndexAnnotation = "batch.kubernetes.io/job-completion-index"
+	// JobIndexFailureCountAnnotation and JobIndexIgnoredFailureCountAnnotation
+	// carry, on a pod of a job with backoffLimitPerIndex, how many earlier
+	// pods of its index failed (counted / ignored by the pod failure policy).
+	JobIndexFailureCountAnnotation        = "batch.kubernetes.io/job-index-failure-count"
+	JobIndexIgnoredFailureCountAnnotation = "batch.kubernetes.io/job-index-ignored-failure-count"
+	// JobTrackingFinalizer holds a job's pod until the job controller has
+	// counted it in the job's status.
+	JobTrackingFinalizer = "batch.kubernetes.io/job-tracking"
 )
 
 // CompletionMode says how a job's completions are counted.
@@ -106,6 +114,11 @@ const (
 	JobReasonBackoffLimitExceeded = "BackoffLimitExceeded"
 	JobReasonDeadlineExceeded     = "DeadlineExceeded"
 	JobReasonPodFailurePolicy     = "PodFailurePolicy"
+	// JobReasonMaxFailedIndexesExceeded: more indexes failed than
+	// maxFailedIndexes.
+	JobReasonMaxFailedIndexesExceeded = "MaxFailedIndexesExceeded"
+	// JobReasonFailedIndexes: every index finished, some failed.
+	JobReasonFailedIndexes = "FailedIndexes"
 )
 
 // JobStatus is the observed state of a job.

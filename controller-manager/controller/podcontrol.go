@@ -40,14 +40,18 @@ const (
 )
 
 // PodFromTemplate builds the pod a controller creates: the template's
-// labels, annotations, finalizers and spec, generateName "OWNER-" and the
+// labels, annotations, finalizers and spec, generateName "OWNER-" (or the
+// template's own generateName, as an Indexed job's "JOB-INDEX-") and the
 // owner reference.
 func PodFromTemplate(template *api.PodTemplateSpec, owner api.Object, ref api.OwnerReference) *api.Pod {
 	t := api.DeepCopy(template)
 	meta := owner.GetObjectMeta()
-	prefix := meta.Name + "-"
-	if len(prefix) > 58 { // leave room for the 5-character random suffix (kube's MaxGeneratedNameLength)
-		prefix = prefix[:58]
+	prefix := t.GenerateName
+	if prefix == "" {
+		prefix = meta.Name + "-"
+	}
+	if len(prefix) > MaxGeneratedNameLength {
+		prefix = prefix[:MaxGeneratedNameLength]
 	}
 	return &api.Pod{
 		TypeMeta: api.TypeMeta{APIVersion: "v1", Kind: "Pod"},
@@ -62,6 +66,10 @@ func PodFromTemplate(template *api.PodTemplateSpec, owner api.Object, ref api.Ow
 		Spec: t.Spec,
 	}
 }
+
+// MaxGeneratedNameLength is the longest generateName that leaves room for
+// the apiserver's 5-character random suffix in a 63-character name.
+const MaxGeneratedNameLength = 58
 
 // CreatePod implements PodControl.
 func (c RealPodControl) CreatePod(ctx context.Context, namespace string, template *api.PodTemplateSpec, owner api.Object, ref api.OwnerReference) error {

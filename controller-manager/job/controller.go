@@ -151,6 +151,8 @@ func (c *Controller) podsOf(j *api.Job) ([]*api.Pod, error) {
 			out = append(out, p)
 		}
 	}
+	// By name: what is written does not depend on the lister's order.
+	slices.SortFunc(out, func(a, b *api.Pod) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
@@ -162,42 +164,109 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	cached, err := c.jobs.Lister().Namespace(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.expectations.Delete(key)
-		return nil
+		return c.releaseOrphans(ctx, ns, name, "")
 	}
 	if err != nil {
 		return err
 	}
-	if isFinished(cached) || !c.expectations.Satisfied(key) {
-		return nil
-	}
-	job := api.DeepCopy(cached)
-	pods, err := c.podsOf(job)
+	pods, err := c.podsOf(cached)
 	if err != nil {
 		return fmt.Errorf("job %s: selector: %w", key, err)
 	}
+	// A finished or deleted job counts nothing more: its pods go free.
+	if isFinished(cached) || cached.DeletionTimestamp != nil {
+		return errors.Join(c.releasePods(ctx, pods), c.releaseOrphans(ctx, ns, name, cached.UID))
+	}
+	if !c.expectations.Satisfied(key) {
+		return nil
+	}
+	job := api.DeepCopy(cached)
 	now := c.now()
-	var active []*api.Pod
-	var succeeded, failed, ready, terminating int32
+	st := &job.Status
+	indexed := job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == api.IndexedCompletion && job.Spec.Completions != nil
+	perIndex := indexed && job.Spec.BackoffLimitPerIndex != nil
+
+	// Uncounted pods whose finalizer is gone are counted now.
+	holding := map[api.UID]bool{}
+	for _, p := range pods {
+		if hasTrackingFinalizer(p) {
+			holding[p.UID] = true
+		}
+	}
+	unc := newUncounted(st)
+	unc.count(st, holding)
+
+	var done, failedIdx map[int]bool
+	var completions int32
+	if indexed {
+		completions = *job.Spec.Completions
+		done = parseIndexes(st.CompletedIndexes, completions)
+		failedIdx = map[int]bool{}
+		if st.FailedIndexes != nil {
+			failedIdx = parseIndexes(*st.FailedIndexes, completions)
+		}
+	}
+	failing := conditionOf(st, api.JobFailureTarget) != nil
+	var active, release []*api.Pod
+	var ready, terminating, held int32
 	var lastFailure time.Time
 	policyFailure := ""
+	// counts are the failures so far of each index, for the annotations
+	// of its next pod (backoffLimitPerIndex).
+	counts := map[int]indexFailures{}
 	for _, p := range pods {
+		if p.DeletionTimestamp != nil && p.Status.Phase != api.PodSucceeded && p.Status.Phase != api.PodFailed {
+			terminating++
+		}
+		tracked := hasTrackingFinalizer(p)
+		ix := -1
+		if indexed {
+			ix = podIndex(p, completions)
+		}
 		switch {
 		case p.Status.Phase == api.PodSucceeded:
-			succeeded++
-		case p.Status.Phase == api.PodFailed:
+			if indexed {
+				if ix >= 0 && !failedIdx[ix] {
+					done[ix] = true
+				}
+			} else if tracked && !unc.has(p.UID) {
+				unc.succeeded = append(unc.succeeded, p.UID)
+			}
+			if tracked {
+				release = append(release, p)
+			}
+		case isPodFailed(p, job, failing):
 			action, msg := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p)
-			switch {
-			case action == api.PodFailurePolicyActionIgnore:
+			if perIndex && ix >= 0 {
+				counts[ix] = counts[ix].after(p, action == api.PodFailurePolicyActionIgnore)
+			}
+			if !tracked {
+				// Counted before; its finish time still paces the back-off.
+				if action != api.PodFailurePolicyActionIgnore {
+					lastFailure = latest(lastFailure, finishTime(p))
+				}
+				continue
+			}
+			release = append(release, p)
+			if action == api.PodFailurePolicyActionIgnore || unc.has(p.UID) || indexed && ix < 0 {
 				// Ignored failures count neither as failures nor
 				// toward the back-off.
 				continue
+			}
+			unc.failed = append(unc.failed, p.UID)
+			lastFailure = latest(lastFailure, finishTime(p))
+			switch {
 			case action == api.PodFailurePolicyActionFailJob && policyFailure == "":
 				policyFailure = msg
+			case perIndex && (action == api.PodFailurePolicyActionFailIndex || indexFailureCount(p) >= *job.Spec.BackoffLimitPerIndex):
+				if !done[ix] {
+					failedIdx[ix] = true
+				}
 			}
-			failed++
-			lastFailure = latest(lastFailure, finishTime(p))
 		case p.DeletionTimestamp != nil:
-			terminating++
+			// Terminating, not (yet) failed: the job replaces only
+			// Failed pods, so this one still takes its place.
+			held++
 		default:
 			active = append(active, p)
 			if controller.IsPodReady(p) {
@@ -205,24 +274,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			}
 		}
 	}
-	// Terminal pods may be removed later by others; counts never go back.
-	succeeded = max(succeeded, job.Status.Succeeded)
-	failed = max(failed, job.Status.Failed)
 
-	st := &job.Status
 	var errs []error
 	// pending are the indexes of an Indexed job still to run, lowest
 	// first; an active pod without a valid index, or with the index of
-	// another active pod, goes.
+	// another active pod, or of an index already succeeded or failed, goes.
 	var pending []int
-	if indexed := job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == api.IndexedCompletion; indexed && job.Spec.Completions != nil {
-		completions := *job.Spec.Completions
-		done := parseIndexes(st.CompletedIndexes, completions)
-		for _, p := range pods {
-			if i := podIndex(p, completions); i >= 0 && p.Status.Phase == api.PodSucceeded {
-				done[i] = true
-			}
-		}
+	if indexed {
 		running := map[int]bool{}
 		var keep, extra []*api.Pod
 		// Of two active pods with one index, the older stays (then the
@@ -235,7 +293,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		})
 		for _, p := range active {
 			i := podIndex(p, completions)
-			if i < 0 || running[i] || done[i] {
+			if i < 0 || running[i] || done[i] || failedIdx[i] {
 				extra = append(extra, p)
 				continue
 			}
@@ -246,13 +304,18 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		terminating += int32(len(extra))
 		active = keep
 		for i := range int(completions) {
-			if !done[i] && !running[i] {
+			if !done[i] && !running[i] && !failedIdx[i] {
 				pending = append(pending, i)
 			}
 		}
-		succeeded = int32(len(done))
+		st.Succeeded = int32(len(done))
 		st.CompletedIndexes = formatIndexes(done)
+		if perIndex {
+			st.FailedIndexes = new(formatIndexes(failedIdx))
+		}
 	}
+	succeeded := st.Succeeded + int32(len(unc.succeeded))
+	failed := st.Failed + int32(len(unc.failed))
 	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
 	if st.StartTime == nil && !suspended {
 		t := api.NewTime(now)
@@ -264,11 +327,19 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	var requeue time.Duration
 	failReason, failMessage := "", ""
+	target := conditionOf(st, api.JobFailureTarget)
 	switch {
+	case target != nil:
+		// Decided by an earlier sync, waiting for its pods to be counted.
+		failReason, failMessage = target.Reason, target.Message
 	case policyFailure != "":
 		failReason, failMessage = api.JobReasonPodFailurePolicy, policyFailure
+	case perIndex && job.Spec.MaxFailedIndexes != nil && int32(len(failedIdx)) > *job.Spec.MaxFailedIndexes:
+		failReason, failMessage = api.JobReasonMaxFailedIndexesExceeded, "Job has exceeded the specified maximal number of failed indexes"
 	case failed > backoffLimit || pastBackoffLimitOnFailure(job, active, backoffLimit):
 		failReason, failMessage = api.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit"
+	case perIndex && len(failedIdx) > 0 && len(done)+len(failedIdx) == int(completions):
+		failReason, failMessage = api.JobReasonFailedIndexes, "Job has failed indexes"
 	case job.Spec.ActiveDeadlineSeconds != nil && st.StartTime != nil && !suspended:
 		deadline := st.StartTime.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds) * time.Second)
 		if !now.Before(deadline) {
@@ -279,32 +350,56 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 
 	activeCount := int32(len(active))
-	completions := job.Spec.Completions
-	complete := failReason == "" && ((completions != nil && succeeded >= *completions) ||
-		(completions == nil && succeeded > 0 && len(active) == 0))
+	complete := failReason == "" && (conditionOf(st, api.JobSuccessCriteriaMet) != nil ||
+		(job.Spec.Completions != nil && succeeded >= *job.Spec.Completions) ||
+		(job.Spec.Completions == nil && succeeded > 0 && len(active) == 0))
+	// The terminal condition waits, as kube's, until every pod is counted
+	// and free: no uncounted UID, no pod still holding the finalizer
+	// after this sync.
+	settled := func() bool {
+		if !unc.empty() || len(active) > 0 {
+			return false
+		}
+		for _, p := range pods {
+			if hasTrackingFinalizer(p) && !slices.Contains(release, p) {
+				return false
+			}
+		}
+		return len(release) == 0
+	}
 	switch {
 	case failReason != "":
 		errs = append(errs, c.deletePods(ctx, job, key, active)...)
 		terminating += activeCount
 		activeCount = 0
-		setCondition(st, api.JobFailureTarget, failReason, failMessage, now)
-		setCondition(st, api.JobFailed, failReason, failMessage, now)
-		c.recorder.Event(job, api.EventTypeWarning, failReason, failMessage)
-		c.log.Info("job failed", "job", key, "reason", failReason)
+		if target == nil {
+			setCondition(st, api.JobFailureTarget, failReason, failMessage, now)
+		}
+		active = nil
+		if settled() {
+			setCondition(st, api.JobFailed, failReason, failMessage, now)
+			c.recorder.Event(job, api.EventTypeWarning, failReason, failMessage)
+			c.log.Info("job failed", "job", key, "reason", failReason)
+		}
 	case complete:
 		errs = append(errs, c.deletePods(ctx, job, key, active)...)
 		terminating += activeCount
 		activeCount = 0
-		setCondition(st, api.JobSuccessCriteriaMet, "CompletionsReached", "Reached expected number of succeeded pods", now)
-		setCondition(st, api.JobComplete, "CompletionsReached", "Reached expected number of succeeded pods", now)
-		t := api.NewTime(now)
-		st.CompletionTime = &t
-		c.recorder.Event(job, api.EventTypeNormal, "Completed", "Job completed")
-		c.log.Info("job completed", "job", key)
+		if conditionOf(st, api.JobSuccessCriteriaMet) == nil {
+			setCondition(st, api.JobSuccessCriteriaMet, "CompletionsReached", "Reached expected number of succeeded pods", now)
+		}
+		active = nil
+		if settled() {
+			setCondition(st, api.JobComplete, "CompletionsReached", "Reached expected number of succeeded pods", now)
+			t := api.NewTime(now)
+			st.CompletionTime = &t
+			c.recorder.Event(job, api.EventTypeNormal, "Completed", "Job completed")
+			c.log.Info("job completed", "job", key)
+		}
 	default:
 		var wait time.Duration
 		var manageErrs []error
-		activeCount, wait, manageErrs = c.manageJob(ctx, job, key, active, pending, succeeded, failed, lastFailure, suspended, now)
+		activeCount, wait, manageErrs = c.manageJob(ctx, job, key, active, held, pending, counts, succeeded, failed, lastFailure, suspended, now)
 		errs = append(errs, manageErrs...)
 		if wait > 0 && (requeue == 0 || wait < requeue) {
 			requeue = wait
@@ -315,28 +410,43 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			clearCondition(st, api.JobSuspended, "JobResumed", "Job resumed", now)
 		}
 	}
+	unc.store(st)
 	st.Active = activeCount
-	st.Succeeded, st.Failed = succeeded, failed
 	st.Ready = &ready
 	st.Terminating = &terminating
 	if !reflect.DeepEqual(cached.Status, job.Status) {
 		if _, err := client.Resource[api.Job](c.client).Namespace(ns).UpdateStatus(ctx, job); err != nil {
-			errs = append(errs, fmt.Errorf("update status of job %s: %w", key, err))
+			// The pods stay held: nothing of this sync is recorded.
+			return errors.Join(append(errs, fmt.Errorf("update status of job %s: %w", key, err))...)
 		}
 	}
+	// Recorded: the finished pods may go (their counting completes in the
+	// sync their update triggers).
+	errs = append(errs, c.releasePods(ctx, release))
 	if requeue > 0 {
 		c.queue.AddAfter(key, requeue)
 	}
 	return errors.Join(errs...)
 }
 
+// conditionOf returns the True condition of type t, or nil.
+func conditionOf(st *api.JobStatus, t api.JobConditionType) *api.JobCondition {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == t && st.Conditions[i].Status == api.ConditionTrue {
+			return &st.Conditions[i]
+		}
+	}
+	return nil
+}
+
 // manageJob creates or deletes pods so that the job runs as many as it
 // should: parallelism, but no more than the completions still missing; no
 // new pods once a job without completions had a success. Replacements of
-// failed pods wait for the back-off. It returns the number of active pods
+// failed pods wait for the back-off; terminating pods not yet failed (held,
+// under podReplacementPolicy Failed) keep their places. It returns the number of active pods
 // after (new pods count, as in kube) and how long until the back-off ends.
 // An Indexed job's new pods take the lowest pending indexes.
-func (c *Controller) manageJob(ctx context.Context, job *api.Job, key string, active []*api.Pod, pending []int, succeeded, failed int32, lastFailure time.Time, suspended bool, now time.Time) (int32, time.Duration, []error) {
+func (c *Controller) manageJob(ctx context.Context, job *api.Job, key string, active []*api.Pod, held int32, pending []int, counts map[int]indexFailures, succeeded, failed int32, lastFailure time.Time, suspended bool, now time.Time) (int32, time.Duration, []error) {
 	parallelism := int32(1)
 	if job.Spec.Parallelism != nil {
 		parallelism = *job.Spec.Parallelism
@@ -350,7 +460,7 @@ func (c *Controller) manageJob(ctx context.Context, job *api.Job, key string, ac
 	case succeeded > 0:
 		want = min(want, int32(len(active)))
 	}
-	want = max(want, 0)
+	want = max(want-held, 0)
 	n := int32(len(active))
 	switch {
 	case n > want:
@@ -370,14 +480,22 @@ func (c *Controller) manageJob(ctx context.Context, job *api.Job, key string, ac
 			}
 		}
 		diff := int(want - n)
+		if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == api.IndexedCompletion {
+			// Failed indexes (backoffLimitPerIndex) run no more.
+			diff = min(diff, len(pending))
+		}
+		if diff <= 0 {
+			return n, 0, nil
+		}
 		c.expectations.ExpectCreations(key, diff)
 		ref := controller.NewControllerRef(&job.ObjectMeta, "batch/v1", "Job")
 		var errs []error
 		indexed := job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == api.IndexedCompletion
+		tracked := trackedTemplate(&job.Spec.Template)
 		for k := range diff {
-			template := &job.Spec.Template
+			template := tracked
 			if indexed {
-				template = indexedTemplate(job, pending[k])
+				template = indexedTemplate(job, tracked, pending[k], counts[pending[k]])
 			}
 			if err := c.podControl.CreatePod(ctx, job.Namespace, template, job, ref); err != nil {
 				c.expectations.CreationObserved(key)

@@ -29,7 +29,8 @@ func newJob(completions, parallelism, backoff int32) *api.Job {
 }
 
 func jobPod(name string, phase api.PodPhase) *api.Pod {
-	return &api.Pod{ObjectMeta: api.ObjectMeta{Namespace: "ns", Name: name, Labels: map[string]string{"job": "j"}, CreationTimestamp: api.NewTime(t0.Add(-time.Minute))},
+	return &api.Pod{ObjectMeta: api.ObjectMeta{Namespace: "ns", Name: name, Labels: map[string]string{"job": "j"}, CreationTimestamp: api.NewTime(t0.Add(-time.Minute)),
+		Finalizers: []string{api.JobTrackingFinalizer}},
 		Spec:   api.PodSpec{RestartPolicy: api.RestartPolicyNever, NodeName: "n1", Containers: []api.Container{{Name: "c", Image: "i"}}},
 		Status: api.PodStatus{Phase: phase}}
 }
@@ -48,8 +49,10 @@ func TestIndexes(t *testing.T) {
 			t.Errorf("%q: got %q, want %q", tt.in, got, tt.want)
 		}
 	}
-	tmpl := indexedTemplate(newJob(3, 1, 6), 2)
+	job := newJob(3, 1, 6)
+	tmpl := indexedTemplate(job, trackedTemplate(&job.Spec.Template), 2, indexFailures{})
 	if tmpl.Annotations[api.JobCompletionIndexAnnotation] != "2" || tmpl.Labels[api.JobCompletionIndexAnnotation] != "2" || tmpl.Spec.Hostname != "j-2" ||
+		tmpl.GenerateName != "j-2-" || !slices.Equal(tmpl.Finalizers, []string{api.JobTrackingFinalizer}) ||
 		len(tmpl.Spec.Containers[0].Env) != 1 || tmpl.Spec.Containers[0].Env[0].Name != "JOB_COMPLETION_INDEX" ||
 		tmpl.Spec.Containers[0].Env[0].ValueFrom.FieldRef.FieldPath != "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
 		t.Fatalf("template %+v", tmpl)
@@ -65,6 +68,9 @@ func TestSync(t *testing.T) {
 		wantWrites []string
 		wantEvents []string
 		check      func(t *testing.T, st api.JobStatus)
+		// settled, when set, checks the status once further syncs (each
+		// after the informers caught up) change nothing more.
+		settled func(t *testing.T, st api.JobStatus)
 	}{
 		{name: "starts parallel pods", job: newJob(3, 2, 6),
 			wantWrites: []string{"create pods ns", "create pods ns", "update jobs.batch ns/j/status"},
@@ -75,23 +81,42 @@ func TestSync(t *testing.T) {
 				}
 			}},
 		{name: "only the missing completions run", job: newJob(3, 3, 6), pods: []*api.Pod{jobPod("a", api.PodSucceeded), jobPod("b", api.PodSucceeded), jobPod("c", api.PodRunning)},
-			wantWrites: []string{"update jobs.batch ns/j/status"},
+			wantWrites: []string{"update jobs.batch ns/j/status", "patch pods ns/a", "patch pods ns/b"},
 			check: func(t *testing.T, st api.JobStatus) {
-				if st.Active != 1 || st.Succeeded != 2 {
+				if st.Active != 1 || st.Succeeded != 0 || len(st.UncountedTerminatedPods.Succeeded) != 2 {
 					t.Fatalf("status = %+v", st)
 				}
 			}},
+		// The success is recorded as uncounted, then the pod released; the
+		// Complete condition waits for the sync that counts it.
 		{name: "completes", job: newJob(1, 1, 6), pods: []*api.Pod{jobPod("a", api.PodSucceeded)},
-			wantWrites: []string{"update jobs.batch ns/j/status"}, wantEvents: []string{"Normal Completed Job completed"},
+			wantWrites: []string{"update jobs.batch ns/j/status", "patch pods ns/a"},
 			check: func(t *testing.T, st api.JobStatus) {
-				if !hasCondition(st, api.JobComplete, "") || st.CompletionTime == nil || st.Succeeded != 1 {
+				if !hasCondition(st, api.JobSuccessCriteriaMet, "CompletionsReached") || hasCondition(st, api.JobComplete, "") || st.CompletionTime != nil ||
+					len(st.UncountedTerminatedPods.Succeeded) != 1 {
+					t.Fatalf("status = %+v", st)
+				}
+			}},
+		{name: "completes once the success is counted", job: newJob(1, 1, 6), pods: []*api.Pod{jobPod("a", api.PodSucceeded)},
+			wantWrites: []string{"update jobs.batch ns/j/status", "patch pods ns/a"},
+			settled: func(t *testing.T, st api.JobStatus) {
+				if !hasCondition(st, api.JobComplete, "CompletionsReached") || st.CompletionTime == nil || st.Succeeded != 1 ||
+					len(st.UncountedTerminatedPods.Succeeded) != 0 {
+					t.Fatalf("status = %+v", st)
+				}
+			}},
+		{name: "fails once its failures are counted", job: newJob(1, 1, 1), pods: []*api.Pod{jobPod("a", api.PodFailed), jobPod("b", api.PodFailed)},
+			wantWrites: []string{"update jobs.batch ns/j/status", "patch pods ns/a", "patch pods ns/b"},
+			settled: func(t *testing.T, st api.JobStatus) {
+				if !hasCondition(st, api.JobFailed, api.JobReasonBackoffLimitExceeded) || st.Failed != 2 || len(st.UncountedTerminatedPods.Failed) != 0 {
 					t.Fatalf("status = %+v", st)
 				}
 			}},
 		{name: "over the backoff limit fails", job: newJob(1, 1, 1), pods: []*api.Pod{jobPod("a", api.PodFailed), jobPod("b", api.PodFailed)},
-			wantWrites: []string{"update jobs.batch ns/j/status"}, wantEvents: []string{"Warning BackoffLimitExceeded Job has reached the specified backoff limit"},
+			wantWrites: []string{"update jobs.batch ns/j/status", "patch pods ns/a", "patch pods ns/b"},
 			check: func(t *testing.T, st api.JobStatus) {
-				if !hasCondition(st, api.JobFailed, api.JobReasonBackoffLimitExceeded) || st.Failed != 2 || st.CompletionTime != nil {
+				if !hasCondition(st, api.JobFailureTarget, api.JobReasonBackoffLimitExceeded) || hasCondition(st, api.JobFailed, "") ||
+					len(st.UncountedTerminatedPods.Failed) != 2 || st.CompletionTime != nil {
 					t.Fatalf("status = %+v", st)
 				}
 			}},
@@ -99,14 +124,14 @@ func TestSync(t *testing.T) {
 			p := jobPod("a", api.PodFailed)
 			p.Status.ContainerStatuses = []api.ContainerStatus{{Name: "c", State: api.ContainerState{Terminated: &api.ContainerStateTerminated{ExitCode: 1, FinishedAt: api.NewTime(t0.Add(-time.Second))}}}}
 			return p
-		}()}, wantWrites: []string{"update jobs.batch ns/j/status"},
+		}()}, wantWrites: []string{"update jobs.batch ns/j/status", "patch pods ns/a"},
 			check: func(t *testing.T, st api.JobStatus) {
-				if st.Active != 0 || st.Failed != 1 {
+				if st.Active != 0 || len(st.UncountedTerminatedPods.Failed) != 1 {
 					t.Fatalf("status = %+v", st)
 				}
 			}},
 		{name: "failure after the back-off is replaced", job: newJob(1, 1, 3), pods: []*api.Pod{jobPod("a", api.PodFailed)},
-			wantWrites: []string{"create pods ns", "update jobs.batch ns/j/status"}, wantEvents: []string{"Normal SuccessfulCreate Created pod: j-"}},
+			wantWrites: []string{"create pods ns", "update jobs.batch ns/j/status", "patch pods ns/a"}, wantEvents: []string{"Normal SuccessfulCreate Created pod: j-"}},
 		{name: "OnFailure restarts count against the backoff limit", job: func() *api.Job {
 			j := newJob(1, 1, 2)
 			j.Spec.Template.Spec.RestartPolicy = api.RestartPolicyOnFailure
@@ -117,9 +142,9 @@ func TestSync(t *testing.T) {
 			p.Status.ContainerStatuses = []api.ContainerStatus{{Name: "c", RestartCount: 2}}
 			return p
 		}()}, wantWrites: []string{"delete pods ns/a", "update jobs.batch ns/j/status"},
-			wantEvents: []string{"Normal SuccessfulDelete Deleted pod: a", "Warning BackoffLimitExceeded Job has reached the specified backoff limit"},
+			wantEvents: []string{"Normal SuccessfulDelete Deleted pod: a"},
 			check: func(t *testing.T, st api.JobStatus) {
-				if !hasCondition(st, api.JobFailed, api.JobReasonBackoffLimitExceeded) {
+				if !hasCondition(st, api.JobFailureTarget, api.JobReasonBackoffLimitExceeded) {
 					t.Fatalf("status = %+v", st)
 				}
 			}},
@@ -149,7 +174,7 @@ func TestSync(t *testing.T) {
 			j.Spec.CompletionMode = ptr(api.IndexedCompletion)
 			return j
 		}(), pods: []*api.Pod{indexedPod("a", api.PodSucceeded, "0"), indexedPod("b", api.PodRunning, "2"), indexedPod("c", api.PodRunning, "2")},
-			wantWrites: []string{"delete pods ns/c", "create pods ns", "update jobs.batch ns/j/status"},
+			wantWrites: []string{"delete pods ns/c", "create pods ns", "update jobs.batch ns/j/status", "patch pods ns/a"},
 			wantEvents: []string{"Normal SuccessfulDelete Deleted pod: c", "Normal SuccessfulCreate Created pod: j-"},
 			check: func(t *testing.T, st api.JobStatus) {
 				if st.Active != 2 || st.Succeeded != 1 || st.CompletedIndexes != "0" || *st.Terminating != 1 {
@@ -162,9 +187,9 @@ func TestSync(t *testing.T) {
 			j.Status.CompletedIndexes = "1"
 			return j
 		}(), pods: []*api.Pod{indexedPod("a", api.PodSucceeded, "0")},
-			wantWrites: []string{"update jobs.batch ns/j/status"}, wantEvents: []string{"Normal Completed Job completed"},
+			wantWrites: []string{"update jobs.batch ns/j/status", "patch pods ns/a"},
 			check: func(t *testing.T, st api.JobStatus) {
-				if !hasCondition(st, api.JobComplete, "CompletionsReached") || st.Succeeded != 2 || st.CompletedIndexes != "0-1" {
+				if !hasCondition(st, api.JobSuccessCriteriaMet, "CompletionsReached") || st.Succeeded != 2 || st.CompletedIndexes != "0-1" {
 					t.Fatalf("status = %+v", st)
 				}
 			}},
@@ -175,9 +200,9 @@ func TestSync(t *testing.T) {
 			return j
 		}(), pods: []*api.Pod{jobPod("a", api.PodRunning)},
 			wantWrites: []string{"delete pods ns/a", "update jobs.batch ns/j/status"},
-			wantEvents: []string{"Normal SuccessfulDelete Deleted pod: a", "Warning DeadlineExceeded Job was active longer than specified deadline"},
+			wantEvents: []string{"Normal SuccessfulDelete Deleted pod: a"},
 			check: func(t *testing.T, st api.JobStatus) {
-				if !hasCondition(st, api.JobFailed, api.JobReasonDeadlineExceeded) || st.Active != 0 {
+				if !hasCondition(st, api.JobFailureTarget, api.JobReasonDeadlineExceeded) || st.Active != 0 {
 					t.Fatalf("status = %+v", st)
 				}
 			}},
@@ -230,6 +255,22 @@ func TestSync(t *testing.T) {
 				srv.Object(jobInfo(), "ns", "j", &job)
 				tt.check(t, job.Status)
 			}
+			if tt.settled != nil {
+				for range 5 {
+					waitForInformers(t, srv, c)
+					srv.ClearActions()
+					if err := c.sync(ctx, "ns/j"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, a := range srv.Actions() {
+					if a.Verb != "watch" && a.Verb != "list" && a.Verb != "get" {
+						t.Fatalf("still writing after 5 syncs: %s", a)
+					}
+				}
+				srv.Object(jobInfo(), "ns", "j", &job)
+				tt.settled(t, job.Status)
+			}
 		})
 	}
 }
@@ -244,3 +285,32 @@ func hasCondition(st api.JobStatus, t api.JobConditionType, reason string) bool 
 }
 
 func jobInfo() api.ResourceInfo { return client.Resource[api.Job](nil).Info() }
+
+// waitForInformers waits until the controller's caches hold the server's
+// current job and pods.
+func waitForInformers(t *testing.T, srv *clienttest.Server, c *Controller) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var job api.Job
+		srv.Object(jobInfo(), "ns", "j", &job)
+		cached, err := c.jobs.Lister().Namespace("ns").Get("j")
+		synced := err == nil && cached.ResourceVersion == job.ResourceVersion
+		pods, err := client.Resource[api.Pod](srv.Client()).Namespace("ns").List(context.Background(), client.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		synced = synced && len(pods.Items) == len(c.pods.Lister().Namespace("ns").List(nil))
+		for _, p := range pods.Items {
+			cp, err := c.pods.Lister().Namespace("ns").Get(p.Name)
+			synced = synced && err == nil && cp.ResourceVersion == p.ResourceVersion
+		}
+		if synced {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("informers did not catch up")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

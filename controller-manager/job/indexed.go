@@ -2,18 +2,24 @@ package job
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/controller-manager/controller"
 )
 
 // An Indexed job runs one pod per completion index 0..completions-1; the
 // index travels in the pod's batch.kubernetes.io/job-completion-index
-// annotation and label, its JOB_COMPLETION_INDEX environment variable and
-// its hostname NAME-INDEX, and the succeeded indexes in
-// status.completedIndexes ("1,3-5").
+// annotation and label, its JOB_COMPLETION_INDEX environment variable, its
+// name NAME-INDEX-xxxxx and hostname NAME-INDEX, and the succeeded indexes
+// in status.completedIndexes ("1,3-5"). With backoffLimitPerIndex each
+// index has its own failure budget: an index whose pod fails with
+// backoffLimitPerIndex failures before it (or by a FailIndex rule) is
+// failed for good, in status.failedIndexes; more than maxFailedIndexes of
+// them fail the job at once, and any fail it once every index is done.
 
 // completionIndexEnv is the environment variable kube gives every
 // container of an Indexed job's pod.
@@ -89,21 +95,38 @@ func formatIndexes(set map[int]bool) string {
 	return b.String()
 }
 
-// indexedTemplate is the job's pod template for index i.
-func indexedTemplate(job *api.Job, i int) *api.PodTemplateSpec {
-	t := api.DeepCopy(&job.Spec.Template)
+// trackedTemplate is the job's pod template with the tracking finalizer.
+func trackedTemplate(t *api.PodTemplateSpec) *api.PodTemplateSpec {
+	t = api.DeepCopy(t)
+	if !slices.Contains(t.Finalizers, api.JobTrackingFinalizer) {
+		t.Finalizers = append(t.Finalizers, api.JobTrackingFinalizer)
+	}
+	return t
+}
+
+// indexedTemplate is the pod template for index i, from base: the index
+// in an annotation, a label and JOB_COMPLETION_INDEX, the hostname
+// JOB-INDEX and the name JOB-INDEX-xxxxx as kube gives them, and with
+// backoffLimitPerIndex the failures of the index so far.
+func indexedTemplate(job *api.Job, base *api.PodTemplateSpec, i int, failures indexFailures) *api.PodTemplateSpec {
+	t := api.DeepCopy(base)
 	v := strconv.Itoa(i)
 	if t.Annotations == nil {
 		t.Annotations = map[string]string{}
 	}
 	t.Annotations[api.JobCompletionIndexAnnotation] = v
+	if job.Spec.BackoffLimitPerIndex != nil {
+		t.Annotations[api.JobIndexFailureCountAnnotation] = strconv.Itoa(int(failures.counted))
+		if failures.ignored > 0 {
+			t.Annotations[api.JobIndexIgnoredFailureCountAnnotation] = strconv.Itoa(int(failures.ignored))
+		}
+	}
 	if t.Labels == nil {
 		t.Labels = map[string]string{}
 	}
 	t.Labels[api.JobCompletionIndexAnnotation] = v
-	if t.Spec.Hostname == "" {
-		t.Spec.Hostname = fmt.Sprintf("%s-%d", job.Name, i)
-	}
+	t.Spec.Hostname = fmt.Sprintf("%s-%d", job.Name, i)
+	t.GenerateName = indexedGenerateName(job.Name, i)
 	env := api.EnvVar{Name: completionIndexEnv, ValueFrom: &api.EnvVarSource{FieldRef: &api.ObjectFieldSelector{
 		APIVersion: "v1", FieldPath: fmt.Sprintf("metadata.annotations['%s']", api.JobCompletionIndexAnnotation)}}}
 	add := func(cs []api.Container) {
@@ -116,4 +139,47 @@ func indexedTemplate(job *api.Job, i int) *api.PodTemplateSpec {
 	add(t.Spec.InitContainers)
 	add(t.Spec.Containers)
 	return t
+}
+
+// indexedGenerateName is kube's "JOB-INDEX-", the job's name cut so that
+// the index and the random suffix always fit.
+func indexedGenerateName(job string, i int) string {
+	suffix := "-" + strconv.Itoa(i) + "-"
+	prefix := job + suffix
+	if len(prefix) > controller.MaxGeneratedNameLength {
+		prefix = prefix[:controller.MaxGeneratedNameLength-len(suffix)] + suffix
+	}
+	return prefix
+}
+
+// indexFailures are the failures of one index so far: counted ones
+// (against backoffLimitPerIndex) and those the pod failure policy ignored.
+type indexFailures struct{ counted, ignored int32 }
+
+// after is f updated with the failed pod p: each pod carries the counts
+// of the pods of its index before it, so the latest failure tells all.
+func (f indexFailures) after(p *api.Pod, ignored bool) indexFailures {
+	next := indexFailures{counted: indexFailureCount(p), ignored: annotationInt(p, api.JobIndexIgnoredFailureCountAnnotation)}
+	if ignored {
+		next.ignored++
+	} else {
+		next.counted++
+	}
+	if next.counted > f.counted || next.counted == f.counted && next.ignored > f.ignored {
+		return next
+	}
+	return f
+}
+
+// indexFailureCount is how many earlier pods of p's index failed.
+func indexFailureCount(p *api.Pod) int32 {
+	return annotationInt(p, api.JobIndexFailureCountAnnotation)
+}
+
+func annotationInt(p *api.Pod, key string) int32 {
+	n, err := strconv.Atoi(p.Annotations[key])
+	if err != nil || n < 0 {
+		return 0
+	}
+	return int32(min(n, math.MaxInt32))
 }
