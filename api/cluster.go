@@ -67,7 +67,7 @@ type PodTemplate struct {
 type PodTemplateList = List[PodTemplate]
 
 // LimitRange (core/v1) bounds and defaults the resources of a namespace's
-// pods, containers and claims. minik8s stores it; no admission applies it yet.
+// pods, containers and claims; the LimitRanger admission plugin applies it.
 type LimitRange struct {
 	TypeMeta   `json:",inline"`
 	ObjectMeta `json:"metadata"`

@@ -43,7 +43,7 @@ import (
 // AdmissionPlugins are the admission plugins, all on by default, in
 // kube-apiserver's order: mutating steps run first (the chain runs all
 // Admit steps, then all Validate steps).
-var AdmissionPlugins = []string{"NamespaceLifecycle", "ServiceAccount", "NodeRestriction", "DefaultTolerationSeconds",
+var AdmissionPlugins = []string{"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "NodeRestriction", "DefaultTolerationSeconds",
 	"MutatingAdmissionWebhook", "ValidatingAdmissionWebhook", "ResourceQuota"}
 
 // SystemNamespaces exist from the start and may not be deleted.
@@ -219,11 +219,13 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	mutatingWebhooks, validatingWebhooks := webhook.New(webhook.Config{Source: hooks, Namespaces: hooks,
 		Resolver: &serviceresolver.Resolver{Lister: hooks, Routing: serviceresolver.Endpoints}, Logger: a.log})
 	quotas := &quotaAccess{}
+	ranges := &limitRanges{}
 	// kube-apiserver's order: mutating plugins run first (the chain runs all
 	// Admit steps, then all Validate steps).
 	var plugins []admission.Plugin
 	for _, p := range []admission.Plugin{
 		&admission.NamespaceLifecycle{Namespaces: nsGetter, Immortal: []string{"default", "kube-system", "kube-public"}},
+		&admission.LimitRanger{LimitRanges: ranges},
 		&admission.ServiceAccount{ServiceAccounts: saGetter},
 		&admission.NodeRestriction{Nodes: nodeGetter, Pods: saGetter},
 		&admission.DefaultTolerationSeconds{NotReadySeconds: a.opts.DefaultNotReadyTolerationSeconds,
@@ -294,6 +296,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	nsGetter.store = a.Store("", "namespaces")
 	nodeGetter.store = a.Store("", "nodes")
 	quotas.store = a.Store("", "resourcequotas")
+	ranges.store = a.Store("", "limitranges")
 	if nsGetter.store == nil {
 		return errors.New("the namespaces resource is not registered")
 	}

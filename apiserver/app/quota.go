@@ -43,3 +43,16 @@ func (q *quotaAccess) UpdateQuotaStatus(ctx context.Context, rq *api.ResourceQuo
 	_, _, err := q.store.Update(ctx, rq.Namespace, rq.Name, rq, registry.WriteOptions{Subresource: "status"})
 	return err
 }
+
+// limitRanges is the LimitRanger admission plugin's view of the
+// limitranges watch cache.
+type limitRanges struct{ store *registry.Store }
+
+var _ admission.LimitRangeLister = (*limitRanges)(nil)
+
+func (l *limitRanges) ListLimitRanges(_ context.Context, ns string) ([]*api.LimitRange, error) {
+	if l.store == nil {
+		return nil, nil
+	}
+	return cachedValues[api.LimitRange](l.store, cacher.Predicate{Namespace: ns}), nil
+}
