@@ -35,7 +35,9 @@ var (
 func (s *Strategy) DefaultCreate(obj api.Object) { setDefaults(obj.(*api.CustomResourceDefinition)) }
 
 // DefaultUpdate is DefaultCreate.
-func (s *Strategy) DefaultUpdate(obj, old api.Object) { setDefaults(obj.(*api.CustomResourceDefinition)) }
+func (s *Strategy) DefaultUpdate(obj, old api.Object) {
+	setDefaults(obj.(*api.CustomResourceDefinition))
+}
 
 func setDefaults(crd *api.CustomResourceDefinition) {
 	v1, err := toV1(crd)
@@ -151,4 +153,3 @@ func condition(crd *api.CustomResourceDefinition, t string) (api.CustomResourceD
 	}
 	return api.CustomResourceDefinitionCondition{}, false
 }
-

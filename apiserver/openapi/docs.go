@@ -2,13 +2,13 @@ package openapi
 
 import (
 	"cmp"
-	"maps"
-	"sync"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
