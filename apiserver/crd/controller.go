@@ -410,6 +410,13 @@ func (c *Controller) replace(name string, sv *serving) {
 	} else {
 		c.serving[name] = sv
 	}
+	c.mu.Unlock()
+	// The documents first: a client that finds the resource finds its
+	// schema too.
+	if err := c.publishOpenAPI(); err != nil {
+		c.log.Warn("publish OpenAPI", "err", err)
+	}
+	c.mu.Lock()
 	c.publishLocked()
 	c.mu.Unlock()
 	if old != nil {

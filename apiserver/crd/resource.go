@@ -3,6 +3,7 @@ package crd
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -19,6 +20,7 @@ import (
 	kfield "k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/api/field"
 	"github.com/minik8s/minik8s/apiserver/registry"
 )
@@ -48,11 +50,14 @@ type resourceStrategy struct {
 	status          libStrategy
 	attrs           attrsGetter
 	selectable      []string
+	// scale is the version's scale subresource, nil without one.
+	scale *apiextensions.CustomResourceSubresourceScale
 }
 
 var (
 	_ registry.Strategy       = (*resourceStrategy)(nil)
 	_ registry.StatusStrategy = (*resourceStrategy)(nil)
+	_ registry.Scaler         = (*resourceStrategy)(nil)
 )
 
 // newResourceStrategy builds the strategy of version of crd (v1, defaulted).
@@ -116,7 +121,7 @@ func newResourceStrategy(crd *apiextensionsv1.CustomResourceDefinition, version 
 	kind := schema.GroupVersionKind{Group: crd.Spec.Group, Version: version, Kind: crd.Status.AcceptedNames.Kind}
 	lib := customresource.NewStrategy(unstructuredTyper{}, crd.Spec.Scope == apiextensionsv1.NamespaceScoped, kind,
 		validator, statusValidator, s.structural, statusSpec, scaleSpec, v.SelectableFields)
-	s.lib, s.attrs = lib, lib
+	s.lib, s.attrs, s.scale = lib, lib, scaleSpec
 	s.status = customresource.NewStatusStrategy(lib)
 	for _, f := range v.SelectableFields {
 		s.selectable = append(s.selectable, f.JSONPath[1:])
@@ -237,3 +242,43 @@ func (s *resourceStrategy) Fields(obj api.Object) map[string]string {
 	}
 	return out
 }
+
+// Scale reads the replicas and selector at the scale subresource's paths;
+// a missing number is 0, as in kube.
+func (s *resourceStrategy) Scale(obj api.Object) (spec, status int32, selector string, err error) {
+	if s.scale == nil {
+		return 0, 0, "", apierrors.NewNotFound(apierrors.GroupResource{}, "scale")
+	}
+	u := toUnstructured(obj).Object
+	specN, _, err := unstructured.NestedInt64(u, jsonPathFields(s.scale.SpecReplicasPath)...)
+	if err != nil {
+		return 0, 0, "", apierrors.NewInternalError(err)
+	}
+	statusN, _, err := unstructured.NestedInt64(u, jsonPathFields(s.scale.StatusReplicasPath)...)
+	if err != nil {
+		return 0, 0, "", apierrors.NewInternalError(err)
+	}
+	if p := s.scale.LabelSelectorPath; p != nil && *p != "" {
+		if selector, _, err = unstructured.NestedString(u, jsonPathFields(*p)...); err != nil {
+			return 0, 0, "", apierrors.NewInternalError(err)
+		}
+	}
+	return int32(specN), int32(statusN), selector, nil
+}
+
+// SetReplicas sets the desired replicas at specReplicasPath.
+func (s *resourceStrategy) SetReplicas(obj api.Object, n int32) error {
+	if s.scale == nil {
+		return apierrors.NewNotFound(apierrors.GroupResource{}, "scale")
+	}
+	u := toUnstructured(obj)
+	if err := unstructured.SetNestedField(u.Object, int64(n), jsonPathFields(s.scale.SpecReplicasPath)...); err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	fromUnstructured(u, obj)
+	return nil
+}
+
+// jsonPathFields splits a simple JSON path (".spec.replicas"), the only
+// kind CRD validation allows for scale paths.
+func jsonPathFields(p string) []string { return strings.Split(strings.TrimPrefix(p, "."), ".") }

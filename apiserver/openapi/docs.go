@@ -28,6 +28,10 @@ type Docs struct {
 	// an extension is added to.
 	baseV2 []byte
 	baseV3 map[string]*representations
+	// pendingV2 is the extension the v2 document is next built with
+	// (currentV2), when v2 is nil; v2Build serialises those builds.
+	pendingV2 *Extension
+	v2Build   sync.Mutex
 	// schemas are the OpenAPI v3 definitions of every group-version, by name.
 	schemas []byte
 }

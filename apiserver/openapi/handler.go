@@ -97,9 +97,11 @@ func (d *Docs) V2() http.Handler {
 		if !readOnly(w, r) {
 			return
 		}
-		d.mu.RLock()
-		v2 := d.v2
-		d.mu.RUnlock()
+		v2, err := d.currentV2()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 		d.serve(w, r, v2, false, v2ProtoTypeDeprecated)
 	})
 }

@@ -81,6 +81,15 @@ func scalable(obj api.Object) (replicas **int32, status int32, sel *api.LabelSel
 	return nil, 0, nil, fmt.Errorf("%T has no scale subresource", obj)
 }
 
+// Scaler is implemented by the strategies of kinds whose replica fields
+// are known only at run time (a custom resource's scale subresource).
+type Scaler interface {
+	// Scale reads obj's desired and current replicas and its selector.
+	Scale(obj api.Object) (spec, status int32, selector string, err error)
+	// SetReplicas sets obj's desired replicas.
+	SetReplicas(obj api.Object, n int32) error
+}
+
 func toScale(obj api.Object) (*api.Scale, error) {
 	replicas, status, sel, err := scalable(obj)
 	if err != nil {
@@ -93,17 +102,34 @@ func toScale(obj api.Object) (*api.Scale, error) {
 			selector = s.String()
 		}
 	}
+	spec := int32(0)
+	if *replicas != nil {
+		spec = **replicas
+	}
+	return newScale(obj, spec, status, selector), nil
+}
+
+func newScale(obj api.Object, spec, status int32, selector string) *api.Scale {
 	m := obj.GetObjectMeta()
-	sc := &api.Scale{
+	return &api.Scale{
 		TypeMeta: api.TypeMeta{Kind: "Scale", APIVersion: "autoscaling/v1"},
 		ObjectMeta: api.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID,
 			ResourceVersion: m.ResourceVersion, CreationTimestamp: m.CreationTimestamp},
+		Spec:   api.ScaleSpec{Replicas: spec},
 		Status: api.ScaleStatus{Replicas: status, Selector: selector},
 	}
-	if *replicas != nil {
-		sc.Spec.Replicas = **replicas
+}
+
+// scaleOf is the Scale of obj, a object of st.
+func scaleOf(st *Store, obj api.Object) (*api.Scale, error) {
+	if sc, ok := st.strategy.(Scaler); ok {
+		spec, status, sel, err := sc.Scale(obj)
+		if err != nil {
+			return nil, err
+		}
+		return newScale(obj, spec, status, sel), nil
 	}
-	return sc, nil
+	return toScale(obj)
 }
 
 // GetScale returns the Scale of a deployment or replicaset.
@@ -112,7 +138,7 @@ func GetScale(ctx context.Context, st *Store, ns, name string) (*api.Scale, erro
 	if err != nil {
 		return nil, err
 	}
-	return toScale(obj)
+	return scaleOf(st, obj)
 }
 
 // UpdateScale sets spec.replicas from a Scale; its resourceVersion, if set,
@@ -128,6 +154,9 @@ func UpdateScale(ctx context.Context, st *Store, ns, name string, sc *api.Scale,
 	}
 	opts.Subresource = "scale"
 	out, err := st.Mutate(ctx, ns, name, sc.ResourceVersion, opts, func(cur api.Object) (api.Object, error) {
+		if scaler, ok := st.strategy.(Scaler); ok {
+			return cur, scaler.SetReplicas(cur, sc.Spec.Replicas)
+		}
 		replicas, _, _, err := scalable(cur)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
@@ -139,7 +168,7 @@ func UpdateScale(ctx context.Context, st *Store, ns, name string, sc *api.Scale,
 	if err != nil {
 		return nil, err
 	}
-	return toScale(out)
+	return scaleOf(st, out)
 }
 
 // PatchScale applies a patch to the Scale of a deployment or replicaset.

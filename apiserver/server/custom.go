@@ -64,6 +64,11 @@ func customMedia(w http.ResponseWriter, r *http.Request) bool {
 			"application/apply-patch+yaml", "application/merge-patch+json", "application/json-patch+json"}))
 		return false
 	}
+	if r.Method == http.MethodPatch && strings.HasPrefix(strings.TrimSpace(r.Header.Get("Content-Type")), string(registry.StrategicPatch)) {
+		// Custom resources have no Go types, hence no patch strategies.
+		writeError(w, r, apierrors.NewUnsupportedMediaType([]string{string(registry.JSONPatch), string(registry.MergePatch), string(registry.ApplyPatch)}))
+		return false
+	}
 	accept := r.Header.Get("Accept")
 	if !strings.Contains(accept, "protobuf") {
 		return true
