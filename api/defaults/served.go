@@ -22,6 +22,10 @@ func served(obj api.Object) bool {
 		CronJob(o)
 	case *api.HorizontalPodAutoscaler:
 		HorizontalPodAutoscaler(o)
+	case *api.APIService:
+		if o.Spec.Service != nil && o.Spec.Service.Port == nil {
+			o.Spec.Service.Port = ptr(int32(443))
+		}
 	case *api.PersistentVolume:
 		if o.Spec.PersistentVolumeReclaimPolicy == "" {
 			o.Spec.PersistentVolumeReclaimPolicy = api.PersistentVolumeReclaimRetain

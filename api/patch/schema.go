@@ -143,6 +143,7 @@ var (
 		"CronJob":                          Tags{"spec.jobTemplate.spec.scheduling.resourceClaims": mergeBy("name")}.with("spec.jobTemplate.spec.template.", podTemplateTags),
 		"PodDisruptionBudget":              Tags{"spec.selector": {Strategy: "replace"}}.with("", conditionsTags),
 		"HorizontalPodAutoscaler":          Tags{}.with("", conditionsTags),
+		"APIService":                       Tags{}.with("", conditionsTags),
 		"PersistentVolumeClaim":            Tags{}.with("", conditionsTags),
 		"ServiceAccount":                   Tags{"secrets": mergeBy("name")},
 		"CSINode":                          Tags{"spec.drivers": mergeBy("name"), "status.storageHealth": mergeBy("name")},

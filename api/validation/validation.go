@@ -54,6 +54,8 @@ func Validate(obj api.Object) field.ErrorList {
 		return ValidateClusterRoleBinding(o)
 	case *api.CertificateSigningRequest:
 		return ValidateCertificateSigningRequest(o)
+	case *api.APIService:
+		return ValidateAPIService(o)
 	}
 	if r, ok := resourceOf(obj); ok {
 		errs := ValidateObjectMeta(obj.GetObjectMeta(), r.Namespaced, naming.NameIsDNSSubdomain, field.NewPath("metadata"))
@@ -106,6 +108,8 @@ func ValidateUpdate(obj, old api.Object) field.ErrorList {
 		return ValidateClusterRoleBindingUpdate(o, old.(*api.ClusterRoleBinding))
 	case *api.CertificateSigningRequest:
 		return ValidateCertificateSigningRequestUpdate(o, old.(*api.CertificateSigningRequest))
+	case *api.APIService:
+		return ValidateAPIServiceUpdate(o, old.(*api.APIService))
 	}
 	if _, ok := resourceOf(obj); ok {
 		errs := ValidateObjectMetaUpdate(obj.GetObjectMeta(), old.GetObjectMeta(), field.NewPath("metadata"))

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +21,7 @@ import (
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/admission"
 	"github.com/minik8s/minik8s/apiserver/admission/webhook"
+	"github.com/minik8s/minik8s/apiserver/aggregator"
 	"github.com/minik8s/minik8s/apiserver/audit"
 	"github.com/minik8s/minik8s/apiserver/authn"
 	"github.com/minik8s/minik8s/apiserver/authz"
@@ -78,6 +80,8 @@ type APIServer struct {
 	kubeletCfg server.KubeletConfig
 	alloc      *servicealloc.Allocator
 	authorizer authz.Authorizer
+	aggregator *aggregator.Aggregator
+	proxyCert  atomic.Pointer[tls.Certificate]
 
 	// undo is what start-up has started, each entry undone in reverse order
 	// on shutdown, or as soon as a later phase fails.
@@ -378,7 +382,13 @@ func (a *APIServer) buildAPI(context.Context) error {
 	if a.sa.oidc != nil {
 		oidc = a.sa.oidc
 	}
+	agg, err := a.newAggregator()
+	if err != nil {
+		return err
+	}
+	a.aggregator = agg
 	a.handler = server.New(server.Config{
+		Aggregator: agg,
 		Tokens:     a.sa.requests,
 		OIDC:       oidc,
 		Kubelet:    a.kubeletCfg,
@@ -472,7 +482,7 @@ func (a *APIServer) serve(ctx context.Context) error {
 	a.onUndo(a.stopServers)
 	a.log.Info("apiserver serving", "https", addrOf(a.secureListener), "http", addrOf(a.listener), "etcd", a.backend.Endpoints())
 	a.startServiceControllers(ctx, a.alloc)
-	return nil
+	return a.startAggregator(ctx)
 }
 
 func addrOf(l net.Listener) string {

@@ -205,8 +205,13 @@ func (a *APIServer) publishAuthenticationConfig(ctx context.Context) error {
 	}
 	cms := a.Store("", "configmaps")
 	data := map[string]string{"client-ca-file": string(a.pki.CA.CertPEM())}
+	rh, err := a.requestHeaderConfig()
+	if err != nil {
+		return err
+	}
+	maps.Copy(data, rh)
 	name := authz.ExtensionAuthenticationConfigMap
-	_, err := cms.Create(ctx, api.NamespaceSystem, &api.ConfigMap{
+	_, err = cms.Create(ctx, api.NamespaceSystem, &api.ConfigMap{
 		ObjectMeta: api.ObjectMeta{Name: name, Namespace: api.NamespaceSystem}, Data: data}, registry.WriteOptions{})
 	if !apierrors.IsAlreadyExists(err) {
 		if err != nil {
@@ -219,7 +224,11 @@ func (a *APIServer) publishAuthenticationConfig(ctx context.Context) error {
 		return err
 	}
 	cm := obj.(*api.ConfigMap)
-	if cm.Data["client-ca-file"] == data["client-ca-file"] {
+	changed := false
+	for k, v := range data {
+		changed = changed || cm.Data[k] != v
+	}
+	if !changed {
 		return nil
 	}
 	updated := *cm
@@ -227,7 +236,7 @@ func (a *APIServer) publishAuthenticationConfig(ctx context.Context) error {
 	if updated.Data == nil {
 		updated.Data = map[string]string{}
 	}
-	updated.Data["client-ca-file"] = data["client-ca-file"]
+	maps.Copy(updated.Data, data)
 	if _, _, err := cms.Update(ctx, api.NamespaceSystem, name, &updated, registry.WriteOptions{}); err != nil {
 		return fmt.Errorf("update configmap %s/%s: %w", api.NamespaceSystem, name, err)
 	}

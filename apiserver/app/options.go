@@ -69,6 +69,12 @@ type Options struct {
 	ServiceClusterIPRange string
 	ServiceNodePortRange  string
 
+	// Aggregation: the front-proxy client certificate presented to
+	// extension apiservers and the request-header authentication settings
+	// published for them in kube-system/extension-apiserver-authentication
+	// (see aggregation.go). Empty: front-proxy-* made in CertDir.
+	Aggregation AggregationOptions
+
 	// KubeletClientCertificate and KubeletClientKey are the client
 	// certificate the apiserver presents to kubelets for logs and exec
 	// (default: apiserver-kubelet-client.crt|key issued into the cert dir).
@@ -199,6 +205,8 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs.DurationVar(&o.ServiceAccountMaxTokenExpiration, "service-account-max-token-expiration", o.ServiceAccountMaxTokenExpiration, "The maximum validity duration of a token created by the service account token issuer (0: no limit).")
 	fs.BoolVar(&o.ServiceAccountExtendTokenExpiration, "service-account-extend-token-expiration", o.ServiceAccountExtendTokenExpiration, "Extend the expiration of admission-injected projected tokens to one year, with a warnafter claim at the requested expiry.")
 	fs.StringSliceVar(&o.APIAudiences, "api-audiences", o.APIAudiences, "Identifiers of the API. Service account tokens must carry one of them as audience (default: the service account issuers).")
+
+	o.Aggregation.addFlags(fss.FlagSet("aggregation"))
 
 	fs = fss.FlagSet("admission")
 	fs.Var(stringList{&o.DisableAdmissionPlugins}, "disable-admission-plugins", "Comma-separated admission plugins to turn off, of: "+strings.Join(AdmissionPlugins, ", ")+".")

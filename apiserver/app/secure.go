@@ -49,6 +49,9 @@ func (a *APIServer) ensurePKI(ctx context.Context) error {
 	if err := a.writeComponentKubeconfigs(bundle); err != nil {
 		return err
 	}
+	if err := a.ensureFrontProxy(); err != nil {
+		return err
+	}
 	if err := a.publishAuthenticationConfig(ctx); err != nil {
 		return err
 	}

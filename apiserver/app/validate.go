@@ -57,6 +57,7 @@ func (o *Options) Validate() error {
 	}
 	add(o.validateEtcd())
 	add(o.validateServiceAccounts())
+	add(o.Aggregation.validate())
 	for _, name := range o.DisableAdmissionPlugins {
 		if !slices.Contains(AdmissionPlugins, name) {
 			add(fmt.Errorf("--disable-admission-plugins: unknown admission plugin %q (known: %s)", name, strings.Join(AdmissionPlugins, ", ")))

@@ -128,6 +128,9 @@ var subresourceTypes = map[string]struct {
 }
 
 func groupPrefix(group, version string) string {
+	if group == "apiregistration.k8s.io" {
+		return "io.k8s.kube-aggregator.pkg.apis.apiregistration." + version
+	}
 	if group == "" {
 		group = "core"
 	}

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -77,6 +78,13 @@ func kubeTypes(t *testing.T) map[string]*kubeType {
 		"autoscaling/v2", "storage/v1", "resource/v1", "networking/v1", "admissionregistration/v1", "storagemigration/v1", "events/v1"} {
 		sources = append(sources, source{"io.k8s.api." + strings.ReplaceAll(gv, "/", "."), filepath.Join(dirs[0], gv, "types.go")})
 	}
+	// apiregistration.k8s.io lives in k8s.io/kube-aggregator, released
+	// with k8s.io/api and not a dependency: read from the module cache.
+	aggregator := filepath.Join(filepath.Dir(dirs[0]), "kube-aggregator@"+strings.TrimPrefix(filepath.Base(dirs[0]), "api@"), "pkg/apis/apiregistration/v1/types.go")
+	if _, err := os.Stat(aggregator); err != nil {
+		t.Fatalf("%v: run go mod download k8s.io/kube-aggregator@%s", err, strings.TrimPrefix(filepath.Base(dirs[0]), "api@"))
+	}
+	sources = append(sources, source{"io.k8s.kube-aggregator.pkg.apis.apiregistration.v1", aggregator})
 	types := map[string]*kubeType{}
 	fset := token.NewFileSet()
 	for _, src := range sources {

@@ -85,6 +85,7 @@ var renamedTypes = map[string]string{
 	"CSITokenRequest":        "io.k8s.api.storage.v1.TokenRequest",
 	"CRDWebhookClientConfig": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookClientConfig",
 	"CRDServiceReference":    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ServiceReference",
+	"APIServiceReference":    "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference",
 }
 
 // optionalScalars are the fields, by api type, that are always written but

@@ -307,6 +307,7 @@ func TestColumns(t *testing.T) {
 		"CronJob":                          "Name Schedule Timezone Suspend:boolean Active:integer Last Schedule Age Containers* Images* Selector*",
 		"PodDisruptionBudget":              "Name Min Available Max Unavailable Allowed Disruptions:integer Age",
 		"HorizontalPodAutoscaler":          "Name Reference Targets MinPods MaxPods Replicas Age",
+		"APIService":                       "Name Service Available Age",
 		"ServiceAccount":                   "Name Age",
 		"ResourceQuota":                    "Name Request Limit Age",
 		"PersistentVolume":                 "Name Capacity Access Modes Reclaim Policy Status Claim StorageClass VolumeAttributesClass Reason Age VolumeMode*",

@@ -151,6 +151,18 @@ func (s *Server) groups() []apiGroup {
 			ag.Versions = append(ag.Versions, gv)
 		}
 	}
+	for _, ag := range s.aggregatedGroups() {
+		if _, ok := byName[ag.Name]; ok {
+			continue // served here too: the local group wins, as its APIService is Local
+		}
+		g := &apiGroup{TypeMeta: api.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}, Name: ag.Name}
+		for _, v := range ag.Versions {
+			g.Versions = append(g.Versions, groupVersion{GroupVersion: ag.Name + "/" + v, Version: v})
+		}
+		g.PreferredVersion = g.Versions[0]
+		byName[ag.Name] = g
+		names = append(names, ag.Name)
+	}
 	sort.Strings(names)
 	out := make([]apiGroup, 0, len(names))
 	for _, n := range names {

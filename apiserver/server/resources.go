@@ -23,6 +23,10 @@ import (
 // resource requests.
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	info, _ := request.InfoFrom(r.Context())
+	if h := s.aggregated(info); h != nil {
+		h.ServeHTTP(w, r)
+		return
+	}
 	if !info.IsResourceRequest {
 		s.serveDiscovery(w, r, info)
 		return

@@ -64,8 +64,11 @@ type Config struct {
 	OIDC OIDCDiscovery
 	// Kubelet says how pods/log, exec, attach and portforward reach kubelets.
 	Kubelet KubeletConfig
-	Metrics *prometheus.Registry
-	Logger  *slog.Logger
+	// Aggregator serves the group/versions of remote APIServices (nil:
+	// none); see apiserver/aggregator.
+	Aggregator Aggregator
+	Metrics    *prometheus.Registry
+	Logger     *slog.Logger
 }
 
 // OIDCDiscovery serves the two OIDC discovery documents.

@@ -1,0 +1,239 @@
+package aggregator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/apiserver/registry"
+)
+
+// GroupVersion is one group/version the apiserver serves itself.
+type GroupVersion struct{ Group, Version string }
+
+// RegisterLocal creates the Local APIService of each served group/version
+// kube-apiserver has a priority for (v1., v1.apps, ...), and corrects the
+// spec of one that exists with another; the aggregator's own group is
+// always among them.
+func (a *Aggregator) RegisterLocal(ctx context.Context, served []GroupVersion) error {
+	for _, g := range served {
+		p, ok := priorities[gv{g.Group, g.Version}]
+		if !ok {
+			continue
+		}
+		want := api.APIService{ObjectMeta: api.ObjectMeta{Name: g.Version + "." + g.Group},
+			Spec: api.APIServiceSpec{Group: g.Group, Version: g.Version, GroupPriorityMinimum: p.group, VersionPriority: p.version}}
+		cur, found := a.get(want.Name)
+		switch {
+		case !found:
+			_, err := a.cfg.APIServices.Create(ctx, "", &want, registry.WriteOptions{})
+			if err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("register APIService %s: %w", want.Name, err)
+			}
+		case cur.Spec.Service != nil || cur.Spec.GroupPriorityMinimum != p.group || cur.Spec.VersionPriority != p.version:
+			upd := api.DeepCopy(cur)
+			upd.Spec = want.Spec
+			if _, _, err := a.cfg.APIServices.Update(ctx, "", upd.Name, upd, registry.WriteOptions{}); err != nil {
+				return fmt.Errorf("register APIService %s: %w", want.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (a *Aggregator) get(name string) (*api.APIService, bool) {
+	group, version := "", name
+	if i := strings.IndexByte(name, '.'); i >= 0 {
+		version, group = name[:i], name[i+1:]
+	}
+	return a.apiService(group, version)
+}
+
+// Run keeps every APIService's Available condition until ctx ends: an
+// APIService is checked when it, its service or its endpoints change
+// (seen each second in the watch caches), and every CheckInterval.
+func (a *Aggregator) Run(ctx context.Context) {
+	type state struct {
+		fingerprint string
+		checked     time.Time
+		available   bool
+	}
+	seen := map[string]state{}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		svcs, err := a.apiServices(ctx)
+		if err != nil && ctx.Err() == nil {
+			a.log.Warn("listing APIServices", "err", err)
+		}
+		live := map[string]bool{}
+		for _, s := range svcs {
+			live[s.Name] = true
+			fp := a.fingerprint(s)
+			st := seen[s.Name]
+			// An unavailable one is retried sooner, as kube-aggregator
+			// requeues a failed check.
+			every := a.cfg.CheckInterval
+			if !st.available {
+				every = min(every, 5*time.Second)
+			}
+			if st.fingerprint == fp && time.Since(st.checked) < every {
+				continue
+			}
+			if err := a.sync(ctx, s); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				a.log.Warn("updating APIService status", "apiservice", s.Name, "err", err)
+				continue // retried on the next tick
+			}
+			// The status write changes the fingerprint; what was checked is
+			// the object as read, so take the next reading as the new base.
+			available := false
+			if cur, ok := a.get(s.Name); ok {
+				fp = a.fingerprint(cur)
+				c := cur.AvailableCondition()
+				available = c != nil && c.Status == api.ConditionTrue
+			}
+			seen[s.Name] = state{fingerprint: fp, checked: time.Now(), available: available}
+		}
+		for name := range seen {
+			if !live[name] {
+				delete(seen, name)
+				a.mu.Lock()
+				if t, ok := a.transports[name]; ok {
+					t.rt.CloseIdleConnections()
+					delete(a.transports, name)
+				}
+				a.mu.Unlock()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// fingerprint changes when anything an APIService's availability depends
+// on does: the APIService, its service and the service's endpoint slices.
+func (a *Aggregator) fingerprint(s *api.APIService) string {
+	fp := s.ResourceVersion
+	ref := s.Spec.Service
+	if ref == nil {
+		return fp
+	}
+	if o, ok := a.cfg.Services.Cacher().Get(a.cfg.Services.Key(ref.Namespace, ref.Name)); ok {
+		fp += "/" + o.Value.(*api.Service).ResourceVersion
+	}
+	ess, _ := a.endpointSlices(ref.Namespace, ref.Name)
+	for _, es := range ess {
+		fp += "/" + es.ResourceVersion
+	}
+	return fp
+}
+
+// sync checks one APIService and records the outcome.
+func (a *Aggregator) sync(ctx context.Context, s *api.APIService) error {
+	cond := a.check(ctx, s)
+	cond.LastTransitionTime = api.Now()
+	upd := api.DeepCopy(s)
+	if !setCondition(upd, cond) {
+		return nil
+	}
+	if cond.Status != api.ConditionTrue || s.AvailableCondition() == nil || s.AvailableCondition().Status != cond.Status {
+		a.log.Info("changing APIService availability", "name", s.Name, "status", cond.Status, "reason", cond.Reason, "message", cond.Message)
+	}
+	_, _, err := a.cfg.APIServices.Update(ctx, "", upd.Name, upd, registry.WriteOptions{Subresource: "status"})
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return nil // changed meanwhile: its new version is checked next
+	}
+	return err
+}
+
+// check is the Available condition an APIService has now, as
+// kube-aggregator's local and remote availability controllers decide it.
+func (a *Aggregator) check(ctx context.Context, s *api.APIService) api.APIServiceCondition {
+	cond := api.APIServiceCondition{Type: api.APIServiceAvailable, Status: api.ConditionTrue}
+	if s.Spec.Service == nil {
+		cond.Reason, cond.Message = "Local", "Local APIServices are always available"
+		return cond
+	}
+	host, err := a.resolve(s)
+	if err != nil {
+		var u *errUnavailable
+		cond.Status, cond.Reason, cond.Message = api.ConditionFalse, "FailedDiscoveryCheck", err.Error()
+		if errors.As(err, &u) {
+			cond.Reason = u.reason
+			if strings.HasSuffix(u.reason, "AccessError") {
+				cond.Status = api.ConditionUnknown
+			}
+		}
+		return cond
+	}
+	if err := a.discoveryCheck(ctx, s, host); err != nil {
+		cond.Status, cond.Reason, cond.Message = api.ConditionFalse, "FailedDiscoveryCheck", err.Error()
+		return cond
+	}
+	cond.Reason, cond.Message = "Passed", "all checks passed"
+	return cond
+}
+
+// discoveryCheck asks the server for the group/version's discovery
+// document as system:kube-aggregator in system:masters, within 5 s.
+func (a *Aggregator) discoveryCheck(ctx context.Context, s *api.APIService, host string) error {
+	rt, err := a.transport(s)
+	if err != nil {
+		return err
+	}
+	u := "https://" + host + "/apis/" + s.Spec.Group + "/" + s.Spec.Version
+	if s.Name == "v1." {
+		u = "https://" + host + "/api/" + s.Spec.Version
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("X-Remote-User", "system:kube-aggregator")
+	req.Header.Set("X-Remote-Group", "system:masters")
+	resp, err := (&http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil {
+		rt.CloseIdleConnections()
+		if ctx.Err() != nil {
+			return fmt.Errorf("timed out waiting for %s", u)
+		}
+		return fmt.Errorf("failing or missing response from %s: %w", u, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode < http.StatusOK || resp.StatusCode >= http.StatusMultipleChoices {
+		return fmt.Errorf("bad status from %s: %d", u, resp.StatusCode)
+	}
+	return nil
+}
+
+// setCondition sets the Available condition as kube-aggregator's
+// SetAPIServiceCondition does (the transition time moves only with the
+// status) and reports whether anything changed.
+func setCondition(s *api.APIService, c api.APIServiceCondition) bool {
+	cur := s.AvailableCondition()
+	if cur == nil {
+		s.Status.Conditions = append(s.Status.Conditions, c)
+		return true
+	}
+	if cur.Status == c.Status && cur.Reason == c.Reason && cur.Message == c.Message {
+		return false
+	}
+	if cur.Status != c.Status {
+		cur.Status, cur.LastTransitionTime = c.Status, c.LastTransitionTime
+	}
+	cur.Reason, cur.Message = c.Reason, c.Message
+	return true
+}
