@@ -86,7 +86,7 @@ func Start(t testing.TB, ctx context.Context, c *client.Client, opts Options) *B
 	portName := "https"
 	if _, err := client.Resource[api.Service](c).Namespace(opts.Namespace).Create(ctx, &api.Service{
 		ObjectMeta: api.ObjectMeta{Name: opts.Service, Namespace: opts.Namespace},
-		Spec: api.ServiceSpec{Ports: []api.ServicePort{{Name: portName, Port: 443, TargetPort: api.FromInt(int32(port))}}},
+		Spec:       api.ServiceSpec{Ports: []api.ServicePort{{Name: portName, Port: 443, TargetPort: api.FromInt(int32(port))}}},
 	}); err != nil {
 		t.Fatal(err)
 	}
