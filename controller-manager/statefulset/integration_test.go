@@ -180,6 +180,60 @@ func TestOrderedReadyCreationAndScaleDown(t *testing.T) {
 	e.waitPods("web-0 re-created", func(p map[string]*api.Pod) bool { return p["web-0"] != nil && p["web-0"].UID != uid })
 }
 
+// TestOrderedReadyScaleDownWaitsForUnhealthyPods scales 4 to 1 while pods
+// are unhealthy: as kube's processCondemned, nothing goes while a kept pod
+// is not Ready, nor while the next condemned pod is unhealthy behind
+// another unhealthy one; the first unhealthy pod itself may go.
+func TestOrderedReadyScaleDownWaitsForUnhealthyPods(t *testing.T) {
+	e := start(t, "unhealthy")
+	if _, err := client.Resource[api.StatefulSet](e.Client).Namespace(e.ns).Create(context.Background(), webSet(e.ns, 4)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		name := fmt.Sprintf("web-%d", i)
+		e.waitPods(name+" created", func(p map[string]*api.Pod) bool { return p[name] != nil })
+		e.makeReady(name)
+	}
+	e.Eventually(timeout, "4 ready replicas", func() (bool, error) {
+		return e.set().Status.ReadyReplicas == 4, nil
+	})
+	unready := func(name string) { e.SetPodStatus(e.ns, name, api.PodRunning, "10.0.0.1", false) }
+	for _, name := range []string{"web-0", "web-2", "web-3"} {
+		unready(name)
+	}
+	e.Eventually(timeout, "1 ready replica", func() (bool, error) {
+		return e.set().Status.ReadyReplicas == 1, nil
+	})
+	e.updateSet(func(s *api.StatefulSet) { s.Spec.Replicas = ptr(int32(1)) })
+	noneDeleted := func(why string) {
+		t.Helper()
+		time.Sleep(time.Second)
+		for n, p := range e.pods() {
+			if p.DeletionTimestamp != nil || len(e.pods()) != 4 {
+				t.Fatalf("%s: %s deleted (pods %v)", why, n, names(e.pods()))
+			}
+		}
+	}
+	noneDeleted("web-0 (kept) not Ready")
+	e.makeReady("web-0")
+	e.Eventually(timeout, "web-0 ready seen", func() (bool, error) {
+		return e.set().Status.ReadyReplicas == 2, nil
+	})
+	noneDeleted("web-3 unhealthy behind web-2")
+	// web-3 recovers: it goes, then web-2 (the first unhealthy pod), then
+	// web-1.
+	e.makeReady("web-3")
+	e.waitPods("only web-0 left", func(p map[string]*api.Pod) bool { return len(p) == 1 && p["web-0"] != nil })
+	// Events are named NAME.<hex nanoseconds> and listed by name: in order.
+	var order []string
+	for _, m := range e.events("SuccessfulDelete") {
+		order = append(order, strings.Fields(m)[2])
+	}
+	if !slices.Equal(order, []string{"web-3", "web-2", "web-1"}) {
+		t.Errorf("deleted %v, want web-3, web-2, web-1", order)
+	}
+}
+
 func (e *env) events(reason string) []string {
 	e.T.Helper()
 	l, err := client.Resource[api.Event](e.Client).Namespace(e.ns).List(context.Background(), client.ListOptions{})

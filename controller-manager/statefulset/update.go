@@ -12,6 +12,7 @@ import (
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/controller-manager/controller"
 	"github.com/minik8s/minik8s/controller-manager/history"
+	"github.com/minik8s/minik8s/internal/cache"
 	"github.com/minik8s/minik8s/internal/client"
 )
 
@@ -192,8 +193,12 @@ func (ssc *Controller) updatePods(ctx context.Context, set *api.StatefulSet, cur
 		}
 	}
 
-	// Scale down from the highest ordinal; OrderedReady waits for all
-	// remaining pods to be healthy and deletes one at a time.
+	// Scale down from the highest ordinal. OrderedReady deletes one pod at
+	// a time and, as kube's processCondemned, only a Running, Ready and
+	// available one — or the first unhealthy pod of the set (lowest
+	// ordinal, kept pods first): an unhealthy condemned pod behind another
+	// unhealthy one blocks the scale-down until the first recovers or goes.
+	first := firstUnhealthy(slots, condemned)
 	for _, p := range condemned {
 		if isTerminating(p) {
 			if !parallel {
@@ -201,11 +206,13 @@ func (ssc *Controller) updatePods(ctx context.Context, set *api.StatefulSet, cur
 			}
 			continue
 		}
-		if !parallel {
-			for _, s := range slots {
-				if s != nil && !isHealthy(s) {
-					return result(nil)
-				}
+		if !parallel && p != first {
+			if !isRunningAndReady(p) {
+				return result(nil)
+			}
+			if !controller.IsPodAvailable(p, set.Spec.MinReadySeconds, ssc.now()) {
+				ssc.queue.AddAfter(cache.MetaNamespaceKeyFunc(set), availableIn(p, set.Spec.MinReadySeconds, ssc.now()))
+				return result(nil)
 			}
 		}
 		if err := ssc.releaseClaimsToPod(ctx, set, p); err != nil {
@@ -257,6 +264,32 @@ func (ssc *Controller) updatePods(ctx context.Context, set *api.StatefulSet, cur
 		}
 	}
 	return result(nil)
+}
+
+// firstUnhealthy is kube's firstUnhealthyPod: the lowest kept pod that is
+// not healthy, else the lowest such condemned pod (condemned is sorted
+// highest ordinal first); nil when all are healthy.
+func firstUnhealthy(slots, condemned []*api.Pod) *api.Pod {
+	for _, p := range slots {
+		if p != nil && !isHealthy(p) {
+			return p
+		}
+	}
+	for i := len(condemned) - 1; i >= 0; i-- {
+		if !isHealthy(condemned[i]) {
+			return condemned[i]
+		}
+	}
+	return nil
+}
+
+// availableIn is how long until a ready pod has been ready minReadySeconds.
+func availableIn(p *api.Pod, minReadySeconds int32, now time.Time) time.Duration {
+	c := controller.PodReadyCondition(p)
+	if c == nil {
+		return time.Second
+	}
+	return max(c.LastTransitionTime.Add(time.Duration(minReadySeconds)*time.Second).Sub(now), 0) + 100*time.Millisecond
 }
 
 // markDeleted shows p as terminating in the status of this pass.
