@@ -3,6 +3,7 @@ package daemonset
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"reflect"
 	"sort"
@@ -14,8 +15,10 @@ import (
 	"github.com/minik8s/minik8s/api/labels"
 	"github.com/minik8s/minik8s/controller-manager/controller"
 	"github.com/minik8s/minik8s/controller-manager/history"
+	"github.com/minik8s/minik8s/internal/backoff"
 	"github.com/minik8s/minik8s/internal/cache"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
 	"github.com/minik8s/minik8s/internal/workqueue"
 )
@@ -29,6 +32,14 @@ const (
 	DefaultRevisionHistoryLimit = 10
 	// burstReplicas caps the pods created or deleted in one sync (kube's 250).
 	burstReplicas = 250
+	// FailedDaemonPodReason is the event of a failed daemon pod's deletion.
+	FailedDaemonPodReason = "FailedDaemonPod"
+	// Kube's failedPodsBackoff: a node's failed daemon pods are deleted
+	// (and so replaced) at most after 1 s, 2 s, 4 s ... up to 15 minutes.
+	failedPodBackoffInitial = time.Second
+	failedPodBackoffMax     = 15 * time.Minute
+	// backoffGCInterval is how often idle back-off entries are dropped.
+	backoffGCInterval = time.Minute
 )
 
 var dsKind = struct{ APIVersion, Kind string }{"apps/v1", "DaemonSet"}
@@ -41,12 +52,17 @@ type Controller struct {
 	dss          *informer.Informer[api.DaemonSet]
 	revs         *informer.Informer[api.ControllerRevision]
 	podControl   controller.PodControl
+	recorder     events.Recorder
 	history      history.Client
 	expectations *controller.Expectations
 	queue        *workqueue.RateLimitingQueue[string]
 	log          *slog.Logger
 	metrics      *controller.SyncMetrics
 	now          func() time.Time
+	// failedPods paces the replacement of failed daemon pods per
+	// DaemonSet, generation and node, so that a pod failing at once (a
+	// node rejecting it, say) is not re-created in a tight loop.
+	failedPods *backoff.Backoff
 }
 
 var _ controller.Interface = (*Controller)(nil)
@@ -58,11 +74,12 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 		return nil, err
 	}
 	c := ctx.Client
-	return NewController(c, ctx.Factory, controller.RealPodControl{Client: c, Recorder: ctx.Events.RecorderFor(Component)}, ctx.Logger, m)
+	rec := ctx.Events.RecorderFor(Component)
+	return NewController(c, ctx.Factory, controller.RealPodControl{Client: c, Recorder: rec}, rec, ctx.Logger, m)
 }
 
 // NewController builds the controller on factory's shared informers.
-func NewController(c *client.Client, factory *informer.Factory, podControl controller.PodControl, log *slog.Logger, m *controller.SyncMetrics) (*Controller, error) {
+func NewController(c *client.Client, factory *informer.Factory, podControl controller.PodControl, rec events.Recorder, log *slog.Logger, m *controller.SyncMetrics) (*Controller, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -73,12 +90,14 @@ func NewController(c *client.Client, factory *informer.Factory, podControl contr
 		dss:          informer.Shared[api.DaemonSet](factory, "", client.ListOptions{}),
 		revs:         informer.Shared[api.ControllerRevision](factory, "", client.ListOptions{}),
 		podControl:   podControl,
+		recorder:     rec,
 		history:      history.Client{Client: c},
 		expectations: controller.NewExpectations(),
 		queue:        workqueue.NewRateLimiting[string](nil, workqueue.WithName(Name)),
 		log:          log,
 		metrics:      m,
 		now:          time.Now,
+		failedPods:   backoff.New(failedPodBackoffInitial, failedPodBackoffMax, 0),
 	}
 	if err := controller.AddControllerUIDIndex(dsc.pods); err != nil {
 		return nil, err
@@ -143,6 +162,18 @@ func (dsc *Controller) Run(ctx context.Context, workers int) error {
 		return nil
 	}
 	dsc.log.Info("daemonset controller started", "workers", workers)
+	go func() {
+		t := time.NewTicker(backoffGCInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				dsc.failedPods.GC()
+			}
+		}
+	}()
 	controller.RunWorkers(ctx, dsc.queue, workers, dsc.log, controller.Instrument(dsc.metrics, dsc.sync))
 	return nil
 }
@@ -280,13 +311,16 @@ func (dsc *Controller) manage(ctx context.Context, ds *api.DaemonSet, nodes []*a
 		case shouldRun && len(pods) == 0:
 			create = append(create, node.Name)
 		case shouldContinue:
-			// Failed pods are deleted, and replaced once they are gone.
+			// Failed pods are deleted, and replaced once they are gone,
+			// no faster than the node's back-off allows.
 			var live []*api.Pod
 			for _, p := range pods {
 				switch {
 				case p.DeletionTimestamp != nil:
 				case p.Status.Phase == api.PodFailed:
-					del = append(del, p)
+					if dsc.failedPodMayGo(ds, node.Name, p) {
+						del = append(del, p)
+					}
 				default:
 					live = append(live, p)
 				}
@@ -311,6 +345,20 @@ func (dsc *Controller) manage(ctx context.Context, ds *api.DaemonSet, nodes []*a
 		}
 	}
 	return dsc.createAndDelete(ctx, ds, create, del, hash)
+}
+
+// failedPodMayGo applies kube's failedPodsBackoff to a failed daemon pod
+// of node: inside the back-off the DaemonSet is looked at again when it
+// ends; past it, the back-off grows and the pod goes, with kube's warning.
+func (dsc *Controller) failedPodMayGo(ds *api.DaemonSet, node string, p *api.Pod) bool {
+	key := fmt.Sprintf("%s/%d/%s", ds.UID, ds.Status.ObservedGeneration, node)
+	if in, left := dsc.failedPods.InBackoffSinceUpdate(key); in {
+		dsc.queue.AddAfter(cache.MetaNamespaceKeyFunc(ds), left)
+		return false
+	}
+	dsc.failedPods.Next(key, dsc.failedPods.Now())
+	dsc.recorder.Eventf(ds, api.EventTypeWarning, FailedDaemonPodReason, "Found failed daemon pod %s/%s on node %s, will try to kill it", p.Namespace, p.Name, node)
+	return true
 }
 
 // duplicates are the pods of one node to delete beyond the one kept: the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -277,5 +278,72 @@ func TestDaemonSetSurgeUpdate(t *testing.T) {
 	})
 	if maxDouble > 1 {
 		t.Errorf("%d nodes surged at once, maxSurge is 1", maxDouble)
+	}
+}
+
+// TestFailedDaemonPodsBackOff fails a node's daemon pod as soon as it
+// exists, as a node rejecting it would: the controller deletes and
+// replaces it after kube's failedPodsBackoff (1 s, 2 s, 4 s ...), with a
+// FailedDaemonPod warning each time, not in a tight loop.
+func TestFailedDaemonPodsBackOff(t *testing.T) {
+	cl := controllermanagertest.Start(t, []string{"daemonset"}, nil)
+	e := &env{cl, "crashing"}
+	cl.Namespace(e.ns)
+	e.StartNode("node-0", time.Second)
+	lbl := map[string]string{"app": "agent"}
+	ds := &api.DaemonSet{ObjectMeta: api.ObjectMeta{Namespace: e.ns, Name: "agent"},
+		Spec: api.DaemonSetSpec{Selector: &api.LabelSelector{MatchLabels: lbl},
+			Template: api.PodTemplateSpec{ObjectMeta: api.ObjectMeta{Labels: lbl},
+				Spec: api.PodSpec{Containers: []api.Container{{Name: "a", Image: "agent:1"}}}}}}
+	if _, err := client.Resource[api.DaemonSet](e.Client).Namespace(e.ns).Create(context.Background(), ds); err != nil {
+		t.Fatal(err)
+	}
+	pods := client.Resource[api.Pod](e.Client).Namespace(e.ns)
+	// Fail each new pod at once and note when it was replaced (when its
+	// successor appeared).
+	var created []time.Time
+	failed := map[string]bool{}
+	deadline := time.Now().Add(9 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, p := range e.podsByNode()["node-0"] {
+			if failed[p.Name] || p.Status.Phase == api.PodFailed {
+				continue
+			}
+			created = append(created, time.Now())
+			p.Status.Phase = api.PodFailed
+			if _, err := pods.UpdateStatus(context.Background(), p); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				t.Fatal(err)
+			}
+			failed[p.Name] = true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// First pod, then replacements 0 s (no back-off yet), 1 s, 2 s, 4 s
+	// after the previous one: 5 pods in 9 s (a tight loop would make
+	// hundreds); each gap at least its back-off.
+	if len(created) < 4 || len(created) > 5 {
+		t.Fatalf("%d pods in 9 s of failures (seen at %v)", len(created), created)
+	}
+	for i, want := range []time.Duration{0, time.Second, 2 * time.Second, 4 * time.Second} {
+		if i+2 >= len(created) {
+			break
+		}
+		if gap := created[i+2].Sub(created[i+1]); gap < want-100*time.Millisecond {
+			t.Errorf("replacement %d came %s after the previous one, want at least %s", i+2, gap, want)
+		}
+	}
+	var warnings int
+	l, err := client.Resource[api.Event](e.Client).Namespace(e.ns).List(context.Background(), client.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range l.Items {
+		if ev.Reason == "FailedDaemonPod" && ev.Type == api.EventTypeWarning && strings.HasPrefix(ev.Message, "Found failed daemon pod crashing/agent-") &&
+			strings.HasSuffix(ev.Message, " on node node-0, will try to kill it") {
+			warnings += int(max(ev.Count, 1))
+		}
+	}
+	if warnings != len(created)-1 && warnings != len(created) {
+		t.Errorf("%d FailedDaemonPod warnings for %d failed pods", warnings, len(created))
 	}
 }

@@ -5,46 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/resource"
 )
-
-func TestBackoff(t *testing.T) {
-	now := time.Unix(1000, 0)
-	b := NewBackoff(10*time.Second, 40*time.Second, 0)
-	b.now = func() time.Time { return now }
-	steps := []struct {
-		advance time.Duration
-		next    bool
-		want    time.Duration
-	}{
-		{0, true, 10 * time.Second},
-		{time.Second, true, 20 * time.Second},
-		{time.Second, true, 40 * time.Second},
-		{time.Second, true, 40 * time.Second},      // capped
-		{81 * time.Second, true, 10 * time.Second}, // idle > 2*max: reset
-	}
-	for i, s := range steps {
-		now = now.Add(s.advance)
-		if s.next {
-			b.Next("k", now)
-		}
-		if got := b.Get("k"); got != s.want {
-			t.Errorf("step %d: delay %s, want %s", i, got, s.want)
-		}
-	}
-	if in, left := b.InBackoffSince("k", now.Add(-3*time.Second)); !in || left != 7*time.Second {
-		t.Errorf("InBackoffSince: %v %s", in, left)
-	}
-	if in, _ := b.InBackoffSince("k", now.Add(-11*time.Second)); in {
-		t.Error("in back-off after the delay")
-	}
-	if in, _ := b.InBackoffSince("other", now); in {
-		t.Error("unknown key in back-off")
-	}
-}
 
 func TestExpand(t *testing.T) {
 	vars := map[string]string{"A": "x", "B": "y"}
