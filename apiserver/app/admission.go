@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/apiserver/admission/matching"
 	"github.com/minik8s/minik8s/apiserver/admission/webhook"
 	"github.com/minik8s/minik8s/apiserver/cacher"
 	"github.com/minik8s/minik8s/apiserver/registry"
@@ -19,7 +20,7 @@ type admissionSource struct {
 
 var (
 	_ webhook.Source         = (*admissionSource)(nil)
-	_ webhook.Namespaces     = (*admissionSource)(nil)
+	_ matching.Namespaces    = (*admissionSource)(nil)
 	_ serviceresolver.Lister = (*admissionSource)(nil)
 )
 
@@ -31,15 +32,10 @@ func (s *admissionSource) ValidatingWebhookConfigurations() []*api.ValidatingWeb
 	return cachedValues[api.ValidatingWebhookConfiguration](s.validating, cacher.Predicate{})
 }
 
-// NamespaceLabels reads the watch cache, and etcd for a namespace the
-// cache has not seen yet, as kube's namespace matcher falls back to a live
-// read.
-func (s *admissionSource) NamespaceLabels(ctx context.Context, name string) (map[string]string, bool, error) {
-	ns, found, err := lookup[api.Namespace](ctx, s.namespaces, "", name, false)
-	if err != nil || !found {
-		return nil, found, err
-	}
-	return ns.Labels, true, nil
+// Namespace reads the watch cache, and etcd for a namespace the cache has
+// not seen yet, as kube's namespace matcher falls back to a live read.
+func (s *admissionSource) Namespace(ctx context.Context, name string) (*api.Namespace, bool, error) {
+	return lookup[api.Namespace](ctx, s.namespaces, "", name, false)
 }
 
 func (s *admissionSource) Service(ns, name string) (*api.Service, bool) {

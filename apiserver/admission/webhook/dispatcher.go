@@ -17,13 +17,14 @@ import (
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/api/defaults"
 	"github.com/minik8s/minik8s/apiserver/admission"
+	"github.com/minik8s/minik8s/apiserver/admission/matching"
 	"github.com/minik8s/minik8s/apiserver/warning"
 )
 
 // Config is what the webhook plugins need.
 type Config struct {
 	Source     Source
-	Namespaces Namespaces
+	Namespaces matching.Namespaces
 	// Resolver reaches webhooks given as a Service; without one they fail
 	// (and their failure policy applies).
 	Resolver ServiceResolver
@@ -33,7 +34,7 @@ type Config struct {
 // dispatcher calls webhooks; the two plugins share one.
 type dispatcher struct {
 	source     Source
-	namespaces Namespaces
+	namespaces matching.Namespaces
 	resolver   ServiceResolver
 	clients    clients
 	log        *slog.Logger
@@ -65,7 +66,7 @@ func (e *callError) Unwrap() error { return e.reason }
 
 // call sends a to h and returns its verified answer. Errors are
 // *callError or (a dry run the webhook cannot take) a StatusError.
-func (d *dispatcher) call(ctx context.Context, h *hook, a *admission.Attributes, t *target, mutating bool) (*result, error) {
+func (d *dispatcher) call(ctx context.Context, h *hook, a *admission.Attributes, t *matching.Target, mutating bool) (*result, error) {
 	if a.DryRun && h.sideEffects != api.SideEffectClassNone && h.sideEffects != api.SideEffectClassNoneOnDryRun {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("admission webhook %q does not support dry run", h.name))
 	}
@@ -127,7 +128,7 @@ func (*Mutating) Handles(admission.Operation) bool { return true }
 // next; then once more those with reinvocationPolicy IfNeeded that ran
 // before a later webhook changed the object.
 func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
-	if exempt(a) {
+	if matching.Exempt(a) {
 		return nil
 	}
 	hooks := mutatingHooks(m.d.source.MutatingWebhookConfigurations())
@@ -187,7 +188,7 @@ func containsID(ids []string, id string) bool {
 
 // callAndPatch calls a mutating webhook and applies its JSON patch to
 // a.Object in place; changed reports whether the object is different.
-func (m *Mutating) callAndPatch(ctx context.Context, h *hook, a *admission.Attributes, t *target) (changed bool, err error) {
+func (m *Mutating) callAndPatch(ctx context.Context, h *hook, a *admission.Attributes, t *matching.Target) (changed bool, err error) {
 	res, err := m.d.call(ctx, h, a, t, true)
 	if err != nil {
 		return false, err
@@ -209,10 +210,10 @@ func (m *Mutating) callAndPatch(ctx context.Context, h *hook, a *admission.Attri
 		return false, apierrors.NewInternalError(fmt.Errorf("admission webhook %q attempted to modify the object, which is not supported for this operation", h.name))
 	}
 	current := a.Object
-	if t.toTarget != nil {
-		current = t.toTarget(current)
+	if t.ToTarget != nil {
+		current = t.ToTarget(current)
 	}
-	before, err := encodeObject(current, t.resource)
+	before, err := encodeObject(current, t.Resource)
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
@@ -220,13 +221,13 @@ func (m *Mutating) callAndPatch(ctx context.Context, h *hook, a *admission.Attri
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
-	patched := t.resource.New()
+	patched := t.Resource.New()
 	if err := json.Unmarshal(after, patched); err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
 	defaults.Default(patched)
-	if t.fromTarget != nil {
-		patched = t.fromTarget(patched)
+	if t.FromTarget != nil {
+		patched = t.FromTarget(patched)
 	}
 	dst, src := reflect.ValueOf(a.Object), reflect.ValueOf(patched)
 	if dst.Type() != src.Type() {
@@ -252,13 +253,13 @@ func (*Validating) Handles(admission.Operation) bool { return true }
 // Validate calls the matching validating webhooks in parallel; the first
 // refusal (in webhook order) is the answer.
 func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) error {
-	if exempt(a) {
+	if matching.Exempt(a) {
 		return nil
 	}
 	hooks := validatingHooks(v.d.source.ValidatingWebhookConfigurations())
 	type call struct {
 		h *hook
-		t *target
+		t *matching.Target
 	}
 	var calls []call
 	for i := range hooks {

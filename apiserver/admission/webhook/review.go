@@ -16,6 +16,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/admission"
+	"github.com/minik8s/minik8s/apiserver/admission/matching"
 )
 
 // reviewAPIVersion picks the AdmissionReview version a webhook accepts:
@@ -31,35 +32,35 @@ func reviewAPIVersion(versions []string) (string, bool) {
 }
 
 // newReview builds the AdmissionReview of a for webhook target t.
-func newReview(a *admission.Attributes, t *target, apiVersion string) (*admissionv1.AdmissionReview, error) {
+func newReview(a *admission.Attributes, t *matching.Target, apiVersion string) (*admissionv1.AdmissionReview, error) {
 	obj, old := a.Object, a.OldObject
-	if t.toTarget != nil {
+	if t.ToTarget != nil {
 		if obj != nil {
-			obj = t.toTarget(obj)
+			obj = t.ToTarget(obj)
 		}
 		if old != nil {
-			old = t.toTarget(old)
+			old = t.ToTarget(old)
 		}
 	}
-	objJSON, err := encodeObject(obj, t.resource)
+	objJSON, err := encodeObject(obj, t.Resource)
 	if err != nil {
 		return nil, err
 	}
-	oldJSON, err := encodeObject(old, t.resource)
+	oldJSON, err := encodeObject(old, t.Resource)
 	if err != nil {
 		return nil, err
 	}
 	kind := kindOf(a.Object, a.Resource)
 	targetKind := kind
-	if t.toTarget != nil {
-		targetKind = metav1.GroupVersionKind{Group: t.resource.Group, Version: t.resource.Version, Kind: t.resource.Kind}
+	if t.ToTarget != nil {
+		targetKind = metav1.GroupVersionKind{Group: t.Resource.Group, Version: t.Resource.Version, Kind: t.Resource.Kind}
 	}
 	dry := a.DryRun
 	r := &admissionv1.AdmissionRequest{
 		UID:                types.UID(uuid.NewString()),
 		Kind:               targetKind,
-		Resource:           metav1.GroupVersionResource{Group: t.resource.Group, Version: t.resource.Version, Resource: t.resource.Resource},
-		SubResource:        t.subresource,
+		Resource:           metav1.GroupVersionResource{Group: t.Resource.Group, Version: t.Resource.Version, Resource: t.Resource.Resource},
+		SubResource:        t.Subresource,
 		RequestKind:        &kind,
 		RequestResource:    &metav1.GroupVersionResource{Group: a.Resource.Group, Version: a.Resource.Version, Resource: a.Resource.Resource},
 		RequestSubResource: a.Subresource,

@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"context"
 	"net/url"
 	"strconv"
 	"time"
@@ -14,13 +13,6 @@ import (
 type Source interface {
 	MutatingWebhookConfigurations() []*api.MutatingWebhookConfiguration
 	ValidatingWebhookConfigurations() []*api.ValidatingWebhookConfiguration
-}
-
-// Namespaces gives the labels of a namespace for namespaceSelectors.
-type Namespaces interface {
-	// NamespaceLabels returns the labels of namespace name; found is false
-	// when it does not exist.
-	NamespaceLabels(ctx context.Context, name string) (labels map[string]string, found bool, err error)
 }
 
 // ServiceResolver gives the https URL (scheme and host) a Service port is

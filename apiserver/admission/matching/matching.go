@@ -1,0 +1,187 @@
+package matching
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/api/labels"
+	"github.com/minik8s/minik8s/apiserver/admission"
+)
+
+// Target is the resource a request matched a rule as: its own, or with
+// matchPolicy Equivalent the equivalent one a rule named, with the
+// conversions of the objects to and from it.
+type Target struct {
+	Resource    api.ResourceInfo
+	Subresource string
+	ToTarget    func(api.Object) api.Object // nil: the same kind
+	FromTarget  func(api.Object) api.Object
+}
+
+// equivalent is a resource served in two API groups over one storage,
+// with the conversions between them.
+type equivalent struct {
+	a, b       api.GroupResource
+	aToB, bToA func(api.Object) api.Object
+}
+
+// equivalents are the resources minik8s serves twice: core/v1 and
+// events.k8s.io/v1 Events (kube's EquivalentResourceMapper has these and
+// every other resource served at several versions, which minik8s does not).
+var equivalents = []equivalent{{
+	a:    api.GroupResource{Group: "", Resource: "events"},
+	b:    api.GroupResource{Group: "events.k8s.io", Resource: "events"},
+	aToB: func(o api.Object) api.Object { return api.EventToV1(o.(*api.Event)) },
+	bToA: func(o api.Object) api.Object { return api.EventFromV1(o.(*api.EventV1)) },
+}}
+
+// Equivalents returns the resources equivalent to r (served in another
+// group or version over the same storage), as targets of r's requests.
+func Equivalents(r api.ResourceInfo, sub string) []Target {
+	var out []Target
+	for _, e := range equivalents {
+		from, to, conv, back := e.a, e.b, e.aToB, e.bToA
+		if r.Group == e.b.Group && r.Resource == e.b.Resource {
+			from, to, conv, back = e.b, e.a, e.bToA, e.aToB
+		}
+		if r.Group != from.Group || r.Resource != from.Resource {
+			continue
+		}
+		if info, ok := api.LookupResource(to.Group, to.Resource); ok {
+			out = append(out, Target{Resource: info, Subresource: sub, ToTarget: conv, FromTarget: back})
+		}
+	}
+	return out
+}
+
+// Exempt reports whether a request escapes webhooks and policies: writes
+// of the admission configurations themselves, so that a broken webhook can
+// always be removed (kube's IsExemptAdmissionConfigurationResource).
+func Exempt(a *admission.Attributes) bool {
+	if a.Resource.Group != "admissionregistration.k8s.io" {
+		return false
+	}
+	switch a.Resource.Resource {
+	case "validatingwebhookconfigurations", "mutatingwebhookconfigurations", "validatingadmissionpolicies",
+		"validatingadmissionpolicybindings", "mutatingadmissionpolicies", "mutatingadmissionpolicybindings":
+		return true
+	}
+	return false
+}
+
+// RuleMatches reports whether rule matches an operation on resource (and
+// subresource) in namespace ns, as kube's rules.Matcher does.
+func RuleMatches(rule *api.RuleWithOperations, op admission.Operation, r api.ResourceInfo, sub, ns string) bool {
+	return opMatches(rule.Operations, op) && scopeMatches(rule.Scope, r, ns) &&
+		listMatches(rule.APIGroups, r.Group) && listMatches(rule.APIVersions, r.Version) &&
+		resourceMatches(rule.Resources, r.Resource, sub)
+}
+
+func opMatches(ops []api.OperationType, op admission.Operation) bool {
+	for _, o := range ops {
+		if o == api.OperationAll || string(o) == string(op) {
+			return true
+		}
+	}
+	return false
+}
+
+func listMatches(list []string, v string) bool {
+	for _, x := range list {
+		if x == "*" || x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// scopeMatches: Namespace objects are cluster-scoped whatever their
+// request's namespace says.
+func scopeMatches(scope *api.ScopeType, r api.ResourceInfo, ns string) bool {
+	if scope == nil {
+		return true
+	}
+	isNamespace := r.Group == "" && r.Resource == "namespaces"
+	switch *scope {
+	case api.NamespacedScope:
+		return !isNamespace && ns != ""
+	case api.ClusterScope:
+		return isNamespace || ns == ""
+	}
+	return true
+}
+
+func resourceMatches(resources []string, res, sub string) bool {
+	for _, rs := range resources {
+		r, s, _ := strings.Cut(rs, "/")
+		if (r == "*" || r == res) && (s == "*" || s == sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// Namespaces reads namespaces for namespaceSelectors and policies.
+type Namespaces interface {
+	// Namespace returns namespace name; found is false when it does not
+	// exist.
+	Namespace(ctx context.Context, name string) (ns *api.Namespace, found bool, err error)
+}
+
+// NamespaceMatches applies a namespaceSelector: cluster-scoped objects
+// other than Namespaces always match; a Namespace is matched on its own
+// labels. An error is an internal error to answer the request with.
+func NamespaceMatches(ctx context.Context, nss Namespaces, sel *api.LabelSelector, a *admission.Attributes) (bool, error) {
+	if sel == nil || len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0 {
+		return true, nil
+	}
+	isNamespace := a.Resource.Group == "" && a.Resource.Resource == "namespaces"
+	if a.Namespace == "" && !isNamespace {
+		return true, nil
+	}
+	s, err := labels.SelectorFromLabelSelector(sel)
+	if err != nil {
+		return false, apierrors.NewInternalError(err)
+	}
+	var set map[string]string
+	if isNamespace {
+		obj := a.Object
+		if obj == nil {
+			obj = a.OldObject
+		}
+		if obj != nil {
+			set = obj.GetObjectMeta().Labels
+		}
+	} else {
+		ns, found, err := nss.Namespace(ctx, a.Namespace)
+		if err != nil {
+			return false, apierrors.NewInternalError(err)
+		}
+		if !found {
+			return false, apierrors.NewInternalError(fmt.Errorf("namespaces %q not found", a.Namespace))
+		}
+		set = ns.Labels
+	}
+	return s.Matches(labels.Set(set)), nil
+}
+
+// ObjectMatches applies an objectSelector to the new or the old object:
+// either matching is enough.
+func ObjectMatches(sel *api.LabelSelector, a *admission.Attributes) (bool, error) {
+	if sel == nil || len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0 {
+		return true, nil
+	}
+	s, err := labels.SelectorFromLabelSelector(sel)
+	if err != nil {
+		return false, apierrors.NewInternalError(err)
+	}
+	for _, o := range []api.Object{a.Object, a.OldObject} {
+		if o != nil && s.Matches(labels.Set(o.GetObjectMeta().Labels)) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
