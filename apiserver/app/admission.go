@@ -2,9 +2,13 @@ package app
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/api/labels"
 	"github.com/minik8s/minik8s/apiserver/admission/matching"
+	"github.com/minik8s/minik8s/apiserver/admission/policy"
 	"github.com/minik8s/minik8s/apiserver/admission/webhook"
 	"github.com/minik8s/minik8s/apiserver/cacher"
 	"github.com/minik8s/minik8s/apiserver/registry"
@@ -15,13 +19,17 @@ import (
 // the watch caches: the webhook configurations, namespaces' labels, and
 // the Services and EndpointSlices webhooks are reached through.
 type admissionSource struct {
-	mutating, validating, namespaces, services, slices *registry.Store
+	mutating, validating, policies, bindings, namespaces, services, slices *registry.Store
+	// stores are every resource's, for policies' params.
+	stores map[string]*registry.Store
 }
 
 var (
 	_ webhook.Source         = (*admissionSource)(nil)
 	_ matching.Namespaces    = (*admissionSource)(nil)
 	_ serviceresolver.Lister = (*admissionSource)(nil)
+	_ policy.Source          = (*admissionSource)(nil)
+	_ policy.Params          = (*admissionSource)(nil)
 )
 
 func (s *admissionSource) MutatingWebhookConfigurations() []*api.MutatingWebhookConfiguration {
@@ -45,4 +53,49 @@ func (s *admissionSource) Service(ns, name string) (*api.Service, bool) {
 func (s *admissionSource) EndpointSlices(ns, name string) []*api.EndpointSlice {
 	return cachedValues[api.EndpointSlice](s.slices, cacher.Predicate{Namespace: ns,
 		Label: func(l map[string]string) bool { return l[api.LabelServiceName] == name }})
+}
+
+func (s *admissionSource) ValidatingAdmissionPolicies() []*api.ValidatingAdmissionPolicy {
+	return cachedValues[api.ValidatingAdmissionPolicy](s.policies, cacher.Predicate{})
+}
+
+func (s *admissionSource) ValidatingAdmissionPolicyBindings() []*api.ValidatingAdmissionPolicyBinding {
+	return cachedValues[api.ValidatingAdmissionPolicyBinding](s.bindings, cacher.Predicate{})
+}
+
+// ParamObjects reads params from the watch cache of their resource; one
+// named param the cache has not seen yet is read from etcd, as kube reads
+// it directly when its informer lags.
+func (s *admissionSource) ParamObjects(r api.ResourceInfo, ns, name string, sel labels.Selector) ([]api.Object, error) {
+	st := s.stores[r.Group+"/"+r.Resource]
+	if st == nil {
+		return nil, fmt.Errorf("%s is not served", r.Resource)
+	}
+	if name != "" {
+		if o, ok := st.Cacher().Get(st.Key(ns, name)); ok {
+			if v, ok := o.Value.(api.Object); ok {
+				return []api.Object{v}, nil
+			}
+		}
+		obj, err := st.Get(context.Background(), ns, name)
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []api.Object{obj}, nil
+	}
+	objs, _, err := st.Cacher().List(context.Background(), cacher.ListOptions{Namespace: ns, ResourceVersion: "0",
+		Predicate: cacher.Predicate{Label: func(l map[string]string) bool { return sel.Matches(labels.Set(l)) }}})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Object, 0, len(objs))
+	for _, o := range objs {
+		if v, ok := o.Value.(api.Object); ok {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/admission"
+	"github.com/minik8s/minik8s/apiserver/admission/policy"
 	"github.com/minik8s/minik8s/apiserver/admission/webhook"
 	"github.com/minik8s/minik8s/apiserver/aggregator"
 	"github.com/minik8s/minik8s/apiserver/audit"
@@ -46,7 +47,7 @@ import (
 // kube-apiserver's order: mutating steps run first (the chain runs all
 // Admit steps, then all Validate steps).
 var AdmissionPlugins = []string{"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "NodeRestriction", "DefaultTolerationSeconds",
-	"MutatingAdmissionWebhook", "ValidatingAdmissionWebhook", "ResourceQuota"}
+	"MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook", "ResourceQuota"}
 
 // SystemNamespaces exist from the start and may not be deleted.
 var SystemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
@@ -224,6 +225,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		Resolver: &serviceresolver.Resolver{Lister: hooks, Routing: serviceresolver.Endpoints}, Logger: a.log})
 	quotas := &quotaAccess{}
 	ranges := &limitRanges{}
+	policies := policy.New(policy.Config{Source: hooks, Params: hooks, Namespaces: hooks, Logger: a.log})
 	// kube-apiserver's order: mutating plugins run first (the chain runs all
 	// Admit steps, then all Validate steps).
 	var plugins []admission.Plugin
@@ -238,6 +240,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		// see the object the built-in plugins mutated, and validate
 		// after the built-in validators.
 		mutatingWebhooks,
+		policies,
 		validatingWebhooks,
 		// ResourceQuota charges last, once nothing else may refuse.
 		&admission.ResourceQuota{Quotas: quotas},
@@ -306,6 +309,9 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	}
 	*hooks = admissionSource{mutating: a.Store("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
 		validating: a.Store("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+		policies:   a.Store("admissionregistration.k8s.io", "validatingadmissionpolicies"),
+		bindings:   a.Store("admissionregistration.k8s.io", "validatingadmissionpolicybindings"),
+		stores:     a.byName,
 		namespaces: nsGetter.store, services: a.Store("", "services"), slices: a.Store("discovery.k8s.io", "endpointslices")}
 	*saGetter = objectGetter{sas: a.Store("", "serviceaccounts"), pods: a.Store("", "pods"),
 		secrets: a.Store("", "secrets"), nodes: a.Store("", "nodes")}

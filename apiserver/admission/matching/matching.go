@@ -3,6 +3,7 @@ package matching
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/minik8s/minik8s/api"
@@ -184,4 +185,61 @@ func ObjectMatches(sel *api.LabelSelector, a *admission.Attributes) (bool, error
 		}
 	}
 	return false, nil
+}
+
+// MatchResources applies a policy's matchConstraints or a binding's
+// matchResources to a request, as kube's policy matcher does: selectors,
+// then excludeResourceRules, then resourceRules (all resources when there
+// are none) with their resourceNames, then equivalent resources under
+// matchPolicy Equivalent. It returns the target the request matched as.
+func MatchResources(ctx context.Context, nss Namespaces, m *api.MatchResources, a *admission.Attributes) (*Target, error) {
+	nsOK, nsErr := NamespaceMatches(ctx, nss, m.NamespaceSelector, a)
+	if !nsOK && nsErr == nil {
+		return nil, nil
+	}
+	objOK, objErr := ObjectMatches(m.ObjectSelector, a)
+	if !objOK && objErr == nil {
+		return nil, nil
+	}
+	equivalent := m.MatchPolicy != nil && *m.MatchPolicy == api.MatchPolicyEquivalent
+	if t := namedRulesMatch(m.ExcludeResourceRules, equivalent, a); t != nil {
+		return nil, nil
+	}
+	t := &Target{Resource: a.Resource, Subresource: a.Subresource}
+	if len(m.ResourceRules) > 0 {
+		if t = namedRulesMatch(m.ResourceRules, equivalent, a); t == nil {
+			return nil, nil
+		}
+	}
+	if nsErr != nil {
+		return nil, nsErr
+	}
+	if objErr != nil {
+		return nil, objErr
+	}
+	return t, nil
+}
+
+func namedRulesMatch(rules []api.NamedRuleWithOperations, equivalent bool, a *admission.Attributes) *Target {
+	named := func(r *api.NamedRuleWithOperations) bool {
+		return len(r.ResourceNames) == 0 || slices.Contains(r.ResourceNames, a.Name)
+	}
+	for i := range rules {
+		r := &rules[i]
+		if RuleMatches(&r.RuleWithOperations, a.Operation, a.Resource, a.Subresource, a.Namespace) && named(r) {
+			return &Target{Resource: a.Resource, Subresource: a.Subresource}
+		}
+	}
+	if !equivalent {
+		return nil
+	}
+	for i := range rules {
+		r := &rules[i]
+		for _, eq := range Equivalents(a.Resource, a.Subresource) {
+			if RuleMatches(&r.RuleWithOperations, a.Operation, eq.Resource, eq.Subresource, a.Namespace) && named(r) {
+				return &eq
+			}
+		}
+	}
+	return nil
 }

@@ -1,0 +1,18 @@
+// Package policy is the ValidatingAdmissionPolicy admission plugin: CEL
+// validations of ValidatingAdmissionPolicies applied, through their
+// ValidatingAdmissionPolicyBindings, to the requests both match, as
+// kube-apiserver does.
+//
+// Expressions are compiled and evaluated by k8s.io/apiserver's CEL
+// admission libraries (the Kubernetes CEL environment and libraries, the
+// object, oldObject, request, params, namespaceObject and variables
+// bindings, messageExpression, cost limits), so their results and messages
+// are kube's. This package does the rest: reading policies, bindings and
+// params from the watch caches, matching (matchConstraints, a binding's
+// matchResources, paramRef), the validation actions Deny, Warn and Audit,
+// and the failure policy. Compiled policies are cached by resourceVersion.
+//
+// Not done: the authorizer variable (expressions using it fail, and the
+// failure policy applies), status.typeChecking, matchConditions of
+// webhooks.
+package policy

@@ -1,0 +1,167 @@
+package integration
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minik8s/minik8s/apiserver/apiservertest"
+)
+
+const (
+	vapPath  = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
+	vapbPath = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
+)
+
+// policyOnConfigMaps is a ValidatingAdmissionPolicy on configmap creates and
+// updates with the given validations and spec fields.
+func policyOnConfigMaps(name string, validations []map[string]any, extra map[string]any) map[string]any {
+	spec := map[string]any{
+		"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
+			"operations": []string{"CREATE", "UPDATE"}, "apiGroups": []string{""}, "apiVersions": []string{"v1"}, "resources": []string{"configmaps"}}}},
+		"validations": validations,
+	}
+	for k, v := range extra {
+		spec[k] = v
+	}
+	return map[string]any{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+		"metadata": map[string]any{"name": name}, "spec": spec}
+}
+
+// bindingInScenario binds a policy to the namespaces labelled
+// scenario=SCENARIO.
+func bindingInScenario(name, policy, scenario string, actions []string, extra map[string]any) map[string]any {
+	spec := map[string]any{"policyName": policy, "validationActions": actions,
+		"matchResources": map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]string{"scenario": scenario}}}}
+	for k, v := range extra {
+		spec[k] = v
+	}
+	return map[string]any{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+		"metadata": map[string]any{"name": name}, "spec": spec}
+}
+
+// createCached creates an object at path and waits until the watch cache
+// of its resource has it.
+func createCached(t *testing.T, s *apiservertest.Server, c *tclient, path, resource string, obj map[string]any) {
+	t.Helper()
+	c.must(201, "POST", path, obj)
+	name := obj["metadata"].(map[string]any)["name"].(string)
+	st := s.Store("admissionregistration.k8s.io", resource)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, ok := st.Cacher().Get(st.Key("", name)); ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s %s not in the watch cache after 5s", resource, name)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestValidatingAdmissionPolicy(t *testing.T) {
+	s := apiservertest.Start(t)
+	c := newClient(t, s)
+	policy := func(obj map[string]any) { createCached(t, s, c, vapPath, "validatingadmissionpolicies", obj) }
+	binding := func(obj map[string]any) { createCached(t, s, c, vapbPath, "validatingadmissionpolicybindings", obj) }
+	threeKeys := map[string]string{"a": "1", "b": "2", "c": "3"}
+
+	t.Run("deny with message", func(t *testing.T) {
+		scenarioNamespace(c, "vap-deny")
+		policy(policyOnConfigMaps("max-keys", []map[string]any{{"expression": "!has(object.data) || object.data.size() <= 2", "message": "too many keys"}}, nil))
+		binding(bindingInScenario("max-keys-binding", "max-keys", "vap-deny", []string{"Deny"}, nil))
+		r := c.do("POST", "/api/v1/namespaces/vap-deny/configmaps", configMap("big", nil, threeKeys), "")
+		st := r.obj(t)
+		want := `configmaps "big" is forbidden: ValidatingAdmissionPolicy 'max-keys' with binding 'max-keys-binding' denied request: too many keys`
+		if r.Code != 422 || st["reason"] != "Invalid" || st["message"] != want {
+			t.Errorf("create = %d %s\nwant 422 Invalid %q", r.Code, r.Body, want)
+		}
+		c.must(201, "POST", "/api/v1/namespaces/vap-deny/configmaps", configMap("small", nil, map[string]string{"a": "1"}))
+		// The binding selects only its namespace.
+		c.must(201, "POST", "/api/v1/namespaces/default/configmaps", configMap("big", nil, threeKeys))
+	})
+
+	t.Run("messageExpression and reason", func(t *testing.T) {
+		scenarioNamespace(c, "vap-msg")
+		policy(policyOnConfigMaps("named", []map[string]any{{"expression": "object.metadata.name.startsWith('ok-')",
+			"messageExpression": "'name ' + object.metadata.name + ' lacks the ok- prefix'", "reason": "Forbidden"}}, nil))
+		binding(bindingInScenario("named-binding", "named", "vap-msg", []string{"Deny"}, nil))
+		r := c.do("POST", "/api/v1/namespaces/vap-msg/configmaps", configMap("bad", nil, nil), "")
+		if r.Code != 403 || !strings.Contains(string(r.Body), "denied request: name bad lacks the ok- prefix") {
+			t.Errorf("create = %d %s", r.Code, r.Body)
+		}
+		c.must(201, "POST", "/api/v1/namespaces/vap-msg/configmaps", configMap("ok-1", nil, nil))
+	})
+
+	t.Run("params", func(t *testing.T) {
+		scenarioNamespace(c, "vap-params")
+		c.must(201, "POST", "/api/v1/namespaces/vap-params/configmaps", configMap("limits", nil, map[string]string{"max": "1"}))
+		policy(policyOnConfigMaps("param-keys", []map[string]any{{"expression": "object.metadata.name == 'limits' || !has(object.data) || object.data.size() <= int(params.data.max)"}},
+			map[string]any{"paramKind": map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}))
+		binding(bindingInScenario("param-keys-binding", "param-keys", "vap-params", []string{"Deny"},
+			map[string]any{"paramRef": map[string]any{"name": "limits", "parameterNotFoundAction": "Deny"}}))
+		r := c.do("POST", "/api/v1/namespaces/vap-params/configmaps", configMap("two", nil, map[string]string{"a": "1", "b": "2"}), "")
+		if r.Code != 422 || !strings.Contains(string(r.Body), `failed expression: object.metadata.name == 'limits'`) {
+			t.Errorf("create over the param's limit = %d %s", r.Code, r.Body)
+		}
+		c.must(201, "POST", "/api/v1/namespaces/vap-params/configmaps", configMap("one", nil, map[string]string{"a": "1"}))
+		// Params missing in another namespace the binding selects: Deny.
+		c.must(201, "POST", "/api/v1/namespaces", map[string]any{"metadata": map[string]any{"name": "vap-params-2",
+			"labels": map[string]string{"scenario": "vap-params"}}})
+		r = c.do("POST", "/api/v1/namespaces/vap-params-2/configmaps", configMap("x", nil, nil), "")
+		if r.Code != 422 || !strings.Contains(string(r.Body), "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction") {
+			t.Errorf("create without params = %d %s", r.Code, r.Body)
+		}
+	})
+
+	t.Run("warn", func(t *testing.T) {
+		scenarioNamespace(c, "vap-warn")
+		policy(policyOnConfigMaps("warned", []map[string]any{{"expression": "false", "message": "just so you know"}}, nil))
+		binding(bindingInScenario("warned-binding", "warned", "vap-warn", []string{"Warn", "Audit"}, nil))
+		body, _ := json.Marshal(configMap("w", nil, nil))
+		resp, err := http.Post(s.URL()+"/api/v1/namespaces/vap-warn/configmaps", "application/json", strings.NewReader(string(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		want := `299 - "Validation failed for ValidatingAdmissionPolicy 'warned' with binding 'warned-binding': just so you know"`
+		if got := resp.Header.Values("Warning"); resp.StatusCode != 201 || len(got) != 1 || got[0] != want {
+			t.Errorf("status %d, Warning headers %q, want %q", resp.StatusCode, got, want)
+		}
+	})
+
+	for _, fp := range []string{"Fail", "Ignore"} {
+		t.Run("runtime error, failurePolicy "+fp, func(t *testing.T) {
+			name := "vap-error-" + strings.ToLower(fp)
+			scenarioNamespace(c, name)
+			policy(policyOnConfigMaps(name, []map[string]any{{"expression": "object.data.missing == 'x'"}}, map[string]any{"failurePolicy": fp}))
+			binding(bindingInScenario(name, name, name, []string{"Deny"}, nil))
+			r := c.do("POST", "/api/v1/namespaces/"+name+"/configmaps", configMap("x", nil, map[string]string{"a": "1"}), "")
+			switch fp {
+			case "Fail":
+				if r.Code != 422 || !strings.Contains(string(r.Body), "expression 'object.data.missing == 'x'' resulted in error: no such key: missing") {
+					t.Errorf("create = %d %s", r.Code, r.Body)
+				}
+			default:
+				if r.Code != 201 {
+					t.Errorf("create = %d %s, want 201", r.Code, r.Body)
+				}
+			}
+		})
+	}
+
+	t.Run("policy defaults and validation", func(t *testing.T) {
+		got := c.must(200, "GET", vapPath+"/max-keys", nil)
+		spec := got["spec"].(map[string]any)
+		mc := spec["matchConstraints"].(map[string]any)
+		if spec["failurePolicy"] != "Fail" || mc["matchPolicy"] != "Equivalent" || mc["namespaceSelector"] == nil {
+			t.Errorf("defaults = %v", spec)
+		}
+		r := c.do("POST", vapbPath, bindingInScenario("bad", "max-keys", "x", []string{"Deny", "Warn"}, nil), "")
+		if r.Code != 422 || !strings.Contains(string(r.Body), "must not contain both Deny and Warn") {
+			t.Errorf("invalid binding = %d %s", r.Code, r.Body)
+		}
+	})
+}
