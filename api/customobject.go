@@ -49,70 +49,131 @@ func (o CustomObject) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads an object; numbers become int64 when they are
 // integers, float64 otherwise.
 func (o *CustomObject) UnmarshalJSON(data []byte) error {
-	top, err := DecodeJSONObject(data)
-	if err != nil {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
 		return err
 	}
+	if top == nil {
+		return errors.New("expected a JSON object, got null")
+	}
 	*o = CustomObject{}
-	if v, ok := top["apiVersion"]; ok {
-		s, isString := v.(string)
-		if !isString && v != nil {
-			return errors.New("apiVersion: must be a string")
-		}
-		o.APIVersion = s
-		delete(top, "apiVersion")
-	}
-	if v, ok := top["kind"]; ok {
-		s, isString := v.(string)
-		if !isString && v != nil {
-			return errors.New("kind: must be a string")
-		}
-		o.Kind = s
-		delete(top, "kind")
-	}
-	if v, ok := top["metadata"]; ok {
-		delete(top, "metadata")
-		if v != nil {
-			if _, isMap := v.(map[string]any); !isMap {
-				return errors.New("metadata: must be an object")
+	for k, raw := range top {
+		switch k {
+		case "apiVersion", "kind":
+			var s *string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return fmt.Errorf("%s: must be a string", k)
 			}
-			// Re-read the metadata with its types.
-			raw, err := json.Marshal(v)
-			if err != nil {
-				return err
+			if s != nil && k == "apiVersion" {
+				o.APIVersion = *s
+			} else if s != nil {
+				o.Kind = *s
 			}
+		case "metadata":
 			if err := json.Unmarshal(raw, &o.ObjectMeta); err != nil {
 				return fmt.Errorf("metadata: %w", err)
 			}
+		default:
+			v, err := decodeJSONValue(raw)
+			if err != nil {
+				return fmt.Errorf("%s: %w", k, err)
+			}
+			if k == "status" {
+				o.Status = v
+				continue
+			}
+			if o.Content == nil {
+				o.Content = make(map[string]any, len(top))
+			}
+			o.Content[k] = v
 		}
-	}
-	if v, ok := top["status"]; ok {
-		o.Status = v
-		delete(top, "status")
-	}
-	if len(top) > 0 {
-		o.Content = top
 	}
 	return nil
 }
 
 // Object returns the whole object in unstructured form (metadata as a
-// map too), as the schema validators and CEL see it.
+// map too), as the schema validators and CEL see it. The values below the
+// top level are the object's own, not copies.
 func (o *CustomObject) Object() (map[string]any, error) {
-	data, err := json.Marshal(o)
+	out := make(map[string]any, len(o.Content)+4)
+	for k, v := range o.Content {
+		out[k] = v
+	}
+	if o.APIVersion != "" {
+		out["apiVersion"] = o.APIVersion
+	}
+	if o.Kind != "" {
+		out["kind"] = o.Kind
+	}
+	raw, err := json.Marshal(&o.ObjectMeta)
 	if err != nil {
 		return nil, err
 	}
-	return DecodeJSONObject(data)
+	meta, err := DecodeJSONObject(raw)
+	if err != nil {
+		return nil, err
+	}
+	out["metadata"] = meta
+	if o.Status != nil {
+		out["status"] = o.Status
+	}
+	return out, nil
 }
 
-// SetObject replaces the object with the unstructured content obj.
+// SetObject replaces the object with the unstructured content obj, whose
+// values it takes over.
 func (o *CustomObject) SetObject(obj map[string]any) error {
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return err
+	next := CustomObject{}
+	for k, v := range obj {
+		switch k {
+		case "apiVersion", "kind":
+			s, ok := v.(string)
+			if !ok && v != nil {
+				return fmt.Errorf("%s: must be a string", k)
+			}
+			if k == "apiVersion" {
+				next.APIVersion = s
+			} else {
+				next.Kind = s
+			}
+		case "metadata":
+			if v == nil {
+				continue
+			}
+			raw, err := json.Marshal(v)
+			if err != nil {
+				return err
+			}
+			if err := json.Unmarshal(raw, &next.ObjectMeta); err != nil {
+				return fmt.Errorf("metadata: %w", err)
+			}
+		case "status":
+			next.Status = v
+		default:
+			if next.Content == nil {
+				next.Content = make(map[string]any, len(obj))
+			}
+			next.Content[k] = v
+		}
 	}
-	return o.UnmarshalJSON(data)
+	*o = next
+	return nil
+}
+
+func decodeJSONValue(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if n, ok := v.(json.Number); ok {
+		return number(n)
+	}
+	if err := convertNumbers(v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
 
 // DecodeJSONObject decodes a JSON object in Kubernetes' unstructured form:

@@ -98,8 +98,17 @@ func NewStore(cfg Config) *Store {
 	if cfg.KeyPrefix != "" {
 		s.keyPrefix = cfg.KeyPrefix
 	}
-	tm, _ := json.Marshal(api.TypeMeta{Kind: cfg.Info.Kind, APIVersion: cfg.Info.GroupVersion()})
-	s.typePrefix = append(tm[:len(tm)-1:len(tm)-1], ',')
+	// What an encoding of the kind starts with, up to its metadata: the
+	// type fields in the order the kind's encoding writes them.
+	if empty, err := json.Marshal(s.New()); err == nil {
+		if i := bytes.Index(empty, []byte(`"metadata"`)); i > 0 {
+			s.typePrefix = empty[:i:i]
+		}
+	}
+	if s.typePrefix == nil {
+		tm, _ := json.Marshal(api.TypeMeta{Kind: cfg.Info.Kind, APIVersion: cfg.Info.GroupVersion()})
+		s.typePrefix = append(tm[:len(tm)-1:len(tm)-1], ',')
+	}
 	var cacheName string
 	if s.stored != nil {
 		cacheName = cfg.Info.Resource + "." + cfg.Info.Group
