@@ -464,6 +464,12 @@ func (c *Controller) build(ctx context.Context, crd *apiextensionsv1.CustomResou
 		}
 	}()
 	names := crd.Status.AcceptedNames
+	storageVersion := ""
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			storageVersion = crd.Spec.Group + "/" + v.Name
+		}
+	}
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]
 		if !v.Served {
@@ -488,7 +494,7 @@ func (c *Controller) build(ctx context.Context, crd *apiextensionsv1.CustomResou
 		}
 		cfg := registry.Config{Info: info, Strategy: strategy, Storage: c.cfg.Storage, Admission: c.cfg.Admission,
 			BookmarkInterval: c.cfg.BookmarkInterval, EventBufferSize: c.cfg.EventBufferSize,
-			KeyPrefix: crd.Spec.Group + "/" + names.Plural, Logger: c.log}
+			KeyPrefix: crd.Spec.Group + "/" + names.Plural, StorageAPIVersion: storageVersion, Logger: c.log}
 		if fields != nil {
 			cfg.FieldManager = fields.For(info)
 		}

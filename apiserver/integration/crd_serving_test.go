@@ -412,6 +412,24 @@ func TestCRDServing(t *testing.T) {
 		if out["apiVersion"] != "example.com/v1beta1" || out["spec"].(map[string]any)["color"] != "green" {
 			t.Errorf("v1beta1: %v", out)
 		}
+		// Written through v1beta1, stored as v1 (the storage version) under
+		// /registry/GROUP/RESOURCE/NAMESPACE/NAME.
+		obj := widget("w5", map[string]any{"size": "1m"})
+		obj["apiVersion"] = "example.com/v1beta1"
+		if out := c.must(201, "POST", "/apis/example.com/v1beta1/namespaces/default/widgets", obj); out["apiVersion"] != "example.com/v1beta1" {
+			t.Errorf("created through v1beta1: %v", out)
+		}
+		kv, err := s.Backend().Client().Get(context.Background(), strings.TrimSuffix(s.Options.EtcdPrefix, "/")+"/example.com/widgets/default/w5")
+		if err != nil || len(kv.Kvs) != 1 {
+			t.Fatalf("read etcd: %v", err)
+		}
+		if !strings.HasPrefix(string(kv.Kvs[0].Value), `{"apiVersion":"example.com/v1","kind":"Widget",`) {
+			t.Errorf("stored: %s", kv.Kvs[0].Value)
+		}
+		if out := c.must(200, "GET", ns+"/w5", nil); out["apiVersion"] != "example.com/v1" {
+			t.Errorf("read through v1: %v", out)
+		}
+		c.must(200, "DELETE", ns+"/w5", nil)
 	})
 
 	t.Run("protobuf", func(t *testing.T) {
@@ -642,4 +660,30 @@ func TestCRDDeletion(t *testing.T) {
 	if items := c.must(200, "GET", ns, nil)["items"].([]any); len(items) != 0 {
 		t.Errorf("objects survived their CRD: %v", items)
 	}
+}
+
+// TestCRDClusterScoped serves a cluster-scoped custom resource.
+func TestCRDClusterScoped(t *testing.T) {
+	t.Parallel()
+	s := apiservertest.Start(t)
+	c := newClient(t, s)
+	doc := strings.NewReplacer("widgets", "planets", "widget\n", "planet\n", "kind: Widget", "kind: Planet",
+		"shortNames: [wd]", "shortNames: [pl]", "scope: Namespaced", "scope: Cluster").Replace(widgetCRD)
+	createCRD(t, c, doc, "/apis/example.com/v1/planets")
+	p := widget("mars", map[string]any{"size": "3m"})
+	p["kind"] = "Planet"
+	out := c.must(201, "POST", "/apis/example.com/v1/planets", p)
+	if _, ok := meta(out)["namespace"]; ok {
+		t.Errorf("a cluster-scoped object has a namespace: %v", meta(out))
+	}
+	if r := c.do("GET", "/apis/example.com/v1/namespaces/default/planets/mars", nil, ""); r.Code != http.StatusNotFound {
+		t.Errorf("namespaced path of a cluster-scoped resource: %d", r.Code)
+	}
+	list := c.must(200, "GET", "/apis/example.com/v1", nil)
+	for _, r := range list["resources"].([]any) {
+		if r := r.(map[string]any); r["name"] == "planets" && r["namespaced"] != false {
+			t.Errorf("discovery: %v", r)
+		}
+	}
+	c.must(200, "GET", "/apis/example.com/v1/planets/mars", nil)
 }

@@ -51,6 +51,9 @@ type Store struct {
 	stored *storageVersion
 	// keyPrefix starts the resource's etcd keys (below the storage prefix).
 	keyPrefix string
+	// storageAPIVersion, when set, is the apiVersion objects are written
+	// with (a custom resource's storage version).
+	storageAPIVersion string
 }
 
 // Config assembles a Store.
@@ -72,6 +75,11 @@ type Config struct {
 	// etcd keys: custom resources live under GROUP/RESOURCE, as in
 	// Kubernetes, so they never meet a built-in resource of the same name.
 	KeyPrefix string
+	// StorageAPIVersion, if set and not the served one, is the apiVersion
+	// objects are stored with: a custom resource's storage version, to
+	// which every served version converts (only the apiVersion changes,
+	// as with the None conversion strategy).
+	StorageAPIVersion string
 }
 
 // NewStore returns the store of one resource. Run must be called to fill
@@ -94,6 +102,9 @@ func NewStore(cfg Config) *Store {
 		now:       time.Now,
 		stored:    storageVersionFor(cfg.Info),
 		keyPrefix: cfg.Info.Resource,
+	}
+	if cfg.StorageAPIVersion != cfg.Info.GroupVersion() {
+		s.storageAPIVersion = cfg.StorageAPIVersion
 	}
 	if cfg.KeyPrefix != "" {
 		s.keyPrefix = cfg.KeyPrefix
@@ -227,6 +238,11 @@ func (s *Store) encode(obj api.Object) ([]byte, error) {
 		st := s.stored.toStorage(obj)
 		*st.GetTypeMeta() = api.TypeMeta{Kind: s.stored.info.Kind, APIVersion: s.stored.info.GroupVersion()}
 		data, err = json.Marshal(st)
+	} else if s.storageAPIVersion != "" {
+		tm := obj.GetTypeMeta()
+		tm.APIVersion = s.storageAPIVersion
+		data, err = json.Marshal(obj)
+		s.setType(obj)
 	} else {
 		data, err = json.Marshal(obj)
 	}
@@ -476,6 +492,9 @@ func (s *Store) create(ctx context.Context, obj api.Object, generated bool, opts
 			return nil, nil, s.storageError(err, meta.Name)
 		}
 		meta.ResourceVersion = strconv.FormatInt(rev, 10)
+		if s.storageAPIVersion != "" {
+			return obj, nil, nil // stored as another version than served
+		}
 		out, _ := withResourceVersion(data, rev)
 		return obj, out, nil
 	}
