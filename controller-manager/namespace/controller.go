@@ -93,8 +93,12 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	if ns.DeletionTimestamp == nil || !slices.Contains(ns.Spec.Finalizers, api.FinalizerKubernetes) {
 		return nil
 	}
-	deleteErrs := c.deleteContent(ctx, name)
-	remaining, listErr := c.remaining(ctx, name)
+	resources, err := c.contentResources(ctx)
+	if err != nil {
+		return fmt.Errorf("namespace %s: %w", name, err)
+	}
+	deleteErrs := c.deleteContent(ctx, name, resources)
+	remaining, listErr := c.remaining(ctx, name, resources)
 	if listErr != nil {
 		return fmt.Errorf("namespace %s: %w", name, listErr)
 	}
@@ -114,10 +118,10 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 }
 
 // deleteContent deletes every object of every namespaced resource in ns.
-func (c *Controller) deleteContent(ctx context.Context, ns string) []error {
+func (c *Controller) deleteContent(ctx context.Context, ns string, resources []api.ResourceInfo) []error {
 	background := api.DeletePropagationBackground
 	var errs []error
-	for _, info := range c.resources {
+	for _, info := range resources {
 		err := client.ResourceFor[controller.PartialObject](c.client, info).Namespace(ns).
 			DeleteCollection(ctx, &api.DeleteOptions{PropagationPolicy: &background}, client.ListOptions{})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsMethodNotSupported(err) {
@@ -128,9 +132,9 @@ func (c *Controller) deleteContent(ctx context.Context, ns string) []error {
 }
 
 // remaining counts the objects left in ns per resource.
-func (c *Controller) remaining(ctx context.Context, ns string) (map[string]int, error) {
+func (c *Controller) remaining(ctx context.Context, ns string, resources []api.ResourceInfo) (map[string]int, error) {
 	out := map[string]int{}
-	for _, info := range c.resources {
+	for _, info := range resources {
 		l, err := client.ResourceFor[controller.PartialObject](c.client, info).Namespace(ns).List(ctx, client.ListOptions{})
 		if err != nil {
 			return out, fmt.Errorf("list %s: %w", info.Resource, err)

@@ -116,3 +116,36 @@ func TestNamespaceDeletion(t *testing.T) {
 	// Creating in it again works once it is gone: a fresh namespace.
 	cl.Namespace("doomed")
 }
+
+// Deleting a namespace deletes its custom objects too: the controller
+// finds their resources through discovery.
+func TestNamespaceDeletionCustomResources(t *testing.T) {
+	cl := controllermanagertest.Start(t, []string{"namespace"}, nil)
+	ctx := cl.Context(2 * time.Minute)
+	c := cl.Client
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"gizmos.example.com"},
+"spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"gizmos","kind":"Gizmo"},
+"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+	if _, err := c.Do(ctx, client.Request{Method: "POST", Path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", Body: []byte(crd)}); err != nil {
+		t.Fatal(err)
+	}
+	const path = "/apis/example.com/v1/namespaces/doomed/gizmos"
+	cl.Namespace("doomed")
+	cl.Eventually(10*time.Second, "gizmos served", func() (bool, error) {
+		_, err := c.Do(ctx, client.Request{Path: path})
+		return err == nil, nil
+	})
+	if _, err := c.Do(ctx, client.Request{Method: "POST", Path: path, Body: []byte(`{"apiVersion":"example.com/v1","kind":"Gizmo","metadata":{"name":"g"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Resource[api.Namespace](c).Delete(ctx, "doomed", nil); err != nil {
+		t.Fatal(err)
+	}
+	cl.Eventually(60*time.Second, "namespace doomed gone", func() (bool, error) {
+		_, err := client.Resource[api.Namespace](c).Get(ctx, "doomed")
+		return apierrors.IsNotFound(err), nil
+	})
+	if _, err := c.Do(ctx, client.Request{Path: path + "/g"}); !apierrors.IsNotFound(err) {
+		t.Errorf("the gizmo outlived its namespace: %v", err)
+	}
+}
