@@ -11,7 +11,6 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
-	"github.com/minik8s/minik8s/api/labels"
 	"github.com/minik8s/minik8s/controller-manager/controller"
 	"github.com/minik8s/minik8s/internal/cache"
 	"github.com/minik8s/minik8s/internal/client"
@@ -45,14 +44,22 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := NewController(ctx.Client, informer.Shared[api.CronJob](ctx.Factory, "", client.ListOptions{}),
+	c, err := NewController(ctx.Client, informer.Shared[api.CronJob](ctx.Factory, "", client.ListOptions{}),
 		informer.Shared[api.Job](ctx.Factory, "", client.ListOptions{}), ctx.Events.RecorderFor("cronjob-controller"), ctx.Logger)
+	if err != nil {
+		return nil, err
+	}
 	c.metrics = m
 	return c, nil
 }
 
-// NewController wires the controller over its informers.
-func NewController(c *client.Client, cronJobs *informer.Informer[api.CronJob], jobs *informer.Informer[api.Job], rec events.Recorder, log *slog.Logger) *Controller {
+// NewController wires the controller over its informers; it indexes the
+// Jobs by their controller's UID, so that a sync reads its CronJob's Jobs
+// alone, not every Job of the namespace.
+func NewController(c *client.Client, cronJobs *informer.Informer[api.CronJob], jobs *informer.Informer[api.Job], rec events.Recorder, log *slog.Logger) (*Controller, error) {
+	if err := controller.AddControllerUIDIndex(jobs); err != nil {
+		return nil, err
+	}
 	ctl := &Controller{client: c, cronJobs: cronJobs, jobs: jobs, recorder: rec, log: log, now: time.Now,
 		queue: workqueue.NewRateLimiting[string](nil, workqueue.WithName("cronjob"))}
 	enqueue := func(cj *api.CronJob) { ctl.queue.Add(cache.MetaNamespaceKeyFunc(cj)) }
@@ -74,7 +81,7 @@ func NewController(c *client.Client, cronJobs *informer.Informer[api.CronJob], j
 		OnUpdate: func(_, j *api.Job) { byJob(j) },
 		OnDelete: func(j *api.Job, _ bool) { byJob(j) },
 	})
-	return ctl
+	return ctl, nil
 }
 
 // Run syncs cronjobs until ctx ends.
@@ -99,12 +106,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	cj := api.DeepCopy(cached)
-	var owned []*api.Job
-	for _, j := range c.jobs.Lister().Namespace(ns).List(labels.Everything()) {
-		if ref := api.GetControllerOf(&j.ObjectMeta); ref != nil && ref.UID == cj.UID {
-			owned = append(owned, j)
-		}
-	}
+	owned, _ := c.jobs.Store().ByIndex(controller.ControllerUIDIndex, string(cj.UID))
 	requeue, syncErr := c.syncCronJob(ctx, cj, owned)
 	if !reflect.DeepEqual(cached.Status, cj.Status) {
 		if _, err := client.Resource[api.CronJob](c.client).Namespace(ns).UpdateStatus(ctx, cj); err != nil {

@@ -88,7 +88,10 @@ func TestSync(t *testing.T) {
 			defer cancel()
 			f := informer.NewFactory(srv.Client(), informer.FactoryOptions{Logger: slog.New(slog.DiscardHandler)})
 			rec := &events.FakeRecorder{}
-			c := NewController(srv.Client(), informer.Shared[api.CronJob](f, "", client.ListOptions{}), informer.Shared[api.Job](f, "", client.ListOptions{}), rec, slog.New(slog.DiscardHandler))
+			c, err := NewController(srv.Client(), informer.Shared[api.CronJob](f, "", client.ListOptions{}), informer.Shared[api.Job](f, "", client.ListOptions{}), rec, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
 			c.now = func() time.Time { return now }
 			f.Start(ctx)
 			f.WaitForCacheSync(ctx)

@@ -50,7 +50,10 @@ func TestCronJobAgainstAPIServer(t *testing.T) {
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	f := informer.NewFactory(cl, informer.FactoryOptions{Logger: slog.New(slog.DiscardHandler)})
 	rec := &events.FakeRecorder{}
-	c := NewController(cl, informer.Shared[api.CronJob](f, "", client.ListOptions{}), informer.Shared[api.Job](f, "", client.ListOptions{}), rec, slog.New(slog.DiscardHandler))
+	c, err := NewController(cl, informer.Shared[api.CronJob](f, "", client.ListOptions{}), informer.Shared[api.Job](f, "", client.ListOptions{}), rec, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
 	c.now = now
 	f.Start(ctx)
 	go c.Run(ctx, 1)
