@@ -13,6 +13,7 @@ import (
 	"github.com/minik8s/minik8s/controller-manager/namespace"
 	"github.com/minik8s/minik8s/controller-manager/nodeipam"
 	"github.com/minik8s/minik8s/controller-manager/nodelifecycle"
+	"github.com/minik8s/minik8s/controller-manager/podautoscaler"
 	"github.com/minik8s/minik8s/controller-manager/replicaset"
 	"github.com/minik8s/minik8s/controller-manager/resourcequota"
 	"github.com/minik8s/minik8s/controller-manager/rootcacertpublisher"
@@ -24,21 +25,22 @@ import (
 // constructors maps kube-controller-manager's controller names to their
 // constructors. Every controller here is on by default.
 var constructors = map[string]controller.Constructor{
-	"cronjob":                cronjob.New,
-	"daemonset":              daemonset.New,
-	"deployment":             deployment.New,
-	"disruption":             disruption.New,
-	"endpoints":              endpoints.New,
-	"endpointslice":          endpointslice.New,
-	"garbagecollector":       garbagecollector.New,
-	"job":                    job.New,
-	"namespace":              namespace.New,
-	"nodeipam":               nodeipam.New,
-	"nodelifecycle":          nodelifecycle.New,
-	"replicaset":             replicaset.New,
-	"resourcequota":          resourcequota.New,
-	"root-ca-cert-publisher": rootcacertpublisher.New,
-	"serviceaccount":         serviceaccount.New,
-	"statefulset":            statefulset.New,
-	"ttl-after-finished":     ttlafterfinished.New,
+	"cronjob":                  cronjob.New,
+	"daemonset":                daemonset.New,
+	"deployment":               deployment.New,
+	"disruption":               disruption.New,
+	"endpoints":                endpoints.New,
+	"endpointslice":            endpointslice.New,
+	"garbagecollector":         garbagecollector.New,
+	"horizontalpodautoscaling": podautoscaler.New,
+	"job":                      job.New,
+	"namespace":                namespace.New,
+	"nodeipam":                 nodeipam.New,
+	"nodelifecycle":            nodelifecycle.New,
+	"replicaset":               replicaset.New,
+	"resourcequota":            resourcequota.New,
+	"root-ca-cert-publisher":   rootcacertpublisher.New,
+	"serviceaccount":           serviceaccount.New,
+	"statefulset":              statefulset.New,
+	"ttl-after-finished":       ttlafterfinished.New,
 }

@@ -41,24 +41,34 @@ type Options struct {
 	// ResourceQuotaSyncPeriod is how often the resourcequota controller
 	// recomputes every quota's usage from what is stored.
 	ResourceQuotaSyncPeriod time.Duration
+	// HPA: how often each HorizontalPodAutoscaler is synced, the window
+	// over which scale-down recommendations are stabilized (without
+	// spec.behavior), the tolerance, and the CPU initialization and
+	// initial readiness delays of new pods.
+	HPASyncPeriod              time.Duration
+	HPADownscaleStabilization  time.Duration
+	HPATolerance               float64
+	HPACPUInitializationPeriod time.Duration
+	HPAInitialReadinessDelay   time.Duration
 }
 
 // DefaultOptions returns kube-controller-manager's defaults.
 func DefaultOptions() Options {
 	return Options{
 		ConcurrentSyncs: map[string]int{
-			"replicaset":       5,
-			"deployment":       5,
-			"endpoints":        5,
-			"endpointslice":    5,
-			"garbagecollector": 20,
-			"namespace":        10,
-			"job":              5,
-			"nodelifecycle":    1,
-			"nodeipam":         1,
-			"statefulset":      5,
-			"daemonset":        2,
-			"resourcequota":    5,
+			"replicaset":               5,
+			"deployment":               5,
+			"endpoints":                5,
+			"endpointslice":            5,
+			"garbagecollector":         20,
+			"namespace":                10,
+			"job":                      5,
+			"nodelifecycle":            1,
+			"nodeipam":                 1,
+			"statefulset":              5,
+			"daemonset":                2,
+			"resourcequota":            5,
+			"horizontalpodautoscaling": 5,
 		},
 		NodeMonitorGracePeriod:    50 * time.Second,
 		NodeMonitorPeriod:         5 * time.Second,
@@ -71,22 +81,29 @@ func DefaultOptions() Options {
 		AllocateNodeCIDRs:         true,
 		TerminatedPodGCThreshold:  12500,
 		ResourceQuotaSyncPeriod:   5 * time.Minute,
+
+		HPASyncPeriod:              15 * time.Second,
+		HPADownscaleStabilization:  5 * time.Minute,
+		HPATolerance:               0.1,
+		HPACPUInitializationPeriod: 5 * time.Minute,
+		HPAInitialReadinessDelay:   30 * time.Second,
 	}
 }
 
 // concurrentFlags are kube's --concurrent-*-syncs flags by controller, each
 // in its controller's --help section.
 var concurrentFlags = map[string]struct{ flag, section string }{
-	"deployment":       {"concurrent-deployment-syncs", "deployment controller"},
-	"endpoints":        {"concurrent-endpoint-syncs", "endpoint controller"},
-	"endpointslice":    {"concurrent-service-endpoint-syncs", "endpointslice controller"},
-	"garbagecollector": {"concurrent-gc-syncs", "garbagecollector controller"},
-	"job":              {"concurrent-job-syncs", "job controller"},
-	"namespace":        {"concurrent-namespace-syncs", "namespace controller"},
-	"replicaset":       {"concurrent-replicaset-syncs", "replicaset controller"},
-	"statefulset":      {"concurrent-statefulset-syncs", "statefulset controller"},
-	"daemonset":        {"concurrent-daemonset-syncs", "daemonset controller"},
-	"resourcequota":    {"concurrent-resource-quota-syncs", "resourcequota controller"},
+	"deployment":               {"concurrent-deployment-syncs", "deployment controller"},
+	"endpoints":                {"concurrent-endpoint-syncs", "endpoint controller"},
+	"endpointslice":            {"concurrent-service-endpoint-syncs", "endpointslice controller"},
+	"garbagecollector":         {"concurrent-gc-syncs", "garbagecollector controller"},
+	"job":                      {"concurrent-job-syncs", "job controller"},
+	"namespace":                {"concurrent-namespace-syncs", "namespace controller"},
+	"replicaset":               {"concurrent-replicaset-syncs", "replicaset controller"},
+	"statefulset":              {"concurrent-statefulset-syncs", "statefulset controller"},
+	"daemonset":                {"concurrent-daemonset-syncs", "daemonset controller"},
+	"resourcequota":            {"concurrent-resource-quota-syncs", "resourcequota controller"},
+	"horizontalpodautoscaling": {"concurrent-horizontal-pod-autoscaler-syncs", "horizontalpodautoscaling controller"},
 }
 
 // AddFlags registers the flags above in kube-controller-manager's --help
@@ -98,6 +115,13 @@ func (o *Options) AddFlags(section func(name string) *pflag.FlagSet) {
 	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "CIDR range for pods in the cluster; each node gets a podCIDR from it.")
 	fs.DurationVar(&o.NodeMonitorPeriod, "node-monitor-period", o.NodeMonitorPeriod, "How often node health is checked.")
 	o.addConcurrentSyncs(section, "daemonset", "deployment", "endpoints", "endpointslice", "garbagecollector", "job", "namespace")
+	o.addConcurrentSyncs(section, "horizontalpodautoscaling")
+	fs = section("horizontalpodautoscaling controller")
+	fs.DurationVar(&o.HPASyncPeriod, "horizontal-pod-autoscaler-sync-period", o.HPASyncPeriod, "The period for syncing the number of pods in horizontal pod autoscaler.")
+	fs.DurationVar(&o.HPADownscaleStabilization, "horizontal-pod-autoscaler-downscale-stabilization", o.HPADownscaleStabilization, "The period for which autoscaler will look backwards and not scale down below any recommendation it made during that period.")
+	fs.Float64Var(&o.HPATolerance, "horizontal-pod-autoscaler-tolerance", o.HPATolerance, "The minimum change (from 1.0) in the desired-to-actual metrics ratio for the horizontal pod autoscaler to consider scaling.")
+	fs.DurationVar(&o.HPACPUInitializationPeriod, "horizontal-pod-autoscaler-cpu-initialization-period", o.HPACPUInitializationPeriod, "The period after pod start when CPU samples might be skipped.")
+	fs.DurationVar(&o.HPAInitialReadinessDelay, "horizontal-pod-autoscaler-initial-readiness-delay", o.HPAInitialReadinessDelay, "The period after pod start during which readiness changes will be treated as initial readiness.")
 	section("nodeipam controller").IntVar(&o.NodeCIDRMaskSize, "node-cidr-mask-size", o.NodeCIDRMaskSize, "Mask size of each node's podCIDR.")
 	fs = section("nodelifecycle controller")
 	fs.DurationVar(&o.NodeMonitorGracePeriod, "node-monitor-grace-period", o.NodeMonitorGracePeriod, "How long a node may go without a Lease renewal or status update before it is marked unhealthy.")

@@ -1,0 +1,217 @@
+package podautoscaler_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/resource"
+	"github.com/minik8s/minik8s/apiserver/aggregator/aggregatortest"
+	"github.com/minik8s/minik8s/apiserver/apiservertest"
+	"github.com/minik8s/minik8s/controller-manager/podautoscaler"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/events"
+	"github.com/minik8s/minik8s/internal/informer"
+	"github.com/minik8s/minik8s/internal/oracle"
+)
+
+// TestAutoscaling runs the controller against a real apiserver whose
+// metrics.k8s.io is a fake backend behind the aggregator: an HPA made by
+// the real kubectl autoscale scales a Deployment up within its behavior's
+// rate, records the conditions, metrics and events kube does, and scales
+// it down when usage drops.
+func TestAutoscaling(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	s := apiservertest.Start(t, apiservertest.WithTLS)
+	c := s.AdminClient(t)
+
+	// Per-pod CPU usage the metrics API reports, in millicores.
+	var usage atomic.Int64
+	usage.Store(200)
+	backend := aggregatortest.Start(t, ctx, c, aggregatortest.Options{Group: "metrics.k8s.io", Version: "v1beta1", Service: "metrics-server",
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			switch r.URL.Path {
+			case "/apis/metrics.k8s.io/v1beta1":
+				fmt.Fprint(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"metrics.k8s.io/v1beta1","resources":[{"name":"pods","singularName":"","namespaced":true,"kind":"PodMetrics","verbs":["get","list"]}]}`)
+			case "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods":
+				if r.URL.Query().Get("labelSelector") != "app=web" {
+					http.Error(w, "unexpected selector "+r.URL.RawQuery, http.StatusBadRequest)
+					return
+				}
+				ts := time.Now().Add(-5 * time.Second).UTC().Format(time.RFC3339)
+				var items []string
+				for _, p := range []string{"web-1", "web-2"} {
+					items = append(items, fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"default"},"timestamp":%q,"window":"15s","containers":[{"name":"app","usage":{"cpu":"%dm","memory":"10Mi"}}]}`, p, ts, usage.Load()))
+				}
+				fmt.Fprintf(w, `{"kind":"PodMetricsList","apiVersion":"metrics.k8s.io/v1beta1","metadata":{},"items":[%s]}`, strings.Join(items, ","))
+			default:
+				http.NotFound(w, r)
+			}
+		})})
+	aggregatortest.WaitCondition(t, ctx, c, backend.Name, api.ConditionTrue, "Passed")
+
+	two := int32(2)
+	labels := map[string]string{"app": "web"}
+	container := api.Container{Name: "app", Image: "busybox", Resources: api.ResourceRequirements{
+		Requests: api.ResourceList{api.ResourceCPU: resource.MustParse("100m")}}}
+	if _, err := client.Resource[api.Deployment](c).Namespace("default").Create(ctx, &api.Deployment{ObjectMeta: api.ObjectMeta{Name: "web"},
+		Spec: api.DeploymentSpec{Replicas: &two, Selector: &api.LabelSelector{MatchLabels: labels},
+			Template: api.PodTemplateSpec{ObjectMeta: api.ObjectMeta{Labels: labels}, Spec: api.PodSpec{Containers: []api.Container{container}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	// The pods as a deployment controller and kubelet would leave them:
+	// running and ready for an hour.
+	pc := client.Resource[api.Pod](c).Namespace("default")
+	started := api.Time{Time: time.Now().Add(-time.Hour).Truncate(time.Second)}
+	for _, name := range []string{"web-1", "web-2"} {
+		p, err := pc.Create(ctx, &api.Pod{ObjectMeta: api.ObjectMeta{Name: name, Labels: labels}, Spec: api.PodSpec{NodeName: "n1", Containers: []api.Container{container}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Status = api.PodStatus{Phase: api.PodRunning, StartTime: &started,
+			Conditions: []api.PodCondition{{Type: api.PodReady, Status: api.ConditionTrue, LastTransitionTime: started}}}
+		if _, err := pc.UpdateStatus(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The real kubectl makes the HPA.
+	kubectl := oracle.Path(t, "kubectl")
+	out, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", s.Options.WriteKubeconfig, "autoscale", "deployment", "web", "--min=1", "--max=10", "--cpu=50%").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "horizontalpodautoscaler.autoscaling/web autoscaled" {
+		t.Fatalf("kubectl autoscale: %v %s", err, out)
+	}
+	hc := client.Resource[api.HorizontalPodAutoscaler](c).Namespace("default")
+	hpa, err := hc.Get(ctx, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At most two pods a minute up; down at once.
+	hpa.Spec.Behavior = json.RawMessage(`{"scaleUp":{"policies":[{"type":"Pods","value":2,"periodSeconds":60}]},"scaleDown":{"stabilizationWindowSeconds":0}}`)
+	if _, err := hc.Update(ctx, hpa); err != nil {
+		t.Fatal(err)
+	}
+
+	f := informer.NewFactory(c, informer.FactoryOptions{})
+	bc := events.NewBroadcaster(c, events.Options{Component: "horizontal-pod-autoscaler"})
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go bc.Run(runCtx)
+	ctl := podautoscaler.NewController(c, informer.Shared[api.HorizontalPodAutoscaler](f, "", client.ListOptions{}),
+		informer.Shared[api.Pod](f, "", client.ListOptions{}), podautoscaler.APIMetrics{Client: c}, bc.Recorder(), apiservertest.Logger(),
+		podautoscaler.Config{SyncPeriod: 300 * time.Millisecond, DownscaleStabilization: 5 * time.Minute})
+	f.Start(runCtx)
+	go func() { _ = ctl.Run(runCtx, 2) }()
+
+	dc := client.Resource[api.Deployment](c).Namespace("default")
+	waitReplicas := func(want int32) {
+		t.Helper()
+		for {
+			d, err := dc.Get(ctx, "web")
+			if err == nil && *d.Spec.Replicas == want {
+				return
+			}
+			if ctx.Err() != nil {
+				h, _ := hc.Get(ctx, "web")
+				b, _ := json.Marshal(h.Status)
+				t.Fatalf("deployment never scaled to %d: %v; HPA status %s", want, err, b)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	// 200m of 100m requested is 200% against 50%: 8 wanted, 2 more a minute.
+	waitReplicas(4)
+	time.Sleep(time.Second) // several syncs: still limited
+	if d, _ := dc.Get(ctx, "web"); *d.Spec.Replicas != 4 {
+		t.Errorf("scaled past the policy's rate: %d", *d.Spec.Replicas)
+	}
+	var status struct {
+		CurrentReplicas int32 `json:"currentReplicas"`
+		DesiredReplicas int32 `json:"desiredReplicas"`
+		CurrentMetrics  []struct {
+			Resource struct {
+				Name    string `json:"name"`
+				Current struct {
+					AverageUtilization int32  `json:"averageUtilization"`
+					AverageValue       string `json:"averageValue"`
+				} `json:"current"`
+			} `json:"resource"`
+		} `json:"currentMetrics"`
+		Conditions []api.HorizontalPodAutoscalerCondition `json:"conditions"`
+		LastScaleTime *api.Time `json:"lastScaleTime"`
+	}
+	conds := map[string]api.HorizontalPodAutoscalerCondition{}
+	for {
+		h, err := hc.Get(ctx, "web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(h.Status)
+		_ = json.Unmarshal(b, &status)
+		for _, c := range status.Conditions {
+			conds[c.Type] = c
+		}
+		if status.CurrentReplicas == 4 && conds["ScalingLimited"].Reason == "ScaleUpLimit" || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if status.DesiredReplicas != 4 || len(status.CurrentMetrics) != 1 || status.CurrentMetrics[0].Resource.Name != "cpu" ||
+		status.CurrentMetrics[0].Resource.Current.AverageUtilization != 200 || status.CurrentMetrics[0].Resource.Current.AverageValue != "200m" ||
+		status.LastScaleTime == nil {
+		t.Errorf("status %+v", status)
+	}
+	for typ, want := range map[string][3]string{
+		"AbleToScale":    {"True", "ReadyForNewScale", "recommended size matches current size"},
+		"ScalingActive":  {"True", "ValidMetricFound", "the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)"},
+		"ScalingLimited": {"True", "ScaleUpLimit", "the desired replica count is increasing faster than the maximum scale rate"},
+	} {
+		if c := conds[typ]; string(c.Status) != want[0] || c.Reason != want[1] || c.Message != want[2] {
+			t.Errorf("condition %s = %+v, want %v", typ, c, want)
+		}
+	}
+
+	// Usage drops to 10%: down to the minimum at once.
+	usage.Store(10)
+	waitReplicas(1)
+
+	// The events kube records.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		evs, err := client.Resource[api.Event](c).Namespace("default").List(ctx, client.ListOptions{})
+		var msgs []string
+		if err == nil {
+			for _, e := range evs.Items {
+				if e.InvolvedObject.Kind == "HorizontalPodAutoscaler" && e.Reason == "SuccessfulRescale" {
+					msgs = append(msgs, e.Message)
+				}
+			}
+		}
+		joined := strings.Join(msgs, "|")
+		if strings.Contains(joined, "New size: 4; reason: cpu resource utilization (percentage of request) above target") &&
+			strings.Contains(joined, "New size: 1; reason: All metrics below target") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("SuccessfulRescale events: %q", msgs)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// The real kubectl's table of it.
+	out, err = exec.CommandContext(ctx, kubectl, "--kubeconfig", s.Options.WriteKubeconfig, "get", "hpa", "web").CombinedOutput()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil || len(lines) != 2 || !strings.HasPrefix(strings.Join(strings.Fields(lines[1]), " "), "web Deployment/web cpu: 10%/50% 1 10 ") {
+		t.Errorf("kubectl get hpa: %v\n%s", err, out)
+	}
+}
