@@ -470,9 +470,18 @@ func (c *Controller) build(ctx context.Context, crd *apiextensionsv1.CustomResou
 			storageVersion = crd.Spec.Group + "/" + v.Name
 		}
 	}
+	webhook := crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]
 		if !v.Served {
+			continue
+		}
+		if webhook && !v.Storage {
+			// Conversion webhooks are not implemented: serving another
+			// version with None conversion would hand out objects the
+			// webhook would have changed.
+			c.log.Error("conversion webhooks are not implemented; only the storage version is served",
+				"crd", crd.Name, "version", v.Name)
 			continue
 		}
 		strategy, err := newResourceStrategy(crd, v.Name)

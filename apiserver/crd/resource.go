@@ -55,9 +55,10 @@ type resourceStrategy struct {
 }
 
 var (
-	_ registry.Strategy       = (*resourceStrategy)(nil)
-	_ registry.StatusStrategy = (*resourceStrategy)(nil)
-	_ registry.Scaler         = (*resourceStrategy)(nil)
+	_ registry.Strategy           = (*resourceStrategy)(nil)
+	_ registry.StatusStrategy     = (*resourceStrategy)(nil)
+	_ registry.Scaler             = (*resourceStrategy)(nil)
+	_ registry.UnknownFieldPruner = (*resourceStrategy)(nil)
 )
 
 // newResourceStrategy builds the strategy of version of crd (v1, defaulted).
@@ -169,6 +170,21 @@ func (s *resourceStrategy) pruneAndDefault(u *unstructured.Unstructured) {
 		structuraldefaulting.PruneNonNullableNullsWithoutDefaults(u.Object, s.structural)
 	}
 	structuraldefaulting.Default(u.Object, s.structural)
+}
+
+// PruneUnknown drops the fields the schema does not declare (unless it
+// preserves them) and returns their paths.
+func (s *resourceStrategy) PruneUnknown(obj api.Object) []string {
+	if s.structural == nil || s.preserveUnknown {
+		return nil
+	}
+	u := toUnstructured(obj)
+	paths := structuralpruning.PruneWithOptions(u.Object, s.structural, true,
+		structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
+	if len(paths) > 0 {
+		fromUnstructured(u, obj)
+	}
+	return paths
 }
 
 // DefaultCreate prunes and defaults the new object.

@@ -54,10 +54,15 @@ func TestCRDKubectl(t *testing.T) {
 	if out := k.must("get", "crd", "-o", "custom-columns=NAME:.metadata.name,ACCEPTED:.status.conditions[?(@.type=='NamesAccepted')].reason"); out != "NAME                          ACCEPTED\ncrontabs.stable.example.com   NoConflicts\n" {
 		t.Errorf("get crd: %q", out)
 	}
-	if out := k.must("apply", "-f", "testdata/crontab.yaml"); out != "crontab.stable.example.com/my-new-cron-object created\n" {
+	// kubectl asks for strict field validation: the unknown field is refused.
+	out, err := k.run("apply", "-f", "testdata/crontab.yaml")
+	if err == nil || !strings.Contains(out, `Error from server (BadRequest): error when creating "testdata/crontab.yaml": CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: unknown field "spec.unknownField"`) {
+		t.Errorf("strict apply: %v\n%s", err, out)
+	}
+	if out := k.must("apply", "--validate=warn", "-f", "testdata/crontab.yaml"); out != "Warning: unknown field \"spec.unknownField\"\ncrontab.stable.example.com/my-new-cron-object created\n" {
 		t.Errorf("apply crontab: %q", out)
 	}
-	out := k.must("get", "crontabs")
+	out = k.must("get", "crontabs")
 	lines := strings.Split(out, "\n")
 	if len(lines) != 3 || lines[0] != "NAME                 SPEC          REPLICAS   AGE" || !strings.HasPrefix(lines[1], "my-new-cron-object   * * * * */5   2          ") {
 		t.Errorf("get crontabs:\n%s", out)
@@ -70,7 +75,7 @@ func TestCRDKubectl(t *testing.T) {
 	// A custom resource beside an ordinary kind in one file (configured:
 	// its unknown field is in the patch again, and pruned again).
 	mixed := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n---\n" + readFile(t, "testdata/crontab.yaml")
-	if out := k.mustStdin(mixed, "apply", "-f", "-"); out != "configmap/cm created\ncrontab.stable.example.com/my-new-cron-object configured\n" {
+	if out := k.mustStdin(mixed, "apply", "--validate=false", "-f", "-"); out != "configmap/cm created\ncrontab.stable.example.com/my-new-cron-object configured\n" {
 		t.Errorf("apply mixed: %q", out)
 	}
 	if out := k.must("patch", "crontab", "my-new-cron-object", "--type=merge", "-p", `{"spec":{"replicas":5}}`); out != "crontab.stable.example.com/my-new-cron-object patched\n" {

@@ -98,6 +98,14 @@ func (s BaseStrategy) AllowUnconditionalUpdate() bool { return !s.Conditional }
 // Fields implements Strategy: no fields beyond metadata.
 func (BaseStrategy) Fields(obj api.Object) map[string]string { return nil }
 
+// UnknownFieldPruner is implemented by kinds whose schema is known only
+// at run time (custom resources): PruneUnknown drops from obj the fields
+// the schema does not declare and returns their paths ("spec.foo"), so the
+// store can answer fieldValidation.
+type UnknownFieldPruner interface {
+	PruneUnknown(obj api.Object) []string
+}
+
 // DeletionPreparer is implemented by kinds that change an object when its
 // deletion starts (a CustomResourceDefinition gets the finalizer that
 // deletes its objects first, and a Terminating condition); a finalizer it

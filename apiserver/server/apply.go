@@ -53,6 +53,12 @@ func parseWriteOptions(r *http.Request, options string, apply bool) (writeOption
 	case !apply && forceSet && options == "PatchOptions":
 		errs = append(errs, field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch"))
 	}
+	switch v := q.Get("fieldValidation"); v {
+	case "", "Ignore", "Warn", "Strict":
+		o.FieldValidation = v
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("fieldValidation"), v, []string{"Ignore", "Warn", "Strict"}))
+	}
 	if len(manager) > fieldManagerMaxLength {
 		errs = append(errs, field.TooLong(fp, "", fieldManagerMaxLength))
 	}
