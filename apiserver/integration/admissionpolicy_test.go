@@ -159,7 +159,18 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 		if spec["failurePolicy"] != "Fail" || mc["matchPolicy"] != "Equivalent" || mc["namespaceSelector"] == nil {
 			t.Errorf("defaults = %v", spec)
 		}
-		r := c.do("POST", vapbPath, bindingInScenario("bad", "max-keys", "x", []string{"Deny", "Warn"}, nil), "")
+		r := c.do("POST", vapPath, policyOnConfigMaps("bad-cel", []map[string]any{
+			{"expression": "object.metadata.name.startsWith(", "messageExpression": "1 + 1"}, {"expression": "params.x == 1"}}, nil), "")
+		for _, want := range []string{
+			`spec.validations[0].expression: Invalid value: \"object.metadata.name.startsWith(\": compilation failed: ERROR: \u003cinput\u003e:1:33: Syntax error`,
+			`spec.validations[0].messageExpression: Invalid value: \"1 + 1\": must evaluate to string`,
+			`spec.validations[1].expression: Invalid value: \"params.x == 1\": compilation failed: ERROR: \u003cinput\u003e:1:1: undeclared reference to 'params'`,
+		} {
+			if r.Code != 422 || !strings.Contains(string(r.Body), want) {
+				t.Errorf("policy with bad CEL = %d %s\nlacks %s", r.Code, r.Body, want)
+			}
+		}
+		r = c.do("POST", vapbPath, bindingInScenario("bad", "max-keys", "x", []string{"Deny", "Warn"}, nil), "")
 		if r.Code != 422 || !strings.Contains(string(r.Body), "must not contain both Deny and Warn") {
 			t.Errorf("invalid binding = %d %s", r.Code, r.Body)
 		}

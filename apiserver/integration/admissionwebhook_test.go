@@ -265,6 +265,22 @@ func TestAdmissionWebhooks(t *testing.T) {
 		c.must(201, "POST", "/api/v1/namespaces/default/configmaps", configMap("not-denied", nil, nil))
 	})
 
+	t.Run("matchConditions", func(t *testing.T) {
+		scenarioNamespace(c, "conditions")
+		createWebhookConfig(t, s, c, webhookConfig("ValidatingWebhookConfiguration", "conditions", hook.srv.URL+"/deny", hook.ca.pem, "conditions",
+			map[string]any{"matchConditions": []any{map[string]any{"name": "not-exempt", "expression": "object.metadata.name != 'exempt'"}}}))
+		c.must(201, "POST", "/api/v1/namespaces/conditions/configmaps", configMap("exempt", nil, nil))
+		if r := c.do("POST", "/api/v1/namespaces/conditions/configmaps", configMap("other", nil, nil), ""); r.Code != 403 {
+			t.Errorf("create the condition matches = %d %s, want 403", r.Code, r.Body)
+		}
+		bad := webhookConfig("ValidatingWebhookConfiguration", "bad-condition", hook.srv.URL+"/deny", hook.ca.pem, "none",
+			map[string]any{"matchConditions": []any{map[string]any{"name": "c", "expression": "object.metadata.name"}}})
+		r := c.do("POST", vwcPath, bad, "")
+		if r.Code != 422 || !strings.Contains(string(r.Body), `webhooks[0].matchConditions[0].expression: Invalid value: \"object.metadata.name\": must evaluate to bool`) {
+			t.Errorf("matchCondition that is not a bool = %d %s", r.Code, r.Body)
+		}
+	})
+
 	t.Run("warnings become Warning headers", func(t *testing.T) {
 		scenarioNamespace(c, "warn")
 		createWebhookConfig(t, s, c, webhookConfig("ValidatingWebhookConfiguration", "warn", hook.srv.URL+"/warn", hook.ca.pem, "warn", nil))

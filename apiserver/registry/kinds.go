@@ -7,6 +7,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/field"
 	"github.com/minik8s/minik8s/api/validation"
+	"github.com/minik8s/minik8s/apiserver/admission/policy"
 	"github.com/minik8s/minik8s/apiserver/request"
 	"github.com/minik8s/minik8s/apiserver/servicealloc"
 )
@@ -42,6 +43,10 @@ func StrategyFor(ri api.ResourceInfo, alloc *servicealloc.Allocator) Strategy {
 		return csrStrategy{}
 	case "events.k8s.io/events":
 		return eventV1Strategy{BaseStrategy{CreateOnUpdate: true}}
+	case "admissionregistration.k8s.io/validatingadmissionpolicies":
+		return celStrategy{check: policyExpressions}
+	case "admissionregistration.k8s.io/mutatingwebhookconfigurations", "admissionregistration.k8s.io/validatingwebhookconfigurations":
+		return celStrategy{check: policy.ValidateWebhookMatchConditions}
 	case "/persistentvolumes":
 		return persistentVolumeStrategy{}
 	case "/persistentvolumeclaims":

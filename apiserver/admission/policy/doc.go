@@ -12,7 +12,10 @@
 // matchResources, paramRef), the validation actions Deny, Warn and Audit,
 // and the failure policy. Compiled policies are cached by resourceVersion.
 //
+// It also compiles the expressions of policies and of webhooks'
+// matchConditions when they are written (refused with kube's causes), and
+// evaluates webhooks' matchConditions.
+//
 // Not done: the authorizer variable (expressions using it fail, and the
-// failure policy applies), status.typeChecking, matchConditions of
-// webhooks.
+// failure policy applies), status.typeChecking.
 package policy

@@ -401,6 +401,30 @@ type evaluation struct {
 }
 
 func (pl *Plugin) newEvaluation(ctx context.Context, a *admission.Attributes, t *matching.Target) (*evaluation, error) {
+	attrs, gvr, err := versionedAttributes(a, t)
+	if err != nil {
+		return nil, err
+	}
+	ev := &evaluation{attrs: attrs, resource: gvr}
+	// namespaceObject: the request's namespace, none for a Namespace itself.
+	isNamespace := a.Resource.Group == "" && a.Resource.Resource == "namespaces"
+	if a.Namespace != "" && !isNamespace {
+		ns, found, err := pl.cfg.Namespaces.Namespace(ctx, a.Namespace)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		if found {
+			if ev.namespace, err = convert[corev1.Namespace](ns); err != nil {
+				return nil, apierrors.NewInternalError(err)
+			}
+		}
+	}
+	return ev, nil
+}
+
+// versionedAttributes is a request as k8s.io/apiserver's CEL libraries
+// read it: unstructured objects of the target's kind.
+func versionedAttributes(a *admission.Attributes, t *matching.Target) (*k8sadmission.VersionedAttributes, schema.GroupVersionResource, error) {
 	obj, old := a.Object, a.OldObject
 	if t.ToTarget != nil {
 		if obj != nil {
@@ -412,14 +436,15 @@ func (pl *Plugin) newEvaluation(ctx context.Context, a *admission.Attributes, t 
 	}
 	var uObj, uOld runtime.Object
 	var err error
+	gvr := schema.GroupVersionResource{Group: t.Resource.Group, Version: t.Resource.Version, Resource: t.Resource.Resource}
 	if obj != nil {
 		if uObj, err = toUnstructured(obj, t.Resource); err != nil {
-			return nil, apierrors.NewInternalError(err)
+			return nil, gvr, apierrors.NewInternalError(err)
 		}
 	}
 	if old != nil {
 		if uOld, err = toUnstructured(old, t.Resource); err != nil {
-			return nil, apierrors.NewInternalError(err)
+			return nil, gvr, apierrors.NewInternalError(err)
 		}
 	}
 	gvk := schema.GroupVersionKind{Group: t.Resource.Group, Version: t.Resource.Version, Kind: t.Resource.Kind}
@@ -428,7 +453,6 @@ func (pl *Plugin) newEvaluation(ctx context.Context, a *admission.Attributes, t 
 			gvk = schema.FromAPIVersionAndKind(tm.APIVersion, tm.Kind)
 		}
 	}
-	gvr := schema.GroupVersionResource{Group: t.Resource.Group, Version: t.Resource.Version, Resource: t.Resource.Resource}
 	var u user.Info = &user.DefaultInfo{}
 	if a.User != nil {
 		u = &user.DefaultInfo{Name: a.User.Name, UID: a.User.UID, Groups: a.User.Groups, Extra: a.User.Extra}
@@ -444,27 +468,14 @@ func (pl *Plugin) newEvaluation(ctx context.Context, a *admission.Attributes, t 
 	}
 	attrs := k8sadmission.NewAttributesRecord(uObj, uOld, gvk, a.Namespace, a.Name, gvr, t.Subresource,
 		k8sadmission.Operation(a.Operation), opts, a.DryRun, u)
-	ev := &evaluation{attrs: &k8sadmission.VersionedAttributes{Attributes: attrs, VersionedKind: gvk}, resource: gvr}
+	va := &k8sadmission.VersionedAttributes{Attributes: attrs, VersionedKind: gvk}
 	if uOld != nil {
-		ev.attrs.VersionedOldObject.Set(uOld)
+		va.VersionedOldObject.Set(uOld)
 	}
 	if uObj != nil {
-		ev.attrs.VersionedObject.Set(uObj)
+		va.VersionedObject.Set(uObj)
 	}
-	// namespaceObject: the request's namespace, none for a Namespace itself.
-	isNamespace := a.Resource.Group == "" && a.Resource.Resource == "namespaces"
-	if a.Namespace != "" && !isNamespace {
-		ns, found, err := pl.cfg.Namespaces.Namespace(ctx, a.Namespace)
-		if err != nil {
-			return nil, apierrors.NewInternalError(err)
-		}
-		if found {
-			if ev.namespace, err = convert[corev1.Namespace](ns); err != nil {
-				return nil, apierrors.NewInternalError(err)
-			}
-		}
-	}
-	return ev, nil
+	return va, gvr, nil
 }
 
 // toUnstructured is obj as the unstructured object CEL reads, with its

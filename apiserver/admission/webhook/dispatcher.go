@@ -38,6 +38,9 @@ type dispatcher struct {
 	resolver   ServiceResolver
 	clients    clients
 	log        *slog.Logger
+
+	mu         sync.Mutex
+	conditions map[string]*compiledConditions // by hook id
 }
 
 // New returns the MutatingAdmissionWebhook and ValidatingAdmissionWebhook

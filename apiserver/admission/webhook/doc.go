@@ -7,7 +7,7 @@
 // A webhook is called when a rule matches the request's operation, group,
 // version, resource and subresource and scope (or, with matchPolicy
 // Equivalent, an equivalent resource's), and its namespaceSelector and
-// objectSelector match. Mutating webhooks run one after the other, their
+// objectSelector and CEL matchConditions match. Mutating webhooks run one after the other, their
 // JSON patches applied to the object in turn, and those with
 // reinvocationPolicy IfNeeded run once more when a later webhook changed
 // the object; validating webhooks run in parallel. Each call has the

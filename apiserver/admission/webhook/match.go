@@ -2,11 +2,11 @@ package webhook
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/admission"
 	"github.com/minik8s/minik8s/apiserver/admission/matching"
+	"github.com/minik8s/minik8s/apiserver/admission/policy"
 )
 
 // match decides whether h is called for a, and with what. A selector
@@ -48,9 +48,41 @@ func (d *dispatcher) match(ctx context.Context, h *hook, a *admission.Attributes
 		return nil, objErr
 	}
 	if len(h.matchConditions) > 0 {
-		// matchConditions need CEL, which the webhook dispatcher does not
-		// evaluate yet: say so rather than call or skip the webhook silently.
-		return nil, apierrors.NewInternalError(fmt.Errorf("webhook %q: matchConditions are not supported by this apiserver yet", h.name))
+		ok, err := d.matchConditions(h).Match(ctx, a, t)
+		if err != nil || !ok {
+			return nil, err
+		}
 	}
 	return t, nil
+}
+
+// compiledConditions is a webhook's compiled matchConditions as of its
+// configuration's resourceVersion.
+type compiledConditions struct {
+	rv         string
+	conditions *policy.MatchConditions
+}
+
+// matchConditions returns h's compiled matchConditions, compiled once per
+// configuration version.
+func (d *dispatcher) matchConditions(h *hook) *policy.MatchConditions {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if c, ok := d.conditions[h.id]; ok && c.rv == h.configurationRV {
+		return c.conditions
+	}
+	kind := "validating"
+	if h.mutating {
+		kind = "admit"
+	}
+	fp := api.FailurePolicyFail
+	if h.ignoreFailures {
+		fp = api.FailurePolicyIgnore
+	}
+	c := &compiledConditions{rv: h.configurationRV, conditions: policy.CompileMatchConditions(h.matchConditions, &fp, kind, h.name)}
+	if d.conditions == nil {
+		d.conditions = map[string]*compiledConditions{}
+	}
+	d.conditions[h.id] = c
+	return c.conditions
 }

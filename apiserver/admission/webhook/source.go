@@ -26,6 +26,8 @@ type hook struct {
 	// id identifies the webhook across rounds of one request.
 	id                string
 	configuration     string
+	configurationRV   string
+	mutating          bool
 	name              string
 	clientConfig      api.WebhookClientConfig
 	rules             []api.RuleWithOperations
@@ -40,11 +42,11 @@ type hook struct {
 	matchConditions   []api.MatchCondition
 }
 
-func newHook(config string, index int, name string, cc api.WebhookClientConfig, rules []api.RuleWithOperations,
+func newHook(config, rv string, index int, name string, cc api.WebhookClientConfig, rules []api.RuleWithOperations,
 	fp *api.FailurePolicyType, mp *api.MatchPolicyType, ns, obj *api.LabelSelector, se *api.SideEffectClass,
 	timeout *int32, versions []string, conditions []api.MatchCondition) hook {
 	h := hook{
-		id: config + "/" + strconv.Itoa(index), configuration: config, name: name, clientConfig: cc, rules: rules,
+		id: config + "/" + strconv.Itoa(index), configuration: config, configurationRV: rv, name: name, clientConfig: cc, rules: rules,
 		ignoreFailures:    fp != nil && *fp == api.FailurePolicyIgnore,
 		equivalent:        mp == nil || *mp == api.MatchPolicyEquivalent,
 		namespaceSelector: ns, objectSelector: obj, timeout: 10 * time.Second,
@@ -64,8 +66,9 @@ func mutatingHooks(configs []*api.MutatingWebhookConfiguration) []hook {
 	for _, c := range configs {
 		for i := range c.Webhooks {
 			w := &c.Webhooks[i]
-			h := newHook(c.Name, i, w.Name, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy, w.NamespaceSelector,
+			h := newHook(c.Name, c.ResourceVersion, i, w.Name, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy, w.NamespaceSelector,
 				w.ObjectSelector, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, w.MatchConditions)
+			h.mutating = true
 			h.reinvokeIfNeeded = w.ReinvocationPolicy != nil && *w.ReinvocationPolicy == api.ReinvocationIfNeeded
 			out = append(out, h)
 		}
@@ -78,7 +81,7 @@ func validatingHooks(configs []*api.ValidatingWebhookConfiguration) []hook {
 	for _, c := range configs {
 		for i := range c.Webhooks {
 			w := &c.Webhooks[i]
-			out = append(out, newHook(c.Name, i, w.Name, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy,
+			out = append(out, newHook(c.Name, c.ResourceVersion, i, w.Name, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy,
 				w.NamespaceSelector, w.ObjectSelector, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, w.MatchConditions))
 		}
 	}
