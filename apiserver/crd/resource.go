@@ -3,6 +3,7 @@ package crd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
@@ -184,6 +185,7 @@ func (s *resourceStrategy) PruneUnknown(obj api.Object) []string {
 	if len(paths) > 0 {
 		fromUnstructured(u, obj)
 	}
+	slices.Sort(paths)
 	return paths
 }
 
