@@ -20,6 +20,8 @@ import (
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
 	"github.com/minik8s/minik8s/internal/oracle"
+	"github.com/minik8s/minik8s/kubectl-lite/cli"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/root"
 )
 
 // TestAutoscaling runs the controller against a real apiserver whose
@@ -92,6 +94,45 @@ func TestAutoscaling(t *testing.T) {
 		t.Fatalf("kubectl autoscale: %v %s", err, out)
 	}
 	hc := client.Resource[api.HorizontalPodAutoscaler](c).Namespace("default")
+	// kubectl-lite autoscale makes the same objects, and fails the same way.
+	lite := func(args ...string) (string, string, int) {
+		var out, errOut strings.Builder
+		code := root.Run(ctx, cli.Streams{Out: &out, ErrOut: &errOut}, append([]string{"--kubeconfig", s.Options.WriteKubeconfig, "autoscale"}, args...))
+		return out.String(), errOut.String(), code
+	}
+	for i, args := range [][]string{{"deployment", "web", "--min=1", "--max=10", "--cpu=50%"}, {"deploy/web", "--max=4", "--cpu=500", "--memory=200"},
+		{"deployment", "web", "--max=3", "--cpu=250m", "--memory=80%", "--min=2"}} {
+		kname, lname := fmt.Sprintf("k%d", i), fmt.Sprintf("l%d", i)
+		if out, err := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", s.Options.WriteKubeconfig, "autoscale", "--name=" + kname}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("kubectl autoscale %v: %v %s", args, err, out)
+		}
+		if out, errOut, code := lite(append([]string{"--name=" + lname}, args...)...); code != 0 || out != "horizontalpodautoscaler.autoscaling/"+lname+" autoscaled\n" {
+			t.Errorf("kubectl-lite autoscale %v: %d %q %q", args, code, out, errOut)
+			continue
+		}
+		kh, err1 := hc.Get(ctx, kname)
+		lh, err2 := hc.Get(ctx, lname)
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		kb, _ := json.Marshal(kh.Spec)
+		lb, _ := json.Marshal(lh.Spec)
+		if string(kb) != string(lb) {
+			t.Errorf("autoscale %v: kubectl-lite made\n%s\nkubectl made\n%s", args, lb, kb)
+		}
+		for _, n := range []string{kname, lname} {
+			if err := hc.Delete(ctx, n, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, args := range [][]string{{"deployment", "web"}, {"deployment", "web", "--max=2", "--min=3"}, {"pod", "web-1", "--max=2"}} {
+		kout, _ := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", s.Options.WriteKubeconfig, "autoscale"}, args...)...).CombinedOutput()
+		_, errOut, code := lite(args...)
+		if code != 1 || errOut != string(kout) {
+			t.Errorf("autoscale %v: kubectl-lite %d %q, kubectl %q", args, code, errOut, kout)
+		}
+	}
 	hpa, err := hc.Get(ctx, "web")
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +22,8 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/metricsserver"
 	"github.com/minik8s/minik8s/internal/oracle"
+	"github.com/minik8s/minik8s/kubectl-lite/cli"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/root"
 )
 
 // fakeKubelet serves /metrics/resource for constant usage: CPU counters
@@ -133,6 +136,15 @@ func TestTop(t *testing.T) {
 	if err := ms.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// No metrics API yet: both say so.
+	kubectl := oracle.Path(t, "kubectl")
+	out, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", s.Options.WriteKubeconfig, "top", "nodes").CombinedOutput()
+	var noAPI strings.Builder
+	code := root.Run(ctx, cli.Streams{Out: io.Discard, ErrOut: &noAPI}, []string{"--kubeconfig", s.Options.WriteKubeconfig, "top", "nodes"})
+	if err == nil || string(out) != "error: Metrics API not available\n" || code != 1 || noAPI.String() != string(out) {
+		t.Errorf("top without a metrics API: kubectl %v %q; kubectl-lite %d %q", err, out, code, noAPI.String())
+	}
+
 	backend := aggregatortest.Start(t, ctx, c, aggregatortest.Options{Group: "metrics.k8s.io", Version: "v1beta1", Service: "metrics-server",
 		ClientCAs: front, Handler: ms.Handler()})
 	aggregatortest.WaitCondition(t, ctx, c, backend.Name, api.ConditionTrue, "Passed")
@@ -148,7 +160,6 @@ func TestTop(t *testing.T) {
 		t.Errorf("unauthenticated request: %d", resp.StatusCode)
 	}
 
-	kubectl := oracle.Path(t, "kubectl")
 	run := func(args ...string) string {
 		out, err := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", s.Options.WriteKubeconfig}, args...)...).CombinedOutput()
 		if err != nil {
@@ -176,8 +187,16 @@ func TestTop(t *testing.T) {
 		{[]string{"top", "pods", "-A", "--sort-by=memory"}, "NAMESPACE NAME CPU(cores) MEMORY(bytes)\ndefault web-2 1200m 300Mi\ndefault web-1 252m 72Mi\nkube-system dns 5m 20Mi"},
 		{[]string{"top", "pod", "web-1", "--containers"}, "POD NAME CPU(cores) MEMORY(bytes)\nweb-1 app 250m 64Mi\nweb-1 sidecar 2m 8Mi"},
 		{[]string{"top", "pods", "-l", "app=web-2"}, "NAME CPU(cores) MEMORY(bytes)\nweb-2 1200m 300Mi"},
+		{[]string{"top", "node", "node-b", "--no-headers"}, "node-b 1500m 75% 3072Mi 75%"},
+		{[]string{"top", "nodes", "--sort-by=cpu", "-l", "pool=main"}, "NAME CPU(cores) CPU(%) MEMORY(bytes) MEMORY(%)\nnode-b 1500m 75% 3072Mi 75%\nnode-a 500m 25% 1024Mi 25%"},
+		{[]string{"top", "pods", "-A", "--containers", "--sum"}, "NAMESPACE POD NAME CPU(cores) MEMORY(bytes)\ndefault web-1 app 250m 64Mi\ndefault web-1 sidecar 2m 8Mi\ndefault web-2 app 1200m 300Mi\nkube-system dns dns 5m 20Mi\n________ ________\n1457m 392Mi"},
 	} {
 		out := run(tc.args...)
+		// kubectl-lite prints the same bytes.
+		var lout, lerr strings.Builder
+		if code := root.Run(ctx, cli.Streams{Out: &lout, ErrOut: &lerr}, append([]string{"--kubeconfig", s.Options.WriteKubeconfig}, tc.args...)); code != 0 || lout.String() != out {
+			t.Errorf("kubectl-lite %s: exit %d %s\n%q\nkubectl printed\n%q", strings.Join(tc.args, " "), code, lerr.String(), lout.String(), out)
+		}
 		var lines []string
 		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 			lines = append(lines, strings.Join(strings.Fields(l), " "))
@@ -186,8 +205,12 @@ func TestTop(t *testing.T) {
 			t.Errorf("kubectl %s:\n%s\nwant (spacing aside):\n%s", strings.Join(tc.args, " "), out, tc.want)
 		}
 	}
-	out, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", s.Options.WriteKubeconfig, "top", "pod", "nope").CombinedOutput()
+	out, err = exec.CommandContext(ctx, kubectl, "--kubeconfig", s.Options.WriteKubeconfig, "top", "pod", "nope").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), `podmetrics.metrics.k8s.io "default/nope" not found`) {
 		t.Errorf("kubectl top pod nope: %v %s", err, out)
+	}
+	var lerr strings.Builder
+	if code := root.Run(ctx, cli.Streams{Out: io.Discard, ErrOut: &lerr}, []string{"--kubeconfig", s.Options.WriteKubeconfig, "top", "pod", "nope"}); code != 1 || lerr.String() != string(out) {
+		t.Errorf("kubectl-lite top pod nope: exit %d %q, kubectl printed %q", code, lerr.String(), out)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/attach"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/auth"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/autoscale"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/clusterinfo"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/completion"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/config"
@@ -36,6 +37,7 @@ import (
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/scale"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/set"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/token"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/top"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/version"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/wait"
 )
@@ -82,6 +84,8 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 		describe.NewCommand(streams, g),
 		edit.NewCommand(streams, g),
 		scale.NewCommand(streams, g),
+		autoscale.NewCommand(streams, g),
+		top.NewCommand(streams, g),
 		set.NewCommand(streams, g),
 		patch.NewCommand(streams, g),
 		label.NewLabelCommand(streams, g),
@@ -126,8 +130,8 @@ var groups = []struct {
 }{
 	{"basic", "Basic Commands (Beginner):", []string{"create", "expose", "run", "set"}},
 	{"intermediate", "Basic Commands (Intermediate):", []string{"get", "edit", "delete"}},
-	{"deploy", "Deploy Commands:", []string{"rollout", "scale"}},
-	{"cluster", "Cluster Management Commands:", []string{"cluster-info", "cordon", "uncordon", "drain", "token"}},
+	{"deploy", "Deploy Commands:", []string{"rollout", "scale", "autoscale"}},
+	{"cluster", "Cluster Management Commands:", []string{"cluster-info", "top", "cordon", "uncordon", "drain", "token"}},
 	{"debug", "Troubleshooting and Debugging Commands:", []string{"describe", "logs", "attach", "exec", "port-forward", "cp", "auth", "debug", "events"}},
 	{"advanced", "Advanced Commands:", []string{"apply", "diff", "patch", "replace", "wait"}},
 	{"settings", "Settings Commands:", []string{"label", "annotate", "completion"}},
