@@ -221,11 +221,19 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	nodeGetter := &nodeGetter{}
 	saGetter := &objectGetter{}
 	hooks := &admissionSource{}
-	mutatingWebhooks, validatingWebhooks := webhook.New(webhook.Config{Source: hooks, Namespaces: hooks,
+	// The authorizer is built later (buildAPI); CEL expressions ask it at
+	// request time.
+	celAuthz := authz.AuthorizerFunc(func(ctx context.Context, at authz.Attributes) (authz.Decision, string, error) {
+		if a.authorizer == nil {
+			return authz.NoOpinion, "", errors.New("no authorizer yet")
+		}
+		return a.authorizer.Authorize(ctx, at)
+	})
+	mutatingWebhooks, validatingWebhooks := webhook.New(webhook.Config{Source: hooks, Namespaces: hooks, Authorizer: celAuthz,
 		Resolver: &serviceresolver.Resolver{Lister: hooks, Routing: serviceresolver.Endpoints}, Logger: a.log})
 	quotas := &quotaAccess{}
 	ranges := &limitRanges{}
-	policies := policy.New(policy.Config{Source: hooks, Params: hooks, Namespaces: hooks, Logger: a.log})
+	policies := policy.New(policy.Config{Source: hooks, Params: hooks, Namespaces: hooks, Authorizer: celAuthz, Logger: a.log})
 	// kube-apiserver's order: mutating plugins run first (the chain runs all
 	// Admit steps, then all Validate steps).
 	var plugins []admission.Plugin

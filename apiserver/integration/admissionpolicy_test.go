@@ -132,6 +132,19 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 		}
 	})
 
+	t.Run("authorizer", func(t *testing.T) {
+		scenarioNamespace(c, "vap-authz")
+		// The test's user (the local administrator) may delete secrets.
+		policy(policyOnConfigMaps("authz", []map[string]any{{
+			"expression": "!authorizer.group('').resource('secrets').namespace(object.metadata.namespace).check('delete').allowed()",
+			"message":    "who may delete secrets may not create configmaps here"}}, nil))
+		binding(bindingInScenario("authz", "authz", "vap-authz", []string{"Deny"}, nil))
+		r := c.do("POST", "/api/v1/namespaces/vap-authz/configmaps", configMap("x", nil, nil), "")
+		if r.Code != 422 || !strings.Contains(string(r.Body), "denied request: who may delete secrets may not create configmaps here") {
+			t.Errorf("create = %d %s", r.Code, r.Body)
+		}
+	})
+
 	for _, fp := range []string{"Fail", "Ignore"} {
 		t.Run("runtime error, failurePolicy "+fp, func(t *testing.T) {
 			name := "vap-error-" + strings.ToLower(fp)

@@ -16,6 +16,5 @@
 // matchConditions when they are written (refused with kube's causes), and
 // evaluates webhooks' matchConditions.
 //
-// Not done: the authorizer variable (expressions using it fail, and the
-// failure policy applies), status.typeChecking.
+// Not done: status.typeChecking.
 package policy

@@ -18,6 +18,7 @@ import (
 	"github.com/minik8s/minik8s/api/field"
 	"github.com/minik8s/minik8s/apiserver/admission"
 	"github.com/minik8s/minik8s/apiserver/admission/matching"
+	"github.com/minik8s/minik8s/apiserver/authz"
 )
 
 // The CEL checks of Kubernetes' admissionregistration validation: every
@@ -166,12 +167,12 @@ func CompileMatchConditions(conds []api.MatchCondition, failurePolicy *api.Failu
 // Match evaluates the conditions on a as the target t: whether the
 // webhook is called, or the error that refuses the request (a condition
 // that failed to evaluate under failurePolicy Fail).
-func (m *MatchConditions) Match(ctx context.Context, a *admission.Attributes, t *matching.Target) (bool, error) {
+func (m *MatchConditions) Match(ctx context.Context, a *admission.Attributes, t *matching.Target, az authz.Authorizer) (bool, error) {
 	va, _, err := versionedAttributes(a, t)
 	if err != nil {
 		return false, err
 	}
-	res := m.matcher.Match(ctx, va, nil, nil)
+	res := m.matcher.Match(ctx, va, nil, unconditional(az))
 	if res.Error != nil {
 		name := a.Name
 		if name == "" && a.Object != nil {

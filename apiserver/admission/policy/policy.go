@@ -28,6 +28,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/admission"
 	"github.com/minik8s/minik8s/apiserver/admission/matching"
 	"github.com/minik8s/minik8s/apiserver/audit"
+	"github.com/minik8s/minik8s/apiserver/authz"
 	"github.com/minik8s/minik8s/apiserver/warning"
 )
 
@@ -51,6 +52,8 @@ type Config struct {
 	Source     Source
 	Params     Params
 	Namespaces matching.Namespaces
+	// Authorizer answers the expressions' authorizer variable.
+	Authorizer authz.Authorizer
 	Logger     *slog.Logger
 }
 
@@ -243,7 +246,7 @@ func (pl *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 				}
 			}
 			for _, param := range params {
-				res := compiled.validator.Validate(ctx, ev.resource, ev.attrs, param, ev.namespace, celconfig.RuntimeCELCostBudget, nil)
+				res := compiled.validator.Validate(ctx, ev.resource, ev.attrs, param, ev.namespace, celconfig.RuntimeCELCostBudget, unconditional(pl.cfg.Authorizer))
 				for i, d := range res.Decisions {
 					if d.Action != validating.ActionDeny {
 						continue

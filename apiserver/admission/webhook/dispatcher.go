@@ -18,6 +18,7 @@ import (
 	"github.com/minik8s/minik8s/api/defaults"
 	"github.com/minik8s/minik8s/apiserver/admission"
 	"github.com/minik8s/minik8s/apiserver/admission/matching"
+	"github.com/minik8s/minik8s/apiserver/authz"
 	"github.com/minik8s/minik8s/apiserver/warning"
 )
 
@@ -28,7 +29,9 @@ type Config struct {
 	// Resolver reaches webhooks given as a Service; without one they fail
 	// (and their failure policy applies).
 	Resolver ServiceResolver
-	Logger   *slog.Logger
+	// Authorizer answers matchConditions' authorizer variable.
+	Authorizer authz.Authorizer
+	Logger     *slog.Logger
 }
 
 // dispatcher calls webhooks; the two plugins share one.
@@ -36,6 +39,7 @@ type dispatcher struct {
 	source     Source
 	namespaces matching.Namespaces
 	resolver   ServiceResolver
+	authorizer authz.Authorizer
 	clients    clients
 	log        *slog.Logger
 
@@ -50,7 +54,7 @@ func New(cfg Config) (*Mutating, *Validating) {
 	if log == nil {
 		log = slog.Default()
 	}
-	d := &dispatcher{source: cfg.Source, namespaces: cfg.Namespaces, resolver: cfg.Resolver, log: log.With("component", "admission-webhook")}
+	d := &dispatcher{source: cfg.Source, namespaces: cfg.Namespaces, resolver: cfg.Resolver, authorizer: cfg.Authorizer, log: log.With("component", "admission-webhook")}
 	return &Mutating{d: d}, &Validating{d: d}
 }
 

@@ -48,7 +48,7 @@ func (d *dispatcher) match(ctx context.Context, h *hook, a *admission.Attributes
 		return nil, objErr
 	}
 	if len(h.matchConditions) > 0 {
-		ok, err := d.matchConditions(h).Match(ctx, a, t)
+		ok, err := d.matchConditions(h).Match(ctx, a, t, d.authorizer)
 		if err != nil || !ok {
 			return nil, err
 		}
