@@ -235,3 +235,28 @@ func (n *Node) postReady(ctx context.Context) error {
 	}
 	return fmt.Errorf("post Ready for node %s: gave up", n.Name)
 }
+
+// Parallel runs f(0..n-1), 16 at a time, as a benchmark fills a cluster;
+// the first error fails tb once all are done.
+func Parallel(tb testing.TB, n int, f func(i int) error) {
+	tb.Helper()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := f(i); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		tb.Fatal(err)
+	}
+}

@@ -1,4 +1,4 @@
-package cronjob
+package cronjob_test
 
 import (
 	"bytes"
@@ -10,13 +10,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
+	"github.com/minik8s/minik8s/controller-manager/controllermanagertest"
 	"github.com/minik8s/minik8s/internal/client"
 )
 
@@ -58,7 +58,7 @@ func BenchmarkCronJobControllerCPU(b *testing.B) {
 	cm := startControllerManager(b, srv.URL())
 
 	cronJobs := client.Resource[api.CronJob](cl).Namespace(ns)
-	parallel(b, n, func(i int) error {
+	controllermanagertest.Parallel(b, n, func(i int) error {
 		_, err := cronJobs.Create(ctx, &api.CronJob{ObjectMeta: api.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cj-%04d", i)},
 			Spec: api.CronJobSpec{Schedule: "* * * * *", Suspend: new(true),
 				JobTemplate: api.JobTemplateSpec{Spec: api.JobSpec{Template: api.PodTemplateSpec{Spec: api.PodSpec{
@@ -86,7 +86,7 @@ func BenchmarkCronJobControllerCPU(b *testing.B) {
 	ran := time.Now().Truncate(time.Minute)
 	tick := ran.Add(time.Minute)
 	status := []byte(fmt.Sprintf(`{"status":{"lastScheduleTime":%q}}`, ran.UTC().Format(time.RFC3339)))
-	parallel(b, n, func(i int) error {
+	controllermanagertest.Parallel(b, n, func(i int) error {
 		name := fmt.Sprintf("cj-%04d", i)
 		if _, err := cronJobs.Patch(ctx, name, client.MergePatchType, status, "status"); err != nil {
 			return err
@@ -132,30 +132,6 @@ func latestOf(a, b time.Time) time.Time {
 
 func perMinute(cpu, wall time.Duration) time.Duration {
 	return time.Duration(float64(cpu) * float64(time.Minute) / float64(wall))
-}
-
-// parallel runs f(0..n-1), 16 at a time.
-func parallel(b *testing.B, n int, f func(i int) error) {
-	b.Helper()
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 16)
-	errs := make(chan error, n)
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := f(i); err != nil {
-				errs <- err
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		b.Fatal(err)
-	}
 }
 
 // selfCPU is this process' user and system CPU time.

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/controller-manager/controllermanagertest"
 	"github.com/minik8s/minik8s/internal/client"
 )
 
@@ -31,22 +31,12 @@ func BenchmarkDaemonSetRollout(b *testing.B) {
 		}
 	}
 	e := start(b)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 16)
-	for i := range nodes {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			name := fmt.Sprintf("node-%d", i)
-			if _, err := client.Resource[api.Node](e.Client).Create(context.Background(), &api.Node{ObjectMeta: api.ObjectMeta{Name: name,
-				Labels: map[string]string{api.LabelHostname: name}}}); err != nil {
-				b.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
+	controllermanagertest.Parallel(b, nodes, func(i int) error {
+		name := fmt.Sprintf("node-%d", i)
+		_, err := client.Resource[api.Node](e.Client).Create(context.Background(), &api.Node{ObjectMeta: api.ObjectMeta{Name: name,
+			Labels: map[string]string{api.LabelHostname: name}}})
+		return err
+	})
 	lbl := map[string]string{"app": "agent"}
 	ds := &api.DaemonSet{ObjectMeta: api.ObjectMeta{Namespace: e.ns, Name: "agent"},
 		Spec: api.DaemonSetSpec{Selector: &api.LabelSelector{MatchLabels: lbl},

@@ -205,15 +205,7 @@ func (dsc *Controller) podGone(p *api.Pod) {
 
 // owner is the DaemonSet controlling p, if it still exists.
 func (dsc *Controller) owner(p *api.Pod) *api.DaemonSet {
-	ref := api.GetControllerOf(&p.ObjectMeta)
-	if ref == nil || ref.Kind != dsKind.Kind || ref.APIVersion != dsKind.APIVersion {
-		return nil
-	}
-	ds, err := dsc.dss.Lister().Namespace(p.Namespace).Get(ref.Name)
-	if err != nil || ds.UID != ref.UID {
-		return nil
-	}
-	return ds
+	return controller.ResolveControllerRef(dsc.dss.Lister().Namespace(p.Namespace), api.GetControllerOf(&p.ObjectMeta), dsKind.APIVersion, dsKind.Kind)
 }
 
 // sync reconciles one DaemonSet.

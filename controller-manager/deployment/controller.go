@@ -108,14 +108,7 @@ func (dc *Controller) enqueueAfter(d *api.Deployment, after time.Duration) {
 }
 
 func (dc *Controller) resolve(namespace string, ref *api.OwnerReference) *api.Deployment {
-	if ref.Kind != deploymentKind || ref.APIVersion != deploymentAPIVersion {
-		return nil
-	}
-	d, err := dc.deployments.Lister().Namespace(namespace).Get(ref.Name)
-	if err != nil || d.UID != ref.UID {
-		return nil
-	}
-	return d
+	return controller.ResolveControllerRef(dc.deployments.Lister().Namespace(namespace), ref, deploymentAPIVersion, deploymentKind)
 }
 
 // deploymentsForReplicaSet returns the deployments whose selector matches

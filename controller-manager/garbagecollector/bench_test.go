@@ -2,7 +2,6 @@ package garbagecollector_test
 
 import (
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,31 +22,10 @@ func BenchmarkBackgroundCascade(b *testing.B) {
 	cl.Namespace(ns)
 	rsClient := client.Resource[api.ReplicaSet](c).Namespace(ns)
 	podClient := client.Resource[api.Pod](c).Namespace(ns)
-	parallel := func(n int, f func(i int) error) {
-		var wg sync.WaitGroup
-		errs := make(chan error, n)
-		sem := make(chan struct{}, 16)
-		for i := range n {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				if err := f(i); err != nil {
-					errs <- err
-				}
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			b.Fatal(err)
-		}
-	}
 	var total time.Duration
 	for iter := 0; iter < b.N; iter++ {
 		b.StopTimer()
-		parallel(owners, func(i int) error {
+		controllermanagertest.Parallel(b, owners, func(i int) error {
 			rs, err := rsClient.Create(ctx, &api.ReplicaSet{ObjectMeta: api.ObjectMeta{Name: fmt.Sprintf("b%d-%d", iter, i)},
 				Spec: api.ReplicaSetSpec{Replicas: ptr(int32(perOwner)), Selector: &api.LabelSelector{MatchLabels: labels}, Template: template()}})
 			if err != nil {
@@ -64,7 +42,7 @@ func BenchmarkBackgroundCascade(b *testing.B) {
 		})
 		b.StartTimer()
 		start := time.Now()
-		parallel(owners, func(i int) error { return rsClient.Delete(ctx, fmt.Sprintf("b%d-%d", iter, i), nil) })
+		controllermanagertest.Parallel(b, owners, func(i int) error { return rsClient.Delete(ctx, fmt.Sprintf("b%d-%d", iter, i), nil) })
 		for {
 			l, err := podClient.List(ctx, client.ListOptions{})
 			if err != nil {

@@ -119,14 +119,7 @@ func (rsc *Controller) enqueue(rs *api.ReplicaSet) { rsc.queue.Add(cache.MetaNam
 // resolve returns the ReplicaSet ref points to, if it is one and still
 // the same object.
 func (rsc *Controller) resolve(namespace string, ref *api.OwnerReference) *api.ReplicaSet {
-	if ref.Kind != rsKind.Kind || ref.APIVersion != rsKind.APIVersion {
-		return nil
-	}
-	rs, err := rsc.rss.Lister().Namespace(namespace).Get(ref.Name)
-	if err != nil || rs.UID != ref.UID {
-		return nil
-	}
-	return rs
+	return controller.ResolveControllerRef(rsc.rss.Lister().Namespace(namespace), ref, rsKind.APIVersion, rsKind.Kind)
 }
 
 // podReplicaSets returns the ReplicaSets whose selector matches an orphan.

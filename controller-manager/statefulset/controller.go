@@ -135,14 +135,7 @@ func (ssc *Controller) podChanged(old, cur *api.Pod) {
 }
 
 func (ssc *Controller) resolve(ns string, ref *api.OwnerReference) *api.StatefulSet {
-	if ref.Kind != setKind.Kind || ref.APIVersion != setKind.APIVersion {
-		return nil
-	}
-	s, err := ssc.sets.Lister().Namespace(ns).Get(ref.Name)
-	if err != nil || s.UID != ref.UID {
-		return nil
-	}
-	return s
+	return controller.ResolveControllerRef(ssc.sets.Lister().Namespace(ns), ref, setKind.APIVersion, setKind.Kind)
 }
 
 // sync reconciles one StatefulSet.
