@@ -188,8 +188,8 @@ func TestAutoscaling(t *testing.T) {
 				} `json:"current"`
 			} `json:"resource"`
 		} `json:"currentMetrics"`
-		Conditions []api.HorizontalPodAutoscalerCondition `json:"conditions"`
-		LastScaleTime *api.Time `json:"lastScaleTime"`
+		Conditions    []api.HorizontalPodAutoscalerCondition `json:"conditions"`
+		LastScaleTime *api.Time                              `json:"lastScaleTime"`
 	}
 	conds := map[string]api.HorizontalPodAutoscalerCondition{}
 	for {

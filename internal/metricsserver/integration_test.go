@@ -89,9 +89,9 @@ func TestTop(t *testing.T) {
 		_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 		p, _ := strconv.Atoi(port)
 		n := &api.Node{ObjectMeta: api.ObjectMeta{Name: name, Labels: map[string]string{"pool": "main"}}, Status: api.NodeStatus{
-			Capacity:    api.ResourceList{"cpu": resource.MustParse("2"), "memory": resource.MustParse("4Gi")},
-			Allocatable: api.ResourceList{"cpu": resource.MustParse("2"), "memory": resource.MustParse("4Gi")},
-			Addresses:   []api.NodeAddress{{Type: api.NodeInternalIP, Address: "127.0.0.1"}},
+			Capacity:        api.ResourceList{"cpu": resource.MustParse("2"), "memory": resource.MustParse("4Gi")},
+			Allocatable:     api.ResourceList{"cpu": resource.MustParse("2"), "memory": resource.MustParse("4Gi")},
+			Addresses:       []api.NodeAddress{{Type: api.NodeInternalIP, Address: "127.0.0.1"}},
 			DaemonEndpoints: api.NodeDaemonEndpoints{KubeletEndpoint: api.DaemonEndpoint{Port: int32(p)}}}}
 		if _, err := client.Resource[api.Node](c).Create(ctx, n); err != nil {
 			t.Fatal(err)
