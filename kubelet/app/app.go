@@ -325,7 +325,8 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		return err
 	}
 	srv, err := server.New(server.Config{Addr: o.Server.Addr(), Certificate: cert, ClientCAs: cas, PodLogsDir: o.PodLogsDir,
-		Pods: mgr, Exec: Executor{mgr}, Attach: Executor{mgr}, PortForward: Executor{mgr}, Stats: sp, Logger: log})
+		Pods: mgr, Exec: Executor{mgr}, Attach: Executor{mgr}, PortForward: Executor{mgr}, Stats: sp,
+		Authorizer: &SubjectAccessReviews{Client: c, NodeName: nodeName}, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -61,3 +61,10 @@ type PortForwarder interface {
 	PortForwardDialer(ctx context.Context, podUID string) (sandboxID string,
 		dial func(ctx context.Context, port uint16) (net.Conn, error), err error)
 }
+
+// Authorizer decides whether a user may do verb on the node's subresource
+// (stats, metrics, log, proxy); the kubelet app asks the apiserver with a
+// SubjectAccessReview.
+type Authorizer interface {
+	Authorize(ctx context.Context, user string, groups []string, verb, subresource string) (allowed bool, reason string, err error)
+}

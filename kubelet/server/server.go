@@ -54,6 +54,10 @@ type Config struct {
 	// Stats measures the node and its pods for /stats/summary and
 	// /metrics/resource; nil serves them as 503.
 	Stats StatsProvider
+	// Authorizer decides the requests of users the fixed rule (masters,
+	// AllowedUsers) does not admit, as the kubelet's webhook authorization
+	// does; nil refuses them.
+	Authorizer Authorizer
 	// FollowPoll is how often a followed log is checked for more (default 250 ms).
 	FollowPoll time.Duration
 	Logger     *slog.Logger
@@ -179,10 +183,11 @@ func (s *Server) authenticate(r *http.Request) (*user, bool) {
 	return &user{name: leaf.Subject.CommonName, groups: leaf.Subject.Organization}, true
 }
 
-// authorized admits members of system:masters and AllowedUsers. The
-// Kubernetes kubelet asks the apiserver instead (a SubjectAccessReview for
-// nodes/proxy, nodes/log, ...); minik8s's kubelet only serves the
-// apiserver and administrators, so a fixed rule does.
+// authorized admits members of system:masters and AllowedUsers, and asks
+// Authorizer about the others with the attributes Kubernetes' kubelet
+// gives a request (resource nodes, subresource stats, metrics, log or
+// proxy by path; verb get, or create for POST and the streaming
+// endpoints).
 func (s *Server) authorized(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, ok := s.authenticate(r)
@@ -190,23 +195,36 @@ func (s *Server) authorized(next http.Handler) http.Handler {
 			http.Error(w, "Unauthorized", http.StatusUnauthorized)
 			return
 		}
-		if !slices.Contains(u.groups, mastersGroup) && !slices.Contains(s.cfg.AllowedUsers, u.name) {
-			verb := "get"
-			if r.Method == http.MethodPost || strings.HasPrefix(r.URL.Path, "/exec/") ||
-				strings.HasPrefix(r.URL.Path, "/attach/") || strings.HasPrefix(r.URL.Path, "/portForward/") {
-				verb = "create"
-			}
-			sub := "proxy"
-			switch {
-			case strings.HasPrefix(r.URL.Path, "/stats/"):
-				sub = "stats"
-			case strings.HasPrefix(r.URL.Path, "/metrics"):
-				sub = "metrics"
-			}
-			http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=nodes, subresource=%s)", u.name, verb, sub), http.StatusForbidden)
+		if slices.Contains(u.groups, mastersGroup) || slices.Contains(s.cfg.AllowedUsers, u.name) {
+			next.ServeHTTP(w, r)
 			return
 		}
-		next.ServeHTTP(w, r)
+		verb := "get"
+		if r.Method == http.MethodPost || strings.HasPrefix(r.URL.Path, "/exec/") ||
+			strings.HasPrefix(r.URL.Path, "/attach/") || strings.HasPrefix(r.URL.Path, "/portForward/") {
+			verb = "create"
+		}
+		sub := "proxy"
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/stats/"):
+			sub = "stats"
+		case strings.HasPrefix(r.URL.Path, "/metrics"):
+			sub = "metrics"
+		}
+		if s.cfg.Authorizer != nil {
+			allowed, reason, err := s.cfg.Authorizer.Authorize(r.Context(), u.name, u.groups, verb, sub)
+			if err != nil {
+				s.log.Warn("authorizing kubelet request", "user", u.name, "path", r.URL.Path, "err", err)
+				http.Error(w, fmt.Sprintf("Authorization error (user=%s, verb=%s, resource=nodes, subresource=%s)", u.name, verb, sub), http.StatusInternalServerError)
+				return
+			}
+			if allowed {
+				next.ServeHTTP(w, r)
+				return
+			}
+			s.log.Debug("kubelet request forbidden", "user", u.name, "verb", verb, "subresource", sub, "reason", reason)
+		}
+		http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=nodes, subresource=%s)", u.name, verb, sub), http.StatusForbidden)
 	})
 }
 

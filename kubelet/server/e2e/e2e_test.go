@@ -182,7 +182,7 @@ func startNode(t *testing.T, ctx context.Context, index int) *node {
 	}
 	srv, err := server.New(server.Config{Certificate: cert, ClientCAs: s.PKI().CA.Pool(), PodLogsDir: logsDir,
 		Pods: mgr, Exec: app.Executor{Pods: mgr}, Attach: app.Executor{Pods: mgr}, PortForward: app.Executor{Pods: mgr},
-		Stats: sp, Logger: apiservertest.Logger()})
+		Stats: sp, Authorizer: &app.SubjectAccessReviews{Client: c, NodeName: nodeName, DeniedTTL: time.Second}, Logger: apiservertest.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}
