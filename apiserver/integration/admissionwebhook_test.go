@@ -22,7 +22,10 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 )
@@ -388,6 +391,33 @@ func TestAdmissionWebhooks(t *testing.T) {
 		r := c.do("POST", "/api/v1/namespaces/webhooks/configmaps", configMap("x", nil, nil), "")
 		if r.Code != 403 || !strings.Contains(string(r.Body), `admission webhook \"by-service.example.com\" denied the request: no thanks`) {
 			t.Errorf("create through a Service webhook = %d %s", r.Code, r.Body)
+		}
+	})
+
+	t.Run("client-go protobuf", func(t *testing.T) {
+		cs, err := kubernetes.NewForConfig(&rest.Config{Host: s.URL(), ContentConfig: rest.ContentConfig{
+			ContentType: "application/vnd.kubernetes.protobuf", AcceptContentTypes: "application/vnd.kubernetes.protobuf"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		none := admissionregistrationv1.SideEffectClassNone
+		url := hook.srv.URL + "/allow"
+		created, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(t.Context(), &admissionregistrationv1.MutatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: "from-client-go"},
+			Webhooks: []admissionregistrationv1.MutatingWebhook{{Name: "cg.example.com", SideEffects: &none, AdmissionReviewVersions: []string{"v1"},
+				ClientConfig:   admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: hook.ca.pem},
+				ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"never": "matches"}}}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := created.Webhooks[0]
+		if *w.TimeoutSeconds != 10 || *w.ReinvocationPolicy != admissionregistrationv1.NeverReinvocationPolicy || string(w.ClientConfig.CABundle) != string(hook.ca.pem) {
+			t.Errorf("created over protobuf: %+v", w)
+		}
+		list, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().List(t.Context(), metav1.ListOptions{})
+		if err != nil || len(list.Items) < 2 {
+			t.Errorf("list over protobuf: %v, %d items", err, len(list.Items))
 		}
 	})
 

@@ -1,6 +1,7 @@
 package matching
 
 import (
+	"context"
 	"testing"
 
 	"github.com/minik8s/minik8s/api"
@@ -69,5 +70,57 @@ func TestEquivalentEvents(t *testing.T) {
 	pods, _ := api.LookupResource("", "pods")
 	if got := Equivalents(pods, ""); len(got) != 0 {
 		t.Errorf("equivalents of pods = %+v", got)
+	}
+}
+
+type fakeNamespaces map[string]*api.Namespace
+
+func (f fakeNamespaces) Namespace(_ context.Context, name string) (*api.Namespace, bool, error) {
+	ns, ok := f[name]
+	return ns, ok, nil
+}
+
+// MatchResources as kube's policy matcher: exclusions win, resourceNames
+// narrow a rule, no resourceRules match everything (a binding's), selectors
+// first, a missing namespace is an error only for a request the rules match.
+func TestMatchResources(t *testing.T) {
+	t.Parallel()
+	cms, _ := api.LookupResource("", "configmaps")
+	secrets, _ := api.LookupResource("", "secrets")
+	nss := fakeNamespaces{"prod": {ObjectMeta: api.ObjectMeta{Name: "prod", Labels: map[string]string{"env": "prod"}}}}
+	rule := func(resources []string, names ...string) api.NamedRuleWithOperations {
+		return api.NamedRuleWithOperations{ResourceNames: names, RuleWithOperations: api.RuleWithOperations{
+			Operations: []api.OperationType{"*"}, Rule: api.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: resources}}}
+	}
+	exact := api.MatchPolicyExact
+	prodOnly := &api.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}
+	tests := []struct {
+		name    string
+		m       api.MatchResources
+		res     api.ResourceInfo
+		ns      string
+		objName string
+		want    bool
+		wantErr bool
+	}{
+		{"rule", api.MatchResources{ResourceRules: []api.NamedRuleWithOperations{rule([]string{"configmaps"})}}, cms, "prod", "a", true, false},
+		{"other resource", api.MatchResources{ResourceRules: []api.NamedRuleWithOperations{rule([]string{"configmaps"})}}, secrets, "prod", "a", false, false},
+		{"no rules match all", api.MatchResources{}, secrets, "prod", "a", true, false},
+		{"resourceNames", api.MatchResources{ResourceRules: []api.NamedRuleWithOperations{rule([]string{"configmaps"}, "b")}}, cms, "prod", "a", false, false},
+		{"resourceNames match", api.MatchResources{ResourceRules: []api.NamedRuleWithOperations{rule([]string{"configmaps"}, "a")}}, cms, "prod", "a", true, false},
+		{"excluded", api.MatchResources{ResourceRules: []api.NamedRuleWithOperations{rule([]string{"*"})},
+			ExcludeResourceRules: []api.NamedRuleWithOperations{rule([]string{"configmaps"}, "a")}}, cms, "prod", "a", false, false},
+		{"namespaceSelector", api.MatchResources{NamespaceSelector: prodOnly, MatchPolicy: &exact}, cms, "prod", "a", true, false},
+		{"namespaceSelector, missing namespace", api.MatchResources{NamespaceSelector: prodOnly}, cms, "gone", "a", false, true},
+		{"missing namespace, rules do not match", api.MatchResources{NamespaceSelector: prodOnly,
+			ResourceRules: []api.NamedRuleWithOperations{rule([]string{"secrets"})}}, cms, "gone", "a", false, false},
+	}
+	for _, tt := range tests {
+		a := &admission.Attributes{Operation: admission.Create, Resource: tt.res, Namespace: tt.ns, Name: tt.objName,
+			Object: &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: tt.objName, Namespace: tt.ns}}}
+		got, err := MatchResources(t.Context(), nss, &tt.m, a)
+		if (err != nil) != tt.wantErr || (got != nil) != tt.want {
+			t.Errorf("%s: MatchResources = %+v, %v; want match %v, error %v", tt.name, got, err, tt.want, tt.wantErr)
+		}
 	}
 }
