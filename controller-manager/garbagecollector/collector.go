@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
+	"time"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
@@ -28,6 +30,13 @@ type Collector struct {
 	absent    *absentCache
 	queue     *workqueue.RateLimitingQueue[api.UID]
 	informers []*informer.Informer[controller.PartialObject]
+
+	// mu guards what discovery adds at run time: the resources monitored
+	// (by "group/resource") and the kinds they serve (by
+	// "apiVersion/kind"), for the custom resources CRDs define.
+	mu        sync.Mutex
+	monitored map[string]bool
+	kinds     map[string]api.ResourceInfo
 }
 
 var _ controller.Interface = (*Collector)(nil)
@@ -63,17 +72,76 @@ func NewCollector(c *client.Client, resources []api.ResourceInfo, log *slog.Logg
 		client: c, log: log, graph: newGraph(), absent: newAbsentCache(4096),
 		queue: workqueue.NewRateLimiting[api.UID](nil, workqueue.WithName("garbage_collector_attempt_to_delete")),
 	}
+	gc.monitored, gc.kinds = map[string]bool{}, map[string]api.ResourceInfo{}
 	for _, info := range resources {
-		lw := informer.ForResource(client.ResourceFor[controller.PartialObject](c, info), client.ListOptions{})
-		inf := informer.New[controller.PartialObject](lw, informer.Options[controller.PartialObject]{Logger: log})
-		inf.AddEventHandler(informer.Handler[controller.PartialObject]{
-			OnAdd:    func(o *controller.PartialObject, _ bool) { gc.observe(info, nil, o) },
-			OnUpdate: func(old, o *controller.PartialObject) { gc.observe(info, old, o) },
-			OnDelete: func(o *controller.PartialObject, _ bool) { gc.forget(o) },
-		})
-		gc.informers = append(gc.informers, inf)
+		gc.informers = append(gc.informers, gc.monitor(info))
 	}
 	return gc
+}
+
+// monitor makes the metadata informer of one resource.
+func (gc *Collector) monitor(info api.ResourceInfo) *informer.Informer[controller.PartialObject] {
+	gc.mu.Lock()
+	gc.monitored[info.Group+"/"+info.Resource] = true
+	gc.kinds[info.GroupVersion()+"/"+info.Kind] = info
+	gc.mu.Unlock()
+	lw := informer.ForResource(client.ResourceFor[controller.PartialObject](gc.client, info), client.ListOptions{})
+	inf := informer.New[controller.PartialObject](lw, informer.Options[controller.PartialObject]{Logger: gc.log})
+	inf.AddEventHandler(informer.Handler[controller.PartialObject]{
+		OnAdd:    func(o *controller.PartialObject, _ bool) { gc.observe(info, nil, o) },
+		OnUpdate: func(old, o *controller.PartialObject) { gc.observe(info, old, o) },
+		OnDelete: func(o *controller.PartialObject, _ bool) { gc.forget(o) },
+	})
+	return inf
+}
+
+// DiscoveryInterval is how often the collector looks for resources to
+// monitor that appeared since it started (custom resources), as kube's
+// garbage collector resyncs its monitors.
+var DiscoveryInterval = 10 * time.Second
+
+// monitorNewResources starts, until ctx ends, an informer for each
+// resource discovery lists that is not monitored yet and can be watched
+// and deleted. A CRD's deletion ends its resource's watches; the informer
+// keeps retrying, harmlessly, until the resource comes back.
+func (gc *Collector) monitorNewResources(ctx context.Context) {
+	ticker := time.NewTicker(DiscoveryInterval)
+	defer ticker.Stop()
+	for {
+		found, err := gc.client.GroupResources(ctx)
+		if err != nil && ctx.Err() == nil {
+			gc.log.Warn("discovery failed; monitors not updated", "err", err)
+		}
+		for _, r := range found {
+			key := r.Info.Group + "/" + r.Info.Resource
+			gc.mu.Lock()
+			known := gc.monitored[key]
+			gc.mu.Unlock()
+			if known || ignored[key] || !slices.Contains(r.Verbs, "watch") || !slices.Contains(r.Verbs, "list") || !slices.Contains(r.Verbs, "delete") {
+				continue
+			}
+			inf := gc.monitor(r.Info)
+			gc.log.Info("monitoring a new resource", "group", r.Info.Group, "resource", r.Info.Resource)
+			go inf.Run(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+// kindInfo finds the resource of an owner's apiVersion and kind: a
+// built-in one, or one discovery found.
+func (gc *Collector) kindInfo(apiVersion, kind string) (api.ResourceInfo, bool) {
+	if info, ok := api.LookupKind(apiVersion, kind); ok {
+		return info, true
+	}
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	info, ok := gc.kinds[apiVersion+"/"+kind]
+	return info, ok
 }
 
 // observe records an added or updated object and queues what it may
@@ -130,6 +198,7 @@ func (gc *Collector) Run(ctx context.Context, workers int) error {
 		return nil
 	}
 	gc.log.Info("garbage collector synced", "resources", len(gc.informers))
+	go gc.monitorNewResources(ctx)
 	controller.RunWorkers(ctx, gc.queue, workers, gc.log, controller.Instrument(gc.metrics, gc.sync))
 	return nil
 }
@@ -191,7 +260,7 @@ func (gc *Collector) classify(ctx context.Context, n *node, ref api.OwnerReferen
 		return dangling, nil
 	}
 	// Not observed (yet): ask the apiserver, as kube does for virtual nodes.
-	info, ok := api.LookupKind(ref.APIVersion, ref.Kind)
+	info, ok := gc.kindInfo(ref.APIVersion, ref.Kind)
 	if !ok {
 		return solid, fmt.Errorf("owner %s %s of %s/%s: unknown kind", ref.APIVersion, ref.Kind, n.namespace, n.name)
 	}
