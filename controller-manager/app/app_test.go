@@ -86,7 +86,7 @@ func TestEnabled(t *testing.T) {
 			}
 		})
 	}
-	for _, n := range []string{"replicaset", "deployment", "nodelifecycle", "garbagecollector", "namespace", "endpoints", "endpointslice", "job", "nodeipam", "statefulset", "daemonset"} {
+	for _, n := range []string{"replicaset", "deployment", "nodelifecycle", "garbagecollector", "namespace", "endpoints", "endpointslice", "job", "nodeipam", "statefulset", "daemonset", "podgc"} {
 		if !slices.Contains(all, n) {
 			t.Errorf("controller %s is not known", n)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/minik8s/minik8s/controller-manager/nodeipam"
 	"github.com/minik8s/minik8s/controller-manager/nodelifecycle"
 	"github.com/minik8s/minik8s/controller-manager/podautoscaler"
+	"github.com/minik8s/minik8s/controller-manager/podgc"
 	"github.com/minik8s/minik8s/controller-manager/replicaset"
 	"github.com/minik8s/minik8s/controller-manager/resourcequota"
 	"github.com/minik8s/minik8s/controller-manager/rootcacertpublisher"
@@ -37,6 +38,7 @@ var constructors = map[string]controller.Constructor{
 	"namespace":                namespace.New,
 	"nodeipam":                 nodeipam.New,
 	"nodelifecycle":            nodelifecycle.New,
+	"podgc":                    podgc.New,
 	"replicaset":               replicaset.New,
 	"resourcequota":            resourcequota.New,
 	"root-ca-cert-publisher":   rootcacertpublisher.New,
