@@ -152,6 +152,23 @@ func (g *Globals) DefaultNamespace() (string, error) {
 // connection to the server HOST was refused - did you specify the right
 // host or port?" or "Unable to connect to the server: ...".
 func FormatError(err error) string {
+	if agg, ok := err.(Aggregate); ok && len(agg) > 0 {
+		return agg.lines()
+	}
+	if msg, ok := standardMessage(err); ok {
+		return msg
+	}
+	msg := err.Error()
+	if strings.HasPrefix(msg, "error: ") {
+		return msg
+	}
+	return "error: " + msg
+}
+
+// standardMessage is kubectl's StandardErrorMessage: the words of a server
+// error (a Status) or of a server that cannot be reached; false for any
+// other error.
+func standardMessage(err error) (string, bool) {
 	var se *apierrors.StatusError
 	if errors.As(err, &se) {
 		st := se.Status()
@@ -161,33 +178,29 @@ func FormatError(err error) string {
 		}
 		switch st.Reason {
 		case "":
-			return "Error from server: " + msg
+			return "Error from server: " + msg, true
 		case api.StatusReasonUnauthorized:
-			return fmt.Sprintf("error: You must be logged in to the server (%s)", msg)
+			return fmt.Sprintf("error: You must be logged in to the server (%s)", msg), true
 		case api.StatusReasonInvalid:
 			if st.Details != nil {
-				return invalid(st)
+				return invalid(st), true
 			}
-			return "The request is invalid: " + msg
+			return "The request is invalid: " + msg, true
 		}
-		return fmt.Sprintf("Error from server (%s): %s", st.Reason, msg)
+		return fmt.Sprintf("Error from server (%s): %s", st.Reason, msg), true
 	}
 	var op *net.OpError
 	if errors.As(err, &op) {
 		if errors.Is(err, syscall.ECONNREFUSED) && op.Addr != nil {
-			return fmt.Sprintf("The connection to the server %s was refused - did you specify the right host or port?", op.Addr)
+			return fmt.Sprintf("The connection to the server %s was refused - did you specify the right host or port?", op.Addr), true
 		}
-		return "Unable to connect to the server: " + op.Error()
+		return "Unable to connect to the server: " + op.Error(), true
 	}
 	var cv *tls.CertificateVerificationError
 	if errors.As(err, &cv) {
-		return "Unable to connect to the server: " + cv.Error()
+		return "Unable to connect to the server: " + cv.Error(), true
 	}
-	msg := err.Error()
-	if strings.HasPrefix(msg, "error: ") {
-		return msg
-	}
-	return "error: " + msg
+	return "", false
 }
 
 // invalid is kubectl's message for a 422 with details: `The ConfigMap "x"

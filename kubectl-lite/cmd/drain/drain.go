@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -187,7 +188,8 @@ controller need --force and pods with emptyDir volumes need
 				for _, n := range failed {
 					fmt.Fprintf(streams.ErrOut, " %s\n", n)
 				}
-				return errors.Join(errs...)
+				// kubectl prints each node's error bare (no "error: ").
+				return cli.Aggregate(errs)
 			}
 			return nil
 		},
@@ -254,12 +256,64 @@ func check(p *api.Pod, o Options) verdict {
 }
 
 // Drain evicts or deletes the pods of node name that the filters allow and
-// waits until they are gone.
+// waits until they are gone. When that fails it names the pods still to
+// go, as kubectl does.
 func Drain(ctx context.Context, streams cli.Streams, c *client.Client, name string, o Options) error {
+	victims, err := podsForDeletion(ctx, streams, c, name, o, true)
+	if err != nil {
+		return err
+	}
+	if len(victims) == 0 {
+		return nil
+	}
+	if o.DryRun == cli.DryRunClient {
+		for _, p := range victims {
+			fmt.Fprintf(streams.Out, "evicting pod %s/%s (dry run)\n", p.Namespace, p.Name)
+		}
+		return nil
+	}
+	evict := false
+	if !o.DisableEviction {
+		if evict, err = evictionSupported(ctx, c); err != nil {
+			return err
+		}
+	}
+	var opts *api.DeleteOptions
+	if o.GracePeriod >= 0 {
+		gp := o.GracePeriod
+		opts = &api.DeleteOptions{GracePeriodSeconds: &gp}
+	}
+	if o.DryRun == cli.DryRunServer {
+		if opts == nil {
+			opts = &api.DeleteOptions{}
+		}
+		opts.DryRun = []string{"All"}
+	}
+	if evict {
+		err = evictPods(ctx, streams, c, victims, opts, o)
+	} else {
+		err = deletePods(ctx, streams, c, victims, opts, o)
+	}
+	if err != nil {
+		if pending, lerr := podsForDeletion(ctx, streams, c, name, o, false); lerr == nil && len(pending) > 0 {
+			fmt.Fprintf(streams.ErrOut, "There are pending pods in node %q when an error occurred: %v\n", name, err)
+			for _, p := range pending {
+				fmt.Fprintf(streams.ErrOut, "pod/%s\n", p.Name)
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+// podsForDeletion lists the pods of node name and runs kubectl's filters
+// over them: the pods to evict or delete, or the filters' refusals, one
+// error per reason, as an aggregate. warn prints the filters' warnings.
+func podsForDeletion(ctx context.Context, streams cli.Streams, c *client.Client, name string, o Options, warn bool) ([]api.Pod, error) {
 	pc := client.Resource[api.Pod](c).Namespace("")
 	l, err := pc.List(ctx, client.ListOptions{FieldSelector: "spec.nodeName=" + name, LabelSelector: o.PodSelector})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var (
 		victims  []api.Pod
@@ -290,70 +344,41 @@ func Drain(ctx context.Context, streams cli.Streams, c *client.Client, name stri
 	// Report in kubectl's filter order, not in the order pods were listed.
 	sort.SliceStable(order, func(i, j int) bool { return rank(order[i]) < rank(order[j]) })
 	if len(failures) > 0 {
-		var msgs []string
+		var errs cli.Aggregate
 		for _, r := range order {
 			if pods, ok := failures[r]; ok {
-				msgs = append(msgs, r+": "+strings.Join(pods, ", "))
+				errs = append(errs, fmt.Errorf("%s: %s", r, strings.Join(pods, ", ")))
 			}
 		}
-		return errors.New(strings.Join(msgs, "; "))
+		return nil, errs
 	}
-	for _, r := range order {
-		if pods, ok := warnings[r]; ok {
-			fmt.Fprintf(streams.ErrOut, "Warning: %s: %s\n", r, strings.Join(pods, ", "))
+	if warn {
+		for _, r := range order {
+			if pods, ok := warnings[r]; ok {
+				fmt.Fprintf(streams.ErrOut, "Warning: %s: %s\n", r, strings.Join(pods, ", "))
+			}
 		}
 	}
-	if len(victims) == 0 {
-		return nil
-	}
-	if o.DryRun == cli.DryRunClient {
-		for _, p := range victims {
-			fmt.Fprintf(streams.Out, "evicting pod %s/%s (dry run)\n", p.Namespace, p.Name)
-		}
-		return nil
-	}
-	evict := false
-	if !o.DisableEviction {
-		if evict, err = evictionSupported(ctx, c); err != nil {
-			return err
-		}
-	}
+	return victims, nil
+}
+
+// deletePods deletes the pods (the server has no eviction API, or
+// --disable-eviction) and waits until they are gone.
+func deletePods(ctx context.Context, streams cli.Streams, c *client.Client, victims []api.Pod, opts *api.DeleteOptions, o Options) error {
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, o.Timeout)
 		defer cancel()
 	}
-	var opts *api.DeleteOptions
-	if o.GracePeriod >= 0 {
-		gp := o.GracePeriod
-		opts = &api.DeleteOptions{GracePeriodSeconds: &gp}
-	}
-	if o.DryRun == cli.DryRunServer {
-		if opts == nil {
-			opts = &api.DeleteOptions{}
-		}
-		opts.DryRun = []string{"All"}
-	}
 	for _, p := range victims {
-		if evict {
-			fmt.Fprintf(streams.Out, "evicting pod %s/%s%s\n", p.Namespace, p.Name, o.DryRun.Suffix())
-			if err := evictPod(ctx, c, &p, opts, streams.ErrOut); err != nil {
-				return timeoutError(ctx, o, err)
-			}
-			continue
-		}
 		if err := client.Resource[api.Pod](c).Namespace(p.Namespace).Delete(ctx, p.Name, opts); err != nil && !apierrors.IsNotFound(err) {
 			return timeoutError(ctx, o, err)
 		}
 	}
-	verb := "deleted"
-	if evict {
-		verb = "evicted"
-	}
 	if o.DryRun == cli.DryRunServer {
 		// Nothing goes away in a dry run: there is nothing to wait for.
 		for _, p := range victims {
-			fmt.Fprintf(streams.Out, "pod/%s %s (server dry run)\n", p.Name, verb)
+			fmt.Fprintf(streams.Out, "pod/%s deleted (server dry run)\n", p.Name)
 		}
 		return nil
 	}
@@ -362,9 +387,101 @@ func Drain(ctx context.Context, streams cli.Streams, c *client.Client, name stri
 		if err := resource.WaitGone(ctx, d, p.Name, string(p.UID)); err != nil {
 			return timeoutError(ctx, o, err)
 		}
-		fmt.Fprintf(streams.Out, "pod/%s %s\n", p.Name, verb)
+		fmt.Fprintf(streams.Out, "pod/%s deleted\n", p.Name)
 	}
 	return nil
+}
+
+// evictPods evicts the pods all at once, each retrying while a disruption
+// budget refuses it, and waits until they are gone, as kubectl does: a
+// --timeout that runs out ends every pod's attempts with kubectl's "global
+// timeout reached" error. The errors come back as one aggregate.
+func evictPods(ctx context.Context, streams cli.Streams, c *client.Client, victims []api.Pod, opts *api.DeleteOptions, o Options) error {
+	deadline := ctx
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		deadline, cancel = context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+	}
+	out, errOut := &syncWriter{w: streams.Out}, &syncWriter{w: streams.ErrOut}
+	errs := make([]error, len(victims))
+	var wg sync.WaitGroup
+	for i, p := range victims {
+		wg.Go(func() { errs[i] = evictAndWait(ctx, deadline, out, errOut, c, p, opts, o) })
+	}
+	wg.Wait()
+	var failed cli.Aggregate
+	for _, err := range errs {
+		if err != nil {
+			failed = append(failed, err)
+		}
+	}
+	if len(failed) > 0 {
+		return failed
+	}
+	return nil
+}
+
+// evictAndWait evicts p, again every five seconds while a budget refuses
+// it (429), until deadline ends, then waits until p is gone. Requests run
+// under ctx: the deadline is checked between attempts, as kubectl does.
+func evictAndWait(ctx, deadline context.Context, out, errOut io.Writer, c *client.Client, p api.Pod, opts *api.DeleteOptions, o Options) error {
+	ev := map[string]any{
+		"apiVersion": "policy/v1", "kind": "Eviction",
+		"metadata": map[string]any{"name": p.Name, "namespace": p.Namespace},
+	}
+	if opts != nil {
+		ev["deleteOptions"] = opts
+	}
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("encode eviction: %w", err)
+	}
+	info := client.Resource[api.Pod](c).Info()
+	for evicted := false; !evicted; {
+		fmt.Fprintf(out, "evicting pod %s/%s%s\n", p.Namespace, p.Name, o.DryRun.Suffix())
+		if deadline.Err() != nil {
+			return fmt.Errorf("error when evicting pods/%q -n %q: global timeout reached: %v", p.Name, p.Namespace, o.Timeout)
+		}
+		_, err := c.Do(ctx, client.Request{Method: http.MethodPost, Path: client.ResourcePath(info, p.Namespace, p.Name, "eviction"), Body: body})
+		switch {
+		case err == nil:
+			evicted = true
+		case apierrors.IsNotFound(err):
+			return nil
+		case apierrors.IsTooManyRequests(err):
+			fmt.Fprintf(errOut, "error when evicting pods/%q -n %q (will retry after 5s): %v\n", p.Name, p.Namespace, err)
+			select {
+			case <-deadline.Done():
+			case <-time.After(5 * time.Second):
+			}
+		default:
+			return fmt.Errorf("error when evicting pods/%q -n %q: %w", p.Name, p.Namespace, err)
+		}
+	}
+	if o.DryRun == cli.DryRunServer {
+		// Nothing goes away in a dry run: there is nothing to wait for.
+		fmt.Fprintf(out, "pod/%s evicted (server dry run)\n", p.Name)
+		return nil
+	}
+	d := c.Dynamic(client.Resource[api.Pod](c).Info()).Namespace(p.Namespace)
+	if err := resource.WaitGone(deadline, d, p.Name, string(p.UID)); err != nil {
+		return fmt.Errorf("error when waiting for pod %q in namespace %q to terminate: %w", p.Name, p.Namespace, err)
+	}
+	fmt.Fprintf(out, "pod/%s evicted\n", p.Name)
+	return nil
+}
+
+// syncWriter serializes the writes of concurrent evictions.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(b)
 }
 
 // rank orders reasons as kubectl's filters run: DaemonSet, local storage,
@@ -420,38 +537,4 @@ func noRetryClient(g *cli.Globals) (*client.Client, error) {
 	cfg := *cc
 	cfg.MaxRetries = -1
 	return client.New(&cfg)
-}
-
-// evictPod posts a policy/v1 Eviction, retrying while a disruption budget
-// refuses it (429), as kubectl does every five seconds, saying so on
-// errOut in kubectl's words.
-func evictPod(ctx context.Context, c *client.Client, p *api.Pod, opts *api.DeleteOptions, errOut io.Writer) error {
-	ev := map[string]any{
-		"apiVersion": "policy/v1", "kind": "Eviction",
-		"metadata": map[string]any{"name": p.Name, "namespace": p.Namespace},
-	}
-	if opts != nil {
-		ev["deleteOptions"] = opts
-	}
-	body, err := json.Marshal(ev)
-	if err != nil {
-		return fmt.Errorf("encode eviction: %w", err)
-	}
-	info := client.Resource[api.Pod](c).Info()
-	for {
-		_, err := c.Do(ctx, client.Request{Method: http.MethodPost, Path: client.ResourcePath(info, p.Namespace, p.Name, "eviction"), Body: body})
-		switch {
-		case err == nil, apierrors.IsNotFound(err):
-			return nil
-		case apierrors.IsTooManyRequests(err):
-			fmt.Fprintf(errOut, "error when evicting pods/%q -n %q (will retry after 5s): %v\n", p.Name, p.Namespace, err)
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(5 * time.Second):
-			}
-		default:
-			return fmt.Errorf("error when evicting pods/%q -n %q: %w", p.Name, p.Namespace, err)
-		}
-	}
 }

@@ -48,6 +48,23 @@ func TestIntegrationDrainRetriesDisruptionBudget(t *testing.T) {
 	if pdb, err = pdbs.UpdateStatus(ctx, pdb); err != nil {
 		t.Fatal(err)
 	}
+	// With the budget spent, a short --timeout ends the retries with
+	// kubectl's words, the pod still there.
+	out, errOut, code := c.run("", "drain", "n1", "--grace-period=0", "--timeout=2s")
+	timeout := `error when evicting pods/"web-1" -n "default": global timeout reached: 2s`
+	wantErr := `error when evicting pods/"web-1" -n "default" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.
+There are pending pods in node "n1" when an error occurred: ` + timeout + `
+pod/web-1
+error: unable to drain node "n1" due to error: ` + timeout + `, continuing command...
+There are pending nodes to be drained:
+ n1
+` + timeout + "\n"
+	if code != 1 || out != "node/n1 cordoned\nevicting pod default/web-1\nevicting pod default/web-1\n" || errOut != wantErr {
+		t.Fatalf("drain --timeout=2s: exit %d stdout %q stderr\n%s\nwant stderr\n%s", code, out, errOut, wantErr)
+	}
+	if _, err := pods.Get(ctx, "web-1"); err != nil {
+		t.Fatalf("pod after the refused drain: %v", err)
+	}
 	// A replacement shows up 3 s later (drain retries after 5 s): the budget allows one.
 	go func() {
 		time.Sleep(3 * time.Second)
@@ -56,7 +73,7 @@ func TestIntegrationDrainRetriesDisruptionBudget(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	out, errOut, code := c.run("", "drain", "n1", "--grace-period=0", "--timeout=30s")
+	out, errOut, code = c.run("", "drain", "n1", "--grace-period=0", "--timeout=30s")
 	if code != 0 || !strings.Contains(out, "evicting pod default/web-1\n") || !strings.Contains(out, "pod/web-1 evicted\n") ||
 		!strings.Contains(errOut, `error when evicting pods/"web-1" -n "default" (will retry after 5s): Cannot evict pod as it would violate the pod's disruption budget.`) {
 		t.Fatalf("drain: exit %d stdout %q stderr %q", code, out, errOut)
