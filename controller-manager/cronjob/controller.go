@@ -165,6 +165,17 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *api.CronJob, owned []*
 		found := inActive(cj, j.UID)
 		switch {
 		case !found && cond == "":
+			// The cache may hold the CronJob from before the status write
+			// that listed this job (created by the previous sync): read it
+			// from the apiserver before calling the job unexpected, as kube.
+			fresh, err := client.Resource[api.CronJob](c.client).Namespace(cj.Namespace).Get(ctx, cj.Name)
+			if err != nil {
+				return 0, err
+			}
+			if inActive(fresh, j.UID) {
+				*cj = *fresh
+				continue
+			}
 			c.recorder.Eventf(cj, api.EventTypeWarning, "UnexpectedJob", "Saw a job that the controller did not create or forgot: %s", j.Name)
 		case cond != "":
 			if found {

@@ -125,3 +125,62 @@ func TestSync(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncStaleCronJob: a sync that sees a job of the CronJob's missing
+// from the active list of its cached copy reads the CronJob from the
+// apiserver first; listed there (the status write of the sync that created
+// it is not in the cache yet), the job is not "unexpected". Missing there
+// too, it is, as kube words it.
+func TestSyncStaleCronJob(t *testing.T) {
+	for _, listed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("listed on the server %t", listed), func(t *testing.T) {
+			srv := clienttest.NewServer(t, &api.CronJob{ObjectMeta: api.ObjectMeta{Namespace: "ns", Name: "cj"},
+				Spec: api.CronJobSpec{Schedule: "* * * * *", JobTemplate: api.JobTemplateSpec{Spec: api.JobSpec{Template: api.PodTemplateSpec{
+					Spec: api.PodSpec{RestartPolicy: api.RestartPolicyNever, Containers: []api.Container{{Name: "c", Image: "i"}}}}}}}})
+			var cj api.CronJob
+			srv.Object(client.Resource[api.CronJob](nil).Info(), "ns", "cj", &cj)
+			stale := api.DeepCopy(&cj)
+			sched := cj.CreationTimestamp.Time.Truncate(time.Minute).Add(time.Minute)
+			j, err := newJob(&cj, sched)
+			if err != nil {
+				t.Fatal(err)
+			}
+			j.OwnerReferences = []api.OwnerReference{controller.NewControllerRef(&cj.ObjectMeta, "batch/v1", "CronJob")}
+			if err := srv.Add(j); err != nil {
+				t.Fatal(err)
+			}
+			var created api.Job
+			srv.Object(client.Resource[api.Job](nil).Info(), "ns", j.Name, &created)
+			if listed {
+				cj.Status.Active = []api.ObjectReference{{Kind: "Job", APIVersion: "batch/v1", Namespace: "ns", Name: j.Name, UID: created.UID}}
+				lst := api.NewTime(sched)
+				cj.Status.LastScheduleTime = &lst
+				if _, err := client.Resource[api.CronJob](srv.Client()).Namespace("ns").UpdateStatus(context.Background(), &cj); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rec := &events.FakeRecorder{}
+			f := informer.NewFactory(srv.Client(), informer.FactoryOptions{Logger: slog.New(slog.DiscardHandler)})
+			c, err := NewController(srv.Client(), informer.Shared[api.CronJob](f, "", client.ListOptions{}), informer.Shared[api.Job](f, "", client.ListOptions{}), rec, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.now = func() time.Time { return sched.Add(10 * time.Second) }
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if _, err := c.syncCronJob(ctx, stale, []*api.Job{&created}); err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			if !listed {
+				want = []string{"Warning UnexpectedJob Saw a job that the controller did not create or forgot: " + j.Name}
+			}
+			if !slices.Equal(rec.Events(), want) {
+				t.Errorf("events = %q, want %q", rec.Events(), want)
+			}
+			if listed && !inActive(stale, created.UID) {
+				t.Errorf("after the sync the active list is %+v, want the server's", stale.Status.Active)
+			}
+		})
+	}
+}
