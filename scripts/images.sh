@@ -8,7 +8,9 @@
 #                     controller-manager node cluster-dns busybox busybox-v2
 #                     (default all), conformance (on request only: the
 #                     test images of Kubernetes' conformance suite, under
-#                     their registry.k8s.io names)
+#                     their registry.k8s.io names), e2e-incluster (on
+#                     request only: the end-to-end suite builds
+#                     bin/e2e-incluster and asks for it)
 #
 # The node image needs minik8s/debian-base:bookworm, built offline by
 # scripts/base-image.sh when missing.
@@ -109,6 +111,10 @@ for k in "${keys[@]}"; do
 		build minik8s/busybox:latest deploy/images/busybox.Dockerfile "" \
 			bin/busybox deploy/images/busybox-httpd.sh -- VERSION=v1
 		docker tag minik8s/busybox:latest minik8s/busybox:v1
+		;;
+	e2e-incluster)
+		build minik8s/e2e-incluster:latest deploy/images/e2e-incluster.Dockerfile "" \
+			bin/e2e-incluster
 		;;
 	busybox-v2)
 		build minik8s/busybox:v2 deploy/images/busybox.Dockerfile "" \
