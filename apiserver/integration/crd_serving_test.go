@@ -439,6 +439,12 @@ func TestCRDServing(t *testing.T) {
 		if r := c.get(ns+"/w2", "application/vnd.kubernetes.protobuf, application/json"); r.Code != 200 || !json.Valid(r.Body) {
 			t.Errorf("protobuf or JSON: %d %s", r.Code, r.Body)
 		}
+		// Metadata-only lists (the garbage collector's, controller-runtime's
+		// metadata informers) may be protobuf, as in kube.
+		meta := "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+		if r := c.get(ns, meta); r.Code != 200 || !strings.HasPrefix(string(r.Body), "k8s\x00") {
+			t.Errorf("metadata list: %d %q", r.Code, r.Body[:min(len(r.Body), 80)])
+		}
 		if r := c.do("POST", ns, "k8s\x00junk", "application/vnd.kubernetes.protobuf"); r.Code != http.StatusUnsupportedMediaType {
 			t.Errorf("protobuf body: %d %s", r.Code, r.Body)
 		}
@@ -686,4 +692,63 @@ func TestCRDClusterScoped(t *testing.T) {
 		}
 	}
 	c.must(200, "GET", "/apis/example.com/v1/planets/mars", nil)
+}
+
+// TestCRDUpdate changes a served CRD: its new schema applies to the next
+// writes, a new version is served, the objects stay, and watches of the
+// old serving end so clients re-watch.
+func TestCRDUpdate(t *testing.T) {
+	t.Parallel()
+	s := apiservertest.Start(t)
+	c := newClient(t, s)
+	const ns = "/apis/example.com/v1/namespaces/default/widgets"
+	createCRD(t, c, widgetCRD, ns)
+	c.must(201, "POST", ns, widget("keep", map[string]any{"size": "1m", "replicas": 5}))
+	w := c.watch(ns + "?resourceVersion=0")
+	if ev := w.next(5 * time.Second); ev.Type != "ADDED" || name(ev.Object) != "keep" {
+		t.Fatalf("first event: %v", ev)
+	}
+	crd := c.must(200, "GET", crdPath+"/widgets.example.com", nil)
+	spec := crd["spec"].(map[string]any)
+	versions := spec["versions"].([]any)
+	v1 := versions[0].(map[string]any)
+	props := v1["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)["properties"].(map[string]any)["spec"].(map[string]any)["properties"].(map[string]any)
+	props["replicas"].(map[string]any)["maximum"] = 3
+	v2 := map[string]any{"name": "v2", "served": true, "storage": false,
+		"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}
+	spec["versions"] = append(versions, v2)
+	out := c.must(200, "PUT", crdPath+"/widgets.example.com", crd)
+	if meta(out)["generation"] != float64(2) {
+		t.Errorf("generation after the update: %v", meta(out)["generation"])
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r := c.do("POST", ns, widget("big", map[string]any{"size": "1m", "replicas": 5}), "")
+		if r.Code == http.StatusUnprocessableEntity && strings.Contains(string(r.Body), "should be less than or equal to 3") {
+			break
+		}
+		if r.Code == http.StatusCreated {
+			c.must(200, "DELETE", ns+"/big", nil)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the new schema does not apply: %d %s", r.Code, r.Body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := c.must(200, "GET", "/apis/example.com/v2/namespaces/default/widgets/keep", nil); got["apiVersion"] != "example.com/v2" {
+		t.Errorf("through v2: %v", got)
+	}
+	if got := c.must(200, "GET", "/apis/example.com", nil); len(got["versions"].([]any)) != 3 || got["preferredVersion"].(map[string]any)["version"] != "v2" {
+		t.Errorf("group after the update: %v", got)
+	}
+	// The watch of the old serving ends.
+	end := time.After(10 * time.Second)
+	for closed := false; !closed; {
+		select {
+		case _, ok := <-w.events:
+			closed = !ok
+		case <-end:
+			t.Fatal("the watch outlived the serving it came from")
+		}
+	}
 }
