@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X github.com/minik8s/minik8s/internal/version.gitVersion=$(V
 TESTFLAGS ?=
 BENCHTIME ?= 2s
 
-.PHONY: all build test oracle oracle-bin unit fuzz vet bench clean-bin cluster-dns $(BINARIES) deps deps-test images up down clean demo e2e conformance real-control-plane minik8s-control-plane
+.PHONY: all build test oracle oracle-bin unit fuzz vet bench clean-bin cluster-dns metrics-server metrics-server-addon $(BINARIES) deps deps-test images up down clean demo e2e conformance real-control-plane minik8s-control-plane
 
 all: build
 
@@ -23,6 +23,11 @@ $(BINARIES):
 # cluster-dns is the in-cluster DNS add-on (a Deployment in kube-system).
 cluster-dns:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$@ ./internal/cmd/cluster-dns
+
+# metrics-server serves metrics.k8s.io (kubectl top, the HPA): an opt-in
+# add-on, deploy/metrics-server (make metrics-server-addon).
+metrics-server:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$@ ./internal/cmd/metrics-server
 
 vet:
 	$(GO) vet ./...
@@ -154,6 +159,14 @@ down:
 clean:
 	$(COMPOSE) down -v --remove-orphans
 	rm -rf .minik8s
+
+# metrics-server-addon deploys the metrics server into the running cluster
+# (image built and loaded into the nodes, deploy/metrics-server applied).
+metrics-server-addon: metrics-server
+	scripts/images.sh metrics-server
+	scripts/load-image.sh minik8s/metrics-server:latest
+	$(KUBECTL) apply -f deploy/metrics-server/
+	$(KUBECTL) rollout status deployment/metrics-server -n kube-system --timeout=120s
 
 # demo applies deploy/examples (Deployment web + Service) and waits for it.
 demo:

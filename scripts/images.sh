@@ -6,6 +6,7 @@
 #
 #   scripts/images.sh [--force] [IMAGE-KEY...]   keys: apiserver scheduler
 #                     controller-manager node cluster-dns busybox busybox-v2
+#                     metrics-server (not built by default)
 #                     (default all), conformance (on request only: the
 #                     test images of Kubernetes' conformance suite, under
 #                     their registry.k8s.io names), e2e-incluster (on
@@ -106,6 +107,12 @@ for k in "${keys[@]}"; do
 		# nodes' containerd like the workload images.
 		build minik8s/cluster-dns:latest deploy/images/cluster-dns.Dockerfile "" \
 			bin/busybox bin/cluster-dns
+		;;
+	metrics-server)
+		# The opt-in metrics add-on (deploy/metrics-server), loaded into the
+		# nodes' containerd like the workload images.
+		build minik8s/metrics-server:latest deploy/images/metrics-server.Dockerfile "" \
+			bin/busybox bin/metrics-server
 		;;
 	busybox)
 		build minik8s/busybox:latest deploy/images/busybox.Dockerfile "" \

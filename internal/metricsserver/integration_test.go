@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/aggregator/aggregatortest"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/metricsserver"
 	"github.com/minik8s/minik8s/internal/oracle"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
@@ -212,5 +214,40 @@ func TestTop(t *testing.T) {
 	var lerr strings.Builder
 	if code := root.Run(ctx, cli.Streams{Out: io.Discard, ErrOut: &lerr}, []string{"--kubeconfig", s.Options.WriteKubeconfig, "top", "pod", "nope"}); code != 1 || lerr.String() != string(out) {
 		t.Errorf("kubectl-lite top pod nope: exit %d %q, kubectl printed %q", code, lerr.String(), out)
+	}
+}
+
+// TestAddonManifest: the add-on's manifest is accepted by the real
+// kubectl's validation and the apiserver (server-side dry run), and its
+// container arguments by the metrics server's flags.
+func TestAddonManifest(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s := apiservertest.Start(t, apiservertest.WithTLS)
+	kubectl := oracle.Path(t, "kubectl")
+	out, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", s.Options.WriteKubeconfig, "apply", "--dry-run=server",
+		"-f", "../../deploy/metrics-server/metrics-server.yaml").CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl apply --dry-run=server: %v\n%s", err, out)
+	}
+	for _, want := range []string{"serviceaccount/metrics-server created (server dry run)", "deployment.apps/metrics-server created (server dry run)",
+		"apiservice.apiregistration.k8s.io/v1beta1.metrics.k8s.io created (server dry run)"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("kubectl apply output lacks %q:\n%s", want, out)
+		}
+	}
+	// The Deployment's arguments, as the binary parses and checks them.
+	opts := metricsserver.DefaultOptions()
+	fss := &daemon.FlagSets{}
+	opts.AddFlags(fss)
+	if err := fss.Parse([]string{"--secure-port=10251", "--metric-resolution=15s", "--kubelet-insecure-tls"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := opts.Validate(); err != nil {
+		t.Errorf("the add-on's arguments: %v", err)
+	}
+	if args, _ := os.ReadFile("../../deploy/metrics-server/metrics-server.yaml"); !strings.Contains(string(args), "- --secure-port=10251\n            - --metric-resolution=15s\n") {
+		t.Error("the manifest's arguments are not the ones checked here")
 	}
 }

@@ -58,7 +58,7 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs.DurationVar(&o.MetricResolution, "metric-resolution", o.MetricResolution, "The resolution at which metrics-server will retain metrics, must set value at least 10s.")
 	fs.BoolVar(&o.KubeletInsecureTLS, "kubelet-insecure-tls", o.KubeletInsecureTLS, "Do not verify CA of serving certificates presented by Kubelets.  For testing purposes only.")
 	fs.StringVar(&o.KubeletCA, "kubelet-certificate-authority", o.KubeletCA, "Path to the CA to use to validate the Kubelet's serving certificates.")
-	fs.StringVar(&o.KubeletClientCert, "kubelet-client-certificate", o.KubeletClientCert, "Path to a client cert file for TLS.")
+	fs.StringVar(&o.KubeletClientCert, "kubelet-client-certificate", o.KubeletClientCert, "Path to a client cert file for TLS (default: one for "+KubeletClientUser+" requested from the cluster's kube-apiserver-client signer at start).")
 	fs.StringVar(&o.KubeletClientKey, "kubelet-client-key", o.KubeletClientKey, "Path to a client key file for TLS.")
 	fs.DurationVar(&o.KubeletRequestTimeout, "kubelet-request-timeout", o.KubeletRequestTimeout, "The length of time to wait before giving up on a single request to Kubelet.")
 	fs = fss.FlagSet("authentication")
@@ -75,8 +75,8 @@ func (o *Options) Validate() error {
 	if (o.TLSCertFile == "") != (o.TLSKeyFile == "") {
 		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file must be given together"))
 	}
-	if o.KubeletClientCert == "" || o.KubeletClientKey == "" {
-		errs = append(errs, errors.New("--kubelet-client-certificate and --kubelet-client-key are required: the kubelet serves its stats to certificate-authenticated clients only"))
+	if (o.KubeletClientCert == "") != (o.KubeletClientKey == "") {
+		errs = append(errs, errors.New("--kubelet-client-certificate and --kubelet-client-key must be given together"))
 	}
 	if !o.KubeletInsecureTLS && o.KubeletCA == "" {
 		errs = append(errs, errors.New("--kubelet-certificate-authority is required unless --kubelet-insecure-tls"))
@@ -104,9 +104,15 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	kcert, err := tls.LoadX509KeyPair(o.KubeletClientCert, o.KubeletClientKey)
-	if err != nil {
-		return fmt.Errorf("--kubelet-client-certificate: %w", err)
+	// Kubelets authenticate client certificates only: without one given,
+	// one is requested from the cluster's signer.
+	var kcert tls.Certificate
+	if o.KubeletClientCert != "" {
+		if kcert, err = tls.LoadX509KeyPair(o.KubeletClientCert, o.KubeletClientKey); err != nil {
+			return fmt.Errorf("--kubelet-client-certificate: %w", err)
+		}
+	} else if kcert, err = requestKubeletClientCert(ctx, c, KubeletClientUser); err != nil {
+		return err
 	}
 	ktls := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{kcert}, InsecureSkipVerify: o.KubeletInsecureTLS}
 	if o.KubeletCA != "" {
