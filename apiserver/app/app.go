@@ -261,6 +261,9 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 
 	a.metrics = prometheus.NewRegistry()
 	a.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if err := mutatingWebhooks.Register(a.metrics); err != nil {
+		return fmt.Errorf("register admission webhook metrics: %w", err)
+	}
 
 	if a.alloc, err = servicealloc.New(st, a.opts.ServiceClusterIPRange, a.opts.ServiceNodePortRange); err != nil {
 		return err

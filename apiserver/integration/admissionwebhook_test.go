@@ -134,6 +134,9 @@ func (w *testWebhook) serve(rw http.ResponseWriter, r *http.Request) {
 		}
 		resp.Patch, _ = json.Marshal(ops)
 		resp.PatchType = &jsonPatch
+	case "/move":
+		resp.Patch = []byte(`[{"op":"replace","path":"/metadata/namespace","value":"elsewhere"},{"op":"replace","path":"/metadata/uid","value":"forged"}]`)
+		resp.PatchType = &jsonPatch
 	case "/deny":
 		resp.Allowed = false
 		resp.Result = &metav1.Status{Code: 403, Message: "no thanks", Reason: metav1.StatusReasonForbidden}
@@ -284,6 +287,32 @@ func TestAdmissionWebhooks(t *testing.T) {
 		}
 	})
 
+	t.Run("delete refused, a patch may not move the object", func(t *testing.T) {
+		scenarioNamespace(c, "deletes")
+		c.must(201, "POST", "/api/v1/namespaces/deletes/configmaps", configMap("kept", nil, nil))
+		cfg := webhookConfig("ValidatingWebhookConfiguration", "no-deletes", hook.srv.URL+"/deny", hook.ca.pem, "deletes", nil)
+		cfg["webhooks"].([]any)[0].(map[string]any)["rules"].([]any)[0].(map[string]any)["operations"] = []string{"DELETE"}
+		createWebhookConfig(t, s, c, cfg)
+		if r := c.do("DELETE", "/api/v1/namespaces/deletes/configmaps/kept", nil, ""); r.Code != 403 {
+			t.Errorf("delete = %d %s, want 403", r.Code, r.Body)
+		}
+		hook.mu.Lock()
+		req := hook.last["/deny"]
+		hook.mu.Unlock()
+		if req.Operation != admissionv1.Delete || req.Name != "kept" || len(req.Object.Raw) != 0 || !strings.Contains(string(req.OldObject.Raw), `"name":"kept"`) ||
+			!strings.Contains(string(req.Options.Raw), `"kind":"DeleteOptions"`) {
+			t.Errorf("DELETE AdmissionRequest: %+v", req)
+		}
+		c.must(200, "GET", "/api/v1/namespaces/deletes/configmaps/kept", nil)
+
+		move := webhookConfig("MutatingWebhookConfiguration", "move", hook.srv.URL+"/move", hook.ca.pem, "deletes", nil)
+		createWebhookConfig(t, s, c, move)
+		r := c.do("POST", "/api/v1/namespaces/deletes/configmaps", configMap("moved", nil, nil), "")
+		if r.Code != 400 || !strings.Contains(string(r.Body), "the namespace of the provided object does not match the namespace sent on the request") {
+			t.Errorf("create a webhook moves = %d %s", r.Code, r.Body)
+		}
+	})
+
 	t.Run("warnings become Warning headers", func(t *testing.T) {
 		scenarioNamespace(c, "warn")
 		createWebhookConfig(t, s, c, webhookConfig("ValidatingWebhookConfiguration", "warn", hook.srv.URL+"/warn", hook.ca.pem, "warn", nil))
@@ -418,6 +447,20 @@ func TestAdmissionWebhooks(t *testing.T) {
 		list, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().List(t.Context(), metav1.ListOptions{})
 		if err != nil || len(list.Items) < 2 {
 			t.Errorf("list over protobuf: %v, %d items", err, len(list.Items))
+		}
+	})
+
+	t.Run("metrics", func(t *testing.T) {
+		r := c.do("GET", "/metrics", nil, "")
+		for _, want := range []string{
+			`apiserver_admission_webhook_rejection_count{error_type="no_error",name="deny.example.com",operation="CREATE",rejection_code="403",type="validating"} 1`,
+			`apiserver_admission_webhook_rejection_count{error_type="calling_webhook_error",name="hang-fail.example.com",operation="CREATE",rejection_code="0",type="validating"} 1`,
+			`apiserver_admission_webhook_fail_open_count{name="hang-ignore.example.com",type="validating"} 1`,
+			`apiserver_admission_webhook_admission_duration_seconds_count{name="mutate.example.com",operation="CREATE",rejected="false",type="admit"}`,
+		} {
+			if r.Code != 200 || !strings.Contains(string(r.Body), want) {
+				t.Errorf("/metrics (%d) lacks %s", r.Code, want)
+			}
 		}
 	})
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"reflect"
 	"sync"
+	"time"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -41,6 +42,7 @@ type dispatcher struct {
 	resolver   ServiceResolver
 	authorizer authz.Authorizer
 	clients    clients
+	metrics    *metrics
 	log        *slog.Logger
 
 	mu         sync.Mutex
@@ -54,7 +56,7 @@ func New(cfg Config) (*Mutating, *Validating) {
 	if log == nil {
 		log = slog.Default()
 	}
-	d := &dispatcher{source: cfg.Source, namespaces: cfg.Namespaces, resolver: cfg.Resolver, authorizer: cfg.Authorizer, log: log.With("component", "admission-webhook")}
+	d := &dispatcher{source: cfg.Source, namespaces: cfg.Namespaces, resolver: cfg.Resolver, authorizer: cfg.Authorizer, metrics: newMetrics(), log: log.With("component", "admission-webhook")}
 	return &Mutating{d: d}, &Validating{d: d}
 }
 
@@ -162,7 +164,9 @@ func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 			if t == nil {
 				continue
 			}
+			start := time.Now()
 			changed, err := m.callAndPatch(ctx, h, a, t)
+			m.d.metrics.observe(h, string(a.Operation), time.Since(start), err)
 			if changed {
 				changedAny = true
 				reinvoke = append(reinvoke, invoked...)
@@ -240,10 +244,30 @@ func (m *Mutating) callAndPatch(ctx context.Context, h *hook, a *admission.Attri
 	if dst.Type() != src.Type() {
 		return false, apierrors.NewInternalError(fmt.Errorf("admission webhook %q: patched %T is not a %T", h.name, patched, a.Object))
 	}
+	if err := keepServerFields(a.Object.GetObjectMeta(), patched.GetObjectMeta()); err != nil {
+		return false, err
+	}
 	old, _ := json.Marshal(a.Object)
 	dst.Elem().Set(src.Elem())
 	now, _ := json.Marshal(a.Object)
 	return !bytes.Equal(old, now), nil
+}
+
+// keepServerFields refuses a patch that moves the object to another
+// namespace or name (what kube-apiserver checks after admission), and
+// keeps what the server set before admission (uid, creation time,
+// generation, resourceVersion), which kube sets after it.
+func keepServerFields(before, after *api.ObjectMeta) error {
+	if after.Namespace != before.Namespace {
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	if after.Name != before.Name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", after.Name, before.Name))
+	}
+	after.UID, after.CreationTimestamp = before.UID, before.CreationTimestamp
+	after.Generation, after.ResourceVersion = before.Generation, before.ResourceVersion
+	after.DeletionTimestamp, after.DeletionGracePeriodSeconds = before.DeletionTimestamp, before.DeletionGracePeriodSeconds
+	return nil
 }
 
 // Validating is the ValidatingAdmissionWebhook plugin.
@@ -295,12 +319,14 @@ func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) erro
 					errs[i] = apierrors.NewInternalError(fmt.Errorf("ValidatingAdmissionWebhook/%v has panicked: %v", c.h.name, r))
 				}
 			}()
+			start := time.Now()
 			res, err := v.d.call(ctx, c.h, a, c.t, false)
-			switch {
-			case err != nil:
+			if err == nil && !res.allowed {
+				err = denied(c.h.name, res.status)
+			}
+			v.d.metrics.observe(c.h, string(a.Operation), time.Since(start), err)
+			if err != nil {
 				errs[i] = v.d.failure(c.h, err)
-			case !res.allowed:
-				errs[i] = denied(c.h.name, res.status)
 			}
 		}()
 	}
