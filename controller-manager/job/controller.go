@@ -469,13 +469,26 @@ func (c *Controller) manageJob(ctx context.Context, job *api.Job, key string, ac
 		extra = extra[:n-want]
 		return want, 0, c.deletePods(ctx, job, key, extra)
 	case n < want:
-		if failed > 0 {
-			backoff := c.Backoff
-			for i := int32(1); i < failed && backoff < MaxBackoff; i++ {
-				backoff *= 2
+		perIndex := job.Spec.BackoffLimitPerIndex != nil && job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == api.IndexedCompletion
+		var wait time.Duration
+		if perIndex {
+			// Each index waits out its own back-off, as kube's
+			// getPodCreationInfoForIndependentIndexes.
+			var due []int
+			for _, i := range pending {
+				if f := counts[i]; f.counted > 0 {
+					if until := f.last.Add(c.backoff(f.counted)); now.Before(until) {
+						if d := until.Sub(now); wait == 0 || d < wait {
+							wait = d
+						}
+						continue
+					}
+				}
+				due = append(due, i)
 			}
-			backoff = min(backoff, MaxBackoff)
-			if until := lastFailure.Add(backoff); now.Before(until) {
+			pending = due
+		} else if failed > 0 {
+			if until := lastFailure.Add(c.backoff(failed)); now.Before(until) {
 				return n, until.Sub(now), nil
 			}
 		}
@@ -485,7 +498,7 @@ func (c *Controller) manageJob(ctx context.Context, job *api.Job, key string, ac
 			diff = min(diff, len(pending))
 		}
 		if diff <= 0 {
-			return n, 0, nil
+			return n, wait, nil
 		}
 		c.expectations.ExpectCreations(key, diff)
 		ref := controller.NewControllerRef(&job.ObjectMeta, "batch/v1", "Job")
@@ -504,9 +517,19 @@ func (c *Controller) manageJob(ctx context.Context, job *api.Job, key string, ac
 			}
 			n++
 		}
-		return n, 0, errs
+		return n, wait, errs
 	}
 	return n, 0, nil
+}
+
+// backoff is the delay before the pod that follows failures failures:
+// Backoff doubling with each, up to MaxBackoff.
+func (c *Controller) backoff(failures int32) time.Duration {
+	d := c.Backoff
+	for i := int32(1); i < failures && d < MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, MaxBackoff)
 }
 
 func (c *Controller) deletePods(ctx context.Context, job *api.Job, key string, pods []*api.Pod) []error {

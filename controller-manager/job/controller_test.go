@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,6 +69,8 @@ func TestSync(t *testing.T) {
 		wantWrites []string
 		wantEvents []string
 		check      func(t *testing.T, st api.JobStatus)
+		// checkPods, when set, checks the pods after the sync.
+		checkPods func(t *testing.T, pods []api.Pod)
 		// settled, when set, checks the status once further syncs (each
 		// after the informers caught up) change nothing more.
 		settled func(t *testing.T, st api.JobStatus)
@@ -193,6 +196,36 @@ func TestSync(t *testing.T) {
 					t.Fatalf("status = %+v", st)
 				}
 			}},
+		{name: "per-index back-off: only the index whose back-off passed runs again", job: func() *api.Job {
+			j := newJob(2, 2, 6)
+			j.Spec.BackoffLimit = nil
+			j.Spec.CompletionMode = ptr(api.IndexedCompletion)
+			j.Spec.BackoffLimitPerIndex = ptr(int32(2))
+			return j
+		}(), pods: []*api.Pod{func() *api.Pod {
+			p := indexedPod("a", api.PodFailed, "0")
+			p.Annotations[api.JobIndexFailureCountAnnotation] = "0"
+			p.Status.ContainerStatuses = []api.ContainerStatus{{Name: "c", State: api.ContainerState{Terminated: &api.ContainerStateTerminated{ExitCode: 1, FinishedAt: api.NewTime(t0.Add(-time.Second))}}}}
+			return p
+		}(), func() *api.Pod {
+			p := indexedPod("b", api.PodFailed, "1")
+			p.Annotations[api.JobIndexFailureCountAnnotation] = "0"
+			return p
+		}()},
+			wantWrites: []string{"create pods ns", "update jobs.batch ns/j/status", "patch pods ns/a", "patch pods ns/b"},
+			wantEvents: []string{"Normal SuccessfulCreate Created pod: j-"},
+			checkPods: func(t *testing.T, pods []api.Pod) {
+				var created []api.Pod
+				for _, p := range pods {
+					if p.Name != "a" && p.Name != "b" {
+						created = append(created, p)
+					}
+				}
+				if len(created) != 1 || created[0].Annotations[api.JobCompletionIndexAnnotation] != "1" ||
+					created[0].Annotations[api.JobIndexFailureCountAnnotation] != "1" || !strings.HasPrefix(created[0].Name, "j-1-") {
+					t.Fatalf("created %+v", created)
+				}
+			}},
 		{name: "deadline exceeded", job: func() *api.Job {
 			j := newJob(1, 1, 6)
 			j.Spec.ActiveDeadlineSeconds = ptr(int64(60))
@@ -254,6 +287,13 @@ func TestSync(t *testing.T) {
 			if tt.check != nil {
 				srv.Object(jobInfo(), "ns", "j", &job)
 				tt.check(t, job.Status)
+			}
+			if tt.checkPods != nil {
+				l, err := client.Resource[api.Pod](srv.Client()).Namespace("ns").List(ctx, client.ListOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tt.checkPods(t, l.Items)
 			}
 			if tt.settled != nil {
 				for range 5 {

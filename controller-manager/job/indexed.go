@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/controller-manager/controller"
@@ -153,21 +154,27 @@ func indexedGenerateName(job string, i int) string {
 }
 
 // indexFailures are the failures of one index so far: counted ones
-// (against backoffLimitPerIndex) and those the pod failure policy ignored.
-type indexFailures struct{ counted, ignored int32 }
+// (against backoffLimitPerIndex), those the pod failure policy ignored,
+// and when the latest counted one finished (for the index's back-off).
+type indexFailures struct {
+	counted, ignored int32
+	last             time.Time
+}
 
 // after is f updated with the failed pod p: each pod carries the counts
 // of the pods of its index before it, so the latest failure tells all.
 func (f indexFailures) after(p *api.Pod, ignored bool) indexFailures {
-	next := indexFailures{counted: indexFailureCount(p), ignored: annotationInt(p, api.JobIndexIgnoredFailureCountAnnotation)}
+	next := indexFailures{counted: indexFailureCount(p), ignored: annotationInt(p, api.JobIndexIgnoredFailureCountAnnotation), last: f.last}
 	if ignored {
 		next.ignored++
 	} else {
 		next.counted++
+		next.last = latest(f.last, finishTime(p))
 	}
 	if next.counted > f.counted || next.counted == f.counted && next.ignored > f.ignored {
 		return next
 	}
+	f.last = next.last
 	return f
 }
 
