@@ -187,6 +187,7 @@ func HorizontalPodAutoscaler(h *api.HorizontalPodAutoscaler) {
 		cpu, _ := json.Marshal(map[string]any{"name": "cpu", "target": map[string]any{"type": "Utilization", "averageUtilization": 80}})
 		h.Spec.Metrics = []api.MetricSpec{{Type: "Resource", Resource: cpu}}
 	}
+	hpaBehaviorDefaults(h)
 }
 
 // CSIDriver defaults a CSIDriver: attach required, no pod info, no

@@ -139,8 +139,12 @@ func TestAutoscaling(t *testing.T) {
 	}
 	// At most two pods a minute up; down at once.
 	hpa.Spec.Behavior = json.RawMessage(`{"scaleUp":{"policies":[{"type":"Pods","value":2,"periodSeconds":60}]},"scaleDown":{"stabilizationWindowSeconds":0}}`)
-	if _, err := hc.Update(ctx, hpa); err != nil {
+	if hpa, err = hc.Update(ctx, hpa); err != nil {
 		t.Fatal(err)
+	}
+	// The apiserver defaults what the behavior leaves out, as kube's.
+	if got := string(hpa.Spec.Behavior); got != `{"scaleUp":{"stabilizationWindowSeconds":0,"selectPolicy":"Max","policies":[{"type":"Pods","value":2,"periodSeconds":60}]},"scaleDown":{"stabilizationWindowSeconds":0,"selectPolicy":"Max","policies":[{"type":"Percent","value":100,"periodSeconds":15}]}}` {
+		t.Errorf("defaulted behavior %s", got)
 	}
 
 	f := informer.NewFactory(c, informer.FactoryOptions{})
