@@ -19,7 +19,9 @@ type fakeSource struct {
 	params   []api.Object
 }
 
-func (f *fakeSource) ValidatingAdmissionPolicies() []*api.ValidatingAdmissionPolicy { return f.policies }
+func (f *fakeSource) ValidatingAdmissionPolicies() []*api.ValidatingAdmissionPolicy {
+	return f.policies
+}
 func (f *fakeSource) ValidatingAdmissionPolicyBindings() []*api.ValidatingAdmissionPolicyBinding {
 	return f.bindings
 }
