@@ -13,6 +13,7 @@ import (
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -53,6 +54,8 @@ type resourceStrategy struct {
 	selectable      []string
 	// scale is the version's scale subresource, nil without one.
 	scale *apiextensions.CustomResourceSubresourceScale
+	// hasDefaults says whether the schema sets any default.
+	hasDefaults bool
 }
 
 var (
@@ -60,6 +63,7 @@ var (
 	_ registry.StatusStrategy     = (*resourceStrategy)(nil)
 	_ registry.Scaler             = (*resourceStrategy)(nil)
 	_ registry.UnknownFieldPruner = (*resourceStrategy)(nil)
+	_ registry.ReadNormalizer     = (*resourceStrategy)(nil)
 )
 
 // newResourceStrategy builds the strategy of version of crd (v1, defaulted).
@@ -94,6 +98,7 @@ func newResourceStrategy(crd *apiextensionsv1.CustomResourceDefinition, version 
 			}
 		}
 		s.structural = st
+		s.hasDefaults = hasDefaults(st)
 	}
 	validator, _, err := apiservervalidation.NewSchemaValidator(props)
 	if err != nil {
@@ -187,6 +192,49 @@ func (s *resourceStrategy) PruneUnknown(obj api.Object) []string {
 	}
 	slices.Sort(paths)
 	return paths
+}
+
+// NormalizeRead prunes and defaults a stored object by the current
+// schema, as kube-apiserver does when it reads from etcd (a default added
+// to the schema later shows on the objects written before).
+func (s *resourceStrategy) NormalizeRead(obj api.Object) bool {
+	if s.structural == nil || (s.preserveUnknown && !s.hasDefaults) {
+		return false
+	}
+	u := toUnstructured(obj)
+	changed := false
+	if !s.preserveUnknown {
+		changed = len(structuralpruning.PruneWithOptions(u.Object, s.structural, true,
+			structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})) > 0
+	}
+	if s.hasDefaults {
+		before := runtime.DeepCopyJSONValue(u.Object)
+		structuraldefaulting.Default(u.Object, s.structural)
+		changed = changed || !equality.Semantic.DeepEqual(before, u.Object)
+	}
+	if changed {
+		fromUnstructured(u, obj)
+	}
+	return changed
+}
+
+// hasDefaults reports whether a schema sets a default anywhere.
+func hasDefaults(s *structuralschema.Structural) bool {
+	if s == nil {
+		return false
+	}
+	if s.Default.Object != nil || hasDefaults(s.Items) {
+		return true
+	}
+	if s.AdditionalProperties != nil && hasDefaults(s.AdditionalProperties.Structural) {
+		return true
+	}
+	for _, p := range s.Properties {
+		if hasDefaults(&p) {
+			return true
+		}
+	}
+	return false
 }
 
 // DefaultCreate prunes and defaults the new object.

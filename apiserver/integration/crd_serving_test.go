@@ -714,6 +714,7 @@ func TestCRDUpdate(t *testing.T) {
 	v1 := versions[0].(map[string]any)
 	props := v1["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)["properties"].(map[string]any)["spec"].(map[string]any)["properties"].(map[string]any)
 	props["replicas"].(map[string]any)["maximum"] = 3
+	props["shape"] = map[string]any{"type": "string", "default": "round"}
 	v2 := map[string]any{"name": "v2", "served": true, "storage": false,
 		"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}
 	spec["versions"] = append(versions, v2)
@@ -737,6 +738,14 @@ func TestCRDUpdate(t *testing.T) {
 	}
 	if got := c.must(200, "GET", "/apis/example.com/v2/namespaces/default/widgets/keep", nil); got["apiVersion"] != "example.com/v2" {
 		t.Errorf("through v2: %v", got)
+	}
+	// A default the schema gained shows on objects stored before, in
+	// reads and lists, as kube defaults what it reads from etcd.
+	if got := c.must(200, "GET", ns+"/keep", nil)["spec"].(map[string]any); got["shape"] != "round" {
+		t.Errorf("old object after a new default: %v", got)
+	}
+	if got := c.must(200, "GET", ns+"?fieldSelector=metadata.name%3Dkeep", nil)["items"].([]any)[0].(map[string]any)["spec"].(map[string]any); got["shape"] != "round" {
+		t.Errorf("old object listed after a new default: %v", got)
 	}
 	if got := c.must(200, "GET", "/apis/example.com", nil); len(got["versions"].([]any)) != 3 || got["preferredVersion"].(map[string]any)["version"] != "v2" {
 		t.Errorf("group after the update: %v", got)

@@ -195,7 +195,12 @@ func (s *Store) decode(key string, value []byte, rev int64) (api.Object, error) 
 	if err != nil {
 		return nil, err
 	}
-	return s.unmarshal(plain, rev)
+	obj, err := s.unmarshal(plain, rev)
+	if err != nil {
+		return nil, err
+	}
+	s.normalizeRead(obj)
+	return obj, nil
 }
 
 // open returns the plaintext of a stored value.
@@ -225,6 +230,13 @@ func (s *Store) unmarshal(plain []byte, rev int64) (api.Object, error) {
 	s.setType(obj)
 	obj.GetObjectMeta().ResourceVersion = strconv.FormatInt(rev, 10)
 	return obj, nil
+}
+
+// normalizeRead gives a stored object what its kind's current schema
+// says of it (ReadNormalizer), reporting whether that changed it.
+func (s *Store) normalizeRead(obj api.Object) bool {
+	n, ok := s.strategy.(ReadNormalizer)
+	return ok && n.NormalizeRead(obj)
 }
 
 // encode renders obj for storage: resourceVersion is not stored, it is the
@@ -293,7 +305,8 @@ func (s *Store) cacheDecode(key string, value []byte, rev int64) (*cacher.Object
 	if err != nil {
 		return nil, err
 	}
-	data, ok := []byte(nil), bytes.HasPrefix(plain, s.typePrefix)
+	changed := s.normalizeRead(obj)
+	data, ok := []byte(nil), bytes.HasPrefix(plain, s.typePrefix) && !changed
 	if ok {
 		data, ok = withResourceVersion(plain, rev)
 	}

@@ -106,6 +106,14 @@ type UnknownFieldPruner interface {
 	PruneUnknown(obj api.Object) []string
 }
 
+// ReadNormalizer is implemented by kinds whose schema can change under
+// stored objects (custom resources): NormalizeRead prunes and defaults an
+// object read from storage as the schema now says, as kube-apiserver does
+// when it decodes from etcd, and reports whether it changed anything.
+type ReadNormalizer interface {
+	NormalizeRead(obj api.Object) bool
+}
+
 // DeletionPreparer is implemented by kinds that change an object when its
 // deletion starts (a CustomResourceDefinition gets the finalizer that
 // deletes its objects first, and a Terminating condition); a finalizer it
