@@ -282,6 +282,11 @@ func TestCRDServing(t *testing.T) {
 		if got := causes(t, r.obj(t)); r.Code != 422 || got["spec"] != `Invalid value: minReplicas must not exceed replicas` {
 			t.Errorf("CEL rule: %d %v", r.Code, got)
 		}
+		// Admission applies as to any kind: no objects in a namespace that does not exist.
+		r = c.do("POST", "/apis/example.com/v1/namespaces/nowhere/widgets", widget("w-ns", map[string]any{"size": "1m"}), "")
+		if r.Code != http.StatusNotFound || !strings.Contains(string(r.Body), `namespaces \"nowhere\" not found`) {
+			t.Errorf("missing namespace: %d %s", r.Code, r.Body)
+		}
 		r = c.do("POST", ns, widget("w-bad", map[string]any{}), "")
 		if got := causes(t, r.obj(t)); r.Code != 422 || got["spec.size"] != "Required value" {
 			t.Errorf("missing size: %d %v", r.Code, got)
