@@ -3,7 +3,7 @@ package admission
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
+	"strconv"
 	"sync"
 	"time"
 
@@ -18,8 +18,8 @@ type QuotaAccess interface {
 	// than a cache.
 	ListQuotas(ctx context.Context, namespace string, live bool) ([]*api.ResourceQuota, error)
 	// UpdateQuotaStatus writes q's status, failing with a Conflict when q's
-	// resourceVersion is no longer current.
-	UpdateQuotaStatus(ctx context.Context, q *api.ResourceQuota) error
+	// resourceVersion is no longer current; it returns the quota written.
+	UpdateQuotaStatus(ctx context.Context, q *api.ResourceQuota) (*api.ResourceQuota, error)
 }
 
 // quotaRetries bounds the rounds of re-reading quotas that changed under
@@ -41,7 +41,19 @@ type ResourceQuota struct {
 	// Now is the clock of pods' deletion grace periods (time.Now if nil).
 	Now func() time.Time
 
-	locks [32]sync.Mutex
+	mu sync.Mutex
+	// locks serialises the charges of one namespace (a one-slot channel,
+	// so waiting for it ends with the request).
+	locks map[string]*nsLock
+	// written is the last version of each quota this plugin wrote, until
+	// the watch cache has it: the next charge starts from it rather than
+	// from a cache that lags its own write.
+	written map[string]*api.ResourceQuota
+}
+
+type nsLock struct {
+	ch   chan struct{}
+	refs int
 }
 
 var _ Validator = (*ResourceQuota)(nil)
@@ -52,10 +64,82 @@ func (*ResourceQuota) Name() string { return "ResourceQuota" }
 // Handles implements Plugin.
 func (*ResourceQuota) Handles(op Operation) bool { return op == Create || op == Update }
 
-func (p *ResourceQuota) lock(ns string) *sync.Mutex {
-	h := fnv.New32a()
-	h.Write([]byte(ns))
-	return &p.locks[h.Sum32()%uint32(len(p.locks))]
+// lock takes namespace ns's lock, or gives up when ctx ends; release
+// returns it.
+func (p *ResourceQuota) lock(ctx context.Context, ns string) (release func(), err error) {
+	p.mu.Lock()
+	if p.locks == nil {
+		p.locks = map[string]*nsLock{}
+	}
+	l := p.locks[ns]
+	if l == nil {
+		l = &nsLock{ch: make(chan struct{}, 1)}
+		p.locks[ns] = l
+	}
+	l.refs++
+	p.mu.Unlock()
+	done := func() {
+		p.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(p.locks, ns)
+		}
+		p.mu.Unlock()
+	}
+	select {
+	case l.ch <- struct{}{}:
+		return func() { <-l.ch; done() }, nil
+	case <-ctx.Done():
+		done()
+		return nil, ctx.Err()
+	}
+}
+
+// freshest replaces in quotas (all of namespace ns) the ones this plugin
+// wrote a newer version of, and forgets written versions the list has
+// caught up with or no longer has.
+func (p *ResourceQuota) freshest(ns string, quotas []*api.ResourceQuota) []*api.ResourceQuota {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	listed := map[string]bool{}
+	for _, q := range quotas {
+		listed[q.Name] = true
+	}
+	for key, w := range p.written {
+		if w.Namespace == ns && !listed[w.Name] {
+			delete(p.written, key)
+		}
+	}
+	out := make([]*api.ResourceQuota, len(quotas))
+	for i, q := range quotas {
+		out[i] = q
+		key := q.Namespace + "/" + q.Name
+		w, ok := p.written[key]
+		if !ok {
+			continue
+		}
+		if w.UID == q.UID && rvNewer(w.ResourceVersion, q.ResourceVersion) {
+			out[i] = w
+		} else {
+			delete(p.written, key)
+		}
+	}
+	return out
+}
+
+func (p *ResourceQuota) remember(q *api.ResourceQuota) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.written == nil {
+		p.written = map[string]*api.ResourceQuota{}
+	}
+	p.written[q.Namespace+"/"+q.Name] = q
+}
+
+// rvNewer compares two etcd-revision resourceVersions.
+func rvNewer(a, b string) bool {
+	x, err1 := strconv.ParseInt(a, 10, 64)
+	y, err2 := strconv.ParseInt(b, 10, 64)
+	return err1 == nil && err2 == nil && x > y
 }
 
 // Validate implements Validator.
@@ -71,15 +155,21 @@ func (p *ResourceQuota) Validate(ctx context.Context, a *Attributes) error {
 	if p.Now != nil {
 		now = p.Now
 	}
-	mu := p.lock(a.Namespace)
-	mu.Lock()
-	defer mu.Unlock()
+	release, err := p.lock(ctx, a.Namespace)
+	if err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("resource quota evaluation timed out"))
+	}
+	defer release()
 	charged := map[string]bool{}
 	for attempt := range quotaRetries {
+		if ctx.Err() != nil {
+			break
+		}
 		all, err := p.Quotas.ListQuotas(ctx, a.Namespace, attempt > 0)
 		if err != nil {
 			return apierrors.NewInternalError(fmt.Errorf("list resource quotas: %w", err))
 		}
+		all = p.freshest(a.Namespace, all)
 		var quotas []*api.ResourceQuota
 		for _, q := range all {
 			if !charged[q.Name] {
@@ -95,9 +185,10 @@ func (p *ResourceQuota) Validate(ctx context.Context, a *Attributes) error {
 		}
 		conflict := false
 		for _, q := range updated {
-			switch err := p.Quotas.UpdateQuotaStatus(ctx, q); {
+			switch w, err := p.Quotas.UpdateQuotaStatus(ctx, q); {
 			case err == nil:
 				charged[q.Name] = true
+				p.remember(w)
 			case apierrors.IsConflict(err):
 				conflict = true
 			case apierrors.IsNotFound(err):

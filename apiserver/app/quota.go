@@ -39,9 +39,16 @@ func (q *quotaAccess) ListQuotas(ctx context.Context, ns string, live bool) ([]*
 	return out, nil
 }
 
-func (q *quotaAccess) UpdateQuotaStatus(ctx context.Context, rq *api.ResourceQuota) error {
-	_, _, err := q.store.Update(ctx, rq.Namespace, rq.Name, rq, registry.WriteOptions{Subresource: "status"})
-	return err
+func (q *quotaAccess) UpdateQuotaStatus(ctx context.Context, rq *api.ResourceQuota) (*api.ResourceQuota, error) {
+	out, _, err := q.store.Update(ctx, rq.Namespace, rq.Name, rq, registry.WriteOptions{Subresource: "status"})
+	if err != nil {
+		return nil, err
+	}
+	w, ok := out.(*api.ResourceQuota)
+	if !ok {
+		return nil, fmt.Errorf("resourcequotas store returned %T", out)
+	}
+	return w, nil
 }
 
 // limitRanges is the LimitRanger admission plugin's view of the

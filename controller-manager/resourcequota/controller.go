@@ -223,6 +223,22 @@ func (c *Controller) list(ctx context.Context, gr quota.GroupResource, ns string
 		return l(ctx, ns)
 	}
 	info, ok := api.LookupResource(gr.Group, gr.Resource)
+	if !ok {
+		// A custom resource: found through discovery, as kube's quota
+		// controller finds what it may count. A discovery failure keeps the
+		// quota's status as it is (the sync is retried); a resource the
+		// server does not serve has nothing to count.
+		found, err := c.client.GroupResources(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range found {
+			if r.Info.Group == gr.Group && r.Info.Resource == gr.Resource {
+				info, ok = r.Info, true
+				break
+			}
+		}
+	}
 	if !ok || !info.Namespaced {
 		return nil, nil // nothing of it can be in a namespace
 	}
@@ -232,7 +248,8 @@ func (c *Controller) list(ctx context.Context, gr quota.GroupResource, ns string
 	}
 	out := make([]api.Object, len(l.Items))
 	for i := range l.Items {
-		// Only object counts are kept for these: any object will do.
+		// Only object counts are kept for these: an empty object of the
+		// kind will do (api.CustomObject for a custom resource).
 		o := info.New()
 		o.GetObjectMeta().Name = l.Items[i].GetName()
 		o.GetObjectMeta().Namespace = ns

@@ -11,5 +11,5 @@
 // claims, config maps, secrets, replication controllers, quotas and the
 // apps and batch workloads); a count/RESOURCE.GROUP of another kind is
 // listed from the apiserver at each sync, and replenished only by the
-// periodic sync.
+// periodic sync; custom resources are found through discovery.
 package resourcequota

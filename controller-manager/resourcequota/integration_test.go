@@ -202,3 +202,56 @@ func TestConcurrentCreatesCannotExceed(t *testing.T) {
 		t.Fatalf("used %v, %v", q.Status.Used, err)
 	}
 }
+
+// TestCustomResourceCount: a count/RESOURCE.GROUP quota on a custom
+// resource is charged by admission and kept by the controller's
+// recomputations (which find the resource through discovery).
+func TestCustomResourceCount(t *testing.T) {
+	cl := controllermanagertest.Start(t, []string{"resourcequota"}, nil)
+	ctx := cl.Context(time.Minute)
+	cl.Namespace("cr")
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.example.com"},
+	"spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"widgets","singular":"widget","kind":"Widget"},
+	"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+	if _, err := cl.Client.Do(ctx, client.Request{Method: "POST", Path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", Body: []byte(crd)}); err != nil {
+		t.Fatal(err)
+	}
+	widget := func(name string) error {
+		_, err := cl.Client.Do(ctx, client.Request{Method: "POST", Path: "/apis/example.com/v1/namespaces/cr/widgets",
+			Body: []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"` + name + `"}}`)})
+		return err
+	}
+	quotas := client.Resource[api.ResourceQuota](cl.Client).Namespace("cr")
+	if _, err := quotas.Create(ctx, &api.ResourceQuota{ObjectMeta: api.ObjectMeta{Name: "widgets"},
+		Spec: api.ResourceQuotaSpec{Hard: rl("count/widgets.example.com", "1", "configmaps", "5")}}); err != nil {
+		t.Fatal(err)
+	}
+	cl.Eventually(10*time.Second, "the quota's status", func() (bool, error) {
+		q, err := quotas.Get(ctx, "widgets")
+		return err == nil && usedIs(q, rl("count/widgets.example.com", "0", "configmaps", "0")), err
+	})
+	cl.Eventually(10*time.Second, "the custom resource served", func() (bool, error) {
+		err := widget("one")
+		return err == nil, err
+	})
+	// A config map's deletion makes the controller recompute the quota: the
+	// widget is still counted.
+	cms := client.Resource[api.ConfigMap](cl.Client).Namespace("cr")
+	if _, err := cms.Create(ctx, &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: "c"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cms.Delete(ctx, "c", nil); err != nil {
+		t.Fatal(err)
+	}
+	cl.Eventually(10*time.Second, "the recomputed status", func() (bool, error) {
+		q, err := quotas.Get(ctx, "widgets")
+		return err == nil && usedIs(q, rl("count/widgets.example.com", "1", "configmaps", "0")), err
+	})
+	time.Sleep(500 * time.Millisecond)
+	if q, err := quotas.Get(ctx, "widgets"); err != nil || !usedIs(q, rl("count/widgets.example.com", "1", "configmaps", "0")) {
+		t.Fatalf("after recomputation: %v, %v", q.Status.Used, err)
+	}
+	if err := widget("two"); !apierrors.IsForbidden(err) {
+		t.Fatalf("a second widget: %v", err)
+	}
+}
