@@ -36,6 +36,7 @@ import (
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/run"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/scale"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/set"
+	"github.com/minik8s/minik8s/kubectl-lite/cmd/taint"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/token"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/top"
 	"github.com/minik8s/minik8s/kubectl-lite/cmd/version"
@@ -94,6 +95,7 @@ func NewCommand(streams cli.Streams) *cobra.Command {
 		drain.NewCordonCommand(streams, g),
 		drain.NewUncordonCommand(streams, g),
 		drain.NewDrainCommand(streams, g),
+		taint.NewCommand(streams, g),
 		logs.NewCommand(streams, g),
 		exec.NewCommand(streams, g),
 		attach.NewCommand(streams, g),
@@ -131,7 +133,7 @@ var groups = []struct {
 	{"basic", "Basic Commands (Beginner):", []string{"create", "expose", "run", "set"}},
 	{"intermediate", "Basic Commands (Intermediate):", []string{"get", "edit", "delete"}},
 	{"deploy", "Deploy Commands:", []string{"rollout", "scale", "autoscale"}},
-	{"cluster", "Cluster Management Commands:", []string{"cluster-info", "top", "cordon", "uncordon", "drain", "token"}},
+	{"cluster", "Cluster Management Commands:", []string{"cluster-info", "top", "cordon", "uncordon", "drain", "taint", "token"}},
 	{"debug", "Troubleshooting and Debugging Commands:", []string{"describe", "logs", "attach", "exec", "port-forward", "cp", "auth", "debug", "events"}},
 	{"advanced", "Advanced Commands:", []string{"apply", "diff", "patch", "replace", "wait"}},
 	{"settings", "Settings Commands:", []string{"label", "annotate", "completion"}},
