@@ -692,11 +692,10 @@ func (w *workloads) daemonSetAndDrain(t *testing.T, ctx context.Context) {
 	}
 	w.agents(t, ctx, w.base)
 
-	// The taint goes (the real kubectl: kubectl-lite has no taint verb):
-	// the node gets its daemon pod.
-	out = w.must(t, ctx, w.kubectl, "taint", "node", node, joinTaint+"-")
+	// The taint goes: the node gets its daemon pod.
+	out = w.must(t, ctx, w.lite(), "taint", "node", node, joinTaint+"-")
 	if !strings.Contains(out, "node/"+node+" untainted") {
-		t.Errorf("kubectl taint printed %q", out)
+		t.Errorf("kubectl-lite taint printed %q", out)
 	}
 	all := append(slices.Clone(w.base), node)
 	sort.Strings(all)
