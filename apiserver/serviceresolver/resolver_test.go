@@ -17,7 +17,9 @@ func (f fakeLister) Service(ns, name string) (*api.Service, bool) {
 	return s, ok
 }
 
-func (f fakeLister) EndpointSlices(ns, name string) []*api.EndpointSlice { return f.slices[ns+"/"+name] }
+func (f fakeLister) EndpointSlices(ns, name string) []*api.EndpointSlice {
+	return f.slices[ns+"/"+name]
+}
 
 func ptr[T any](v T) *T { return &v }
 
