@@ -374,6 +374,11 @@ func (a *APIServer) startWatchCaches(ctx context.Context) error {
 		defer a.wg.Done()
 		a.crds.Run(ctx)
 	}()
+	// The custom resources stored before a restart are served as soon as
+	// the server is.
+	if err := a.crds.WaitSynced(waitCtx); err != nil {
+		return fmt.Errorf("custom resources not served: %w", err)
+	}
 	return nil
 }
 

@@ -127,6 +127,18 @@ func (c *Controller) Served() []*server.CustomResource {
 // once: their resources are served from then on.
 func (c *Controller) Synced() bool { return c.synced.Load() }
 
+// WaitSynced waits until Synced or ctx ends.
+func (c *Controller) WaitSynced(ctx context.Context) error {
+	for !c.Synced() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
 // Run keeps the CRDs' conditions and the served resources in step with
 // the CRDs until ctx ends.
 func (c *Controller) Run(ctx context.Context) {

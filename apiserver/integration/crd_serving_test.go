@@ -766,3 +766,24 @@ func TestCRDUpdate(t *testing.T) {
 		}
 	}
 }
+
+// TestCRDRestart restarts the apiserver on its data: the custom resource
+// is served as soon as the server is, with its objects.
+func TestCRDRestart(t *testing.T) {
+	t.Parallel()
+	s := apiservertest.Start(t)
+	c := newClient(t, s)
+	const ns = "/apis/example.com/v1/namespaces/default/widgets"
+	createCRD(t, c, widgetCRD, ns)
+	c.must(201, "POST", ns, widget("persisted", map[string]any{"size": "1m"}))
+	opts := s.Options
+	s.Shutdown()
+	s2 := apiservertest.StartWith(t, opts)
+	c2 := newClient(t, s2)
+	if got := c2.must(200, "GET", ns+"/persisted", nil); got["spec"].(map[string]any)["color"] != "red" {
+		t.Errorf("after the restart: %v", got)
+	}
+	if r := c2.do("GET", "/readyz", nil, ""); r.Code != 200 {
+		t.Errorf("readyz after the restart: %d %s", r.Code, r.Body)
+	}
+}
