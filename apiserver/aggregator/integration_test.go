@@ -12,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
+
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/aggregator/aggregatortest"
@@ -81,6 +85,23 @@ func TestAggregation(t *testing.T) {
 	cond := aggregatortest.WaitCondition(t, ctx, c, backend.Name, api.ConditionTrue, "Passed")
 	if cond.Message != "all checks passed" || cond.LastTransitionTime.IsZero() {
 		t.Errorf("available condition %+v", cond)
+	}
+
+	// client-go's apiregistration clientset, in protobuf as typed clients
+	// prefer.
+	rc, err := clientcmd.BuildConfigFromFlags("", s.Options.WriteKubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.ContentType, rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf", "application/vnd.kubernetes.protobuf"
+	typed, err := aggregatorclient.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	typedSvc, err := typed.ApiregistrationV1().APIServices().Get(ctx, backend.Name, metav1.GetOptions{})
+	if err != nil || typedSvc.Spec.Service == nil || typedSvc.Spec.Service.Name != "test-extension" || *typedSvc.Spec.Service.Port != 443 ||
+		len(typedSvc.Status.Conditions) != 1 || typedSvc.Status.Conditions[0].Reason != "Passed" {
+		t.Errorf("APIService through client-go's protobuf: %v %+v", err, typedSvc)
 	}
 
 	// The built-in groups are Local APIServices with kube's priorities.

@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 
 	"github.com/minik8s/minik8s/api"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
 const (
@@ -79,6 +80,7 @@ func newScheme() *runtime.Scheme {
 		resourcev1.AddToScheme,
 		storagev1.AddToScheme,
 		storagemigrationv1.AddToScheme,
+		apiregistrationv1.AddToScheme, // APIService, from k8s.io/kube-aggregator
 		metav1.AddMetaToScheme,
 	} {
 		if err := add(s); err != nil {
