@@ -253,6 +253,14 @@ func TestAutoscaling(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
+	// The real kubectl describes it from the status the controller wrote.
+	out, err = exec.CommandContext(ctx, kubectl, "--kubeconfig", s.Options.WriteKubeconfig, "describe", "hpa", "web").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "resource cpu on pods  (as a percentage of request):  10% (10m) / 50%") ||
+		!strings.Contains(string(out), "ScalingActive   True    ValidMetricFound") ||
+		!strings.Contains(string(out), "SuccessfulRescale") {
+		t.Errorf("kubectl describe hpa: %v\n%s", err, out)
+	}
+
 	// The real kubectl's table of it.
 	out, err = exec.CommandContext(ctx, kubectl, "--kubeconfig", s.Options.WriteKubeconfig, "get", "hpa", "web").CombinedOutput()
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
