@@ -12,6 +12,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/admission/webhook"
 	"github.com/minik8s/minik8s/apiserver/cacher"
 	"github.com/minik8s/minik8s/apiserver/registry"
+	"github.com/minik8s/minik8s/apiserver/server"
 	"github.com/minik8s/minik8s/apiserver/serviceresolver"
 )
 
@@ -20,8 +21,12 @@ import (
 // the Services and EndpointSlices webhooks are reached through.
 type admissionSource struct {
 	mutating, validating, policies, bindings, namespaces, services, slices *registry.Store
-	// stores are every resource's, for policies' params.
+	// stores are every built-in resource's, custom the custom resources',
+	// for policies' params.
 	stores map[string]*registry.Store
+	custom interface {
+		Served() []*server.CustomResource
+	}
 }
 
 var (
@@ -69,6 +74,9 @@ func (s *admissionSource) ValidatingAdmissionPolicyBindings() []*api.ValidatingA
 func (s *admissionSource) ParamObjects(r api.ResourceInfo, ns, name string, sel labels.Selector) ([]api.Object, error) {
 	st := s.stores[r.Group+"/"+r.Resource]
 	if st == nil {
+		st = s.customStore(func(i api.ResourceInfo) bool { return i.Group == r.Group && i.Resource == r.Resource })
+	}
+	if st == nil {
 		return nil, fmt.Errorf("%s is not served", r.Resource)
 	}
 	if name != "" {
@@ -98,4 +106,29 @@ func (s *admissionSource) ParamObjects(r api.ResourceInfo, ns, name string, sel 
 		}
 	}
 	return out, nil
+}
+
+// ParamResource finds the resource of a paramKind: a built-in kind or a
+// custom resource being served.
+func (s *admissionSource) ParamResource(apiVersion, kind string) (api.ResourceInfo, bool) {
+	if r, ok := api.LookupKind(apiVersion, kind); ok {
+		return r, true
+	}
+	st := s.customStore(func(i api.ResourceInfo) bool { return i.GroupVersion() == apiVersion && i.Kind == kind })
+	if st == nil {
+		return api.ResourceInfo{}, false
+	}
+	return st.Info, true
+}
+
+func (s *admissionSource) customStore(match func(api.ResourceInfo) bool) *registry.Store {
+	if s.custom == nil {
+		return nil
+	}
+	for _, cr := range s.custom.Served() {
+		if cr.Store != nil && match(cr.Store.Info) {
+			return cr.Store
+		}
+	}
+	return nil
 }

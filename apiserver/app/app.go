@@ -323,6 +323,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		policies:   a.Store("admissionregistration.k8s.io", "validatingadmissionpolicies"),
 		bindings:   a.Store("admissionregistration.k8s.io", "validatingadmissionpolicybindings"),
 		stores:     a.byName,
+		custom:     a.crds,
 		namespaces: nsGetter.store, services: a.Store("", "services"), slices: a.Store("discovery.k8s.io", "endpointslices")}
 	*saGetter = objectGetter{sas: a.Store("", "serviceaccounts"), pods: a.Store("", "pods"),
 		secrets: a.Store("", "secrets"), nodes: a.Store("", "nodes")}

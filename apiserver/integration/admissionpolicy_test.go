@@ -189,3 +189,36 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 		}
 	})
 }
+
+// Policies apply to custom resources, and take custom resources as params.
+func TestValidatingAdmissionPolicyCustomResources(t *testing.T) {
+	s := apiservertest.Start(t)
+	c := newClient(t, s)
+	createCRD(t, c, widgetCRD, "/apis/example.com/v1/widgets")
+	scenarioNamespace(c, "vap-crd")
+	c.must(201, "POST", "/apis/example.com/v1/namespaces/vap-crd/widgets", widget("palette", map[string]any{"size": "1m", "color": "blue"}))
+	policy := func(obj map[string]any) { createCached(t, s, c, vapPath, "validatingadmissionpolicies", obj) }
+	binding := func(obj map[string]any) { createCached(t, s, c, vapbPath, "validatingadmissionpolicybindings", obj) }
+
+	policy(policyOnConfigMaps("color", []map[string]any{{"expression": "!has(object.data) || !('color' in object.data) || object.data.color == params.spec.color",
+		"messageExpression": "'the color is ' + params.spec.color"}},
+		map[string]any{"paramKind": map[string]any{"apiVersion": "example.com/v1", "kind": "Widget"}}))
+	binding(bindingInScenario("color", "color", "vap-crd", []string{"Deny"},
+		map[string]any{"paramRef": map[string]any{"name": "palette", "parameterNotFoundAction": "Deny"}}))
+	r := c.do("POST", "/api/v1/namespaces/vap-crd/configmaps", configMap("red", nil, map[string]string{"color": "red"}), "")
+	if r.Code != 422 || !strings.Contains(string(r.Body), "denied request: the color is blue") {
+		t.Errorf("create against a Widget param = %d %s", r.Code, r.Body)
+	}
+	c.must(201, "POST", "/api/v1/namespaces/vap-crd/configmaps", configMap("blue", nil, map[string]string{"color": "blue"}))
+
+	p := policyOnConfigMaps("no-13m", []map[string]any{{"expression": "object.spec.size != '13m'", "message": "13m is unlucky"}}, nil)
+	p["spec"].(map[string]any)["matchConstraints"] = map[string]any{"resourceRules": []any{map[string]any{
+		"operations": []string{"CREATE"}, "apiGroups": []string{"example.com"}, "apiVersions": []string{"*"}, "resources": []string{"widgets"}}}}
+	policy(p)
+	binding(bindingInScenario("no-13m", "no-13m", "vap-crd", []string{"Deny"}, nil))
+	r = c.do("POST", "/apis/example.com/v1/namespaces/vap-crd/widgets", widget("w13", map[string]any{"size": "13m"}), "")
+	if r.Code != 422 || !strings.Contains(string(r.Body), `widgets.example.com \"w13\" is forbidden: ValidatingAdmissionPolicy 'no-13m' with binding 'no-13m' denied request: 13m is unlucky`) {
+		t.Errorf("create a custom resource the policy refuses = %d %s", r.Code, r.Body)
+	}
+	c.must(201, "POST", "/apis/example.com/v1/namespaces/vap-crd/widgets", widget("w12", map[string]any{"size": "12m"}))
+}

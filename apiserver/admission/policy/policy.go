@@ -45,6 +45,8 @@ type Params interface {
 	// name is empty) in namespace ns ("" for a cluster-scoped r) whose
 	// labels sel matches.
 	ParamObjects(r api.ResourceInfo, ns, name string, sel labels.Selector) ([]api.Object, error)
+	// ParamResource finds the resource of a paramKind (built-in or custom).
+	ParamResource(apiVersion, kind string) (api.ResourceInfo, bool)
 }
 
 // Config is what the plugin needs.
@@ -348,8 +350,11 @@ func (pl *Plugin) params(p *api.ValidatingAdmissionPolicy, b *api.ValidatingAdmi
 		return []runtime.Object{nil}, nil
 	}
 	kpk := admissionregistrationv1.ParamKind{APIVersion: pk.APIVersion, Kind: pk.Kind}
-	info, ok := api.LookupKind(pk.APIVersion, pk.Kind)
-	if !ok || pl.cfg.Params == nil {
+	if pl.cfg.Params == nil {
+		return nil, fmt.Errorf("paramKind kind `%v` not known", kpk.String())
+	}
+	info, ok := pl.cfg.Params.ParamResource(pk.APIVersion, pk.Kind)
+	if !ok {
 		return nil, fmt.Errorf("paramKind kind `%v` not known", kpk.String())
 	}
 	ns := ""

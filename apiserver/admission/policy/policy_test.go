@@ -37,6 +37,10 @@ func (f *fakeSource) ParamObjects(r api.ResourceInfo, ns, name string, sel label
 	return out, nil
 }
 
+func (f *fakeSource) ParamResource(apiVersion, kind string) (api.ResourceInfo, bool) {
+	return api.LookupKind(apiVersion, kind)
+}
+
 func (f *fakeSource) Namespace(_ context.Context, name string) (*api.Namespace, bool, error) {
 	return &api.Namespace{ObjectMeta: api.ObjectMeta{Name: name, Labels: map[string]string{"team": "a"}}}, true, nil
 }
