@@ -221,4 +221,18 @@ func TestValidatingAdmissionPolicyCustomResources(t *testing.T) {
 		t.Errorf("create a custom resource the policy refuses = %d %s", r.Code, r.Body)
 	}
 	c.must(201, "POST", "/apis/example.com/v1/namespaces/vap-crd/widgets", widget("w12", map[string]any{"size": "12m"}))
+
+	// A mutating webhook patches custom resources too.
+	hook := startTestWebhook(t, "")
+	m := webhookConfig("MutatingWebhookConfiguration", "widgets", hook.srv.URL+"/mutate", hook.ca.pem, "vap-crd", nil)
+	m["webhooks"].([]any)[0].(map[string]any)["rules"] = []any{map[string]any{"operations": []string{"CREATE"},
+		"apiGroups": []string{"example.com"}, "apiVersions": []string{"v1"}, "resources": []string{"widgets"}}}
+	createWebhookConfig(t, s, c, m)
+	got := c.must(201, "POST", "/apis/example.com/v1/namespaces/vap-crd/widgets", widget("patched", map[string]any{"size": "2m"}))
+	if l := meta(got)["labels"].(map[string]any); l["mutated"] != "1" || l["app"] != "patched" {
+		t.Errorf("labels of a widget a webhook patched: %v", l)
+	}
+	if spec := got["spec"].(map[string]any); spec["color"] != "red" {
+		t.Errorf("the patched widget lost its defaults: %v", spec)
+	}
 }
