@@ -190,7 +190,8 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 	})
 }
 
-// Policies apply to custom resources, and take custom resources as params.
+// Policies apply to custom resources and take custom resources as params;
+// mutating webhooks patch custom resources.
 func TestValidatingAdmissionPolicyCustomResources(t *testing.T) {
 	s := apiservertest.Start(t)
 	c := newClient(t, s)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -154,7 +155,7 @@ func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 		}
 		for i := range hooks {
 			h := &hooks[i]
-			if round == 1 && !containsID(reinvoke, h.id) {
+			if round == 1 && !slices.Contains(reinvoke, h.id) {
 				continue
 			}
 			t, err := m.d.match(ctx, h, a)
@@ -186,15 +187,6 @@ func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 		}
 	}
 	return nil
-}
-
-func containsID(ids []string, id string) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
 }
 
 // callAndPatch calls a mutating webhook and applies its JSON patch to
