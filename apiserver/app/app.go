@@ -505,6 +505,9 @@ func (a *APIServer) serve(ctx context.Context) error {
 	a.onUndo(a.stopServers)
 	a.log.Info("apiserver serving", "https", addrOf(a.secureListener), "http", addrOf(a.listener), "etcd", a.backend.Endpoints())
 	a.startServiceControllers(ctx, a.alloc)
+	if err := a.startPodRoutes(ctx); err != nil {
+		return err
+	}
 	return a.startAggregator(ctx)
 }
 

@@ -106,6 +106,10 @@ type Options struct {
 	// KubeletPreferredAddressTypes orders the Node address types used to
 	// reach a kubelet.
 	KubeletPreferredAddressTypes []string
+
+	// PodRoutes keeps routes to every Node's pod CIDR in this host's
+	// network namespace (see podroutes.go).
+	PodRoutes bool
 }
 
 // DefaultServiceAccountIssuer is the issuer of service-account tokens when
@@ -220,4 +224,5 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs.StringVar(&o.KubeletClientKey, "kubelet-client-key", o.KubeletClientKey, "The key of --kubelet-client-certificate.")
 	fs.Var(stringList{&o.KubeletPreferredAddressTypes}, "kubelet-preferred-address-types", "List of the preferred NodeAddressTypes to use for kubelet connections.")
 	fs.StringVar(&o.WriteKubeconfig, "write-kubeconfig", o.WriteKubeconfig, "If set, an admin kubeconfig is written to this path.")
+	fs.BoolVar(&o.PodRoutes, "pod-routes", o.PodRoutes, "Keep routes to every Node's spec.podCIDR via its InternalIP in this host's network namespace (host-gateway pod networking, as the kubelet's --pod-routes), so that admission webhooks and aggregated APIs served by pods are reached at their pod IPs when this host is not a node. Needs CAP_NET_ADMIN and the secure port.")
 }

@@ -41,6 +41,9 @@ func (o *Options) Validate() error {
 	if o.InsecurePort > 0 {
 		add(checkLoopback(o.InsecureBindAddress))
 	}
+	if o.PodRoutes && o.SecurePort == 0 && o.SecureListener == nil {
+		add(errors.New("--pod-routes needs the secure port: the routes follow the Nodes through it"))
+	}
 	if o.AdvertiseAddress != "" {
 		add(daemon.ValidateIP("advertise-address", o.AdvertiseAddress))
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubelet/proxy"
-	"github.com/minik8s/minik8s/kubelet/routes"
+	"github.com/minik8s/minik8s/internal/podroutes"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 )
@@ -77,7 +77,7 @@ func (o *NetworkOptions) networkRunners(c *client.Client, nodeName string, reg p
 		return nil, fmt.Errorf("--proxy-mode %q: want iptables or none", o.ProxyMode)
 	}
 	if o.PodRoutes {
-		out["pod routes"] = routes.New(routes.Config{Client: c, NodeName: nodeName, Logger: log.With("component", "routes")}).Run
+		out["pod routes"] = podroutes.New(podroutes.Config{Client: c, NodeName: nodeName, Logger: log.With("component", "routes")}).Run
 	}
 	return out, nil
 }

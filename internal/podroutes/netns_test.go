@@ -1,4 +1,7 @@
-package routes
+package podroutes_test
+
+// An external test package: it starts an apiserver, whose package imports
+// this one (--pod-routes).
 
 import (
 	"context"
@@ -12,34 +15,15 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/podroutes"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 )
 
 func node(name, cidr, ip string) *api.Node {
 	n := &api.Node{ObjectMeta: api.ObjectMeta{Name: name}, Spec: api.NodeSpec{PodCIDR: cidr}}
-	if ip != "" {
-		n.Status.Addresses = []api.NodeAddress{{Type: api.NodeInternalIP, Address: ip}, {Type: api.NodeHostName, Address: name}}
-	}
+	n.Status.Addresses = []api.NodeAddress{{Type: api.NodeInternalIP, Address: ip}, {Type: api.NodeHostName, Address: name}}
 	return n
-}
-
-func TestDesired(t *testing.T) {
-	got := desired([]*api.Node{
-		node("self", "10.244.0.0/24", "192.168.1.1"),
-		node("b", "10.244.2.0/24", "192.168.1.3"),
-		node("a", "10.244.1.0/24", "192.168.1.2"),
-		node("no-cidr", "", "192.168.1.4"),
-		node("no-ip", "10.244.5.0/24", ""),
-		node("bad", "nonsense", "192.168.1.6"),
-	}, "self")
-	var s []string
-	for _, r := range got {
-		s = append(s, r.dst.String()+" via "+r.gw.String())
-	}
-	if want := "10.244.1.0/24 via 192.168.1.2,10.244.2.0/24 via 192.168.1.3"; strings.Join(s, ",") != want {
-		t.Fatalf("desired = %v, want %s", s, want)
-	}
 }
 
 func sh(t *testing.T, args ...string) string {
@@ -124,7 +108,7 @@ func TestRoutesBetweenNamespaces(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	syncer := New(Config{Client: c, NodeName: "a", Handle: h, ResyncPeriod: time.Second})
+	syncer := podroutes.New(podroutes.Config{Client: c, NodeName: "a", Handle: h, ResyncPeriod: time.Second})
 	done := make(chan error, 1)
 	go func() { done <- syncer.Run(ctx) }()
 	defer func() { cancel(); <-done }()

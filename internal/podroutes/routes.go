@@ -1,4 +1,4 @@
-package routes
+package podroutes
 
 import (
 	"context"
@@ -24,7 +24,8 @@ type Config struct {
 	Client *client.Client
 	// Factory, if set, is shared with the rest of the node agent.
 	Factory *informer.Factory
-	// NodeName is this node: no route to its own podCIDR.
+	// NodeName is this node: no route to its own podCIDR. Empty on a host
+	// that is not a node (a control plane): routes to every node.
 	NodeName string
 	// Handle is the netlink handle to program (nil: this process's namespace).
 	Handle *netlink.Handle
