@@ -421,6 +421,22 @@ func TestAdmissionWebhooks(t *testing.T) {
 		if r.Code != 403 || !strings.Contains(string(r.Body), `admission webhook \"by-service.example.com\" denied the request: no thanks`) {
 			t.Errorf("create through a Service webhook = %d %s", r.Code, r.Body)
 		}
+
+		// Without endpoints the call fails as kube's does: the error names
+		// the Service's URL, the address being resolved at dial time.
+		c.must(200, "DELETE", "/apis/discovery.k8s.io/v1/namespaces/webhooks/endpointslices/hook-1", nil)
+		want := `Internal error occurred: failed calling webhook \"by-service.example.com\": failed to call webhook: Post \"https://hook.webhooks.svc:443/deny?timeout=10s\": no endpoints available for service \"hook\"`
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			r = c.do("POST", "/api/v1/namespaces/webhooks/configmaps", configMap("y", nil, nil), "")
+			if r.Code == 500 && strings.Contains(string(r.Body), want) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("create through a Service webhook without endpoints = %d %s, want 500 %s", r.Code, r.Body, want)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	})
 
 	t.Run("client-go protobuf", func(t *testing.T) {

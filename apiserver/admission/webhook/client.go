@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -20,15 +21,33 @@ import (
 // maxResponseBytes bounds what is read of a webhook's answer.
 const maxResponseBytes = 3 << 20
 
-// clients keeps one HTTP client per CA bundle and server name, so that
-// connections to a webhook are reused across requests.
+// clients keeps one HTTP client per CA bundle, server name and Service, so
+// that connections to a webhook are reused across requests.
 type clients struct {
 	mu sync.Mutex
 	m  map[string]*http.Client
 }
 
-func (c *clients) get(caBundle []byte, serverName string) (*http.Client, error) {
+// service is a webhook's Service as kube's webhook client reaches it: the
+// URL names NAME.NAMESPACE.svc:PORT, and each request is sent to the
+// address the resolver gives for it then (a ready endpoint, or the cluster
+// IP).
+type service struct {
+	namespace, name string
+	port            int32
+	resolver        ServiceResolver
+}
+
+// host is the address the URL names.
+func (s *service) host() string {
+	return net.JoinHostPort(s.name+"."+s.namespace+".svc", strconv.Itoa(int(s.port)))
+}
+
+func (c *clients) get(caBundle []byte, serverName string, svc *service) (*http.Client, error) {
 	key := serverName + "\x00" + string(caBundle)
+	if svc != nil {
+		key = "service\x00" + svc.namespace + "/" + svc.name + ":" + strconv.Itoa(int(svc.port)) + "\x00" + key
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cl, ok := c.m[key]; ok {
@@ -42,16 +61,26 @@ func (c *clients) get(caBundle []byte, serverName string) (*http.Client, error) 
 		}
 		tc.RootCAs = pool
 	}
-	cl := &http.Client{Transport: &http.Transport{
+	dial := (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	tr := &http.Transport{
 		Proxy:                 nil,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           dial,
 		TLSClientConfig:       tc,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConnsPerHost:   100,
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
-	}}
+	}
+	var rt http.RoundTripper = tr
+	if svc != nil {
+		// As kube's: HTTP/1.1 only, so that concurrent requests spread
+		// over the Service's endpoints (issue 75791).
+		tr.ForceAttemptHTTP2 = false
+		tc.NextProtos = []string{"http/1.1"}
+		rt = &resolving{delegate: tr, svc: svc}
+	}
+	cl := &http.Client{Transport: rt}
 	if c.m == nil {
 		c.m = map[string]*http.Client{}
 	}
@@ -59,49 +88,73 @@ func (c *clients) get(caBundle []byte, serverName string) (*http.Client, error) 
 	return cl, nil
 }
 
-// endpoint returns the URL a webhook is posted to and the name its
-// certificate must carry: the URL as given, or the Service's resolved
-// address with the Service's DNS name (NAME.NAMESPACE.svc) as server name.
-func (d *dispatcher) endpoint(h *hook) (*url.URL, string, error) {
+// resolving sends each request for a Service's host to the address the
+// resolver gives at that moment, as kube-apiserver does by default since
+// v1.37 (WebhookRoundTripLoadBalancing): a connection kept alive to an
+// endpoint that left is not used for the Service any more, and the
+// requests spread over its endpoints.
+type resolving struct {
+	delegate http.RoundTripper
+	svc      *service
+}
+
+func (r *resolving) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Host != r.svc.host() {
+		return r.delegate.RoundTrip(req)
+	}
+	u, err := r.svc.resolver.ResolveEndpoint(r.svc.namespace, r.svc.name, r.svc.port)
+	if err != nil {
+		return nil, err
+	}
+	out := req.Clone(req.Context())
+	if out.Host == "" {
+		out.Host = req.URL.Host
+	}
+	out.URL.Host = u.Host
+	return r.delegate.RoundTrip(out)
+}
+
+// endpoint returns the URL a webhook is posted to, the name its
+// certificate must carry and, for a Service, how to reach it: the URL as
+// given, or https://NAME.NAMESPACE.svc:PORT/PATH with that DNS name as
+// server name, the address resolved for each request (so that errors name
+// the Service's URL, as kube's do).
+func (d *dispatcher) endpoint(h *hook) (*url.URL, string, *service, error) {
 	cc := h.clientConfig
 	if cc.URL != nil {
 		u, err := url.Parse(*cc.URL)
 		if err != nil {
-			return nil, "", fmt.Errorf("invalid webhook URL: %w", err)
+			return nil, "", nil, fmt.Errorf("invalid webhook URL: %w", err)
 		}
-		return u, u.Hostname(), nil
+		return u, u.Hostname(), nil, nil
 	}
 	if cc.Service == nil {
-		return nil, "", errors.New("webhook has neither url nor service")
+		return nil, "", nil, errors.New("webhook has neither url nor service")
 	}
 	if d.resolver == nil {
-		return nil, "", errors.New("webhooks reached through a Service are not supported by this apiserver (no service resolver)")
+		return nil, "", nil, errors.New("webhooks reached through a Service are not supported by this apiserver (no service resolver)")
 	}
 	s := cc.Service
-	port := int32(443)
+	svc := &service{namespace: s.Namespace, name: s.Name, port: 443, resolver: d.resolver}
 	if s.Port != nil {
-		port = *s.Port
+		svc.port = *s.Port
 	}
-	u, err := d.resolver.ResolveEndpoint(s.Namespace, s.Name, port)
-	if err != nil {
-		return nil, "", err
-	}
-	u = &url.URL{Scheme: u.Scheme, Host: u.Host}
+	u := &url.URL{Scheme: "https", Host: svc.host()}
 	if s.Path != nil {
 		u.Path = *s.Path
 	}
-	return u, s.Name + "." + s.Namespace + ".svc", nil
+	return u, s.Name + "." + s.Namespace + ".svc", svc, nil
 }
 
 // post sends body to h within its timeout and decodes the answer into out.
 // Errors are what kube's REST client reports, prefixed as kube's
 // dispatchers do ("failed to call webhook: ...").
 func (d *dispatcher) post(ctx context.Context, h *hook, body []byte, out any) error {
-	u, serverName, err := d.endpoint(h)
+	u, serverName, svc, err := d.endpoint(h)
 	if err != nil {
 		return fmt.Errorf("failed to call webhook: %w", err)
 	}
-	cl, err := d.clients.get(h.clientConfig.CABundle, serverName)
+	cl, err := d.clients.get(h.clientConfig.CABundle, serverName, svc)
 	if err != nil {
 		return fmt.Errorf("could not get REST client: %w", err)
 	}
