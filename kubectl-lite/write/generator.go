@@ -3,6 +3,7 @@ package write
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -22,6 +23,11 @@ type Generator struct {
 	Output string
 	// Verb is the result word, "created" unless set ("exposed").
 	Verb string
+	// Failed, when set, is what a failed create's error starts with, the
+	// server's message after it ("failed to create configmap: "): kubectl's
+	// create KIND commands say so, as a plain "error:", where run, expose
+	// and create namespace pass the server's error on.
+	Failed string
 }
 
 // Bind adds --dry-run and -o to cmd.
@@ -72,6 +78,9 @@ func (gen *Generator) Create(cmd *cobra.Command, streams cli.Streams, g *cli.Glo
 		w := New(c, gen.DryRun)
 		w.SetFieldManager("kubectl-create")
 		resp, err := w.send(cmd.Context(), http.MethodPost, o, "", "", body, nil)
+		if err != nil && gen.Failed != "" {
+			return errors.New(gen.Failed + err.Error())
+		}
 		if err != nil {
 			return err
 		}

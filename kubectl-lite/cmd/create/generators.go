@@ -56,7 +56,7 @@ func exactlyOneName(cmd *cobra.Command, args []string) error {
 
 func newCreateConfigMap(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	var (
-		gen write.Generator
+		gen = write.Generator{Failed: "failed to create configmap: "}
 		src sources
 	)
 	cmd := &cobra.Command{
@@ -106,7 +106,8 @@ func newCreateSecret(streams cli.Streams, g *cli.Globals) *cobra.Command {
 		Long:  "Create a secret with specified type. A generic secret is made from local files, directories or literal values.",
 	}
 	var (
-		gen write.Generator
+		// kubectl's words, without a colon.
+		gen = write.Generator{Failed: "failed to create secret "}
 		src sources
 		typ string
 	)
@@ -158,7 +159,7 @@ func containerName(image string) string {
 
 func newCreateDeployment(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	var (
-		gen      write.Generator
+		gen      = write.Generator{Failed: "failed to create deployment: "}
 		images   []string
 		replicas int32
 		port     int32
@@ -220,7 +221,7 @@ func newCreateService(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	}
 	for _, typ := range []string{"ClusterIP", "NodePort"} {
 		var (
-			gen       write.Generator
+			gen       = write.Generator{Failed: "failed to create " + typ + " service: "}
 			tcp       []string
 			clusterIP string
 			nodePort  int32

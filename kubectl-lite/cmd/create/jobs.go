@@ -19,7 +19,7 @@ import (
 // cronjob.kubernetes.io/instantiate=manual.
 func newCreateJob(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	var (
-		gen   write.Generator
+		gen   = write.Generator{Failed: "failed to create job: "}
 		image string
 		from  string
 	)
@@ -111,7 +111,7 @@ func jobFromCronJob(cj *api.CronJob, name string) (map[string]any, error) {
 // newCreateCronJob is kubectl's "create cronjob".
 func newCreateCronJob(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	var (
-		gen      write.Generator
+		gen      = write.Generator{Failed: "failed to create cronjob: "}
 		image    string
 		schedule string
 		restart  string

@@ -19,7 +19,7 @@ import (
 )
 
 func newCreateServiceAccount(streams cli.Streams, g *cli.Globals) *cobra.Command {
-	var gen write.Generator
+	gen := write.Generator{Failed: "failed to create serviceaccount: "}
 	cmd := &cobra.Command{
 		Use:     "serviceaccount NAME [--dry-run=server|client|none]",
 		Aliases: []string{"sa"},

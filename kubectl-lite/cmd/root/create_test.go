@@ -3,6 +3,7 @@ package root_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/oracle"
 )
 
 // TestIntegrationCreateGenerators covers "create KIND NAME": namespaces,
@@ -114,6 +116,34 @@ status: {}
 		t.Errorf("service spec %+v", svc.Spec)
 	}
 	c.wantFail(`Error from server (AlreadyExists): namespaces "team-c" already exists`, "create", "ns", "team-c")
+
+	// A refused create KIND says so in kubectl's words, the server's
+	// message after them, as the real kubectl does.
+	c.mustRun("", "create", "serviceaccount", "robot")
+	c.mustRun("", "create", "job", "once", "--image=busybox")
+	c.mustRun("", "create", "cronjob", "tick", "--image=busybox", "--schedule=* * * * *")
+	kubectl := oracle.Path(t, "kubectl")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"create", "configmap", "settings", "--from-literal=a=1"}, `error: failed to create configmap: configmaps "settings" already exists`},
+		{[]string{"-n", "team-c", "create", "secret", "generic", "creds", "--from-literal=a=1"}, `error: failed to create secret secrets "creds" already exists`},
+		{[]string{"create", "deployment", "web", "--image=busybox"}, `error: failed to create deployment: deployments.apps "web" already exists`},
+		{[]string{"create", "service", "clusterip", "web", "--tcp=80:8080"}, `error: failed to create ClusterIP service: services "web" already exists`},
+		{[]string{"create", "serviceaccount", "robot"}, `error: failed to create serviceaccount: serviceaccounts "robot" already exists`},
+		{[]string{"create", "job", "once", "--image=busybox"}, `error: failed to create job: jobs.batch "once" already exists`},
+		{[]string{"create", "cronjob", "tick", "--image=busybox", "--schedule=* * * * *"}, `error: failed to create cronjob: cronjobs.batch "tick" already exists`},
+		{[]string{"create", "namespace", "team-c"}, `Error from server (AlreadyExists): namespaces "team-c" already exists`},
+	} {
+		c.wantFail(tc.want, tc.args...)
+		cmd := exec.Command(kubectl, append([]string{"--kubeconfig", c.kubeconfig}, tc.args...)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err == nil || strings.TrimSpace(stderr.String()) != tc.want {
+			t.Errorf("kubectl %s: %v, said %q; want %q", strings.Join(tc.args, " "), err, stderr.String(), tc.want)
+		}
+	}
 }
 
 // TestIntegrationRunExpose covers run (a Pod as kubectl run makes it) and
