@@ -11,7 +11,8 @@
 #                     test images of Kubernetes' conformance suite, under
 #                     their registry.k8s.io names), e2e-incluster (on
 #                     request only: the end-to-end suite builds
-#                     bin/e2e-incluster and asks for it)
+#                     bin/e2e-incluster and asks for it), e2e-webhook
+#                     (likewise, bin/e2e-webhook)
 #
 # The node image needs minik8s/debian-base:bookworm, built offline by
 # scripts/base-image.sh when missing.
@@ -122,6 +123,10 @@ for k in "${keys[@]}"; do
 	e2e-incluster)
 		build minik8s/e2e-incluster:latest deploy/images/e2e-incluster.Dockerfile "" \
 			bin/e2e-incluster
+		;;
+	e2e-webhook)
+		build minik8s/e2e-webhook:latest deploy/images/e2e-webhook.Dockerfile "" \
+			bin/e2e-webhook
 		;;
 	busybox-v2)
 		build minik8s/busybox:v2 deploy/images/busybox.Dockerfile "" \

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -174,6 +175,27 @@ func (c *Cluster) Restart(ctx context.Context) error {
 		c.logf("make %s: %.1fs", target, time.Since(start).Seconds())
 	}
 	return nil
+}
+
+// TestImage builds the suite's program pkg ("./internal/e2e/incluster")
+// statically into bin/KEY, the image minik8s/KEY:latest from it
+// (scripts/images.sh KEY) and loads that into nodes (default: every node).
+func (c *Cluster) TestImage(ctx context.Context, pkg, key string, nodes ...string) error {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	build := exec.CommandContext(ctx, "nice", goBin, "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join("bin", key), pkg)
+	build.Dir = c.Root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s: %v: %s", pkg, err, out)
+	}
+	if _, err := c.Run(ctx, filepath.Join(c.Root, "scripts", "images.sh"), key); err != nil {
+		return err
+	}
+	_, err = c.Run(ctx, filepath.Join(c.Root, "scripts", "load-image.sh"), append([]string{"minik8s/" + key + ":latest"}, nodes...)...)
+	return err
 }
 
 // Down removes the containers and volumes.

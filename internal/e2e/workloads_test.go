@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -1083,26 +1082,12 @@ spec:
     args: ["list:pods", "get:pods::incluster", "list:secrets", "list:pods:kube-system"]
 `
 
-// inClusterImage builds internal/e2e/incluster statically into
-// bin/e2e-incluster, the image minik8s/e2e-incluster from it and loads that
-// into the base nodes.
+// inClusterImage builds internal/e2e/incluster into the image
+// minik8s/e2e-incluster and loads that into the base nodes.
 func (w *workloads) inClusterImage(t *testing.T, ctx context.Context) {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
 	start := time.Now()
-	build := exec.CommandContext(ctx, "nice", goBin, "build", "-trimpath", "-ldflags", "-s -w", "-o", "bin/e2e-incluster", "./internal/e2e/incluster")
-	build.Dir = w.c.Root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./internal/e2e/incluster: %v: %s", err, out)
-	}
-	if _, err := w.c.Run(ctx, filepath.Join(w.c.Root, "scripts", "images.sh"), "e2e-incluster"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.c.Run(ctx, filepath.Join(w.c.Root, "scripts", "load-image.sh"), append([]string{"minik8s/e2e-incluster:latest"}, w.base...)...); err != nil {
+	if err := w.c.TestImage(ctx, "./internal/e2e/incluster", "e2e-incluster", w.base...); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("in-cluster client image built and loaded in %.1fs", time.Since(start).Seconds())
