@@ -54,8 +54,12 @@ oracle-bin:
 # k8s.io/kubernetes stays out of minik8s' dependencies) whose test checks
 # every server-side table against kube-apiserver's printers and kubectl's.
 # Tests in the main module run the real binaries (scripts/oracle.sh).
+# internal/oracle/operator, likewise a module of its own (controller-runtime
+# stays out of minik8s' dependencies), runs a controller-runtime operator
+# against the apiserver and controller-manager.
 oracle:
 	cd internal/oracle/printers && $(GO) vet -mod=mod ./... && $(GO) test -mod=mod -count=1 ./...
+	cd internal/oracle/operator && $(GO) vet -mod=mod ./... && $(GO) test -mod=mod -count=1 ./...
 
 # unit skips the integration tests that need etcd or a server.
 unit:
