@@ -37,6 +37,10 @@ type Collector struct {
 	mu        sync.Mutex
 	monitored map[string]bool
 	kinds     map[string]api.ResourceInfo
+	// rediscover asks monitorNewResources to look now: an owner of a kind
+	// not known yet is most often a custom resource whose CRD was created
+	// since the last look.
+	rediscover chan struct{}
 }
 
 var _ controller.Interface = (*Collector)(nil)
@@ -70,7 +74,8 @@ func Resources() []api.ResourceInfo {
 func NewCollector(c *client.Client, resources []api.ResourceInfo, log *slog.Logger) *Collector {
 	gc := &Collector{
 		client: c, log: log, graph: newGraph(), absent: newAbsentCache(4096),
-		queue: workqueue.NewRateLimiting[api.UID](nil, workqueue.WithName("garbage_collector_attempt_to_delete")),
+		queue:      workqueue.NewRateLimiting[api.UID](nil, workqueue.WithName("garbage_collector_attempt_to_delete")),
+		rediscover: make(chan struct{}, 1),
 	}
 	gc.monitored, gc.kinds = map[string]bool{}, map[string]api.ResourceInfo{}
 	for _, info := range resources {
@@ -97,8 +102,12 @@ func (gc *Collector) monitor(info api.ResourceInfo) *informer.Informer[controlle
 
 // DiscoveryInterval is how often the collector looks for resources to
 // monitor that appeared since it started (custom resources), as kube's
-// garbage collector resyncs its monitors.
-var DiscoveryInterval = 10 * time.Second
+// garbage collector resyncs its monitors. An owner of an unknown kind makes
+// it look sooner, but not more often than MinRediscoveryInterval.
+var (
+	DiscoveryInterval      = 10 * time.Second
+	MinRediscoveryInterval = time.Second
+)
 
 // monitorNewResources starts, until ctx ends, an informer for each
 // resource discovery lists that is not monitored yet and can be watched
@@ -108,6 +117,7 @@ func (gc *Collector) monitorNewResources(ctx context.Context) {
 	ticker := time.NewTicker(DiscoveryInterval)
 	defer ticker.Stop()
 	for {
+		last := time.Now()
 		found, err := gc.client.GroupResources(ctx)
 		if err != nil && ctx.Err() == nil {
 			gc.log.Warn("discovery failed; monitors not updated", "err", err)
@@ -128,6 +138,15 @@ func (gc *Collector) monitorNewResources(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
+		case <-gc.rediscover:
+			// A CRD created a moment ago: without this, an owner
+			// created and deleted before the next tick would leave its
+			// dependents waiting out the queue's back-off (minutes).
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Until(last.Add(MinRediscoveryInterval))):
+			}
 		}
 	}
 }
@@ -262,6 +281,10 @@ func (gc *Collector) classify(ctx context.Context, n *node, ref api.OwnerReferen
 	// Not observed (yet): ask the apiserver, as kube does for virtual nodes.
 	info, ok := gc.kindInfo(ref.APIVersion, ref.Kind)
 	if !ok {
+		select {
+		case gc.rediscover <- struct{}{}:
+		default:
+		}
 		return solid, fmt.Errorf("owner %s %s of %s/%s: unknown kind", ref.APIVersion, ref.Kind, n.namespace, n.name)
 	}
 	d := gc.client.Dynamic(info)

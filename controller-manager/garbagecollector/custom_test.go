@@ -74,3 +74,52 @@ func TestCustomResourceOwners(t *testing.T) {
 		})
 	}
 }
+
+// An owner of a kind the collector has not discovered yet (its CRD is
+// newer than the collector's last look) and deleted at once, as an
+// operator's test or a quick `kubectl apply; kubectl delete` does: the
+// collector looks again on meeting the unknown kind, instead of leaving
+// the dependents to the next periodic discovery and the queue's back-off.
+func TestCustomOwnerDeletedBeforeDiscovery(t *testing.T) {
+	saved := garbagecollector.DiscoveryInterval
+	garbagecollector.DiscoveryInterval = time.Hour
+	t.Cleanup(func() { garbagecollector.DiscoveryInterval = saved })
+	cl := controllermanagertest.Start(t, []string{"garbagecollector"}, nil)
+	ctx := cl.Context(2 * time.Minute)
+	c := cl.Client
+	cl.Namespace(ns)
+	// The collector runs (and has looked once) when it deletes a pod
+	// whose owner never existed.
+	dependents(t, ctx, c, api.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: "never", UID: "never"}, "probe", 1)
+	cl.Eventually(30*time.Second, "the collector to run", func() (bool, error) {
+		return len(podsOf(t, ctx, c, "probe")) == 0, nil
+	})
+	time.Sleep(200 * time.Millisecond)
+
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.stable.example.com"},
+"spec":{"group":"stable.example.com","scope":"Namespaced","names":{"plural":"widgets","kind":"Widget"},
+"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`
+	if _, err := c.Do(ctx, client.Request{Method: "POST", Path: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", Body: []byte(crd)}); err != nil {
+		t.Fatal(err)
+	}
+	const path = "/apis/stable.example.com/v1/namespaces/" + ns + "/widgets"
+	cl.Eventually(10*time.Second, "widgets served", func() (bool, error) {
+		_, err := c.Do(ctx, client.Request{Path: path})
+		return err == nil, nil
+	})
+	data, err := c.Do(ctx, client.Request{Method: "POST", Path: path, Body: []byte(`{"apiVersion":"stable.example.com/v1","kind":"Widget","metadata":{"name":"w"}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w api.CustomObject
+	if err := json.Unmarshal(data, &w); err != nil {
+		t.Fatal(err)
+	}
+	dependents(t, ctx, c, api.OwnerReference{APIVersion: "stable.example.com/v1", Kind: "Widget", Name: w.Name, UID: w.UID, BlockOwnerDeletion: ptr(true)}, "widget", 2)
+	if _, err := c.Do(ctx, client.Request{Method: "DELETE", Path: path + "/w"}); err != nil {
+		t.Fatal(err)
+	}
+	cl.Eventually(15*time.Second, "the widget's dependents deleted", func() (bool, error) {
+		return len(podsOf(t, ctx, c, "widget")) == 0, nil
+	})
+}
