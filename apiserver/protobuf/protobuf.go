@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 
 	"github.com/minik8s/minik8s/api"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
@@ -81,6 +82,7 @@ func newScheme() *runtime.Scheme {
 		storagev1.AddToScheme,
 		storagemigrationv1.AddToScheme,
 		apiregistrationv1.AddToScheme, // APIService, from k8s.io/kube-aggregator
+		apiextensionsv1.AddToScheme,   // CustomResourceDefinition, from k8s.io/apiextensions-apiserver
 		metav1.AddMetaToScheme,
 	} {
 		if err := add(s); err != nil {

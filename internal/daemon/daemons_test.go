@@ -22,12 +22,12 @@ var daemons = []struct {
 	command  func() daemon.Command
 	sections []string
 }{
-	{"apiserver", apiserver.NewCommand, []string{"Generic", "Etcd", "Secure serving", "Insecure serving", "Auditing", "Authentication", "Admission", "Misc", "Logs", "Global"}},
+	{"apiserver", apiserver.NewCommand, []string{"Generic", "Etcd", "Secure serving", "Insecure serving", "Auditing", "Authentication", "Aggregation", "Admission", "Misc", "Logs", "Global"}},
 	{"scheduler", scheduler.NewCommand, []string{"Misc", "Scheduling", "Serving", "Leader election", "Logs", "Global"}},
 	{"controller-manager", controllermanager.NewCommand, []string{"Generic", "Serving", "Daemonset controller",
 		"Deployment controller", "Endpoint controller", "Endpointslice controller", "Garbagecollector controller", "Job controller",
-		"Namespace controller", "Nodeipam controller", "Nodelifecycle controller", "Podgc controller", "Replicaset controller",
-		"Serviceaccount controller", "Statefulset controller", "Leader election", "Misc", "Logs", "Global"}},
+		"Namespace controller", "Horizontalpodautoscaling controller", "Nodeipam controller", "Nodelifecycle controller",
+		"Podgc controller", "Replicaset controller", "Resourcequota controller", "Serviceaccount controller", "Statefulset controller", "Leader election", "Misc", "Logs", "Global"}},
 	{"kubelet", kubelet.NewCommand, []string{"Misc", "Bootstrap", "Node", "Serving", "Container runtime", "Pods", "Networking", "Proxy", "Logs", "Global"}},
 	{"cluster-dns", clusterdns.NewCommand, []string{"Misc", "DNS", "Serving", "Logs", "Global"}},
 }
