@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -133,6 +135,8 @@ func TestOperator(t *testing.T) {
 	if opCfg.ContentType != "" {
 		t.Fatalf("the operator's config sets content type %q; the test wants controller-runtime's defaults", opCfg.ContentType)
 	}
+	wire := &wireLog{}
+	opCfg.Wrap(wire.wrap)
 	metricsAddr, probeAddr := freeAddr(t), freeAddr(t)
 	leader := startOperator(t, opCfg, scheme, metricsAddr, probeAddr, logs)
 	select {
@@ -162,6 +166,10 @@ func TestOperator(t *testing.T) {
 		waitStatus(ctx, t, admin, "cache", func(m *Memcached) error {
 			c := meta.FindStatusCondition(m.Status.Conditions, ConditionAvailable)
 			switch {
+			case m.Generation != 1 || len(m.Finalizers) != 1 || m.Finalizers[0] != Finalizer:
+				// Metadata (the finalizer) and status writes leave a
+				// custom object's generation alone.
+				return fmt.Errorf("generation %d, finalizers %q", m.Generation, m.Finalizers)
 			case m.Status.ObservedGeneration != m.Generation:
 				return fmt.Errorf("observedGeneration %d, generation %d", m.Status.ObservedGeneration, m.Generation)
 			case m.Status.Replicas != 2:
@@ -171,6 +179,23 @@ func TestOperator(t *testing.T) {
 			case c == nil || c.Status != metav1.ConditionFalse || c.Reason != "Progressing" || c.ObservedGeneration != m.Generation:
 				// No kubelet here: the pods never become available.
 				return fmt.Errorf("condition %+v", c)
+			}
+			return nil
+		})
+		// The ConfigMap, server-side applied.
+		eventually(t, 10*time.Second, "configmap cache-config", func() error {
+			cm := &corev1.ConfigMap{}
+			if err := admin.Get(ctx, types.NamespacedName{Namespace: workloadNS, Name: "cache-config"}, cm); err != nil {
+				return err
+			}
+			if ref := metav1.GetControllerOf(cm); ref == nil || ref.UID != mc.UID || ref.Kind != "Memcached" {
+				return fmt.Errorf("controller reference %+v", ref)
+			}
+			if cm.Data["memcached.conf"] != "--port=11211\n--memory-limit=64\n" {
+				return fmt.Errorf("data %q", cm.Data)
+			}
+			if len(cm.ManagedFields) != 1 || cm.ManagedFields[0].Manager != FieldManager || cm.ManagedFields[0].Operation != metav1.ManagedFieldsOperationApply {
+				return fmt.Errorf("managedFields %+v", cm.ManagedFields)
 			}
 			return nil
 		})
@@ -323,15 +348,29 @@ func TestOperator(t *testing.T) {
 		dep := &appsv1.Deployment{}
 		must(t, "get deployment", admin.Get(ctx, types.NamespacedName{Namespace: workloadNS, Name: "cache"}, dep))
 		must(t, "delete memcached", admin.Delete(ctx, mc))
-		// Background propagation: the garbage collector deletes the
-		// Deployment, then its ReplicaSet and pods.
-		eventually(t, 30*time.Second, "the garbage collector to delete the owned Deployment", func() error {
-			err := admin.Get(ctx, types.NamespacedName{Namespace: workloadNS, Name: "cache"}, &appsv1.Deployment{})
+		// The operator removes its finalizer; the object goes.
+		eventually(t, 20*time.Second, "the memcached to go", func() error {
+			err := admin.Get(ctx, client.ObjectKeyFromObject(mc), &Memcached{})
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
-			return fmt.Errorf("deployment still there (%v)", err)
+			return fmt.Errorf("memcached still there (%v)", err)
 		})
+		// Background propagation: the garbage collector deletes the
+		// Deployment and ConfigMap, then the ReplicaSets and pods.
+		for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.ConfigMap{}} {
+			name := "cache"
+			if _, ok := obj.(*corev1.ConfigMap); ok {
+				name = "cache-config"
+			}
+			eventually(t, 30*time.Second, fmt.Sprintf("the garbage collector to delete %T %s", obj, name), func() error {
+				err := admin.Get(ctx, types.NamespacedName{Namespace: workloadNS, Name: name}, obj)
+				if apierrors.IsNotFound(err) {
+					return nil
+				}
+				return fmt.Errorf("still there (%v)", err)
+			})
+		}
 		eventually(t, 30*time.Second, "the garbage collector to delete the pods", func() error {
 			var pods corev1.PodList
 			if err := admin.List(ctx, &pods, client.InNamespace(workloadNS)); err != nil {
@@ -346,10 +385,115 @@ func TestOperator(t *testing.T) {
 	if t.Failed() {
 		return
 	}
+	// What went over the wire: protobuf for built-in kinds, JSON for the
+	// custom resource, an apply patch for the ConfigMap, informers' lists
+	// streamed as watches, and no request refused for its form.
+	for _, w := range []struct{ call, req, resp string }{
+		{"GET deployments watch-list", "", protobuf},
+		{"POST deployments", protobuf, protobuf},
+		{"PUT deployments", protobuf, protobuf},
+		{"GET configmaps watch-list", "", protobuf},
+		{"PATCH configmaps", "application/apply-patch+yaml", "application/json"},
+		{"GET memcacheds watch-list", "", "application/json"},
+		{"PUT memcacheds", "application/json", "application/json"},
+		{"PUT memcacheds/status", "application/json", "application/json"},
+		{"POST leases", protobuf, protobuf},
+		{"PUT leases", protobuf, protobuf},
+		{"POST events", protobuf, protobuf},
+		// The metrics filter's clients speak JSON.
+		{"POST tokenreviews", "application/json", "application/json"},
+		{"POST subjectaccessreviews", "application/json", "application/json"},
+	} {
+		if got := wire.seen(w.call); !got[w.req+" -> "+w.resp] {
+			t.Errorf("%s: sent and answered %v, want %s -> %s", w.call, keys(got), w.req, w.resp)
+		}
+	}
+	if bad := wire.refused(); len(bad) > 0 {
+		t.Errorf("requests refused: %v", bad)
+	}
 	if errs := logs.errors(); len(errs) > 0 {
 		t.Errorf("the operator or controller-manager logged errors:\n%s", strings.Join(errs, "\n"))
 	}
 }
+
+const protobuf = "application/vnd.kubernetes.protobuf"
+
+// wireLog records, per call ("METHOD resource[/subresource][ watch]"), the
+// content types of the operator's requests and the apiserver's answers,
+// and the answers that refused a request for its form.
+type wireLog struct {
+	mu    sync.Mutex
+	calls map[string]map[string]bool
+	bad   []string
+}
+
+func (w *wireLog) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			return resp, err
+		}
+		call := req.Method + " " + resourceOf(req.URL.Path)
+		if q := req.URL.Query(); q.Get("watch") == "true" && q.Get("sendInitialEvents") == "true" {
+			call += " watch-list" // a list streamed as a watch (client-go's WatchListClient)
+		} else if q.Get("watch") == "true" {
+			call += " watch"
+		}
+		media := func(h http.Header) string { ct, _, _ := strings.Cut(h.Get("Content-Type"), ";"); return ct }
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.calls == nil {
+			w.calls = map[string]map[string]bool{}
+		}
+		if w.calls[call] == nil {
+			w.calls[call] = map[string]bool{}
+		}
+		w.calls[call][media(req.Header)+" -> "+media(resp.Header)] = true
+		switch resp.StatusCode {
+		case http.StatusBadRequest, http.StatusNotAcceptable, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity, http.StatusInternalServerError:
+			w.bad = append(w.bad, fmt.Sprintf("%s %s: %d", req.Method, req.URL, resp.StatusCode))
+		}
+		return resp, nil
+	})
+}
+
+func (w *wireLog) seen(call string) map[string]bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.calls[call])
+}
+
+func (w *wireLog) refused() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.bad)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// resourceOf names the resource (and subresource) of an API path.
+func resourceOf(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(parts) > 2 && parts[0] == "api":
+		parts = parts[2:]
+	case len(parts) > 3 && parts[0] == "apis":
+		parts = parts[3:]
+	default:
+		return path
+	}
+	if len(parts) > 2 && parts[0] == "namespaces" {
+		parts = parts[2:]
+	}
+	if len(parts) == 3 {
+		return parts[0] + "/" + parts[2]
+	}
+	return parts[0]
+}
+
+func keys(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
 
 // operator is one running replica of the operator.
 type operator struct {
@@ -430,6 +574,7 @@ func createRBAC(ctx context.Context, t *testing.T, c client.Client) {
 			{APIGroups: []string{"cache.example.com"}, Resources: []string{"memcacheds/finalizers"}, Verbs: []string{"update"}},
 			{APIGroups: []string{"cache.example.com"}, Resources: []string{"memcacheds/status"}, Verbs: []string{"get", "patch", "update"}},
 			{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: all},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: all},
 			{APIGroups: []string{"events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
 		}},
 		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "memcached-operator-manager-rolebinding"},

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -18,12 +20,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 )
 
-// ConditionAvailable is the condition the reconciler reports.
-const ConditionAvailable = "Available"
+const (
+	// ConditionAvailable is the condition the reconciler reports.
+	ConditionAvailable = "Available"
+	// Finalizer holds a Memcached until the reconciler has seen its
+	// deletion.
+	Finalizer = "cache.example.com/finalizer"
+	// FieldManager is the reconciler's name in managedFields.
+	FieldManager = "memcached-operator"
+)
 
-// Reconciler keeps, for each Memcached, a Deployment of the same name
-// that it controls (ownerReference with controller=true), and writes the
-// Memcached's status through the status subresource.
+// Reconciler keeps, for each Memcached, a Deployment of the same name and
+// a ConfigMap NAME-config that it controls (ownerReference with
+// controller=true), holds the Memcached with a finalizer, and writes its
+// status through the status subresource.
 type Reconciler struct {
 	Client   client.Client
 	Scheme   *runtime.Scheme
@@ -36,6 +46,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, name string) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&Memcached{}).
 		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.ConfigMap{}).
 		Named(name).
 		Complete(r)
 }
@@ -50,12 +61,37 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !mc.DeletionTimestamp.IsZero() {
+		// The finalizer's cleanup is only an event: the garbage collector
+		// deletes what the object owned once the finalizer is gone.
+		if controllerutil.RemoveFinalizer(&mc, Finalizer) {
+			r.Recorder.Eventf(&mc, nil, corev1.EventTypeNormal, "Finalized", "Finalize", "Memcached %s is finalized", mc.Name)
+			if err := r.Client.Update(ctx, &mc); err != nil {
+				return ctrl.Result{}, fmt.Errorf("remove finalizer of %s: %w", req.NamespacedName, err)
+			}
+		}
 		return ctrl.Result{}, nil
+	}
+	if controllerutil.AddFinalizer(&mc, Finalizer) {
+		if err := r.Client.Update(ctx, &mc); err != nil {
+			return ctrl.Result{}, fmt.Errorf("add finalizer to %s: %w", req.NamespacedName, err)
+		}
 	}
 	selector := map[string]string{
 		"app.kubernetes.io/name":     "memcached",
 		"app.kubernetes.io/instance": mc.Name,
 	}
+	// The configuration, written with server-side apply as newer
+	// operators do.
+	cm := corev1ac.ConfigMap(mc.Name+"-config", mc.Namespace).
+		WithLabels(selector).
+		WithOwnerReferences(metav1ac.OwnerReference().
+			WithAPIVersion(GroupVersion.String()).WithKind("Memcached").WithName(mc.Name).WithUID(mc.UID).
+			WithController(true).WithBlockOwnerDeletion(true)).
+		WithData(map[string]string{"memcached.conf": fmt.Sprintf("--port=%d\n--memory-limit=64\n", mc.Spec.Port)})
+	if err := r.Client.Apply(ctx, cm, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		return ctrl.Result{}, fmt.Errorf("apply configmap %s/%s: %w", mc.Namespace, *cm.Name, err)
+	}
+
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: mc.Name, Namespace: mc.Namespace}}
 	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, dep, func() error {
 		if dep.Labels == nil {
