@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"mime"
 	"net"
 	"net/http"
 	"os"
@@ -30,6 +31,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -41,6 +43,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
@@ -272,7 +275,7 @@ func TestOperator(t *testing.T) {
 		}
 	})
 
-	t.Run("owned deployment deleted", func(t *testing.T) {
+	t.Run("owned objects deleted", func(t *testing.T) {
 		old := &appsv1.Deployment{}
 		must(t, "get deployment", admin.Get(ctx, types.NamespacedName{Namespace: workloadNS, Name: "cache"}, old))
 		must(t, "delete deployment", admin.Delete(ctx, old))
@@ -283,6 +286,21 @@ func TestOperator(t *testing.T) {
 				return fmt.Errorf("still the old deployment")
 			}
 			return checkDeployment(d, mc, 3, "memcached:1.6.27")
+		})
+		// The ConfigMap's deletion reaches the operator through its
+		// metadata-only informer.
+		oldCM := &corev1.ConfigMap{}
+		must(t, "get configmap", admin.Get(ctx, types.NamespacedName{Namespace: workloadNS, Name: "cache-config"}, oldCM))
+		must(t, "delete configmap", admin.Delete(ctx, oldCM))
+		eventually(t, 20*time.Second, "configmap cache-config again", func() error {
+			cm := &corev1.ConfigMap{}
+			if err := admin.Get(ctx, types.NamespacedName{Namespace: workloadNS, Name: "cache-config"}, cm); err != nil {
+				return err
+			}
+			if cm.UID == oldCM.UID {
+				return fmt.Errorf("still the old configmap")
+			}
+			return nil
 		})
 	})
 
@@ -389,22 +407,22 @@ func TestOperator(t *testing.T) {
 	// custom resource, an apply patch for the ConfigMap, informers' lists
 	// streamed as watches, and no request refused for its form.
 	for _, w := range []struct{ call, req, resp string }{
-		{"GET deployments watch-list", "", protobuf},
-		{"POST deployments", protobuf, protobuf},
-		{"PUT deployments", protobuf, protobuf},
-		{"GET configmaps watch-list", "", protobuf},
+		{"GET apps/deployments watch-list", "", protobuf},
+		{"POST apps/deployments", protobuf, protobuf},
+		{"PUT apps/deployments", protobuf, protobuf},
+		{"GET configmaps watch-list", " (accept " + protobuf + ";as=PartialObjectMetadata)", protobuf},
 		{"PATCH configmaps", "application/apply-patch+yaml", "application/json"},
-		{"GET memcacheds watch-list", "", "application/json"},
-		{"PUT memcacheds", "application/json", "application/json"},
-		{"PUT memcacheds/status", "application/json", "application/json"},
-		{"POST leases", protobuf, protobuf},
-		{"PUT leases", protobuf, protobuf},
-		{"POST events", protobuf, protobuf},
+		{"GET cache.example.com/memcacheds watch-list", "", "application/json"},
+		{"PUT cache.example.com/memcacheds", "application/json", "application/json"},
+		{"PUT cache.example.com/memcacheds/status", "application/json", "application/json"},
+		{"POST coordination.k8s.io/leases", protobuf, protobuf},
+		{"PUT coordination.k8s.io/leases", protobuf, protobuf},
+		{"POST events.k8s.io/events", protobuf, protobuf},
 		// The metrics filter's clients speak JSON.
-		{"POST tokenreviews", "application/json", "application/json"},
-		{"POST subjectaccessreviews", "application/json", "application/json"},
+		{"POST authentication.k8s.io/tokenreviews", "application/json", "application/json"},
+		{"POST authorization.k8s.io/subjectaccessreviews", "application/json", "application/json"},
 	} {
-		if got := wire.seen(w.call); !got[w.req+" -> "+w.resp] {
+		if got := wire.seen(w.call); !got[w.req+" -> "+w.resp] || len(got) != 1 {
 			t.Errorf("%s: sent and answered %v, want %s -> %s", w.call, keys(got), w.req, w.resp)
 		}
 	}
@@ -439,7 +457,15 @@ func (w *wireLog) wrap(rt http.RoundTripper) http.RoundTripper {
 		} else if q.Get("watch") == "true" {
 			call += " watch"
 		}
-		media := func(h http.Header) string { ct, _, _ := strings.Cut(h.Get("Content-Type"), ";"); return ct }
+		// The media type, and what a client asked to have it as
+		// (PartialObjectMetadata, Table).
+		media := func(v string) string {
+			mt, params, _ := mime.ParseMediaType(v)
+			if params["as"] != "" {
+				mt += ";as=" + params["as"]
+			}
+			return mt
+		}
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if w.calls == nil {
@@ -448,7 +474,11 @@ func (w *wireLog) wrap(rt http.RoundTripper) http.RoundTripper {
 		if w.calls[call] == nil {
 			w.calls[call] = map[string]bool{}
 		}
-		w.calls[call][media(req.Header)+" -> "+media(resp.Header)] = true
+		sent := media(req.Header.Get("Content-Type"))
+		if accept, _, _ := strings.Cut(req.Header.Get("Accept"), ","); strings.Contains(accept, "as=") {
+			sent += " (accept " + media(accept) + ")"
+		}
+		w.calls[call][sent+" -> "+media(resp.Header.Get("Content-Type"))] = true
 		switch resp.StatusCode {
 		case http.StatusBadRequest, http.StatusNotAcceptable, http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity, http.StatusInternalServerError:
 			w.bad = append(w.bad, fmt.Sprintf("%s %s: %d", req.Method, req.URL, resp.StatusCode))
@@ -473,13 +503,16 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// resourceOf names the resource (and subresource) of an API path.
-func resourceOf(path string) string {
+// resourceOf names the group, resource and subresource of an API path
+// ("apps/deployments", "configmaps", "cache.example.com/memcacheds/status").
+func resourceOf(path string) (name string) {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	switch {
 	case len(parts) > 2 && parts[0] == "api":
 		parts = parts[2:]
 	case len(parts) > 3 && parts[0] == "apis":
+		group := parts[1]
+		defer func() { name = group + "/" + name }()
 		parts = parts[3:]
 	default:
 		return path
@@ -509,6 +542,11 @@ func startOperator(t *testing.T, cfg *rest.Config, scheme *runtime.Scheme, metri
 	t.Helper()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
+		// Only the Deployments this operator manages are cached, as
+		// operators in busy clusters do.
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&appsv1.Deployment{}: {Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "memcached-operator"})},
+		}},
 		Metrics: metricsserver.Options{
 			BindAddress:    metricsAddr,
 			SecureServing:  true,
