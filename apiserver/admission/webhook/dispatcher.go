@@ -46,8 +46,10 @@ type dispatcher struct {
 	metrics    *metrics
 	log        *slog.Logger
 
-	mu         sync.Mutex
-	conditions map[string]*compiledConditions // by hook id
+	mu sync.Mutex
+	// conditions are the compiled matchConditions by hook kind and id,
+	// pruned to the current configurations by retainConditions.
+	conditions map[string]map[string]*compiledConditions
 }
 
 // New returns the MutatingAdmissionWebhook and ValidatingAdmissionWebhook
@@ -142,6 +144,7 @@ func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 		return nil
 	}
 	hooks := mutatingHooks(m.d.source.MutatingWebhookConfigurations())
+	m.d.retainConditions(kindMutating, hooks)
 	if len(hooks) == 0 {
 		return nil
 	}
@@ -280,6 +283,7 @@ func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) erro
 		return nil
 	}
 	hooks := validatingHooks(v.d.source.ValidatingWebhookConfigurations())
+	v.d.retainConditions(kindValidating, hooks)
 	type call struct {
 		h *hook
 		t *matching.Target

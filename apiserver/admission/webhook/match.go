@@ -66,11 +66,6 @@ type compiledConditions struct {
 // matchConditions returns h's compiled matchConditions, compiled once per
 // configuration version.
 func (d *dispatcher) matchConditions(h *hook) *policy.MatchConditions {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if c, ok := d.conditions[h.id]; ok && c.rv == h.configurationRV {
-		return c.conditions
-	}
 	kind := "validating"
 	if h.mutating {
 		kind = "admit"
@@ -79,10 +74,52 @@ func (d *dispatcher) matchConditions(h *hook) *policy.MatchConditions {
 	if h.ignoreFailures {
 		fp = api.FailurePolicyIgnore
 	}
-	c := &compiledConditions{rv: h.configurationRV, conditions: policy.CompileMatchConditions(h.matchConditions, &fp, kind, h.name)}
-	if d.conditions == nil {
-		d.conditions = map[string]*compiledConditions{}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	byID := d.conditions[h.kind()]
+	if c, ok := byID[h.id]; ok && c.rv == h.configurationRV {
+		return c.conditions
 	}
-	d.conditions[h.id] = c
+	c := &compiledConditions{rv: h.configurationRV, conditions: policy.CompileMatchConditions(h.matchConditions, &fp, kind, h.name)}
+	if byID == nil {
+		byID = map[string]*compiledConditions{}
+		if d.conditions == nil {
+			d.conditions = map[string]map[string]*compiledConditions{}
+		}
+		d.conditions[h.kind()] = byID
+	}
+	byID[h.id] = c
 	return c.conditions
+}
+
+// retainConditions forgets the compiled matchConditions of kind's webhooks
+// that hooks (all the webhooks of that kind now) no longer has: their
+// configuration was deleted, lost webhooks, or changed (another
+// resourceVersion). A request whose hooks all have their conditions
+// cached, and nothing else cached, costs a look-up per hook.
+func (d *dispatcher) retainConditions(kind string, hooks []hook) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	byID := d.conditions[kind]
+	if len(byID) == 0 {
+		return
+	}
+	live := 0
+	for i := range hooks {
+		if c, ok := byID[hooks[i].id]; ok && c.rv == hooks[i].configurationRV {
+			live++
+		}
+	}
+	if live == len(byID) {
+		return
+	}
+	current := make(map[string]string, len(hooks))
+	for i := range hooks {
+		current[hooks[i].id] = hooks[i].configurationRV
+	}
+	for id, c := range byID {
+		if rv, ok := current[id]; !ok || rv != c.rv {
+			delete(byID, id)
+		}
+	}
 }

@@ -21,9 +21,17 @@ type ServiceResolver interface {
 	ResolveEndpoint(namespace, name string, port int32) (*url.URL, error)
 }
 
+// The kinds of webhook configuration, as the hooks' ids and the compiled
+// matchConditions are keyed: a mutating and a validating configuration may
+// share a name.
+const (
+	kindMutating   = "mutating"
+	kindValidating = "validating"
+)
+
 // hook is one webhook of either kind, with its defaults resolved.
 type hook struct {
-	// id identifies the webhook across rounds of one request.
+	// id identifies the webhook: kind, configuration name and index.
 	id                string
 	configuration     string
 	configurationRV   string
@@ -42,11 +50,19 @@ type hook struct {
 	matchConditions   []api.MatchCondition
 }
 
-func newHook(config, rv string, index int, name string, cc api.WebhookClientConfig, rules []api.RuleWithOperations,
+// kind is kindMutating or kindValidating.
+func (h *hook) kind() string {
+	if h.mutating {
+		return kindMutating
+	}
+	return kindValidating
+}
+
+func newHook(kind, config, rv string, index int, name string, cc api.WebhookClientConfig, rules []api.RuleWithOperations,
 	fp *api.FailurePolicyType, mp *api.MatchPolicyType, ns, obj *api.LabelSelector, se *api.SideEffectClass,
 	timeout *int32, versions []string, conditions []api.MatchCondition) hook {
 	h := hook{
-		id: config + "/" + strconv.Itoa(index), configuration: config, configurationRV: rv, name: name, clientConfig: cc, rules: rules,
+		id: kind + "/" + config + "/" + strconv.Itoa(index), mutating: kind == kindMutating, configuration: config, configurationRV: rv, name: name, clientConfig: cc, rules: rules,
 		ignoreFailures:    fp != nil && *fp == api.FailurePolicyIgnore,
 		equivalent:        mp == nil || *mp == api.MatchPolicyEquivalent,
 		namespaceSelector: ns, objectSelector: obj, timeout: 10 * time.Second,
@@ -66,9 +82,8 @@ func mutatingHooks(configs []*api.MutatingWebhookConfiguration) []hook {
 	for _, c := range configs {
 		for i := range c.Webhooks {
 			w := &c.Webhooks[i]
-			h := newHook(c.Name, c.ResourceVersion, i, w.Name, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy, w.NamespaceSelector,
+			h := newHook(kindMutating, c.Name, c.ResourceVersion, i, w.Name, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy, w.NamespaceSelector,
 				w.ObjectSelector, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, w.MatchConditions)
-			h.mutating = true
 			h.reinvokeIfNeeded = w.ReinvocationPolicy != nil && *w.ReinvocationPolicy == api.ReinvocationIfNeeded
 			out = append(out, h)
 		}
@@ -81,7 +96,7 @@ func validatingHooks(configs []*api.ValidatingWebhookConfiguration) []hook {
 	for _, c := range configs {
 		for i := range c.Webhooks {
 			w := &c.Webhooks[i]
-			out = append(out, newHook(c.Name, c.ResourceVersion, i, w.Name, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy,
+			out = append(out, newHook(kindValidating, c.Name, c.ResourceVersion, i, w.Name, w.ClientConfig, w.Rules, w.FailurePolicy, w.MatchPolicy,
 				w.NamespaceSelector, w.ObjectSelector, w.SideEffects, w.TimeoutSeconds, w.AdmissionReviewVersions, w.MatchConditions))
 		}
 	}
