@@ -385,14 +385,13 @@ func (c *Controller) syncServing(ctx context.Context, crd *api.CustomResourceDef
 		return false, err
 	}
 	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(v1)
-	names, _ := json.Marshal(crd.Status.AcceptedNames)
-	key := fmt.Sprintf("%s/%d/%s", crd.UID, crd.Generation, names)
+	key := servingKey(crd)
 	if cur != nil && cur.key == key {
 		if cur.terminating != terminating {
 			c.mu.Lock()
 			cur.terminating = terminating
 			for _, v := range cur.versions {
-				v.Terminating = terminating
+				v.Terminating.Store(terminating)
 			}
 			c.mu.Unlock()
 			return true, nil
@@ -405,11 +404,18 @@ func (c *Controller) syncServing(ctx context.Context, crd *api.CustomResourceDef
 	}
 	sv.terminating = terminating
 	for _, v := range sv.versions {
-		v.Terminating = terminating
+		v.Terminating.Store(terminating)
 	}
 	c.replace(crd.Name, sv)
 	c.log.Info("serving custom resource", "crd", crd.Name, "versions", len(sv.versions))
 	return true, nil
+}
+
+// servingKey changes when what crd serves must be rebuilt: another CRD of
+// the name, a spec change, other accepted names.
+func servingKey(crd *api.CustomResourceDefinition) string {
+	names, _ := json.Marshal(crd.Status.AcceptedNames)
+	return fmt.Sprintf("%s/%d/%s", crd.UID, crd.Generation, names)
 }
 
 // replace makes sv what the CRD name serves (nil: nothing) and stops what
@@ -476,12 +482,6 @@ func (c *Controller) build(ctx context.Context, crd *apiextensionsv1.CustomResou
 		}
 	}()
 	names := crd.Status.AcceptedNames
-	storageVersion := ""
-	for _, v := range crd.Spec.Versions {
-		if v.Storage {
-			storageVersion = crd.Spec.Group + "/" + v.Name
-		}
-	}
 	webhook := crd.Spec.Conversion != nil && crd.Spec.Conversion.Strategy == apiextensionsv1.WebhookConverter
 	for i := range crd.Spec.Versions {
 		v := &crd.Spec.Versions[i]
@@ -496,31 +496,17 @@ func (c *Controller) build(ctx context.Context, crd *apiextensionsv1.CustomResou
 				"crd", crd.Name, "version", v.Name)
 			continue
 		}
-		strategy, err := newResourceStrategy(crd, v.Name)
+		cfg, err := c.storeConfig(crd, v)
 		if err != nil {
 			return nil, err
 		}
-		info := api.ResourceInfo{Group: crd.Spec.Group, Version: v.Name, Kind: names.Kind, Resource: names.Plural,
-			Singular: names.Singular, ShortNames: names.ShortNames, Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
-			New: func() api.Object { return &api.CustomObject{} }}
-		if v.Subresources != nil && v.Subresources.Status != nil {
-			info.Subresources = append(info.Subresources, "status")
-		}
-		if v.Subresources != nil && v.Subresources.Scale != nil {
-			info.Subresources = append(info.Subresources, "scale")
-		}
+		info := cfg.Info
 		fields, err := c.fieldManager(crd, v.Name)
 		if err != nil {
 			c.log.Warn("no server-side apply for this version", "crd", crd.Name, "version", v.Name, "err", err)
 		}
-		cfg := registry.Config{Info: info, Strategy: strategy, Storage: c.cfg.Storage, Admission: c.cfg.Admission,
-			BookmarkInterval: c.cfg.BookmarkInterval, EventBufferSize: c.cfg.EventBufferSize,
-			KeyPrefix: crd.Spec.Group + "/" + names.Plural, StorageAPIVersion: storageVersion, Logger: c.log}
 		if fields != nil {
 			cfg.FieldManager = fields.For(info)
-		}
-		if c.cfg.Transformer != nil {
-			cfg.Transformer = c.cfg.Transformer(crd.Spec.Group, names.Plural)
 		}
 		st := registry.NewStore(cfg)
 		sv.done.Add(1)
@@ -546,6 +532,43 @@ func (c *Controller) build(ctx context.Context, crd *apiextensionsv1.CustomResou
 	}
 	ok = true
 	return sv, nil
+}
+
+// storeConfig is the configuration of the store of one version of crd
+// (no field manager): its objects are those of every version, under
+// GROUP/PLURAL, stored in the storage version.
+func (c *Controller) storeConfig(crd *apiextensionsv1.CustomResourceDefinition, v *apiextensionsv1.CustomResourceDefinitionVersion) (registry.Config, error) {
+	strategy, err := newResourceStrategy(crd, v.Name)
+	if err != nil {
+		return registry.Config{}, err
+	}
+	names := crd.Status.AcceptedNames
+	info := api.ResourceInfo{Group: crd.Spec.Group, Version: v.Name, Kind: names.Kind, Resource: names.Plural,
+		Singular: names.Singular, ShortNames: names.ShortNames, Namespaced: crd.Spec.Scope == apiextensionsv1.NamespaceScoped,
+		New: func() api.Object { return &api.CustomObject{} }}
+	if v.Subresources != nil && v.Subresources.Status != nil {
+		info.Subresources = append(info.Subresources, "status")
+	}
+	if v.Subresources != nil && v.Subresources.Scale != nil {
+		info.Subresources = append(info.Subresources, "scale")
+	}
+	cfg := registry.Config{Info: info, Strategy: strategy, Storage: c.cfg.Storage, Admission: c.cfg.Admission,
+		BookmarkInterval: c.cfg.BookmarkInterval, EventBufferSize: c.cfg.EventBufferSize,
+		KeyPrefix: crd.Spec.Group + "/" + names.Plural, StorageAPIVersion: crd.Spec.Group + "/" + storageVersion(crd), Logger: c.log}
+	if c.cfg.Transformer != nil {
+		cfg.Transformer = c.cfg.Transformer(crd.Spec.Group, names.Plural)
+	}
+	return cfg, nil
+}
+
+// storageVersion is the name of crd's storage version.
+func storageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
+	for _, v := range crd.Spec.Versions {
+		if v.Storage {
+			return v.Name
+		}
+	}
+	return ""
 }
 
 // fieldManager builds server-side apply's type converter of one version
@@ -631,32 +654,56 @@ func (c *Controller) publishOpenAPI() error {
 	return c.cfg.Docs.SetExtension(ext)
 }
 
-// cleanup deletes the objects of a CRD being deleted, then lifts its
-// finalizer, as kube's CRD finalizer controller does.
+// overlappingBuiltIn are the resources kube's CRD finalizer leaves alone:
+// a CRD of that group and plural has the storage of a built-in resource.
+var overlappingBuiltIn = map[string]bool{
+	"apiregistration.k8s.io/apiservices":             true,
+	"apiextensions.k8s.io/customresourcedefinitions": true,
+}
+
+// cleanup deletes the stored objects of a CRD being deleted, then lifts
+// its finalizer, as kube's CRD finalizer controller does. What is deleted
+// is decided by what is stored, not by what is served: an established CRD
+// may have objects under GROUP/PLURAL whatever its versions serve now, so
+// every object there is deleted (through the storage version, with
+// admission); a CRD never established has none.
 func (c *Controller) cleanup(ctx context.Context, crd *api.CustomResourceDefinition) error {
-	c.mu.RLock()
-	sv := c.serving[crd.Name]
-	c.mu.RUnlock()
-	if sv != nil && len(sv.versions) > 0 {
-		st := sv.versions[0].Store
-		if _, err := st.DeleteCollection(ctx, "", registry.ListOptions{}, &api.DeleteOptions{}, false); err != nil {
+	crd, err := c.setTerminating(ctx, crd, api.ConditionTrue, "InstanceDeletionInProgress", "CustomResource deletion is in progress")
+	if crd == nil || err != nil {
+		return err
+	}
+	est, _ := condition(crd, api.CRDEstablished)
+	var done api.CustomResourceDefinitionCondition
+	switch {
+	case overlappingBuiltIn[crd.Spec.Group+"/"+crd.Spec.Names.Plural]:
+		done = terminatingCondition(api.ConditionFalse, "OverlappingBuiltInResource", "instances overlap with built-in resources in storage")
+	case est.Status == api.ConditionTrue:
+		left, err := c.deleteStored(ctx, crd)
+		if err != nil {
+			if _, werr := c.setTerminating(ctx, crd, api.ConditionTrue, "InstanceDeletionFailed", err.Error()); werr != nil {
+				c.log.Warn("update the Terminating condition", "crd", crd.Name, "err", werr)
+			}
 			return fmt.Errorf("delete the objects of %s: %w", crd.Name, err)
 		}
-		left, err := st.List(ctx, "", registry.ListOptions{})
-		if err != nil {
-			return fmt.Errorf("list the objects of %s: %w", crd.Name, err)
+		if left > 0 {
+			// Objects with finalizers: the ticker looks again.
+			c.log.Info("waiting for custom objects to go", "crd", crd.Name, "left", left)
+			return nil
 		}
-		if n := len(left.Items); n > 0 {
-			c.log.Info("waiting for custom objects to go", "crd", crd.Name, "left", n)
-			return nil // the watch of the objects' deletions is the ticker's
-		}
+		done = terminatingCondition(api.ConditionFalse, "InstanceDeletionCompleted", "removed all instances")
+	default:
+		done = terminatingCondition(api.ConditionFalse, "NeverEstablished", "resource was never established")
 	}
-	_, err := c.cfg.CRDs.Mutate(ctx, "", crd.Name, "", registry.WriteOptions{}, func(cur api.Object) (api.Object, error) {
+	if crd, err = c.setTerminating(ctx, crd, done.Status, done.Reason, done.Message); crd == nil || err != nil {
+		return err
+	}
+	_, err = c.cfg.CRDs.Mutate(ctx, "", crd.Name, crd.ResourceVersion, registry.WriteOptions{}, func(cur api.Object) (api.Object, error) {
 		o := cur.(*api.CustomResourceDefinition)
 		o.Finalizers = slices.DeleteFunc(o.Finalizers, func(f string) bool { return f == api.CRDCleanupFinalizer })
 		return o, nil
 	})
-	if apierrors.IsNotFound(err) {
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		c.trigger() // gone, or changed: the watch brings the newer object
 		return nil
 	}
 	if err != nil {
@@ -664,6 +711,108 @@ func (c *Controller) cleanup(ctx context.Context, crd *api.CustomResourceDefinit
 	}
 	c.trigger()
 	return nil
+}
+
+func terminatingCondition(status string, reason, message string) api.CustomResourceDefinitionCondition {
+	return api.CustomResourceDefinitionCondition{Type: api.CRDTerminating, Status: status, Reason: reason, Message: message}
+}
+
+// setTerminating writes crd's Terminating condition unless it says that
+// already. It returns the CRD as written, or nil when it changed or went
+// meanwhile (the watch brings the newer object).
+func (c *Controller) setTerminating(ctx context.Context, crd *api.CustomResourceDefinition, status string, reason, message string) (*api.CustomResourceDefinition, error) {
+	want := terminatingCondition(status, reason, message)
+	if cur, ok := condition(crd, api.CRDTerminating); ok && cur.Status == status && cur.Reason == reason && cur.Message == message {
+		return crd, nil
+	}
+	next := api.DeepCopy(crd)
+	setCondition(next, want, c.now())
+	out, err := c.cfg.CRDs.Mutate(ctx, "", crd.Name, crd.ResourceVersion, registry.WriteOptions{Subresource: "status"},
+		func(cur api.Object) (api.Object, error) {
+			cur.(*api.CustomResourceDefinition).Status = next.Status
+			return cur, nil
+		})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		c.trigger()
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("update the status of %s: %w", crd.Name, err)
+	}
+	return out.(*api.CustomResourceDefinition), nil
+}
+
+// cleanupPageSize bounds the objects read from etcd at once by cleanup.
+const cleanupPageSize = 500
+
+// deleteStored deletes every object stored for crd, of every version, and
+// returns how many are left (those with finalizers, or created meanwhile).
+func (c *Controller) deleteStored(ctx context.Context, crd *api.CustomResourceDefinition) (int, error) {
+	st, err := c.storedObjects(crd)
+	if err != nil {
+		return 0, fmt.Errorf("could not list instances: %w", err)
+	}
+	var errs []error
+	_, err = forEachStored(ctx, st, func(o api.Object) {
+		m := o.GetObjectMeta()
+		if _, _, err := st.Delete(ctx, m.Namespace, m.Name, &api.DeleteOptions{}, false); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("could not list instances: %w", err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return 0, fmt.Errorf("could not issue all deletes: %w", err)
+	}
+	left, err := forEachStored(ctx, st, func(api.Object) {})
+	if err != nil {
+		return 0, fmt.Errorf("could not confirm zero CustomResources remaining: %w", err)
+	}
+	return left, nil
+}
+
+// forEachStored calls f on every object of st, read from etcd page by
+// page (not from a watch cache, which st need not run), and returns their
+// number.
+func forEachStored(ctx context.Context, st *registry.Store, f func(api.Object)) (int, error) {
+	n := 0
+	opts := registry.ListOptions{Limit: cleanupPageSize}
+	for {
+		page, err := st.List(ctx, "", opts)
+		if err != nil {
+			return n, err
+		}
+		for _, it := range page.Items {
+			f(it.Object)
+			n++
+		}
+		if page.Continue == "" {
+			return n, nil
+		}
+		opts.Continue = page.Continue
+	}
+}
+
+// storedObjects is a store of crd's storage version, for its clean-up:
+// its watch cache is not run, it reads etcd.
+func (c *Controller) storedObjects(crd *api.CustomResourceDefinition) (*registry.Store, error) {
+	v1, err := toV1(crd)
+	if err != nil {
+		return nil, err
+	}
+	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(v1)
+	name := storageVersion(v1)
+	for i := range v1.Spec.Versions {
+		if v := &v1.Spec.Versions[i]; v.Name == name {
+			cfg, err := c.storeConfig(v1, v)
+			if err != nil {
+				return nil, err
+			}
+			return registry.NewStore(cfg), nil
+		}
+	}
+	return nil, fmt.Errorf("no storage version")
 }
 
 // stopAll stops every served version's watch cache.

@@ -10,6 +10,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/apiserver/server"
 )
 
 const crdJSON = `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"foos.example.com"},
@@ -149,5 +150,55 @@ func TestResourceStrategy(t *testing.T) {
 	}
 	if err := s.SetReplicas(o, 4); err != nil || o.Content["spec"].(map[string]any)["n"] != int64(4) {
 		t.Errorf("set replicas: %v %v", err, o.Content)
+	}
+}
+
+// The controller marks a served CRD's versions Terminating when its
+// deletion starts, while requests read the mark (run with -race).
+func TestServingMarksTerminating(t *testing.T) {
+	t.Parallel()
+	crd := testCRD(t)
+	crd.UID, crd.Generation = "u1", 1
+	crd.Status.AcceptedNames = api.CustomResourceDefinitionNames{Plural: "foos", Singular: "foo", Kind: "Foo", ListKind: "FooList"}
+	crd.Status.Conditions = []api.CustomResourceDefinitionCondition{{Type: api.CRDEstablished, Status: api.ConditionTrue}}
+	c, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := &server.CustomResource{}
+	c.serving[crd.Name] = &serving{key: servingKey(crd), versions: []*server.CustomResource{cr}}
+	c.byGVR["example.com/v1/foos"] = cr
+
+	stop := make(chan struct{})
+	readers := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				readers <- n
+				return
+			default:
+			}
+			if got, ok := c.Lookup("example.com", "v1", "foos"); ok && got.Terminating.Load() {
+				n++
+			}
+		}
+	}()
+	for i, deleting := range []bool{true, false, true} {
+		crd.DeletionTimestamp = nil
+		if deleting {
+			ts := api.NewTime(time.Now())
+			crd.DeletionTimestamp = &ts
+		}
+		changed, err := c.syncServing(t.Context(), crd)
+		if err != nil || !changed || cr.Terminating.Load() != deleting {
+			t.Errorf("step %d: syncServing = %v, %v; Terminating %v, want %v", i, changed, err, cr.Terminating.Load(), deleting)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(stop)
+	if n := <-readers; n == 0 {
+		t.Error("no reader saw the CRD terminating")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -640,6 +641,9 @@ spec:
 }
 
 // TestCRDDeletion deletes a CRD with objects: they go first, then it.
+// While an object's finalizer holds the deletion, the CRD is Terminating:
+// its objects are read and updated but none is created (requests run
+// meanwhile, which -race checks against the controller's marking).
 func TestCRDDeletion(t *testing.T) {
 	t.Parallel()
 	s := apiservertest.Start(t)
@@ -649,11 +653,66 @@ func TestCRDDeletion(t *testing.T) {
 	for _, n := range []string{"a", "b"} {
 		c.must(201, "POST", ns, widget(n, map[string]any{"size": "1m"}))
 	}
+	held := widget("held", map[string]any{"size": "1m"})
+	meta(held)["finalizers"] = []any{"example.com/hold"}
+	c.must(201, "POST", ns, held)
+
+	// Readers all along the deletion.
+	stop := make(chan struct{})
+	readers := make(chan error, 1)
+	go func() {
+		defer close(readers)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			resp, err := http.Get(s.URL() + ns + "/held")
+			if err != nil {
+				readers <- err
+				return
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNotFound {
+				readers <- fmt.Errorf("GET during the deletion: %d %s", resp.StatusCode, body)
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		if err := <-readers; err != nil {
+			t.Error(err)
+		}
+	}()
+
 	out := c.must(200, "DELETE", crdPath+"/widgets.example.com", nil)
 	if fmt.Sprint(meta(out)["finalizers"]) != "[customresourcecleanup.apiextensions.k8s.io]" {
 		t.Errorf("finalizers of the deleted CRD: %v", meta(out)["finalizers"])
 	}
 	deadline := time.Now().Add(15 * time.Second)
+	for {
+		conds := crdConditions(t, c, "widgets.example.com")
+		if conds["Terminating"] == "True/InstanceDeletionInProgress/CustomResource deletion is in progress" &&
+			c.do("GET", ns+"/a", nil, "").Code == http.StatusNotFound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("conditions of the CRD waiting for its objects: %v", conds)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := meta(c.must(200, "GET", ns+"/held", nil)); got["deletionTimestamp"] == nil {
+		t.Errorf("the held object is not being deleted: %v", got)
+	}
+	r := c.do("POST", ns, widget("late", map[string]any{"size": "1m"}), "")
+	if st := r.obj(t); r.Code != http.StatusMethodNotAllowed || st["reason"] != "MethodNotAllowed" ||
+		st["message"] != "create not allowed while custom resource definition is terminating" {
+		t.Errorf("create while the CRD is terminating: %d %s", r.Code, r.Body)
+	}
+	c.must(200, "PATCH", ns+"/held", `{"metadata":{"finalizers":null}}`, "application/merge-patch+json")
 	for c.do("GET", crdPath+"/widgets.example.com", nil, "").Code != http.StatusNotFound {
 		if time.Now().After(deadline) {
 			t.Fatalf("the CRD is still there: %s", c.do("GET", crdPath+"/widgets.example.com", nil, "").Body)
@@ -671,6 +730,74 @@ func TestCRDDeletion(t *testing.T) {
 	if items := c.must(200, "GET", ns, nil)["items"].([]any); len(items) != 0 {
 		t.Errorf("objects survived their CRD: %v", items)
 	}
+}
+
+// TestCRDDeletionUnserved deletes a CRD whose versions are no longer
+// served: its stored objects, of every namespace, are deleted all the
+// same before it goes, as kube's finalizer decides on what is stored.
+func TestCRDDeletionUnserved(t *testing.T) {
+	t.Parallel()
+	s := apiservertest.Start(t)
+	c := newClient(t, s)
+	const ns = "/apis/example.com/v1/namespaces/default/widgets"
+	createCRD(t, c, widgetCRD, ns)
+	c.must(201, "POST", ns, widget("a", map[string]any{"size": "1m"}))
+	c.must(201, "POST", "/apis/example.com/v1/namespaces/kube-system/widgets", widget("b", map[string]any{"size": "1m"}))
+	prefix := strings.TrimSuffix(s.Options.EtcdPrefix, "/") + "/example.com/widgets/"
+	stored := func() []string {
+		t.Helper()
+		resp, err := s.Backend().Client().Get(context.Background(), prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, kv := range resp.Kvs {
+			out = append(out, strings.TrimPrefix(string(kv.Key), prefix))
+		}
+		return out
+	}
+	if got := fmt.Sprint(stored()); got != "[default/a kube-system/b]" {
+		t.Fatalf("stored before: %s", got)
+	}
+
+	crd := c.must(200, "GET", crdPath+"/widgets.example.com", nil)
+	for _, v := range crd["spec"].(map[string]any)["versions"].([]any) {
+		v.(map[string]any)["served"] = false
+	}
+	c.must(200, "PUT", crdPath+"/widgets.example.com", crd)
+	deadline := time.Now().Add(15 * time.Second)
+	for c.do("GET", ns, nil, "").Code != http.StatusNotFound {
+		if time.Now().After(deadline) {
+			t.Fatal("widgets are still served")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	c.must(200, "DELETE", crdPath+"/widgets.example.com", nil)
+	for c.do("GET", crdPath+"/widgets.example.com", nil, "").Code != http.StatusNotFound {
+		if time.Now().After(deadline) {
+			t.Fatalf("the CRD is still there: %s", c.do("GET", crdPath+"/widgets.example.com", nil, "").Body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := stored(); len(got) != 0 {
+		t.Errorf("objects left in etcd after their CRD went: %v", got)
+	}
+}
+
+// crdConditions are a CRD's conditions by type, as STATUS/REASON/MESSAGE.
+func crdConditions(t *testing.T, c *tclient, name string) map[string]string {
+	t.Helper()
+	got := c.must(200, "GET", crdPath+"/"+name, nil)
+	conds := map[string]string{}
+	if st, ok := got["status"].(map[string]any); ok {
+		cs, _ := st["conditions"].([]any)
+		for _, x := range cs {
+			m := x.(map[string]any)
+			conds[m["type"].(string)] = fmt.Sprintf("%s/%s/%s", m["status"], m["reason"], m["message"])
+		}
+	}
+	return conds
 }
 
 // TestCRDClusterScoped serves a cluster-scoped custom resource.

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/printers"
@@ -27,8 +28,9 @@ type CustomResource struct {
 	// Printer makes its tables (additionalPrinterColumns).
 	Printer    *printers.Printer
 	Categories []string
-	// Terminating is set while its CRD is being deleted: no creates.
-	Terminating bool
+	// Terminating is set while its CRD is being deleted: no creates. The
+	// CRD controller sets it while requests read it.
+	Terminating atomic.Bool
 }
 
 // lookupCustom finds the custom resource a store serves, if it is one.

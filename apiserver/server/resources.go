@@ -50,7 +50,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		if !customMedia(w, r) {
 			return
 		}
-		if cr.Terminating && info.Verb == "create" && info.Subresource == "" {
+		if cr.Terminating.Load() && info.Verb == "create" && info.Subresource == "" {
 			err := apierrors.NewMethodNotSupported(st.GR, "create")
 			err.ErrStatus.Message = "create not allowed while custom resource definition is terminating"
 			writeError(w, r, err)
