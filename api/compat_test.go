@@ -67,6 +67,7 @@ func TestJSONMatchesKubernetes(t *testing.T) {
 		{"CronJob", func() any { return filled[CronJob]() }, func() any { return &batchv1.CronJob{} }},
 		{"PodDisruptionBudget", func() any { return filled[PodDisruptionBudget]() }, func() any { return &policyv1.PodDisruptionBudget{} }},
 		{"HorizontalPodAutoscaler", func() any { return filled[HorizontalPodAutoscaler]() }, func() any { return &autoscalingv2.HorizontalPodAutoscaler{} }},
+		{"HorizontalPodAutoscalerV1", func() any { return filled[HorizontalPodAutoscalerV1]() }, func() any { return &autoscalingv1.HorizontalPodAutoscaler{} }},
 		{"StorageClass", func() any { return filled[StorageClass]() }, func() any { return &storagev1.StorageClass{} }},
 		{"CSINode", func() any { return filled[CSINode]() }, func() any { return &storagev1.CSINode{} }},
 		{"CSIDriver", func() any { return filled[CSIDriver]() }, func() any { return &storagev1.CSIDriver{} }},

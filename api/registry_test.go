@@ -57,20 +57,27 @@ func TestResourceTable(t *testing.T) {
 }
 
 // Every registered kind's New returns its own struct, named after the kind,
-// and resource names are unique within a group.
+// and resource names are unique within a group-version.
 func TestResourceTableConsistent(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
 	for _, r := range Resources {
-		key := r.Group + "/" + r.Resource
+		key := r.GroupVersion() + "/" + r.Resource
 		if seen[key] {
 			t.Errorf("resource %s registered twice", key)
 		}
 		seen[key] = true
 		obj := r.New()
-		// events.k8s.io's Event is EventV1 beside the core Event.
-		if name := reflect.TypeOf(obj).Elem().Name(); name != r.Kind && !(r.Group == "events.k8s.io" && name == "EventV1") {
+		// events.k8s.io's Event is EventV1 beside the core Event, and
+		// autoscaling/v1's HPA HorizontalPodAutoscalerV1 beside v2's.
+		name := reflect.TypeOf(obj).Elem().Name()
+		renamed := r.Group == "events.k8s.io" && name == "EventV1" ||
+			r.GroupVersion() == "autoscaling/v1" && name == "HorizontalPodAutoscalerV1"
+		if name != r.Kind && !renamed {
 			t.Errorf("%s: New returns %s", r.Kind, name)
+		}
+		if first, _ := LookupResource(r.Group, r.Resource); first.Version != r.Version && r.Preferred() {
+			t.Errorf("%s: Preferred disagrees with LookupResource", r.GroupVersion())
 		}
 		if r.Singular == "" || r.Version == "" {
 			t.Errorf("%s: incomplete entry %+v", r.Kind, r)

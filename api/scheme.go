@@ -44,7 +44,8 @@ var Resources []ResourceInfo
 
 func register(r ResourceInfo) { Resources = append(Resources, r) }
 
-// LookupResource finds a resource by group and plural name.
+// LookupResource finds a resource by group and plural name: its preferred
+// version when several are served.
 func LookupResource(group, resource string) (ResourceInfo, bool) {
 	for _, r := range Resources {
 		if r.Group == group && r.Resource == resource {
@@ -52,6 +53,15 @@ func LookupResource(group, resource string) (ResourceInfo, bool) {
 		}
 	}
 	return ResourceInfo{}, false
+}
+
+// Preferred reports whether r is the preferred version of its resource:
+// the first registered of the versions served for its group and resource
+// (autoscaling/v2 HorizontalPodAutoscalers over v1). Whoever walks every
+// resource once (garbage collection, namespace deletion) walks these.
+func (r ResourceInfo) Preferred() bool {
+	first, ok := LookupResource(r.Group, r.Resource)
+	return ok && first.Version == r.Version
 }
 
 // LookupKind finds a resource by apiVersion ("apps/v1") and kind.

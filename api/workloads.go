@@ -352,4 +352,9 @@ func init() {
 	register(ResourceInfo{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler", Resource: "horizontalpodautoscalers",
 		Singular: "horizontalpodautoscaler", ShortNames: []string{"hpa"}, Namespaced: true, Subresources: []string{"status"},
 		New: func() Object { return &HorizontalPodAutoscaler{} }})
+	// autoscaling/v1 after v2: v2 is the preferred version (and the
+	// storage one), as in Kubernetes.
+	register(ResourceInfo{Group: "autoscaling", Version: "v1", Kind: "HorizontalPodAutoscaler", Resource: "horizontalpodautoscalers",
+		Singular: "horizontalpodautoscaler", ShortNames: []string{"hpa"}, Namespaced: true, Subresources: []string{"status"},
+		New: func() Object { return &HorizontalPodAutoscalerV1{} }})
 }
