@@ -22,6 +22,11 @@ func served(obj api.Object) bool {
 		CronJob(o)
 	case *api.HorizontalPodAutoscaler:
 		HorizontalPodAutoscaler(o)
+	case *api.HorizontalPodAutoscalerV1:
+		// v1's only default; its CPU target defaults in the conversion.
+		if o.Spec.MinReplicas == nil {
+			o.Spec.MinReplicas = ptr(int32(1))
+		}
 	case *api.APIService:
 		if o.Spec.Service != nil && o.Spec.Service.Port == nil {
 			o.Spec.Service.Port = ptr(int32(443))

@@ -296,7 +296,9 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 			return fmt.Errorf("register watch cache metrics of %s: %w", ri.Resource, err)
 		}
 		a.stores = append(a.stores, s)
-		a.byName[ri.Group+"/"+ri.Resource] = s
+		if ri.Preferred() {
+			a.byName[ri.Group+"/"+ri.Resource] = s
+		}
 	}
 	a.crds, err = crd.New(crd.Config{CRDs: a.Store(api.APIExtensionsGroupName, "customresourcedefinitions"),
 		Storage: st, Admission: chain, Docs: a.docs, Schemas: a.docs.Schemas(),

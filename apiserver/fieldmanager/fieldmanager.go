@@ -289,10 +289,46 @@ func (c converter) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner
 	}
 	kind := in.GetObjectKind().GroupVersionKind()
 	target, ok := gv.KindForGroupVersionKinds([]schema.GroupVersionKind{kind})
-	if !ok || target.GroupVersion() != c.gv {
-		return nil, fmt.Errorf("%v is not served at %v", kind, gv)
+	if ok && target.GroupVersion() == kind.GroupVersion() {
+		return in, nil
 	}
-	return in, nil
+	if conv := crossVersion[[2]string{kind.GroupVersion().String(), target.GroupVersion().String()}]; ok && conv != nil {
+		// Managed fields written at another version of the kind are
+		// compared with the object at that version, as kube converts.
+		return convertUnstructured(in, kind, conv)
+	}
+	return nil, fmt.Errorf("%v is not served at %v", kind, gv)
+}
+
+// crossVersion are the conversions between the versions of a kind served
+// at several over one storage, by [from, to] group-version.
+var crossVersion = map[[2]string]func(api.Object) api.Object{
+	{"autoscaling/v2", "autoscaling/v1"}: func(o api.Object) api.Object { return api.HPAToV1(o.(*api.HorizontalPodAutoscaler)) },
+	{"autoscaling/v1", "autoscaling/v2"}: func(o api.Object) api.Object { return api.HPAFromV1(o.(*api.HorizontalPodAutoscalerV1)) },
+}
+
+func convertUnstructured(in runtime.Object, kind schema.GroupVersionKind, conv func(api.Object) api.Object) (runtime.Object, error) {
+	u, ok := in.(*unstructured.Unstructured)
+	info, found := api.LookupKind(kind.GroupVersion().String(), kind.Kind)
+	if !ok || !found {
+		return nil, fmt.Errorf("cannot convert %v", kind)
+	}
+	data, err := u.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	obj := info.New()
+	if err := json.Unmarshal(data, obj); err != nil {
+		return nil, err
+	}
+	if data, err = json.Marshal(conv(obj)); err != nil {
+		return nil, err
+	}
+	out := &unstructured.Unstructured{}
+	if err := out.UnmarshalJSON(data); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (c converter) ConvertFieldLabel(gvk schema.GroupVersionKind, label, value string) (string, string, error) {

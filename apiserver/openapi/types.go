@@ -80,12 +80,15 @@ var coreEntryTypes = map[string]bool{
 // renamedTypes are api types whose Go name differs from Kubernetes' because
 // package api holds every group in one namespace.
 var renamedTypes = map[string]string{
-	"EndpointSlicePort":      "io.k8s.api.discovery.v1.EndpointPort",
-	"EventV1":                "io.k8s.api.events.v1.Event",
-	"CSITokenRequest":        "io.k8s.api.storage.v1.TokenRequest",
-	"CRDWebhookClientConfig": "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookClientConfig",
-	"CRDServiceReference":    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ServiceReference",
-	"APIServiceReference":    "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference",
+	"EndpointSlicePort":               "io.k8s.api.discovery.v1.EndpointPort",
+	"EventV1":                         "io.k8s.api.events.v1.Event",
+	"HorizontalPodAutoscalerSpecV1":   "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec",
+	"HorizontalPodAutoscalerStatusV1": "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus",
+	"CrossVersionObjectReferenceV1":   "io.k8s.api.autoscaling.v1.CrossVersionObjectReference",
+	"CSITokenRequest":                 "io.k8s.api.storage.v1.TokenRequest",
+	"CRDWebhookClientConfig":          "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookClientConfig",
+	"CRDServiceReference":             "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ServiceReference",
+	"APIServiceReference":             "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference",
 }
 
 // optionalScalars are the fields, by api type, that are always written but

@@ -119,7 +119,7 @@ func init() {
 		}
 		return cells(o.Name, minA, maxU, int64(o.Status.DisruptionsAllowed), age(&o.ObjectMeta, now))
 	}))
-	register("HorizontalPodAutoscaler", printer([]api.TableColumnDefinition{
+	hpa := printer([]api.TableColumnDefinition{
 		nameColumn,
 		col("Reference", "string", autoscalingv2.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["scaleTargetRef"]),
 		col("Targets", "string", autoscalingv2.HorizontalPodAutoscalerSpec{}.SwaggerDoc()["metrics"]),
@@ -134,7 +134,15 @@ func init() {
 		}
 		return cells(o.Name, o.Spec.ScaleTargetRef.Kind+"/"+o.Spec.ScaleTargetRef.Name, hpaMetrics(o),
 			minPods, int64(o.Spec.MaxReplicas), int64(o.Status.CurrentReplicas), age(&o.ObjectMeta, now))
-	}))
+	})
+	// autoscaling/v1 HPAs print as the v2 HPAs they are stored as, as
+	// kube-apiserver prints both from its internal version.
+	register("HorizontalPodAutoscaler", &Printer{Columns: hpa.Columns, row: func(obj api.Object, now time.Time) (api.TableRow, bool) {
+		if h, ok := obj.(*api.HorizontalPodAutoscalerV1); ok {
+			obj = api.HPAFromV1(h)
+		}
+		return hpa.row(obj, now)
+	}})
 	register("ServiceAccount", printer([]api.TableColumnDefinition{nameColumn, ageColumn},
 		func(o *api.ServiceAccount, now time.Time) api.TableRow { return cells(o.Name, age(&o.ObjectMeta, now)) }))
 	register("ResourceQuota", printer([]api.TableColumnDefinition{

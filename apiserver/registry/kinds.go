@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/defaults"
 	"github.com/minik8s/minik8s/api/field"
 	"github.com/minik8s/minik8s/api/validation"
 	"github.com/minik8s/minik8s/apiserver/admission/policy"
@@ -41,6 +42,10 @@ func StrategyFor(ri api.ResourceInfo, alloc *servicealloc.Allocator) Strategy {
 		return jobStrategy{}
 	case "certificates.k8s.io/certificatesigningrequests":
 		return csrStrategy{}
+	case "autoscaling/horizontalpodautoscalers":
+		if ri.Version == "v1" {
+			return hpaV1Strategy{}
+		}
 	case "events.k8s.io/events":
 		return eventV1Strategy{BaseStrategy{CreateOnUpdate: true}}
 	case "admissionregistration.k8s.io/validatingadmissionpolicies":
@@ -68,15 +73,48 @@ type storageVersion struct {
 // as in Kubernetes, so each API sees the other's writes. Nil for the
 // others, stored as they are served.
 func storageVersionFor(ri api.ResourceInfo) *storageVersion {
-	if ri.Group != "events.k8s.io" || ri.Resource != "events" {
-		return nil
+	switch {
+	case ri.Group == "events.k8s.io" && ri.Resource == "events":
+		core, _ := api.LookupResource("", "events")
+		return &storageVersion{
+			info:        core,
+			toStorage:   func(obj api.Object) api.Object { return api.EventFromV1(obj.(*api.EventV1)) },
+			fromStorage: func(obj api.Object) api.Object { return api.EventToV1(obj.(*api.Event)) },
+		}
+	case ri.GroupVersion() == "autoscaling/v1" && ri.Resource == "horizontalpodautoscalers":
+		// autoscaling/v2 is the storage version; what v1 writes is
+		// defaulted as v2, as kube-apiserver defaults it when it reads
+		// it back.
+		v2, _ := api.LookupResource("autoscaling", "horizontalpodautoscalers")
+		return &storageVersion{
+			info:        v2,
+			toStorage:   func(obj api.Object) api.Object { return hpaFromV1(obj) },
+			fromStorage: func(obj api.Object) api.Object { return api.HPAToV1(obj.(*api.HorizontalPodAutoscaler)) },
+		}
 	}
-	core, _ := api.LookupResource("", "events")
-	return &storageVersion{
-		info:        core,
-		toStorage:   func(obj api.Object) api.Object { return api.EventFromV1(obj.(*api.EventV1)) },
-		fromStorage: func(obj api.Object) api.Object { return api.EventToV1(obj.(*api.Event)) },
-	}
+	return nil
+}
+
+func hpaFromV1(obj api.Object) *api.HorizontalPodAutoscaler {
+	h := api.HPAFromV1(obj.(*api.HorizontalPodAutoscalerV1))
+	defaults.HorizontalPodAutoscaler(h)
+	return h
+}
+
+// hpaV1Strategy serves autoscaling/v1 HPAs: Kubernetes validates the
+// (internal) HPA they convert to, so errors name v2's field paths.
+type hpaV1Strategy struct{ BaseStrategy }
+
+func (hpaV1Strategy) Validate(ctx context.Context, obj api.Object) field.ErrorList {
+	return validation.Validate(hpaFromV1(obj))
+}
+
+func (hpaV1Strategy) ValidateUpdate(ctx context.Context, obj, old api.Object) field.ErrorList {
+	return validation.ValidateUpdate(hpaFromV1(obj), hpaFromV1(old))
+}
+
+func (hpaV1Strategy) ValidateStatusUpdate(ctx context.Context, obj, old api.Object) field.ErrorList {
+	return validation.ValidateStatusUpdate(hpaFromV1(obj), hpaFromV1(old))
 }
 
 // eventV1Strategy serves events.k8s.io/v1 Events: Kubernetes validates the

@@ -232,6 +232,23 @@ func (s *Store) unmarshal(plain []byte, rev int64) (api.Object, error) {
 	return obj, nil
 }
 
+// asStored is obj as a read of its stored encoding data gives it back,
+// when it is stored as another kind (an autoscaling/v1 HPA answers with
+// the CPU target its v2 storage defaulted, as kube-apiserver's does);
+// obj itself otherwise.
+func (s *Store) asStored(obj api.Object, data []byte) api.Object {
+	if s.stored == nil {
+		return obj
+	}
+	rv := obj.GetObjectMeta().ResourceVersion
+	out, err := s.unmarshal(data, 0)
+	if err != nil {
+		return obj
+	}
+	out.GetObjectMeta().ResourceVersion = rv
+	return out
+}
+
 // normalizeRead gives a stored object what its kind's current schema
 // says of it (ReadNormalizer), reporting whether that changed it.
 func (s *Store) normalizeRead(obj api.Object) bool {
@@ -498,7 +515,7 @@ func (s *Store) create(ctx context.Context, obj api.Object, generated bool, opts
 			return nil, nil, err
 		}
 		if opts.DryRun {
-			return obj, nil, nil
+			return s.asStored(obj, data), nil, nil
 		}
 		key := s.key(meta.Namespace, meta.Name)
 		sealed, err := s.seal(key, data)
@@ -514,8 +531,8 @@ func (s *Store) create(ctx context.Context, obj api.Object, generated bool, opts
 			return nil, nil, s.storageError(err, meta.Name)
 		}
 		meta.ResourceVersion = strconv.FormatInt(rev, 10)
-		if s.storageAPIVersion != "" {
-			return obj, nil, nil // stored as another version than served
+		if s.storageAPIVersion != "" || s.stored != nil {
+			return s.asStored(obj, data), nil, nil // stored as another version or kind than served
 		}
 		out, _ := withResourceVersion(data, rev)
 		return obj, out, nil
@@ -733,7 +750,7 @@ func (s *Store) store(ctx context.Context, kv storage.KV, cur, obj api.Object, u
 		return cur, nil
 	}
 	if opts.DryRun {
-		return obj, nil
+		return s.asStored(obj, data), nil
 	}
 	sealed, err := s.seal(kv.Key, data)
 	if err != nil {
@@ -748,6 +765,8 @@ func (s *Store) store(ctx context.Context, kv storage.KV, cur, obj api.Object, u
 		return nil, s.storageError(err, name)
 	}
 	meta.ResourceVersion = strconv.FormatInt(rev, 10)
+	obj = s.asStored(obj, data)
+	meta = obj.GetObjectMeta()
 	if s.deleteDuringUpdate(obj) {
 		// The last finalizer of an object being deleted is gone: finish the deletion.
 		_, drev, err := s.storage.Delete(ctx, kv.Key, rev)

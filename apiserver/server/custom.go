@@ -35,7 +35,8 @@ type CustomResource struct {
 
 // lookupCustom finds the custom resource a store serves, if it is one.
 func (s *Server) lookupCustom(st *registry.Store) (*CustomResource, bool) {
-	if s.cfg.Custom == nil || s.stores[st.Info.Group+"/"+st.Info.Resource] == st {
+	if s.cfg.Custom == nil || s.stores[st.Info.Group+"/"+st.Info.Resource] == st ||
+		s.stores[st.Info.GroupVersion()+"/"+st.Info.Resource] == st {
 		return nil, false
 	}
 	return s.cfg.Custom.Lookup(st.Info.Group, st.Info.Version, st.Info.Resource)

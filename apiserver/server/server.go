@@ -80,8 +80,10 @@ type OIDCDiscovery interface {
 // Server is the apiserver's HTTP layer: its routes, served through
 // HandlerChain.
 type Server struct {
-	cfg    Config
-	stores map[string]*registry.Store // "group/resource"
+	cfg Config
+	// stores are the built-in resources by "group/resource" (their
+	// preferred version) and "group/version/resource" (other versions).
+	stores map[string]*registry.Store
 	router chi.Router
 	// api holds apiRoutes alone, to tell which requests need authorization.
 	api     *chi.Mux
@@ -109,6 +111,12 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, stores: map[string]*registry.Store{}, log: cfg.Logger}
 	for _, st := range cfg.Stores {
+		if _, ok := s.stores[st.Info.Group+"/"+st.Info.Resource]; ok {
+			// Another version of a resource served already (its
+			// preferred one comes first).
+			s.stores[st.Info.GroupVersion()+"/"+st.Info.Resource] = st
+			continue
+		}
 		s.stores[st.Info.Group+"/"+st.Info.Resource] = st
 	}
 	s.metrics = newMetrics(cfg.Metrics)
@@ -201,6 +209,11 @@ func (s *Server) health(checks []HealthCheck) http.HandlerFunc {
 // store finds the store a request addresses, or nil.
 func (s *Server) store(info *request.Info) *registry.Store {
 	st := s.stores[info.APIGroup+"/"+info.Resource]
+	if st != nil && st.Info.Version != info.APIVersion && info.APIGroup != "" {
+		if other, ok := s.stores[info.APIGroup+"/"+info.APIVersion+"/"+info.Resource]; ok {
+			st = other
+		}
+	}
 	if (st == nil || st.Info.Version != info.APIVersion) && s.cfg.Custom != nil {
 		if cr, ok := s.cfg.Custom.Lookup(info.APIGroup, info.APIVersion, info.Resource); ok {
 			st = cr.Store

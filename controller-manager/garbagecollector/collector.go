@@ -57,11 +57,11 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 }
 
 // Resources returns the resources the collector watches: every resource of
-// api.Resources but events.
+// api.Resources but events, at its preferred version.
 func Resources() []api.ResourceInfo {
 	var out []api.ResourceInfo
 	for _, r := range api.Resources {
-		if !ignored[r.Group+"/"+r.Resource] {
+		if !ignored[r.Group+"/"+r.Resource] && r.Preferred() {
 			out = append(out, r)
 		}
 	}

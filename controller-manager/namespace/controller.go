@@ -43,12 +43,12 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 	return c, nil
 }
 
-// Resources returns the namespaced resources of api.Resources, the content
-// a namespace deletion removes.
+// Resources returns the namespaced resources of api.Resources (at their
+// preferred version), the content a namespace deletion removes.
 func Resources() []api.ResourceInfo {
 	var out []api.ResourceInfo
 	for _, r := range api.Resources {
-		if r.Namespaced {
+		if r.Namespaced && r.Preferred() {
 			out = append(out, r)
 		}
 	}

@@ -78,7 +78,7 @@ func fixed(values ...string) cobra.CompletionFunc {
 func resourceNames(only ...string) []string {
 	var out []string
 	for _, r := range api.Resources {
-		if len(only) > 0 && !slices.Contains(only, r.Resource) {
+		if !r.Preferred() || len(only) > 0 && !slices.Contains(only, r.Resource) {
 			continue
 		}
 		n := r.Resource
