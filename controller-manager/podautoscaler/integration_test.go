@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -261,10 +262,28 @@ func TestAutoscaling(t *testing.T) {
 		t.Errorf("kubectl describe hpa: %v\n%s", err, out)
 	}
 
+	// kubectl-lite describes it as the real kubectl does (event ages aside).
+	liteOut, liteErr, code := lite2(ctx, s.Options.WriteKubeconfig, "describe", "hpa", "web")
+	eventAge := regexp.MustCompile(`(?m)^(  Normal +SuccessfulRescale +)\S+`)
+	if code != 0 || eventAge.ReplaceAllString(liteOut, "${1}AGE") != eventAge.ReplaceAllString(string(out), "${1}AGE") {
+		t.Errorf("kubectl-lite describe hpa: exit %d %s\n%s\nkubectl:\n%s", code, liteErr, liteOut, out)
+	}
+
 	// The real kubectl's table of it.
 	out, err = exec.CommandContext(ctx, kubectl, "--kubeconfig", s.Options.WriteKubeconfig, "get", "hpa", "web").CombinedOutput()
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if err != nil || len(lines) != 2 || !strings.HasPrefix(strings.Join(strings.Fields(lines[1]), " "), "web Deployment/web cpu: 10%/50% 1 10 ") {
 		t.Errorf("kubectl get hpa: %v\n%s", err, out)
 	}
+	age := regexp.MustCompile(`(?m)\d+s$`) // the AGE column, which may tick between the two
+	if liteOut, _, code := lite2(ctx, s.Options.WriteKubeconfig, "get", "hpa", "web"); code != 0 || age.ReplaceAllString(liteOut, "AGE") != age.ReplaceAllString(string(out), "AGE") {
+		t.Errorf("kubectl-lite get hpa:\n%s\nkubectl:\n%s", liteOut, out)
+	}
+}
+
+// lite2 runs kubectl-lite against kubeconfig.
+func lite2(ctx context.Context, kubeconfig string, args ...string) (string, string, int) {
+	var out, errOut strings.Builder
+	code := root.Run(ctx, cli.Streams{Out: &out, ErrOut: &errOut}, append([]string{"--kubeconfig", kubeconfig}, args...))
+	return out.String(), errOut.String(), code
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
@@ -258,6 +259,25 @@ func Describe(ctx context.Context, out io.Writer, c *client.Client, u *client.Un
 			return err
 		}
 		describeSecret(w, s)
+	case "HorizontalPodAutoscaler":
+		if u.GetAPIVersion() == "autoscaling/v1" {
+			// kubectl describes the v2 view of an HPA.
+			v1, err := decode[api.HorizontalPodAutoscalerV1](u)
+			if err != nil {
+				return err
+			}
+			b, _ := json.Marshal(api.HPAFromV1(v1))
+			var v2 map[string]any
+			if err := json.Unmarshal(b, &v2); err != nil {
+				return err
+			}
+			u = &client.Unstructured{Object: v2}
+		}
+		h, err := decode[autoscalingv2.HorizontalPodAutoscaler](u)
+		if err != nil {
+			return err
+		}
+		describeHPA(w, h, evs, now)
 	case "Namespace":
 		ns, err := decode[api.Namespace](u)
 		if err != nil {
