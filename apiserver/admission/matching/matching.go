@@ -22,21 +22,32 @@ type Target struct {
 	FromTarget  func(api.Object) api.Object
 }
 
-// equivalent is a resource served in two API groups over one storage,
-// with the conversions between them.
+// equivalent is a resource served at two group-versions over one
+// storage, with the conversions between them.
 type equivalent struct {
-	a, b       api.GroupResource
+	a, b       gvr
 	aToB, bToA func(api.Object) api.Object
 }
 
-// equivalents are the resources minik8s serves twice: core/v1 and
-// events.k8s.io/v1 Events (kube's EquivalentResourceMapper has these and
-// every other resource served at several versions, which minik8s does not).
+type gvr struct{ group, version, resource string }
+
+func (g gvr) of(r api.ResourceInfo) bool {
+	return r.Group == g.group && r.Version == g.version && r.Resource == g.resource
+}
+
+// equivalents are the resources minik8s serves twice, as kube's
+// EquivalentResourceMapper has them: core/v1 and events.k8s.io/v1 Events,
+// autoscaling/v2 and v1 HorizontalPodAutoscalers.
 var equivalents = []equivalent{{
-	a:    api.GroupResource{Group: "", Resource: "events"},
-	b:    api.GroupResource{Group: "events.k8s.io", Resource: "events"},
+	a:    gvr{"", "v1", "events"},
+	b:    gvr{"events.k8s.io", "v1", "events"},
 	aToB: func(o api.Object) api.Object { return api.EventToV1(o.(*api.Event)) },
 	bToA: func(o api.Object) api.Object { return api.EventFromV1(o.(*api.EventV1)) },
+}, {
+	a:    gvr{"autoscaling", "v2", "horizontalpodautoscalers"},
+	b:    gvr{"autoscaling", "v1", "horizontalpodautoscalers"},
+	aToB: func(o api.Object) api.Object { return api.HPAToV1(o.(*api.HorizontalPodAutoscaler)) },
+	bToA: func(o api.Object) api.Object { return api.HPAFromV1(o.(*api.HorizontalPodAutoscalerV1)) },
 }}
 
 // Equivalents returns the resources equivalent to r (served in another
@@ -45,14 +56,16 @@ func Equivalents(r api.ResourceInfo, sub string) []Target {
 	var out []Target
 	for _, e := range equivalents {
 		from, to, conv, back := e.a, e.b, e.aToB, e.bToA
-		if r.Group == e.b.Group && r.Resource == e.b.Resource {
+		if e.b.of(r) {
 			from, to, conv, back = e.b, e.a, e.bToA, e.aToB
 		}
-		if r.Group != from.Group || r.Resource != from.Resource {
+		if !from.of(r) {
 			continue
 		}
-		if info, ok := api.LookupResource(to.Group, to.Resource); ok {
-			out = append(out, Target{Resource: info, Subresource: sub, ToTarget: conv, FromTarget: back})
+		for _, info := range api.Resources {
+			if to.of(info) {
+				out = append(out, Target{Resource: info, Subresource: sub, ToTarget: conv, FromTarget: back})
+			}
 		}
 	}
 	return out

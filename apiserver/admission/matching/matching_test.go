@@ -73,6 +73,39 @@ func TestEquivalentEvents(t *testing.T) {
 	}
 }
 
+// autoscaling/v1 HPAs are equivalent to v2's: a rule for v2 alone
+// matches a v1 request through its v2 conversion, and back.
+func TestEquivalentHPAs(t *testing.T) {
+	t.Parallel()
+	var v1 api.ResourceInfo
+	for _, r := range api.Resources {
+		if r.GroupVersion() == "autoscaling/v1" && r.Resource == "horizontalpodautoscalers" {
+			v1 = r
+		}
+	}
+	eqs := Equivalents(v1, "status")
+	if len(eqs) != 1 || eqs[0].Resource.Version != "v2" || eqs[0].Subresource != "status" {
+		t.Fatalf("equivalents of autoscaling/v1 HPAs = %+v", eqs)
+	}
+	rule := api.RuleWithOperations{Operations: []api.OperationType{"UPDATE"},
+		Rule: api.Rule{APIGroups: []string{"autoscaling"}, APIVersions: []string{"v2"}, Resources: []string{"horizontalpodautoscalers/status"}}}
+	if RuleMatches(&rule, "UPDATE", v1, "status", "ns") || !RuleMatches(&rule, "UPDATE", eqs[0].Resource, "status", "ns") {
+		t.Error("a v2 rule should match the v2 equivalent only")
+	}
+	pct := int32(60)
+	h := &api.HorizontalPodAutoscalerV1{ObjectMeta: api.ObjectMeta{Name: "h"},
+		Spec: api.HorizontalPodAutoscalerSpecV1{MaxReplicas: 3, TargetCPUUtilizationPercentage: &pct}}
+	v2 := eqs[0].ToTarget(h).(*api.HorizontalPodAutoscaler)
+	back := eqs[0].FromTarget(v2).(*api.HorizontalPodAutoscalerV1)
+	if len(v2.Spec.Metrics) != 1 || back.Spec.TargetCPUUtilizationPercentage == nil || *back.Spec.TargetCPUUtilizationPercentage != 60 {
+		t.Errorf("conversion: %+v -> %+v", v2.Spec, back.Spec)
+	}
+	v2info, _ := api.LookupResource("autoscaling", "horizontalpodautoscalers")
+	if eqs := Equivalents(v2info, ""); len(eqs) != 1 || eqs[0].Resource.Version != "v1" {
+		t.Errorf("equivalents of autoscaling/v2 HPAs = %+v", eqs)
+	}
+}
+
 type fakeNamespaces map[string]*api.Namespace
 
 func (f fakeNamespaces) Namespace(_ context.Context, name string) (*api.Namespace, bool, error) {
