@@ -105,13 +105,12 @@ func (o *CustomObject) Object() (map[string]any, error) {
 	if o.Kind != "" {
 		out["kind"] = o.Kind
 	}
-	raw, err := json.Marshal(&o.ObjectMeta)
-	if err != nil {
-		return nil, err
-	}
-	meta, err := DecodeJSONObject(raw)
-	if err != nil {
-		return nil, err
+	meta, ok := metaObject(&o.ObjectMeta)
+	if !ok {
+		var err error
+		if meta, err = metaObjectJSON(&o.ObjectMeta); err != nil {
+			return nil, err
+		}
 	}
 	out["metadata"] = meta
 	if o.Status != nil {

@@ -1,0 +1,69 @@
+package api
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+// TestMetaObject checks that the unstructured metadata made without the
+// encoding is what the encoding gives, for every field of ObjectMeta.
+func TestMetaObject(t *testing.T) {
+	t.Parallel()
+	yes, no, grace := true, false, int64(30)
+	ts := NewTime(time.Date(2026, 12, 4, 13, 0, 0, 0, time.UTC))
+	full := ObjectMeta{Name: "w", GenerateName: "w-", Namespace: "default", UID: "u-1", ResourceVersion: "42",
+		Generation: 3, CreationTimestamp: ts, DeletionTimestamp: &ts, DeletionGracePeriodSeconds: &grace,
+		Labels: map[string]string{"app": "<b&c>"}, Annotations: map[string]string{"note": "ünïcode \"quoted\""},
+		OwnerReferences: []OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "p", UID: "u-2", Controller: &yes, BlockOwnerDeletion: &no},
+			{APIVersion: "v1", Kind: "Pod", Name: "q", UID: "u-3"}},
+		Finalizers: []string{"example.com/f"},
+		ManagedFields: []ManagedFieldsEntry{{Manager: "m", Operation: ManagedFieldsOperationUpdate, APIVersion: "example.com/v1",
+			Time: &ts, FieldsType: "FieldsV1", FieldsV1: &FieldsV1{Raw: []byte(`{"f:spec": {"f:n": {}, "k:{\"port\":80}": {".": {}}}}`)},
+			Subresource: "status"}, {Manager: "empty", FieldsV1: &FieldsV1{}}}}
+	// Every field is set, so a field added to ObjectMeta fails here until
+	// metaObject knows it.
+	v := reflect.ValueOf(full)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Fatalf("the test's ObjectMeta leaves %s unset", v.Type().Field(i).Name)
+		}
+	}
+	zero := Time{}
+	cases := map[string]struct {
+		meta   ObjectMeta
+		fastOK bool
+	}{
+		"full":                        {full, true},
+		"empty":                       {ObjectMeta{}, true},
+		"empty collections":           {ObjectMeta{Labels: map[string]string{}, Finalizers: []string{}, OwnerReferences: []OwnerReference{}}, true},
+		"zero deletion time":          {ObjectMeta{DeletionTimestamp: &zero, ManagedFields: []ManagedFieldsEntry{{Time: &zero}}}, true},
+		"invalid UTF-8":               {ObjectMeta{Name: "a\xffb"}, false},
+		"invalid UTF-8 label":         {ObjectMeta{Labels: map[string]string{"a": "\xff"}}, false},
+		"fieldsV1 not an object":      {ObjectMeta{ManagedFields: []ManagedFieldsEntry{{FieldsV1: &FieldsV1{Raw: []byte(`[1]`)}}}}, false},
+		"fieldsV1 with large numbers": {ObjectMeta{ManagedFields: []ManagedFieldsEntry{{FieldsV1: &FieldsV1{Raw: []byte(`{"v:1.5":{},"i:9007199254740993":{}}`)}}}}, true},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			want, err := metaObjectJSON(&c.meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := metaObject(&c.meta)
+			if ok != c.fastOK {
+				t.Fatalf("ok = %v, want %v", ok, c.fastOK)
+			}
+			if ok && !reflect.DeepEqual(got, want) {
+				t.Errorf("metaObject\n%#v\nwant\n%#v", got, want)
+			}
+			o := CustomObject{ObjectMeta: c.meta}
+			m, err := o.Object()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(m["metadata"], want) {
+				t.Errorf("Object's metadata\n%#v\nwant\n%#v", m["metadata"], want)
+			}
+		})
+	}
+}
