@@ -139,6 +139,9 @@ func (o *CustomObject) SetObject(obj map[string]any) error {
 			if v == nil {
 				continue
 			}
+			if m, ok := v.(map[string]any); ok && setMetaObject(m, &next.ObjectMeta) {
+				continue
+			}
 			raw, err := json.Marshal(v)
 			if err != nil {
 				return err

@@ -129,3 +129,220 @@ func metaObjectJSON(m *ObjectMeta) (map[string]any, error) {
 	}
 	return DecodeJSONObject(raw)
 }
+
+// setMetaObject reads unstructured metadata into m as json.Unmarshal of
+// its encoding would, without the encoding. It gives up (ok false, m
+// unchanged) on anything but the plain shapes metaObject makes (a key it
+// does not know, which the decoder would match case-insensitively, a
+// number that is not an int64, a null in a list or set), so that the
+// caller takes the JSON road and its errors.
+func setMetaObject(obj map[string]any, m *ObjectMeta) (ok bool) {
+	var next ObjectMeta
+	ok = true
+	str := func(v any) string {
+		s, isStr := validString(v)
+		ok = ok && (isStr || v == nil)
+		return s
+	}
+	for k, v := range obj {
+		switch k {
+		case "name":
+			next.Name = str(v)
+		case "generateName":
+			next.GenerateName = str(v)
+		case "namespace":
+			next.Namespace = str(v)
+		case "uid":
+			next.UID = UID(str(v))
+		case "resourceVersion":
+			next.ResourceVersion = str(v)
+		case "generation":
+			n, isInt := v.(int64)
+			ok = ok && (isInt || v == nil)
+			next.Generation = n
+		case "creationTimestamp":
+			t, tok := timeFromValue(v)
+			ok = ok && tok
+			next.CreationTimestamp = t
+		case "deletionTimestamp":
+			if v != nil {
+				t, tok := timeFromValue(v)
+				ok = ok && tok
+				next.DeletionTimestamp = &t
+			}
+		case "deletionGracePeriodSeconds":
+			if v != nil {
+				n, isInt := v.(int64)
+				ok = ok && isInt
+				next.DeletionGracePeriodSeconds = &n
+			}
+		case "labels", "annotations":
+			set, sok := stringSet(v)
+			ok = ok && sok
+			if k == "labels" {
+				next.Labels = set
+			} else {
+				next.Annotations = set
+			}
+		case "finalizers":
+			if v != nil {
+				list, isList := v.([]any)
+				ok = ok && isList
+				next.Finalizers = make([]string, len(list))
+				for i, e := range list {
+					s, isStr := validString(e)
+					ok = ok && isStr
+					next.Finalizers[i] = s
+				}
+			}
+		case "ownerReferences":
+			if v != nil {
+				list, isList := v.([]any)
+				ok = ok && isList
+				next.OwnerReferences = make([]OwnerReference, len(list))
+				for i, e := range list {
+					ok = ok && setOwnerReference(e, &next.OwnerReferences[i])
+				}
+			}
+		case "managedFields":
+			if v != nil {
+				list, isList := v.([]any)
+				ok = ok && isList
+				next.ManagedFields = make([]ManagedFieldsEntry, len(list))
+				for i, e := range list {
+					ok = ok && setManagedFields(e, &next.ManagedFields[i])
+				}
+			}
+		default:
+			ok = false
+		}
+		if !ok {
+			return false
+		}
+	}
+	*m = next
+	return true
+}
+
+func setOwnerReference(v any, r *OwnerReference) bool {
+	obj, isMap := v.(map[string]any)
+	if !isMap {
+		return false
+	}
+	for k, v := range obj {
+		var ok bool
+		switch k {
+		case "apiVersion":
+			r.APIVersion, ok = validString(v)
+		case "kind":
+			r.Kind, ok = validString(v)
+		case "name":
+			r.Name, ok = validString(v)
+		case "uid":
+			var s string
+			s, ok = validString(v)
+			r.UID = UID(s)
+		case "controller", "blockOwnerDeletion":
+			var b bool
+			if b, ok = v.(bool); ok && k == "controller" {
+				r.Controller = &b
+			} else if ok {
+				r.BlockOwnerDeletion = &b
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func setManagedFields(v any, e *ManagedFieldsEntry) bool {
+	obj, isMap := v.(map[string]any)
+	if !isMap {
+		return false
+	}
+	for k, v := range obj {
+		var ok bool
+		var s string
+		switch k {
+		case "manager":
+			e.Manager, ok = validString(v)
+		case "operation":
+			s, ok = validString(v)
+			e.Operation = ManagedFieldsOperationType(s)
+		case "apiVersion":
+			e.APIVersion, ok = validString(v)
+		case "fieldsType":
+			e.FieldsType, ok = validString(v)
+		case "subresource":
+			e.Subresource, ok = validString(v)
+		case "time":
+			if ok = v == nil; !ok {
+				var t Time
+				t, ok = timeFromValue(v)
+				e.Time = &t
+			}
+		case "fieldsV1":
+			if ok = v == nil; !ok {
+				set, isMap := v.(map[string]any)
+				if !isMap {
+					return false
+				}
+				raw, err := json.Marshal(set)
+				ok = err == nil
+				e.FieldsV1 = &FieldsV1{Raw: raw}
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// timeFromValue reads a Time's unstructured value as Time.UnmarshalJSON
+// reads its JSON.
+func timeFromValue(v any) (Time, bool) {
+	if v == nil {
+		return Time{}, true
+	}
+	s, ok := v.(string)
+	if !ok {
+		return Time{}, false
+	}
+	if s == "" {
+		return Time{}, true
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return Time{}, false
+	}
+	return Time{t.Local()}, true
+}
+
+// stringSet reads labels or annotations: a map of strings (nil for null).
+func stringSet(v any) (map[string]string, bool) {
+	if v == nil {
+		return nil, true
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	set := make(map[string]string, len(obj))
+	for k, e := range obj {
+		s, ok := validString(e)
+		if !ok || !utf8.ValidString(k) {
+			return nil, false
+		}
+		set[k] = s
+	}
+	return set, true
+}
+
+// validString is v as a string the encoding keeps as it is (valid UTF-8).
+func validString(v any) (string, bool) {
+	s, ok := v.(string)
+	return s, ok && utf8.ValidString(s)
+}

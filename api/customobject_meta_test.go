@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
@@ -64,6 +65,77 @@ func TestMetaObject(t *testing.T) {
 			if !reflect.DeepEqual(m["metadata"], want) {
 				t.Errorf("Object's metadata\n%#v\nwant\n%#v", m["metadata"], want)
 			}
+			var viaJSON, direct ObjectMeta
+			if err := setMetaObjectJSON(want, &viaJSON); err != nil {
+				t.Fatal(err)
+			}
+			if !setMetaObject(runtimeCopy(want), &direct) {
+				if c.fastOK {
+					t.Fatal("setMetaObject gave up")
+				}
+				return
+			}
+			if !reflect.DeepEqual(direct, viaJSON) {
+				t.Errorf("setMetaObject\n%#v\nwant\n%#v", direct, viaJSON)
+			}
 		})
 	}
+}
+
+// TestSetMetaObjectGivesUp checks that what the direct reading does not
+// take ends as the decoder ends it, through SetObject.
+func TestSetMetaObjectGivesUp(t *testing.T) {
+	t.Parallel()
+	for name, meta := range map[string]map[string]any{
+		"key in another case":  {"Name": "w"},
+		"unknown key":          {"name": "w", "extra": int64(1)},
+		"whole float":          {"generation": 2.0},
+		"fraction":             {"generation": 2.5},
+		"number as string":     {"generation": "2"},
+		"null finalizer":       {"finalizers": []any{"a", nil}},
+		"null label":           {"labels": map[string]any{"a": nil}},
+		"number label":         {"labels": map[string]any{"a": int64(1)}},
+		"bad time":             {"creationTimestamp": "yesterday"},
+		"owner ref extra key":  {"ownerReferences": []any{map[string]any{"name": "p", "x": "y"}}},
+		"owner ref not a map":  {"ownerReferences": []any{"p"}},
+		"fieldsV1 not a map":   {"managedFields": []any{map[string]any{"fieldsV1": []any{}}}},
+		"invalid UTF-8 name":   {"name": "a\xff"},
+		"invalid UTF-8 label":  {"labels": map[string]any{"a\xff": "b"}},
+		"managedFields string": {"managedFields": "x"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var direct ObjectMeta
+			if setMetaObject(meta, &direct) {
+				t.Fatalf("setMetaObject took %#v", meta)
+			}
+			if !reflect.DeepEqual(direct, ObjectMeta{}) {
+				t.Errorf("setMetaObject changed the metadata it gave up on: %#v", direct)
+			}
+			var viaJSON ObjectMeta
+			wantErr := setMetaObjectJSON(meta, &viaJSON)
+			var o CustomObject
+			err := o.SetObject(map[string]any{"metadata": meta})
+			if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != "metadata: "+wantErr.Error()) {
+				t.Fatalf("SetObject: %v, want %v", err, wantErr)
+			}
+			if err == nil && !reflect.DeepEqual(o.ObjectMeta, viaJSON) {
+				t.Errorf("SetObject\n%#v\nwant\n%#v", o.ObjectMeta, viaJSON)
+			}
+		})
+	}
+}
+
+// setMetaObjectJSON is setMetaObject by way of the encoding.
+func setMetaObjectJSON(meta map[string]any, m *ObjectMeta) error {
+	raw, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, m)
+}
+
+func runtimeCopy(m map[string]any) map[string]any {
+	var o CustomObject
+	o.Content = map[string]any{"m": m}
+	return DeepCopyObject(&o).(*CustomObject).Content["m"].(map[string]any)
 }
