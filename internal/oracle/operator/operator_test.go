@@ -869,18 +869,17 @@ func (h errorRecorder) WithGroup(name string) slog.Handler {
 }
 
 // expectedError tells the error records every controller-runtime operator
-// logs in normal operation: an update from a stale cache is a conflict
-// (requeued), a status write can race with the object's deletion, and a
-// leader that steps down on cancel ends its reconciles in flight and
-// reports the lost election while it stops.
+// logs in normal operation: a write from a stale cache is a conflict, or
+// finds the object already deleted (both requeued); a replica that stops
+// ends its requests in flight and reports the lost election.
 func expectedError(r slog.Record) bool {
 	expected := false
 	r.Attrs(func(a slog.Attr) bool {
 		if a.Key == "err" {
 			err := a.Value.String()
-			expected = r.Message == "Reconciler error" && strings.Contains(err, "the object has been modified; please apply your changes to the latest version and try again") ||
-				r.Message == "Reconciler error" && strings.HasPrefix(err, "update status of ") && strings.HasSuffix(err, " not found") ||
-				r.Message == "Reconciler error" && strings.HasSuffix(err, "context canceled") ||
+			expected = strings.Contains(err, "the object has been modified; please apply your changes to the latest version and try again") ||
+				r.Message == "Reconciler error" && strings.HasSuffix(err, `"cache" not found`) ||
+				strings.HasSuffix(err, "context canceled") ||
 				r.Message == "error received after stop sequence was engaged" && err == "leader election lost"
 		}
 		return true
