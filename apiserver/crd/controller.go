@@ -251,12 +251,15 @@ func (c *Controller) sync(ctx context.Context) error {
 }
 
 // syncNames decides NamesAccepted and Established, as kube's naming and
-// establishing controllers do, and writes them when they change. others
-// are all CRDs, with the status already decided for those before crd.
-func (c *Controller) syncNames(ctx context.Context, crd *api.CustomResourceDefinition, others []*api.CustomResourceDefinition) (*api.CustomResourceDefinition, error) {
+// establishing controllers do, and writes them when they change. all are
+// all CRDs, with the status already decided for those before crd. As in
+// kube, the names taken are those every CRD of the group accepted, crd's
+// own included: a name crd accepted in one role (its singular, say) is
+// not free for another (a short name).
+func (c *Controller) syncNames(ctx context.Context, crd *api.CustomResourceDefinition, all []*api.CustomResourceDefinition) (*api.CustomResourceDefinition, error) {
 	resources, kinds := map[string]bool{}, map[string]bool{}
-	for _, o := range others {
-		if o.Name == crd.Name || o.Spec.Group != crd.Spec.Group {
+	for _, o := range all {
+		if o.Spec.Group != crd.Spec.Group {
 			continue
 		}
 		n := o.Status.AcceptedNames
