@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -54,6 +55,7 @@ import (
 
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	cmapp "github.com/minik8s/minik8s/controller-manager/app"
+	"github.com/minik8s/minik8s/internal/oracle"
 )
 
 const (
@@ -358,6 +360,34 @@ func TestOperator(t *testing.T) {
 		waitDeployment(ctx, t, admin, "cache", func(d *appsv1.Deployment) error {
 			return checkDeployment(d, mc, 1, "memcached:1.6.27")
 		})
+	})
+
+	t.Run("kubectl", func(t *testing.T) {
+		// The real kubectl, as the cluster's admin: the CRD's printer
+		// columns, and `kubectl scale` (a merge patch of the scale
+		// subresource) that the operator carries to the Deployment.
+		kubectl := func(args ...string) string {
+			t.Helper()
+			cctx, ccancel := context.WithTimeout(ctx, time.Minute)
+			defer ccancel()
+			out, err := exec.CommandContext(cctx, oracle.Path(t, "kubectl"), append([]string{"--kubeconfig", s.Options.WriteKubeconfig, "-n", workloadNS}, args...)...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+			}
+			return string(out)
+		}
+		if out := kubectl("scale", "memcached/cache", "--replicas=2"); out != "memcached.cache.example.com/cache scaled\n" {
+			t.Errorf("kubectl scale: %q", out)
+		}
+		mc := &Memcached{}
+		must(t, "get memcached", admin.Get(ctx, types.NamespacedName{Namespace: workloadNS, Name: "cache"}, mc))
+		waitDeployment(ctx, t, admin, "cache", func(d *appsv1.Deployment) error {
+			return checkDeployment(d, mc, 2, "memcached:1.6.27")
+		})
+		out := kubectl("get", "memcacheds")
+		if lines := strings.Split(out, "\n"); len(lines) != 3 || lines[0] != "NAME    SIZE   AVAILABLE   AGE" || !strings.HasPrefix(lines[1], "cache   2      False       ") {
+			t.Errorf("kubectl get memcacheds:\n%s", out)
+		}
 	})
 
 	t.Run("delete", func(t *testing.T) {
