@@ -139,3 +139,45 @@ func runtimeCopy(m map[string]any) map[string]any {
 	o.Content = map[string]any{"m": m}
 	return DeepCopyObject(&o).(*CustomObject).Content["m"].(map[string]any)
 }
+
+// TestFieldSet checks the FieldsV1 reader against the general decoder.
+func TestFieldSet(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		raw string
+		ok  bool
+	}{
+		{`{}`, true},
+		{` { "f:metadata" : { "f:labels" : { "." : {} , "f:app" : {} } } , "f:spec" : {} } `, true},
+		{`{"f:spec":{"f:ports":{"k:{\"port\":80,\"protocol\":\"TCP\"}":{".":{},"f:port":{}}}}}`, true},
+		{`{"f:a\u00e9\n":{},"f:a":{"f:b":{}},"f:a":{}}`, true},
+		{`{"f:ü":{}}`, true},
+		{`{"f:a":1}`, false},
+		{`{"f:a":[]}`, false},
+		{`{"f:a":{}}x`, false},
+		{`{"f:a":{}`, false},
+		{`{"f:a" {}}`, false},
+		{`{"f:a":{},}`, false},
+		{`{"f:a` + "\x01" + `":{}}`, false},
+		{`{"f:a` + "\xff" + `":{}}`, false},
+		{`{"f:a\q":{}}`, false},
+		{`[]`, false},
+		{``, false},
+	} {
+		got, ok := fieldSet([]byte(c.raw))
+		if ok != c.ok {
+			t.Errorf("%q: ok = %v, want %v", c.raw, ok, c.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		want, err := DecodeJSONObject([]byte(c.raw))
+		if err != nil {
+			t.Fatalf("%q: %v", c.raw, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: %#v, want %#v", c.raw, got, want)
+		}
+	}
+}
