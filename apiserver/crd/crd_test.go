@@ -202,3 +202,35 @@ func TestServingMarksTerminating(t *testing.T) {
 		t.Error("no reader saw the CRD terminating")
 	}
 }
+
+// NormalizeRead says an object changed exactly when pruning or defaulting
+// changed it, as a deep comparison with the object read would.
+func TestNormalizeReadTellsChange(t *testing.T) {
+	t.Parallel()
+	s := resourceStrategyFor(t)
+	for _, c := range []struct {
+		spec    string
+		changed bool
+	}{
+		{`{"n":2,"s":"x"}`, false},
+		{`{"n":2,"keep":{"a":null,"b":[null,{}]}}`, false},
+		{`{"s":"x"}`, true},        // n defaulted
+		{`{"n":null}`, true},       // a null n is defaulted
+		{`{"n":2,"drop":1}`, true}, // pruned
+		{`{}`, true},
+	} {
+		o := customObject(t, `{"apiVersion":"example.com/v1","kind":"Foo","metadata":{"name":"a","namespace":"ns"},"spec":`+c.spec+`}`)
+		before, err := json.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := s.NormalizeRead(o)
+		after, err := json.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.changed || got != (string(before) != string(after)) {
+			t.Errorf("spec %s: changed = %v, want %v (%s -> %s)", c.spec, got, c.changed, before, after)
+		}
+	}
+}

@@ -13,7 +13,6 @@ import (
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -208,14 +207,38 @@ func (s *resourceStrategy) NormalizeRead(obj api.Object) bool {
 			structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})) > 0
 	}
 	if s.hasDefaults {
-		before := runtime.DeepCopyJSONValue(u.Object)
+		before := presentValues(u.Object)
 		structuraldefaulting.Default(u.Object, s.structural)
-		changed = changed || !equality.Semantic.DeepEqual(before, u.Object)
+		changed = changed || presentValues(u.Object) != before
 	}
 	if changed {
 		fromUnstructured(u, obj)
 	}
 	return changed
+}
+
+// presentValues counts the keys and the non-null values in an
+// unstructured value. Defaulting only adds a missing key or replaces a
+// null with a default, so it changed an object exactly when the count
+// grew; counting spares a deep copy and comparison of every object read.
+func presentValues(v any) int {
+	switch t := v.(type) {
+	case nil:
+		return 0
+	case map[string]any:
+		n := 1 + len(t)
+		for _, e := range t {
+			n += presentValues(e)
+		}
+		return n
+	case []any:
+		n := 1
+		for _, e := range t {
+			n += presentValues(e)
+		}
+		return n
+	}
+	return 1
 }
 
 // hasDefaults reports whether a schema sets a default anywhere.
