@@ -267,7 +267,7 @@ type HorizontalPodAutoscaler struct {
 	TypeMeta   `json:",inline"`
 	ObjectMeta `json:"metadata"`
 	Spec       HorizontalPodAutoscalerSpec   `json:"spec,omitzero"`
-	Status     HorizontalPodAutoscalerStatus `json:"status,omitzero"`
+	Status     HorizontalPodAutoscalerStatus `json:"status"` // written even when empty, as kube does
 }
 
 // HorizontalPodAutoscalerList is a list of HorizontalPodAutoscalers.

@@ -453,15 +453,6 @@ func (o *options) handle(h *hpaObject) error {
 	return o.print(created, "autoscaled")
 }
 
-// v2Typed is an autoscaling/v2 HPA as kubectl's typed object encodes it:
-// its status written out even when empty.
-type v2Typed struct {
-	api.TypeMeta `json:",inline"`
-	Metadata     api.ObjectMeta                    `json:"metadata"`
-	Spec         api.HorizontalPodAutoscalerSpec   `json:"spec"`
-	Status       api.HorizontalPodAutoscalerStatus `json:"status"`
-}
-
 // typed decodes the server's answer as kubectl's clientset does, into the
 // typed HPA of its version, which is what kubectl prints.
 func typed(apiVersion string, data []byte) (any, error) {
@@ -470,7 +461,7 @@ func typed(apiVersion string, data []byte) (any, error) {
 		err := json.Unmarshal(data, &h)
 		return &h, err
 	}
-	var h v2Typed
+	var h api.HorizontalPodAutoscaler
 	err := json.Unmarshal(data, &h)
 	return &h, err
 }
@@ -482,10 +473,10 @@ func (o *options) print(obj any, operation string) error {
 	switch h := obj.(type) {
 	case *hpaObject:
 		name = h.Metadata.Name
-	case *v2Typed:
-		name = h.Metadata.Name
+	case *api.HorizontalPodAutoscaler:
+		name = h.Name
 		if !o.showManagedFields {
-			h.Metadata.ManagedFields = nil
+			h.ManagedFields = nil
 		}
 	case *api.HorizontalPodAutoscalerV1:
 		name = h.Name
