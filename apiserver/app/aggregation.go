@@ -3,11 +3,16 @@ package app
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -49,20 +54,67 @@ func (o *AggregationOptions) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.RequestHeaderUIDHeaders, "requestheader-uid-headers", o.RequestHeaderUIDHeaders, "List of request headers to inspect for UIDs. X-Remote-Uid is suggested.")
 }
 
+// validate checks the flags' combinations as kube-apiserver v1.37 does
+// (RequestHeaderAuthenticationOptions.Validate: no empty entries, the
+// standard X-Remote-Uid among --requestheader-uid-headers). Unlike kube,
+// which silently runs without a proxy client certificate when given only
+// one of its files, the certificate and key must come together.
 func (o *AggregationOptions) validate() error {
+	var errs []error
 	if (o.ProxyClientCertFile == "") != (o.ProxyClientKeyFile == "") {
-		return errors.New("--proxy-client-cert-file and --proxy-client-key-file must be given together")
+		errs = append(errs, errors.New("--proxy-client-cert-file and --proxy-client-key-file must be given together"))
 	}
-	if o.ProxyClientCertFile != "" && o.RequestHeaderClientCAFile == "" {
-		return errors.New("--requestheader-client-ca-file is required with --proxy-client-cert-file: extension apiservers must be told which CA signed it")
+	for _, l := range []struct {
+		flag   string
+		values []string
+	}{
+		{"requestheader-username-headers", o.RequestHeaderUsernameHeaders},
+		{"requestheader-group-headers", o.RequestHeaderGroupHeaders},
+		{"requestheader-extra-headers-prefix", o.RequestHeaderExtraHeadersPrefix},
+		{"requestheader-allowed-names", o.RequestHeaderAllowedNames},
+		{"requestheader-uid-headers", o.RequestHeaderUIDHeaders},
+	} {
+		if slices.ContainsFunc(l.values, func(v string) bool { return strings.TrimSpace(v) == "" }) {
+			errs = append(errs, fmt.Errorf("empty value in %q", l.flag))
+		}
 	}
-	return nil
+	if len(o.RequestHeaderUIDHeaders) > 0 && !hasFold(o.RequestHeaderUIDHeaders, "X-Remote-Uid") {
+		errs = append(errs, errors.New("--requestheader-uid-headers is set without specifying the standard X-Remote-Uid header - API aggregation will not work"))
+	}
+	return errors.Join(errs...)
 }
 
-// ensureFrontProxy loads the proxy client certificate the flags name, or
-// makes the front-proxy PKI in the cert dir and defaults the
-// request-header settings to it.
-func (a *APIServer) ensureFrontProxy() error {
+func hasFold(values []string, want string) bool {
+	return slices.ContainsFunc(values, func(v string) bool { return strings.EqualFold(v, want) })
+}
+
+// warnings are kube-apiserver's warnings about request headers extension
+// apiservers will not look at.
+func (o *AggregationOptions) warnings() []string {
+	var out []string
+	for _, h := range []struct {
+		flag, standard string
+		values         []string
+		what           string
+	}{
+		{"requestheader-username-headers", "X-Remote-User", o.RequestHeaderUsernameHeaders, "header"},
+		{"requestheader-group-headers", "X-Remote-Group", o.RequestHeaderGroupHeaders, "header"},
+		{"requestheader-extra-headers-prefix", "X-Remote-Extra-", o.RequestHeaderExtraHeadersPrefix, "header prefix"},
+	} {
+		if len(h.values) > 0 && !hasFold(h.values, h.standard) {
+			out = append(out, fmt.Sprintf("--%s is set without specifying the standard %s %s - API aggregation will not work", h.flag, h.standard, h.what))
+		}
+	}
+	return out
+}
+
+// loadFrontProxyFiles reads the files the aggregation flags name, before
+// anything starts: the proxy client key pair, the request-header CA
+// bundle. Like kube-apiserver, it refuses a request-header CA that shares
+// a certificate with the CA of client certificates (here the cluster CA,
+// ca.crt in --cert-dir, when it exists already) unless
+// --requestheader-allowed-names limits who may set the headers.
+func (a *APIServer) loadFrontProxyFiles() error {
 	o := &a.opts.Aggregation
 	if o.ProxyClientCertFile != "" {
 		c, err := tls.LoadX509KeyPair(o.ProxyClientCertFile, o.ProxyClientKeyFile)
@@ -70,7 +122,81 @@ func (a *APIServer) ensureFrontProxy() error {
 			return fmt.Errorf("--proxy-client-cert-file: %w", err)
 		}
 		a.proxyCert.Store(&c)
+	}
+	if o.RequestHeaderClientCAFile == "" {
 		return nil
+	}
+	data, err := os.ReadFile(o.RequestHeaderClientCAFile)
+	if err != nil {
+		return fmt.Errorf("--requestheader-client-ca-file: %w", err)
+	}
+	cas, err := parseCerts(data)
+	if err != nil {
+		return fmt.Errorf("--requestheader-client-ca-file %s: %w", o.RequestHeaderClientCAFile, err)
+	}
+	if len(o.RequestHeaderAllowedNames) > 0 {
+		return nil
+	}
+	clusterPEM, err := os.ReadFile(filepath.Join(a.opts.CertDir, pki.CACertFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // a CA made later shares nothing with the bundle
+	}
+	if err != nil {
+		return fmt.Errorf("--cert-dir: %w", err)
+	}
+	cluster, err := parseCerts(clusterPEM)
+	if err != nil {
+		return fmt.Errorf("--cert-dir: %s: %w", pki.CACertFile, err)
+	}
+	for _, x := range cluster {
+		for _, y := range cas {
+			if x.Equal(y) {
+				return errors.New("--requestheader-client-ca-file and the cluster CA (" + pki.CACertFile + " in --cert-dir) contain overlapping certificates; " +
+					"--requestheader-allowed-names must be specified to ensure regular client certificates cannot set authenticating proxy headers for arbitrary users")
+			}
+		}
+	}
+	return nil
+}
+
+// parseCerts reads a PEM bundle of at least one certificate.
+func parseCerts(data []byte) ([]*x509.Certificate, error) {
+	var out []*x509.Certificate
+	for {
+		var b *pem.Block
+		b, data = pem.Decode(data)
+		if b == nil {
+			break
+		}
+		if b.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no PEM certificate found")
+	}
+	return out, nil
+}
+
+// ensureFrontProxy makes the front-proxy PKI in the cert dir, unless the
+// flags named a proxy client certificate, and defaults the request-header
+// settings to it; it warns about settings extension apiservers will not
+// accept.
+func (a *APIServer) ensureFrontProxy() error {
+	o := &a.opts.Aggregation
+	defer func() {
+		for _, w := range o.warnings() {
+			a.log.Warn(w)
+		}
+		a.checkProxyCertTrusted()
+	}()
+	if o.ProxyClientCertFile != "" {
+		return nil // loaded by loadFrontProxyFiles
 	}
 	b, certPEM, keyPEM, err := pki.EnsureFrontProxy(a.opts.CertDir)
 	if err != nil {
@@ -101,6 +227,48 @@ func (a *APIServer) ensureFrontProxy() error {
 		}
 	}
 	return nil
+}
+
+// checkProxyCertTrusted warns when extension apiservers, told to trust
+// --requestheader-client-ca-file (and --requestheader-allowed-names), will
+// refuse the client certificate the aggregator presents: kube-apiserver
+// runs so too, and aggregated APIs then fail their requests.
+func (a *APIServer) checkProxyCertTrusted() {
+	o := a.opts.Aggregation
+	cert := a.proxyCert.Load()
+	if o.RequestHeaderClientCAFile == "" || cert == nil || len(cert.Certificate) == 0 {
+		return
+	}
+	data, err := os.ReadFile(o.RequestHeaderClientCAFile)
+	if err != nil {
+		return // reported when published
+	}
+	cas, err := parseCerts(data)
+	leaf, lerr := x509.ParseCertificate(cert.Certificate[0])
+	if err != nil || lerr != nil {
+		return
+	}
+	pool, intermediates := x509.NewCertPool(), x509.NewCertPool()
+	for _, c := range cas {
+		pool.AddCert(c)
+	}
+	for _, raw := range cert.Certificate[1:] {
+		if c, err := x509.ParseCertificate(raw); err == nil {
+			intermediates.AddCert(c)
+		}
+	}
+	source := "--proxy-client-cert-file"
+	if o.ProxyClientCertFile == "" {
+		source = "the generated front-proxy client certificate (" + pki.FrontProxyClientName + ".crt in --cert-dir; no --proxy-client-cert-file)"
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, Intermediates: intermediates, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		a.log.Warn(source+" is not signed by --requestheader-client-ca-file: extension apiservers will refuse the aggregator's requests", "err", err)
+		return
+	}
+	if len(o.RequestHeaderAllowedNames) > 0 && !slices.Contains(o.RequestHeaderAllowedNames, leaf.Subject.CommonName) {
+		a.log.Warn(source+" has a common name --requestheader-allowed-names does not list: extension apiservers will refuse the aggregator's requests",
+			"commonName", leaf.Subject.CommonName, "allowed", o.RequestHeaderAllowedNames)
+	}
 }
 
 // requestHeaderConfig is what extension apiservers read from

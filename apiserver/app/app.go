@@ -159,7 +159,8 @@ func (a *APIServer) Start(ctx context.Context) error {
 func (a *APIServer) onUndo(f func()) { a.undo = append(a.undo, f) }
 
 // loadFiles reads what the flags name: the encryption configuration, the
-// token file, the kubelet client certificate; and opens the audit log. A
+// token file, the kubelet client certificate, the front-proxy files; and
+// opens the audit log. A
 // missing or malformed file is then the only thing reported.
 func (a *APIServer) loadFiles(context.Context) error {
 	var err error
@@ -174,6 +175,9 @@ func (a *APIServer) loadFiles(context.Context) error {
 		}
 	}
 	if a.kubeletCfg, err = a.kubeletConfig(); err != nil {
+		return err
+	}
+	if err := a.loadFrontProxyFiles(); err != nil {
 		return err
 	}
 	if a.saKeys, err = a.loadServiceAccountKeys(); err != nil {

@@ -240,6 +240,18 @@ func apiserverCases(f fixtures) []badCase {
 		{"signing key missing", []string{"--service-account-signing-key-file=" + f.missing}, f.missing, failure},
 		{"signing key not PEM", []string{"--service-account-signing-key-file=" + f.notPEM}, f.notPEM, failure},
 		{"verification key not PEM", []string{"--service-account-signing-key-file=" + f.saKey, "--service-account-key-file=" + f.notPEM}, f.notPEM, failure},
+		{"proxy client cert without key", []string{"--proxy-client-cert-file=" + f.ca}, "-proxy-client-key-file", usage},
+		{"proxy client key without cert", []string{"--proxy-client-key-file=" + f.saKey}, "-proxy-client-cert-file", usage},
+		{"request header empty entry", []string{"--requestheader-username-headers=X-Remote-User,"}, `"requestheader-username-headers"`, usage},
+		{"request header allowed names empty entry", []string{"--requestheader-allowed-names=, "}, `"requestheader-allowed-names"`, usage},
+		{"request header uid without the standard", []string{"--requestheader-uid-headers=X-Uid"}, "-requestheader-uid-headers", usage},
+		{"proxy client cert missing", []string{"--proxy-client-cert-file=" + f.missing, "--proxy-client-key-file=" + f.missing}, "-proxy-client-cert-file", failure},
+		{"proxy client cert not PEM", []string{"--proxy-client-cert-file=" + f.notPEM, "--proxy-client-key-file=" + f.notPEM}, "-proxy-client-cert-file", failure},
+		{"request header CA missing", []string{"--requestheader-client-ca-file=" + f.missing}, "-requestheader-client-ca-file", failure},
+		{"request header CA not PEM", []string{"--requestheader-client-ca-file=" + f.notPEM}, "-requestheader-client-ca-file", failure},
+		// The fixtures' directory holds ca.crt: as the cluster CA, it may
+		// not also sign the front proxy unless allowed names say who.
+		{"request header CA is the cluster CA", []string{"--cert-dir=" + f.dir, "--requestheader-client-ca-file=" + f.ca}, "-requestheader-allowed-names", failure},
 	}...)
 }
 
