@@ -234,3 +234,32 @@ func TestNormalizeReadTellsChange(t *testing.T) {
 		}
 	}
 }
+
+// Fields reads the selectable fields, numbers and booleans as text and a
+// missing one as "".
+func TestSelectableFields(t *testing.T) {
+	t.Parallel()
+	crd := testCRD(t)
+	v1, err := toV1(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(v1)
+	v1.Status.AcceptedNames = v1.Spec.Names
+	v1.Spec.Versions[0].SelectableFields = []apiextensionsv1.SelectableField{{JSONPath: ".spec.s"}, {JSONPath: ".spec.n"}}
+	s, err := newResourceStrategy(v1, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for doc, want := range map[string]string{
+		`{"s":"x","n":3}`: "spec.n=3,spec.s=x",
+		`{"n":2}`:         "spec.n=2,spec.s=",
+	} {
+		o := customObject(t, `{"apiVersion":"example.com/v1","kind":"Foo","metadata":{"name":"a","namespace":"ns","labels":{"l":"v"}},"spec":`+doc+`}`)
+		fs := s.Fields(o)
+		got := "spec.n=" + fs["spec.n"] + ",spec.s=" + fs["spec.s"]
+		if got != want || len(fs) != 2 {
+			t.Errorf("spec %s: fields %v, want %s", doc, fs, want)
+		}
+	}
+}

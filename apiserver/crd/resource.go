@@ -51,6 +51,9 @@ type resourceStrategy struct {
 	status          libStrategy
 	attrs           attrsGetter
 	selectable      []string
+	// selectableMeta says whether a selectable field lies in metadata,
+	// which Fields then converts whole.
+	selectableMeta bool
 	// scale is the version's scale subresource, nil without one.
 	scale *apiextensions.CustomResourceSubresourceScale
 	// hasDefaults says whether the schema sets any default.
@@ -130,7 +133,9 @@ func newResourceStrategy(crd *apiextensionsv1.CustomResourceDefinition, version 
 	s.lib, s.attrs, s.scale = lib, lib, scaleSpec
 	s.status = customresource.NewStatusStrategy(lib)
 	for _, f := range v.SelectableFields {
-		s.selectable = append(s.selectable, f.JSONPath[1:])
+		p := f.JSONPath[1:]
+		s.selectable = append(s.selectable, p)
+		s.selectableMeta = s.selectableMeta || p == "metadata" || strings.HasPrefix(p, "metadata.") || strings.HasPrefix(p, "metadata[")
 	}
 	return s, nil
 }
@@ -151,6 +156,23 @@ func toUnstructured(obj api.Object) *unstructured.Unstructured {
 	m, err := obj.(*api.CustomObject).Object()
 	if err != nil {
 		m = map[string]any{}
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
+// selectableContent is obj in unstructured form for reading selectable
+// fields outside metadata: its metadata has only the name and namespace
+// (the library's field set names them), which spares converting the rest.
+func selectableContent(obj api.Object) *unstructured.Unstructured {
+	o := obj.(*api.CustomObject)
+	m := make(map[string]any, len(o.Content)+4)
+	for k, v := range o.Content {
+		m[k] = v
+	}
+	m["apiVersion"], m["kind"] = o.APIVersion, o.Kind
+	m["metadata"] = map[string]any{"name": o.Name, "namespace": o.Namespace}
+	if o.Status != nil {
+		m["status"] = o.Status
 	}
 	return &unstructured.Unstructured{Object: m}
 }
@@ -321,7 +343,11 @@ func (s *resourceStrategy) Fields(obj api.Object) map[string]string {
 	if len(s.selectable) == 0 {
 		return nil
 	}
-	_, fs, err := s.attrs.GetAttrs(toUnstructured(obj))
+	u := selectableContent(obj)
+	if s.selectableMeta {
+		u = toUnstructured(obj)
+	}
+	_, fs, err := s.attrs.GetAttrs(u)
 	if err != nil {
 		return nil
 	}
