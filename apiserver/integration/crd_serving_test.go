@@ -733,17 +733,16 @@ func TestCRDDeletion(t *testing.T) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		conds := crdConditions(t, c, "widgets.example.com")
+		held := meta(c.must(200, "GET", ns+"/held", nil))
 		if conds["Terminating"] == "True/InstanceDeletionInProgress/CustomResource deletion is in progress" &&
-			c.do("GET", ns+"/a", nil, "").Code == http.StatusNotFound {
+			c.do("GET", ns+"/a", nil, "").Code == http.StatusNotFound && c.do("GET", ns+"/b", nil, "").Code == http.StatusNotFound &&
+			held["deletionTimestamp"] != nil {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("conditions of the CRD waiting for its objects: %v", conds)
+			t.Fatalf("the CRD waiting for its objects: conditions %v, held object %v", conds, held)
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-	if got := meta(c.must(200, "GET", ns+"/held", nil)); got["deletionTimestamp"] == nil {
-		t.Errorf("the held object is not being deleted: %v", got)
 	}
 	r := c.do("POST", ns, widget("late", map[string]any{"size": "1m"}), "")
 	if st := r.obj(t); r.Code != http.StatusMethodNotAllowed || st["reason"] != "MethodNotAllowed" ||
