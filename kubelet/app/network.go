@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/internal/client"
-	"github.com/minik8s/minik8s/kubelet/proxy"
 	"github.com/minik8s/minik8s/internal/podroutes"
+	"github.com/minik8s/minik8s/kubelet/proxy"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 )
