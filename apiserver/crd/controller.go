@@ -670,10 +670,19 @@ var overlappingBuiltIn = map[string]bool{
 // may have objects under GROUP/PLURAL whatever its versions serve now, so
 // every object there is deleted (through the storage version, with
 // admission); a CRD never established has none.
+//
+// A pass that finds the CRD already Terminating=True writes no new
+// condition before it tries: each status write is a watch event that
+// triggers another pass, so a deletion that keeps failing (the same
+// InstanceDeletionFailed message, a no-op write) waits for the ticker
+// instead of looping, as kube's finalizer ignores Terminating-only updates.
 func (c *Controller) cleanup(ctx context.Context, crd *api.CustomResourceDefinition) error {
-	crd, err := c.setTerminating(ctx, crd, api.ConditionTrue, "InstanceDeletionInProgress", "CustomResource deletion is in progress")
-	if crd == nil || err != nil {
-		return err
+	var err error
+	if cur, ok := condition(crd, api.CRDTerminating); !ok || cur.Status != api.ConditionTrue {
+		crd, err = c.setTerminating(ctx, crd, api.ConditionTrue, "InstanceDeletionInProgress", "CustomResource deletion is in progress")
+		if crd == nil || err != nil {
+			return err
+		}
 	}
 	est, _ := condition(crd, api.CRDEstablished)
 	var done api.CustomResourceDefinitionCondition
@@ -689,7 +698,11 @@ func (c *Controller) cleanup(ctx context.Context, crd *api.CustomResourceDefinit
 			return fmt.Errorf("delete the objects of %s: %w", crd.Name, err)
 		}
 		if left > 0 {
-			// Objects with finalizers: the ticker looks again.
+			// Objects with finalizers: the ticker looks again (after a
+			// failed pass, the condition says deletion is in progress).
+			if _, err := c.setTerminating(ctx, crd, api.ConditionTrue, "InstanceDeletionInProgress", "CustomResource deletion is in progress"); err != nil {
+				return err
+			}
 			c.log.Info("waiting for custom objects to go", "crd", crd.Name, "left", left)
 			return nil
 		}

@@ -3,6 +3,7 @@ package crd
 import (
 	"context"
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -169,7 +170,7 @@ func TestServingMarksTerminating(t *testing.T) {
 	c.serving[crd.Name] = &serving{key: servingKey(crd), versions: []*server.CustomResource{cr}}
 	c.byGVR["example.com/v1/foos"] = cr
 
-	stop := make(chan struct{})
+	stop, seen := make(chan struct{}), make(chan struct{})
 	readers := make(chan int)
 	go func() {
 		n := 0
@@ -181,8 +182,11 @@ func TestServingMarksTerminating(t *testing.T) {
 			default:
 			}
 			if got, ok := c.Lookup("example.com", "v1", "foos"); ok && got.Terminating.Load() {
-				n++
+				if n++; n == 1 {
+					close(seen)
+				}
 			}
+			runtime.Gosched()
 		}
 	}()
 	for i, deleting := range []bool{true, false, true} {
@@ -196,6 +200,12 @@ func TestServingMarksTerminating(t *testing.T) {
 			t.Errorf("step %d: syncServing = %v, %v; Terminating %v, want %v", i, changed, err, cr.Terminating.Load(), deleting)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	// The last step leaves it terminating: the reader sees it, however
+	// late it is scheduled.
+	select {
+	case <-seen:
+	case <-time.After(30 * time.Second):
 	}
 	close(stop)
 	if n := <-readers; n == 0 {

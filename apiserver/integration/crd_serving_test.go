@@ -717,6 +717,7 @@ func TestCRDDeletion(t *testing.T) {
 				readers <- fmt.Errorf("GET during the deletion: %d %s", resp.StatusCode, body)
 				return
 			}
+			time.Sleep(5 * time.Millisecond) // a reader, not a load generator
 		}
 	}()
 	defer func() {
