@@ -342,8 +342,14 @@ func (dsc *Controller) manage(ctx context.Context, ds *api.DaemonSet, nodes []*a
 // failedPodMayGo applies kube's failedPodsBackoff to a failed daemon pod
 // of node: inside the back-off the DaemonSet is looked at again when it
 // ends; past it, the back-off grows and the pod goes, with kube's warning.
+//
+// The back-off starts over when the spec changes. Kube keys it on
+// status.observedGeneration, which also starts it over the first time the
+// controller's own status write reaches its cache, so a pod failing right
+// after creation could be replaced twice at once; the spec's generation
+// has no such step.
 func (dsc *Controller) failedPodMayGo(ds *api.DaemonSet, node string, p *api.Pod) bool {
-	key := fmt.Sprintf("%s/%d/%s", ds.UID, ds.Status.ObservedGeneration, node)
+	key := fmt.Sprintf("%s/%d/%s", ds.UID, ds.Generation, node)
 	if in, left := dsc.failedPods.InBackoffSinceUpdate(key); in {
 		dsc.queue.AddAfter(cache.MetaNamespaceKeyFunc(ds), left)
 		return false
