@@ -65,9 +65,11 @@ const (
 var hpaRoundTripAnnotations = []string{HPAMetricSpecsAnnotation, HPABehaviorAnnotation, HPAToleranceDownAnnotation,
 	HPAToleranceUpAnnotation, HPAMetricStatusesAnnotation, HPAConditionsAnnotation}
 
-// dropHPARoundTrip returns in without the round-trip annotations (a copy
-// when it had any, nil staying nil).
-func dropHPARoundTrip(in map[string]string) map[string]string {
+// DropHPARoundTripAnnotations returns in without the annotations in which
+// autoscaling/v1 carries what only v2 has (a copy when it had any, nil
+// staying nil): Kubernetes keeps none of them on the stored HPA, whichever
+// version writes it.
+func DropHPARoundTripAnnotations(in map[string]string) map[string]string {
 	found := false
 	for _, k := range hpaRoundTripAnnotations {
 		_, ok := in[k]
@@ -313,7 +315,7 @@ func HPAToV1(h *HorizontalPodAutoscaler) *HorizontalPodAutoscalerV1 {
 			DesiredReplicas:    c.Status.DesiredReplicas,
 		},
 	}
-	annotations := dropHPARoundTrip(out.Annotations)
+	annotations := DropHPARoundTripAnnotations(out.Annotations)
 	set := func(key string, v any) {
 		if annotations == nil {
 			annotations = map[string]string{}
@@ -447,7 +449,7 @@ func HPAFromV1(h *HorizontalPodAutoscalerV1) *HorizontalPodAutoscaler {
 			}
 		}
 	}
-	out.Annotations = dropHPARoundTrip(ann)
+	out.Annotations = DropHPARoundTripAnnotations(ann)
 	return out
 }
 

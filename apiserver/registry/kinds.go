@@ -46,6 +46,7 @@ func StrategyFor(ri api.ResourceInfo, alloc *servicealloc.Allocator) Strategy {
 		if ri.Version == "v1" {
 			return hpaV1Strategy{}
 		}
+		return hpaStrategy{}
 	case "events.k8s.io/events":
 		return eventV1Strategy{BaseStrategy{CreateOnUpdate: true}}
 	case "admissionregistration.k8s.io/validatingadmissionpolicies":
@@ -66,6 +67,13 @@ type storageVersion struct {
 	info        api.ResourceInfo
 	toStorage   func(api.Object) api.Object
 	fromStorage func(api.Object) api.Object
+	// partial says the served version cannot hold all of the stored
+	// object (a v1 HPA holds v2's metrics, current metrics and conditions
+	// in annotations, which a client may rewrite): the rules of a write
+	// then apply to the storage form, as Kubernetes applies them to its
+	// internal object, and what the write may not change is taken from
+	// the stored object itself, not from its served form.
+	partial bool
 }
 
 // storageVersionFor is the storage of a resource served over another's:
@@ -90,6 +98,7 @@ func storageVersionFor(ri api.ResourceInfo) *storageVersion {
 			info:        v2,
 			toStorage:   func(obj api.Object) api.Object { return hpaFromV1(obj) },
 			fromStorage: func(obj api.Object) api.Object { return api.HPAToV1(obj.(*api.HorizontalPodAutoscaler)) },
+			partial:     true,
 		}
 	}
 	return nil
@@ -102,7 +111,10 @@ func hpaFromV1(obj api.Object) *api.HorizontalPodAutoscaler {
 }
 
 // hpaV1Strategy serves autoscaling/v1 HPAs: Kubernetes validates the
-// (internal) HPA they convert to, so errors name v2's field paths.
+// (internal) HPA they convert to, so errors name v2's field paths. What a
+// write may not change (the status on create and update, the spec through
+// /status) is kept on the v2 form, whatever annotations the v1 object
+// carries (storageVersion.partial).
 type hpaV1Strategy struct{ BaseStrategy }
 
 func (hpaV1Strategy) Validate(ctx context.Context, obj api.Object) field.ErrorList {
@@ -115,6 +127,27 @@ func (hpaV1Strategy) ValidateUpdate(ctx context.Context, obj, old api.Object) fi
 
 func (hpaV1Strategy) ValidateStatusUpdate(ctx context.Context, obj, old api.Object) field.ErrorList {
 	return validation.ValidateStatusUpdate(hpaFromV1(obj), hpaFromV1(old))
+}
+
+// hpaStrategy serves autoscaling/v2 HPAs: like Kubernetes' conversion of
+// v2, a write keeps none of the annotations autoscaling/v1 carries v2's
+// fields in (v1 writes lose them in their conversion to v2).
+type hpaStrategy struct{ BaseStrategy }
+
+func (s hpaStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
+	s.BaseStrategy.PrepareForCreate(ctx, obj)
+	dropHPARoundTrip(obj)
+}
+
+func (hpaStrategy) PrepareForUpdate(ctx context.Context, obj, old api.Object) { dropHPARoundTrip(obj) }
+
+func (hpaStrategy) PrepareForStatusUpdate(ctx context.Context, obj, old api.Object) {
+	dropHPARoundTrip(obj)
+}
+
+func dropHPARoundTrip(obj api.Object) {
+	m := obj.GetObjectMeta()
+	m.Annotations = api.DropHPARoundTripAnnotations(m.Annotations)
 }
 
 // eventV1Strategy serves events.k8s.io/v1 Events: Kubernetes validates the

@@ -35,6 +35,16 @@ func copyStatus(dst, src api.Object) {
 	}
 }
 
+// copySpec sets dst's "spec" (every field but metadata and status) to src's.
+func copySpec(dst, src api.Object) {
+	d, s := structOf(dst), structOf(src)
+	for i := 0; i < d.NumField(); i++ {
+		if !isMetaOrStatus(d.Type().Field(i)) {
+			d.Field(i).Set(s.Field(i))
+		}
+	}
+}
+
 func isMetaOrStatus(f reflect.StructField) bool {
 	return f.Name == "TypeMeta" || f.Name == "ObjectMeta" || f.Name == "Status"
 }

@@ -256,9 +256,29 @@ func (s *Store) normalizeRead(obj api.Object) bool {
 	return ok && n.NormalizeRead(obj)
 }
 
+// writeKind is what a write may change of the object it replaces.
+type writeKind int
+
+const (
+	writeCreate writeKind = iota // a new object, with no status
+	writeObject                  // metadata and spec: the status stays
+	writeStatus                  // status, labels and annotations: the spec stays
+	writeMeta                    // metadata only (a deletion's marks)
+)
+
+// writeKindOf is the kind of an update through subresource sub.
+func (s *Store) writeKindOf(sub string) writeKind {
+	if _, statusLike := s.statusStrategy(sub); statusLike {
+		return writeStatus
+	}
+	return writeObject
+}
+
 // encode renders obj for storage: resourceVersion is not stored, it is the
-// etcd revision.
-func (s *Store) encode(obj api.Object) ([]byte, error) {
+// etcd revision. prev is the stored value obj replaces (nil on create) and
+// w what the write may change of it, for kinds stored as another that the
+// served one cannot fully say (storageVersion.partial).
+func (s *Store) encode(obj api.Object, prev *storage.KV, w writeKind) ([]byte, error) {
 	s.setType(obj)
 	meta := obj.GetObjectMeta()
 	rv := meta.ResourceVersion
@@ -268,7 +288,12 @@ func (s *Store) encode(obj api.Object) ([]byte, error) {
 	if s.stored != nil {
 		st := s.stored.toStorage(obj)
 		*st.GetTypeMeta() = api.TypeMeta{Kind: s.stored.info.Kind, APIVersion: s.stored.info.GroupVersion()}
-		data, err = json.Marshal(st)
+		if s.stored.partial {
+			err = s.keepStored(st, prev, w)
+		}
+		if err == nil {
+			data, err = json.Marshal(st)
+		}
 	} else if s.storageAPIVersion != "" {
 		tm := obj.GetTypeMeta()
 		tm.APIVersion = s.storageAPIVersion
@@ -282,6 +307,48 @@ func (s *Store) encode(obj api.Object) ([]byte, error) {
 		return nil, apierrors.NewInternalError(fmt.Errorf("encode %s: %w", s.Info.Resource, err))
 	}
 	return data, nil
+}
+
+// keepStored applies a write's rules to st, the storage form of the
+// written object, with what the write may not change taken from the stored
+// object prev replaces (nil on create): a new object has no status, an
+// update of the object keeps the stored status and counts a new generation
+// when the stored spec changed, an update of the status keeps the stored
+// spec, and a deletion's marks keep both. Kubernetes applies these rules to
+// its internal object, which holds what the served version only carries in
+// annotations a client may rewrite, or drop.
+func (s *Store) keepStored(st api.Object, prev *storage.KV, w writeKind) error {
+	if prev == nil || w == writeCreate {
+		if s.Info.HasSubresource("status") {
+			resetStatus(st)
+		}
+		return nil
+	}
+	plain, err := s.open(prev.Key, prev.Value)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	old := s.stored.info.New()
+	if err := json.Unmarshal(plain, old); err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("decode %s: %w", s.Info.Resource, err))
+	}
+	switch w {
+	case writeObject:
+		if s.Info.HasSubresource("status") {
+			copyStatus(st, old)
+		}
+		gen := old.GetObjectMeta().Generation
+		if !specEqual(st, old) {
+			gen++
+		}
+		st.GetObjectMeta().Generation = gen
+	case writeStatus:
+		copySpec(st, old)
+	case writeMeta:
+		copySpec(st, old)
+		copyStatus(st, old)
+	}
+	return nil
 }
 
 // seal encrypts an encoding for storage under key, when encryption is on.
@@ -510,7 +577,7 @@ func (s *Store) CreateEncoded(ctx context.Context, ns string, obj api.Object, op
 func (s *Store) create(ctx context.Context, obj api.Object, generated bool, opts WriteOptions) (api.Object, []byte, error) {
 	meta := obj.GetObjectMeta()
 	for attempt := 0; ; attempt++ {
-		data, err := s.encode(obj)
+		data, err := s.encode(obj, nil, writeCreate)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -741,7 +808,7 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 func (s *Store) store(ctx context.Context, kv storage.KV, cur, obj api.Object, userRV string, opts WriteOptions) (api.Object, error) {
 	meta := obj.GetObjectMeta()
 	name := meta.Name
-	data, err := s.encode(obj)
+	data, err := s.encode(obj, &kv, s.writeKindOf(opts.Subresource))
 	if err != nil {
 		return nil, err
 	}
@@ -932,6 +999,13 @@ func (s *Store) deleteOnce(ctx context.Context, kv storage.KV, cur api.Object, o
 			ts := api.NewTime(now.Add(time.Duration(grace) * time.Second))
 			nm.DeletionTimestamp = &ts
 			nm.DeletionGracePeriodSeconds = &grace
+			// Controllers must not act on an object being deleted as they
+			// did: kube-apiserver's generic store counts the mark as a new
+			// generation (kinds with a deletion of their own, CRDs and
+			// namespaces, do not).
+			if _, own := s.strategy.(DeletionPreparer); !own && blocker == nil && nm.Generation > 0 {
+				nm.Generation++
+			}
 		} else {
 			curGrace := int64(0)
 			if meta.DeletionGracePeriodSeconds != nil {
@@ -951,7 +1025,7 @@ func (s *Store) deleteOnce(ctx context.Context, kv storage.KV, cur api.Object, o
 		if blocked {
 			blocker.markDeleting(next)
 		}
-		data, err := s.encode(next)
+		data, err := s.encode(next, &kv, writeMeta)
 		if err != nil {
 			return nil, false, err
 		}
