@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -35,11 +36,13 @@ type Controller struct {
 	pods         *informer.Informer[api.Pod]
 	podControl   controller.PodControl
 	expectations *controller.Expectations
-	queue        *workqueue.RateLimitingQueue[string]
-	recorder     events.Recorder
-	log          *slog.Logger
-	metrics      *controller.SyncMetrics
-	now          func() time.Time
+	// finalizers are the tracking-finalizer removals not yet seen.
+	finalizers finalizerExpectations
+	queue      *workqueue.RateLimitingQueue[string]
+	recorder   events.Recorder
+	log        *slog.Logger
+	metrics    *controller.SyncMetrics
+	now        func() time.Time
 	// Backoff is the delay before replacing the first failed pod; it
 	// doubles with each further failure up to MaxBackoff.
 	Backoff time.Duration
@@ -74,7 +77,10 @@ func NewController(c *client.Client, jobs *informer.Informer[api.Job], pods *inf
 	jobs.AddEventHandler(informer.Handler[api.Job]{
 		OnAdd:    func(j *api.Job, _ bool) { enqueue(j) },
 		OnUpdate: func(_, j *api.Job) { enqueue(j) },
-		OnDelete: func(j *api.Job, _ bool) { ctl.expectations.Delete(cache.MetaNamespaceKeyFunc(j)) },
+		OnDelete: func(j *api.Job, _ bool) {
+			ctl.expectations.Delete(cache.MetaNamespaceKeyFunc(j))
+			ctl.finalizers.delete(cache.MetaNamespaceKeyFunc(j))
+		},
 	})
 	pods.AddEventHandler(informer.Handler[api.Pod]{
 		OnAdd: func(p *api.Pod, _ bool) {
@@ -96,15 +102,20 @@ func NewController(c *client.Client, jobs *informer.Informer[api.Job], pods *inf
 				if p.DeletionTimestamp != nil && old.DeletionTimestamp == nil {
 					ctl.expectations.DeletionObserved(key, controller.PodKey(p))
 				}
+				if !hasTrackingFinalizer(p) {
+					ctl.finalizers.observed(key, p.UID)
+				}
 				ctl.queue.Add(key)
 			}
 			if oldKey := ctl.jobKeyOf(old); oldKey != "" && oldKey != key {
+				ctl.finalizers.observed(oldKey, p.UID)
 				ctl.queue.Add(oldKey)
 			}
 		},
 		OnDelete: func(p *api.Pod, _ bool) {
 			if key := ctl.jobKeyOf(p); key != "" {
 				ctl.expectations.DeletionObserved(key, controller.PodKey(p))
+				ctl.finalizers.observed(key, p.UID)
 				ctl.queue.Add(key)
 			}
 		},
@@ -164,6 +175,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	cached, err := c.jobs.Lister().Namespace(ns).Get(name)
 	if apierrors.IsNotFound(err) {
 		c.expectations.Delete(key)
+		c.finalizers.delete(key)
 		return c.releaseOrphans(ctx, ns, name, "")
 	}
 	if err != nil {
@@ -175,7 +187,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	// A finished or deleted job counts nothing more: its pods go free.
 	if isFinished(cached) || cached.DeletionTimestamp != nil {
-		return errors.Join(c.releasePods(ctx, pods), c.releaseOrphans(ctx, ns, name, cached.UID))
+		_, err := c.releasePods(ctx, "", pods)
+		return errors.Join(err, c.releaseOrphans(ctx, ns, name, cached.UID))
 	}
 	if !c.expectations.Satisfied(key) {
 		return nil
@@ -186,75 +199,61 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	indexed := job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == api.IndexedCompletion && job.Spec.Completions != nil
 	perIndex := indexed && job.Spec.BackoffLimitPerIndex != nil
 
-	// Uncounted pods whose finalizer is gone are counted now.
+	// Uncounted pods whose finalizer is gone are counted now; a pod whose
+	// finalizer this controller removed counts as released before its
+	// informer shows it.
+	released := c.finalizers.expected(key)
 	holding := map[api.UID]bool{}
 	for _, p := range pods {
-		if hasTrackingFinalizer(p) {
+		if hasTrackingFinalizer(p) && !released[p.UID] {
 			holding[p.UID] = true
 		}
 	}
 	unc := newUncounted(st)
 	unc.count(st, holding)
 
-	var done, failedIdx map[int]bool
+	var done, failedIdx, prevDone map[int]bool
 	var completions int32
 	if indexed {
 		completions = *job.Spec.Completions
 		done = parseIndexes(st.CompletedIndexes, completions)
+		prevDone = maps.Clone(done)
 		failedIdx = map[int]bool{}
 		if st.FailedIndexes != nil {
 			failedIdx = parseIndexes(*st.FailedIndexes, completions)
 		}
 	}
 	failing := conditionOf(st, api.JobFailureTarget) != nil
-	var active, release []*api.Pod
+	var active []*api.Pod
+	// terminating are kube's: pods being deleted that have not finished;
+	// the terminal condition waits for them.
 	var ready, terminating, held int32
 	var lastFailure time.Time
 	policyFailure := ""
-	// counts are the failures so far of each index, for the annotations
-	// of its next pod (backoffLimitPerIndex).
-	counts := map[int]indexFailures{}
 	for _, p := range pods {
 		if p.DeletionTimestamp != nil && p.Status.Phase != api.PodSucceeded && p.Status.Phase != api.PodFailed {
 			terminating++
 		}
-		tracked := hasTrackingFinalizer(p)
 		ix := -1
 		if indexed {
 			ix = podIndex(p, completions)
 		}
 		switch {
 		case p.Status.Phase == api.PodSucceeded:
-			if indexed {
-				if ix >= 0 && !failedIdx[ix] {
-					done[ix] = true
-				}
-			} else if tracked && !unc.has(p.UID) {
-				unc.succeeded = append(unc.succeeded, p.UID)
-			}
-			if tracked {
-				release = append(release, p)
+			if indexed && ix >= 0 && !failedIdx[ix] {
+				done[ix] = true
 			}
 		case isPodFailed(p, job, failing):
 			action, msg := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p)
-			if perIndex && ix >= 0 {
-				counts[ix] = counts[ix].after(p, action == api.PodFailurePolicyActionIgnore)
-			}
-			if !tracked {
-				// Counted before; its finish time still paces the back-off.
-				if action != api.PodFailurePolicyActionIgnore {
-					lastFailure = latest(lastFailure, finishTime(p))
-				}
-				continue
-			}
-			release = append(release, p)
-			if action == api.PodFailurePolicyActionIgnore || unc.has(p.UID) || indexed && ix < 0 {
+			if action == api.PodFailurePolicyActionIgnore {
 				// Ignored failures count neither as failures nor
-				// toward the back-off.
+				// toward the job's back-off.
 				continue
 			}
-			unc.failed = append(unc.failed, p.UID)
 			lastFailure = latest(lastFailure, finishTime(p))
+			if !holding[p.UID] || indexed && ix < 0 {
+				continue // counted before
+			}
 			switch {
 			case action == api.PodFailurePolicyActionFailJob && policyFailure == "":
 				policyFailure = msg
@@ -280,6 +279,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	// first; an active pod without a valid index, or with the index of
 	// another active pod, or of an index already succeeded or failed, goes.
 	var pending []int
+	// delayed holds, per index waiting for a new pod, the failed pod that
+	// keeps its finalizer until that pod exists (kube's
+	// podsWithDelayedDeletionPerIndex): the index's failure count lives in
+	// its annotations, so deleting it must not lose the count.
+	delayed := map[int]*api.Pod{}
 	if indexed {
 		running := map[int]bool{}
 		var keep, extra []*api.Pod
@@ -300,22 +304,47 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			running[i] = true
 			keep = append(keep, p)
 		}
-		errs = append(errs, c.deletePods(ctx, job, key, extra)...)
-		terminating += int32(len(extra))
+		deleted, delErrs := c.deletePods(ctx, job, key, extra, true)
+		errs = append(errs, delErrs...)
+		terminating += deleted
 		active = keep
 		for i := range int(completions) {
 			if !done[i] && !running[i] && !failedIdx[i] {
 				pending = append(pending, i)
 			}
 		}
-		st.Succeeded = int32(len(done))
-		st.CompletedIndexes = formatIndexes(done)
 		if perIndex {
-			st.FailedIndexes = new(formatIndexes(failedIdx))
+			for _, p := range pods {
+				ix := podIndex(p, completions)
+				if !holding[p.UID] || ix < 0 || done[ix] || failedIdx[ix] || running[ix] || !isPodFailed(p, job, failing) {
+					continue
+				}
+				// The one with the most failures before it, the latest.
+				if d, ok := delayed[ix]; !ok || absoluteIndexFailures(d) <= absoluteIndexFailures(p) && !finishTime(p).Before(finishTime(d)) {
+					delayed[ix] = p
+				}
+			}
 		}
 	}
 	succeeded := st.Succeeded + int32(len(unc.succeeded))
+	if indexed {
+		succeeded = int32(len(done))
+	} else {
+		for _, p := range pods {
+			if p.Status.Phase == api.PodSucceeded && holding[p.UID] && !unc.has(p.UID) {
+				succeeded++
+			}
+		}
+	}
 	failed := st.Failed + int32(len(unc.failed))
+	for _, p := range pods {
+		if holding[p.UID] && !unc.has(p.UID) && p.Status.Phase != api.PodSucceeded && isPodFailed(p, job, failing) &&
+			(!indexed || podIndex(p, completions) >= 0) {
+			if action, _ := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p); action != api.PodFailurePolicyActionIgnore {
+				failed++
+			}
+		}
+	}
 	suspended := job.Spec.Suspend != nil && *job.Spec.Suspend
 	if st.StartTime == nil && !suspended {
 		t := api.NewTime(now)
@@ -330,16 +359,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	target := conditionOf(st, api.JobFailureTarget)
 	switch {
 	case target != nil:
-		// Decided by an earlier sync, waiting for its pods to be counted.
+		// Decided by an earlier sync, waiting for its pods.
 		failReason, failMessage = target.Reason, target.Message
+	case conditionOf(st, api.JobSuccessCriteriaMet) != nil:
+		// Success was decided first: no failure overrides it.
 	case policyFailure != "":
 		failReason, failMessage = api.JobReasonPodFailurePolicy, policyFailure
-	case perIndex && job.Spec.MaxFailedIndexes != nil && int32(len(failedIdx)) > *job.Spec.MaxFailedIndexes:
-		failReason, failMessage = api.JobReasonMaxFailedIndexesExceeded, "Job has exceeded the specified maximal number of failed indexes"
 	case failed > backoffLimit || pastBackoffLimitOnFailure(job, active, backoffLimit):
 		failReason, failMessage = api.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit"
-	case perIndex && len(failedIdx) > 0 && len(done)+len(failedIdx) == int(completions):
-		failReason, failMessage = api.JobReasonFailedIndexes, "Job has failed indexes"
 	case job.Spec.ActiveDeadlineSeconds != nil && st.StartTime != nil && !suspended:
 		deadline := st.StartTime.Add(time.Duration(*job.Spec.ActiveDeadlineSeconds) * time.Second)
 		if !now.Before(deadline) {
@@ -348,66 +375,118 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			requeue = deadline.Sub(now)
 		}
 	}
+	if failReason == "" && target == nil && perIndex && conditionOf(st, api.JobSuccessCriteriaMet) == nil {
+		switch {
+		case job.Spec.MaxFailedIndexes != nil && int32(len(failedIdx)) > *job.Spec.MaxFailedIndexes:
+			failReason, failMessage = api.JobReasonMaxFailedIndexesExceeded, "Job has exceeded the specified maximal number of failed indexes"
+		case len(failedIdx) > 0 && len(done)+len(failedIdx) >= int(completions):
+			failReason, failMessage = api.JobReasonFailedIndexes, "Job has failed indexes"
+		}
+	}
 
 	activeCount := int32(len(active))
 	complete := failReason == "" && (conditionOf(st, api.JobSuccessCriteriaMet) != nil ||
 		(job.Spec.Completions != nil && succeeded >= *job.Spec.Completions) ||
 		(job.Spec.Completions == nil && succeeded > 0 && len(active) == 0))
-	// The terminal condition waits, as kube's, until every pod is counted
-	// and free: no uncounted UID, no pod still holding the finalizer
-	// after this sync.
-	settled := func() bool {
-		if !unc.empty() || len(active) > 0 {
-			return false
-		}
-		for _, p := range pods {
-			if hasTrackingFinalizer(p) && !slices.Contains(release, p) {
-				return false
+	// finishing: the job met its success criteria or failed; its active
+	// pods are stopped and every pod it holds is released.
+	finishing := false
+	if failReason != "" || complete {
+		deleted, delErrs := c.deletePods(ctx, job, key, active, false)
+		errs = append(errs, delErrs...)
+		terminating += deleted
+		activeCount -= deleted
+		for _, p := range active {
+			if controller.IsPodReady(p) {
+				ready--
 			}
 		}
-		return len(release) == 0
-	}
-	switch {
-	case failReason != "":
-		errs = append(errs, c.deletePods(ctx, job, key, active)...)
-		terminating += activeCount
-		activeCount = 0
-		if target == nil {
-			setCondition(st, api.JobFailureTarget, failReason, failMessage, now)
-		}
-		active = nil
-		if settled() {
-			setCondition(st, api.JobFailed, failReason, failMessage, now)
-			c.recorder.Event(job, api.EventTypeWarning, failReason, failMessage)
-			c.log.Info("job failed", "job", key, "reason", failReason)
-		}
-	case complete:
-		errs = append(errs, c.deletePods(ctx, job, key, active)...)
-		terminating += activeCount
-		activeCount = 0
-		if conditionOf(st, api.JobSuccessCriteriaMet) == nil {
-			setCondition(st, api.JobSuccessCriteriaMet, "CompletionsReached", "Reached expected number of succeeded pods", now)
-		}
-		active = nil
-		if settled() {
-			setCondition(st, api.JobComplete, "CompletionsReached", "Reached expected number of succeeded pods", now)
-			t := api.NewTime(now)
-			st.CompletionTime = &t
-			c.recorder.Event(job, api.EventTypeNormal, "Completed", "Job completed")
-			c.log.Info("job completed", "job", key)
-		}
-	default:
+		// As kube's: a pod that could not be deleted keeps the job from
+		// finishing in this sync.
+		finishing = len(delErrs) == 0
+	} else {
 		var wait time.Duration
+		var removed int32
 		var manageErrs []error
-		activeCount, wait, manageErrs = c.manageJob(ctx, job, key, active, held, pending, counts, succeeded, failed, lastFailure, suspended, now)
+		activeCount, removed, wait, manageErrs = c.manageJob(ctx, job, key, active, held, pending, delayed, succeeded, failed, lastFailure, suspended, now)
 		errs = append(errs, manageErrs...)
+		terminating += removed
 		if wait > 0 && (requeue == 0 || wait < requeue) {
 			requeue = wait
 		}
-		if suspended {
-			setCondition(st, api.JobSuspended, "JobSuspended", "Job suspended", now)
-		} else {
-			clearCondition(st, api.JobSuspended, "JobResumed", "Job resumed", now)
+		// As kube's (MutableSchedulingDirectivesForSuspendedJobs, on by
+		// default in v1.37): a suspended job has no start time; a resumed
+		// one starts again now, so activeDeadlineSeconds counts only
+		// the time it runs.
+		switch {
+		case suspended && setCondition(st, api.JobSuspended, api.ConditionTrue, "JobSuspended", "Job suspended", now):
+			c.recorder.Event(job, api.EventTypeNormal, "Suspended", "Job suspended")
+			st.StartTime = nil
+		case !suspended && setCondition(st, api.JobSuspended, api.ConditionFalse, "JobResumed", "Job resumed", now):
+			c.recorder.Event(job, api.EventTypeNormal, "Resumed", "Job resumed")
+			st.StartTime = new(api.NewTime(now))
+		}
+	}
+
+	// Accounting (steps 2 and 3 of tracking.go): which held pods go free,
+	// and which of them are counted.
+	var release []*api.Pod
+	newIndexes := 0
+	capped := false
+	for _, p := range pods {
+		if !holding[p.UID] {
+			continue
+		}
+		ix := -1
+		if indexed {
+			ix = podIndex(p, completions)
+		}
+		podFailed := isPodFailed(p, job, failing || finishing && failReason != "")
+		if !finishing && p.Status.Phase != api.PodSucceeded && (!podFailed || ix >= 0 && delayed[ix] == p) {
+			continue
+		}
+		release = append(release, p)
+		switch {
+		case p.Status.Phase == api.PodSucceeded:
+			if indexed {
+				if ix >= 0 && !prevDone[ix] {
+					newIndexes++
+				}
+			} else if !unc.has(p.UID) {
+				unc.succeeded = append(unc.succeeded, p.UID)
+			}
+		case podFailed || failReason != "":
+			// A failing job's every unfinished pod counts as failed.
+			if unc.has(p.UID) || indexed && ix < 0 {
+				break
+			}
+			if action, _ := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p); action != api.PodFailurePolicyActionIgnore {
+				unc.failed = append(unc.failed, p.UID)
+			}
+		}
+		if newIndexes+unc.size() >= MaxUncountedPods {
+			capped = true
+			break
+		}
+	}
+	if indexed {
+		st.Succeeded = int32(len(done))
+		st.CompletedIndexes = formatIndexes(done)
+		if perIndex {
+			st.FailedIndexes = new(formatIndexes(failedIdx))
+		}
+	}
+	// The interim condition first; the terminal one once every pod is
+	// counted and none is terminating.
+	switch {
+	case !finishing:
+	case failReason != "":
+		if target == nil {
+			setCondition(st, api.JobFailureTarget, api.ConditionTrue, failReason, failMessage, now)
+		}
+	default:
+		if conditionOf(st, api.JobSuccessCriteriaMet) == nil {
+			setCondition(st, api.JobSuccessCriteriaMet, api.ConditionTrue, "CompletionsReached", "Reached expected number of succeeded pods", now)
 		}
 	}
 	unc.store(st)
@@ -415,18 +494,58 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	st.Ready = &ready
 	st.Terminating = &terminating
 	if !reflect.DeepEqual(cached.Status, job.Status) {
-		if _, err := client.Resource[api.Job](c.client).Namespace(ns).UpdateStatus(ctx, job); err != nil {
+		if job, err = c.updateStatus(ctx, job); err != nil {
 			// The pods stay held: nothing of this sync is recorded.
-			return errors.Join(append(errs, fmt.Errorf("update status of job %s: %w", key, err))...)
+			return errors.Join(append(errs, err)...)
+		}
+		st = &job.Status
+	}
+	// Recorded: the pods may go, and those gone are counted.
+	ok, rmErr := c.releasePods(ctx, key, release)
+	for i, p := range release {
+		if ok[i] {
+			delete(holding, p.UID)
 		}
 	}
-	// Recorded: the finished pods may go (their counting completes in the
-	// sync their update triggers).
-	errs = append(errs, c.releasePods(ctx, release))
+	unc = newUncounted(st)
+	changed := unc.count(st, holding)
+	unc.store(st)
+	finished := finishing && !capped && rmErr == nil && unc.empty() && terminating == 0
+	if finished {
+		if failReason != "" {
+			setCondition(st, api.JobFailed, api.ConditionTrue, failReason, failMessage, now)
+		} else {
+			setCondition(st, api.JobComplete, api.ConditionTrue, "CompletionsReached", "Reached expected number of succeeded pods", now)
+			st.CompletionTime = new(api.NewTime(now))
+		}
+	}
+	if changed || finished {
+		if _, err := c.updateStatus(ctx, job); err != nil {
+			return errors.Join(append(errs, rmErr, err)...)
+		}
+	}
+	switch {
+	case !finished:
+	case failReason != "":
+		c.recorder.Event(job, api.EventTypeWarning, failReason, failMessage)
+		c.log.Info("job failed", "job", key, "reason", failReason)
+	default:
+		c.recorder.Event(job, api.EventTypeNormal, "Completed", "Job completed")
+		c.log.Info("job completed", "job", key)
+	}
 	if requeue > 0 {
 		c.queue.AddAfter(key, requeue)
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, rmErr)...)
+}
+
+// updateStatus writes the job's status and returns the job stored.
+func (c *Controller) updateStatus(ctx context.Context, job *api.Job) (*api.Job, error) {
+	out, err := client.Resource[api.Job](c.client).Namespace(job.Namespace).UpdateStatus(ctx, job)
+	if err != nil {
+		return job, fmt.Errorf("update status of job %s/%s: %w", job.Namespace, job.Name, err)
+	}
+	return out, nil
 }
 
 // conditionOf returns the True condition of type t, or nil.
@@ -443,10 +562,13 @@ func conditionOf(st *api.JobStatus, t api.JobConditionType) *api.JobCondition {
 // should: parallelism, but no more than the completions still missing; no
 // new pods once a job without completions had a success. Replacements of
 // failed pods wait for the back-off; terminating pods not yet failed (held,
-// under podReplacementPolicy Failed) keep their places. It returns the number of active pods
-// after (new pods count, as in kube) and how long until the back-off ends.
-// An Indexed job's new pods take the lowest pending indexes.
-func (c *Controller) manageJob(ctx context.Context, job *api.Job, key string, active []*api.Pod, held int32, pending []int, counts map[int]indexFailures, succeeded, failed int32, lastFailure time.Time, suspended bool, now time.Time) (int32, time.Duration, []error) {
+// under podReplacementPolicy Failed) keep their places. It returns the
+// number of active pods after (new pods count, as in kube), how many it
+// deleted, and how long until the back-off ends. An Indexed job's new pods
+// take the lowest pending indexes; with backoffLimitPerIndex an index
+// waits out its own back-off, from its delayed failed pod, whose failure
+// counts its new pod carries on.
+func (c *Controller) manageJob(ctx context.Context, job *api.Job, key string, active []*api.Pod, held int32, pending []int, delayed map[int]*api.Pod, succeeded, failed int32, lastFailure time.Time, suspended bool, now time.Time) (int32, int32, time.Duration, []error) {
 	parallelism := int32(1)
 	if job.Spec.Parallelism != nil {
 		parallelism = *job.Spec.Parallelism
@@ -467,19 +589,21 @@ func (c *Controller) manageJob(ctx context.Context, job *api.Job, key string, ac
 		extra := append([]*api.Pod(nil), active...)
 		sort.Sort(controller.PodsByDeletionPreference{Pods: extra})
 		extra = extra[:n-want]
-		return want, 0, c.deletePods(ctx, job, key, extra)
+		deleted, errs := c.deletePods(ctx, job, key, extra, true)
+		return n - deleted, deleted, 0, errs
 	case n < want:
-		perIndex := job.Spec.BackoffLimitPerIndex != nil && job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == api.IndexedCompletion
+		indexed := job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == api.IndexedCompletion
+		perIndex := indexed && job.Spec.BackoffLimitPerIndex != nil
 		var wait time.Duration
 		if perIndex {
 			// Each index waits out its own back-off, as kube's
 			// getPodCreationInfoForIndependentIndexes.
 			var due []int
 			for _, i := range pending {
-				if f := counts[i]; f.counted > 0 {
-					if until := f.last.Add(c.backoff(f.counted)); now.Before(until) {
-						if d := until.Sub(now); wait == 0 || d < wait {
-							wait = d
+				if d := delayed[i]; d != nil {
+					if until := finishTime(d).Add(c.backoff(absoluteIndexFailures(d) + 1)); now.Before(until) {
+						if left := until.Sub(now); wait == 0 || left < wait {
+							wait = left
 						}
 						continue
 					}
@@ -489,26 +613,25 @@ func (c *Controller) manageJob(ctx context.Context, job *api.Job, key string, ac
 			pending = due
 		} else if failed > 0 {
 			if until := lastFailure.Add(c.backoff(failed)); now.Before(until) {
-				return n, until.Sub(now), nil
+				return n, 0, until.Sub(now), nil
 			}
 		}
 		diff := int(want - n)
-		if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == api.IndexedCompletion {
+		if indexed {
 			// Failed indexes (backoffLimitPerIndex) run no more.
 			diff = min(diff, len(pending))
 		}
 		if diff <= 0 {
-			return n, wait, nil
+			return n, 0, wait, nil
 		}
 		c.expectations.ExpectCreations(key, diff)
 		ref := controller.NewControllerRef(&job.ObjectMeta, "batch/v1", "Job")
 		var errs []error
-		indexed := job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == api.IndexedCompletion
 		tracked := trackedTemplate(&job.Spec.Template)
 		for k := range diff {
 			template := tracked
 			if indexed {
-				template = indexedTemplate(job, tracked, pending[k], counts[pending[k]])
+				template = indexedTemplate(job, tracked, pending[k], nextIndexFailures(job, delayed[pending[k]]))
 			}
 			if err := c.podControl.CreatePod(ctx, job.Namespace, template, job, ref); err != nil {
 				c.expectations.CreationObserved(key)
@@ -517,9 +640,9 @@ func (c *Controller) manageJob(ctx context.Context, job *api.Job, key string, ac
 			}
 			n++
 		}
-		return n, wait, errs
+		return n, 0, wait, errs
 	}
-	return n, 0, nil
+	return n, 0, 0, nil
 }
 
 // backoff is the delay before the pod that follows failures failures:
@@ -532,9 +655,15 @@ func (c *Controller) backoff(failures int32) time.Duration {
 	return min(d, MaxBackoff)
 }
 
-func (c *Controller) deletePods(ctx context.Context, job *api.Job, key string, pods []*api.Pod) []error {
+// deletePods deletes pods of the job and returns how many it deleted (a
+// pod already gone counts). With release, as kube's deleteJobPods (excess
+// pods, a suspended job's, duplicate indexes), each pod's tracking
+// finalizer goes first: such a pod is not counted as failed. Without it, as
+// kube's deleteActivePods (a finishing job's), the pods stay held until
+// they are counted.
+func (c *Controller) deletePods(ctx context.Context, job *api.Job, key string, pods []*api.Pod, release bool) (int32, []error) {
 	if len(pods) == 0 {
-		return nil
+		return 0, nil
 	}
 	keys := make([]string, len(pods))
 	for i, p := range pods {
@@ -542,15 +671,25 @@ func (c *Controller) deletePods(ctx context.Context, job *api.Job, key string, p
 	}
 	c.expectations.ExpectDeletions(key, keys)
 	var errs []error
+	deleted := int32(0)
 	for _, p := range pods {
+		if release {
+			if _, err := c.releasePods(ctx, "", []*api.Pod{p}); err != nil {
+				c.expectations.DeletionObserved(key, controller.PodKey(p))
+				errs = append(errs, err)
+				continue
+			}
+		}
 		if err := c.podControl.DeletePod(ctx, p.Namespace, p.Name, job); err != nil {
 			c.expectations.DeletionObserved(key, controller.PodKey(p))
 			if !apierrors.IsNotFound(err) {
 				errs = append(errs, err)
+				continue
 			}
 		}
+		deleted++
 	}
-	return errs
+	return deleted, errs
 }
 
 // pastBackoffLimitOnFailure is kube's: with restartPolicy OnFailure failed
@@ -601,30 +740,27 @@ func latest(a, b time.Time) time.Time {
 	return a
 }
 
-func setCondition(st *api.JobStatus, t api.JobConditionType, reason, message string, now time.Time) {
+// setCondition is kube's ensureJobConditionStatus: the condition of type t
+// gets status, reason and message, and new times, when any of them
+// differs; a False condition is not added. It tells whether it changed.
+func setCondition(st *api.JobStatus, t api.JobConditionType, status api.ConditionStatus, reason, message string, now time.Time) bool {
+	cond := api.JobCondition{Type: t, Status: status, Reason: reason, Message: message,
+		LastProbeTime: api.NewTime(now), LastTransitionTime: api.NewTime(now)}
 	for i := range st.Conditions {
 		c := &st.Conditions[i]
 		if c.Type == t {
-			if c.Status != api.ConditionTrue {
-				c.LastTransitionTime = api.NewTime(now)
+			if c.Status == status && c.Reason == reason && c.Message == message {
+				return false
 			}
-			c.Status, c.Reason, c.Message, c.LastProbeTime = api.ConditionTrue, reason, message, api.NewTime(now)
-			return
+			*c = cond
+			return true
 		}
 	}
-	st.Conditions = append(st.Conditions, api.JobCondition{Type: t, Status: api.ConditionTrue, Reason: reason, Message: message,
-		LastProbeTime: api.NewTime(now), LastTransitionTime: api.NewTime(now)})
-}
-
-// clearCondition sets a True condition of type t to False.
-func clearCondition(st *api.JobStatus, t api.JobConditionType, reason, message string, now time.Time) {
-	for i := range st.Conditions {
-		c := &st.Conditions[i]
-		if c.Type == t && c.Status == api.ConditionTrue {
-			c.Status, c.Reason, c.Message = api.ConditionFalse, reason, message
-			c.LastProbeTime, c.LastTransitionTime = api.NewTime(now), api.NewTime(now)
-		}
+	if status == api.ConditionFalse {
+		return false
 	}
+	st.Conditions = append(st.Conditions, cond)
+	return true
 }
 
 // matchPodFailurePolicy returns the action of the first rule of policy

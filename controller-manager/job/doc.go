@@ -4,12 +4,14 @@
 // the Job with condition Complete, or Failed with reason
 // BackoffLimitExceeded (more failures than backoffLimit) or DeadlineExceeded
 // (activeDeadlineSeconds passed), keeping status active / ready /
-// succeeded / failed / startTime / completionTime up to date. Pods carry
-// the batch.kubernetes.io/job-tracking finalizer until they are counted
-// through status.uncountedTerminatedPods (tracking.go), so each is counted
-// exactly once; the terminal condition follows the interim FailureTarget
-// or SuccessCriteriaMet once every pod is counted. Indexed jobs name their
-// pods JOB-INDEX-xxxxx and may limit failures per index
-// (backoffLimitPerIndex, maxFailedIndexes, the FailIndex action;
-// indexed.go).
+// terminating / succeeded / failed / startTime / completionTime up to
+// date. Pods carry the batch.kubernetes.io/job-tracking finalizer until
+// they are counted through status.uncountedTerminatedPods (tracking.go),
+// so each is counted exactly once. As in kube v1.37, a job that met its
+// success criteria or failed first gets the interim SuccessCriteriaMet or
+// FailureTarget condition, and Complete or Failed only once every pod is
+// counted and none is terminating. A suspended job has no start time; a
+// resumed one starts again. Indexed jobs name their pods JOB-INDEX-xxxxx
+// and may limit failures per index (backoffLimitPerIndex,
+// maxFailedIndexes, the FailIndex action; indexed.go).
 package job

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/controller-manager/controller"
@@ -21,6 +20,9 @@ import (
 // backoffLimitPerIndex failures before it (or by a FailIndex rule) is
 // failed for good, in status.failedIndexes; more than maxFailedIndexes of
 // them fail the job at once, and any fail it once every index is done.
+// An index's failures so far travel in its pods' annotations: the failed
+// pod with the most of them keeps its tracking finalizer (and so cannot
+// vanish) until the index's next pod, which carries them on, exists.
 
 // completionIndexEnv is the environment variable kube gives every
 // container of an Indexed job's pod.
@@ -153,29 +155,31 @@ func indexedGenerateName(job string, i int) string {
 	return prefix
 }
 
-// indexFailures are the failures of one index so far: counted ones
-// (against backoffLimitPerIndex), those the pod failure policy ignored,
-// and when the latest counted one finished (for the index's back-off).
-type indexFailures struct {
-	counted, ignored int32
-	last             time.Time
+// indexFailures are the failures of one index before its next pod: those
+// counted against backoffLimitPerIndex and those the pod failure policy
+// ignored.
+type indexFailures struct{ counted, ignored int32 }
+
+// nextIndexFailures is kube's getNewIndexFailureCounts: the counts of the
+// failed pod being replaced, plus its own failure; none for an index
+// without one.
+func nextIndexFailures(job *api.Job, replaced *api.Pod) indexFailures {
+	if replaced == nil {
+		return indexFailures{}
+	}
+	f := indexFailures{counted: indexFailureCount(replaced), ignored: annotationInt(replaced, api.JobIndexIgnoredFailureCountAnnotation)}
+	if action, _ := matchPodFailurePolicy(job.Spec.PodFailurePolicy, replaced); action == api.PodFailurePolicyActionIgnore {
+		f.ignored++
+	} else {
+		f.counted++
+	}
+	return f
 }
 
-// after is f updated with the failed pod p: each pod carries the counts
-// of the pods of its index before it, so the latest failure tells all.
-func (f indexFailures) after(p *api.Pod, ignored bool) indexFailures {
-	next := indexFailures{counted: indexFailureCount(p), ignored: annotationInt(p, api.JobIndexIgnoredFailureCountAnnotation), last: f.last}
-	if ignored {
-		next.ignored++
-	} else {
-		next.counted++
-		next.last = latest(f.last, finishTime(p))
-	}
-	if next.counted > f.counted || next.counted == f.counted && next.ignored > f.ignored {
-		return next
-	}
-	f.last = next.last
-	return f
+// absoluteIndexFailures is how many earlier pods of p's index failed,
+// ignored failures included (kube's getIndexAbsoluteFailureCount).
+func absoluteIndexFailures(p *api.Pod) int32 {
+	return indexFailureCount(p) + annotationInt(p, api.JobIndexIgnoredFailureCountAnnotation)
 }
 
 // indexFailureCount is how many earlier pods of p's index failed.

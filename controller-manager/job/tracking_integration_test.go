@@ -247,3 +247,49 @@ func TestJobTracking(t *testing.T) {
 		}
 	})
 }
+
+// TestIndexFailureCountSurvivesDeletion: with backoffLimitPerIndex, an
+// index's failures are counted in its pods' annotations; a failed pod
+// keeps its tracking finalizer until its index has a new pod, as in kube,
+// so deleting it does not reset the count: the index still fails once it
+// is past its limit.
+func TestIndexFailureCountSurvivesDeletion(t *testing.T) {
+	cl := controllermanagertest.Start(t, []string{"job"}, nil)
+	ctx := cl.Context(3 * time.Minute)
+	cl.Namespace(ns)
+	pods := client.Resource[api.Pod](cl.Client).Namespace(ns)
+	j := newJob("recount", 1, 1, 6)
+	j.Spec.BackoffLimit = nil
+	j.Spec.CompletionMode = new(api.IndexedCompletion)
+	j.Spec.BackoffLimitPerIndex = new(int32(1))
+	if _, err := client.Resource[api.Job](cl.Client).Namespace(ns).Create(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	first := waitActive(t, cl, "recount", 1)[0]
+	failPod(t, cl, first, 1)
+	// Someone deletes the failed pod before its replacement exists.
+	if err := pods.Delete(ctx, first.Name, nil); err != nil {
+		t.Fatal(err)
+	}
+	p, err := pods.Get(ctx, first.Name)
+	if err != nil || !slices.Contains(p.Finalizers, api.JobTrackingFinalizer) {
+		t.Fatalf("the failed pod of an index without a new pod lost its finalizer: %v %+v", err, p)
+	}
+	second := waitActive(t, cl, "recount", 1)[0]
+	if second.Annotations[api.JobIndexFailureCountAnnotation] != "1" {
+		t.Fatalf("new pod of index 0 has failure count %q, want 1", second.Annotations[api.JobIndexFailureCountAnnotation])
+	}
+	cl.Eventually(30*time.Second, "the deleted pod gone once replaced", func() (bool, error) {
+		_, err := pods.Get(ctx, first.Name)
+		return apierrors.IsNotFound(err), err
+	})
+	failPod(t, cl, second, 1)
+	done := waitStatus(t, cl, "recount", "Failed with FailedIndexes", func(j *api.Job) bool { return condition(j, api.JobFailed) != nil })
+	c := condition(done, api.JobFailed)
+	if c.Reason != api.JobReasonFailedIndexes || *done.Status.FailedIndexes != "0" || done.Status.Failed != 2 || !uncountedEmpty(done) {
+		t.Errorf("final status %+v, condition %+v", done.Status, c)
+	}
+	if n := len(jobPods(t, cl, "recount")); n > 1 {
+		t.Errorf("%d pods of index 0, want no third one", n)
+	}
+}
