@@ -9,7 +9,9 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
@@ -38,11 +40,13 @@ type Controller struct {
 	expectations *controller.Expectations
 	// finalizers are the tracking-finalizer removals not yet seen.
 	finalizers finalizerExpectations
-	queue      *workqueue.RateLimitingQueue[string]
-	recorder   events.Recorder
-	log        *slog.Logger
-	metrics    *controller.SyncMetrics
-	now        func() time.Time
+	// written is the resourceVersion of each job's last status write.
+	written  writtenVersions
+	queue    *workqueue.RateLimitingQueue[string]
+	recorder events.Recorder
+	log      *slog.Logger
+	metrics  *controller.SyncMetrics
+	now      func() time.Time
 	// Backoff is the delay before replacing the first failed pod; it
 	// doubles with each further failure up to MaxBackoff.
 	Backoff time.Duration
@@ -80,6 +84,7 @@ func NewController(c *client.Client, jobs *informer.Informer[api.Job], pods *inf
 		OnDelete: func(j *api.Job, _ bool) {
 			ctl.expectations.Delete(cache.MetaNamespaceKeyFunc(j))
 			ctl.finalizers.delete(cache.MetaNamespaceKeyFunc(j))
+			ctl.written.forget(cache.MetaNamespaceKeyFunc(j))
 		},
 	})
 	pods.AddEventHandler(informer.Handler[api.Pod]{
@@ -176,10 +181,17 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if apierrors.IsNotFound(err) {
 		c.expectations.Delete(key)
 		c.finalizers.delete(key)
+		c.written.forget(key)
 		return c.releaseOrphans(ctx, ns, name, "")
 	}
 	if err != nil {
 		return err
+	}
+	// A cache older than this controller's own last write would count
+	// anew what that write counted (kube's StaleControllerConsistencyJob,
+	// on in v1.37): the write's event brings the job back.
+	if !c.written.seen(key, cached.ResourceVersion) {
+		return nil
 	}
 	pods, err := c.podsOf(cached)
 	if err != nil {
@@ -545,7 +557,49 @@ func (c *Controller) updateStatus(ctx context.Context, job *api.Job) (*api.Job, 
 	if err != nil {
 		return job, fmt.Errorf("update status of job %s/%s: %w", job.Namespace, job.Name, err)
 	}
+	c.written.wrote(cache.MetaNamespaceKeyFunc(out), out.ResourceVersion)
 	return out, nil
+}
+
+// writtenVersions are the resourceVersions of the controller's last status
+// write per job, until its cache shows them.
+type writtenVersions struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
+
+func (w *writtenVersions) wrote(key, rv string) {
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.m == nil {
+		w.m = map[string]int64{}
+	}
+	w.m[key] = max(w.m[key], n)
+}
+
+// seen reports whether a cached job at rv reflects the last write.
+func (w *writtenVersions) seen(key, rv string) bool {
+	n, err := strconv.ParseInt(rv, 10, 64)
+	if err != nil {
+		return true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if n < w.m[key] {
+		return false
+	}
+	delete(w.m, key)
+	return true
+}
+
+func (w *writtenVersions) forget(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.m, key)
 }
 
 // conditionOf returns the True condition of type t, or nil.
