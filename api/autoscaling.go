@@ -88,7 +88,9 @@ func DropHPARoundTripAnnotations(in map[string]string) map[string]string {
 // The typed autoscaling/v2 metric sources (package api keeps them as raw
 // JSON in MetricSpec and MetricStatus), in Kubernetes' field order.
 type (
-	hpaMetricTarget struct {
+	// MetricTarget is autoscaling/v2's target of a metric: a Value, an
+	// AverageValue or an average Utilization, as Type says.
+	MetricTarget struct {
 		Type               string             `json:"type"`
 		Value              *resource.Quantity `json:"value,omitempty"`
 		AverageValue       *resource.Quantity `json:"averageValue,omitempty"`
@@ -105,21 +107,23 @@ type (
 	}
 	hpaObjectSource struct {
 		DescribedObject CrossVersionObjectReference `json:"describedObject"`
-		Target          hpaMetricTarget             `json:"target"`
+		Target          MetricTarget                `json:"target"`
 		Metric          hpaMetricIdentifier         `json:"metric"`
 	}
 	hpaMetricSource struct { // Pods and External
 		Metric hpaMetricIdentifier `json:"metric"`
-		Target hpaMetricTarget     `json:"target"`
+		Target MetricTarget        `json:"target"`
 	}
-	hpaResourceSource struct {
-		Name   string          `json:"name"`
-		Target hpaMetricTarget `json:"target"`
+	// ResourceMetricSource is autoscaling/v2's Resource metric: a target
+	// for a resource (cpu, memory) of the pods' containers.
+	ResourceMetricSource struct {
+		Name   string       `json:"name"`
+		Target MetricTarget `json:"target"`
 	}
 	hpaContainerResourceSource struct {
-		Name      string          `json:"name"`
-		Target    hpaMetricTarget `json:"target"`
-		Container string          `json:"container"`
+		Name      string       `json:"name"`
+		Target    MetricTarget `json:"target"`
+		Container string       `json:"container"`
 	}
 	hpaObjectStatus struct {
 		Metric          hpaMetricIdentifier         `json:"metric"`
@@ -282,12 +286,17 @@ func encodeRaw(v any) json.RawMessage {
 	return b
 }
 
+// ResourceMetric is the MetricSpec of a Resource metric.
+func ResourceMetric(src ResourceMetricSource) MetricSpec {
+	return MetricSpec{Type: "Resource", Resource: encodeRaw(src)}
+}
+
 // cpuUtilizationTarget reports the CPU utilization target of m, if it is one.
 func cpuUtilizationTarget(m MetricSpec) (*int32, bool) {
 	if m.Type != "Resource" {
 		return nil, false
 	}
-	r := decodeInto[hpaResourceSource](m.Resource)
+	r := decodeInto[ResourceMetricSource](m.Resource)
 	if r == nil || r.Name != string(ResourceCPU) || r.Target.AverageUtilization == nil {
 		return nil, false
 	}
@@ -395,8 +404,7 @@ func HPAFromV1(h *HorizontalPodAutoscalerV1) *HorizontalPodAutoscaler {
 		},
 	}
 	cpu := func(u int32) MetricSpec {
-		return MetricSpec{Type: "Resource", Resource: encodeRaw(hpaResourceSource{Name: string(ResourceCPU),
-			Target: hpaMetricTarget{Type: "Utilization", AverageUtilization: &u}})}
+		return ResourceMetric(ResourceMetricSource{Name: string(ResourceCPU), Target: MetricTarget{Type: "Utilization", AverageUtilization: &u}})
 	}
 	if t := c.Spec.TargetCPUUtilizationPercentage; t != nil {
 		out.Spec.Metrics = []MetricSpec{cpu(*t)}
@@ -499,7 +507,7 @@ func metricSpecToV1(m MetricSpec) hpaV1MetricSpec {
 		}
 		out.Pods = p
 	}
-	if s := decodeInto[hpaResourceSource](m.Resource); s != nil {
+	if s := decodeInto[ResourceMetricSource](m.Resource); s != nil {
 		out.Resource = &hpaV1ResourceSource{Name: s.Name, TargetAverageUtilization: s.Target.AverageUtilization,
 			TargetAverageValue: s.Target.AverageValue}
 	}
@@ -518,7 +526,7 @@ func metricSpecToV1(m MetricSpec) hpaV1MetricSpec {
 func metricSpecFromV1(m hpaV1MetricSpec) MetricSpec {
 	out := MetricSpec{Type: m.Type}
 	if s := m.Object; s != nil {
-		t := hpaMetricTarget{Type: "Value", AverageValue: s.AverageValue}
+		t := MetricTarget{Type: "Value", AverageValue: s.AverageValue}
 		v := s.TargetValue
 		if s.AverageValue == nil {
 			t.Value = &v
@@ -536,24 +544,24 @@ func metricSpecFromV1(m hpaV1MetricSpec) MetricSpec {
 	if s := m.Pods; s != nil {
 		v := s.TargetAverageValue
 		out.Pods = encodeRaw(hpaMetricSource{Metric: hpaMetricIdentifier{Name: s.MetricName, Selector: s.Selector},
-			Target: hpaMetricTarget{Type: "AverageValue", AverageValue: &v}})
+			Target: MetricTarget{Type: "AverageValue", AverageValue: &v}})
 	}
 	if s := m.Resource; s != nil {
-		t := hpaMetricTarget{Type: "AverageValue", AverageValue: s.TargetAverageValue, AverageUtilization: s.TargetAverageUtilization}
+		t := MetricTarget{Type: "AverageValue", AverageValue: s.TargetAverageValue, AverageUtilization: s.TargetAverageUtilization}
 		if s.TargetAverageUtilization != nil {
 			t.Type = "Utilization"
 		}
-		out.Resource = encodeRaw(hpaResourceSource{Name: s.Name, Target: t})
+		out.Resource = encodeRaw(ResourceMetricSource{Name: s.Name, Target: t})
 	}
 	if s := m.ContainerResource; s != nil {
-		t := hpaMetricTarget{Type: "AverageValue", AverageValue: s.TargetAverageValue, AverageUtilization: s.TargetAverageUtilization}
+		t := MetricTarget{Type: "AverageValue", AverageValue: s.TargetAverageValue, AverageUtilization: s.TargetAverageUtilization}
 		if s.TargetAverageUtilization != nil {
 			t.Type = "Utilization"
 		}
 		out.ContainerResource = encodeRaw(hpaContainerResourceSource{Name: s.Name, Target: t, Container: s.Container})
 	}
 	if s := m.External; s != nil {
-		t := hpaMetricTarget{Type: "AverageValue", Value: s.TargetValue, AverageValue: s.TargetAverageValue}
+		t := MetricTarget{Type: "AverageValue", Value: s.TargetValue, AverageValue: s.TargetAverageValue}
 		if s.TargetValue != nil {
 			t.Type = "Value"
 		}

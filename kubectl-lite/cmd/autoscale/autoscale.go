@@ -282,66 +282,8 @@ func (o *options) autoscale(s subject) error {
 	return o.handle(o.hpaV1(s))
 }
 
-// hpaObject is an HPA as kubectl's typed objects encode it (k8s.io/api's
-// field order, an empty status written out).
-type hpaObject struct {
-	Kind       string  `json:"kind"`
-	APIVersion string  `json:"apiVersion"`
-	Metadata   hpaMeta `json:"metadata"`
-	Spec       any     `json:"spec"`
-	Status     any     `json:"status"`
-}
-
-type hpaMeta struct {
-	Name        string            `json:"name"`
-	Namespace   string            `json:"namespace,omitempty"`
-	Annotations map[string]string `json:"annotations,omitempty"`
-}
-
-type scaleTargetRef struct {
-	Kind       string `json:"kind"`
-	Name       string `json:"name"`
-	APIVersion string `json:"apiVersion,omitempty"`
-}
-
-type specV2 struct {
-	ScaleTargetRef scaleTargetRef `json:"scaleTargetRef"`
-	MinReplicas    *int32         `json:"minReplicas,omitempty"`
-	MaxReplicas    int32          `json:"maxReplicas"`
-	Metrics        []metricV2     `json:"metrics,omitempty"`
-}
-
-type metricV2 struct {
-	Type     string `json:"type"`
-	Resource struct {
-		Name   api.ResourceName `json:"name"`
-		Target struct {
-			Type               string             `json:"type"`
-			AverageValue       *resource.Quantity `json:"averageValue,omitempty"`
-			AverageUtilization *int32             `json:"averageUtilization,omitempty"`
-		} `json:"target"`
-	} `json:"resource"`
-}
-
-type statusV2 struct {
-	DesiredReplicas int32      `json:"desiredReplicas"`
-	CurrentMetrics  []struct{} `json:"currentMetrics"`
-}
-
-type specV1 struct {
-	ScaleTargetRef                 scaleTargetRef `json:"scaleTargetRef"`
-	MinReplicas                    *int32         `json:"minReplicas,omitempty"`
-	MaxReplicas                    int32          `json:"maxReplicas"`
-	TargetCPUUtilizationPercentage *int32         `json:"targetCPUUtilizationPercentage,omitempty"`
-}
-
-type statusV1 struct {
-	CurrentReplicas int32 `json:"currentReplicas"`
-	DesiredReplicas int32 `json:"desiredReplicas"`
-}
-
-func (o *options) meta(s subject) hpaMeta {
-	m := hpaMeta{Name: o.name}
+func (o *options) meta(s subject) api.ObjectMeta {
+	m := api.ObjectMeta{Name: o.name}
 	if m.Name == "" {
 		m.Name = s.name
 	}
@@ -351,8 +293,8 @@ func (o *options) meta(s subject) hpaMeta {
 	return m
 }
 
-func (o *options) ref(s subject) scaleTargetRef {
-	return scaleTargetRef{APIVersion: s.info.GroupVersion(), Kind: s.info.Kind, Name: s.name}
+func (o *options) ref(s subject) api.CrossVersionObjectReference {
+	return api.CrossVersionObjectReference{APIVersion: s.info.GroupVersion(), Kind: s.info.Kind, Name: s.name}
 }
 
 func (o *options) minReplicas() *int32 {
@@ -365,17 +307,14 @@ func (o *options) minReplicas() *int32 {
 
 // hpaV2 is kubectl's autoscaling/v2 HPA: a CPU target from --cpu-percent
 // or --cpu, then a memory target.
-func (o *options) hpaV2(s subject) (*hpaObject, error) {
-	spec := specV2{ScaleTargetRef: o.ref(s), MinReplicas: o.minReplicas(), MaxReplicas: o.max}
+func (o *options) hpaV2(s subject) (*api.HorizontalPodAutoscaler, error) {
+	spec := api.HorizontalPodAutoscalerSpec{ScaleTargetRef: o.ref(s), MinReplicas: o.minReplicas(), MaxReplicas: o.max}
 	add := func(res api.ResourceName, t target) {
-		m := metricV2{Type: "Resource"}
-		m.Resource.Name = res
+		mt := api.MetricTarget{Type: "AverageValue", AverageValue: t.value}
 		if t.utilization != nil {
-			m.Resource.Target.Type, m.Resource.Target.AverageUtilization = "Utilization", t.utilization
-		} else {
-			m.Resource.Target.Type, m.Resource.Target.AverageValue = "AverageValue", t.value
+			mt = api.MetricTarget{Type: "Utilization", AverageUtilization: t.utilization}
 		}
-		spec.Metrics = append(spec.Metrics, m)
+		spec.Metrics = append(spec.Metrics, api.ResourceMetric(api.ResourceMetricSource{Name: string(res), Target: mt}))
 	}
 	if o.cpuPercent > 0 {
 		u := o.cpuPercent
@@ -394,27 +333,35 @@ func (o *options) hpaV2(s subject) (*hpaObject, error) {
 		}
 		add(r.name, t)
 	}
-	return &hpaObject{Kind: "HorizontalPodAutoscaler", APIVersion: "autoscaling/v2", Metadata: o.meta(s), Spec: spec, Status: statusV2{}}, nil
+	return &api.HorizontalPodAutoscaler{TypeMeta: api.TypeMeta{Kind: "HorizontalPodAutoscaler", APIVersion: "autoscaling/v2"},
+		ObjectMeta: o.meta(s), Spec: spec}, nil
 }
 
 // hpaV1 is kubectl's autoscaling/v1 fallback: the --cpu-percent target.
-func (o *options) hpaV1(s subject) *hpaObject {
-	spec := specV1{ScaleTargetRef: o.ref(s), MinReplicas: o.minReplicas(), MaxReplicas: o.max}
+func (o *options) hpaV1(s subject) *api.HorizontalPodAutoscalerV1 {
+	spec := api.HorizontalPodAutoscalerSpecV1{ScaleTargetRef: api.CrossVersionObjectReferenceV1(o.ref(s)), MinReplicas: o.minReplicas(), MaxReplicas: o.max}
 	if o.cpuPercent >= 0 {
 		c := o.cpuPercent
 		spec.TargetCPUUtilizationPercentage = &c
 	}
-	return &hpaObject{Kind: "HorizontalPodAutoscaler", APIVersion: "autoscaling/v1", Metadata: o.meta(s), Spec: spec, Status: statusV1{}}
+	return &api.HorizontalPodAutoscalerV1{TypeMeta: api.TypeMeta{Kind: "HorizontalPodAutoscaler", APIVersion: "autoscaling/v1"},
+		ObjectMeta: o.meta(s), Spec: spec}
 }
 
 // handle is kubectl's handleHPA: record the command, print a client dry
-// run, or save the configuration, create and print the server's answer.
-func (o *options) handle(h *hpaObject) error {
-	if o.record {
-		if h.Metadata.Annotations == nil {
-			h.Metadata.Annotations = map[string]string{}
+// run, or save the configuration, create and print the server's answer. h
+// is a typed HPA of either version, encoded as kubectl's typed objects are
+// (k8s.io/api's field order, an empty status written out).
+func (o *options) handle(h api.Object) error {
+	meta := h.GetObjectMeta()
+	annotate := func(key, value string) {
+		if meta.Annotations == nil {
+			meta.Annotations = map[string]string{}
 		}
-		h.Metadata.Annotations["kubernetes.io/change-cause"] = o.commandLine
+		meta.Annotations[key] = value
+	}
+	if o.record {
+		annotate("kubernetes.io/change-cause", o.commandLine)
 	}
 	if o.dryRun == cli.DryRunClient {
 		return o.print(h, "created")
@@ -424,16 +371,14 @@ func (o *options) handle(h *hpaObject) error {
 		if err != nil {
 			return err
 		}
-		if h.Metadata.Annotations == nil {
-			h.Metadata.Annotations = map[string]string{}
-		}
-		h.Metadata.Annotations[api.LastAppliedConfigAnnotation] = string(last) + "\n"
+		annotate(api.LastAppliedConfigAnnotation, string(last)+"\n")
 	}
 	body, err := json.Marshal(h)
 	if err != nil {
 		return err
 	}
-	group, version, _ := strings.Cut(h.APIVersion, "/")
+	apiVersion := h.GetTypeMeta().APIVersion
+	group, version, _ := strings.Cut(apiVersion, "/")
 	info := api.ResourceInfo{Group: group, Version: version, Resource: "horizontalpodautoscalers", Namespaced: true}
 	q := o.dryRun.Query()
 	if q == nil {
@@ -446,7 +391,7 @@ func (o *options) handle(h *hpaObject) error {
 	if err != nil {
 		return err
 	}
-	created, err := typed(h.APIVersion, resp)
+	created, err := typed(apiVersion, resp)
 	if err != nil {
 		return fmt.Errorf("decode created HorizontalPodAutoscaler: %w", err)
 	}
@@ -455,7 +400,7 @@ func (o *options) handle(h *hpaObject) error {
 
 // typed decodes the server's answer as kubectl's clientset does, into the
 // typed HPA of its version, which is what kubectl prints.
-func typed(apiVersion string, data []byte) (any, error) {
+func typed(apiVersion string, data []byte) (api.Object, error) {
 	if apiVersion == "autoscaling/v1" {
 		var h api.HorizontalPodAutoscalerV1
 		err := json.Unmarshal(data, &h)
@@ -468,23 +413,12 @@ func typed(apiVersion string, data []byte) (any, error) {
 
 // print writes obj (a typed HPA) as kubectl's printer for -o does, or
 // the "KIND/NAME OPERATION" line with the dry-run suffix.
-func (o *options) print(obj any, operation string) error {
-	var name string
-	switch h := obj.(type) {
-	case *hpaObject:
-		name = h.Metadata.Name
-	case *api.HorizontalPodAutoscaler:
-		name = h.Name
-		if !o.showManagedFields {
-			h.ManagedFields = nil
-		}
-	case *api.HorizontalPodAutoscalerV1:
-		name = h.Name
-		if !o.showManagedFields {
-			h.ManagedFields = nil
-		}
+func (o *options) print(obj api.Object, operation string) error {
+	meta := obj.GetObjectMeta()
+	if !o.showManagedFields {
+		meta.ManagedFields = nil
 	}
-	name = "horizontalpodautoscaler.autoscaling/" + name
+	name := "horizontalpodautoscaler.autoscaling/" + meta.Name
 	switch o.output {
 	case "":
 		fmt.Fprintf(o.streams.Out, "%s %s%s\n", name, operation, o.dryRun.Suffix())
