@@ -16,16 +16,50 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"k8s.io/utils/lru"
 )
 
 // maxResponseBytes bounds what is read of a webhook's answer.
 const maxResponseBytes = 3 << 20
 
-// clients keeps one HTTP client per CA bundle, server name and Service, so
-// that connections to a webhook are reused across requests.
+// clientCacheSize is how many webhook clients are kept: kube's webhook
+// ClientManager keeps its REST clients in an LRU cache of that size
+// (k8s.io/apiserver/pkg/util/webhook, defaultCacheSize).
+const clientCacheSize = 200
+
+// clients keeps an HTTP client per CA bundle, server name and Service, so
+// that connections to a webhook are reused across requests: the
+// clientCacheSize most recently used, those evicted closing their idle
+// connections (webhook configurations come and go; their clients must not
+// pile up).
 type clients struct {
-	mu sync.Mutex
-	m  map[string]*http.Client
+	// transport builds the transport of a new client, HTTP/1.1 only when
+	// http1 is set; nil is newTransport (tests record what is done with it).
+	transport func(tc *tls.Config, http1 bool) http.RoundTripper
+
+	mu    sync.Mutex
+	cache *lru.Cache // key -> *http.Client
+}
+
+// newTransport is a webhook client's transport, as kube's REST client
+// builds it.
+func newTransport(tc *tls.Config, http1 bool) http.RoundTripper {
+	dial := (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	tr := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           dial,
+		TLSClientConfig:       tc,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ForceAttemptHTTP2:     !http1,
+		MaxIdleConnsPerHost:   100,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	if http1 {
+		tc.NextProtos = []string{"http/1.1"}
+	}
+	return tr
 }
 
 // service is a webhook's Service as kube's webhook client reaches it: the
@@ -50,8 +84,13 @@ func (c *clients) get(caBundle []byte, serverName string, svc *service) (*http.C
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if cl, ok := c.m[key]; ok {
-		return cl, nil
+	if c.cache == nil {
+		c.cache = lru.NewWithEvictionFunc(clientCacheSize, func(_ lru.Key, v any) {
+			v.(*http.Client).CloseIdleConnections()
+		})
+	}
+	if cl, ok := c.cache.Get(key); ok {
+		return cl.(*http.Client), nil
 	}
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName}
 	if len(caBundle) > 0 {
@@ -61,30 +100,18 @@ func (c *clients) get(caBundle []byte, serverName string, svc *service) (*http.C
 		}
 		tc.RootCAs = pool
 	}
-	dial := (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	tr := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           dial,
-		TLSClientConfig:       tc,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConnsPerHost:   100,
-		IdleConnTimeout:       90 * time.Second,
-		ExpectContinueTimeout: time.Second,
+	build := c.transport
+	if build == nil {
+		build = newTransport
 	}
-	var rt http.RoundTripper = tr
+	// A Service's client speaks HTTP/1.1 only, as kube's, so that
+	// concurrent requests spread over its endpoints (issue 75791).
+	rt := build(tc, svc != nil)
 	if svc != nil {
-		// As kube's: HTTP/1.1 only, so that concurrent requests spread
-		// over the Service's endpoints (issue 75791).
-		tr.ForceAttemptHTTP2 = false
-		tc.NextProtos = []string{"http/1.1"}
-		rt = &resolving{delegate: tr, svc: svc}
+		rt = &resolving{delegate: rt, svc: svc}
 	}
 	cl := &http.Client{Transport: rt}
-	if c.m == nil {
-		c.m = map[string]*http.Client{}
-	}
-	c.m[key] = cl
+	c.cache.Add(key, cl)
 	return cl, nil
 }
 
@@ -96,6 +123,14 @@ func (c *clients) get(caBundle []byte, serverName string, svc *service) (*http.C
 type resolving struct {
 	delegate http.RoundTripper
 	svc      *service
+}
+
+// CloseIdleConnections closes the idle connections of the transport
+// underneath (http.Client.CloseIdleConnections reaches them through it).
+func (r *resolving) CloseIdleConnections() {
+	if c, ok := r.delegate.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
 
 func (r *resolving) RoundTrip(req *http.Request) (*http.Response, error) {
