@@ -106,8 +106,10 @@ func StatefulSet(s *api.StatefulSet) {
 		sp.RevisionHistoryLimit = ptr(int32(10))
 	}
 	for i := range sp.VolumeClaimTemplates {
-		// Kubernetes defaults the templates as claims: Pending included.
+		// Kubernetes defaults the templates as claims: Pending included;
+		// its apps/v1 conversion gives each the claim's apiVersion and kind.
 		t := &sp.VolumeClaimTemplates[i]
+		t.APIVersion, t.Kind = "v1", "PersistentVolumeClaim"
 		persistentVolumeClaimSpec(&t.Spec)
 		if t.Status.Phase == "" {
 			t.Status.Phase = api.ClaimPending

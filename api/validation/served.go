@@ -30,6 +30,11 @@ func validateServed(obj, old api.Object) (errs field.ErrorList, ok bool) {
 			errs = append(errs, validateImmutable(o.Spec.Selector, o2.Spec.Selector, spec.Child("selector"))...)
 			errs = append(errs, validateImmutable(o.Spec.ServiceName, o2.Spec.ServiceName, spec.Child("serviceName"))...)
 			errs = append(errs, validateImmutable(string(o.Spec.PodManagementPolicy), string(o2.Spec.PodManagementPolicy), spec.Child("podManagementPolicy"))...)
+			// Compared, and printed, as kube's internal claims: without
+			// the apiVersion and kind the v1 templates carry.
+			if !semanticEqual(claimsWithoutTypeMeta(o.Spec.VolumeClaimTemplates), claimsWithoutTypeMeta(o2.Spec.VolumeClaimTemplates)) {
+				errs = append(errs, field.Invalid(spec.Child("volumeClaimTemplates"), internalClaims(o.Spec.VolumeClaimTemplates), fieldImmutableErrorMsg))
+			}
 		}
 	case *api.DaemonSet:
 		errs = validateDaemonSetSpec(&o.Spec, spec)

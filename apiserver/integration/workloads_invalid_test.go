@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -59,7 +60,9 @@ func wantInvalid(t *testing.T, what string, err error, kind, name string, want .
 // CronJobs, StatefulSets and DaemonSets through client-go (protobuf, over
 // HTTPS, as a certificate-authenticated administrator): each is a 422
 // whose causes name the field in kube-apiserver's words (recorded from
-// the real kube-apiserver v1.37.2 given the same objects), and nothing is
+// the real kube-apiserver v1.37.2 given the same objects; the
+// StatefulSet updates are also sent to it side by side by
+// internal/realcomponents' TestStatefulSetUpdatesAsKube), and nothing is
 // stored or changed.
 func TestWorkloadBadInputIsInvalid(t *testing.T) {
 	t.Parallel()
@@ -207,6 +210,17 @@ func TestWorkloadBadInputIsInvalid(t *testing.T) {
 			{"serviceName", func(s *appsv1.StatefulSet) { s.Spec.ServiceName = "y" }, cause{"spec.serviceName", `Invalid value: "y": field is immutable`}},
 			{"podManagementPolicy", func(s *appsv1.StatefulSet) { s.Spec.PodManagementPolicy = appsv1.ParallelPodManagement },
 				cause{"spec.podManagementPolicy", `Invalid value: "Parallel": field is immutable`}},
+			// kube prints the templates as its internal claims (JSON with
+			// Go's field names), defaults applied.
+			{"volumeClaimTemplates", func(s *appsv1.StatefulSet) {
+				s.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"},
+					Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+						Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}}
+			}, cause{"spec.volumeClaimTemplates", `Invalid value: [{"name":"data","Spec":{"AccessModes":["ReadWriteOnce"],"Selector":null,` +
+				`"Resources":{"Limits":null,"Requests":{"storage":"1Gi"}},"VolumeName":"","StorageClassName":null,"VolumeMode":"Filesystem",` +
+				`"DataSource":null,"DataSourceRef":null,"VolumeAttributesClassName":null},"Status":{"Phase":"Pending","AccessModes":null,` +
+				`"Capacity":null,"Conditions":null,"AllocatedResources":null,"AllocatedResourceStatuses":null,"CurrentVolumeAttributesClassName":null,` +
+				`"ModifyVolumeStatus":null,"HealthStatus":null}}]: field is immutable`}},
 		} {
 			upd := before.DeepCopy()
 			tc.change(upd)
@@ -215,6 +229,22 @@ func TestWorkloadBadInputIsInvalid(t *testing.T) {
 		}
 		if after, err := sets.Get(ctx, "web", metav1.GetOptions{}); err != nil || after.ResourceVersion != before.ResourceVersion {
 			t.Errorf("after refused updates: %v, resourceVersion %s (was %s)", err, after.ResourceVersion, before.ResourceVersion)
+		}
+		// What kube lets change: replicas, the template, minReadySeconds,
+		// the claims' retention policy.
+		upd := before.DeepCopy()
+		upd.Spec.Replicas = new(int32(4))
+		upd.Spec.Template.Spec.Containers[0].Image = "busybox:2"
+		upd.Spec.MinReadySeconds = 10
+		upd.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+			WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType, WhenScaled: appsv1.RetainPersistentVolumeClaimRetentionPolicyType}
+		got, err := sets.Update(ctx, upd, metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatalf("allowed update: %v", err)
+		}
+		if *got.Spec.Replicas != 4 || got.Spec.Template.Spec.Containers[0].Image != "busybox:2" || got.Spec.MinReadySeconds != 10 ||
+			got.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted != appsv1.DeletePersistentVolumeClaimRetentionPolicyType || got.Generation != before.Generation+1 {
+			t.Errorf("after the allowed update: %+v", got.Spec)
 		}
 	})
 
