@@ -25,6 +25,10 @@ import (
 	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
+// JobControllerName is the spec.managedBy of the jobs this controller
+// runs (as the field's absence).
+const JobControllerName = "kubernetes.io/job-controller"
+
 // Kube's pod re-creation back-off after failures: 10 s doubling to 6 min.
 const (
 	DefaultBackoff = 10 * time.Second
@@ -191,6 +195,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	// anew what that write counted (kube's StaleControllerConsistencyJob,
 	// on in v1.37): the write's event brings the job back.
 	if !c.written.seen(key, cached.ResourceVersion) {
+		return nil
+	}
+	// A job managed by another controller is not this one's (JobManagedBy,
+	// GA and locked on in v1.37).
+	if m := cached.Spec.ManagedBy; m != nil && *m != JobControllerName {
+		c.log.Debug("job managed by another controller", "job", key, "managedBy", *m)
 		return nil
 	}
 	pods, err := c.podsOf(cached)

@@ -258,6 +258,23 @@ func TestSync(t *testing.T) {
 					t.Fatalf("created %+v", created)
 				}
 			}},
+		// Another controller's job: untouched, its pods too.
+		{name: "managed by another controller", job: func() *api.Job {
+			j := newJob(1, 1, 0)
+			j.Spec.ManagedBy = ptr("example.com/batch")
+			return j
+		}(), pods: []*api.Pod{jobPod("a", api.PodFailed), jobPod("b", api.PodSucceeded)},
+			check: func(t *testing.T, st api.JobStatus) {
+				if st.StartTime != nil || len(st.Conditions) != 0 || st.UncountedTerminatedPods != nil {
+					t.Fatalf("status = %+v", st)
+				}
+			}},
+		{name: "managed by the job controller by name", job: func() *api.Job {
+			j := newJob(1, 1, 6)
+			j.Spec.ManagedBy = ptr(JobControllerName)
+			return j
+		}(), wantWrites: []string{"create pods ns", "update jobs.batch ns/j/status"},
+			wantEvents: []string{"Normal SuccessfulCreate Created pod: j-"}},
 		{name: "deadline exceeded", job: func() *api.Job {
 			j := newJob(1, 1, 6)
 			j.Spec.ActiveDeadlineSeconds = ptr(int64(60))

@@ -11,7 +11,8 @@
 // success criteria or failed first gets the interim SuccessCriteriaMet or
 // FailureTarget condition, and Complete or Failed only once every pod is
 // counted and none is terminating. A suspended job has no start time; a
-// resumed one starts again. Indexed jobs name their pods JOB-INDEX-xxxxx
+// resumed one starts again. Jobs whose spec.managedBy names another
+// controller are left to it. Indexed jobs name their pods JOB-INDEX-xxxxx
 // and may limit failures per index (backoffLimitPerIndex,
 // maxFailedIndexes, the FailIndex action; indexed.go).
 package job
