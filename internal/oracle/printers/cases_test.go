@@ -6,6 +6,12 @@ func pod(meta, spec, status string) tc {
 
 const cr = `"creationTimestamp":"AGO(5m3s)"`
 
+// job is a Job with status fields.
+func job(name, status string) tc {
+	return tc{"Job", "batch/v1", `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"` + name + `","namespace":"default",` + cr +
+		`},"spec":{"completions":1,"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"w","image":"busybox"}]}}},"status":{` + status + `}}`}
+}
+
 var cases = []tc{
 	pod(`"name":"running",`+cr, `{"nodeName":"n1","containers":[{"name":"a","image":"i"}]}`, `{"phase":"Running","podIP":"10.0.0.5","podIPs":[{"ip":"10.0.0.5"}],"containerStatuses":[{"name":"a","ready":true,"restartCount":0,"image":"i","imageID":"","state":{"running":{"startedAt":"AGO(5m)"}}}]}`),
 	pod(`"name":"pending",`+cr, `{"containers":[{"name":"a","image":"i"},{"name":"b","image":"i"}]}`, `{"phase":"Pending"}`),
@@ -61,6 +67,16 @@ var cases = []tc{
 	{"Job", "batch/v1", `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"failed","namespace":"default",` + cr + `},"spec":{"completions":1,"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"w","image":"busybox"}]}}},"status":{"failed":4,"conditions":[{"type":"FailureTarget","status":"True"},{"type":"Failed","status":"True"}]}}`},
 	{"Job", "batch/v1", `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"susp","namespace":"default",` + cr + `},"spec":{"completions":2,"suspend":true,"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"w","image":"busybox"}]}}},"status":{"conditions":[{"type":"Suspended","status":"True"}]}}`},
 	{"Job", "batch/v1", `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"scm","namespace":"default",` + cr + `},"spec":{"completions":2,"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"w","image":"busybox"}]}}},"status":{"succeeded":2,"conditions":[{"type":"SuccessCriteriaMet","status":"True"}]}}`},
+	// DURATION at its edges: start and completion times a clock's skew
+	// puts in the future or in the wrong order, none, or days apart.
+	job("just-started", `"startTime":"AGO(-1s)"`),
+	job("skewed", `"startTime":"AGO(-5s)"`),
+	job("backwards", `"startTime":"AGO(10s)","completionTime":"AGO(11s)"`),
+	job("way-backwards", `"startTime":"AGO(10s)","completionTime":"AGO(15s)"`),
+	job("no-start", `"completionTime":"AGO(1m)","conditions":[{"type":"Complete","status":"True"}]`),
+	job("long", `"startTime":"AGO(75h)","completionTime":"AGO(1h)","conditions":[{"type":"Complete","status":"True"}]`),
+	job("failed-long-ago", `"startTime":"AGO(50h)","failed":1,"conditions":[{"type":"Failed","status":"True"}]`),
+	job("same-second", `"startTime":"AGO(30s)","completionTime":"AGO(30s)","conditions":[{"type":"Complete","status":"True"}]`),
 
 	{"Namespace", "v1", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"dev",` + cr + `},"status":{"phase":"Terminating"}}`},
 	{"Namespace", "v1", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"default",` + cr + `},"status":{"phase":"Active"}}`},
