@@ -380,11 +380,11 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	failReason, failMessage := "", ""
 	target := conditionOf(st, api.JobFailureTarget)
 	switch {
+	case conditionOf(st, api.JobSuccessCriteriaMet) != nil:
+		// Success was decided by an earlier sync: no failure overrides it.
 	case target != nil:
 		// Decided by an earlier sync, waiting for its pods.
 		failReason, failMessage = target.Reason, target.Message
-	case conditionOf(st, api.JobSuccessCriteriaMet) != nil:
-		// Success was decided first: no failure overrides it.
 	case policyFailure != "":
 		failReason, failMessage = api.JobReasonPodFailurePolicy, policyFailure
 	case failed > backoffLimit || pastBackoffLimitOnFailure(job, active, backoffLimit):
