@@ -17,7 +17,7 @@ type hpaBehavior struct {
 type hpaRules struct {
 	StabilizationWindowSeconds *int32          `json:"stabilizationWindowSeconds,omitempty"`
 	SelectPolicy               *string         `json:"selectPolicy,omitempty"`
-	Policies                   []hpaPolicy     `json:"policies,omitempty"`
+	Policies                   []hpaPolicy     `json:"policies"` // never nil once filled; kept when empty, for validation
 	Tolerance                  json.RawMessage `json:"tolerance,omitempty"`
 }
 

@@ -58,7 +58,11 @@ func validateServed(obj, old api.Object) (errs field.ErrorList, ok bool) {
 	case *api.PodDisruptionBudget:
 		errs = validatePodDisruptionBudgetSpec(&o.Spec, spec)
 	case *api.HorizontalPodAutoscaler:
-		errs = validateHorizontalPodAutoscalerSpec(&o.Spec, spec)
+		var oldSpec *api.HorizontalPodAutoscalerSpec
+		if old != nil {
+			oldSpec = &old.(*api.HorizontalPodAutoscaler).Spec
+		}
+		errs = validateHorizontalPodAutoscalerSpec(&o.Spec, oldSpec, spec)
 	case *api.PersistentVolumeClaim:
 		errs = validatePersistentVolumeClaimSpec(&o.Spec, spec)
 	case *api.PersistentVolume:
@@ -237,31 +241,6 @@ func validatePodDisruptionBudgetSpec(s *api.PodDisruptionBudgetSpec, p *field.Pa
 	}
 	if pol := s.UnhealthyPodEvictionPolicy; pol != nil && *pol != "IfHealthyBudget" && *pol != "AlwaysAllow" {
 		errs = append(errs, field.NotSupported(p.Child("unhealthyPodEvictionPolicy"), *pol, []string{"AlwaysAllow", "IfHealthyBudget"}))
-	}
-	return errs
-}
-
-func validateHorizontalPodAutoscalerSpec(s *api.HorizontalPodAutoscalerSpec, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	ref := p.Child("scaleTargetRef")
-	if s.ScaleTargetRef.Kind == "" {
-		errs = append(errs, field.Required(ref.Child("kind"), ""))
-	}
-	if s.ScaleTargetRef.Name == "" {
-		errs = append(errs, field.Required(ref.Child("name"), ""))
-	}
-	minReplicas := int32(1)
-	if s.MinReplicas != nil {
-		minReplicas = *s.MinReplicas
-		if minReplicas < 1 {
-			errs = append(errs, field.Invalid(p.Child("minReplicas"), minReplicas, "must be greater than or equal to 1"))
-		}
-	}
-	if s.MaxReplicas < 1 {
-		errs = append(errs, field.Invalid(p.Child("maxReplicas"), s.MaxReplicas, "must be greater than 0"))
-	}
-	if s.MaxReplicas < minReplicas {
-		errs = append(errs, field.Invalid(p.Child("maxReplicas"), s.MaxReplicas, "must be greater than or equal to `minReplicas`"))
 	}
 	return errs
 }

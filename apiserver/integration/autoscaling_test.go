@@ -197,8 +197,9 @@ func TestHPAV1SharesV2Storage(t *testing.T) {
 		t.Fatalf("v1 list: %v %v", list, err)
 	}
 
-	// Invalid through v1: v2's paths.
-	bad := int32(0)
+	// Invalid through v1: v2's paths (minReplicas 0 is valid with an
+	// Object or External metric, as HPAScaleToZero is on in v1.37).
+	bad := int32(-1)
 	_, err = v1.Create(ctx, &autoscalingv1.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "bad"},
 		Spec: autoscalingv1.HorizontalPodAutoscalerSpec{MinReplicas: &bad, MaxReplicas: 0,
 			ScaleTargetRef: autoscalingv1.CrossVersionObjectReference{Kind: "Deployment", Name: "x"}}}, metav1.CreateOptions{})

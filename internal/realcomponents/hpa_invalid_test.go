@@ -1,0 +1,168 @@
+package realcomponents
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/minik8s/minik8s/apiserver/apiservertest"
+)
+
+// TestHPABadInputAsKube sends the same bad HorizontalPodAutoscalers to the
+// real kube-apiserver v1.37 and to minik8s' apiserver, through
+// autoscaling/v2 and v1: replica bounds, the scale target reference, metric
+// types, sources and targets, behavior policies, several errors at once.
+// Each answer must be the same (code, reason, message, details and causes,
+// in order) and neither server may store the HPA; a refused update changes
+// nothing.
+func TestHPABadInputAsKube(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs the real kube-apiserver (skipped with -short)")
+	}
+	kube := kubeEndpoint(t, startKubeAPIServer(t))
+	s := apiservertest.Start(t)
+	ours := &endpoint{name: "minik8s", base: s.URL(), hc: &http.Client{Timeout: 30 * time.Second}}
+
+	const v2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
+	const v1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
+	const target = `"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"}`
+	// hpa2 is a v2 HPA named name with the spec's other fields.
+	hpa2 := func(name, spec string) string {
+		return `{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"` + name + `"},"spec":{` + spec + `}}`
+	}
+	// withTarget is a spec scaling web with these other fields.
+	withTarget := func(rest string) string { return target + `,` + rest }
+	metric := func(m string) string { return withTarget(`"maxReplicas":5,"metrics":[` + m + `]`) }
+	behavior := func(b string) string { return withTarget(`"maxReplicas":5,"behavior":` + b) }
+	quote := func(v string) string { b, _ := json.Marshal(v); return string(b) }
+	hpa1 := func(name, annotations, spec string) string {
+		meta := `"name":"` + name + `"`
+		if annotations != "" {
+			meta += `,"annotations":{` + annotations + `}`
+		}
+		return `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{` + meta + `},"spec":{` + spec + `}}`
+	}
+	ann := func(key, value string) string {
+		return quote("autoscaling.alpha.kubernetes.io/"+key) + `:` + quote(value)
+	}
+
+	cases := []struct{ name, path, body string }{
+		// Replica bounds.
+		{"v2-min-zero", v2, hpa2("v2-min-zero", withTarget(`"minReplicas":0,"maxReplicas":5`))},
+		{"v2-min-above-max", v2, hpa2("v2-min-above-max", withTarget(`"minReplicas":6,"maxReplicas":5`))},
+		{"v2-min-negative", v2, hpa2("v2-min-negative", withTarget(`"minReplicas":-1,"maxReplicas":5`))},
+		{"v2-max-zero", v2, hpa2("v2-max-zero", withTarget(`"maxReplicas":0`))},
+		{"v2-max-negative", v2, hpa2("v2-max-negative", withTarget(`"maxReplicas":-2`))},
+		{"v2-max-missing", v2, hpa2("v2-max-missing", target)},
+		// The scale target.
+		{"v2-no-kind", v2, hpa2("v2-no-kind", `"scaleTargetRef":{"apiVersion":"apps/v1","name":"web"},"maxReplicas":5`)},
+		{"v2-no-name", v2, hpa2("v2-no-name", `"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment"},"maxReplicas":5`)},
+		{"v2-no-ref", v2, hpa2("v2-no-ref", `"maxReplicas":5`)},
+		{"v2-core-group", v2, hpa2("v2-core-group", `"scaleTargetRef":{"apiVersion":"v1","kind":"Deployment","name":"web"},"maxReplicas":5`)},
+		{"v2-rc-core-group", v2, hpa2("v2-rc-core-group", `"scaleTargetRef":{"apiVersion":"v1","kind":"ReplicationController","name":"web"},"maxReplicas":5,"minReplicas":0`)},
+		{"v2-bad-api-version", v2, hpa2("v2-bad-api-version", `"scaleTargetRef":{"apiVersion":"a/b/c","kind":"Deployment","name":"web"},"maxReplicas":5`)},
+		{"v2-slash-names", v2, hpa2("v2-slash-names", `"scaleTargetRef":{"apiVersion":"apps/v1","kind":"a/b","name":".."},"maxReplicas":5`)},
+		// Metric types and sources.
+		{"v2-metric-no-type", v2, hpa2("v2-metric-no-type", metric(`{"resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":50}}}`))},
+		{"v2-metric-bad-type", v2, hpa2("v2-metric-bad-type", metric(`{"type":"Bogus"}`))},
+		{"v2-metric-missing-source", v2, hpa2("v2-metric-missing-source", metric(`{"type":"Resource"},{"type":"Pods"},{"type":"Object"},{"type":"External"},{"type":"ContainerResource"}`))},
+		{"v2-metric-other-source", v2, hpa2("v2-metric-other-source", metric(`{"type":"Pods","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":50}}}`))},
+		{"v2-metric-two-sources", v2, hpa2("v2-metric-two-sources", metric(`{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":50}},"external":{"metric":{"name":"q"},"target":{"type":"Value","value":"1"}}}`))},
+		{"v2-resource-no-target", v2, hpa2("v2-resource-no-target", metric(`{"type":"Resource","resource":{"name":"cpu"}}`))},
+		{"v2-resource-no-name", v2, hpa2("v2-resource-no-name", metric(`{"type":"Resource","resource":{"target":{"type":"Utilization","averageUtilization":50}}}`))},
+		{"v2-resource-zero-utilization", v2, hpa2("v2-resource-zero-utilization", metric(`{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":0}}}`))},
+		{"v2-resource-both", v2, hpa2("v2-resource-both", metric(`{"type":"Resource","resource":{"name":"memory","target":{"type":"AverageValue","averageUtilization":50,"averageValue":"100Mi"}}}`))},
+		{"v2-target-bad-type", v2, hpa2("v2-target-bad-type", metric(`{"type":"Resource","resource":{"name":"cpu","target":{"type":"Percent","averageUtilization":50}}}`))},
+		{"v2-target-not-positive", v2, hpa2("v2-target-not-positive", metric(`{"type":"Object","object":{"describedObject":{"kind":"Ingress","name":"main","apiVersion":"networking.k8s.io/v1"},"metric":{"name":"hits"},"target":{"type":"Value","value":"0","averageValue":"-1"}}}`))},
+		// Utilization is for resources only.
+		{"v2-pods-utilization", v2, hpa2("v2-pods-utilization", metric(`{"type":"Pods","pods":{"metric":{"name":"qps"},"target":{"type":"Utilization","averageUtilization":50}}}`))},
+		{"v2-object-utilization", v2, hpa2("v2-object-utilization", metric(`{"type":"Object","object":{"describedObject":{"kind":"Ingress","name":"main","apiVersion":"networking.k8s.io/v1"},"metric":{"name":"hits"},"target":{"type":"Utilization","averageUtilization":50}}}`))},
+		{"v2-external-utilization", v2, hpa2("v2-external-utilization", metric(`{"type":"External","external":{"metric":{"name":"queue"},"target":{"type":"Utilization","averageUtilization":50}}}`))},
+		{"v2-external-both", v2, hpa2("v2-external-both", metric(`{"type":"External","external":{"metric":{"name":"queue"},"target":{"type":"Value","value":"3","averageValue":"1"}}}`))},
+		{"v2-object-bad-ref", v2, hpa2("v2-object-bad-ref", metric(`{"type":"Object","object":{"describedObject":{"apiVersion":"x/y/z"},"metric":{"name":"a/b"},"target":{"type":"Value","value":"1"}}}`))},
+		{"v2-pods-no-name", v2, hpa2("v2-pods-no-name", metric(`{"type":"Pods","pods":{"metric":{},"target":{"type":"AverageValue","averageValue":"1"}}}`))},
+		{"v2-container-resource", v2, hpa2("v2-container-resource", metric(`{"type":"ContainerResource","containerResource":{"name":"cpu","target":{"type":"Utilization"}},"pods":{"metric":{"name":"x"}}}`))},
+		{"v2-container-bad-names", v2, hpa2("v2-container-bad-names", metric(`{"type":"ContainerResource","containerResource":{"name":"example.com/gpu","container":"Not_A_Label","target":{"type":"AverageValue","averageValue":"1"}}}`))},
+		// Behavior.
+		{"v2-period-zero", v2, hpa2("v2-period-zero", behavior(`{"scaleUp":{"policies":[{"type":"Pods","value":1,"periodSeconds":0}]}}`))},
+		{"v2-period-long", v2, hpa2("v2-period-long", behavior(`{"scaleDown":{"policies":[{"type":"Percent","value":10,"periodSeconds":1801}]}}`))},
+		{"v2-value-zero", v2, hpa2("v2-value-zero", behavior(`{"scaleUp":{"policies":[{"type":"Pods","value":0,"periodSeconds":60}]}}`))},
+		{"v2-policy-bad-type", v2, hpa2("v2-policy-bad-type", behavior(`{"scaleUp":{"policies":[{"type":"Nodes","value":1,"periodSeconds":60}]}}`))},
+		{"v2-window-long", v2, hpa2("v2-window-long", behavior(`{"scaleDown":{"stabilizationWindowSeconds":3601}}`))},
+		{"v2-window-negative", v2, hpa2("v2-window-negative", behavior(`{"scaleUp":{"stabilizationWindowSeconds":-1}}`))},
+		{"v2-select-policy", v2, hpa2("v2-select-policy", behavior(`{"scaleUp":{"selectPolicy":"Average"},"scaleDown":{"selectPolicy":"disabled"}}`))},
+		{"v2-no-policies", v2, hpa2("v2-no-policies", behavior(`{"scaleUp":{"policies":[]}}`))},
+		{"v2-tolerance", v2, hpa2("v2-tolerance", behavior(`{"scaleUp":{"tolerance":"-0.1"}}`))},
+		// Several errors at once.
+		{"v2-everything", v2, hpa2("v2-everything", `"scaleTargetRef":{"apiVersion":"v1"},"minReplicas":0,"maxReplicas":-1,
+			"metrics":[{"type":"Pods","pods":{"metric":{"name":"qps"},"target":{"type":"Utilization","averageUtilization":0}}},{"type":"Bogus"}],
+			"behavior":{"scaleUp":{"stabilizationWindowSeconds":4000,"selectPolicy":"Sometimes","policies":[{"type":"Nodes","value":0,"periodSeconds":0}]},
+			"scaleDown":{"policies":[{"type":"Pods","value":-1,"periodSeconds":2000}]}}`)},
+
+		// autoscaling/v1: its errors name v2's fields.
+		{"v1-min-zero", v1, hpa1("v1-min-zero", "", withTarget(`"minReplicas":0,"maxReplicas":5`))},
+		{"v1-min-above-max", v1, hpa1("v1-min-above-max", "", withTarget(`"minReplicas":6,"maxReplicas":5`))},
+		{"v1-max-zero", v1, hpa1("v1-max-zero", "", withTarget(`"maxReplicas":0`))},
+		{"v1-no-kind-name", v1, hpa1("v1-no-kind-name", "", `"scaleTargetRef":{"apiVersion":"apps/v1"},"maxReplicas":5`)},
+		{"v1-cpu-zero", v1, hpa1("v1-cpu-zero", "", withTarget(`"maxReplicas":5,"targetCPUUtilizationPercentage":0`))},
+		{"v1-everything", v1, hpa1("v1-everything", "", `"scaleTargetRef":{},"minReplicas":0,"maxReplicas":-3,"targetCPUUtilizationPercentage":-5`)},
+		{"v1-bad-metrics", v1, hpa1("v1-bad-metrics", ann("metrics", `[{"type":"Pods","pods":{"metricName":"","targetAverageValue":"0"}},{"type":"Object"},{"type":"Bogus"}]`),
+			withTarget(`"maxReplicas":5`))},
+		{"v1-bad-behavior", v1, hpa1("v1-bad-behavior", ann("behavior", `{"ScaleUp":{"StabilizationWindowSeconds":3601,"SelectPolicy":"Nope","Policies":[{"Type":"Pods","Value":0,"PeriodSeconds":1801}]}}`),
+			withTarget(`"maxReplicas":5`))},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			sameRefusal(t, kube, ours, "POST", tc.path, tc.body)
+			for _, e := range []*endpoint{kube, ours} {
+				if code, out := e.do(t, "GET", v2+"/"+tc.name, ""); code != http.StatusNotFound {
+					t.Errorf("%s stored the refused HPA: %d %v", e.name, code, out)
+				}
+			}
+		})
+	}
+
+	// Updates of a good HPA to bad ones, through v2 and v1, change nothing.
+	good := hpa2("good", withTarget(`"minReplicas":2,"maxReplicas":5`))
+	var before []map[string]any
+	for _, e := range []*endpoint{kube, ours} {
+		e.must(t, http.StatusCreated, "POST", v2, good)
+		before = append(before, e.must(t, http.StatusOK, "GET", v2+"/good", ""))
+	}
+	for _, tc := range []struct{ name, method, path, body string }{
+		{"v2-patch", "PATCH", v2 + "/good", `{"spec":{"minReplicas":0,"behavior":{"scaleUp":{"policies":[{"type":"Pods","value":1,"periodSeconds":0}]}}}}`},
+		{"v2-put", "PUT", v2 + "/good", hpa2("good", `"scaleTargetRef":{"kind":"Deployment","name":"web"},"maxReplicas":5`)},
+		{"v1-patch", "PATCH", v1 + "/good", `{"spec":{"minReplicas":9}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sameRefusal(t, kube, ours, tc.method, tc.path, tc.body)
+		})
+	}
+	for i, e := range []*endpoint{kube, ours} {
+		after := e.must(t, http.StatusOK, "GET", v2+"/good", "")
+		if !reflect.DeepEqual(after, before[i]) {
+			t.Errorf("%s: refused updates changed the HPA:\nbefore %v\nafter  %v", e.name, before[i], after)
+		}
+	}
+}
+
+// sameRefusal sends one request to both and fails unless kube-apiserver
+// refuses it and both answers are identical, causes in kube's order.
+func sameRefusal(t *testing.T, kube, ours *endpoint, method, path, body string) {
+	t.Helper()
+	kc, kb := kube.do(t, method, path, body)
+	oc, ob := ours.do(t, method, path, body)
+	if kc < 400 {
+		t.Errorf("kube-apiserver accepted %s %s: %d %v", method, path, kc, kb)
+	}
+	compact, _ := json.Marshal(kb)
+	t.Logf("kube-apiserver %d: %s", kc, compact)
+	kj, _ := json.MarshalIndent(kb, "", "  ")
+	if kc != oc || !reflect.DeepEqual(kb, ob) {
+		oj, _ := json.MarshalIndent(ob, "", "  ")
+		t.Errorf("%s %s:\nkube-apiserver %d:\n%s\nminik8s %d:\n%s", method, path, kc, kj, oc, oj)
+	}
+}
