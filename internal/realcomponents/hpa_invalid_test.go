@@ -16,7 +16,8 @@ import (
 // types, sources and targets, behavior policies, several errors at once.
 // Each answer must be the same (code, reason, message, details and causes,
 // in order) and neither server may store the HPA; a refused update changes
-// nothing.
+// nothing. autoscaling/v1 round-trip annotations that do not decode are
+// not refused: kube ignores them, and both must store the same HPA.
 func TestHPABadInputAsKube(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -125,6 +126,26 @@ func TestHPABadInputAsKube(t *testing.T) {
 		})
 	}
 
+	// Round-trip annotations that do not decode: kube's conversion from
+	// autoscaling/v1 ignores them (json.Unmarshal errors are dropped) and
+	// drops them with the others, so the HPA is created as if they were
+	// not there.
+	for _, tc := range []struct{ name, path, body string }{
+		{"v1-metrics-not-json", v1, hpa1("v1-metrics-not-json", ann("metrics", `not json`), withTarget(`"maxReplicas":5`))},
+		{"v1-metrics-object", v1, hpa1("v1-metrics-object", ann("metrics", `{"type":"Pods"}`), withTarget(`"maxReplicas":5`))},
+		{"v1-metrics-bad-quantity", v1, hpa1("v1-metrics-bad-quantity", ann("metrics", `[{"type":"Pods","pods":{"metricName":"qps","targetAverageValue":"lots"}}]`), withTarget(`"maxReplicas":5`))},
+		{"v1-behavior-truncated", v1, hpa1("v1-behavior-truncated", ann("behavior", `{"ScaleUp":`), withTarget(`"maxReplicas":5`))},
+		{"v1-behavior-wrong-type", v1, hpa1("v1-behavior-wrong-type", ann("behavior", `{"ScaleUp":{"Policies":"Pods"}}`), withTarget(`"maxReplicas":5`))},
+		{"v1-current-metrics", v1, hpa1("v1-current-metrics", ann("current-metrics", `[`), withTarget(`"maxReplicas":5`))},
+		{"v1-conditions", v1, hpa1("v1-conditions", ann("conditions", `{}`), withTarget(`"maxReplicas":5`))},
+		{"v1-tolerance", v1, hpa1("v1-tolerance", ann("scale-up-tolerance", `lots`), withTarget(`"maxReplicas":5`))},
+		{"v1-empty-annotation", v1, hpa1("v1-empty-annotation", ann("metrics", ``), withTarget(`"maxReplicas":5`))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sameAcceptance(t, kube, ours, http.StatusCreated, "POST", tc.path, tc.body, v1+"/"+tc.name, v2+"/"+tc.name)
+		})
+	}
+
 	// Updates of a good HPA to bad ones, through v2 and v1, change nothing.
 	good := hpa2("good", withTarget(`"minReplicas":2,"maxReplicas":5`))
 	var before []map[string]any
@@ -147,6 +168,52 @@ func TestHPABadInputAsKube(t *testing.T) {
 			t.Errorf("%s: refused updates changed the HPA:\nbefore %v\nafter  %v", e.name, before[i], after)
 		}
 	}
+	// Updates whose round-trip annotations do not decode are taken as if
+	// they were not there.
+	for _, tc := range []struct{ name, method, path, body string }{
+		{"v1-put-annotation", "PUT", v1 + "/good", hpa1("good", ann("metrics", `[{]`), withTarget(`"minReplicas":2,"maxReplicas":6`))},
+		{"v1-patch-annotation", "PATCH", v1 + "/good", `{"metadata":{"annotations":{"autoscaling.alpha.kubernetes.io/behavior":"nope"}},"spec":{"maxReplicas":7}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sameAcceptance(t, kube, ours, http.StatusOK, tc.method, tc.path, tc.body, v1+"/good", v2+"/good")
+		})
+	}
+}
+
+// sameAcceptance sends one request to both and fails unless both answer
+// code with the same object and read the same back from each of reads,
+// but for the metadata each server sets its own way.
+func sameAcceptance(t *testing.T, kube, ours *endpoint, code int, method, path, body string, reads ...string) {
+	t.Helper()
+	var got [2][]map[string]any
+	for i, e := range []*endpoint{kube, ours} {
+		got[i] = append(got[i], withoutServerFields(e.must(t, code, method, path, body)))
+		for _, r := range reads {
+			got[i] = append(got[i], withoutServerFields(e.must(t, http.StatusOK, "GET", r, "")))
+		}
+	}
+	for i := range got[0] {
+		if !reflect.DeepEqual(got[0][i], got[1][i]) {
+			kj, _ := json.Marshal(got[0][i])
+			oj, _ := json.Marshal(got[1][i])
+			what := "answer"
+			if i > 0 {
+				what = "GET " + reads[i-1]
+			}
+			t.Errorf("%s %s, %s:\nkube-apiserver: %s\nminik8s:        %s", method, path, what, kj, oj)
+		}
+	}
+}
+
+// withoutServerFields drops from a decoded object the metadata each
+// server sets its own way (see withoutServerMeta).
+func withoutServerFields(m map[string]any) map[string]any {
+	if md, ok := m["metadata"].(map[string]any); ok {
+		for _, f := range []string{"uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "managedFields"} {
+			delete(md, f)
+		}
+	}
+	return m
 }
 
 // sameRefusal sends one request to both and fails unless kube-apiserver
