@@ -46,21 +46,3 @@ func describeSecret(w *prefixWriter, s *api.Secret) {
 		w.write(level0, "%s:\t%d bytes\n", k, len(s.Data[k]))
 	}
 }
-
-// describeNamespace follows kubectl's NamespaceDescriber. minik8s serves
-// no ResourceQuota or LimitRange, and kubectl says nothing of them against
-// such a server.
-func describeNamespace(w *prefixWriter, ns *api.Namespace) {
-	w.write(level0, "Name:\t%s\n", ns.Name)
-	w.labels("Labels", ns.Labels)
-	w.annotations("Annotations", ns.Annotations)
-	w.write(level0, "Status:\t%s\n", ns.Status.Phase)
-	if len(ns.Status.Conditions) > 0 {
-		w.write(level0, "Conditions:\n")
-		w.write(level1, "Type\tStatus\tLastTransitionTime\tReason\tMessage\n")
-		w.write(level1, "----\t------\t------------------\t------\t-------\n")
-		for _, c := range ns.Status.Conditions {
-			w.write(level1, "%v\t%v\t%s\t%v\t%v\n", c.Type, c.Status, c.LastTransitionTime.Time.Format(time.RFC1123Z), c.Reason, c.Message)
-		}
-	}
-}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
@@ -283,9 +285,89 @@ func Describe(ctx context.Context, out io.Writer, c *client.Client, u *client.Un
 		if err != nil {
 			return err
 		}
-		describeNamespace(w, ns)
+		quotas, err := listOrNil[corev1.ResourceQuota](ctx, c, "resourcequotas", ns.Name)
+		if err != nil {
+			return err
+		}
+		limits, err := listOrNil[corev1.LimitRange](ctx, c, "limitranges", ns.Name)
+		if err != nil {
+			return err
+		}
+		describeNamespace(w, ns, quotas, limits)
+	case "Job":
+		j, err := decode[api.Job](u)
+		if err != nil {
+			return err
+		}
+		describeJob(w, j, evs, now)
+	case "CronJob":
+		cj, err := decode[api.CronJob](u)
+		if err != nil {
+			return err
+		}
+		describeCronJob(w, cj, evs, now)
+	case "PodDisruptionBudget":
+		pdb, err := decode[api.PodDisruptionBudget](u)
+		if err != nil {
+			return err
+		}
+		describePDB(w, pdb, evs, now)
+	case "ServiceAccount":
+		sa, err := decode[api.ServiceAccount](u)
+		if err != nil {
+			return err
+		}
+		describeServiceAccount(w, sa, evs, now)
+	case "ResourceQuota":
+		q, err := decode[corev1.ResourceQuota](u)
+		if err != nil {
+			return err
+		}
+		describeQuota(w, q)
+	case "LimitRange":
+		lr, err := decode[corev1.LimitRange](u)
+		if err != nil {
+			return err
+		}
+		describeLimitRange(w, lr)
+	case "Endpoints":
+		ep, err := decode[api.Endpoints](u)
+		if err != nil {
+			return err
+		}
+		describeEndpoints(w, ep, evs, now)
+	case "EndpointSlice":
+		eps, err := decode[api.EndpointSlice](u)
+		if err != nil {
+			return err
+		}
+		describeEndpointSlice(w, eps, evs, now)
+	case "Role":
+		r, err := decode[rbacv1.Role](u)
+		if err != nil {
+			return err
+		}
+		describeRules(w, metaOf(u), r.Rules)
+	case "ClusterRole":
+		r, err := decode[rbacv1.ClusterRole](u)
+		if err != nil {
+			return err
+		}
+		describeRules(w, metaOf(u), r.Rules)
+	case "RoleBinding":
+		b, err := decode[api.RoleBinding](u)
+		if err != nil {
+			return err
+		}
+		describeBinding(w, &b.ObjectMeta, b.RoleRef, b.Subjects)
+	case "ClusterRoleBinding":
+		b, err := decode[api.ClusterRoleBinding](u)
+		if err != nil {
+			return err
+		}
+		describeBinding(w, &b.ObjectMeta, b.RoleRef, b.Subjects)
 	default:
-		return describeGeneric(w, u.Object, evs, now)
+		describeGeneric(w, u.Object, evs, now)
 	}
 	return nil
 }
@@ -301,6 +383,42 @@ func decode[T any](u *client.Unstructured) (*T, error) {
 		return nil, fmt.Errorf("decode %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
 	return &out, nil
+}
+
+// metaOf is u's metadata as minik8s' type.
+func metaOf(u *client.Unstructured) *api.ObjectMeta {
+	var m struct {
+		Meta api.ObjectMeta `json:"metadata"`
+	}
+	b, _ := json.Marshal(u)
+	_ = json.Unmarshal(b, &m)
+	return &m.Meta
+}
+
+// listOrNil lists a namespace's objects of a core kind; nil when the
+// server does not serve the kind, as kubectl's namespace describer treats
+// a 404.
+func listOrNil[T any](ctx context.Context, c *client.Client, resource, ns string) ([]T, error) {
+	info, ok := api.FindResource(resource)
+	if !ok {
+		return nil, nil
+	}
+	l, err := c.Dynamic(info).Namespace(ns).List(ctx, client.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(l.Items))
+	for i := range l.Items {
+		t, err := decode[T](&l.Items[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *t)
+	}
+	return out, nil
 }
 
 func podsOf(ctx context.Context, c *client.Client, rs *api.ReplicaSet) ([]api.Pod, error) {
@@ -341,7 +459,7 @@ func events(ctx context.Context, c *client.Client, u *client.Unstructured) ([]ap
 		return nil, err
 	}
 	uid := resource.UID(u)
-	var out []api.Event
+	out := []api.Event{} // shown, even when there is none
 	for _, e := range l.Items {
 		if e.InvolvedObject.UID == "" || string(e.InvolvedObject.UID) == uid || string(e.InvolvedObject.UID) == u.GetName() {
 			out = append(out, e)

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/labels"
 	"github.com/minik8s/minik8s/api/resource"
@@ -433,46 +431,4 @@ func nodeResources(w *prefixWriter, n *api.Node, pods []api.Pod, now time.Time) 
 	w.write(level1, "--------\t--------\t------\n")
 	w.write(level1, "%s\t%s (%s%%)\t%s (%s%%)\n", api.ResourceCPU, reqCPU.String(), pct(reqCPU, api.ResourceCPU), limCPU.String(), pct(limCPU, api.ResourceCPU))
 	w.write(level1, "%s\t%s (%s%%)\t%s (%s%%)\n", api.ResourceMemory, reqMem.String(), pct(reqMem, api.ResourceMemory), limMem.String(), pct(limMem, api.ResourceMemory))
-}
-
-// describeGeneric prints any object: its metadata summary, then its other
-// fields as indented YAML.
-func describeGeneric(w *prefixWriter, obj map[string]any, evs []api.Event, now time.Time) error {
-	md, _ := obj["metadata"].(map[string]any)
-	str := func(k string) string { s, _ := md[k].(string); return s }
-	strMap := func(k string) map[string]string {
-		out := map[string]string{}
-		m, _ := md[k].(map[string]any)
-		for key, v := range m {
-			out[key] = fmt.Sprint(v)
-		}
-		return out
-	}
-	w.write(level0, "Name:\t%s\n", str("name"))
-	if ns := str("namespace"); ns != "" {
-		w.write(level0, "Namespace:\t%s\n", ns)
-	}
-	w.labels("Labels", strMap("labels"))
-	w.annotations("Annotations", strMap("annotations"))
-	rest := map[string]any{}
-	for k, v := range obj {
-		if k != "metadata" && k != "apiVersion" && k != "kind" {
-			rest[k] = v
-		}
-	}
-	w.write(level0, "API Version:\t%v\n", obj["apiVersion"])
-	w.write(level0, "Kind:\t%v\n", obj["kind"])
-	if len(rest) > 0 {
-		w.flush()
-		b, err := yaml.Marshal(rest)
-		if err != nil {
-			return fmt.Errorf("encode %s: %w", str("name"), err)
-		}
-		for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
-			w.write(level0, "%s\n", line)
-		}
-		w.flush()
-	}
-	w.events(evs, now)
-	return nil
 }

@@ -3,14 +3,13 @@ package describe
 import (
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/labels"
 	"github.com/minik8s/minik8s/kubectl-lite/printers"
 )
 
@@ -134,30 +133,16 @@ func boolString(b bool) string {
 	return "False"
 }
 
+// selectorString is kubectl's metav1.FormatLabelSelector.
 func selectorString(s *api.LabelSelector) string {
-	if s == nil {
-		return "<none>"
+	sel, err := labels.SelectorFromLabelSelector(s)
+	if err != nil {
+		return "<error>"
 	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(s.MatchLabels)) {
-		parts = append(parts, k+"="+s.MatchLabels[k])
+	if out := sel.String(); out != "" {
+		return out
 	}
-	for _, e := range s.MatchExpressions {
-		switch e.Operator {
-		case "In":
-			parts = append(parts, fmt.Sprintf("%s in (%s)", e.Key, strings.Join(e.Values, ",")))
-		case "NotIn":
-			parts = append(parts, fmt.Sprintf("%s notin (%s)", e.Key, strings.Join(e.Values, ",")))
-		case "Exists":
-			parts = append(parts, e.Key)
-		case "DoesNotExist":
-			parts = append(parts, "!"+e.Key)
-		}
-	}
-	if len(parts) == 0 {
-		return "<none>"
-	}
-	return strings.Join(parts, ",")
+	return "<none>"
 }
 
 // controller is "Kind/name" of the controlling owner, "" without one.
@@ -168,8 +153,12 @@ func controller(m *api.ObjectMeta) string {
 	return ""
 }
 
-// events writes kubectl's Events table, oldest first.
+// events writes kubectl's Events table, oldest first; nothing when events
+// were not asked for (nil).
 func (w *prefixWriter) events(evs []api.Event, now time.Time) {
+	if evs == nil {
+		return
+	}
 	if len(evs) == 0 {
 		w.write(level0, "Events:\t<none>\n")
 		return
@@ -194,6 +183,10 @@ func (w *prefixWriter) events(evs []api.Event, now time.Time) {
 		if source == "" {
 			source = e.ReportingController
 		}
-		w.write(level1, "%v\t%v\t%s\t%v\t%v\n", e.Type, e.Reason, interval, source, strings.TrimSpace(e.Message))
+		msg := strings.TrimSpace(e.Message)
+		if e.InvolvedObject.FieldPath != "" {
+			msg = e.InvolvedObject.FieldPath + ": " + msg
+		}
+		w.write(level1, "%v\t%v\t%s\t%v\t%v\n", e.Type, e.Reason, interval, source, msg)
 	}
 }
