@@ -19,6 +19,10 @@ var allTypes = []string{"pods", "services", "daemonsets", "deployments", "replic
 // Resolve turns "po,deploy" or "all" into resources, with kubectl's error
 // for an unknown type.
 func Resolve(typeArg string) ([]api.ResourceInfo, error) {
+	return resolve(typeArg, api.FindResource)
+}
+
+func resolve(typeArg string, find Finder) ([]api.ResourceInfo, error) {
 	var out []api.ResourceInfo
 	for _, t := range strings.Split(typeArg, ",") {
 		if t == "all" {
@@ -29,9 +33,9 @@ func Resolve(typeArg string) ([]api.ResourceInfo, error) {
 			}
 			continue
 		}
-		info, ok := api.FindResource(t)
+		info, ok := find(t)
 		if !ok {
-			return nil, fmt.Errorf("the server doesn't have a resource type %q", t)
+			return nil, unknownType(t)
 		}
 		out = append(out, info)
 	}
@@ -69,6 +73,12 @@ type Selection struct {
 // only when listing is allowed: get, or a selector or --all). ns is the
 // namespace of namespaced kinds.
 func Parse(args []string, ns string, listing bool) (Selection, error) {
+	return ParseWith(args, ns, listing, api.FindResource)
+}
+
+// ParseWith is Parse with the types resolved by find (Discovered, for the
+// commands that reach custom resources).
+func ParseWith(args []string, ns string, listing bool, find Finder) (Selection, error) {
 	var sel Selection
 	if len(args) == 0 {
 		return sel, errors.New("You must provide one or more resources by argument or filename.")
@@ -79,15 +89,15 @@ func Parse(args []string, ns string, listing bool) (Selection, error) {
 			if !ok || name == "" {
 				return sel, fmt.Errorf("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'kubectl get resource/<resource_name>' instead of 'kubectl get resource resource/<resource_name>'")
 			}
-			info, ok := api.FindResource(t)
+			info, ok := find(t)
 			if !ok {
-				return sel, fmt.Errorf("the server doesn't have a resource type %q", t)
+				return sel, unknownType(t)
 			}
 			sel.Refs = append(sel.Refs, ref(info, ns, name))
 		}
 		return sel, nil
 	}
-	infos, err := Resolve(args[0])
+	infos, err := resolve(args[0], find)
 	if err != nil {
 		return sel, err
 	}

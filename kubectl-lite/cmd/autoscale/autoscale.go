@@ -244,7 +244,9 @@ func (o *options) subjects(g *cli.Globals, args []string) ([]visited, []error, e
 	if len(args) == 0 {
 		return nil, nil, errors.New(noResources)
 	}
-	sel, err := kresource.Parse(args, o.namespace, false)
+	// kubectl finds the kind through discovery: custom resources with a
+	// scale subresource can be autoscaled too.
+	sel, err := kresource.ParseWith(args, o.namespace, false, kresource.Discovered(o.ctx, o.client))
 	if err != nil {
 		return nil, nil, err
 	}

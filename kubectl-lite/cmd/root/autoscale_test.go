@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
@@ -35,8 +36,38 @@ spec:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Custom resources: widgets have a scale subresource, gadgets none.
+	crd := func(plural, kind, short, subresources string) string {
+		return `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"` + plural + `.example.com"},
+			"spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"` + plural + `","kind":"` + kind + `","shortNames":["` + short + `"]},
+			"versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}` +
+			subresources + `}]}}`
+	}
+	c.mustRun(crd("widgets", "Widget", "wd", `,"subresources":{"scale":{"specReplicasPath":".spec.replicas","statusReplicasPath":".status.replicas"}}`), "apply", "-f", "-")
+	c.mustRun(crd("gadgets", "Gadget", "gd", ""), "apply", "-f", "-")
+	for _, r := range []string{"widgets", "gadgets"} {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			_, err := c.client.Do(ctx, client.Request{Path: "/apis/example.com/v1/namespaces/default/" + r})
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not served: %v", r, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 	for _, ns := range []string{"lite", "real"} {
 		c.mustRun("", "create", "namespace", ns)
+		for _, o := range []struct{ resource, body string }{
+			{"widgets", `{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1"},"spec":{"replicas":2}}`},
+			{"gadgets", `{"apiVersion":"example.com/v1","kind":"Gadget","metadata":{"name":"g1"},"spec":{"replicas":2}}`},
+		} {
+			if _, err := c.client.Do(ctx, client.Request{Method: "POST", Path: "/apis/example.com/v1/namespaces/" + ns + "/" + o.resource, Body: []byte(o.body)}); err != nil {
+				t.Fatal(err)
+			}
+		}
 		c.mustRun("", "-n", ns, "create", "deployment", "web", "--image=busybox")
 		c.mustRun("", "-n", ns, "create", "configmap", "cm")
 		sts := `{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"db"},"spec":{"serviceName":"db",
@@ -76,6 +107,16 @@ spec:
 		{"deployment", "missing", "--max=3"},
 		{"deployment", "--max=3"},
 		{"--max=3"},
+		// Custom resources, found through discovery.
+		{"widgets", "w1", "--max=4"},
+		{"widget/w1", "--min=2", "--max=4", "--cpu=60%", "--name=w1-cpu"},
+		{"widgets.example.com", "w1", "--max=3", "--name=w1-group", "-o", "yaml"},
+		{"wd", "w1", "--max=3", "--name=w1-short", "--dry-run=client", "-o", "json"},
+		{"Widget", "w1", "--max=3", "--name=w1-kind"},
+		{"widgets", "missing", "--max=3"},
+		{"gadgets", "g1", "--max=3"},
+		{"gd/g1", "--max=3", "--cpu=50%"},
+		{"widgets.other.com", "w1", "--max=3"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			with := func(ns string) []string { return append([]string{"-n", ns, "autoscale"}, args...) }
@@ -117,8 +158,8 @@ spec:
 		if lite != real {
 			t.Errorf("autoscaling/%s HPAs:\nkubectl-lite:\n%s\nkubectl:\n%s", version, lite, real)
 		}
-		if version == "v2" && strings.Count(lite, "\n") != 10 {
-			t.Errorf("want 11 HPAs, have:\n%s", lite)
+		if version == "v2" && strings.Count(lite, "\n") != 14 {
+			t.Errorf("want 15 HPAs, have:\n%s", lite)
 		}
 	}
 }
