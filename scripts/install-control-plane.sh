@@ -6,9 +6,14 @@
 # Prints the command that joins a node (scripts/install-node.sh ...).
 #
 #   scripts/install-control-plane.sh [--advertise-address IP] [--tls-san N,...]
-#       [--bin-dir DIR] [--no-systemd] [--stop] [-- APISERVER-FLAGS...]
+#       [--bin-dir DIR] [--no-systemd] [--no-pod-routes] [--print-env] [--stop]
+#       [-- APISERVER-FLAGS...]
 #
-# The admin kubeconfig is written to /etc/minik8s/admin.kubeconfig.
+# The admin kubeconfig is written to /etc/minik8s/admin.kubeconfig. The
+# apiserver keeps routes to the nodes' pod CIDRs (--pod-routes) so that it
+# reaches webhooks and aggregated APIs at pod IPs; --no-pod-routes leaves
+# them out when this machine also joins as a node (its kubelet keeps them).
+# --print-env prints the units' environment files and installs nothing.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,7 +23,7 @@ die() {
 	exit 1
 }
 
-adv="" sans="" bin_dir="$here/bin" systemd=1 extra=()
+adv="" sans="" bin_dir="$here/bin" systemd=1 extra=() pod_routes=--pod-routes print_env=0
 state=/var/lib/minik8s pki=/var/lib/minik8s/pki admin=/etc/minik8s/admin.kubeconfig
 components=(apiserver scheduler controller-manager)
 while [ $# -gt 0 ]; do
@@ -27,6 +32,8 @@ while [ $# -gt 0 ]; do
 	--tls-san) sans=$2; shift ;;
 	--bin-dir) bin_dir=$2; shift ;;
 	--no-systemd) systemd=0 ;;
+	--no-pod-routes) pod_routes="" ;;
+	--print-env) print_env=1 ;;
 	--stop)
 		for c in "${components[@]}"; do
 			f=/run/minik8s-$c.pid
@@ -36,30 +43,41 @@ while [ $# -gt 0 ]; do
 		exit 0
 		;;
 	--) shift; extra=("$@"); break ;;
-	-h | --help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,18s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 	shift
 done
-[ "$(id -u)" = 0 ] || die "run as root"
+[ "$print_env" = 1 ] || [ "$(id -u)" = 0 ] || die "run as root"
 if [ -z "$adv" ]; then
 	adv=$(ip -4 route get 1.1.1.1 2>/dev/null | awk '{for (i=1;i<NF;i++) if ($i=="src") {print $(i+1); exit}}')
 fi
 [ -n "$adv" ] || die "cannot tell this machine's address: pass --advertise-address"
+
+declare -A args
+# shellcheck disable=SC2206
+apiserver_args=(--cert-dir "$pki" --data-dir "$state/etcd" --advertise-address "$adv"
+	--tls-san "${sans:+$sans,}$adv,localhost,127.0.0.1" --write-kubeconfig "$admin" $pod_routes "${extra[@]}")
+args[apiserver]="${apiserver_args[*]}"
+args[scheduler]="--kubeconfig $pki/scheduler.kubeconfig --leader-elect=true"
+args[controller-manager]="--kubeconfig $pki/controller-manager.kubeconfig --leader-elect=true --allocate-node-cidrs=true --cluster-cidr 10.244.0.0/16"
+env_var() { echo "$1" | tr 'a-z-' 'A-Z_'; }
+if [ "$print_env" = 1 ]; then
+	for c in "${components[@]}"; do
+		printf '# /etc/minik8s/%s.env\n%s_ARGS="%s"\n' "$c" "$(env_var "$c")" "${args[$c]}"
+	done
+	exit 0
+fi
+
 for c in "${components[@]}" kubectl-lite; do
 	[ -x "$bin_dir/$c" ] || die "no $bin_dir/$c (run make build, or pass --bin-dir)"
 	[ "$bin_dir" = /usr/local/bin ] || install -m 0755 "$bin_dir/$c" "/usr/local/bin/$c"
 done
 mkdir -p /etc/minik8s "$state"
 
-declare -A args
-args[apiserver]="--cert-dir $pki --data-dir $state/etcd --advertise-address $adv --tls-san ${sans:+$sans,}$adv,localhost,127.0.0.1 --write-kubeconfig $admin ${extra[*]}"
-args[scheduler]="--kubeconfig $pki/scheduler.kubeconfig --leader-elect=true"
-args[controller-manager]="--kubeconfig $pki/controller-manager.kubeconfig --leader-elect=true --allocate-node-cidrs=true --cluster-cidr 10.244.0.0/16"
-
 start() { # start COMPONENT
 	local c=$1 var
-	var=$(echo "$c" | tr 'a-z-' 'A-Z_')_ARGS
+	var=$(env_var "$c")_ARGS
 	if [ "$systemd" = 1 ]; then
 		install -m 0644 "$here/deploy/systemd/$c.service" "/etc/systemd/system/$c.service"
 		printf '%s="%s"\n' "$var" "${args[$c]}" >"/etc/minik8s/$c.env"
