@@ -83,6 +83,8 @@ type APIServer struct {
 	authorizer authz.Authorizer
 	aggregator *aggregator.Aggregator
 	proxyCert  atomic.Pointer[tls.Certificate]
+	advOnce    sync.Once
+	adv        net.IP
 
 	// undo is what start-up has started, each entry undone in reverse order
 	// on shutdown, or as soon as a later phase fails.

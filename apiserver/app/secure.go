@@ -25,11 +25,10 @@ func (a *APIServer) ensurePKI(ctx context.Context) error {
 	if a.secureListener == nil {
 		return nil
 	}
-	var adv net.IP
-	if ip := net.ParseIP(a.opts.AdvertiseAddress); ip != nil && !ip.IsUnspecified() {
-		adv = ip
-	}
-	bundle, err := pki.EnsureServing(a.opts.CertDir, pki.ServingOptions{AdvertiseAddress: adv, ExtraSANs: a.opts.TLSSANs})
+	// The certificate names the advertise address: pods reach this server
+	// there through the kubernetes Service, and by it in the OIDC
+	// discovery document's jwks_uri.
+	bundle, err := pki.EnsureServing(a.opts.CertDir, pki.ServingOptions{AdvertiseAddress: a.advertiseIP(), ExtraSANs: a.opts.TLSSANs})
 	if err != nil {
 		return fmt.Errorf("certificates in %s: %w", a.opts.CertDir, err)
 	}

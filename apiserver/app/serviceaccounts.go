@@ -87,11 +87,13 @@ func (a *APIServer) newServiceAccounts(keys *serviceaccount.Keys, getter *object
 	return sa, nil
 }
 
-// externalURL is the https URL of this apiserver before it listens.
+// externalURL is the https URL of this apiserver before it listens, at its
+// advertise address (kube-apiserver's external address), so that pods can
+// fetch what it names; 127.0.0.1 when there is no address to advertise.
 func (a *APIServer) externalURL() string {
-	host := a.opts.AdvertiseAddress
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
+	host := "127.0.0.1"
+	if ip := a.advertiseIP(); ip != nil {
+		host = ip.String()
 	}
 	port := a.opts.SecurePort
 	if l := a.opts.SecureListener; l != nil {

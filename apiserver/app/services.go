@@ -213,16 +213,35 @@ func (a *APIServer) ensureKubernetesEndpointSlice(ctx context.Context, ip string
 
 func ptrTo[T any](v T) *T { return &v }
 
-// endpointAddress is the address pods reach this apiserver on: the
-// advertise address, else the first non-loopback IPv4 address of an
-// interface that is up.
+// endpointAddress is the address pods reach this apiserver on (the
+// kubernetes Endpoints): the advertise address, "" when there is none.
 func (a *APIServer) endpointAddress() string {
-	if ip := net.ParseIP(a.opts.AdvertiseAddress); ip != nil && !ip.IsUnspecified() {
+	if ip := a.advertiseIP(); ip != nil {
 		return ip.String()
+	}
+	return ""
+}
+
+// advertiseIP is the address this apiserver is known by to pods and peers,
+// resolved once as kube-apiserver defaults --advertise-address: the flag
+// when it names an address, else a specific --bind-address, else the first
+// IPv4 address of an interface that is up and not loopback; nil when there
+// is none. The kubernetes Endpoints, the serving certificate and the OIDC
+// discovery document's jwks_uri all name it.
+func (a *APIServer) advertiseIP() net.IP {
+	a.advOnce.Do(func() { a.adv = resolveAdvertiseIP(a.opts.AdvertiseAddress, a.opts.BindAddress) })
+	return a.adv
+}
+
+func resolveAdvertiseIP(advertise, bind string) net.IP {
+	for _, s := range []string{advertise, bind} {
+		if ip := net.ParseIP(s); ip != nil && !ip.IsUnspecified() {
+			return ip
+		}
 	}
 	ifaces, err := net.Interfaces()
 	if err != nil {
-		return ""
+		return nil
 	}
 	for _, ifc := range ifaces {
 		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
@@ -231,9 +250,9 @@ func (a *APIServer) endpointAddress() string {
 		addrs, _ := ifc.Addrs()
 		for _, ad := range addrs {
 			if n, ok := ad.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLinkLocalUnicast() {
-				return n.IP.String()
+				return n.IP.To4()
 			}
 		}
 	}
-	return ""
+	return nil
 }

@@ -11,11 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -696,4 +699,84 @@ func TestServiceAccountKeyKeptAcrossRestarts(t *testing.T) {
 		}
 		return err
 	})
+}
+
+// TestOIDCDiscoveryAtTheAdvertiseAddress starts the server as compose does,
+// with no --advertise-address and a wildcard bind address: as in
+// kube-apiserver, the advertise address then defaults to the host's
+// interface address, and the OIDC discovery document's jwks_uri, the
+// kubernetes Endpoints and the serving certificate all name it. Kubernetes'
+// conformance spec "ServiceAccountIssuerDiscovery should support OIDC
+// discovery of service account issuer" fetches jwks_uri from a pod with
+// the in-cluster CA; a jwks_uri at 127.0.0.1 failed it.
+func TestOIDCDiscoveryAtTheAdvertiseAddress(t *testing.T) {
+	t.Parallel()
+	s := apiservertest.Start(t, apiservertest.WithTLS, func(o *app.Options) { o.AdvertiseAddress, o.BindAddress = "", "0.0.0.0" })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin := userClientset(t, s, rest.ImpersonationConfig{}, "admin", "system:masters")
+
+	raw, err := admin.CoreV1().RESTClient().Get().AbsPath("/.well-known/openid-configuration").DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		JWKSURI string `json:"jwks_uri"`
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatalf("openid-configuration %s: %v", raw, err)
+	}
+	u, err := url.Parse(cfg.JWKSURI)
+	if err != nil {
+		t.Fatalf("jwks_uri %q: %v", cfg.JWKSURI, err)
+	}
+	ip := net.ParseIP(u.Hostname())
+	if u.Scheme != "https" || u.Path != "/openid/v1/jwks" || ip == nil || ip.IsLoopback() || ip.IsUnspecified() {
+		t.Fatalf("jwks_uri %q, want https://<this host's interface address>:<secure port>/openid/v1/jwks", cfg.JWKSURI)
+	}
+	if want := strconv.Itoa(s.Options.SecurePort); u.Port() != want {
+		t.Errorf("jwks_uri %q: port %s, want the secure port %s", cfg.JWKSURI, u.Port(), want)
+	}
+	eventually(t, "the kubernetes Endpoints at the jwks_uri's address", func() error {
+		ep, err := admin.CoreV1().Endpoints("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(ep.Subsets) != 1 || len(ep.Subsets[0].Addresses) != 1 || ep.Subsets[0].Addresses[0].IP != ip.String() {
+			return fmt.Errorf("endpoints %+v, want address %s", ep.Subsets, ip)
+		}
+		return nil
+	})
+
+	// What the pod does: fetch jwks_uri, verifying the serving certificate
+	// for that address against the cluster CA. The server listens on
+	// loopback here, so the connection goes there with the jwks_uri's name.
+	loopback := s.Options.SecureListener.Addr().String()
+	certPEM, keyPEM, err := s.PKI().CA.IssueClient("admin", []string{"system:masters"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := tlsConfigFor(t, s)
+	tc.Certificates = []tls.Certificate{cert}
+	hc := &http.Client{Transport: &http.Transport{
+		TLSClientConfig: tc,
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, loopback)
+		},
+	}}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, cfg.JWKSURI, nil)
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", cfg.JWKSURI, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var set jose.JSONWebKeySet
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &set) != nil || len(set.Keys) == 0 {
+		t.Fatalf("GET %s: %d %s, want the key set", cfg.JWKSURI, resp.StatusCode, body)
+	}
 }
