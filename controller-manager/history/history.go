@@ -21,7 +21,11 @@ import (
 const HashLabel = "controller-revision-hash"
 
 // TemplatePatch is a revision's data for a template, kube's getPatch: a
-// strategic merge patch replacing spec.template.
+// strategic merge patch replacing spec.template, byte for byte as kube's
+// controllers write it. Clients compare those bytes with their own
+// encoding of the parent's template (kube's daemon.Match, which the
+// conformance suite's DaemonSet specs use), so the template is encoded as
+// k8s.io/api encodes it.
 func TemplatePatch(template *api.PodTemplateSpec) (json.RawMessage, error) {
 	b, err := json.Marshal(template)
 	if err != nil {
@@ -31,8 +35,26 @@ func TemplatePatch(template *api.PodTemplateSpec) (json.RawMessage, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err
 	}
+	asKubeEncodes(m)
 	m["$patch"] = "replace"
 	return json.Marshal(map[string]any{"spec": map[string]any{"template": m}})
+}
+
+// asKubeEncodes adds to a template's JSON what k8s.io/api always encodes
+// and api leaves out when empty: a container's resources (a struct field
+// tagged omitempty, which encoding/json never omits).
+func asKubeEncodes(template map[string]any) {
+	spec, _ := template["spec"].(map[string]any)
+	for _, list := range []string{"initContainers", "containers", "ephemeralContainers"} {
+		cs, _ := spec[list].([]any)
+		for _, c := range cs {
+			if c, ok := c.(map[string]any); ok {
+				if _, ok := c["resources"]; !ok {
+					c["resources"] = map[string]any{}
+				}
+			}
+		}
+	}
 }
 
 // Template decodes the template of a revision made by TemplatePatch.
