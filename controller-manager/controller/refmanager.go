@@ -37,6 +37,9 @@ type RefManager[T any, PT interface {
 	ref      api.OwnerReference
 	selector labels.Selector
 	canAdopt func(ctx context.Context) error
+	// finalizers are added on adoption and removed on release (kube's
+	// PodControllerRefManager finalizers: the Job's tracking finalizer).
+	finalizers []string
 
 	once     sync.Once
 	adoptErr error
@@ -51,6 +54,13 @@ func NewRefManager[T any, PT interface {
 	api.Object
 }](c *client.Client, owner *api.ObjectMeta, apiVersion, kind string, selector labels.Selector, canAdopt func(ctx context.Context) error) *RefManager[T, PT] {
 	return &RefManager[T, PT]{client: c, owner: owner, ref: NewControllerRef(owner, apiVersion, kind), selector: selector, canAdopt: canAdopt}
+}
+
+// WithFinalizers makes adoption add finalizers to the object and release
+// remove them, in the same patches, as kube's Job controller claims pods.
+func (m *RefManager[T, PT]) WithFinalizers(finalizers ...string) *RefManager[T, PT] {
+	m.finalizers = finalizers
+	return m
 }
 
 // RecheckDeletion returns a canAdopt function that GETs the owner (bypassing
@@ -126,18 +136,20 @@ func (m *RefManager[T, PT]) adopt(ctx context.Context, meta *api.ObjectMeta) err
 	if m.adoptErr != nil {
 		return fmt.Errorf("can't adopt %s/%s: %w", meta.Namespace, meta.Name, m.adoptErr)
 	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-		"ownerReferences": []api.OwnerReference{m.ref},
-		"uid":             meta.UID,
-	}})
+	md := map[string]any{"ownerReferences": []api.OwnerReference{m.ref}, "uid": meta.UID}
+	if len(m.finalizers) > 0 {
+		md["finalizers"] = m.finalizers
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": md})
 	return m.patch(ctx, meta, patch)
 }
 
 func (m *RefManager[T, PT]) release(ctx context.Context, meta *api.ObjectMeta) error {
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-		"ownerReferences": []map[string]any{{"$patch": "delete", "uid": m.owner.UID}},
-		"uid":             meta.UID,
-	}})
+	md := map[string]any{"ownerReferences": []map[string]any{{"$patch": "delete", "uid": m.owner.UID}}, "uid": meta.UID}
+	if len(m.finalizers) > 0 {
+		md["$deleteFromPrimitiveList/finalizers"] = m.finalizers
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": md})
 	err := m.patch(ctx, meta, patch)
 	if apierrors.IsInvalid(err) {
 		// The object changed uid (re-created): nothing of ours to release.

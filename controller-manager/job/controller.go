@@ -100,7 +100,9 @@ func NewController(c *client.Client, jobs *informer.Informer[api.Job], pods *inf
 					ctl.expectations.CreationObserved(key)
 				}
 				ctl.queue.Add(key)
+				return
 			}
+			ctl.enqueueSelecting(p)
 		},
 		OnUpdate: func(old, p *api.Pod) {
 			if old.ResourceVersion == p.ResourceVersion {
@@ -119,6 +121,9 @@ func NewController(c *client.Client, jobs *informer.Informer[api.Job], pods *inf
 			if oldKey := ctl.jobKeyOf(old); oldKey != "" && oldKey != key {
 				ctl.finalizers.observed(oldKey, p.UID)
 				ctl.queue.Add(oldKey)
+			}
+			if key == "" {
+				ctl.enqueueSelecting(p)
 			}
 		},
 		OnDelete: func(p *api.Pod, _ bool) {
@@ -159,7 +164,7 @@ func isFinished(j *api.Job) bool {
 	return false
 }
 
-// pods returns the job's pods: those it controls that match its selector.
+// podsOf returns the job's pods: those it controls that match its selector.
 func (c *Controller) podsOf(j *api.Job) ([]*api.Pod, error) {
 	sel, err := labels.SelectorFromLabelSelector(j.Spec.Selector)
 	if err != nil {
@@ -171,9 +176,59 @@ func (c *Controller) podsOf(j *api.Job) ([]*api.Pod, error) {
 			out = append(out, p)
 		}
 	}
-	// By name: what is written does not depend on the lister's order.
-	slices.SortFunc(out, func(a, b *api.Pod) int { return strings.Compare(a.Name, b.Name) })
+	sortByName(out)
 	return out, nil
+}
+
+// claimPods is kube's getPodsForJob: the job's pods after it adopted the
+// orphans its selector matches (with its tracking finalizer, checking first
+// with a fresh read that the job is not being deleted) and released those
+// it controls that no longer match (finalizer removed).
+func (c *Controller) claimPods(ctx context.Context, j *api.Job) ([]*api.Pod, error) {
+	sel, err := labels.SelectorFromLabelSelector(j.Spec.Selector)
+	if err != nil {
+		return nil, err
+	}
+	canAdopt := controller.RecheckDeletion(func(ctx context.Context) (*api.ObjectMeta, error) {
+		fresh, err := client.Resource[api.Job](c.client).Namespace(j.Namespace).Get(ctx, j.Name)
+		if err != nil {
+			return nil, err
+		}
+		return &fresh.ObjectMeta, nil
+	}, j.UID)
+	claimed, err := controller.NewRefManager[api.Pod](c.client, &j.ObjectMeta, "batch/v1", "Job", sel, canAdopt).
+		WithFinalizers(api.JobTrackingFinalizer).Claim(ctx, c.pods.Lister().Namespace(j.Namespace).List(nil))
+	// An adopted pod carries the finalizer now, not yet in the cache.
+	for i, p := range claimed {
+		if ref := api.GetControllerOf(&p.ObjectMeta); (ref == nil || ref.UID != j.UID) && !hasTrackingFinalizer(p) {
+			cp := api.DeepCopy(p)
+			cp.Finalizers = append(cp.Finalizers, api.JobTrackingFinalizer)
+			claimed[i] = cp
+		}
+	}
+	sortByName(claimed)
+	return claimed, err
+}
+
+// sortByName orders pods by name: what is written does not depend on the
+// lister's order.
+func sortByName(pods []*api.Pod) {
+	slices.SortFunc(pods, func(a, b *api.Pod) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// enqueueSelecting queues the Jobs of p's namespace whose selector matches
+// the orphan p: one of them may adopt it (kube's getPodJobs).
+func (c *Controller) enqueueSelecting(p *api.Pod) {
+	if p.DeletionTimestamp != nil || api.GetControllerOf(&p.ObjectMeta) != nil {
+		return
+	}
+	for _, j := range c.jobs.Lister().Namespace(p.Namespace).List(nil) {
+		sel, err := labels.SelectorFromLabelSelector(j.Spec.Selector)
+		if err != nil || sel.Empty() || !sel.Matches(labels.Set(p.Labels)) {
+			continue
+		}
+		c.queue.Add(cache.MetaNamespaceKeyFunc(j))
+	}
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {
@@ -203,14 +258,18 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.log.Debug("job managed by another controller", "job", key, "managedBy", *m)
 		return nil
 	}
-	pods, err := c.podsOf(cached)
-	if err != nil {
-		return fmt.Errorf("job %s: selector: %w", key, err)
-	}
 	// A finished or deleted job counts nothing more: its pods go free.
 	if isFinished(cached) || cached.DeletionTimestamp != nil {
-		_, err := c.releasePods(ctx, "", pods)
+		pods, err := c.podsOf(cached)
+		if err != nil {
+			return fmt.Errorf("job %s: selector: %w", key, err)
+		}
+		_, err = c.releasePods(ctx, "", pods)
 		return errors.Join(err, c.releaseOrphans(ctx, ns, name, cached.UID))
+	}
+	pods, err := c.claimPods(ctx, cached)
+	if err != nil {
+		return fmt.Errorf("job %s: claim pods: %w", key, err)
 	}
 	if !c.expectations.Satisfied(key) {
 		return nil

@@ -2,6 +2,7 @@ package job_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -244,5 +245,61 @@ func TestJobs(t *testing.T) {
 			}
 			return condition(j, api.JobComplete) != nil && j.Status.CompletedIndexes == "0-2" && j.Status.Succeeded == 3, fmt.Errorf("status %+v", j.Status)
 		})
+	})
+}
+
+// TestJobAdoptsAndReleases is the conformance spec "Job should adopt
+// matching orphans and release non-matching pods": a pod whose
+// ownerReferences are removed is adopted again, with the tracking
+// finalizer, and no replacement is made for it; a pod whose labels no
+// longer match is released, tracking finalizer removed.
+func TestJobAdoptsAndReleases(t *testing.T) {
+	cl := controllermanagertest.Start(t, []string{"job"}, nil)
+	ctx := cl.Context(2 * time.Minute)
+	cl.Namespace(ns)
+	jobs := client.Resource[api.Job](cl.Client).Namespace(ns)
+	pods := client.Resource[api.Pod](cl.Client).Namespace(ns)
+	job, err := jobs.Create(ctx, newJob("adopt-release", 4, 2, 6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var active []api.Pod
+	cl.Eventually(30*time.Second, "2 active pods", func() (bool, error) {
+		active = activePods(t, cl, "adopt-release")
+		return len(active) == 2, fmt.Errorf("%d active", len(active))
+	})
+	name := active[0].Name
+	controlledBy := func(p *api.Pod) bool {
+		ref := api.GetControllerOf(&p.ObjectMeta)
+		return ref != nil && ref.Kind == "Job" && ref.Name == job.Name && ref.UID == job.UID
+	}
+	hasFinalizer := func(p *api.Pod) bool { return slices.Contains(p.Finalizers, api.JobTrackingFinalizer) }
+
+	// Orphaned (ownerReferences and the finalizer gone): adopted again.
+	if _, err := pods.Patch(ctx, name, client.MergePatchType, []byte(`{"metadata":{"ownerReferences":null,"finalizers":null}}`)); err != nil {
+		t.Fatal(err)
+	}
+	cl.Eventually(30*time.Second, "the orphan adopted with the tracking finalizer", func() (bool, error) {
+		p, err := pods.Get(ctx, name)
+		if err != nil {
+			return false, err
+		}
+		return controlledBy(p) && hasFinalizer(p), fmt.Errorf("ownerReferences %+v, finalizers %v", p.OwnerReferences, p.Finalizers)
+	})
+	time.Sleep(time.Second)
+	if n := len(activePods(t, cl, "adopt-release")); n != 2 {
+		t.Errorf("%d active pods after the adoption, want 2 (no replacement for the adopted pod)", n)
+	}
+
+	// Labels removed: released.
+	if _, err := pods.Patch(ctx, name, client.MergePatchType, []byte(`{"metadata":{"labels":null}}`)); err != nil {
+		t.Fatal(err)
+	}
+	cl.Eventually(30*time.Second, "the pod released without the tracking finalizer", func() (bool, error) {
+		p, err := pods.Get(ctx, name)
+		if err != nil {
+			return false, err
+		}
+		return api.GetControllerOf(&p.ObjectMeta) == nil && !hasFinalizer(p), fmt.Errorf("ownerReferences %+v, finalizers %v", p.OwnerReferences, p.Finalizers)
 	})
 }
