@@ -52,6 +52,13 @@ object whose name starts with it when no object has that exact name.`,
 			if allNamespaces {
 				ns = ""
 			}
+			if len(files.Filenames) == 0 && len(args) == 0 {
+				return errors.New("You must specify the type of resource to describe. Use \"kubectl-lite api-resources\" for a complete list of supported resources.")
+			}
+			c, err := g.Client()
+			if err != nil {
+				return err
+			}
 			var sel resource.Selection
 			switch {
 			case len(files.Filenames) > 0:
@@ -62,32 +69,34 @@ object whose name starts with it when no object has that exact name.`,
 				if sel.Refs, err = files.Refs(streams, g); err != nil {
 					return err
 				}
-			case len(args) == 0:
-				return errors.New("You must specify the type of resource to describe. Use \"kubectl-lite api-resources\" for a complete list of supported resources.")
 			default:
-				if sel, err = resource.Parse(args, ns, true); err != nil {
+				// kubectl finds kinds the built-in table does not know
+				// (custom resources) through discovery.
+				if sel, err = resource.ParseWith(args, ns, true, resource.Discovered(cmd.Context(), c)); err != nil {
 					return err
 				}
-			}
-			c, err := g.Client()
-			if err != nil {
-				return err
 			}
 			ctx := cmd.Context()
 			var objs []*client.Unstructured
 			// A missing name is reported and the others still described,
 			// as kubectl does; the last error is the exit status.
 			failures := cli.Failures{Out: streams.ErrOut}
+			var notFound error
+			nfailed := 0
 			for _, r := range sel.Refs {
 				if r.Info.Namespaced && r.Namespace == "" {
 					return errors.New("a resource cannot be retrieved by name across all namespaces")
 				}
-				found, err := getOrPrefix(ctx, c, r)
+				u, err := c.Dynamic(r.Info).Namespace(r.Namespace).Get(ctx, r.Name)
 				if err != nil {
+					if apierrors.IsNotFound(err) {
+						notFound = err
+					}
+					nfailed++
 					failures.Add(err)
 					continue
 				}
-				objs = append(objs, found...)
+				objs = append(objs, u)
 			}
 			for _, info := range sel.Types {
 				l, err := c.Dynamic(info).Namespace(nsFor(info, ns)).List(ctx, client.ListOptions{LabelSelector: selector})
@@ -97,6 +106,34 @@ object whose name starts with it when no object has that exact name.`,
 				for i := range l.Items {
 					objs = append(objs, &l.Items[i])
 				}
+			}
+			// kubectl shows events for one object only, unless
+			// --show-events is given.
+			if (failures.Last() != nil || len(objs) > 1) && !cmd.Flags().Changed("show-events") {
+				showEvents = false
+			}
+			// Two arguments and one of them not found: kubectl takes them
+			// as "TYPE NAME_PREFIX" and describes every object whose name
+			// starts with NAME_PREFIX, each followed by a blank line. As
+			// "TYPE/NAME TYPE/NAME" nothing matches: only the error shows.
+			if notFound != nil && nfailed == 1 && len(args) == 2 && len(sel.Refs) == 2 {
+				return notFound
+			}
+			if notFound != nil && nfailed == 1 && len(args) == 2 && len(sel.Refs) == 1 {
+				matches, err := withPrefix(ctx, c, sel.Refs[0])
+				if err != nil {
+					return err
+				}
+				if len(matches) == 0 {
+					return notFound
+				}
+				for _, u := range matches {
+					if err := Describe(ctx, streams.Out, c, u, showEvents, time.Now()); err != nil {
+						return err
+					}
+					fmt.Fprintln(streams.Out)
+				}
+				return nil
 			}
 			if len(objs) == 0 && failures.Last() != nil {
 				return failures.Last()
@@ -140,19 +177,11 @@ func nsFor(info api.ResourceInfo, ns string) string {
 	return ""
 }
 
-// getOrPrefix returns the named object or, when there is none, every
-// object whose name starts with the name, as kubectl describe does.
-func getOrPrefix(ctx context.Context, c *client.Client, r resource.Ref) ([]*client.Unstructured, error) {
-	d := c.Dynamic(r.Info).Namespace(r.Namespace)
-	u, err := d.Get(ctx, r.Name)
-	if err == nil {
-		return []*client.Unstructured{u}, nil
-	}
-	if !apierrors.IsNotFound(err) {
-		return nil, err
-	}
-	l, lerr := d.List(ctx, client.ListOptions{})
-	if lerr != nil {
+// withPrefix lists the objects of r's kind whose names start with r's
+// name.
+func withPrefix(ctx context.Context, c *client.Client, r resource.Ref) ([]*client.Unstructured, error) {
+	l, err := c.Dynamic(r.Info).Namespace(r.Namespace).List(ctx, client.ListOptions{})
+	if err != nil {
 		return nil, err
 	}
 	var out []*client.Unstructured
@@ -160,9 +189,6 @@ func getOrPrefix(ctx context.Context, c *client.Client, r resource.Ref) ([]*clie
 		if strings.HasPrefix(l.Items[i].GetName(), r.Name) {
 			out = append(out, &l.Items[i])
 		}
-	}
-	if len(out) == 0 {
-		return nil, err
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package root_test
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -330,8 +331,8 @@ func TestIntegrationDescribeOracle(t *testing.T) {
 	ctx := context.Background()
 	c.mustRun(describeObjects, "create", "-f", "-")
 	// The CRD serves its kind shortly after it is created. (kubectl-lite
-	// create -f maps kinds from its built-in table only, so the custom
-	// object is created through the dynamic client.)
+	// create -f maps kinds from its built-in table only: the custom object
+	// is created through the dynamic client.)
 	widgets := api.ResourceInfo{Group: "example.com", Version: "v1", Kind: "Widget", Resource: "widgets", Namespaced: true}
 	var w client.Unstructured
 	if err := yaml.Unmarshal([]byte(widget), &w.Object); err != nil {
@@ -446,19 +447,40 @@ func TestIntegrationDescribeOracle(t *testing.T) {
 		{args: "describe validatingwebhookconfiguration dsc-check"},
 		{args: "describe mutatingwebhookconfiguration dsc-mutate"},
 		{args: "describe apiservice v1.apps"},
+		{args: "describe widget w1"},
+		{args: "describe wd/w1"},
+		{args: "describe widgets.example.com w"},
+		// Several objects: no events unless asked for.
+		{args: "describe jobs"},
+		{args: "describe pdb min max --show-events=true"},
+		{args: "describe sa nothere builder"},
+		{args: "describe sa/builder sa/nothere"},
+		// A name prefix: each match followed by a blank line, no events.
+		{args: "describe jobs ba"},
+		{args: "describe cronjob/night"},
+		{args: "describe endpointslices we --show-events"},
+		{args: "describe sa nothing"},
+		{args: "describe gizmos"},
+		{args: "describe gizmos.example.com/x"},
 	} {
 		t.Run(strings.ReplaceAll(tc.args, " ", "-"), func(t *testing.T) {
 			args := append([]string{"-n", "dsc"}, strings.Fields(tc.args)...)
-			want, errOut, err := c.kubectl(args...)
-			if err != nil {
-				t.Fatalf("kubectl %s: %v\n%s", tc.args, err, errOut)
+			want, wantErr, err := c.kubectl(args...)
+			wantCode := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				wantCode = ee.ExitCode()
+			} else if err != nil {
+				t.Fatalf("kubectl %s: %v", tc.args, err)
 			}
-			got := c.mustRun("", args...)
+			got, gotErr, gotCode := c.run("", args...)
 			if tc.unordered {
 				got, want = sortedLines(got), sortedLines(want)
 			}
 			if got != want {
 				t.Errorf("kubectl-lite %s differs from kubectl:\n--- kubectl-lite\n%s\n--- kubectl\n%s", tc.args, got, want)
+			}
+			if gotErr != wantErr || gotCode != wantCode {
+				t.Errorf("kubectl-lite %s: exit %d, stderr %q; kubectl: exit %d, stderr %q", tc.args, gotCode, gotErr, wantCode, wantErr)
 			}
 		})
 	}
