@@ -256,11 +256,14 @@ func Describe(ctx context.Context, out io.Writer, c *client.Client, u *client.Un
 		if err != nil {
 			return err
 		}
-		ep, err := client.Resource[api.Endpoints](c).Namespace(s.Namespace).Get(ctx, s.Name)
-		if err != nil && !apierrors.IsNotFound(err) {
-			return err
+		// kubectl reads the service's EndpointSlices; it shows none
+		// when they cannot be listed.
+		var slices []api.EndpointSlice
+		if l, err := client.Resource[api.EndpointSlice](c).Namespace(s.Namespace).List(ctx,
+			client.ListOptions{LabelSelector: api.LabelServiceName + "=" + s.Name}); err == nil {
+			slices = l.Items
 		}
-		describeService(w, s, ep, evs, now)
+		describeService(w, s, slices, evs, now)
 	case "Node":
 		n, err := decode[api.Node](u)
 		if err != nil {

@@ -3,6 +3,8 @@ package describe
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -215,12 +217,12 @@ func describeReplicaSet(w *prefixWriter, rs *api.ReplicaSet, pods []api.Pod, evs
 	w.events(evs, now)
 }
 
-func describeService(w *prefixWriter, s *api.Service, ep *api.Endpoints, evs []api.Event, now time.Time) {
+func describeService(w *prefixWriter, s *api.Service, slices []api.EndpointSlice, evs []api.Event, now time.Time) {
 	w.write(level0, "Name:\t%s\n", s.Name)
 	w.write(level0, "Namespace:\t%s\n", s.Namespace)
 	w.labels("Labels", s.Labels)
 	w.annotations("Annotations", s.Annotations)
-	w.write(level0, "Selector:\t%s\n", printers.JoinLabels(s.Spec.Selector))
+	w.write(level0, "Selector:\t%s\n", labels.FormatLabels(s.Spec.Selector))
 	w.write(level0, "Type:\t%s\n", s.Spec.Type)
 	if s.Spec.IPFamilyPolicy != nil {
 		w.write(level0, "IP Family Policy:\t%s\n", *s.Spec.IPFamilyPolicy)
@@ -264,7 +266,7 @@ func describeService(w *prefixWriter, s *api.Service, ep *api.Endpoints, evs []a
 		if sp.NodePort != 0 {
 			w.write(level0, "NodePort:\t%s\t%d/%s\n", name, sp.NodePort, proto)
 		}
-		w.write(level0, "Endpoints:\t%s\n", endpointsFor(ep, sp))
+		w.write(level0, "Endpoints:\t%s\n", endpointsFor(slices, sp.Name))
 	}
 	w.write(level0, "Session Affinity:\t%s\n", printers.OrNone(string(s.Spec.SessionAffinity)))
 	if s.Spec.ExternalTrafficPolicy != "" {
@@ -276,30 +278,59 @@ func describeService(w *prefixWriter, s *api.Service, ep *api.Endpoints, evs []a
 	w.events(evs, now)
 }
 
-// endpointsFor lists the ready addresses serving sp, at most three and a
-// count of the rest, as kubectl's formatEndpoints.
-func endpointsFor(ep *api.Endpoints, sp api.ServicePort) string {
-	if ep == nil {
+// endpointsFor lists the ready addresses of slices serving the port named
+// name, at most three and a count of the rest, as kubectl's
+// formatEndpointSlices: "<none>" without slices, "" when none serves it.
+// A slice without ports (a headless service) lists its addresses alone.
+func endpointsFor(slices []api.EndpointSlice, name string) string {
+	if len(slices) == 0 {
 		return "<none>"
 	}
+	const max = 3
 	var list []string
-	for _, ss := range ep.Subsets {
-		for _, p := range ss.Ports {
-			if sp.Name != "" && p.Name != sp.Name {
+	count, more := 0, false
+	// As kubectl: a fourth endpoint, ready or not, makes the list "more".
+	add := func(e api.Endpoint, addr string) {
+		if len(list) == max {
+			more = true
+		}
+		if e.Conditions.Ready != nil && !*e.Conditions.Ready {
+			return
+		}
+		if !more {
+			list = append(list, addr)
+		}
+		count++
+	}
+	for _, s := range slices {
+		if len(s.Ports) == 0 {
+			for _, e := range s.Endpoints {
+				if len(e.Addresses) > 0 {
+					add(e, e.Addresses[0])
+				}
+			}
+			continue
+		}
+		for _, p := range s.Ports {
+			if p.Name != nil && *p.Name != name || p.Name == nil && name != "" {
 				continue
 			}
-			for _, a := range ss.Addresses {
-				list = append(list, fmt.Sprintf("%s:%d", a.IP, p.Port))
+			port := int32(0)
+			if p.Port != nil {
+				port = *p.Port
+			}
+			for _, e := range s.Endpoints {
+				if len(e.Addresses) > 0 {
+					add(e, net.JoinHostPort(e.Addresses[0], strconv.Itoa(int(port))))
+				}
 			}
 		}
 	}
-	if len(list) == 0 {
-		return "<none>"
+	out := strings.Join(list, ",")
+	if more {
+		return fmt.Sprintf("%s + %d more...", out, count-max)
 	}
-	if len(list) > 3 {
-		return strings.Join(list[:3], ",") + fmt.Sprintf(" + %d more...", len(list)-3)
-	}
-	return strings.Join(list, ",")
+	return out
 }
 
 func describeNode(w *prefixWriter, n *api.Node, lease *api.Lease, pods []api.Pod, evs []api.Event, now time.Time) {

@@ -203,6 +203,45 @@ endpoints:
   conditions: {ready: false}
 - addresses: [10.244.0.8]
 ---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: dsc}
+spec:
+  selector: {app: web}
+  ports: [{name: http, port: 80, targetPort: 8080}, {name: dns, port: 53, protocol: UDP}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: web-def, namespace: dsc, labels: {kubernetes.io/service-name: web}}
+addressType: IPv4
+ports: [{name: http, port: 8081, protocol: TCP}]
+endpoints:
+- addresses: [10.244.3.1]
+- addresses: [10.244.3.2]
+  conditions: {ready: false}
+- addresses: [10.244.3.3]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: headless, namespace: dsc}
+spec:
+  clusterIP: None
+  selector: {app: db}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: headless-1, namespace: dsc, labels: {kubernetes.io/service-name: headless}}
+addressType: IPv4
+endpoints:
+- addresses: [10.244.4.1]
+- addresses: [10.244.4.2]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: lonely, namespace: dsc}
+spec:
+  ports: [{port: 80}]
+---
 apiVersion: discovery.k8s.io/v1
 kind: EndpointSlice
 metadata: {name: empty, namespace: dsc}
@@ -439,6 +478,9 @@ func TestIntegrationDescribeOracle(t *testing.T) {
 		{args: "describe ep web"},
 		{args: "describe endpointslice web-abc"},
 		{args: "describe endpointslice empty"},
+		{args: "describe svc web"},
+		{args: "describe svc headless"},
+		{args: "describe svc lonely"},
 		{args: "describe role reader"},
 		{args: "describe clusterrole dsc-viewer"},
 		{args: "describe rolebinding read-pods"},
