@@ -53,7 +53,7 @@ fi
 # skipped when it holds <skipped> (specs outside FOCUS are reported as
 # skipped too), else it passed.
 awk '
-	/<testcase / { name = $0; sub(/.*name="/, "", name); sub(/".*/, "", name); state = "passed" }
+	/<testcase / { name = $0; sub(/.*<testcase name="/, "", name); sub(/".*/, "", name); state = "passed" }
 	/<failure/ { state = "failed" }
 	/<skipped/ { if (state == "passed") state = "skipped" }
 	/<\/testcase>|<testcase [^>]*\/>/ {
