@@ -138,6 +138,19 @@ type: kubernetes.io/service-account-token
 data: {token: dG9rZW4=, ca.crt: Y2E=}
 ---
 apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: dsc, labels: {app: web}}
+data: {mode: fast, script: "echo one\necho two\n"}
+binaryData: {blob: AAECAw==}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: batch-abcde, namespace: dsc, labels: {app: batch}}
+spec:
+  restartPolicy: Never
+  containers: [{name: work, image: busybox}]
+---
+apiVersion: v1
 kind: ResourceQuota
 metadata: {name: compute, namespace: dsc}
 spec:
@@ -423,6 +436,7 @@ func TestIntegrationDescribeOracle(t *testing.T) {
 		{"ServiceAccount", "serviceaccounts", "builder", "Normal", "Touched", "  padded message  ", "", 1},
 		{"Endpoints", "endpoints", "web", "Warning", "FailedToUpdateEndpoint", "Failed to update endpoint dsc/web", "", 1},
 		{"EndpointSlice", "endpointslices.discovery.k8s.io", "web-abc", "Normal", "Synced", "ok", "", 1},
+		{"Pod", "pods", "batch-abcde", "Normal", "Pulled", "Container image \"busybox\" already present", "spec.containers{work}", 1},
 		{"Widget", "widgets.example.com", "w1", "Normal", "Reconciled", "widget is ready", "spec.size", 2},
 	} {
 		info, ok := api.FindResource(e.resource)
@@ -469,6 +483,9 @@ func TestIntegrationDescribeOracle(t *testing.T) {
 		{args: "describe pdb none"},
 		{args: "describe sa builder"},
 		{args: "describe sa bare --show-events=false"},
+		{args: "describe cm settings"},
+		{args: "describe pod batch-abcde"},
+		{args: "describe secret builder-token"},
 		{args: "describe quota compute"},
 		{args: "describe quota scoped"},
 		{args: "describe limits limits", unordered: true},
