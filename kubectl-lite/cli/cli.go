@@ -45,7 +45,23 @@ type Globals struct {
 	AsGroups []string
 	AsUID    string
 
-	cfg *kubeconfig.Config
+	cfg    *kubeconfig.Config
+	mapper *resource.Mapper
+}
+
+// Mapper is the run's one resolver of types and kinds: the built-in table,
+// then the server's discovery documents (custom resources, aggregated
+// APIs), read at most once per miss through one client.
+func (g *Globals) Mapper(ctx context.Context) (*resource.Mapper, error) {
+	if g.mapper != nil {
+		return g.mapper, nil
+	}
+	c, err := g.Client()
+	if err != nil {
+		return nil, err
+	}
+	g.mapper = resource.NewMapper(ctx, c)
+	return g.mapper, nil
 }
 
 // Config loads the kubeconfig once, with kubectl's precedence.
@@ -271,6 +287,16 @@ func AddSource(verb, source string, err error) error {
 	return fmt.Errorf("error when %s %q: %w", verb, source, err)
 }
 
+// Parse is resource.Parse with the run's Mapper: built-in types first,
+// then custom and aggregated resources through discovery.
+func (g *Globals) Parse(ctx context.Context, args []string, ns string, listing bool) (resource.Selection, error) {
+	m, err := g.Mapper(ctx)
+	if err != nil {
+		return resource.Selection{}, err
+	}
+	return m.Parse(args, ns, listing)
+}
+
 // Select resolves TYPE NAME... / TYPE/NAME... arguments (or TYPE with a
 // label selector or all) in the default namespace into the objects they
 // name, and returns them with the client that reaches them.
@@ -279,7 +305,7 @@ func (g *Globals) Select(ctx context.Context, args []string, selector string, al
 	if err != nil {
 		return nil, nil, err
 	}
-	sel, err := resource.Parse(args, ns, selector != "" || all)
+	sel, err := g.Parse(ctx, args, ns, selector != "" || all)
 	if err != nil {
 		return nil, nil, err
 	}

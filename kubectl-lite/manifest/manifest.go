@@ -29,6 +29,35 @@ type Object struct {
 	Source string
 }
 
+// Resolved says whether o's kind is known: built in, or found by Resolve.
+func (o Object) Resolved() bool { return o.Info.Resource != "" }
+
+// Resolve finds the resource of each object whose kind is not built in
+// through find (a discovery-backed Mapper's FindKind), as kubectl's
+// builder maps every object before it acts on any. The objects found are
+// returned in order; each one not found gives kubectl's mapping error, so
+// the caller can go on with the rest (a CRD applied with an object of it
+// in the same run).
+func Resolve(objs []Object, find func(apiVersion, kind string) (api.ResourceInfo, bool)) ([]Object, []error) {
+	var out []Object
+	var errs []error
+	for _, o := range objs {
+		if !o.Resolved() {
+			apiVersion, _ := o.Object["apiVersion"].(string)
+			kind, _ := o.Object["kind"].(string)
+			info, ok := find(apiVersion, kind)
+			if !ok {
+				errs = append(errs, fmt.Errorf("resource mapping not found for name: %q namespace: %q from %q: no matches for kind %q in version %q\nensure CRDs are installed first",
+					o.Name(), o.Namespace(), o.Source, kind, apiVersion))
+				continue
+			}
+			o.Info = info
+		}
+		out = append(out, o)
+	}
+	return out, errs
+}
+
 // Name is metadata.name.
 func (o Object) Name() string { return o.meta("name") }
 
@@ -265,12 +294,9 @@ func objects(m map[string]any, source string) ([]Object, error) {
 		}
 		return out, nil
 	}
-	info, ok := api.LookupKind(apiVersion, kind)
-	if !ok {
-		o := Object{Object: m}
-		return nil, fmt.Errorf("resource mapping not found for name: %q namespace: %q from %q: no matches for kind %q in version %q",
-			o.Name(), o.Namespace(), source, kind, apiVersion)
-	}
+	// A kind minik8s does not build in (a custom resource) is resolved
+	// later, through discovery (Files.Objects, Resolve).
+	info, _ := api.LookupKind(apiVersion, kind)
 	o := Object{Info: info, Object: m, Source: source}
 	if o.Name() == "" && o.GenerateName() == "" {
 		return nil, fmt.Errorf("error when retrieving current configuration of %s from %q: resource name may not be empty", kind, source)

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/minik8s/minik8s/api"
 )
 
 func TestDecode(t *testing.T) {
@@ -25,7 +27,9 @@ func TestDecode(t *testing.T) {
 		{"list", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Service\n  metadata:\n    name: s\n",
 			[]string{"Service/s"}, ""},
 		{"unknown kind", "apiVersion: v1\nkind: Frob\nmetadata:\n  name: x\n", nil,
-			`resource mapping not found for name: "x" namespace: "" from "in.yaml": no matches for kind "Frob" in version "v1"`},
+			`resource mapping not found for name: "x" namespace: "" from "in.yaml": no matches for kind "Frob" in version "v1"` + "\nensure CRDs are installed first"},
+		{"custom kind", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n",
+			[]string{"Widget/w", "Pod/p"}, ""},
 		{"no kind", "metadata:\n  name: x\n", nil, "apiVersion not set, kind not set"},
 		{"bad yaml", "a: [\n", nil, "error converting YAML to JSON"},
 	}
@@ -33,6 +37,13 @@ func TestDecode(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			objs, err := Decode([]byte(tt.in), "in.yaml")
+			if err == nil {
+				var errs []error
+				objs, errs = Resolve(objs, findWidget)
+				if len(errs) > 0 {
+					err = errs[0]
+				}
+			}
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -51,6 +62,14 @@ func TestDecode(t *testing.T) {
 			}
 		})
 	}
+}
+
+// findWidget knows one custom kind, as discovery would.
+func findWidget(apiVersion, kind string) (api.ResourceInfo, bool) {
+	if apiVersion == "example.com/v1" && kind == "Widget" {
+		return api.ResourceInfo{Group: "example.com", Version: "v1", Kind: "Widget", Resource: "widgets", Namespaced: true}, true
+	}
+	return api.ResourceInfo{}, false
 }
 
 func TestReadURL(t *testing.T) {

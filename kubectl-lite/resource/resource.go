@@ -19,18 +19,49 @@ var allTypes = []string{"pods", "services", "daemonsets", "deployments", "replic
 // Resolve turns "po,deploy" or "all" into resources, with kubectl's error
 // for an unknown type.
 func Resolve(typeArg string) ([]api.ResourceInfo, error) {
-	return resolve(typeArg, api.FindResource)
+	return resolve(typeArg, api.FindResource, builtinCategory)
 }
 
-func resolve(typeArg string, find Finder) ([]api.ResourceInfo, error) {
+// Resolve is the package's Resolve with the types and categories of m.
+func (m *Mapper) Resolve(typeArg string) ([]api.ResourceInfo, error) {
+	return resolve(typeArg, m.Find, m.category)
+}
+
+// category is what a category name expands to, ok false when name is none.
+type category func(name string) ([]api.ResourceInfo, bool)
+
+// builtinCategory is "all" without discovery: the built-in kinds of
+// kubectl's legacy list.
+func builtinCategory(name string) ([]api.ResourceInfo, bool) {
+	if name != "all" {
+		return nil, false
+	}
+	var out []api.ResourceInfo
+	for _, a := range allTypes {
+		if info, ok := api.FindResource(a); ok {
+			out = append(out, info)
+		}
+	}
+	return out, true
+}
+
+// category expands "all" with what discovery lists in it, custom
+// resources included; kubectl's legacy list when discovery fails.
+func (m *Mapper) category(name string) ([]api.ResourceInfo, bool) {
+	if name != "all" {
+		return nil, false
+	}
+	if infos, ok := m.Category(name); ok {
+		return infos, true
+	}
+	return builtinCategory(name)
+}
+
+func resolve(typeArg string, find Finder, categories category) ([]api.ResourceInfo, error) {
 	var out []api.ResourceInfo
 	for _, t := range strings.Split(typeArg, ",") {
-		if t == "all" {
-			for _, a := range allTypes {
-				if info, ok := api.FindResource(a); ok {
-					out = append(out, info)
-				}
-			}
+		if infos, ok := categories(t); ok {
+			out = append(out, infos...)
 			continue
 		}
 		info, ok := find(t)
@@ -79,6 +110,15 @@ func Parse(args []string, ns string, listing bool) (Selection, error) {
 // ParseWith is Parse with the types resolved by find (Discovered, for the
 // commands that reach custom resources).
 func ParseWith(args []string, ns string, listing bool, find Finder) (Selection, error) {
+	return parse(args, ns, listing, find, builtinCategory)
+}
+
+// Parse is the package's Parse with the types and categories of m.
+func (m *Mapper) Parse(args []string, ns string, listing bool) (Selection, error) {
+	return parse(args, ns, listing, m.Find, m.category)
+}
+
+func parse(args []string, ns string, listing bool, find Finder, categories category) (Selection, error) {
 	var sel Selection
 	if len(args) == 0 {
 		return sel, errors.New("You must provide one or more resources by argument or filename.")
@@ -97,7 +137,7 @@ func ParseWith(args []string, ns string, listing bool, find Finder) (Selection, 
 		}
 		return sel, nil
 	}
-	infos, err := resolve(args[0], find)
+	infos, err := resolve(args[0], find, categories)
 	if err != nil {
 		return sel, err
 	}

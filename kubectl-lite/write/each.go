@@ -2,6 +2,7 @@ package write
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -44,14 +45,16 @@ func (f *Flags) Bind(cmd *cobra.Command, verb string) {
 
 // Each validates the flags, reads the -f objects and runs fn on each with
 // one Writer under --dry-run, reporting as each does.
-func (f *Flags) Each(streams cli.Streams, g *cli.Globals, verb string, fn func(c *client.Client, w *Writer, o manifest.Object) (string, error)) error {
+func (f *Flags) Each(ctx context.Context, streams cli.Streams, g *cli.Globals, verb string, fn func(c *client.Client, w *Writer, o manifest.Object) (string, error)) error {
 	if err := f.DryRun.Validate(); err != nil {
 		return err
 	}
 	if err := ValidOutput(f.Output); err != nil {
 		return err
 	}
-	objs, err := f.Files.Objects(streams, g)
+	// Objects of kinds the server does not serve fail first, and the rest
+	// are sent, as kubectl's builder maps every object before any is sent.
+	objs, unmapped, err := f.Files.Mapped(ctx, streams, g)
 	if err != nil {
 		return err
 	}
@@ -63,7 +66,7 @@ func (f *Flags) Each(streams cli.Streams, g *cli.Globals, verb string, fn func(c
 	// kubectl's field manager of the verb ("kubectl-create",
 	// "kubectl-replace"); apply names its own.
 	w.SetFieldManager("kubectl-" + verb)
-	return each(streams, verb, objs, f.Output, w, func(o manifest.Object) (string, error) { return fn(c, w, o) })
+	return each(streams, verb, objs, unmapped, f.Output, w, func(o manifest.Object) (string, error) { return fn(c, w, o) })
 }
 
 // each runs fn on every object, printing "kind.group/name RESULT" for
@@ -71,11 +74,14 @@ func (f *Flags) Each(streams cli.Streams, g *cli.Globals, verb string, fn func(c
 // on after a failure, as kubectl does, so the output says which objects
 // were changed; every failure but the last is printed here and the last is
 // returned for the exit path.
-func each(streams cli.Streams, verb string, objs []manifest.Object, output string, w *Writer, fn func(manifest.Object) (string, error)) error {
-	if len(objs) == 0 {
+func each(streams cli.Streams, verb string, objs []manifest.Object, unmapped []error, output string, w *Writer, fn func(manifest.Object) (string, error)) error {
+	if len(objs) == 0 && len(unmapped) == 0 {
 		return fmt.Errorf("no objects passed to %s", verb)
 	}
 	failures := cli.Failures{Out: streams.ErrOut}
+	for _, err := range unmapped {
+		failures.Add(err)
+	}
 	printed := 0
 	for _, o := range objs {
 		w.SetResult(nil)

@@ -80,7 +80,7 @@ manager; fields another manager owns are conflicts unless
 			if !cmd.Flags().Changed("field-manager") && serverSide {
 				manager = fieldManagerServerSideApply
 			}
-			return flags.Each(streams, g, "apply", func(c *client.Client, w *write.Writer, o manifest.Object) (string, error) {
+			return flags.Each(cmd.Context(), streams, g, "apply", func(c *client.Client, w *write.Writer, o manifest.Object) (string, error) {
 				w.SetFieldManager(manager)
 				if serverSide {
 					return ServerSide(cmd.Context(), w, o, forceConflicts)

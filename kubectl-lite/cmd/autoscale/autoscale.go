@@ -231,7 +231,7 @@ type visited struct {
 // named object must exist; the objects of files are taken as written.
 func (o *options) subjects(g *cli.Globals, args []string) ([]visited, []error, error) {
 	if len(o.files.Filenames) > 0 {
-		objs, err := o.files.Objects(o.streams, g)
+		objs, err := o.files.Objects(o.ctx, o.streams, g)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -28,7 +28,7 @@ func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
   cat pod.json | kubectl-lite create -f -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return flags.Each(streams, g, "create", func(_ *client.Client, w *write.Writer, o manifest.Object) (string, error) {
+			return flags.Each(cmd.Context(), streams, g, "create", func(_ *client.Client, w *write.Writer, o manifest.Object) (string, error) {
 				if saveConfig {
 					if err := setLastApplied(o); err != nil {
 						return "", err

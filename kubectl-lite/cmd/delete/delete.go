@@ -130,16 +130,20 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 	if o.all && o.selector != "" {
 		return fmt.Errorf("setting 'all' parameter but found a non empty selector. ")
 	}
-	var targets []target
+	var (
+		targets  []target
+		unmapped []error // -f objects of kinds the server does not serve
+	)
 	switch {
 	case len(o.files.Filenames) > 0:
 		if len(args) > 0 {
 			return errors.New("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form")
 		}
-		objs, err := o.files.Objects(streams, g)
+		objs, errs, err := o.files.Mapped(ctx, streams, g)
 		if err != nil {
 			return err
 		}
+		unmapped = errs
 		for _, ob := range objs {
 			if ob.Name() == "" {
 				return fmt.Errorf("error when deleting %q: resource name may not be empty", ob.Source)
@@ -157,7 +161,7 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 			ns = ""
 		}
 		listing := o.selector != "" || o.fieldSel != "" || o.all
-		sel, err := resource.Parse(args, ns, listing)
+		sel, err := g.Parse(ctx, args, ns, listing)
 		if err != nil {
 			return err
 		}
@@ -199,6 +203,9 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 		deleted  []resource.Ref
 		uids     []string
 	)
+	for _, err := range unmapped {
+		failures.Add(err)
+	}
 	for _, t := range targets {
 		d := c.Dynamic(t.Info).Namespace(t.Namespace)
 		uid := ""

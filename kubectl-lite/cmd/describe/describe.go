@@ -66,13 +66,13 @@ object whose name starts with it when no object has that exact name.`,
 					return errors.New("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form")
 				}
 				var err error
-				if sel.Refs, err = files.Refs(streams, g); err != nil {
+				if sel.Refs, err = files.Refs(cmd.Context(), streams, g); err != nil {
 					return err
 				}
 			default:
-				// kubectl finds kinds the built-in table does not know
-				// (custom resources) through discovery.
-				if sel, err = resource.ParseWith(args, ns, true, resource.Discovered(cmd.Context(), c)); err != nil {
+				// Kinds the built-in table does not know (custom
+				// resources) are found through discovery, as kubectl does.
+				if sel, err = g.Parse(cmd.Context(), args, ns, true); err != nil {
 					return err
 				}
 			}

@@ -38,7 +38,7 @@ or diff failed.`,
   cat service.yaml | kubectl-lite diff -f -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			objs, err := f.Objects(streams, g)
+			objs, err := f.Objects(cmd.Context(), streams, g)
 			if err != nil {
 				return err
 			}

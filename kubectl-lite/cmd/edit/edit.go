@@ -50,7 +50,7 @@ Saving the object unchanged or empty cancels the edit.`,
 			if err != nil {
 				return err
 			}
-			sel, err := resource.Parse(args, ns, false)
+			sel, err := g.Parse(cmd.Context(), args, ns, false)
 			if err != nil {
 				return err
 			}

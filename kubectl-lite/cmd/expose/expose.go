@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
-	"github.com/minik8s/minik8s/kubectl-lite/resource"
 	"github.com/minik8s/minik8s/kubectl-lite/write"
 )
 
@@ -36,7 +35,7 @@ takes its port from --port or the first container port.`,
 			if err != nil {
 				return err
 			}
-			sel, err := resource.Parse(args, ns, false)
+			sel, err := g.Parse(cmd.Context(), args, ns, false)
 			if err != nil {
 				return err
 			}

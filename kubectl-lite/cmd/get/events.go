@@ -13,7 +13,6 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/printers"
-	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
 
 // NewEventsCommand returns "events": the events of a namespace (or of one
@@ -56,7 +55,7 @@ func NewEventsCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 			}
 			var fs []string
 			if forObject != "" {
-				sel, err := resource.Parse([]string{forObject}, ns, false)
+				sel, err := g.Parse(cmd.Context(), []string{forObject}, ns, false)
 				if err != nil {
 					return err
 				}

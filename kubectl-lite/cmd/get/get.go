@@ -99,7 +99,7 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 	if err != nil {
 		return err
 	}
-	sel, err := o.selection(streams, g, ns, args)
+	sel, err := o.selection(cmd.Context(), streams, g, ns, args)
 	if err != nil {
 		return err
 	}
@@ -164,14 +164,14 @@ func (o *options) namespace(g *cli.Globals) (string, error) {
 
 // selection is what was asked for: the objects -f names, or those the
 // arguments name or list.
-func (o *options) selection(streams cli.Streams, g *cli.Globals, ns string, args []string) (resource.Selection, error) {
+func (o *options) selection(ctx context.Context, streams cli.Streams, g *cli.Globals, ns string, args []string) (resource.Selection, error) {
 	var sel resource.Selection
 	switch {
 	case len(o.files.Filenames) > 0:
 		if len(args) > 0 {
 			return sel, errors.New("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form")
 		}
-		refs, err := o.files.Refs(streams, g)
+		refs, err := o.files.Refs(ctx, streams, g)
 		if err != nil {
 			return sel, err
 		}
@@ -180,7 +180,7 @@ func (o *options) selection(streams cli.Streams, g *cli.Globals, ns string, args
 		return sel, errors.New("You must specify the type of resource to get. Use \"kubectl-lite api-resources\" for a complete list of supported resources.")
 	default:
 		var err error
-		if sel, err = resource.Parse(args, ns, true); err != nil {
+		if sel, err = g.Parse(ctx, args, ns, true); err != nil {
 			return sel, err
 		}
 	}

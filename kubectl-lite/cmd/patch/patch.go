@@ -72,11 +72,11 @@ patch, or a JSON patch. JSON and YAML formats are accepted.`,
 			var refs []resource.Ref
 			if len(files.Filenames) > 0 {
 				var err error
-				if refs, err = files.Refs(streams, g); err != nil {
+				if refs, err = files.Refs(cmd.Context(), streams, g); err != nil {
 					return err
 				}
 			} else {
-				sel, err := resource.Parse(args, ns, false)
+				sel, err := g.Parse(cmd.Context(), args, ns, false)
 				if err != nil {
 					return err
 				}

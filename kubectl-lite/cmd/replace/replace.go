@@ -33,7 +33,7 @@ cleared. The object must exist. With --force it is deleted and re-created.`,
   kubectl-lite get pod mypod -o yaml | sed 's/v1/v2/' | kubectl-lite replace -f -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return flags.Each(streams, g, "replace", func(c *client.Client, w *write.Writer, o manifest.Object) (string, error) {
+			return flags.Each(cmd.Context(), streams, g, "replace", func(c *client.Client, w *write.Writer, o manifest.Object) (string, error) {
 				res, err := replaceOne(cmd.Context(), c, w, o, force)
 				return res, cli.AddSource("replacing", o.Source, err)
 			})

@@ -50,11 +50,11 @@ matches it (a precondition checked against the /scale subresource).`,
 			var refs []resource.Ref
 			if len(files) > 0 {
 				var err error
-				if refs, err = (manifest.Files{Filenames: files}).Refs(streams, g); err != nil {
+				if refs, err = (manifest.Files{Filenames: files}).Refs(cmd.Context(), streams, g); err != nil {
 					return err
 				}
 			} else {
-				sel, err := resource.Parse(args, ns, selector != "" || all)
+				sel, err := g.Parse(cmd.Context(), args, ns, selector != "" || all)
 				if err != nil {
 					return err
 				}

@@ -131,11 +131,11 @@ to True), --for=jsonpath='{EXPR}'=VALUE for a field to print VALUE, and
 			var refs []resource.Ref
 			if len(files.Filenames) > 0 {
 				var err error
-				if refs, err = files.Refs(streams, g); err != nil {
+				if refs, err = files.Refs(cmd.Context(), streams, g); err != nil {
 					return err
 				}
 			} else {
-				sel, err := resource.Parse(args, ns, selector != "" || all)
+				sel, err := g.Parse(cmd.Context(), args, ns, selector != "" || all)
 				if err != nil {
 					return err
 				}
