@@ -73,6 +73,14 @@ func resolve(typeArg string, find Finder, categories category) ([]api.ResourceIn
 	return out, nil
 }
 
+// BuiltIn says whether info is a kind minik8s builds in, which kubectl
+// knows the schema of (strategic merge patches); false for custom and
+// aggregated resources found through discovery.
+func BuiltIn(info api.ResourceInfo) bool {
+	_, ok := api.LookupKind(info.GroupVersion(), info.Kind)
+	return ok
+}
+
 // Ref names one object.
 type Ref struct {
 	Info      api.ResourceInfo

@@ -85,9 +85,9 @@ func (w *Writer) Create(ctx context.Context, o manifest.Object, body []byte) (st
 	return o.Name(), nil
 }
 
-// Patch sends body as a strategic merge patch of the live object.
-func (w *Writer) Patch(ctx context.Context, o manifest.Object, body []byte) error {
-	_, err := w.send(ctx, http.MethodPatch, o, o.Name(), string(client.StrategicMergePatchType), body, nil)
+// Patch sends body as a patch of type pt of the live object.
+func (w *Writer) Patch(ctx context.Context, o manifest.Object, pt client.PatchType, body []byte) error {
+	_, err := w.send(ctx, http.MethodPatch, o, o.Name(), string(pt), body, nil)
 	return err
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/manifest"
+	"github.com/minik8s/minik8s/kubectl-lite/resource"
 	"github.com/minik8s/minik8s/kubectl-lite/write"
 )
 
@@ -165,7 +166,16 @@ func One(ctx context.Context, c *client.Client, w *write.Writer, o manifest.Obje
 		fmt.Fprintf(warn, "Warning: resource %s/%s is missing the %s annotation which is required by kubectl-lite apply. kubectl-lite apply should only be used on resources created declaratively by either kubectl-lite create --save-config or kubectl-lite apply. The missing annotation will be patched automatically.\n",
 			objectResource(o.Info), o.Name(), api.LastAppliedConfigAnnotation)
 	}
-	p, err := patch.CreateThreeWayStrategicMergePatch(original, modified, current, patch.KubernetesSchema(o.Info.Kind))
+	// kubectl patches the kinds it knows strategically and any other (a
+	// custom resource) with a JSON merge patch.
+	pt := client.StrategicMergePatchType
+	var p []byte
+	if resource.BuiltIn(o.Info) {
+		p, err = patch.CreateThreeWayStrategicMergePatch(original, modified, current, patch.KubernetesSchema(o.Info.Kind))
+	} else {
+		pt = client.MergePatchType
+		p, err = patch.CreateThreeWayMergePatch(original, modified, current)
+	}
 	if err != nil {
 		return "", fmt.Errorf("creating patch with:\noriginal:\n%s\nmodified:\n%s\ncurrent:\n%s\nfor: %q: %w", original, modified, current, o.Source, err)
 	}
@@ -173,7 +183,7 @@ func One(ctx context.Context, c *client.Client, w *write.Writer, o manifest.Obje
 		w.SetResult(current)
 		return "unchanged" + suffix, nil
 	}
-	if err := w.Patch(ctx, o, p); err != nil {
+	if err := w.Patch(ctx, o, pt, p); err != nil {
 		return "", cli.AddSource("patching", o.Source, err)
 	}
 	return "configured" + suffix, nil

@@ -197,7 +197,6 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 	if immediate {
 		verb = "force deleted"
 	}
-	verb += o.dryRun.Suffix()
 	var (
 		failures = cli.Failures{Out: streams.ErrOut}
 		deleted  []resource.Ref
@@ -232,7 +231,12 @@ func (o *options) run(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, a
 		}
 		deleted = append(deleted, t.Ref)
 		uids = append(uids, uid)
-		fmt.Fprintf(streams.Out, "%s %q %s\n", resource.KindName(t.Info), t.Name, verb)
+		done := verb
+		if t.Info.Namespaced {
+			// kubectl 1.37 names the namespace of what it deleted.
+			done += " from " + t.Namespace + " namespace"
+		}
+		fmt.Fprintf(streams.Out, "%s %q %s%s\n", resource.KindName(t.Info), t.Name, done, o.dryRun.Suffix())
 	}
 	if o.wait && !immediate && o.dryRun == cli.DryRunNone {
 		wctx := ctx

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,7 +30,7 @@ const header = `# Please edit the object below. Lines beginning with a '#' will 
 
 // NewCommand returns the edit command.
 func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
-	var output string
+	var output, fieldManager string
 	cmd := &cobra.Command{
 		Use:   "edit (RESOURCE/NAME | -f FILENAME)",
 		Short: "Edit a resource on the server",
@@ -59,7 +61,7 @@ Saving the object unchanged or empty cancels the edit.`,
 				return err
 			}
 			for _, r := range sel.Refs {
-				if err := editOne(cmd, streams, c, r, output); err != nil {
+				if err := editOne(cmd, streams, c, r, output, fieldManager); err != nil {
 					return err
 				}
 			}
@@ -67,6 +69,7 @@ Saving the object unchanged or empty cancels the edit.`,
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "Output format. One of: (json, yaml).")
+	cmd.Flags().StringVar(&fieldManager, "field-manager", "kubectl-edit", "Name of the manager used to track field ownership.")
 	return cmd
 }
 
@@ -80,7 +83,7 @@ func Editor() string {
 	return "vi"
 }
 
-func editOne(cmd *cobra.Command, streams cli.Streams, c *client.Client, r resource.Ref, output string) error {
+func editOne(cmd *cobra.Command, streams cli.Streams, c *client.Client, r resource.Ref, output, fieldManager string) error {
 	ctx := cmd.Context()
 	d := c.Dynamic(r.Info).Namespace(r.Namespace)
 	live, err := d.Get(ctx, r.Name)
@@ -154,12 +157,22 @@ func editOne(cmd *cobra.Command, streams cli.Streams, c *client.Client, r resour
 		keep = true
 		return fmt.Errorf("at least one of apiVersion, kind and name was changed. A copy of your changes has been stored to %q", file)
 	}
-	p, err := patch.CreateStrategicMergePatch(original, edited, patch.KubernetesSchema(r.Info.Kind))
+	// A kind kubectl has no schema of (a custom resource) gets a JSON
+	// merge patch.
+	pt := client.StrategicMergePatchType
+	var p []byte
+	if resource.BuiltIn(r.Info) {
+		p, err = patch.CreateStrategicMergePatch(original, edited, patch.KubernetesSchema(r.Info.Kind))
+	} else {
+		pt = client.MergePatchType
+		p, err = patch.CreateMergePatch(original, edited)
+	}
 	if err != nil {
 		keep = true
 		return fmt.Errorf("create patch: %v. A copy of your changes has been stored to %q", err, file)
 	}
-	if _, err := d.Patch(ctx, r.Name, client.StrategicMergePatchType, p); err != nil {
+	if _, err := c.Do(ctx, client.Request{Method: http.MethodPatch, Path: client.ResourcePath(r.Info, r.Namespace, r.Name),
+		Query: url.Values{"fieldManager": {fieldManager}}, Body: p, ContentType: string(pt)}); err != nil {
 		keep = true
 		fmt.Fprintf(streams.ErrOut, "%s\nA copy of your changes has been stored to %q\n", cli.FormatError(err), file)
 		return errors.New("Edit cancelled, no valid changes were saved.")

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
+	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/manifest"
@@ -101,6 +102,11 @@ patch, or a JSON patch. JSON and YAML formats are accepted.`,
 				if dryRun != cli.DryRunClient {
 					resp, err := c.Do(ctx, client.Request{Method: http.MethodPatch, Path: client.ResourcePath(r.Info, r.Namespace, r.Name, sub...),
 						Query: dryRun.Query(), Body: body, ContentType: string(pt)})
+					if apierrors.IsUnsupportedMediaType(err) {
+						// A strategic merge patch of a custom resource:
+						// kubectl names the patch type and the kind.
+						return fmt.Errorf("%s is not supported by %s/%s, Kind=%s: %s", pt, r.Info.Group, r.Info.Version, r.Info.Kind, err.Error())
+					}
 					if err != nil {
 						return err
 					}

@@ -136,7 +136,7 @@ func TestIntegrationPartialApplyNamesFailures(t *testing.T) {
 	for _, mode := range []string{"client", "server"} {
 		suffix := map[string]string{"client": " (dry run)", "server": " (server dry run)"}[mode]
 		out, _, code := c.run("", "delete", "-f", file, "--dry-run="+mode)
-		if code != 1 || out != `configmap "one" deleted`+suffix+"\n"+`configmap "three" deleted`+suffix+"\n" {
+		if code != 1 || out != `configmap "one" deleted from default namespace`+suffix+"\n"+`configmap "three" deleted from default namespace`+suffix+"\n" {
 			t.Errorf("delete --dry-run=%s: exit %d stdout %q", mode, code, out)
 		}
 		if _, err := cms.Get(ctx, "one"); err != nil {
@@ -144,7 +144,7 @@ func TestIntegrationPartialApplyNamesFailures(t *testing.T) {
 		}
 	}
 	out, errOut, code = c.run("", "delete", "-f", file)
-	if code != 1 || out != "configmap \"one\" deleted\nconfigmap \"three\" deleted\n" ||
+	if code != 1 || out != "configmap \"one\" deleted from default namespace\nconfigmap \"three\" deleted from default namespace\n" ||
 		errOut != `Error from server (NotFound): error when deleting "`+file+`": namespaces "missing" not found`+"\n" &&
 			errOut != `Error from server (NotFound): error when deleting "`+file+`": configmaps "two" not found`+"\n" {
 		t.Errorf("partial delete -f: exit %d stdout %q stderr %q", code, out, errOut)

@@ -98,10 +98,10 @@ func TestIntegrationDelete(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if out := c.mustRun("", "delete", "cm", "-l", "app=a"); out != "configmap \"a1\" deleted\nconfigmap \"a2\" deleted\n" {
+	if out := c.mustRun("", "delete", "cm", "-l", "app=a"); out != "configmap \"a1\" deleted from default namespace\nconfigmap \"a2\" deleted from default namespace\n" {
 		t.Errorf("delete -l = %q", out)
 	}
-	if out := c.mustRun("", "delete", "configmap/b1"); out != "configmap \"b1\" deleted\n" {
+	if out := c.mustRun("", "delete", "configmap/b1"); out != "configmap \"b1\" deleted from default namespace\n" {
 		t.Errorf("delete TYPE/NAME = %q", out)
 	}
 	// kubectl prints this one on stdout (get prints it on stderr).
@@ -116,10 +116,10 @@ func TestIntegrationDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code := c.run("", "delete", "cm", "held", "--timeout=1s")
-	if code != 1 || out != "configmap \"held\" deleted\n" || errOut != "error: timed out waiting for the condition on configmaps/held\n" {
+	if code != 1 || out != "configmap \"held\" deleted from default namespace\n" || errOut != "error: timed out waiting for the condition on configmaps/held\n" {
 		t.Errorf("delete with a finalizer: exit %d stdout %q stderr %q", code, out, errOut)
 	}
-	if out := c.mustRun("", "delete", "cm", "held", "--wait=false"); out != "configmap \"held\" deleted\n" {
+	if out := c.mustRun("", "delete", "cm", "held", "--wait=false"); out != "configmap \"held\" deleted from default namespace\n" {
 		t.Errorf("delete --wait=false = %q", out)
 	}
 
@@ -130,7 +130,7 @@ func TestIntegrationDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code = c.run("", "delete", "pod", "p", "--force", "--grace-period=0")
-	if code != 0 || out != "pod \"p\" force deleted\n" || !strings.HasPrefix(errOut, "Warning: Immediate deletion does not wait") {
+	if code != 0 || out != "pod \"p\" force deleted from default namespace\n" || !strings.HasPrefix(errOut, "Warning: Immediate deletion does not wait") {
 		t.Errorf("delete --force: exit %d stdout %q stderr %q", code, out, errOut)
 	}
 	if _, err := pods.Get(ctx, "p"); !apierrors.IsNotFound(err) {

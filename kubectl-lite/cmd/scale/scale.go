@@ -63,9 +63,8 @@ matches it (a precondition checked against the /scale subresource).`,
 				}
 			}
 			for _, r := range refs {
-				if !r.Info.HasSubresource("scale") {
-					return fmt.Errorf("cannot scale %s: it has no scale subresource", r)
-				}
+				// A kind without the subresource gets the server's 404,
+				// as kubectl sends the request regardless.
 				sub := c.Dynamic(r.Info).Namespace(r.Namespace).Subresource(r.Name, "scale")
 				if cmd.Flags().Changed("current-replicas") {
 					var s api.Scale
