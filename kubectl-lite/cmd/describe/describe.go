@@ -150,11 +150,6 @@ object whose name starts with it when no object has that exact name.`,
 				}
 				return nil
 			}
-			// kubectl shows events for one object only, unless
-			// --show-events says otherwise.
-			if !cmd.Flags().Changed("show-events") && (len(objs) > 1 || failures.Last() != nil) {
-				showEvents = false
-			}
 			for i, u := range objs {
 				if i > 0 {
 					fmt.Fprintln(streams.Out)
