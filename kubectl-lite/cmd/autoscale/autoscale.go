@@ -19,7 +19,6 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/manifest"
-	kresource "github.com/minik8s/minik8s/kubectl-lite/resource"
 )
 
 // FieldManager is kubectl autoscale's default --field-manager.
@@ -246,7 +245,11 @@ func (o *options) subjects(g *cli.Globals, args []string) ([]visited, []error, e
 	}
 	// kubectl finds the kind through discovery: custom resources with a
 	// scale subresource can be autoscaled too.
-	sel, err := kresource.ParseWith(args, o.namespace, false, kresource.Discovered(o.ctx, o.client))
+	m, err := g.Mapper(o.ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	sel, err := m.Parse(args, o.namespace, false)
 	if err != nil {
 		return nil, nil, err
 	}
