@@ -98,12 +98,12 @@ func typeThenNameOf(g *cli.Globals, only ...string) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) == 0 {
 			if t, prefix, ok := strings.Cut(toComplete, "/"); ok {
-				info, found := api.FindResource(t)
+				info, found := findType(cmd, g, t)
 				if !found || (len(only) > 0 && !slices.Contains(only, info.Resource)) {
 					return nil, cobra.ShellCompDirectiveNoFileComp
 				}
 				var out []string
-				for _, n := range listNames(cmd, g, info.Resource, prefix, info.Group) {
+				for _, n := range listNamesOf(cmd, g, info, prefix) {
 					out = append(out, t+"/"+n)
 				}
 				return out, cobra.ShellCompDirectiveNoFileComp
@@ -119,11 +119,11 @@ func typeThenNameOf(g *cli.Globals, only ...string) cobra.CompletionFunc {
 		if strings.Contains(args[0], "/") || strings.Contains(args[0], ",") {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		info, ok := api.FindResource(args[0])
+		info, ok := findType(cmd, g, args[0])
 		if !ok {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		return without(listNames(cmd, g, info.Resource, toComplete, info.Group), args[1:]), cobra.ShellCompDirectiveNoFileComp
+		return without(listNamesOf(cmd, g, info, toComplete), args[1:]), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
@@ -168,6 +168,25 @@ func listNames(cmd *cobra.Command, g *cli.Globals, resource, prefix, group strin
 	if !ok {
 		return nil
 	}
+	return listNamesOf(cmd, g, info, prefix)
+}
+
+// findType resolves a typed TYPE as the verbs do: built in, else through
+// discovery (custom resources).
+func findType(cmd *cobra.Command, g *cli.Globals, t string) (api.ResourceInfo, bool) {
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	m, err := g.Mapper(ctx)
+	if err != nil {
+		return api.ResourceInfo{}, false
+	}
+	return m.Find(t)
+}
+
+// listNamesOf lists the names of info's objects starting with prefix.
+func listNamesOf(cmd *cobra.Command, g *cli.Globals, info api.ResourceInfo, prefix string) []string {
 	c, err := g.Client()
 	if err != nil {
 		return nil

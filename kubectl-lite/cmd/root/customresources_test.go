@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +151,8 @@ func TestIntegrationCustomResourcesAsKubectl(t *testing.T) {
 		{args: []string{"get", "ct", "-o", "custom-columns=NAME:.metadata.name,SPEC:.spec.cronSpec"}},
 		{args: []string{"get", "ct", "my-new-cron-object", "-o", "jsonpath={.spec.image}"}},
 		{args: []string{"get", "-f", crontabFile}},
+		{args: []string{"__complete", "get", "ct", ""}},
+		{args: []string{"__complete", "describe", "crontabs.stable.example.com/my"}},
 		{args: []string{"create", "-f", widgetsFile}},
 		{args: []string{"create", "-f", widgetsFile}},
 		{args: []string{"apply", "--server-side", "-f", widgetsFile}},
@@ -233,7 +236,12 @@ func bothRun(t *testing.T, c *cluster, bin string, env []string, args ...string)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", c.kubeconfig}, args...)...)
+	full := append([]string{"--kubeconfig", c.kubeconfig}, args...)
+	if i := slices.Index(args, "__complete"); i >= 0 {
+		// kubectl takes the completion command first, its flags after.
+		full = append([]string{"__complete", "--kubeconfig", c.kubeconfig}, slices.Delete(slices.Clone(args), i, i+1)...)
+	}
+	cmd := exec.CommandContext(ctx, bin, full...)
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "KUBECONFIG=")
 	cmd.Env = append(cmd.Env, env...)
 	var out, errOut bytes.Buffer
