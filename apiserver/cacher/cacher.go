@@ -571,6 +571,11 @@ func (c *Cacher) waitFresh(ctx context.Context, rev int64) error {
 			return tooLargeRV(rev, cur)
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-c.stopped:
+			// A stopped cache is never fresh again: a read waiting for
+			// it (an admission plugin's, say, during the server's
+			// shutdown) ends now rather than at ConsistentReadTimeout.
+			return apierrors.NewServiceUnavailable("apiserver cacher is stopped")
 		}
 	}
 }

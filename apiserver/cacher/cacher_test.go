@@ -1,6 +1,7 @@
 package cacher_test
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -503,5 +504,37 @@ func TestRegisterTwoCachers(t *testing.T) {
 	}
 	if _, err := reg.Gather(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestListOfStoppedCacherEnds: a read waiting for a stopped cache to be
+// ready (an admission plugin's during the server's shutdown) ends at once
+// with 503, not at ConsistentReadTimeout.
+func TestListOfStoppedCacherEnds(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *cacher.Config) { c.ConsistentReadTimeout = 20 * time.Second })
+	cfg := e.cfg
+	cfg.Store = e.store
+	c := cacher.New(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = c.Run(ctx)
+	}()
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := c.WaitReady(wctx); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-done
+	began := time.Now()
+	_, _, err := c.List(context.Background(), cacher.ListOptions{ResourceVersion: "0"})
+	if d := time.Since(began); d > 5*time.Second {
+		t.Fatalf("list of a stopped cache answered after %v", d)
+	}
+	if err != nil && apierrors.CodeForError(err) != 503 {
+		t.Fatalf("list of a stopped cache: %v, want 503 or the cached objects", err)
 	}
 }
