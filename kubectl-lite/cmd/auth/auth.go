@@ -8,7 +8,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/printers"
+	"github.com/minik8s/minik8s/kubectl-lite/rbacrules"
 )
 
 // NewCommand returns "auth" with can-i and whoami.
@@ -231,99 +231,27 @@ func canIList(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, ns string
 	if ssrr.Status.Incomplete {
 		fmt.Fprintf(streams.ErrOut, "Warning: the list may be incomplete: %v\n", ssrr.Status.EvaluationError)
 	}
-	var broken []api.PolicyRule
+	var all []api.PolicyRule
 	for _, r := range ssrr.Status.ResourceRules {
-		broken = append(broken, breakdown(api.PolicyRule{Verbs: r.Verbs, APIGroups: r.APIGroups, Resources: r.Resources, ResourceNames: r.ResourceNames})...)
+		all = append(all, api.PolicyRule{Verbs: r.Verbs, APIGroups: r.APIGroups, Resources: r.Resources, ResourceNames: r.ResourceNames})
 	}
 	for _, r := range ssrr.Status.NonResourceRules {
-		broken = append(broken, breakdown(api.PolicyRule{Verbs: r.Verbs, NonResourceURLs: r.NonResourceURLs})...)
+		all = append(all, api.PolicyRule{Verbs: r.Verbs, NonResourceURLs: r.NonResourceURLs})
 	}
-	rules := compact(broken)
-	sort.SliceStable(rules, func(i, j int) bool { return ruleString(rules[i]) < ruleString(rules[j]) })
+	// auth can-i --list keeps repeated verbs.
+	rules := rbacrules.Compacted(all, false)
 	w := tabwriter.NewWriter(streams.Out, 6, 4, 3, ' ', 0)
 	if !noHeaders {
 		fmt.Fprintln(w, "Resources\tNon-Resource URLs\tResource Names\tVerbs")
 	}
 	for _, r := range rules {
-		fmt.Fprintf(w, "%s\t%v\t%v\t%v\n", combineResourceGroup(r.Resources, r.APIGroups), list(r.NonResourceURLs), list(r.ResourceNames), list(r.Verbs))
+		fmt.Fprintf(w, "%s\t%v\t%v\t%v\n", rbacrules.CombineResourceGroup(r.Resources, r.APIGroups), list(r.NonResourceURLs), list(r.ResourceNames), list(r.Verbs))
 	}
 	return w.Flush()
 }
 
-// breakdown is kubectl's BreakdownRule: one rule per group, resource, verb
-// and name; one per non-resource URL and verb.
-func breakdown(r api.PolicyRule) []api.PolicyRule {
-	var out []api.PolicyRule
-	for _, g := range r.APIGroups {
-		for _, res := range r.Resources {
-			for _, v := range r.Verbs {
-				if len(r.ResourceNames) == 0 {
-					out = append(out, api.PolicyRule{APIGroups: []string{g}, Resources: []string{res}, Verbs: []string{v}})
-					continue
-				}
-				for _, n := range r.ResourceNames {
-					out = append(out, api.PolicyRule{APIGroups: []string{g}, Resources: []string{res}, Verbs: []string{v}, ResourceNames: []string{n}})
-				}
-			}
-		}
-	}
-	for _, u := range r.NonResourceURLs {
-		for _, v := range r.Verbs {
-			out = append(out, api.PolicyRule{NonResourceURLs: []string{u}, Verbs: []string{v}})
-		}
-	}
-	return out
-}
-
-// compact is kubectl's CompactRules: the verbs of rules for the same group,
-// resource and name are merged (repeats kept, as kubectl keeps them).
-func compact(rules []api.PolicyRule) []api.PolicyRule {
-	type key struct{ group, resource, name string }
-	var out []api.PolicyRule
-	merged := map[key]int{}
-	for _, r := range rules {
-		if len(r.NonResourceURLs) > 0 || len(r.APIGroups) != 1 || len(r.Resources) != 1 || len(r.ResourceNames) > 1 {
-			out = append(out, r)
-			continue
-		}
-		k := key{r.APIGroups[0], r.Resources[0], ""}
-		if len(r.ResourceNames) == 1 {
-			k.name = "\x00" + r.ResourceNames[0]
-		}
-		if i, ok := merged[k]; ok {
-			out[i].Verbs = append(out[i].Verbs, r.Verbs...)
-			continue
-		}
-		merged[k] = len(out)
-		out = append(out, r)
-	}
-	return out
-}
-
-// ruleString is how kubectl sorts rules: rbac/v1 PolicyRule's String().
-func ruleString(r api.PolicyRule) string {
-	return fmt.Sprintf("&PolicyRule{Verbs:%v,APIGroups:%v,Resources:%v,ResourceNames:%v,NonResourceURLs:%v,}",
-		list(r.Verbs), list(r.APIGroups), list(r.Resources), list(r.ResourceNames), list(r.NonResourceURLs))
-}
-
 // list formats a string list as Go's %v does: [a b].
 func list(s []string) string { return "[" + strings.Join(s, " ") + "]" }
-
-// combineResourceGroup is kubectl's CombineResourceGroup: "pods",
-// "deployments.apps", "deployments.apps/scale".
-func combineResourceGroup(resources, groups []string) string {
-	if len(resources) == 0 {
-		return ""
-	}
-	res, sub, hasSub := strings.Cut(resources[0], "/")
-	if len(groups) > 0 && groups[0] != "" {
-		res += "." + groups[0]
-	}
-	if hasSub {
-		res += "/" + sub
-	}
-	return res
-}
 
 func newWhoAmI(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	var output string
