@@ -1,31 +1,22 @@
 package app_test
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
-	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/controller-manager/app"
+	"github.com/minik8s/minik8s/controller-manager/controllermanagertest"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/daemon"
 )
-
-func logger() *slog.Logger {
-	if os.Getenv("MINIK8S_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.DiscardHandler)
-}
 
 func TestDefaultsAndFlags(t *testing.T) {
 	o := app.DefaultOptions()
@@ -98,38 +89,21 @@ func TestEnabled(t *testing.T) {
 // for, holds the kube-controller-manager Lease, and records Events under
 // the controller's name.
 func TestRunServesHealthMetricsAndEvents(t *testing.T) {
-	srv := apiservertest.Start(t)
-	c, err := client.New(&client.Config{Host: srv.URL(), QPS: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := l.Addr().(*net.TCPAddr).Port
-
-	t.Setenv("KUBECONFIG", "")
-	o := app.DefaultOptions()
-	o.Client.Master = srv.URL()
-	o.Client.QPS, o.Client.Burst = 1000, 2000
-	o.Controllers = []string{"replicaset"}
-	o.BindAddress, o.Port, o.Listener = "127.0.0.1", port, l
-	o.LeaderElection.LeaseDuration, o.LeaderElection.RenewDeadline, o.LeaderElection.RetryPeriod = 5*time.Second, 4*time.Second, 500*time.Millisecond
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	done := make(chan error, 1)
-	go func() { done <- app.Run(ctx, o, logger()) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run returned %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("controller-manager did not stop")
-		}
+	// The harness's options but for what this test is about: the HTTP
+	// server and leader election (with short periods, so the Lease is
+	// held at once).
+	cl := controllermanagertest.Start(t, []string{"replicaset"}, func(o *app.Options) {
+		o.BindAddress, o.Port, o.Listener = "127.0.0.1", port, l
+		o.LeaderElection.LeaderElect = true
+		o.LeaderElection.LeaseDuration, o.LeaderElection.RenewDeadline, o.LeaderElection.RetryPeriod = 5*time.Second, 4*time.Second, 500*time.Millisecond
 	})
+	c := cl.Client
+	ctx := cl.Context(2 * time.Minute)
 
 	lbl := map[string]string{"app": "web"}
 	template := api.PodTemplateSpec{ObjectMeta: api.ObjectMeta{Labels: lbl}, Spec: api.PodSpec{Containers: []api.Container{{Name: "app", Image: "img"}}}}
@@ -148,29 +122,17 @@ func TestRunServesHealthMetricsAndEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	eventually := func(what string, cond func() (bool, string)) {
-		t.Helper()
-		last := ""
-		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			ok, state := cond()
-			if ok {
-				return
-			}
-			last = state
-		}
-		t.Fatalf("timed out waiting for %s; last: %s", what, last)
-	}
-	eventually("two pods of the ReplicaSet", func() (bool, string) {
+	cl.Eventually(time.Minute, "two pods of the ReplicaSet", func() (bool, error) {
 		pods, err := client.Resource[api.Pod](c).Namespace("default").List(ctx, client.ListOptions{LabelSelector: "app=web"})
 		if err != nil {
-			return false, err.Error()
+			return false, err
 		}
-		return len(pods.Items) == 2, fmt.Sprintf("%d pods", len(pods.Items))
+		return len(pods.Items) == 2, fmt.Errorf("%d pods", len(pods.Items))
 	})
-	eventually("SuccessfulCreate events from replicaset-controller", func() (bool, string) {
+	cl.Eventually(time.Minute, "SuccessfulCreate events from replicaset-controller", func() (bool, error) {
 		evs, err := client.Resource[api.Event](c).Namespace("default").List(ctx, client.ListOptions{})
 		if err != nil {
-			return false, err.Error()
+			return false, err
 		}
 		n := 0
 		var seen []string
@@ -181,7 +143,7 @@ func TestRunServesHealthMetricsAndEvents(t *testing.T) {
 				n++
 			}
 		}
-		return n == 2, fmt.Sprint(seen)
+		return n == 2, fmt.Errorf("events %v", seen)
 	})
 	lease, err := client.Resource[api.Lease](c).Namespace("kube-system").Get(ctx, "kube-controller-manager")
 	if err != nil || lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
@@ -200,7 +162,7 @@ func TestRunServesHealthMetricsAndEvents(t *testing.T) {
 	if code, body := get("/healthz"); code != 200 || body != "ok" {
 		t.Errorf("/healthz = %d %q", code, body)
 	}
-	eventually("replicaset sync metrics", func() (bool, string) {
+	cl.Eventually(time.Minute, "replicaset sync metrics", func() (bool, error) {
 		_, body := get("/metrics")
 		for _, want := range []string{
 			`workqueue_depth{name="replicaset"}`,
@@ -211,13 +173,13 @@ func TestRunServesHealthMetricsAndEvents(t *testing.T) {
 			`process_cpu_seconds_total`,
 		} {
 			if !strings.Contains(body, want) {
-				return false, "no " + want
+				return false, errors.New("no " + want)
 			}
 		}
 		if strings.Contains(body, `controller="deployment"`) || strings.Contains(body, `name="deployment"`) {
-			return false, "deployment controller metrics present although it is not enabled"
+			return false, errors.New("deployment controller metrics present although it is not enabled")
 		}
-		return true, ""
+		return true, nil
 	})
 	rss, err := client.Resource[api.ReplicaSet](c).Namespace("default").List(ctx, client.ListOptions{})
 	if err != nil {

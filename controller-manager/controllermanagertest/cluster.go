@@ -23,7 +23,9 @@ type Cluster struct {
 
 // Start starts an apiserver and app.Run with only the named controllers
 // (no leader election, no HTTP server); mutate adjusts the options, e.g.
-// Controller.NodeMonitorGracePeriod. Both stop when the test ends.
+// Controller.NodeMonitorGracePeriod, or turns leader election and the HTTP
+// server back on (the app package's own test). Both stop when the test
+// ends, and the test fails unless Run then returns nil within 30 s.
 func Start(t testing.TB, controllers []string, mutate func(*app.Options)) *Cluster {
 	t.Helper()
 	t.Setenv("KUBECONFIG", "")
