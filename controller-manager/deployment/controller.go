@@ -15,7 +15,6 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
 const (
@@ -36,10 +35,9 @@ type Controller struct {
 	rss         *informer.Informer[api.ReplicaSet]
 	pods        *informer.Informer[api.Pod]
 	recorder    events.Recorder
-	queue       *workqueue.RateLimitingQueue[string]
-	log         *slog.Logger
-	metrics     *controller.SyncMetrics
-	now         func() time.Time
+	*controller.Loop[string]
+	log *slog.Logger
+	now func() time.Time
 }
 
 var _ controller.Interface = (*Controller)(nil)
@@ -64,47 +62,35 @@ func NewController(c *client.Client, factory *informer.Factory, recorder events.
 		rss:         informer.Shared[api.ReplicaSet](factory, "", client.ListOptions{}),
 		pods:        informer.Shared[api.Pod](factory, "", client.ListOptions{}),
 		recorder:    recorder,
-		queue:       workqueue.NewRateLimiting[string](nil, workqueue.WithName(Name)),
 		log:         log,
-		metrics:     m,
 		now:         time.Now,
 	}
+	dc.Loop = controller.NewLoop(controller.LoopConfig[string]{
+		Queue: Name, Sync: dc.syncDeployment, Log: log, Metrics: m,
+		Started: "deployment controller started",
+	})
 	if err := controller.AddControllerUIDIndex(dc.rss); err != nil {
 		return nil, err
 	}
 	if err := controller.AddControllerUIDIndex(dc.pods); err != nil {
 		return nil, err
 	}
-	dc.deployments.AddEventHandler(informer.Handler[api.Deployment]{
-		OnAdd:    func(d *api.Deployment, _ bool) { dc.enqueue(d) },
-		OnUpdate: func(_, d *api.Deployment) { dc.enqueue(d) },
-		OnDelete: func(d *api.Deployment, _ bool) { dc.enqueue(d) },
-	})
-	dc.rss.AddEventHandler(informer.Handler[api.ReplicaSet]{
+	controller.Watch(dc.Loop, dc.deployments, controller.QueueKeys[api.Deployment](dc.Loop))
+	controller.Watch(dc.Loop, dc.rss, informer.Handler[api.ReplicaSet]{
 		OnAdd:    func(rs *api.ReplicaSet, _ bool) { dc.addReplicaSet(rs) },
 		OnUpdate: dc.updateReplicaSet,
 		OnDelete: func(rs *api.ReplicaSet, _ bool) { dc.deleteReplicaSet(rs) },
 	})
-	dc.pods.AddEventHandler(informer.Handler[api.Pod]{
+	controller.Watch(dc.Loop, dc.pods, informer.Handler[api.Pod]{
 		OnDelete: func(p *api.Pod, _ bool) { dc.deletePod(p) },
 	})
 	return dc, nil
 }
 
-// Run implements controller.Interface.
-func (dc *Controller) Run(ctx context.Context, workers int) error {
-	if !informer.WaitForCacheSync(ctx, dc.deployments, dc.rss, dc.pods) {
-		return nil
-	}
-	dc.log.Info("deployment controller started", "workers", workers)
-	controller.RunWorkers(ctx, dc.queue, workers, dc.log, controller.Instrument(dc.metrics, dc.syncDeployment))
-	return nil
-}
-
-func (dc *Controller) enqueue(d *api.Deployment) { dc.queue.Add(cache.MetaNamespaceKeyFunc(d)) }
+func (dc *Controller) enqueue(d *api.Deployment) { dc.Add(controller.Key(d)) }
 
 func (dc *Controller) enqueueAfter(d *api.Deployment, after time.Duration) {
-	dc.queue.AddAfter(cache.MetaNamespaceKeyFunc(d), after)
+	dc.Queue.AddAfter(controller.Key(d), after)
 }
 
 func (dc *Controller) resolve(namespace string, ref *api.OwnerReference) *api.Deployment {

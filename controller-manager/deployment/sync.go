@@ -477,7 +477,7 @@ func (dc *Controller) requeueStuckDeployment(d *api.Deployment, st api.Deploymen
 	}
 	after := cur.LastUpdateTime.Add(time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second).Sub(dc.now())
 	if after < time.Second {
-		dc.queue.AddRateLimited(d.Namespace + "/" + d.Name)
+		dc.Queue.AddRateLimited(d.Namespace + "/" + d.Name)
 		return 0
 	}
 	dc.enqueueAfter(d, after+time.Second)
