@@ -1,4 +1,4 @@
-// Package attach implements "kubectl-lite attach": the streams of a
-// running container's main process over the apiserver's WebSocket attach
-// stream; Run is shared with "kubectl-lite debug".
+// Package attach implements "kubectl-lite attach": the pod is chosen by
+// package podselect, refused when it has completed, and attached to by
+// package attachsession.
 package attach

@@ -17,7 +17,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
-	"github.com/minik8s/minik8s/kubectl-lite/cmd/logs"
+	"github.com/minik8s/minik8s/kubectl-lite/podselect"
 	"github.com/minik8s/minik8s/kubectl-lite/remotecommand"
 )
 
@@ -89,7 +89,7 @@ exec, so the container needs a tar binary.`,
 			}
 			ctr := container
 			if ctr == "" {
-				ctr = logs.DefaultContainer(streams, pod)
+				ctr = podselect.DefaultContainer(streams, pod)
 			}
 			exec := func(command []string, stdin io.Reader, stdout io.Writer) error {
 				q := url.Values{"container": {ctr}, "stdout": {"true"}, "stderr": {"true"}}

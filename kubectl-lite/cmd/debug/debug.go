@@ -16,9 +16,9 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/kubectl-lite/attachsession"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
-	"github.com/minik8s/minik8s/kubectl-lite/cmd/attach"
-	"github.com/minik8s/minik8s/kubectl-lite/cmd/logs"
+	"github.com/minik8s/minik8s/kubectl-lite/podselect"
 )
 
 type options struct {
@@ -99,7 +99,7 @@ containers, so its processes can be seen and traced.`,
 
 // run adds the ephemeral container and attaches to it.
 func (o options) run(ctx context.Context, streams cli.Streams, cc *client.Config, c *client.Client, ns, arg string, command []string, root string) error {
-	pod, err := logs.Pod(ctx, streams, c, ns, arg)
+	pod, err := podselect.Pod(ctx, streams, c, ns, arg)
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func (o options) run(ctx context.Context, streams cli.Streams, cc *client.Config
 	if st.State.Terminated != nil {
 		return containerLogs(ctx, streams.Out, c, pods.Info(), pod, name)
 	}
-	err = attach.Run(ctx, attach.Options{Streams: streams, Config: cc, Client: c, Pod: pod, Container: name,
+	err = attachsession.Run(ctx, attachsession.Options{Streams: streams, Config: cc, Client: c, Pod: pod, Container: name,
 		Stdin: o.stdin, TTY: o.tty, Quiet: o.quiet, CommandName: root + " attach"})
 	if err != nil {
 		fmt.Fprintf(streams.ErrOut, "warning: couldn't attach to pod/%s, falling back to streaming logs: %v\n", pod.Name, err)

@@ -10,7 +10,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
-	"github.com/minik8s/minik8s/kubectl-lite/cmd/logs"
+	"github.com/minik8s/minik8s/kubectl-lite/podselect"
 	"github.com/minik8s/minik8s/kubectl-lite/remotecommand"
 )
 
@@ -60,7 +60,7 @@ kubectl-lite exits with the command's exit code.`,
 				return err
 			}
 			ctx := cmd.Context()
-			pod, err := logs.Pod(ctx, streams, c, ns, args[0])
+			pod, err := podselect.Pod(ctx, streams, c, ns, args[0])
 			if err != nil {
 				return err
 			}
@@ -72,7 +72,7 @@ kubectl-lite exits with the command's exit code.`,
 				if quiet {
 					errOut = io.Discard
 				}
-				container = logs.DefaultContainer(cli.Streams{ErrOut: errOut}, pod)
+				container = podselect.DefaultContainer(cli.Streams{ErrOut: errOut}, pod)
 			}
 			opts, q, restore, err := remotecommand.Setup(remotecommand.LocalStreams{In: streams.In, Out: streams.Out,
 				ErrOut: streams.ErrOut, Stdin: stdin, TTY: tty, Quiet: quiet})

@@ -14,7 +14,7 @@ import (
 	"github.com/minik8s/minik8s/api/labels"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
-	"github.com/minik8s/minik8s/kubectl-lite/cmd/logs"
+	"github.com/minik8s/minik8s/kubectl-lite/podselect"
 	pf "github.com/minik8s/minik8s/kubectl-lite/portforward"
 )
 
@@ -80,7 +80,7 @@ type resolver func(pod *api.Pod, name string) (uint16, error)
 func target(ctx context.Context, streams cli.Streams, c *client.Client, ns, arg string) (*api.Pod, resolver, error) {
 	kind, name, ok := strings.Cut(arg, "/")
 	if !ok || !isService(kind) {
-		pod, err := logs.Pod(ctx, streams, c, ns, arg)
+		pod, err := podselect.Pod(ctx, streams, c, ns, arg)
 		return pod, containerPort, err
 	}
 	svc, err := client.Resource[api.Service](c).Namespace(ns).Get(ctx, name)
