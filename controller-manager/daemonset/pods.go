@@ -3,8 +3,7 @@ package daemonset
 import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/controller-manager/history"
-	"github.com/minik8s/minik8s/scheduler/framework"
-	"github.com/minik8s/minik8s/scheduler/plugins/nodeaffinity"
+	"github.com/minik8s/minik8s/internal/podplacement"
 )
 
 // addDefaultTolerations adds the tolerations kube gives every daemon pod
@@ -89,12 +88,12 @@ func podTemplate(ds *api.DaemonSet, hash, node string) *api.PodTemplateSpec {
 // shouldContinueRunning when only NoExecute taints are held against it.
 func nodeShouldRunDaemonPod(ds *api.DaemonSet, node *api.Node) (shouldRun, shouldContinueRunning bool) {
 	pod := &api.Pod{Spec: podTemplate(ds, "", node.Name).Spec}
-	if !nodeaffinity.Matches(pod, node) {
+	if !podplacement.Matches(pod, node) {
 		return false, false
 	}
-	if _, untolerated := framework.FindUntoleratedTaint(node.Spec.Taints, pod.Spec.Tolerations, api.TaintEffectNoExecute); untolerated {
+	if _, untolerated := podplacement.FindUntoleratedTaint(node.Spec.Taints, pod.Spec.Tolerations, api.TaintEffectNoExecute); untolerated {
 		return false, false
 	}
-	_, untolerated := framework.FindUntoleratedTaint(node.Spec.Taints, pod.Spec.Tolerations, api.TaintEffectNoSchedule)
+	_, untolerated := podplacement.FindUntoleratedTaint(node.Spec.Taints, pod.Spec.Tolerations, api.TaintEffectNoSchedule)
 	return !untolerated, true
 }

@@ -2,10 +2,8 @@ package nodeaffinity
 
 import (
 	"context"
-	"slices"
-	"strconv"
-
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/internal/podplacement"
 	"github.com/minik8s/minik8s/scheduler/framework"
 )
 
@@ -29,17 +27,10 @@ var (
 // Name implements framework.Plugin.
 func (Plugin) Name() string { return Name }
 
-func required(pod *api.Pod) *api.NodeSelector {
-	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
-		return a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
-	}
-	return nil
-}
-
 // PreFilter implements framework.PreFilterPlugin: pods without a
 // nodeSelector or required affinity skip the filter.
 func (Plugin) PreFilter(_ context.Context, _ *framework.CycleState, pod *api.Pod) *framework.Status {
-	if len(pod.Spec.NodeSelector) == 0 && required(pod) == nil {
+	if len(pod.Spec.NodeSelector) == 0 && podplacement.RequiredNodeSelector(pod) == nil {
 		return framework.NewStatus(framework.Skip)
 	}
 	return nil
@@ -47,86 +38,10 @@ func (Plugin) PreFilter(_ context.Context, _ *framework.CycleState, pod *api.Pod
 
 // Filter implements framework.FilterPlugin.
 func (Plugin) Filter(_ context.Context, _ *framework.CycleState, pod *api.Pod, n *framework.NodeInfo) *framework.Status {
-	if !Matches(pod, n.Node()) {
+	if !podplacement.Matches(pod, n.Node()) {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonPod)
 	}
 	return nil
-}
-
-// Matches reports whether node satisfies pod's nodeSelector and required
-// node affinity.
-func Matches(pod *api.Pod, node *api.Node) bool {
-	for k, v := range pod.Spec.NodeSelector {
-		if got, ok := node.Labels[k]; !ok || got != v {
-			return false
-		}
-	}
-	if ns := required(pod); ns != nil {
-		return MatchesNodeSelector(ns, node)
-	}
-	return true
-}
-
-// MatchesNodeSelector reports whether any term of ns matches node (the
-// terms are ORed; a term with no requirements matches nothing).
-func MatchesNodeSelector(ns *api.NodeSelector, node *api.Node) bool {
-	for i := range ns.NodeSelectorTerms {
-		if MatchesTerm(&ns.NodeSelectorTerms[i], node) {
-			return true
-		}
-	}
-	return false
-}
-
-// MatchesTerm reports whether every requirement of term matches node.
-func MatchesTerm(term *api.NodeSelectorTerm, node *api.Node) bool {
-	if len(term.MatchExpressions) == 0 && len(term.MatchFields) == 0 {
-		return false
-	}
-	for i := range term.MatchExpressions {
-		r := &term.MatchExpressions[i]
-		v, ok := node.Labels[r.Key]
-		if !matchRequirement(r, v, ok) {
-			return false
-		}
-	}
-	for i := range term.MatchFields {
-		r := &term.MatchFields[i]
-		if r.Key != "metadata.name" {
-			return false
-		}
-		if !matchRequirement(r, node.Name, true) {
-			return false
-		}
-	}
-	return true
-}
-
-func matchRequirement(r *api.NodeSelectorRequirement, value string, present bool) bool {
-	switch r.Operator {
-	case api.NodeSelectorOpIn:
-		return present && slices.Contains(r.Values, value)
-	case api.NodeSelectorOpNotIn:
-		return !present || !slices.Contains(r.Values, value)
-	case api.NodeSelectorOpExists:
-		return present
-	case api.NodeSelectorOpDoesNotExist:
-		return !present
-	case api.NodeSelectorOpGt, api.NodeSelectorOpLt:
-		if !present || len(r.Values) != 1 {
-			return false
-		}
-		have, err1 := strconv.ParseInt(value, 10, 64)
-		want, err2 := strconv.ParseInt(r.Values[0], 10, 64)
-		if err1 != nil || err2 != nil {
-			return false
-		}
-		if r.Operator == api.NodeSelectorOpGt {
-			return have > want
-		}
-		return have < want
-	}
-	return false
 }
 
 func preferred(pod *api.Pod) []api.PreferredSchedulingTerm {
@@ -150,7 +65,7 @@ func (Plugin) PreScore(_ context.Context, _ *framework.CycleState, pod *api.Pod,
 func (Plugin) Score(_ context.Context, _ *framework.CycleState, pod *api.Pod, n *framework.NodeInfo) (int64, *framework.Status) {
 	var score int64
 	for _, t := range preferred(pod) {
-		if t.Weight != 0 && MatchesTerm(&t.Preference, n.Node()) {
+		if t.Weight != 0 && podplacement.MatchesTerm(&t.Preference, n.Node()) {
 			score += int64(t.Weight)
 		}
 	}

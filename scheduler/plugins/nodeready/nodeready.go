@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/internal/podplacement"
 	"github.com/minik8s/minik8s/scheduler/framework"
 )
 
@@ -26,7 +27,7 @@ var notReadyTaint = api.Taint{Key: api.TaintNodeNotReady, Effect: api.TaintEffec
 
 // Filter implements framework.FilterPlugin.
 func (Plugin) Filter(_ context.Context, _ *framework.CycleState, pod *api.Pod, n *framework.NodeInfo) *framework.Status {
-	if n.Ready || framework.TolerationsTolerateTaint(pod.Spec.Tolerations, &notReadyTaint) {
+	if n.Ready || podplacement.TolerationsTolerateTaint(pod.Spec.Tolerations, &notReadyTaint) {
 		return nil
 	}
 	return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonNotReady)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/internal/podplacement"
 	"github.com/minik8s/minik8s/scheduler/framework"
 )
 
@@ -25,7 +26,7 @@ var unschedulableTaint = api.Taint{Key: api.TaintNodeUnschedulable, Effect: api.
 
 // Filter implements framework.FilterPlugin.
 func (Plugin) Filter(_ context.Context, _ *framework.CycleState, pod *api.Pod, n *framework.NodeInfo) *framework.Status {
-	if n.Unschedulable && !framework.TolerationsTolerateTaint(pod.Spec.Tolerations, &unschedulableTaint) {
+	if n.Unschedulable && !podplacement.TolerationsTolerateTaint(pod.Spec.Tolerations, &unschedulableTaint) {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonUnschedulable)
 	}
 	return nil

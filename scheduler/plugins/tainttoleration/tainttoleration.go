@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/internal/podplacement"
 	"github.com/minik8s/minik8s/scheduler/framework"
 )
 
@@ -28,7 +29,7 @@ func (Plugin) Filter(_ context.Context, _ *framework.CycleState, pod *api.Pod, n
 	if len(n.Taints) == 0 {
 		return nil
 	}
-	taint, found := framework.FindUntoleratedTaint(n.Taints, pod.Spec.Tolerations, api.TaintEffectNoSchedule, api.TaintEffectNoExecute)
+	taint, found := podplacement.FindUntoleratedTaint(n.Taints, pod.Spec.Tolerations, api.TaintEffectNoSchedule, api.TaintEffectNoExecute)
 	if !found {
 		return nil
 	}
@@ -48,7 +49,7 @@ func (Plugin) Score(_ context.Context, _ *framework.CycleState, pod *api.Pod, n 
 		tolerated := false
 		for j := range pod.Spec.Tolerations {
 			tol := &pod.Spec.Tolerations[j]
-			if (tol.Effect == "" || tol.Effect == api.TaintEffectPreferNoSchedule) && framework.ToleratesTaint(tol, t) {
+			if (tol.Effect == "" || tol.Effect == api.TaintEffectPreferNoSchedule) && podplacement.ToleratesTaint(tol, t) {
 				tolerated = true
 				break
 			}
