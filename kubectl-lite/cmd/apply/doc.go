@@ -1,8 +1,6 @@
-// Package apply implements "apply -f": each manifest object is created
-// when missing, else patched with a three-way strategic merge of the
-// last-applied-configuration annotation, the manifest and the live object,
-// with --dry-run=client|server and -o; with --server-side the object is sent
-// whole as a server-side apply (ServerSide) under the "kubectl" field
-// manager. One, the client-side apply of one object, is also what diff
-// computes its MERGED side with.
+// Package apply implements "apply -f": its flags (--server-side,
+// --force-conflicts, --field-manager, and write's --dry-run, -o, -R...)
+// and, for each manifest object, a client-side apply (created, configured
+// or unchanged through a three-way strategic merge) or a server-side apply
+// under the "kubectl" field manager, both computed by package applyobject.
 package apply

@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/kubectl-lite/applyobject"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
-	"github.com/minik8s/minik8s/kubectl-lite/cmd/apply"
 	"github.com/minik8s/minik8s/kubectl-lite/manifest"
 	"github.com/minik8s/minik8s/kubectl-lite/write"
 )
@@ -71,7 +71,7 @@ or diff failed.`,
 					}
 				}
 				w := write.New(c, cli.DryRunServer)
-				if _, err := apply.One(ctx, c, w, o, io.Discard); err != nil {
+				if _, err := applyobject.ClientSide(ctx, c, w, o, io.Discard); err != nil {
 					return err
 				}
 				var after map[string]any
