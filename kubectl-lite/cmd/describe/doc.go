@@ -1,10 +1,7 @@
-// Package describe implements "kubectl-lite describe": a readable report of
-// one object in kubectl's layout, byte for byte. Pods, workloads (Deployment,
-// ReplicaSet, StatefulSet, DaemonSet, Job, CronJob), Services, Endpoints and
-// EndpointSlices, Nodes, ConfigMaps, Secrets, Namespaces (with their quotas
-// and limit ranges), ResourceQuotas, LimitRanges, ServiceAccounts,
-// PodDisruptionBudgets, HPAs and the RBAC kinds have kubectl's describers;
-// every other kind (custom resources, CRDs, APIServices, webhook
-// configurations...) goes through kubectl's generic field dump. Events come
-// last, when the describer shows them.
+// Package describe implements "kubectl-lite describe": the objects are
+// chosen as kubectl chooses them (TYPE NAME, TYPE/NAME, -f, -l, -A, and a
+// NAME_PREFIX when no object has that exact name), a missing name is
+// reported while the others are still described, events are shown for one
+// object unless --show-events says otherwise, and each report is written
+// by package describers.
 package describe

@@ -16,8 +16,8 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
-	"github.com/minik8s/minik8s/kubectl-lite/cmd/describe"
 	"github.com/minik8s/minik8s/kubectl-lite/deployment"
+	"github.com/minik8s/minik8s/kubectl-lite/describers"
 	"github.com/minik8s/minik8s/kubectl-lite/resource"
 )
 
@@ -304,7 +304,7 @@ func newHistory(streams cli.Streams, g *cli.Globals) *cobra.Command {
 						tmpl.Annotations = copyMap(tmpl.Annotations)
 						tmpl.Annotations[api.ChangeCauseAnnotation] = e.cause
 					}
-					describe.PodTemplate(streams.Out, &tmpl)
+					describers.PodTemplate(streams.Out, &tmpl)
 					fmt.Fprintln(streams.Out)
 					continue
 				}
