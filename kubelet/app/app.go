@@ -23,6 +23,7 @@ import (
 	"github.com/minik8s/minik8s/kubelet/nodestatus"
 	"github.com/minik8s/minik8s/kubelet/pods"
 	"github.com/minik8s/minik8s/kubelet/runtime"
+	"github.com/minik8s/minik8s/kubelet/runtime/containerd"
 	"github.com/minik8s/minik8s/kubelet/server"
 	"github.com/minik8s/minik8s/kubelet/stats"
 )
@@ -114,7 +115,7 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 		return nil
 	})
 	fs.StringVar(&o.ContainerdNamespace, "containerd-namespace", o.ContainerdNamespace, "containerd namespace of the kubelet's images and containers.")
-	fs.StringVar(&o.PodInfraContainerImage, "pod-infra-container-image", o.PodInfraContainerImage, "Image of a pause container owning each pod's namespaces (its network, IPC and UTS); empty: each pod gets a network namespace without a pause container. "+runtime.BuiltSandboxImage+" is built from the host's busybox when missing.")
+	fs.StringVar(&o.PodInfraContainerImage, "pod-infra-container-image", o.PodInfraContainerImage, "Image of a pause container owning each pod's namespaces (its network, IPC and UTS); empty: each pod gets a network namespace without a pause container. Pulled when containerd lacks it (on a node without a registry, load it into --containerd-namespace first); it must provide sleep, the sandbox's command.")
 	fs.Var(&o.InsecureRegistries, "insecure-registry", "Registry host[:port] reached over plain HTTP (repeatable, or comma-separated).")
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "Root cgroup (cgroupfs path) of the pods' cgroups; empty: /minik8s.")
 	fs.StringVar(&o.PodLogsDir, "pod-logs-dir", o.PodLogsDir, "Directory of the container log files.")
@@ -245,7 +246,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		return err
 	}
 
-	rt, err := runtime.New(ctx, runtime.Config{
+	rt, err := containerd.New(ctx, containerd.Config{
 		Address: o.ContainerdAddress, Namespace: o.ContainerdNamespace, InsecureRegistries: o.InsecureRegistries,
 		SandboxImage: o.PodInfraContainerImage, StateDir: RuntimeStateDir(o.ContainerdNamespace), CgroupParent: o.CgroupRoot, Logger: log,
 	})

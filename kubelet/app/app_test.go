@@ -22,6 +22,7 @@ import (
 	"github.com/minik8s/minik8s/kubelet/app"
 	"github.com/minik8s/minik8s/kubelet/network"
 	"github.com/minik8s/minik8s/kubelet/runtime"
+	"github.com/minik8s/minik8s/kubelet/runtime/containerd"
 	"github.com/minik8s/minik8s/kubelet/testimage"
 )
 
@@ -60,7 +61,7 @@ func TestKubeletRunsPod(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// No registry: the pod's image is loaded into the node's containerd.
-	rt, err := runtime.New(ctx, runtime.Config{Namespace: o.ContainerdNamespace, StateDir: filepath.Join(dir, "import")})
+	rt, err := containerd.New(ctx, containerd.Config{Namespace: o.ContainerdNamespace, StateDir: filepath.Join(dir, "import")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func grep(s, sub string) string {
 func cleanup(t *testing.T, o app.Options, cidr string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	rt, err := runtime.New(ctx, runtime.Config{Address: o.ContainerdAddress, Namespace: o.ContainerdNamespace, StateDir: app.RuntimeStateDir(o.ContainerdNamespace), CgroupParent: o.CgroupRoot})
+	rt, err := containerd.New(ctx, containerd.Config{Address: o.ContainerdAddress, Namespace: o.ContainerdNamespace, StateDir: app.RuntimeStateDir(o.ContainerdNamespace), CgroupParent: o.CgroupRoot})
 	defer os.RemoveAll(app.RuntimeStateDir(o.ContainerdNamespace))
 	if err != nil {
 		t.Logf("cleanup: %v", err)

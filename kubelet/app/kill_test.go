@@ -24,6 +24,7 @@ import (
 	"github.com/minik8s/minik8s/kubelet/app"
 	"github.com/minik8s/minik8s/kubelet/pods"
 	"github.com/minik8s/minik8s/kubelet/runtime"
+	"github.com/minik8s/minik8s/kubelet/runtime/containerd"
 	"github.com/minik8s/minik8s/kubelet/testimage"
 )
 
@@ -78,7 +79,7 @@ func TestKubeletKill9Restart(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	rt, err := runtime.New(ctx, runtime.Config{Namespace: o.ContainerdNamespace, StateDir: filepath.Join(dir, "import"), CgroupParent: o.CgroupRoot})
+	rt, err := containerd.New(ctx, containerd.Config{Namespace: o.ContainerdNamespace, StateDir: filepath.Join(dir, "import"), CgroupParent: o.CgroupRoot})
 	if err != nil {
 		t.Fatal(err)
 	}

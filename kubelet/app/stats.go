@@ -7,9 +7,9 @@ import (
 	"github.com/minik8s/minik8s/kubelet/stats"
 )
 
-// RuntimeContainers adapts the runtime to the stats provider's lister:
-// the running containers and sandboxes, from containerd.
-type RuntimeContainers struct{ Runtime *runtime.Runtime }
+// RuntimeContainers adapts the runtime driver to the stats provider's
+// lister: the running containers and sandboxes.
+type RuntimeContainers struct{ Runtime runtime.Runtime }
 
 var _ stats.ContainerLister = RuntimeContainers{}
 

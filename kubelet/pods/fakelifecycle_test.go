@@ -22,11 +22,11 @@ func TestFakeStartsPodInOrder(t *testing.T) {
 	pod.Spec.InitContainers = []api.Container{init}
 	pod.Spec.InitContainers[0].Image, pod.Spec.InitContainers[0].ImagePullPolicy = "busybox:1.36", api.PullIfNotPresent
 	n := newFakeNode(t, nil, pod)
-	n.wait("init container started", func() bool { return n.rt.running("web", "setup") != nil })
+	n.wait("init container started", func() bool { return n.rt.Running("web", "setup") != nil })
 	if p := n.pod("web"); p != nil && p.Status.Phase != "" && p.Status.Phase != api.PodPending {
 		t.Fatalf("phase %s while the init container runs", p.Status.Phase)
 	}
-	n.rt.exit(n.rt.running("web", "setup").ID, 0, "Completed")
+	n.rt.Exit(n.rt.Running("web", "setup").ID, 0, "Completed")
 	p := n.waitPod("web", "Running", isRunning)
 	want := []string{"RunSandbox web/POD", "CreateContainer web/setup", "StartContainer web/setup", "CreateContainer web/main", "StartContainer web/main"}
 	if got := n.rt.Actions(); !slices.Equal(got, want) {
@@ -48,9 +48,9 @@ func TestFakeStartsPodInOrder(t *testing.T) {
 func TestFakeCrashLoopBackOff(t *testing.T) {
 	n := newFakeNode(t, nil, fakePod("crash", api.Container{Name: "main"}))
 	n.waitPod("crash", "Running", isRunning)
-	n.rt.exit(n.rt.running("crash", "main").ID, 1, "Error")
+	n.rt.Exit(n.rt.Running("crash", "main").ID, 1, "Error")
 	n.waitPod("crash", "restarted once", func(p *api.Pod) bool { return isRunning(p) && statusOf(p, "main").RestartCount == 1 })
-	n.rt.exit(n.rt.running("crash", "main").ID, 1, "Error")
+	n.rt.Exit(n.rt.Running("crash", "main").ID, 1, "Error")
 	p := n.waitPod("crash", "in CrashLoopBackOff", func(p *api.Pod) bool {
 		w := statusOf(p, "main").State.Waiting
 		return w != nil && w.Reason == "CrashLoopBackOff"
@@ -117,15 +117,15 @@ func TestFakeKubeletRestartReadopts(t *testing.T) {
 	pod := fakePod("kept", api.Container{Name: "main"})
 	seed := func(n *fakeNode) {
 		rt, now, uid := n.rt, time.Now(), string(n.pod("kept").UID)
-		rt.containers["sb"] = &runtime.Container{ID: "sb", PodUID: uid, PodNamespace: "default", PodName: "kept", Name: runtime.SandboxName,
-			Kind: runtime.KindSandbox, State: runtime.StateRunning, PodIP: "10.88.0.9", CreatedAt: now}
-		rt.containers["main-0"] = &runtime.Container{ID: "main-0", PodUID: uid, PodNamespace: "default", PodName: "kept", Name: "main",
+		rt.Add(runtime.Container{ID: "sb", PodUID: uid, PodNamespace: "default", PodName: "kept", Name: runtime.SandboxName,
+			Kind: runtime.KindSandbox, State: runtime.StateRunning, PodIP: "10.88.0.9", CreatedAt: now})
+		rt.Add(runtime.Container{ID: "main-0", PodUID: uid, PodNamespace: "default", PodName: "kept", Name: "main",
 			Kind: runtime.KindContainer, State: runtime.StateRunning, RestartCount: 3, Hash: containerHash(&pod.Spec.Containers[0]),
-			CreatedAt: now, StartedAt: now}
+			CreatedAt: now, StartedAt: now})
 	}
 	n := newFakeNode(t, seed, pod)
 	p := n.waitPod("kept", "Running", isRunning)
-	if s := statusOf(p, "main"); s.RestartCount != 3 || s.ContainerID != "containerd://main-0" || p.Status.PodIP != "10.88.0.9" {
+	if s := statusOf(p, "main"); s.RestartCount != 3 || s.ContainerID != "fake://main-0" || p.Status.PodIP != "10.88.0.9" {
 		t.Errorf("status %+v podIP %s: want the same container, restarts and IP", s, p.Status.PodIP)
 	}
 	time.Sleep(300 * time.Millisecond) // a few resyncs
@@ -139,7 +139,7 @@ func TestFakeKubeletRestartReadopts(t *testing.T) {
 func TestFakeRebootRestartsInPlace(t *testing.T) {
 	n := newFakeNode(t, nil, fakePod("boot", api.Container{Name: "main"}))
 	before := n.waitPod("boot", "Running", isRunning)
-	n.rt.reboot()
+	n.rt.Reboot()
 	n.mgr.kick(string(before.UID))
 	p := n.waitPod("boot", "restarted", func(p *api.Pod) bool { return isRunning(p) && statusOf(p, "main").RestartCount == 1 })
 	last := statusOf(p, "main").LastTerminationState.Terminated
@@ -158,7 +158,7 @@ func TestFakeRebootRestartsInPlace(t *testing.T) {
 func TestFakeLivenessProbeRestarts(t *testing.T) {
 	pod := fakePod("live", api.Container{Name: "main", LivenessProbe: &api.Probe{
 		ProbeHandler: api.ProbeHandler{Exec: &api.ExecAction{Command: []string{"check"}}}, PeriodSeconds: 1, FailureThreshold: 1}})
-	n := newFakeNode(t, func(n *fakeNode) { n.rt.execCode["main"] = 1 }, pod)
+	n := newFakeNode(t, func(n *fakeNode) { n.rt.SetExecCode("main", 1) }, pod)
 	n.waitPod("live", "restarted by its liveness probe", func(p *api.Pod) bool { return statusOf(p, "main").RestartCount >= 1 })
 	if !n.hasEvent("Normal Killing Container main failed liveness probe, will be restarted") {
 		t.Errorf("no Killing event in %q", n.rec.Events())
@@ -171,7 +171,7 @@ func TestFakeLivenessProbeRestarts(t *testing.T) {
 func TestFakeImagePullBackOff(t *testing.T) {
 	pod := fakePod("pull", api.Container{Name: "main"})
 	pod.Spec.Containers[0].Image = "registry.invalid/app:v1"
-	n := newFakeNode(t, func(n *fakeNode) { n.rt.pullErr = errFake("registry unreachable") }, pod)
+	n := newFakeNode(t, func(n *fakeNode) { n.rt.FailPulls(errFake("registry unreachable")) }, pod)
 	n.waitPod("pull", "ImagePullBackOff", func(p *api.Pod) bool {
 		w := statusOf(p, "main").State.Waiting
 		return w != nil && w.Reason == "ImagePullBackOff"

@@ -21,6 +21,7 @@ import (
 	"github.com/minik8s/minik8s/kubelet/network"
 	"github.com/minik8s/minik8s/kubelet/pods"
 	"github.com/minik8s/minik8s/kubelet/runtime"
+	rtcontainerd "github.com/minik8s/minik8s/kubelet/runtime/containerd"
 	"github.com/minik8s/minik8s/kubelet/testimage"
 	"github.com/vishvananda/netlink"
 )
@@ -48,7 +49,7 @@ type node struct {
 	// sandboxImage selects pause-container sandboxes; empty: netns only.
 	sandboxImage string
 	mu           sync.Mutex
-	rt           *runtime.Runtime
+	rt           *rtcontainerd.Runtime
 	mgr          *pods.Manager
 	cancel       context.CancelFunc
 	done         chan error
@@ -125,7 +126,7 @@ func newNodeOn(t testing.TB, server []func(*app.Options), mutate ...func(*node))
 func (nd *node) start() {
 	nd.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	rt, err := runtime.New(ctx, runtime.Config{Address: nd.address, Namespace: nd.ns, SandboxImage: nd.sandboxImage, StateDir: filepath.Join(nd.dir, "state"),
+	rt, err := rtcontainerd.New(ctx, rtcontainerd.Config{Address: nd.address, Namespace: nd.ns, SandboxImage: nd.sandboxImage, StateDir: filepath.Join(nd.dir, "state"),
 		CgroupParent: "/" + nd.ns, InsecureRegistries: nd.insecure})
 	if err != nil {
 		cancel()
@@ -168,7 +169,7 @@ func (nd *node) cleanup() {
 	_ = nd.rt.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	rt, err := runtime.New(ctx, runtime.Config{Address: nd.address, Namespace: nd.ns, StateDir: filepath.Join(nd.dir, "state"), CgroupParent: "/" + nd.ns})
+	rt, err := rtcontainerd.New(ctx, rtcontainerd.Config{Address: nd.address, Namespace: nd.ns, StateDir: filepath.Join(nd.dir, "state"), CgroupParent: "/" + nd.ns})
 	if err != nil {
 		nd.t.Logf("cleanup: %v", err)
 		return

@@ -67,7 +67,7 @@ func DefaultOptions() Options {
 type Manager struct {
 	opts    Options
 	client  *client.Client
-	rt      Runtime
+	rt      runtime.Runtime
 	net     Network
 	rec     events.Recorder
 	log     *slog.Logger
@@ -89,10 +89,11 @@ type Manager struct {
 	wg         sync.WaitGroup
 }
 
-// New returns a manager; start it with Run. rt may also be an Adopter
-// (containers a previous kubelet left running are re-attached), an Execer
-// (exec and exec probes) and a CgroupCleaner.
-func New(c *client.Client, rt Runtime, nm Network, rec events.Recorder, opts Options) *Manager {
+// New returns a manager; start it with Run. rt may also be a
+// runtime.Adopter (containers a previous kubelet left running are
+// re-attached), a runtime.Execer (exec and exec probes), a runtime.Attacher
+// (attach) and a runtime.CgroupCleaner.
+func New(c *client.Client, rt runtime.Runtime, nm Network, rec events.Recorder, opts Options) *Manager {
 	d := DefaultOptions()
 	if opts.RootDir == "" {
 		opts.RootDir = d.RootDir
@@ -137,10 +138,10 @@ func New(c *client.Client, rt Runtime, nm Network, rec events.Recorder, opts Opt
 }
 
 // execAdapter lets probes run commands through the runtime.
-type execAdapter struct{ rt Runtime }
+type execAdapter struct{ rt runtime.Runtime }
 
 func (e execAdapter) Exec(ctx context.Context, id string, cmd []string, stdout, stderr io.Writer) (int, error) {
-	x, ok := e.rt.(Execer)
+	x, ok := e.rt.(runtime.Execer)
 	if !ok {
 		return -1, errExecUnsupported
 	}
@@ -273,7 +274,7 @@ func (m *Manager) adopt(ctx context.Context) error {
 			orphans[c.PodUID] = append(orphans[c.PodUID], c)
 			continue
 		}
-		if a, ok := m.rt.(Adopter); ok && c.State == runtime.StateRunning {
+		if a, ok := m.rt.(runtime.Adopter); ok && c.State == runtime.StateRunning {
 			if err := a.Adopt(ctx, c.ID); err != nil {
 				m.log.Warn("re-adopt container", "pod", c.PodNamespace+"/"+c.PodName, "container", c.Name, "id", c.ID, "err", err)
 			}
@@ -398,7 +399,7 @@ var ErrContainerNotFound = errors.New("container not found")
 // Exec runs cmd in the running container named container of pod podUID.
 func (m *Manager) Exec(ctx context.Context, podUID, container string, cmd []string, tty bool,
 	stdin io.Reader, stdout, stderr io.Writer, resize <-chan runtime.TerminalSize) (int, error) {
-	x, ok := m.rt.(Execer)
+	x, ok := m.rt.(runtime.Execer)
 	if !ok {
 		return -1, errExecUnsupported
 	}

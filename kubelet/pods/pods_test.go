@@ -14,7 +14,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/resource"
 	"github.com/minik8s/minik8s/internal/client"
-	"github.com/minik8s/minik8s/kubelet/runtime"
+	rtcontainerd "github.com/minik8s/minik8s/kubelet/runtime/containerd"
 	"github.com/minik8s/minik8s/kubelet/testimage"
 )
 
@@ -111,7 +111,7 @@ func TestPodNetworkVolumesLimits(t *testing.T) {
 	}
 	// Limits in the container's cgroup.
 	id := strings.TrimPrefix(status(got, "server").ContainerID, "containerd://")
-	cg := runtime.CgroupPath("/"+nd.ns, string(p.UID), id)
+	cg := rtcontainerd.CgroupPath("/"+nd.ns, string(p.UID), id)
 	for file, want := range map[string]string{
 		"cpu/cpu.cfs_quota_us":         "50000",
 		"cpu/cpu.cfs_period_us":        "100000",

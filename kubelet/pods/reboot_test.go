@@ -14,6 +14,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubelet/runtime"
+	rtcontainerd "github.com/minik8s/minik8s/kubelet/runtime/containerd"
 )
 
 // TestNodeRebootRestartsPods: a node reboot (a compose node recreated, a
@@ -97,8 +98,8 @@ func (nd *node) reboot() {
 		nd.t.Fatal(err)
 	}
 	for _, c := range cs {
-		if l, err := c.Labels(ctx); err == nil && l[runtime.LabelNetNS] != "" {
-			name := filepath.Base(l[runtime.LabelNetNS])
+		if l, err := c.Labels(ctx); err == nil && l[rtcontainerd.LabelNetNS] != "" {
+			name := filepath.Base(l[rtcontainerd.LabelNetNS])
 			if out, err := exec.Command("ip", "netns", "del", name).CombinedOutput(); err != nil {
 				nd.t.Fatalf("ip netns del %s: %v: %s", name, err, out)
 			}

@@ -45,10 +45,14 @@ func (w *worker) setPullFailed(name string, t time.Time) {
 	w.pullFailed[name] = t
 }
 
-func terminated(c *runtime.Container) *api.ContainerStateTerminated {
+// containerID is the ID kube reports for a container: the runtime's type
+// as the scheme ("containerd://ID").
+func (m *Manager) containerID(c *runtime.Container) string { return m.rt.Type() + "://" + c.ID }
+
+func (m *Manager) terminated(c *runtime.Container) *api.ContainerStateTerminated {
 	return &api.ContainerStateTerminated{
 		ExitCode: c.ExitCode, Reason: c.Reason, StartedAt: api.NewTime(c.StartedAt),
-		FinishedAt: api.NewTime(c.FinishedAt), ContainerID: "containerd://" + c.ID,
+		FinishedAt: api.NewTime(c.FinishedAt), ContainerID: m.containerID(c),
 	}
 }
 
@@ -69,9 +73,9 @@ func (m *Manager) containerStatus(w *worker, pod *api.Pod, c *api.Container, ini
 	last := inst[0]
 	st.RestartCount = int32(last.RestartCount)
 	st.ImageID = last.ImageID
-	st.ContainerID = "containerd://" + last.ID
+	st.ContainerID = m.containerID(last)
 	if len(inst) > 1 && inst[1].State == runtime.StateExited {
-		st.LastTerminationState.Terminated = terminated(inst[1])
+		st.LastTerminationState.Terminated = m.terminated(inst[1])
 	}
 	switch last.State {
 	case runtime.StateRunning:
@@ -91,9 +95,9 @@ func (m *Manager) containerStatus(w *worker, pod *api.Pod, c *api.Container, ini
 	case runtime.StateExited:
 		if waiting != nil && waiting.Reason == "CrashLoopBackOff" || waiting != nil && shouldRestart(pod.Spec.RestartPolicy, last.ExitCode) {
 			st.State.Waiting = waiting
-			st.LastTerminationState = api.ContainerState{Terminated: terminated(last)}
+			st.LastTerminationState = api.ContainerState{Terminated: m.terminated(last)}
 		} else {
-			st.State.Terminated = terminated(last)
+			st.State.Terminated = m.terminated(last)
 			if init && last.ExitCode == 0 {
 				st.Ready = true
 			}

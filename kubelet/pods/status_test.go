@@ -6,6 +6,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/kubelet/runtime"
+	"github.com/minik8s/minik8s/kubelet/runtime/fake"
 )
 
 func TestComputeStatusPhase(t *testing.T) {
@@ -51,7 +52,7 @@ func TestComputeStatusPhase(t *testing.T) {
 			if w.waiting == nil {
 				w.waiting = map[string]*api.ContainerStateWaiting{}
 			}
-			m := &Manager{opts: Options{NodeIP: "192.0.2.1"}}
+			m := &Manager{rt: fake.New(), opts: Options{NodeIP: "192.0.2.1"}}
 			st := m.computeStatus(w, pod, tt.cs)
 			if st.Phase != tt.phase {
 				t.Errorf("phase %s, want %s", st.Phase, tt.phase)
@@ -105,7 +106,7 @@ func TestComputeStatusPodIP(t *testing.T) {
 				Spec: api.PodSpec{HostNetwork: tt.hostNetwork, RestartPolicy: api.RestartPolicyAlways, Containers: []api.Container{{Name: "main", Image: "img"}}}}
 			sb := sandbox
 			sb.PodIP = tt.sandboxIP
-			m := &Manager{opts: Options{NodeIP: "192.0.2.7"}}
+			m := &Manager{rt: fake.New(), opts: Options{NodeIP: "192.0.2.7"}}
 			w := &worker{waiting: map[string]*api.ContainerStateWaiting{}}
 			st := m.computeStatus(w, pod, []runtime.Container{sb, main})
 			if st.PodIP != tt.want || len(st.PodIPs) != 1 || st.PodIPs[0].IP != tt.want || st.HostIP != "192.0.2.7" {

@@ -7,21 +7,16 @@ import (
 	"io"
 	"net"
 
+	"github.com/minik8s/minik8s/kubelet/network"
 	"github.com/minik8s/minik8s/kubelet/runtime"
 )
-
-// Attacher connects to a running container's main process: kubectl attach
-// and kubectl debug -it.
-type Attacher interface {
-	Attach(ctx context.Context, id string, tty bool, stdin io.Reader, stdout, stderr io.Writer, resize <-chan runtime.TerminalSize) error
-}
 
 var errAttachUnsupported = errors.New("the container runtime cannot attach to containers")
 
 // Attach attaches to the running container named container of pod podUID.
 func (m *Manager) Attach(ctx context.Context, podUID, container string, tty bool,
 	stdin io.Reader, stdout, stderr io.Writer, resize <-chan runtime.TerminalSize) error {
-	a, ok := m.rt.(Attacher)
+	a, ok := m.rt.(runtime.Attacher)
 	if !ok {
 		return errAttachUnsupported
 	}
@@ -55,7 +50,7 @@ func (m *Manager) PortForwardDialer(ctx context.Context, podUID string) (string,
 		}
 		id := c.ID
 		return id, func(ctx context.Context, port uint16) (net.Conn, error) {
-			return runtime.DialInNetNS(ctx, path, id, port)
+			return network.DialInNetNS(ctx, path, id, port)
 		}, nil
 	}
 	return "", nil, fmt.Errorf("pod %s has no running sandbox: %w", podUID, ErrContainerNotFound)

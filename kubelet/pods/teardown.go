@@ -107,7 +107,7 @@ func (m *Manager) teardown(ctx context.Context, uid, ns, name string, cs []runti
 			m.log.Warn("remove container", "container", c.ID, "err", err)
 		}
 	}
-	if cc, ok := m.rt.(CgroupCleaner); ok {
+	if cc, ok := m.rt.(runtime.CgroupCleaner); ok {
 		cc.RemovePodCgroups(uid)
 	}
 	_ = os.RemoveAll(m.podDir(uid))

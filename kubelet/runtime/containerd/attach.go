@@ -1,19 +1,15 @@
-package runtime
+package containerd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
 	"time"
 
 	containerd "github.com/containerd/containerd/v2/client"
+	"github.com/minik8s/minik8s/kubelet/runtime"
 )
-
-// ErrNotAttachable is wrapped by Attach when the container has no running
-// task this runtime holds the streams of.
-var ErrNotAttachable = errors.New("container is not running")
 
 // attachHub is what attach needs of a running container: its output fanned
 // out to the attached clients besides the log file, and the write end of
@@ -96,12 +92,12 @@ func (t teeWriter) Write(p []byte) (int, error) {
 // resize resizes its terminal. It returns when ctx ends or the container's
 // output ends. A container started with StdinOnce gets EOF on its stdin
 // once the first session that attached stdin ends or closes it.
-func (r *Runtime) Attach(ctx context.Context, id string, tty bool, stdin io.Reader, stdout, stderr io.Writer, resize <-chan TerminalSize) error {
+func (r *Runtime) Attach(ctx context.Context, id string, tty bool, stdin io.Reader, stdout, stderr io.Writer, resize <-chan runtime.TerminalSize) error {
 	r.mu.Lock()
 	tio := r.tasks[id]
 	r.mu.Unlock()
 	if tio == nil || tio.hub == nil {
-		return fmt.Errorf("attach to %s: %w", id, ErrNotAttachable)
+		return fmt.Errorf("attach to %s: %w", id, runtime.ErrNotAttachable)
 	}
 	h := tio.hub
 	sink := &attachSink{stdout: stdout, stderr: stderr}

@@ -1,4 +1,4 @@
-package runtime
+package containerd
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/cio"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	"github.com/containerd/errdefs"
+	"github.com/minik8s/minik8s/kubelet/runtime"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
 
@@ -24,63 +25,6 @@ const (
 	annotationContainerType = "io.kubernetes.cri.container-type"
 )
 
-// Mount is a bind mount of a host path into a container.
-type Mount struct {
-	HostPath      string
-	ContainerPath string
-	ReadOnly      bool
-}
-
-// SandboxConfig describes a pod sandbox.
-type SandboxConfig struct {
-	PodUID, PodNamespace, PodName string
-	Hostname                      string
-	// HostNetwork keeps the sandbox (and so the pod) in the node's network
-	// namespace.
-	HostNetwork bool
-}
-
-// ContainerConfig describes an app or init container of a pod.
-type ContainerConfig struct {
-	PodUID, PodNamespace, PodName string
-	Name                          string
-	Init                          bool
-	RestartCount                  int
-	Hash                          string
-	// Image is the reference as written in the pod; ImageRef the normalized
-	// name the image is stored under in containerd.
-	Image, ImageRef string
-	// Command replaces the image's entrypoint, Args its cmd (kube's rules).
-	Command, Args []string
-	Env           []string
-	WorkingDir    string
-	Hostname      string
-	Mounts        []Mount
-	// CPUQuota/CPUPeriod (CFS, µs), CPUShares and MemoryLimit (bytes); zero
-	// means unset.
-	CPUQuota    int64
-	CPUPeriod   uint64
-	CPUShares   uint64
-	MemoryLimit int64
-	TTY         bool
-	// Stdin keeps the container's stdin open for attach; StdinOnce closes
-	// it after the first attach session.
-	Stdin, StdinOnce bool
-	// Ephemeral marks a container kubectl debug added: never restarted.
-	// TargetPID, when set, is a process whose PID namespace it joins (an
-	// ephemeral container's targetContainerName).
-	Ephemeral bool
-	TargetPID uint32
-	// SandboxPID is the pause process whose namespaces the container joins;
-	// without one, NetNS is the sandbox's network namespace (HostNetwork:
-	// the node's). SandboxID is the sandbox, whose shim the container shares.
-	SandboxPID  uint32
-	NetNS       string
-	HostNetwork bool
-	SandboxID   string
-	LogPath     string
-}
-
 func (r *Runtime) labels(podUID, ns, name, cname, kind string) map[string]string {
 	return map[string]string{LabelPodUID: podUID, LabelPodNamespace: ns, LabelPodName: name, LabelContainerName: cname, LabelKind: kind}
 }
@@ -89,10 +33,10 @@ func (r *Runtime) labels(podUID, ns, name, cname, kind string) map[string]string
 // sandbox is a network namespace of its own (bind-mounted under
 // /var/run/netns) recorded as a containerd container without a task; with
 // it, a pause container owning fresh network, IPC and UTS namespaces.
-func (r *Runtime) RunSandbox(ctx context.Context, cfg SandboxConfig) (Container, error) {
+func (r *Runtime) RunSandbox(ctx context.Context, cfg runtime.SandboxConfig) (runtime.Container, error) {
 	ctx = r.nsctx(ctx)
 	id := newID()
-	l := r.labels(cfg.PodUID, cfg.PodNamespace, cfg.PodName, SandboxName, KindSandbox)
+	l := r.labels(cfg.PodUID, cfg.PodNamespace, cfg.PodName, runtime.SandboxName, runtime.KindSandbox)
 	now := time.Now()
 	l[LabelStartedAt] = now.UTC().Format(time.RFC3339Nano)
 	if r.cfg.SandboxImage == "" {
@@ -104,27 +48,27 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg SandboxConfig) (Container,
 			// pod restarts in a new one, as with a namespace or a pause
 			// container.
 			if err := r.markHostSandbox(id); err != nil {
-				return Container{}, err
+				return runtime.Container{}, err
 			}
 		} else {
 			var err error
 			if path, err = newNetNS("minik8s-" + id[:32]); err != nil {
-				return Container{}, err
+				return runtime.Container{}, err
 			}
 			l[LabelNetNS] = path
 		}
 		if _, err := r.client.NewContainer(ctx, id, containerd.WithContainerLabels(l), containerd.WithNewSpec()); err != nil {
 			_ = removeNetNS(path)
 			r.unmarkHostSandbox(id)
-			return Container{}, fmt.Errorf("record sandbox: %w", err)
+			return runtime.Container{}, fmt.Errorf("record sandbox: %w", err)
 		}
 		ct := fromLabels(id, l)
-		ct.State, ct.CreatedAt = StateRunning, now
+		ct.State, ct.CreatedAt = runtime.StateRunning, now
 		return ct, nil
 	}
 	img, err := r.client.GetImage(ctx, r.cfg.SandboxImage)
 	if err != nil {
-		return Container{}, fmt.Errorf("sandbox image %s: %w", r.cfg.SandboxImage, err)
+		return runtime.Container{}, fmt.Errorf("sandbox image %s: %w", r.cfg.SandboxImage, err)
 	}
 	l[LabelImage] = r.cfg.SandboxImage
 	delete(l, LabelStartedAt)
@@ -145,61 +89,37 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg SandboxConfig) (Container,
 		containerd.WithContainerLabels(l),
 		containerd.WithNewSpec(opts...))
 	if err != nil {
-		return Container{}, fmt.Errorf("create sandbox: %w", err)
+		return runtime.Container{}, fmt.Errorf("create sandbox: %w", err)
 	}
 	t, err := c.NewTask(ctx, cio.NullIO)
 	if err != nil {
 		_ = c.Delete(ctx, containerd.WithSnapshotCleanup)
-		return Container{}, fmt.Errorf("create sandbox task: %w", err)
+		return runtime.Container{}, fmt.Errorf("create sandbox task: %w", err)
 	}
 	// Wait before Start, so that an exit right after the start is seen.
 	wait, err := t.Wait(r.ctx)
 	if err != nil {
 		_, _ = t.Delete(ctx, containerd.WithProcessKill)
 		_ = c.Delete(ctx, containerd.WithSnapshotCleanup)
-		return Container{}, fmt.Errorf("wait sandbox task: %w", err)
+		return runtime.Container{}, fmt.Errorf("wait sandbox task: %w", err)
 	}
 	if err := t.Start(ctx); err != nil {
 		_, _ = t.Delete(ctx, containerd.WithProcessKill)
 		_ = c.Delete(ctx, containerd.WithSnapshotCleanup)
-		return Container{}, fmt.Errorf("start sandbox: %w", err)
+		return runtime.Container{}, fmt.Errorf("start sandbox: %w", err)
 	}
 	if _, err := c.SetLabels(ctx, map[string]string{LabelStartedAt: now.UTC().Format(time.RFC3339Nano)}); err != nil {
-		return Container{}, err
+		return runtime.Container{}, err
 	}
 	ct := fromLabels(id, l)
-	ct.State, ct.PID, ct.StartedAt, ct.CreatedAt = StateRunning, t.Pid(), now, now
+	ct.State, ct.PID, ct.StartedAt, ct.CreatedAt = runtime.StateRunning, t.Pid(), now, now
 	go r.onExit(c, t, wait)
 	return ct, nil
 }
 
-// NetNSPath is the network namespace of a pause process.
-func NetNSPath(pid uint32) string {
-	if pid == 0 {
-		return ""
-	}
-	return fmt.Sprintf("/proc/%d/ns/net", pid)
-}
-
-// NetNSPath is the network namespace of a running sandbox: its own
-// namespace, or its pause process's ("" for host network or a stopped
-// sandbox).
-func (c Container) NetNSPath() string {
-	if c.NetNS != "" {
-		if c.State == StateRunning {
-			return c.NetNS
-		}
-		return ""
-	}
-	if c.State != StateRunning {
-		return ""
-	}
-	return NetNSPath(c.PID)
-}
-
 // CreateContainer creates (but does not start) a container; it returns the
 // containerd ID.
-func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) (string, error) {
+func (r *Runtime) CreateContainer(ctx context.Context, cfg runtime.ContainerConfig) (string, error) {
 	ctx = r.nsctx(ctx)
 	img, err := r.client.GetImage(ctx, cfg.ImageRef)
 	if err != nil {
@@ -210,12 +130,12 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) (str
 		return "", fmt.Errorf("image config of %s: %w", cfg.Image, err)
 	}
 	id := newID()
-	l := r.labels(cfg.PodUID, cfg.PodNamespace, cfg.PodName, cfg.Name, KindContainer)
+	l := r.labels(cfg.PodUID, cfg.PodNamespace, cfg.PodName, cfg.Name, runtime.KindContainer)
 	l[LabelRestartCount] = strconv.Itoa(cfg.RestartCount)
 	l[LabelHash] = cfg.Hash
 	l[LabelLogPath] = cfg.LogPath
 	l[LabelImage] = cfg.Image
-	l[LabelImageID] = ImageID(cfg.ImageRef, img.Target().Digest.String())
+	l[LabelImageID] = runtime.ImageID(cfg.ImageRef, img.Target().Digest.String())
 	if cfg.Init {
 		l[LabelInit] = "true"
 	}
@@ -428,7 +348,7 @@ func (r *Runtime) Adopt(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if l[LabelKind] == KindSandbox {
+	if l[LabelKind] == runtime.KindSandbox {
 		if l[LabelNetNS] != "" || l[LabelHostNetwork] == "true" {
 			return nil // a sandbox without a pause container has no task
 		}
@@ -551,7 +471,7 @@ func (r *Runtime) recordExit(c containerd.Container, t containerd.Task, st conta
 		fin = time.Now()
 	}
 	reason := exitReason(r.cfg.CgroupParent, l[LabelPodUID], c.ID(), code)
-	if l[LabelKind] == KindContainer {
+	if l[LabelKind] == runtime.KindContainer {
 		r.log.Info("container exited", "pod", l[LabelPodNamespace]+"/"+l[LabelPodName], "container", l[LabelContainerName],
 			"exitCode", code, "reason", reason)
 	}
@@ -577,16 +497,11 @@ func (r *Runtime) recordExit(c containerd.Container, t containerd.Task, st conta
 	}
 }
 
-// TerminalSize is a terminal's size in characters.
-type TerminalSize struct {
-	Width, Height uint16
-}
-
 // Exec runs cmd in the running container id, copying stdin/stdout/stderr
 // (nil streams are not attached), and returns the command's exit code. With
 // tty the command gets a terminal (stderr is merged into stdout) resized
 // from resize. Cancelling ctx kills the command.
-func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, tty bool, stdin io.Reader, stdout, stderr io.Writer, resize <-chan TerminalSize) (int, error) {
+func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, tty bool, stdin io.Reader, stdout, stderr io.Writer, resize <-chan runtime.TerminalSize) (int, error) {
 	if len(cmd) == 0 {
 		return -1, errors.New("exec: empty command")
 	}

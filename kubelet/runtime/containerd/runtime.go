@@ -1,4 +1,4 @@
-package runtime
+package containerd
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/cio"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/containerd/errdefs"
+	"github.com/minik8s/minik8s/kubelet/runtime"
 )
 
 // Labels minik8s puts on every containerd container. The first four are the
@@ -47,9 +48,6 @@ const (
 	// container.
 	LabelNetNS         = "io.minik8s.sandbox.netns"
 	LabelHostNetwork   = "io.minik8s.sandbox.hostNetwork"
-	KindSandbox        = "sandbox"
-	KindContainer      = "container"
-	SandboxName        = "POD"
 	defaultStopTimeout = 2 * time.Second
 )
 
@@ -77,7 +75,8 @@ type Config struct {
 	OnExit func(podUID, containerID string)
 }
 
-// Runtime runs pod sandboxes and containers in containerd.
+// Runtime runs pod sandboxes and containers in containerd: the kubelet's
+// runtime.Runtime driver with every optional ability.
 type Runtime struct {
 	cfg    Config
 	client *containerd.Client
@@ -89,6 +88,14 @@ type Runtime struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 }
+
+var (
+	_ runtime.Runtime       = (*Runtime)(nil)
+	_ runtime.Adopter       = (*Runtime)(nil)
+	_ runtime.Execer        = (*Runtime)(nil)
+	_ runtime.Attacher      = (*Runtime)(nil)
+	_ runtime.CgroupCleaner = (*Runtime)(nil)
+)
 
 type taskIO struct {
 	io  cio.IO
@@ -170,13 +177,16 @@ func (r *Runtime) Close() error {
 	return r.client.Close()
 }
 
+// Type implements runtime.Runtime: container IDs are "containerd://ID".
+func (r *Runtime) Type() string { return "containerd" }
+
 // Version is the runtime name and version, e.g. ("containerd", "1.6.20").
 func (r *Runtime) Version(ctx context.Context) (name, version string, err error) {
 	v, err := r.client.Version(r.nsctx(ctx))
 	if err != nil {
 		return "", "", fmt.Errorf("containerd version: %w", err)
 	}
-	return "containerd", v.Version, nil
+	return r.Type(), v.Version, nil
 }
 
 // Status reports whether containerd answers.
@@ -197,44 +207,6 @@ func newID() string {
 	return hex.EncodeToString(b)
 }
 
-// State is the coarse state of a container.
-type State string
-
-// Container states.
-const (
-	StateCreated State = "created"
-	StateRunning State = "running"
-	StateExited  State = "exited"
-	StateUnknown State = "unknown"
-)
-
-// Container is what the runtime knows about one containerd container.
-type Container struct {
-	ID           string
-	PodUID       string
-	PodNamespace string
-	PodName      string
-	Name         string
-	Kind         string
-	Init         bool
-	Ephemeral    bool
-	RestartCount int
-	Hash         string
-	Image        string
-	ImageID      string
-	LogPath      string
-	PodIP        string
-	NetNS        string
-	HostNetwork  bool
-	State        State
-	PID          uint32
-	ExitCode     int32
-	Reason       string
-	CreatedAt    time.Time
-	StartedAt    time.Time
-	FinishedAt   time.Time
-}
-
 func parseTime(s string) time.Time {
 	t, _ := time.Parse(time.RFC3339Nano, s)
 	return t
@@ -242,7 +214,7 @@ func parseTime(s string) time.Time {
 
 // ListPodContainers returns the containers labelled with podUID, or every
 // minik8s container when podUID is empty, with their current state.
-func (r *Runtime) ListPodContainers(ctx context.Context, podUID string) ([]Container, error) {
+func (r *Runtime) ListPodContainers(ctx context.Context, podUID string) ([]runtime.Container, error) {
 	ctx = r.nsctx(ctx)
 	var filters []string
 	if podUID != "" {
@@ -254,7 +226,7 @@ func (r *Runtime) ListPodContainers(ctx context.Context, podUID string) ([]Conta
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
-	out := make([]Container, 0, len(cs))
+	out := make([]runtime.Container, 0, len(cs))
 	for _, c := range cs {
 		info, err := c.Info(ctx, containerd.WithoutRefreshedMetadata)
 		if err != nil {
@@ -265,15 +237,15 @@ func (r *Runtime) ListPodContainers(ctx context.Context, podUID string) ([]Conta
 		}
 		ct := fromLabels(c.ID(), info.Labels)
 		ct.CreatedAt = info.CreatedAt
-		if ct.Kind == KindSandbox && (ct.NetNS != "" || ct.HostNetwork) {
+		if ct.Kind == runtime.KindSandbox && (ct.NetNS != "" || ct.HostNetwork) {
 			// A sandbox without a pause container runs while its namespace
 			// exists.
 			if (ct.HostNetwork && r.hostSandboxMarked(ct.ID)) || (!ct.HostNetwork && netnsExists(ct.NetNS)) {
-				ct.State = StateRunning
+				ct.State = runtime.StateRunning
 			} else {
-				ct.State = StateExited
+				ct.State = runtime.StateExited
 			}
-		} else if ct.State != StateExited {
+		} else if ct.State != runtime.StateExited {
 			if err := r.taskState(ctx, c, &ct); err != nil {
 				return nil, err
 			}
@@ -283,25 +255,25 @@ func (r *Runtime) ListPodContainers(ctx context.Context, podUID string) ([]Conta
 	return out, nil
 }
 
-func fromLabels(id string, l map[string]string) Container {
+func fromLabels(id string, l map[string]string) runtime.Container {
 	rc, _ := strconv.Atoi(l[LabelRestartCount])
-	ct := Container{
+	ct := runtime.Container{
 		ID: id, PodUID: l[LabelPodUID], PodNamespace: l[LabelPodNamespace], PodName: l[LabelPodName],
 		Name: l[LabelContainerName], Kind: l[LabelKind], Init: l[LabelInit] == "true", Ephemeral: l[LabelEphemeral] == "true", RestartCount: rc,
 		Hash: l[LabelHash], Image: l[LabelImage], ImageID: l[LabelImageID], LogPath: l[LabelLogPath],
 		StartedAt: parseTime(l[LabelStartedAt]), FinishedAt: parseTime(l[LabelFinishedAt]),
-		Reason: l[LabelReason], State: StateCreated, PodIP: l[LabelPodIP],
+		Reason: l[LabelReason], State: runtime.StateCreated, PodIP: l[LabelPodIP],
 		NetNS: l[LabelNetNS], HostNetwork: l[LabelHostNetwork] == "true",
 	}
 	if s, ok := l[LabelExitCode]; ok {
 		code, _ := strconv.Atoi(s)
 		ct.ExitCode = int32(code)
-		ct.State = StateExited
+		ct.State = runtime.StateExited
 	}
 	return ct
 }
 
-func (r *Runtime) taskState(ctx context.Context, c containerd.Container, ct *Container) error {
+func (r *Runtime) taskState(ctx context.Context, c containerd.Container, ct *runtime.Container) error {
 	t, err := c.Task(ctx, nil)
 	if errdefs.IsNotFound(err) {
 		if !ct.StartedAt.IsZero() {
@@ -309,7 +281,7 @@ func (r *Runtime) taskState(ctx context.Context, c containerd.Container, ct *Con
 			// node rebooted (or containerd lost its state). Record the exit
 			// as CRI runtimes report it, once, so its finish time stays put
 			// and restart back-off counts from it.
-			ct.State, ct.ExitCode, ct.Reason, ct.FinishedAt = StateExited, 255, "Unknown", time.Now()
+			ct.State, ct.ExitCode, ct.Reason, ct.FinishedAt = runtime.StateExited, 255, "Unknown", time.Now()
 			if _, err := c.SetLabels(ctx, map[string]string{
 				LabelExitCode:   "255",
 				LabelFinishedAt: ct.FinishedAt.UTC().Format(time.RFC3339Nano),
@@ -333,16 +305,16 @@ func (r *Runtime) taskState(ctx context.Context, c containerd.Container, ct *Con
 	ct.PID = t.Pid()
 	switch st.Status {
 	case containerd.Running, containerd.Paused, containerd.Pausing:
-		ct.State = StateRunning
+		ct.State = runtime.StateRunning
 	case containerd.Created:
-		ct.State = StateCreated
+		ct.State = runtime.StateCreated
 	case containerd.Stopped:
-		ct.State = StateExited
+		ct.State = runtime.StateExited
 		ct.ExitCode = int32(st.ExitStatus)
 		ct.FinishedAt = st.ExitTime
 		ct.Reason = exitReason(r.cfg.CgroupParent, ct.PodUID, ct.ID, ct.ExitCode)
 	default:
-		ct.State = StateUnknown
+		ct.State = runtime.StateUnknown
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package runtime_test
+package containerd_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/minik8s/minik8s/kubelet/network"
 	"github.com/minik8s/minik8s/kubelet/runtime"
+	"github.com/minik8s/minik8s/kubelet/runtime/containerd"
 	"github.com/minik8s/minik8s/kubelet/testimage"
 	"github.com/vishvananda/netlink"
 )
@@ -24,7 +25,7 @@ func TestSandboxContainerLogsAndExec(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	ns := fmt.Sprintf("minik8s-rt-%d", time.Now().UnixNano())
-	rt, err := runtime.New(ctx, runtime.Config{Namespace: ns, SandboxImage: testimage.Ref, StateDir: dir, CgroupParent: "/" + ns})
+	rt, err := containerd.New(ctx, containerd.Config{Namespace: ns, SandboxImage: testimage.Ref, StateDir: dir, CgroupParent: "/" + ns})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/minik8s/minik8s/kubelet/nodestatus"
 	"github.com/minik8s/minik8s/kubelet/pods"
 	"github.com/minik8s/minik8s/kubelet/runtime"
+	"github.com/minik8s/minik8s/kubelet/runtime/containerd"
 	"github.com/minik8s/minik8s/kubelet/server"
 	"github.com/minik8s/minik8s/kubelet/stats"
 	"github.com/minik8s/minik8s/kubelet/testimage"
@@ -86,7 +87,7 @@ func startNode(t *testing.T, ctx context.Context, index int) *node {
 	}
 
 	runCtx, stop := context.WithCancel(context.Background())
-	rt, err := runtime.New(runCtx, runtime.Config{Namespace: ns, SandboxImage: testimage.Ref, StateDir: filepath.Join(dir, "state"), CgroupParent: "/" + ns})
+	rt, err := containerd.New(runCtx, containerd.Config{Namespace: ns, SandboxImage: testimage.Ref, StateDir: filepath.Join(dir, "state"), CgroupParent: "/" + ns})
 	if err != nil {
 		stop()
 		t.Fatal(err)
@@ -109,7 +110,7 @@ func startNode(t *testing.T, ctx context.Context, index int) *node {
 		_ = rt.Close()
 		cctx, ccancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer ccancel()
-		rt2, err := runtime.New(cctx, runtime.Config{Namespace: ns, StateDir: filepath.Join(dir, "state"), CgroupParent: "/" + ns})
+		rt2, err := containerd.New(cctx, containerd.Config{Namespace: ns, StateDir: filepath.Join(dir, "state"), CgroupParent: "/" + ns})
 		if err != nil {
 			return
 		}

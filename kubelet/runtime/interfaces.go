@@ -1,0 +1,66 @@
+package runtime
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Runtime is a container runtime driver as the pod manager sees it: pod
+// sandboxes and the containers in them, their state, and images.
+// kubelet/runtime/containerd implements it over containerd; the pod
+// manager's unit tests (and a node without containers) use
+// kubelet/runtime/fake. Abilities a driver may lack are the separate
+// interfaces below; the pod manager asks for them with a type assertion.
+type Runtime interface {
+	// Type is the runtime's name, the scheme of the container IDs the
+	// kubelet reports ("containerd" gives "containerd://ID").
+	Type() string
+	// ListPodContainers returns the sandboxes and containers of the pod
+	// with UID podUID ("" for every pod) in their current state.
+	ListPodContainers(ctx context.Context, podUID string) ([]Container, error)
+	// RunSandbox creates and starts a pod sandbox.
+	RunSandbox(ctx context.Context, cfg SandboxConfig) (Container, error)
+	// SetSandboxIP records the address the pod network gave a sandbox.
+	SetSandboxIP(ctx context.Context, sandboxID, ip string) error
+	// CreateContainer creates a container without starting it.
+	CreateContainer(ctx context.Context, cfg ContainerConfig) (string, error)
+	// StartContainer starts a created container.
+	StartContainer(ctx context.Context, id string) error
+	// StopContainer stops a container (SIGTERM, then SIGKILL after grace)
+	// and returns once its exit is recorded; a sandbox without a process
+	// releases its namespace.
+	StopContainer(ctx context.Context, id string, grace time.Duration) error
+	// RemoveContainer deletes a container, stopping it first.
+	RemoveContainer(ctx context.Context, id string) error
+	// ImagePresent reports whether the normalized image ref is stored,
+	// with its image ID.
+	ImagePresent(ctx context.Context, ref string) (imageID string, ok bool, err error)
+	// PullImage pulls ref and returns its image ID and size in bytes.
+	PullImage(ctx context.Context, ref string) (imageID string, size int64, err error)
+}
+
+// Adopter re-attaches to a container a previous kubelet left running
+// (its output and its exit), after a kubelet restart.
+type Adopter interface {
+	Adopt(ctx context.Context, id string) error
+}
+
+// Execer runs a command in a running container: kubectl exec and exec
+// probes.
+type Execer interface {
+	Exec(ctx context.Context, id string, cmd []string, tty bool, stdin io.Reader, stdout, stderr io.Writer,
+		resize <-chan TerminalSize) (exitCode int, err error)
+}
+
+// Attacher connects to a running container's main process: kubectl attach
+// and kubectl debug -it. A container without such a process gives an
+// error wrapping ErrNotAttachable.
+type Attacher interface {
+	Attach(ctx context.Context, id string, tty bool, stdin io.Reader, stdout, stderr io.Writer, resize <-chan TerminalSize) error
+}
+
+// CgroupCleaner removes the cgroups a deleted pod left behind.
+type CgroupCleaner interface {
+	RemovePodCgroups(podUID string)
+}

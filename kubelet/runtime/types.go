@@ -1,0 +1,143 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Container kinds (Container.Kind), as in containerd's CRI plugin.
+const (
+	KindSandbox   = "sandbox"
+	KindContainer = "container"
+	// SandboxName is the container name a sandbox reports.
+	SandboxName = "POD"
+)
+
+// ErrNotAttachable is wrapped by Attacher.Attach when the container has no
+// running process whose streams the driver holds.
+var ErrNotAttachable = errors.New("container is not running")
+
+// State is the coarse state of a container.
+type State string
+
+// Container states.
+const (
+	StateCreated State = "created"
+	StateRunning State = "running"
+	StateExited  State = "exited"
+	StateUnknown State = "unknown"
+)
+
+// Container is what the runtime knows about one pod sandbox or container.
+type Container struct {
+	ID           string
+	PodUID       string
+	PodNamespace string
+	PodName      string
+	Name         string
+	Kind         string
+	Init         bool
+	Ephemeral    bool
+	RestartCount int
+	Hash         string
+	Image        string
+	ImageID      string
+	LogPath      string
+	PodIP        string
+	NetNS        string
+	HostNetwork  bool
+	State        State
+	PID          uint32
+	ExitCode     int32
+	Reason       string
+	CreatedAt    time.Time
+	StartedAt    time.Time
+	FinishedAt   time.Time
+}
+
+// NetNSPath is the network namespace of a pause process.
+func NetNSPath(pid uint32) string {
+	if pid == 0 {
+		return ""
+	}
+	return fmt.Sprintf("/proc/%d/ns/net", pid)
+}
+
+// NetNSPath is the network namespace of a running sandbox: its own
+// namespace, or its pause process's ("" for host network or a stopped
+// sandbox).
+func (c Container) NetNSPath() string {
+	if c.NetNS != "" {
+		if c.State == StateRunning {
+			return c.NetNS
+		}
+		return ""
+	}
+	if c.State != StateRunning {
+		return ""
+	}
+	return NetNSPath(c.PID)
+}
+
+// Mount is a bind mount of a host path into a container.
+type Mount struct {
+	HostPath      string
+	ContainerPath string
+	ReadOnly      bool
+}
+
+// SandboxConfig describes a pod sandbox.
+type SandboxConfig struct {
+	PodUID, PodNamespace, PodName string
+	Hostname                      string
+	// HostNetwork keeps the sandbox (and so the pod) in the node's network
+	// namespace.
+	HostNetwork bool
+}
+
+// ContainerConfig describes an app or init container of a pod.
+type ContainerConfig struct {
+	PodUID, PodNamespace, PodName string
+	Name                          string
+	Init                          bool
+	RestartCount                  int
+	Hash                          string
+	// Image is the reference as written in the pod; ImageRef the normalized
+	// name the image is stored under (NormalizeImage).
+	Image, ImageRef string
+	// Command replaces the image's entrypoint, Args its cmd (kube's rules).
+	Command, Args []string
+	Env           []string
+	WorkingDir    string
+	Hostname      string
+	Mounts        []Mount
+	// CPUQuota/CPUPeriod (CFS, µs), CPUShares and MemoryLimit (bytes); zero
+	// means unset.
+	CPUQuota    int64
+	CPUPeriod   uint64
+	CPUShares   uint64
+	MemoryLimit int64
+	TTY         bool
+	// Stdin keeps the container's stdin open for attach; StdinOnce closes
+	// it after the first attach session.
+	Stdin, StdinOnce bool
+	// Ephemeral marks a container kubectl debug added: never restarted.
+	// TargetPID, when set, is a process whose PID namespace it joins (an
+	// ephemeral container's targetContainerName).
+	Ephemeral bool
+	TargetPID uint32
+	// SandboxPID is the pause process whose namespaces the container joins;
+	// without one, NetNS is the sandbox's network namespace (HostNetwork:
+	// the node's). SandboxID is the sandbox, whose shim the container shares.
+	SandboxPID  uint32
+	NetNS       string
+	HostNetwork bool
+	SandboxID   string
+	LogPath     string
+}
+
+// TerminalSize is a terminal's size in characters.
+type TerminalSize struct {
+	Width, Height uint16
+}
