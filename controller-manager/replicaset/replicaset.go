@@ -17,7 +17,6 @@ import (
 	"github.com/minik8s/minik8s/internal/cache"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
 const (
@@ -44,11 +43,11 @@ type Controller struct {
 	rss          *informer.Informer[api.ReplicaSet]
 	podControl   controller.PodControl
 	expectations *controller.Expectations
-	queue        *workqueue.RateLimitingQueue[string]
-	log          *slog.Logger
-	metrics      *controller.SyncMetrics
-	burst        int
-	now          func() time.Time
+	owners       controller.Owners[api.ReplicaSet]
+	*controller.Loop[string]
+	log   *slog.Logger
+	burst int
+	now   func() time.Time
 }
 
 var _ controller.Interface = (*Controller)(nil)
@@ -75,139 +74,43 @@ func NewController(c *client.Client, factory *informer.Factory, podControl contr
 		rss:          informer.Shared[api.ReplicaSet](factory, "", client.ListOptions{}),
 		podControl:   podControl,
 		expectations: controller.NewExpectations(),
-		queue:        workqueue.NewRateLimiting[string](nil, workqueue.WithName(Name)),
 		log:          log,
-		metrics:      m,
 		burst:        BurstReplicas,
 		now:          time.Now,
 	}
+	rsc.Loop = controller.NewLoop(controller.LoopConfig[string]{
+		Queue: Name, Sync: rsc.sync, Log: log, Metrics: m,
+		Started: "replicaset controller started",
+	})
+	rsc.owners = controller.NewOwners(rsc.rss, rsKind.APIVersion, rsKind.Kind,
+		func(rs *api.ReplicaSet) *api.LabelSelector { return rs.Spec.Selector })
 	if err := controller.AddControllerUIDIndex(rsc.pods); err != nil {
 		return nil, err
 	}
 	if err := controller.AddControllerUIDIndex(rsc.rss); err != nil {
 		return nil, err
 	}
-	rsc.rss.AddEventHandler(informer.Handler[api.ReplicaSet]{
-		OnAdd:    func(rs *api.ReplicaSet, _ bool) { rsc.enqueue(rs) },
-		OnUpdate: func(_, rs *api.ReplicaSet) { rsc.enqueue(rs) },
-		OnDelete: func(rs *api.ReplicaSet, _ bool) {
-			key := cache.MetaNamespaceKeyFunc(rs)
-			rsc.expectations.Delete(key)
-			rsc.queue.Add(key)
-		},
-	})
-	rsc.pods.AddEventHandler(informer.Handler[api.Pod]{
-		OnAdd:    func(p *api.Pod, _ bool) { rsc.addPod(p) },
-		OnUpdate: rsc.updatePod,
-		OnDelete: func(p *api.Pod, _ bool) { rsc.deletePod(p) },
-	})
+	controller.Watch(rsc.Loop, rsc.rss, controller.QueueKeysForgetting[api.ReplicaSet](rsc.Loop, rsc.expectations.Delete))
+	controller.Watch(rsc.Loop, rsc.pods, rsc.podEvents())
 	return rsc, nil
 }
 
-// Run implements controller.Interface.
-func (rsc *Controller) Run(ctx context.Context, workers int) error {
-	if !informer.WaitForCacheSync(ctx, rsc.pods, rsc.rss) {
-		return nil
-	}
-	rsc.log.Info("replicaset controller started", "workers", workers)
-	controller.RunWorkers(ctx, rsc.queue, workers, rsc.log, controller.Instrument(rsc.metrics, rsc.sync))
-	return nil
-}
-
-func (rsc *Controller) enqueue(rs *api.ReplicaSet) { rsc.queue.Add(cache.MetaNamespaceKeyFunc(rs)) }
-
-// resolve returns the ReplicaSet ref points to, if it is one and still
-// the same object.
-func (rsc *Controller) resolve(namespace string, ref *api.OwnerReference) *api.ReplicaSet {
-	return controller.ResolveControllerRef(rsc.rss.Lister().Namespace(namespace), ref, rsKind.APIVersion, rsKind.Kind)
-}
-
-// podReplicaSets returns the ReplicaSets whose selector matches an orphan.
-func (rsc *Controller) podReplicaSets(pod *api.Pod) []*api.ReplicaSet {
-	var out []*api.ReplicaSet
-	for _, rs := range rsc.rss.Lister().Namespace(pod.Namespace).List(nil) {
-		sel, err := labels.SelectorFromLabelSelector(rs.Spec.Selector)
-		if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
-			continue
-		}
-		out = append(out, rs)
-	}
-	return out
-}
-
-func (rsc *Controller) addPod(pod *api.Pod) {
-	if pod.DeletionTimestamp != nil {
-		// Seen first already terminating (a re-list): count it as gone.
-		rsc.deletePod(pod)
-		return
-	}
-	if ref := api.GetControllerOf(&pod.ObjectMeta); ref != nil {
-		rs := rsc.resolve(pod.Namespace, ref)
-		if rs == nil {
-			return
-		}
-		key := cache.MetaNamespaceKeyFunc(rs)
-		rsc.expectations.CreationObserved(key)
-		rsc.queue.Add(key)
-		return
-	}
-	for _, rs := range rsc.podReplicaSets(pod) {
-		rsc.enqueue(rs)
-	}
-}
-
-func (rsc *Controller) updatePod(old, cur *api.Pod) {
-	if old.ResourceVersion == cur.ResourceVersion {
-		return // a resync
-	}
-	labelsChanged := !reflect.DeepEqual(old.Labels, cur.Labels)
-	if cur.DeletionTimestamp != nil {
+// podEvents maps pod events to ReplicaSet keys, observing the creations
+// and deletions the expectations wait for.
+func (rsc *Controller) podEvents() informer.Handler[api.Pod] {
+	return controller.OnOwned(rsc.Loop, rsc.owners, controller.OwnedEvents[api.Pod, api.ReplicaSet]{
+		Created: func(key string, _ *api.Pod) { rsc.expectations.CreationObserved(key) },
+		Deleted: func(key string, p *api.Pod) { rsc.expectations.DeletionObserved(key, controller.PodKey(p)) },
+		// A pod that became ready becomes available minReadySeconds later.
+		Updated: func(rs *api.ReplicaSet, old, cur *api.Pod) {
+			if after, ok := controller.AvailableAfter(old, cur, rs.Spec.MinReadySeconds); ok {
+				rsc.Queue.AddAfter(controller.Key(rs), after)
+			}
+		},
 		// Graceful deletion: the pod is gone for us as soon as it is
 		// terminating, so a replacement is made without waiting.
-		rsc.deletePod(cur)
-		if labelsChanged {
-			rsc.deletePod(old)
-		}
-		return
-	}
-	curRef, oldRef := api.GetControllerOf(&cur.ObjectMeta), api.GetControllerOf(&old.ObjectMeta)
-	refChanged := !reflect.DeepEqual(curRef, oldRef)
-	if refChanged && oldRef != nil {
-		if rs := rsc.resolve(old.Namespace, oldRef); rs != nil {
-			rsc.enqueue(rs)
-		}
-	}
-	if curRef != nil {
-		rs := rsc.resolve(cur.Namespace, curRef)
-		if rs == nil {
-			return
-		}
-		rsc.enqueue(rs)
-		// A pod that became ready becomes available minReadySeconds later.
-		if !controller.IsPodReady(old) && controller.IsPodReady(cur) && rs.Spec.MinReadySeconds > 0 {
-			rsc.queue.AddAfter(cache.MetaNamespaceKeyFunc(rs), time.Duration(rs.Spec.MinReadySeconds)*time.Second+time.Second)
-		}
-		return
-	}
-	if labelsChanged || refChanged {
-		for _, rs := range rsc.podReplicaSets(cur) {
-			rsc.enqueue(rs)
-		}
-	}
-}
-
-func (rsc *Controller) deletePod(pod *api.Pod) {
-	ref := api.GetControllerOf(&pod.ObjectMeta)
-	if ref == nil {
-		return
-	}
-	rs := rsc.resolve(pod.Namespace, ref)
-	if rs == nil {
-		return
-	}
-	key := cache.MetaNamespaceKeyFunc(rs)
-	rsc.expectations.DeletionObserved(key, controller.PodKey(pod))
-	rsc.queue.Add(key)
+		TerminatingIsDeleted: true,
+	})
 }
 
 // sync reconciles one ReplicaSet: claim pods, create or delete the
@@ -249,7 +152,7 @@ func (rsc *Controller) sync(ctx context.Context, key string) error {
 	}
 	if manageErr == nil && updated.Spec.MinReadySeconds > 0 && updated.Status.ReadyReplicas == replicas(updated) &&
 		updated.Status.AvailableReplicas != replicas(updated) {
-		rsc.queue.AddAfter(key, time.Duration(updated.Spec.MinReadySeconds)*time.Second)
+		rsc.Queue.AddAfter(key, time.Duration(updated.Spec.MinReadySeconds)*time.Second)
 	}
 	return manageErr
 }

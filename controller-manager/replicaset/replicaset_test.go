@@ -377,16 +377,17 @@ func TestPodEventsObserveExpectations(t *testing.T) {
 	f.seed(rs)
 	key := "ns/web"
 	f.rsc.expectations.ExpectCreations(key, 1)
-	f.rsc.addPod(newPod("a", f.cached("web"), pending, time.Now()))
+	pods := f.rsc.podEvents()
+	pods.OnAdd(newPod("a", f.cached("web"), pending, time.Now()), false)
 	if !f.rsc.expectations.Satisfied(key) {
-		t.Error("creation not observed by addPod")
+		t.Error("creation not observed on the pod's add")
 	}
 	p := newPod("b", f.cached("web"), ready, time.Now())
 	f.rsc.expectations.ExpectDeletions(key, []string{"ns/b"})
 	terminating := api.DeepCopy(p)
 	terminating.ResourceVersion = "99"
 	terminating.DeletionTimestamp = ptr(api.Now())
-	f.rsc.updatePod(p, terminating)
+	pods.OnUpdate(p, terminating)
 	if !f.rsc.expectations.Satisfied(key) {
 		t.Error("deletion not observed when the pod became terminating")
 	}
