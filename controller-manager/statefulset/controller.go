@@ -15,7 +15,6 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
 const (
@@ -36,10 +35,10 @@ type Controller struct {
 	claims   *informer.Informer[api.PersistentVolumeClaim]
 	history  history.Client
 	recorder events.Recorder
-	queue    *workqueue.RateLimitingQueue[string]
-	log      *slog.Logger
-	metrics  *controller.SyncMetrics
-	now      func() time.Time
+	owners   controller.Owners[api.StatefulSet]
+	*controller.Loop[string]
+	log *slog.Logger
+	now func() time.Time
 }
 
 var _ controller.Interface = (*Controller)(nil)
@@ -66,23 +65,23 @@ func NewController(c *client.Client, factory *informer.Factory, rec events.Recor
 		claims:   informer.Shared[api.PersistentVolumeClaim](factory, "", client.ListOptions{}),
 		history:  history.Client{Client: c},
 		recorder: rec,
-		queue:    workqueue.NewRateLimiting[string](nil, workqueue.WithName(Name)),
 		log:      log,
-		metrics:  m,
 		now:      time.Now,
 	}
+	ssc.Loop = controller.NewLoop(controller.LoopConfig[string]{
+		Queue: Name, Sync: ssc.sync, Log: log, Metrics: m,
+		Started: "statefulset controller started",
+	})
+	ssc.owners = controller.NewOwners(ssc.sets, setKind.APIVersion, setKind.Kind,
+		func(s *api.StatefulSet) *api.LabelSelector { return s.Spec.Selector })
 	if err := controller.AddControllerUIDIndex(ssc.pods); err != nil {
 		return nil, err
 	}
 	if err := controller.AddControllerUIDIndex(ssc.revs); err != nil {
 		return nil, err
 	}
-	ssc.sets.AddEventHandler(informer.Handler[api.StatefulSet]{
-		OnAdd:    func(s *api.StatefulSet, _ bool) { ssc.enqueue(s) },
-		OnUpdate: func(_, s *api.StatefulSet) { ssc.enqueue(s) },
-		OnDelete: func(s *api.StatefulSet, _ bool) { ssc.enqueue(s) },
-	})
-	ssc.pods.AddEventHandler(informer.Handler[api.Pod]{
+	controller.Watch(ssc.Loop, ssc.sets, controller.QueueKeys[api.StatefulSet](ssc.Loop))
+	controller.Watch(ssc.Loop, ssc.pods, informer.Handler[api.Pod]{
 		OnAdd: func(p *api.Pod, _ bool) { ssc.podChanged(nil, p) },
 		OnUpdate: func(old, cur *api.Pod) {
 			if old.ResourceVersion != cur.ResourceVersion {
@@ -91,51 +90,30 @@ func NewController(c *client.Client, factory *informer.Factory, rec events.Recor
 		},
 		OnDelete: func(p *api.Pod, _ bool) { ssc.podChanged(nil, p) },
 	})
+	// Revisions and claims are read by the sync, their events ignored.
+	ssc.WaitFor(ssc.revs, ssc.claims)
 	return ssc, nil
 }
 
-// Run implements controller.Interface.
-func (ssc *Controller) Run(ctx context.Context, workers int) error {
-	if !informer.WaitForCacheSync(ctx, ssc.pods, ssc.sets, ssc.revs, ssc.claims) {
-		return nil
-	}
-	ssc.log.Info("statefulset controller started", "workers", workers)
-	controller.RunWorkers(ctx, ssc.queue, workers, ssc.log, controller.Instrument(ssc.metrics, ssc.sync))
-	return nil
-}
-
-func (ssc *Controller) enqueue(s *api.StatefulSet) { ssc.queue.Add(cache.MetaNamespaceKeyFunc(s)) }
-
 // podChanged enqueues the set controlling the pod (and the one that did
-// before), or for an orphan every set whose selector matches it.
+// before), or for an orphan every set whose selector matches it (before
+// and after a label change).
 func (ssc *Controller) podChanged(old, cur *api.Pod) {
 	for _, p := range []*api.Pod{old, cur} {
-		if p == nil {
+		if p == nil || p == old && api.GetControllerOf(&old.ObjectMeta) == nil && reflect.DeepEqual(old.Labels, cur.Labels) {
 			continue
 		}
-		if ref := api.GetControllerOf(&p.ObjectMeta); ref != nil {
-			if s := ssc.resolve(p.Namespace, ref); s != nil {
-				ssc.enqueue(s)
-				if old != nil && !controller.IsPodReady(old) && controller.IsPodReady(cur) && s.Spec.MinReadySeconds > 0 {
-					ssc.queue.AddAfter(cache.MetaNamespaceKeyFunc(s), time.Duration(s.Spec.MinReadySeconds)*time.Second+time.Second)
-				}
+		ssc.owners.Each(&p.ObjectMeta, func(s *api.StatefulSet, controls bool) {
+			ssc.Add(controller.Key(s))
+			if !controls || old == nil {
+				return
 			}
-			continue
-		}
-		if old != nil && reflect.DeepEqual(old.Labels, cur.Labels) && p == old {
-			continue
-		}
-		for _, s := range ssc.sets.Lister().Namespace(p.Namespace).List(nil) {
-			sel, err := labels.SelectorFromLabelSelector(s.Spec.Selector)
-			if err == nil && !sel.Empty() && sel.Matches(labels.Set(p.Labels)) {
-				ssc.enqueue(s)
+			// A pod that became ready becomes available minReadySeconds later.
+			if after, ok := controller.AvailableAfter(old, cur, s.Spec.MinReadySeconds); ok {
+				ssc.Queue.AddAfter(controller.Key(s), after)
 			}
-		}
+		})
 	}
-}
-
-func (ssc *Controller) resolve(ns string, ref *api.OwnerReference) *api.StatefulSet {
-	return controller.ResolveControllerRef(ssc.sets.Lister().Namespace(ns), ref, setKind.APIVersion, setKind.Kind)
 }
 
 // sync reconciles one StatefulSet.
@@ -190,7 +168,7 @@ func (ssc *Controller) sync(ctx context.Context, key string) error {
 			return err
 		}
 		if syncErr == nil && set.Spec.MinReadySeconds > 0 && status.AvailableReplicas != status.ReadyReplicas {
-			ssc.queue.AddAfter(key, time.Duration(set.Spec.MinReadySeconds)*time.Second)
+			ssc.Queue.AddAfter(key, time.Duration(set.Spec.MinReadySeconds)*time.Second)
 		}
 	}
 	return syncErr

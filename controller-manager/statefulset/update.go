@@ -211,7 +211,7 @@ func (ssc *Controller) updatePods(ctx context.Context, set *api.StatefulSet, cur
 				return result(nil)
 			}
 			if !controller.IsPodAvailable(p, set.Spec.MinReadySeconds, ssc.now()) {
-				ssc.queue.AddAfter(cache.MetaNamespaceKeyFunc(set), availableIn(p, set.Spec.MinReadySeconds, ssc.now()))
+				ssc.Queue.AddAfter(cache.MetaNamespaceKeyFunc(set), availableIn(p, set.Spec.MinReadySeconds, ssc.now()))
 				return result(nil)
 			}
 		}
