@@ -284,19 +284,3 @@ type ParamRef struct {
 	Selector                *LabelSelector               `json:"selector,omitempty"`
 	ParameterNotFoundAction *ParameterNotFoundActionType `json:"parameterNotFoundAction,omitempty"`
 }
-
-func init() {
-	const group = "admissionregistration.k8s.io"
-	register(ResourceInfo{Group: group, Version: "v1", Kind: "MutatingWebhookConfiguration",
-		Resource: "mutatingwebhookconfigurations", Singular: "mutatingwebhookconfiguration",
-		New: func() Object { return &MutatingWebhookConfiguration{} }})
-	register(ResourceInfo{Group: group, Version: "v1", Kind: "ValidatingWebhookConfiguration",
-		Resource: "validatingwebhookconfigurations", Singular: "validatingwebhookconfiguration",
-		New: func() Object { return &ValidatingWebhookConfiguration{} }})
-	register(ResourceInfo{Group: group, Version: "v1", Kind: "ValidatingAdmissionPolicy",
-		Resource: "validatingadmissionpolicies", Singular: "validatingadmissionpolicy", Subresources: []string{"status"},
-		New: func() Object { return &ValidatingAdmissionPolicy{} }})
-	register(ResourceInfo{Group: group, Version: "v1", Kind: "ValidatingAdmissionPolicyBinding",
-		Resource: "validatingadmissionpolicybindings", Singular: "validatingadmissionpolicybinding",
-		New: func() Object { return &ValidatingAdmissionPolicyBinding{} }})
-}

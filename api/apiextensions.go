@@ -155,9 +155,3 @@ const (
 
 // CRDCleanupFinalizer makes a deleted CRD wait until its objects are gone.
 const CRDCleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io"
-
-func init() {
-	register(ResourceInfo{Group: APIExtensionsGroupName, Version: "v1", Kind: "CustomResourceDefinition",
-		Resource: "customresourcedefinitions", Singular: "customresourcedefinition", ShortNames: []string{"crd", "crds"},
-		Subresources: []string{"status"}, New: func() Object { return &CustomResourceDefinition{} }})
-}

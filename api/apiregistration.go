@@ -63,8 +63,3 @@ func (s *APIService) AvailableCondition() *APIServiceCondition {
 	}
 	return nil
 }
-
-func init() {
-	register(ResourceInfo{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService", Resource: "apiservices",
-		Singular: "apiservice", Subresources: []string{"status"}, New: func() Object { return &APIService{} }})
-}

@@ -177,12 +177,3 @@ type ScaleStatus struct {
 	Replicas int32  `json:"replicas"`
 	Selector string `json:"selector,omitempty"`
 }
-
-func init() {
-	register(ResourceInfo{Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments",
-		Singular: "deployment", ShortNames: []string{"deploy"}, Namespaced: true,
-		Subresources: []string{"status", "scale"}, New: func() Object { return &Deployment{} }})
-	register(ResourceInfo{Group: "apps", Version: "v1", Kind: "ReplicaSet", Resource: "replicasets",
-		Singular: "replicaset", ShortNames: []string{"rs"}, Namespaced: true,
-		Subresources: []string{"status", "scale"}, New: func() Object { return &ReplicaSet{} }})
-}

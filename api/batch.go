@@ -154,8 +154,3 @@ type JobCondition struct {
 	Reason             string           `json:"reason,omitempty"`
 	Message            string           `json:"message,omitempty"`
 }
-
-func init() {
-	register(ResourceInfo{Group: "batch", Version: "v1", Kind: "Job", Resource: "jobs", Singular: "job",
-		Namespaced: true, Subresources: []string{"status"}, New: func() Object { return &Job{} }})
-}

@@ -107,9 +107,3 @@ const (
 	UsageMicrosoftSGC      KeyUsage = "microsoft sgc"
 	UsageNetscapeSGC       KeyUsage = "netscape sgc"
 )
-
-func init() {
-	register(ResourceInfo{Group: CertificatesGroupName, Version: "v1", Kind: "CertificateSigningRequest",
-		Resource: "certificatesigningrequests", Singular: "certificatesigningrequest", ShortNames: []string{"csr"},
-		Subresources: []string{"status", "approval"}, New: func() Object { return &CertificateSigningRequest{} }})
-}

@@ -354,36 +354,3 @@ type StorageVersionMigrationStatus struct {
 	Conditions      []Condition `json:"conditions,omitempty"`
 	ResourceVersion string      `json:"resourceVersion,omitempty"`
 }
-
-func init() {
-	register(ResourceInfo{Version: "v1", Kind: "ServiceAccount", Resource: "serviceaccounts", Singular: "serviceaccount",
-		ShortNames: []string{"sa"}, Subresources: []string{"token"}, Namespaced: true, New: func() Object { return &ServiceAccount{} }})
-	register(ResourceInfo{Version: "v1", Kind: "ResourceQuota", Resource: "resourcequotas", Singular: "resourcequota",
-		ShortNames: []string{"quota"}, Namespaced: true, Subresources: []string{"status"},
-		New: func() Object { return &ResourceQuota{} }})
-	register(ResourceInfo{Version: "v1", Kind: "PodTemplate", Resource: "podtemplates", Singular: "podtemplate",
-		Namespaced: true, New: func() Object { return &PodTemplate{} }})
-	register(ResourceInfo{Version: "v1", Kind: "LimitRange", Resource: "limitranges", Singular: "limitrange",
-		ShortNames: []string{"limits"}, Namespaced: true, New: func() Object { return &LimitRange{} }})
-	register(ResourceInfo{Group: "resource.k8s.io", Version: "v1", Kind: "DeviceClass", Resource: "deviceclasses",
-		Singular: "deviceclass", New: func() Object { return &DeviceClass{} }})
-	register(ResourceInfo{Group: "resource.k8s.io", Version: "v1", Kind: "ResourceClaim", Resource: "resourceclaims",
-		Singular: "resourceclaim", Namespaced: true, Subresources: []string{"status"},
-		New: func() Object { return &ResourceClaim{} }})
-	register(ResourceInfo{Group: "resource.k8s.io", Version: "v1", Kind: "ResourceClaimTemplate", Resource: "resourceclaimtemplates",
-		Singular: "resourceclaimtemplate", Namespaced: true, New: func() Object { return &ResourceClaimTemplate{} }})
-	register(ResourceInfo{Group: "resource.k8s.io", Version: "v1", Kind: "ResourceSlice", Resource: "resourceslices",
-		Singular: "resourceslice", New: func() Object { return &ResourceSlice{} }})
-	register(ResourceInfo{Group: "resource.k8s.io", Version: "v1", Kind: "DeviceTaintRule", Resource: "devicetaintrules",
-		Singular: "devicetaintrule", Subresources: []string{"status"}, New: func() Object { return &DeviceTaintRule{} }})
-	register(ResourceInfo{Group: "networking.k8s.io", Version: "v1", Kind: "ServiceCIDR", Resource: "servicecidrs",
-		Singular: "servicecidr", Subresources: []string{"status"}, New: func() Object { return &ServiceCIDR{} }})
-	register(ResourceInfo{Group: "networking.k8s.io", Version: "v1", Kind: "IPAddress", Resource: "ipaddresses",
-		Singular: "ipaddress", ShortNames: []string{"ip"}, New: func() Object { return &IPAddress{} }})
-	register(ResourceInfo{Group: "certificates.k8s.io", Version: "v1", Kind: "PodCertificateRequest", Resource: "podcertificaterequests",
-		Singular: "podcertificaterequest", Namespaced: true, Subresources: []string{"status"},
-		New: func() Object { return &PodCertificateRequest{} }})
-	register(ResourceInfo{Group: "storagemigration.k8s.io", Version: "v1", Kind: "StorageVersionMigration",
-		Resource: "storageversionmigrations", Singular: "storageversionmigration", Subresources: []string{"status"},
-		New: func() Object { return &StorageVersionMigration{} }})
-}

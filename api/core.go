@@ -254,17 +254,3 @@ type EndpointPort struct {
 	Protocol    Protocol `json:"protocol,omitempty"`
 	AppProtocol *string  `json:"appProtocol,omitempty"`
 }
-
-func init() {
-	register(ResourceInfo{Version: "v1", Kind: "Namespace", Resource: "namespaces", Singular: "namespace",
-		ShortNames: []string{"ns"}, Subresources: []string{"status", "finalize"},
-		New: func() Object { return &Namespace{} }})
-	register(ResourceInfo{Version: "v1", Kind: "ConfigMap", Resource: "configmaps", Singular: "configmap",
-		ShortNames: []string{"cm"}, Namespaced: true, New: func() Object { return &ConfigMap{} }})
-	register(ResourceInfo{Version: "v1", Kind: "Secret", Resource: "secrets", Singular: "secret",
-		Namespaced: true, New: func() Object { return &Secret{} }})
-	register(ResourceInfo{Version: "v1", Kind: "Event", Resource: "events", Singular: "event",
-		ShortNames: []string{"ev"}, Namespaced: true, New: func() Object { return &Event{} }})
-	register(ResourceInfo{Version: "v1", Kind: "Endpoints", Resource: "endpoints", Singular: "endpoints",
-		ShortNames: []string{"ep"}, Namespaced: true, New: func() Object { return &Endpoints{} }})
-}

@@ -74,9 +74,3 @@ type EndpointSlicePort struct {
 	Port        *int32    `json:"port,omitempty"`
 	AppProtocol *string   `json:"appProtocol,omitempty"`
 }
-
-func init() {
-	register(ResourceInfo{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice",
-		Resource: "endpointslices", Singular: "endpointslice", Namespaced: true,
-		New: func() Object { return &EndpointSlice{} }})
-}

@@ -75,8 +75,3 @@ func EventFromV1(e *EventV1) *Event {
 		ReportingInstance:   c.ReportingInstance,
 	}
 }
-
-func init() {
-	register(ResourceInfo{Group: "events.k8s.io", Version: "v1", Kind: "Event", Resource: "events", Singular: "event",
-		Namespaced: true, New: func() Object { return &EventV1{} }})
-}

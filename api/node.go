@@ -156,9 +156,3 @@ type ContainerImage struct {
 	Names     []string `json:"names"`
 	SizeBytes int64    `json:"sizeBytes,omitempty"`
 }
-
-func init() {
-	register(ResourceInfo{Version: "v1", Kind: "Node", Resource: "nodes", Singular: "node",
-		ShortNames: []string{"no"}, Subresources: []string{"status"},
-		New: func() Object { return &Node{} }})
-}

@@ -915,11 +915,3 @@ type ContainerStateTerminated struct {
 	FinishedAt  Time   `json:"finishedAt,omitzero"`
 	ContainerID string `json:"containerID,omitempty"`
 }
-
-func init() {
-	register(ResourceInfo{Version: "v1", Kind: "Pod", Resource: "pods", Singular: "pod",
-		ShortNames: []string{"po"}, Namespaced: true,
-		// log is served by the apiserver's proxy to the pod's kubelet.
-		Subresources: []string{"status", "binding", "eviction", "log", "exec", "attach", "portforward", "ephemeralcontainers"},
-		New:          func() Object { return &Pod{} }})
-}

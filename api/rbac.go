@@ -104,14 +104,3 @@ type ClusterRoleBinding struct {
 
 // ClusterRoleBindingList is a list of ClusterRoleBindings.
 type ClusterRoleBindingList = List[ClusterRoleBinding]
-
-func init() {
-	register(ResourceInfo{Group: RBACGroupName, Version: "v1", Kind: "Role", Resource: "roles",
-		Singular: "role", Namespaced: true, New: func() Object { return &Role{} }})
-	register(ResourceInfo{Group: RBACGroupName, Version: "v1", Kind: "ClusterRole", Resource: "clusterroles",
-		Singular: "clusterrole", New: func() Object { return &ClusterRole{} }})
-	register(ResourceInfo{Group: RBACGroupName, Version: "v1", Kind: "RoleBinding", Resource: "rolebindings",
-		Singular: "rolebinding", Namespaced: true, New: func() Object { return &RoleBinding{} }})
-	register(ResourceInfo{Group: RBACGroupName, Version: "v1", Kind: "ClusterRoleBinding", Resource: "clusterrolebindings",
-		Singular: "clusterrolebinding", New: func() Object { return &ClusterRoleBinding{} }})
-}

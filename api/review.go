@@ -198,20 +198,3 @@ type Eviction struct {
 	ObjectMeta    `json:"metadata"`
 	DeleteOptions *DeleteOptions `json:"deleteOptions,omitempty"`
 }
-
-// ReviewResources are the create-only kinds: served at their collection
-// path for POST alone, answered rather than stored.
-var ReviewResources = []ResourceInfo{
-	{Group: AuthenticationGroupName, Version: "v1", Kind: "TokenReview", Resource: "tokenreviews",
-		Singular: "tokenreview", New: func() Object { return &TokenReview{} }},
-	{Group: AuthenticationGroupName, Version: "v1", Kind: "SelfSubjectReview", Resource: "selfsubjectreviews",
-		Singular: "selfsubjectreview", New: func() Object { return &SelfSubjectReview{} }},
-	{Group: AuthorizationGroupName, Version: "v1", Kind: "LocalSubjectAccessReview", Resource: "localsubjectaccessreviews",
-		Singular: "localsubjectaccessreview", Namespaced: true, New: func() Object { return &LocalSubjectAccessReview{} }},
-	{Group: AuthorizationGroupName, Version: "v1", Kind: "SelfSubjectAccessReview", Resource: "selfsubjectaccessreviews",
-		Singular: "selfsubjectaccessreview", New: func() Object { return &SelfSubjectAccessReview{} }},
-	{Group: AuthorizationGroupName, Version: "v1", Kind: "SelfSubjectRulesReview", Resource: "selfsubjectrulesreviews",
-		Singular: "selfsubjectrulesreview", New: func() Object { return &SelfSubjectRulesReview{} }},
-	{Group: AuthorizationGroupName, Version: "v1", Kind: "SubjectAccessReview", Resource: "subjectaccessreviews",
-		Singular: "subjectaccessreview", New: func() Object { return &SubjectAccessReview{} }},
-}

@@ -7,8 +7,8 @@ import (
 
 // ResourceInfo describes one served resource: its group/version/kind, its
 // plural name in URLs, whether it is namespaced, and how to make an empty
-// object of it. The apiserver, the client and the CLI all read this table, so
-// a kind is declared once.
+// object of it. The apiserver, the client and the CLI all read the table of
+// them (Resources, in kinds.go), so a kind is declared once.
 type ResourceInfo struct {
 	Group      string // "" for core
 	Version    string // "v1"
@@ -19,6 +19,9 @@ type ResourceInfo struct {
 	Namespaced bool
 	// Subresources served besides the main resource ("status", "scale", "binding").
 	Subresources []string
+	// Categories are the groupings kubectl expands ("all" for kubectl get
+	// all), as discovery publishes them.
+	Categories []string
 	// New returns a pointer to an empty object of this kind.
 	New func() Object
 }
@@ -38,11 +41,13 @@ func (r ResourceInfo) ListKind() string { return r.Kind + "List" }
 // HasSubresource reports whether sub is served for this resource.
 func (r ResourceInfo) HasSubresource(sub string) bool { return slices.Contains(r.Subresources, sub) }
 
-// Resources is the table of every served resource, filled by the files that
-// declare the kinds.
-var Resources []ResourceInfo
-
-func register(r ResourceInfo) { Resources = append(Resources, r) }
+// newOf is the New of kind T: a pointer to an empty T.
+func newOf[T any, P interface {
+	*T
+	Object
+}]() Object {
+	return P(new(T))
+}
 
 // LookupResource finds a resource by group and plural name: its preferred
 // version when several are served.
@@ -56,7 +61,7 @@ func LookupResource(group, resource string) (ResourceInfo, bool) {
 }
 
 // Preferred reports whether r is the preferred version of its resource:
-// the first registered of the versions served for its group and resource
+// the first listed in Resources of the versions served for its group and resource
 // (autoscaling/v2 HorizontalPodAutoscalers over v1). Whoever walks every
 // resource once (garbage collection, namespace deletion) walks these.
 func (r ResourceInfo) Preferred() bool {
@@ -96,9 +101,4 @@ func FindResource(name string) (ResourceInfo, bool) {
 		}
 	}
 	return ResourceInfo{}, false
-}
-
-func init() {
-	register(ResourceInfo{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease", Resource: "leases",
-		Singular: "lease", Namespaced: true, New: func() Object { return &Lease{} }})
 }

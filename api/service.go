@@ -152,9 +152,3 @@ type PortStatus struct {
 	Protocol Protocol `json:"protocol"`
 	Error    *string  `json:"error,omitempty"`
 }
-
-func init() {
-	register(ResourceInfo{Version: "v1", Kind: "Service", Resource: "services", Singular: "service",
-		ShortNames: []string{"svc"}, Namespaced: true, Subresources: []string{"status"},
-		New: func() Object { return &Service{} }})
-}

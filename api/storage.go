@@ -376,23 +376,3 @@ type VolumeAttributesClass struct {
 
 // VolumeAttributesClassList is a list of VolumeAttributesClasses.
 type VolumeAttributesClassList = List[VolumeAttributesClass]
-
-func init() {
-	register(ResourceInfo{Version: "v1", Kind: "PersistentVolume", Resource: "persistentvolumes", Singular: "persistentvolume",
-		ShortNames: []string{"pv"}, Subresources: []string{"status"}, New: func() Object { return &PersistentVolume{} }})
-	register(ResourceInfo{Version: "v1", Kind: "PersistentVolumeClaim", Resource: "persistentvolumeclaims",
-		Singular: "persistentvolumeclaim", ShortNames: []string{"pvc"}, Namespaced: true, Subresources: []string{"status"},
-		New: func() Object { return &PersistentVolumeClaim{} }})
-	register(ResourceInfo{Group: "storage.k8s.io", Version: "v1", Kind: "StorageClass", Resource: "storageclasses",
-		Singular: "storageclass", ShortNames: []string{"sc"}, New: func() Object { return &StorageClass{} }})
-	register(ResourceInfo{Group: "storage.k8s.io", Version: "v1", Kind: "CSINode", Resource: "csinodes",
-		Singular: "csinode", Subresources: []string{"status"}, New: func() Object { return &CSINode{} }})
-	register(ResourceInfo{Group: "storage.k8s.io", Version: "v1", Kind: "CSIDriver", Resource: "csidrivers",
-		Singular: "csidriver", New: func() Object { return &CSIDriver{} }})
-	register(ResourceInfo{Group: "storage.k8s.io", Version: "v1", Kind: "CSIStorageCapacity", Resource: "csistoragecapacities",
-		Singular: "csistoragecapacity", Namespaced: true, New: func() Object { return &CSIStorageCapacity{} }})
-	register(ResourceInfo{Group: "storage.k8s.io", Version: "v1", Kind: "VolumeAttachment", Resource: "volumeattachments",
-		Singular: "volumeattachment", Subresources: []string{"status"}, New: func() Object { return &VolumeAttachment{} }})
-	register(ResourceInfo{Group: "storage.k8s.io", Version: "v1", Kind: "VolumeAttributesClass", Resource: "volumeattributesclasses",
-		Singular: "volumeattributesclass", ShortNames: []string{"vac"}, New: func() Object { return &VolumeAttributesClass{} }})
-}

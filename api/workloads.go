@@ -330,31 +330,3 @@ type HorizontalPodAutoscalerCondition struct {
 	Message            string          `json:"message,omitempty"`
 	ObservedGeneration *int64          `json:"observedGeneration,omitempty"`
 }
-
-func init() {
-	register(ResourceInfo{Group: "apps", Version: "v1", Kind: "StatefulSet", Resource: "statefulsets", Singular: "statefulset",
-		ShortNames: []string{"sts"}, Namespaced: true, Subresources: []string{"status", "scale"},
-		New: func() Object { return &StatefulSet{} }})
-	register(ResourceInfo{Group: "apps", Version: "v1", Kind: "DaemonSet", Resource: "daemonsets", Singular: "daemonset",
-		ShortNames: []string{"ds"}, Namespaced: true, Subresources: []string{"status"},
-		New: func() Object { return &DaemonSet{} }})
-	register(ResourceInfo{Group: "apps", Version: "v1", Kind: "ControllerRevision", Resource: "controllerrevisions",
-		Singular: "controllerrevision", Namespaced: true, New: func() Object { return &ControllerRevision{} }})
-	register(ResourceInfo{Version: "v1", Kind: "ReplicationController", Resource: "replicationcontrollers",
-		Singular: "replicationcontroller", ShortNames: []string{"rc"}, Namespaced: true, Subresources: []string{"status", "scale"},
-		New: func() Object { return &ReplicationController{} }})
-	register(ResourceInfo{Group: "batch", Version: "v1", Kind: "CronJob", Resource: "cronjobs", Singular: "cronjob",
-		ShortNames: []string{"cj"}, Namespaced: true, Subresources: []string{"status"},
-		New: func() Object { return &CronJob{} }})
-	register(ResourceInfo{Group: "policy", Version: "v1", Kind: "PodDisruptionBudget", Resource: "poddisruptionbudgets",
-		Singular: "poddisruptionbudget", ShortNames: []string{"pdb"}, Namespaced: true, Subresources: []string{"status"},
-		New: func() Object { return &PodDisruptionBudget{} }})
-	register(ResourceInfo{Group: "autoscaling", Version: "v2", Kind: "HorizontalPodAutoscaler", Resource: "horizontalpodautoscalers",
-		Singular: "horizontalpodautoscaler", ShortNames: []string{"hpa"}, Namespaced: true, Subresources: []string{"status"},
-		New: func() Object { return &HorizontalPodAutoscaler{} }})
-	// autoscaling/v1 after v2: v2 is the preferred version (and the
-	// storage one), as in Kubernetes.
-	register(ResourceInfo{Group: "autoscaling", Version: "v1", Kind: "HorizontalPodAutoscaler", Resource: "horizontalpodautoscalers",
-		Singular: "horizontalpodautoscaler", ShortNames: []string{"hpa"}, Namespaced: true, Subresources: []string{"status"},
-		New: func() Object { return &HorizontalPodAutoscalerV1{} }})
-}

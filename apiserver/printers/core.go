@@ -14,74 +14,80 @@ import (
 	"github.com/minik8s/minik8s/api"
 )
 
-func init() {
-	register("Node", printer(append([]api.TableColumnDefinition{
-		nameColumn,
-		col("Status", "string", "The status of the node"),
-		col("Roles", "string", "The roles of the node"),
-		ageColumn,
-		col("Version", "string", corev1.NodeSystemInfo{}.SwaggerDoc()["kubeletVersion"]),
-	}, wide(
-		col("Internal-IP", "string", corev1.NodeStatus{}.SwaggerDoc()["addresses"]),
-		col("External-IP", "string", corev1.NodeStatus{}.SwaggerDoc()["addresses"]),
-		col("OS-Image", "string", corev1.NodeSystemInfo{}.SwaggerDoc()["osImage"]),
-		col("Kernel-Version", "string", corev1.NodeSystemInfo{}.SwaggerDoc()["kernelVersion"]),
-		col("Container-Runtime", "string", corev1.NodeSystemInfo{}.SwaggerDoc()["containerRuntimeVersion"]),
-	)...), nodeRow))
-	register("Namespace", printer([]api.TableColumnDefinition{
-		nameColumn, col("Status", "string", "The status of the namespace"), ageColumn,
-	}, func(ns *api.Namespace, now time.Time) api.TableRow {
-		return cells(ns.Name, string(ns.Status.Phase), age(&ns.ObjectMeta, now))
-	}))
-	register("Service", printer([]api.TableColumnDefinition{
-		nameColumn,
-		col("Type", "string", corev1.ServiceSpec{}.SwaggerDoc()["type"]),
-		col("Cluster-IP", "string", corev1.ServiceSpec{}.SwaggerDoc()["clusterIP"]),
-		col("External-IP", "string", corev1.ServiceSpec{}.SwaggerDoc()["externalIPs"]),
-		col("Port(s)", "string", corev1.ServiceSpec{}.SwaggerDoc()["ports"]),
-		ageColumn,
-		wide(col("Selector", "string", corev1.ServiceSpec{}.SwaggerDoc()["selector"]))[0],
-	}, serviceRow))
-	register("Endpoints", printer([]api.TableColumnDefinition{
-		nameColumn, col("Endpoints", "string", corev1.Endpoints{}.SwaggerDoc()["subsets"]), ageColumn,
-	}, func(e *api.Endpoints, now time.Time) api.TableRow {
-		return cells(e.Name, endpoints(e), age(&e.ObjectMeta, now))
-	}))
-	register("ConfigMap", printer([]api.TableColumnDefinition{
-		nameColumn, col("Data", "string", corev1.ConfigMap{}.SwaggerDoc()["data"]), ageColumn,
-	}, func(cm *api.ConfigMap, now time.Time) api.TableRow {
-		return cells(cm.Name, int64(len(cm.Data)+len(cm.BinaryData)), age(&cm.ObjectMeta, now))
-	}))
-	register("Secret", printer([]api.TableColumnDefinition{
-		nameColumn,
-		col("Type", "string", corev1.Secret{}.SwaggerDoc()["type"]),
-		col("Data", "string", corev1.Secret{}.SwaggerDoc()["data"]),
-		ageColumn,
-	}, func(s *api.Secret, now time.Time) api.TableRow {
-		return cells(s.Name, string(s.Type), int64(len(s.Data)), age(&s.ObjectMeta, now))
-	}))
-	ev := corev1.Event{}.SwaggerDoc()
-	events := printer([]api.TableColumnDefinition{
-		col("Last Seen", "string", ev["lastTimestamp"]),
-		col("Type", "string", ev["type"]),
-		col("Reason", "string", ev["reason"]),
-		col("Object", "string", ev["involvedObject"]),
-		wide(col("Subobject", "string", corev1.ObjectReference{}.SwaggerDoc()["fieldPath"]))[0],
-		wide(col("Source", "string", ev["source"]))[0],
-		col("Message", "string", ev["message"]),
-		wide(col("First Seen", "string", ev["firstTimestamp"]))[0],
-		wide(col("Count", "string", ev["count"]))[0],
-		{Name: "Name", Type: "string", Format: "name", Priority: 1, Description: metaDoc["name"]},
-	}, eventRow)
-	// events.k8s.io Events print as the core Events they are stored as,
-	// as kube-apiserver prints them.
-	register("Event", &Printer{Columns: events.Columns, row: func(obj api.Object, now time.Time) (api.TableRow, bool) {
-		if e, ok := obj.(*api.EventV1); ok {
-			obj = api.EventFromV1(e)
-		}
-		return events.row(obj, now)
-	}})
-}
+var nodePrinter = printer(append([]api.TableColumnDefinition{
+	nameColumn,
+	col("Status", "string", "The status of the node"),
+	col("Roles", "string", "The roles of the node"),
+	ageColumn,
+	col("Version", "string", corev1.NodeSystemInfo{}.SwaggerDoc()["kubeletVersion"]),
+}, wide(
+	col("Internal-IP", "string", corev1.NodeStatus{}.SwaggerDoc()["addresses"]),
+	col("External-IP", "string", corev1.NodeStatus{}.SwaggerDoc()["addresses"]),
+	col("OS-Image", "string", corev1.NodeSystemInfo{}.SwaggerDoc()["osImage"]),
+	col("Kernel-Version", "string", corev1.NodeSystemInfo{}.SwaggerDoc()["kernelVersion"]),
+	col("Container-Runtime", "string", corev1.NodeSystemInfo{}.SwaggerDoc()["containerRuntimeVersion"]),
+)...), nodeRow)
+
+var namespacePrinter = printer([]api.TableColumnDefinition{
+	nameColumn, col("Status", "string", "The status of the namespace"), ageColumn,
+}, func(ns *api.Namespace, now time.Time) api.TableRow {
+	return cells(ns.Name, string(ns.Status.Phase), age(&ns.ObjectMeta, now))
+})
+
+var servicePrinter = printer([]api.TableColumnDefinition{
+	nameColumn,
+	col("Type", "string", corev1.ServiceSpec{}.SwaggerDoc()["type"]),
+	col("Cluster-IP", "string", corev1.ServiceSpec{}.SwaggerDoc()["clusterIP"]),
+	col("External-IP", "string", corev1.ServiceSpec{}.SwaggerDoc()["externalIPs"]),
+	col("Port(s)", "string", corev1.ServiceSpec{}.SwaggerDoc()["ports"]),
+	ageColumn,
+	wide(col("Selector", "string", corev1.ServiceSpec{}.SwaggerDoc()["selector"]))[0],
+}, serviceRow)
+
+var endpointsPrinter = printer([]api.TableColumnDefinition{
+	nameColumn, col("Endpoints", "string", corev1.Endpoints{}.SwaggerDoc()["subsets"]), ageColumn,
+}, func(e *api.Endpoints, now time.Time) api.TableRow {
+	return cells(e.Name, endpoints(e), age(&e.ObjectMeta, now))
+})
+
+var configMapPrinter = printer([]api.TableColumnDefinition{
+	nameColumn, col("Data", "string", corev1.ConfigMap{}.SwaggerDoc()["data"]), ageColumn,
+}, func(cm *api.ConfigMap, now time.Time) api.TableRow {
+	return cells(cm.Name, int64(len(cm.Data)+len(cm.BinaryData)), age(&cm.ObjectMeta, now))
+})
+
+var secretPrinter = printer([]api.TableColumnDefinition{
+	nameColumn,
+	col("Type", "string", corev1.Secret{}.SwaggerDoc()["type"]),
+	col("Data", "string", corev1.Secret{}.SwaggerDoc()["data"]),
+	ageColumn,
+}, func(s *api.Secret, now time.Time) api.TableRow {
+	return cells(s.Name, string(s.Type), int64(len(s.Data)), age(&s.ObjectMeta, now))
+})
+
+var eventDoc = corev1.Event{}.SwaggerDoc()
+
+var coreEventPrinter = printer([]api.TableColumnDefinition{
+	col("Last Seen", "string", eventDoc["lastTimestamp"]),
+	col("Type", "string", eventDoc["type"]),
+	col("Reason", "string", eventDoc["reason"]),
+	col("Object", "string", eventDoc["involvedObject"]),
+	wide(col("Subobject", "string", corev1.ObjectReference{}.SwaggerDoc()["fieldPath"]))[0],
+	wide(col("Source", "string", eventDoc["source"]))[0],
+	col("Message", "string", eventDoc["message"]),
+	wide(col("First Seen", "string", eventDoc["firstTimestamp"]))[0],
+	wide(col("Count", "string", eventDoc["count"]))[0],
+	{Name: "Name", Type: "string", Format: "name", Priority: 1, Description: metaDoc["name"]},
+}, eventRow)
+
+// events.k8s.io Events print as the core Events they are stored as,
+// as kube-apiserver prints them.
+var eventPrinter = &Printer{Columns: coreEventPrinter.Columns, row: func(obj api.Object, now time.Time) (api.TableRow, bool) {
+	if e, ok := obj.(*api.EventV1); ok {
+		obj = api.EventFromV1(e)
+	}
+	return coreEventPrinter.row(obj, now)
+}}
 
 // nodeRow is kube's printNode: STATUS from the Ready condition (Ready,
 // NotReady, Unknown when absent) plus SchedulingDisabled when cordoned;

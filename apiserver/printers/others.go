@@ -15,42 +15,46 @@ import (
 	"github.com/minik8s/minik8s/api"
 )
 
-func init() {
-	register("Lease", printer([]api.TableColumnDefinition{
-		nameColumn, col("Holder", "string", coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]), ageColumn,
-	}, func(l *api.Lease, now time.Time) api.TableRow {
-		holder := ""
-		if l.Spec.HolderIdentity != nil {
-			holder = *l.Spec.HolderIdentity
-		}
-		return cells(l.Name, holder, age(&l.ObjectMeta, now))
-	}))
-	slice := discoveryv1.EndpointSlice{}.SwaggerDoc()
-	register("EndpointSlice", printer([]api.TableColumnDefinition{
-		nameColumn,
-		col("AddressType", "string", slice["addressType"]),
-		col("Ports", "string", slice["ports"]),
-		col("Endpoints", "string", slice["endpoints"]),
-		ageColumn,
-	}, endpointSliceRow))
-	csrSpec := certificatesv1beta1.CertificateSigningRequestSpec{}.SwaggerDoc()
-	register("CertificateSigningRequest", printer([]api.TableColumnDefinition{
-		nameColumn,
-		ageColumn,
-		col("SignerName", "string", csrSpec["signerName"]),
-		col("Requestor", "string", csrSpec["request"]),
-		col("RequestedDuration", "string", csrSpec["expirationSeconds"]),
-		col("Condition", "string", certificatesv1beta1.CertificateSigningRequestStatus{}.SwaggerDoc()["conditions"]),
-	}, csrRow))
-	register("RoleBinding", printer(bindingColumns("roleBinding", rbacv1beta1.RoleBinding{}.SwaggerDoc()["roleRef"]),
-		func(b *api.RoleBinding, now time.Time) api.TableRow {
-			return bindingRow(&b.ObjectMeta, b.RoleRef, b.Subjects, now)
-		}))
-	register("ClusterRoleBinding", printer(bindingColumns("clusterRoleBinding", rbacv1beta1.ClusterRoleBinding{}.SwaggerDoc()["roleRef"]),
-		func(b *api.ClusterRoleBinding, now time.Time) api.TableRow {
-			return bindingRow(&b.ObjectMeta, b.RoleRef, b.Subjects, now)
-		}))
-}
+var leasePrinter = printer([]api.TableColumnDefinition{
+	nameColumn, col("Holder", "string", coordinationv1.LeaseSpec{}.SwaggerDoc()["holderIdentity"]), ageColumn,
+}, func(l *api.Lease, now time.Time) api.TableRow {
+	holder := ""
+	if l.Spec.HolderIdentity != nil {
+		holder = *l.Spec.HolderIdentity
+	}
+	return cells(l.Name, holder, age(&l.ObjectMeta, now))
+})
+
+var endpointSliceDoc = discoveryv1.EndpointSlice{}.SwaggerDoc()
+
+var endpointSlicePrinter = printer([]api.TableColumnDefinition{
+	nameColumn,
+	col("AddressType", "string", endpointSliceDoc["addressType"]),
+	col("Ports", "string", endpointSliceDoc["ports"]),
+	col("Endpoints", "string", endpointSliceDoc["endpoints"]),
+	ageColumn,
+}, endpointSliceRow)
+
+var csrSpecDoc = certificatesv1beta1.CertificateSigningRequestSpec{}.SwaggerDoc()
+
+var certificateSigningRequestPrinter = printer([]api.TableColumnDefinition{
+	nameColumn,
+	ageColumn,
+	col("SignerName", "string", csrSpecDoc["signerName"]),
+	col("Requestor", "string", csrSpecDoc["request"]),
+	col("RequestedDuration", "string", csrSpecDoc["expirationSeconds"]),
+	col("Condition", "string", certificatesv1beta1.CertificateSigningRequestStatus{}.SwaggerDoc()["conditions"]),
+}, csrRow)
+
+var roleBindingPrinter = printer(bindingColumns("roleBinding", rbacv1beta1.RoleBinding{}.SwaggerDoc()["roleRef"]),
+	func(b *api.RoleBinding, now time.Time) api.TableRow {
+		return bindingRow(&b.ObjectMeta, b.RoleRef, b.Subjects, now)
+	})
+
+var clusterRoleBindingPrinter = printer(bindingColumns("clusterRoleBinding", rbacv1beta1.ClusterRoleBinding{}.SwaggerDoc()["roleRef"]),
+	func(b *api.ClusterRoleBinding, now time.Time) api.TableRow {
+		return bindingRow(&b.ObjectMeta, b.RoleRef, b.Subjects, now)
+	})
 
 // endpointSliceRow is kube's printEndpointSlice: three ports (by number,
 // else name, else "*") and three addresses at most, "<unset>" for none.

@@ -10,19 +10,17 @@ import (
 	"github.com/minik8s/minik8s/api"
 )
 
-func init() {
-	register("Pod", printer([]api.TableColumnDefinition{
-		nameColumn,
-		col("Ready", "string", "The aggregate readiness state of this pod for accepting traffic."),
-		col("Status", "string", "The aggregate status of the containers in this pod."),
-		col("Restarts", "string", "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."),
-		ageColumn,
-		wide(col("IP", "string", corev1.PodStatus{}.SwaggerDoc()["podIP"]))[0],
-		wide(col("Node", "string", corev1.PodSpec{}.SwaggerDoc()["nodeName"]))[0],
-		wide(col("Nominated Node", "string", corev1.PodStatus{}.SwaggerDoc()["nominatedNodeName"]))[0],
-		wide(col("Readiness Gates", "string", corev1.PodSpec{}.SwaggerDoc()["readinessGates"]))[0],
-	}, podRow))
-}
+var podPrinter = printer([]api.TableColumnDefinition{
+	nameColumn,
+	col("Ready", "string", "The aggregate readiness state of this pod for accepting traffic."),
+	col("Status", "string", "The aggregate status of the containers in this pod."),
+	col("Restarts", "string", "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."),
+	ageColumn,
+	wide(col("IP", "string", corev1.PodStatus{}.SwaggerDoc()["podIP"]))[0],
+	wide(col("Node", "string", corev1.PodSpec{}.SwaggerDoc()["nodeName"]))[0],
+	wide(col("Nominated Node", "string", corev1.PodStatus{}.SwaggerDoc()["nominatedNodeName"]))[0],
+	wide(col("Readiness Gates", "string", corev1.PodSpec{}.SwaggerDoc()["readinessGates"]))[0],
+}, podRow)
 
 var (
 	podSucceededConditions = []api.TableRowCondition{{Type: api.RowCompleted, Status: api.ConditionTrue,

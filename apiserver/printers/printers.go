@@ -47,9 +47,62 @@ func printer[T api.Object](cols []api.TableColumnDefinition, row func(T, time.Ti
 // cells is a row of just cells.
 func cells(c ...any) api.TableRow { return api.TableRow{Cells: c} }
 
-var printers = map[string]*Printer{}
-
-func register(kind string, p *Printer) { printers[kind] = p }
+// printers is the table of printers by kind, kube's columns for each: a
+// kind not here gets kube's default table (Name, Created At), as Role and
+// ClusterRole do. Both versions of a kind served at two (Events,
+// HorizontalPodAutoscalers) print as their storage version, as
+// kube-apiserver prints both from its internal version.
+var printers = map[string]*Printer{
+	"APIService":                       apiServicePrinter,
+	"CSIDriver":                        csiDriverPrinter,
+	"CSINode":                          csiNodePrinter,
+	"CSIStorageCapacity":               csiStorageCapacityPrinter,
+	"CertificateSigningRequest":        certificateSigningRequestPrinter,
+	"ClusterRoleBinding":               clusterRoleBindingPrinter,
+	"ConfigMap":                        configMapPrinter,
+	"ControllerRevision":               controllerRevisionPrinter,
+	"CronJob":                          cronJobPrinter,
+	"DaemonSet":                        daemonSetPrinter,
+	"Deployment":                       deploymentPrinter,
+	"DeviceClass":                      deviceClassPrinter,
+	"DeviceTaintRule":                  deviceTaintRulePrinter,
+	"EndpointSlice":                    endpointSlicePrinter,
+	"Endpoints":                        endpointsPrinter,
+	"Event":                            eventPrinter,
+	"HorizontalPodAutoscaler":          horizontalPodAutoscalerPrinter,
+	"IPAddress":                        ipAddressPrinter,
+	"Job":                              jobPrinter,
+	"Lease":                            leasePrinter,
+	"MutatingWebhookConfiguration":     mutatingWebhookConfigurationPrinter,
+	"Namespace":                        namespacePrinter,
+	"Node":                             nodePrinter,
+	"PersistentVolume":                 persistentVolumePrinter,
+	"PersistentVolumeClaim":            persistentVolumeClaimPrinter,
+	"Pod":                              podPrinter,
+	"PodCertificateRequest":            podCertificateRequestPrinter,
+	"PodDisruptionBudget":              podDisruptionBudgetPrinter,
+	"PodTemplate":                      podTemplatePrinter,
+	"ReplicaSet":                       replicaSetPrinter,
+	"ReplicationController":            replicationControllerPrinter,
+	"ResourceClaim":                    resourceClaimPrinter,
+	"ResourceClaimTemplate":            resourceClaimTemplatePrinter,
+	"ResourceQuota":                    resourceQuotaPrinter,
+	"ResourceSlice":                    resourceSlicePrinter,
+	"RoleBinding":                      roleBindingPrinter,
+	"Scale":                            scalePrinter,
+	"Secret":                           secretPrinter,
+	"Service":                          servicePrinter,
+	"ServiceAccount":                   serviceAccountPrinter,
+	"ServiceCIDR":                      serviceCIDRPrinter,
+	"StatefulSet":                      statefulSetPrinter,
+	"StorageClass":                     storageClassPrinter,
+	"StorageVersionMigration":          storageVersionMigrationPrinter,
+	"ValidatingAdmissionPolicy":        validatingAdmissionPolicyPrinter,
+	"ValidatingAdmissionPolicyBinding": validatingAdmissionPolicyBindingPrinter,
+	"ValidatingWebhookConfiguration":   validatingWebhookConfigurationPrinter,
+	"VolumeAttachment":                 volumeAttachmentPrinter,
+	"VolumeAttributesClass":            volumeAttributesClassPrinter,
+}
 
 // For returns the printer of kind ("Pod", "Deployment"); a kind kube has no
 // printer for gets the default table.

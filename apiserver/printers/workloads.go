@@ -20,42 +20,43 @@ var (
 	imagesColumn     = col("Images", "string", "Images referenced by each container in the template.")
 )
 
-func init() {
-	register("Deployment", printer(append([]api.TableColumnDefinition{
-		nameColumn,
-		col("Ready", "string", "Number of the pod with ready state"),
-		col("Up-to-date", "string", appsv1.DeploymentStatus{}.SwaggerDoc()["updatedReplicas"]),
-		col("Available", "string", appsv1.DeploymentStatus{}.SwaggerDoc()["availableReplicas"]),
-		ageColumn,
-	}, wide(containersColumn, imagesColumn, col("Selector", "string", appsv1.DeploymentSpec{}.SwaggerDoc()["selector"]))...),
-		deploymentRow))
-	register("ReplicaSet", printer(append([]api.TableColumnDefinition{
-		nameColumn,
-		col("Desired", "integer", appsv1.ReplicaSetSpec{}.SwaggerDoc()["replicas"]),
-		col("Current", "integer", appsv1.ReplicaSetStatus{}.SwaggerDoc()["replicas"]),
-		col("Ready", "integer", appsv1.ReplicaSetStatus{}.SwaggerDoc()["readyReplicas"]),
-		ageColumn,
-	}, wide(containersColumn, imagesColumn, col("Selector", "string", appsv1.ReplicaSetSpec{}.SwaggerDoc()["selector"]))...),
-		replicaSetRow))
-	register("Job", printer(append([]api.TableColumnDefinition{
-		nameColumn,
-		col("Status", "string", "Status of the job."),
-		col("Completions", "string", batchv1.JobStatus{}.SwaggerDoc()["succeeded"]),
-		col("Duration", "string", "Time required to complete the job."),
-		ageColumn,
-	}, wide(containersColumn, imagesColumn, col("Selector", "string", batchv1.JobSpec{}.SwaggerDoc()["selector"]))...),
-		jobRow))
-	// The scale subresource of deployments and replica sets; its name
-	// column is not the format "name" kubectl prefixes with a kind.
-	register("Scale", printer([]api.TableColumnDefinition{
-		{Name: "Name", Type: "string", Description: metaDoc["name"]},
-		col("Desired", "integer", autoscalingv1.ScaleSpec{}.SwaggerDoc()["replicas"]),
-		col("Available", "integer", autoscalingv1.ScaleStatus{}.SwaggerDoc()["replicas"]),
-		ageColumn,
-	}, func(s *api.Scale, now time.Time) api.TableRow {
-		return cells(s.Name, int64(s.Spec.Replicas), int64(s.Status.Replicas), age(&s.ObjectMeta, now))
-	}))
-}
+var deploymentPrinter = printer(append([]api.TableColumnDefinition{
+	nameColumn,
+	col("Ready", "string", "Number of the pod with ready state"),
+	col("Up-to-date", "string", appsv1.DeploymentStatus{}.SwaggerDoc()["updatedReplicas"]),
+	col("Available", "string", appsv1.DeploymentStatus{}.SwaggerDoc()["availableReplicas"]),
+	ageColumn,
+}, wide(containersColumn, imagesColumn, col("Selector", "string", appsv1.DeploymentSpec{}.SwaggerDoc()["selector"]))...),
+	deploymentRow)
+
+var replicaSetPrinter = printer(append([]api.TableColumnDefinition{
+	nameColumn,
+	col("Desired", "integer", appsv1.ReplicaSetSpec{}.SwaggerDoc()["replicas"]),
+	col("Current", "integer", appsv1.ReplicaSetStatus{}.SwaggerDoc()["replicas"]),
+	col("Ready", "integer", appsv1.ReplicaSetStatus{}.SwaggerDoc()["readyReplicas"]),
+	ageColumn,
+}, wide(containersColumn, imagesColumn, col("Selector", "string", appsv1.ReplicaSetSpec{}.SwaggerDoc()["selector"]))...),
+	replicaSetRow)
+
+var jobPrinter = printer(append([]api.TableColumnDefinition{
+	nameColumn,
+	col("Status", "string", "Status of the job."),
+	col("Completions", "string", batchv1.JobStatus{}.SwaggerDoc()["succeeded"]),
+	col("Duration", "string", "Time required to complete the job."),
+	ageColumn,
+}, wide(containersColumn, imagesColumn, col("Selector", "string", batchv1.JobSpec{}.SwaggerDoc()["selector"]))...),
+	jobRow)
+
+// The scale subresource of deployments and replica sets; its name
+// column is not the format "name" kubectl prefixes with a kind.
+var scalePrinter = printer([]api.TableColumnDefinition{
+	{Name: "Name", Type: "string", Description: metaDoc["name"]},
+	col("Desired", "integer", autoscalingv1.ScaleSpec{}.SwaggerDoc()["replicas"]),
+	col("Available", "integer", autoscalingv1.ScaleStatus{}.SwaggerDoc()["replicas"]),
+	ageColumn,
+}, func(s *api.Scale, now time.Time) api.TableRow {
+	return cells(s.Name, int64(s.Spec.Replicas), int64(s.Status.Replicas), age(&s.ObjectMeta, now))
+})
 
 // replicas is a spec's replica count: 1 when unset, as defaulting makes it.
 func replicas(n *int32) int64 {

@@ -6,5 +6,7 @@
 // finalizers; merge, strategic-merge and JSON patches; server-side apply
 // and managedFields on every write (through package fieldmanager); and the per-kind
 // strategies (defaulting, validation, selectable fields, pod binding,
-// deployment and replicaset scale, namespace finalize).
+// deployment and replicaset scale, namespace finalize). kinds.go holds the
+// table of what each kind does besides the defaults: its strategy and, for
+// a kind kept in etcd as another, its storage version.
 package registry

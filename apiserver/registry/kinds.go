@@ -13,52 +13,83 @@ import (
 	"github.com/minik8s/minik8s/apiserver/servicealloc"
 )
 
+// kind is what the registry does for one served resource besides the
+// defaults (BaseStrategy, stored as served).
+type kind struct {
+	strategy Strategy
+	// allocating, when set, is the strategy when the server has an
+	// allocator of Service ClusterIPs and NodePorts.
+	allocating func(*servicealloc.Allocator) Strategy
+	// storage, when set, is the kind the resource is kept as in etcd.
+	storage *storageVersion
+}
+
+// kinds is the registry's table of kinds, keyed by group/version/resource
+// as kindKey spells it ("v1/pods", "apps/v1/replicasets"). A resource of
+// api.Resources that is not here has BaseStrategy and is stored as served:
+// a new kind needs an entry only when it has rules of its own. The
+// CustomResourceDefinition strategy is package crd's (apiserver/app picks
+// it), since crd builds on this package.
+var kinds = map[string]kind{
+	"v1/pods":                   {strategy: podStrategy{}},
+	"v1/nodes":                  {strategy: nodeStrategy{}},
+	"v1/namespaces":             {strategy: namespaceStrategy{}},
+	"v1/events":                 {strategy: eventStrategy{BaseStrategy{CreateOnUpdate: true}}},
+	"v1/endpoints":              {strategy: BaseStrategy{CreateOnUpdate: true}},
+	"v1/secrets":                {strategy: secretStrategy{}},
+	"v1/persistentvolumes":      {strategy: persistentVolumeStrategy{}},
+	"v1/persistentvolumeclaims": {strategy: persistentVolumeClaimStrategy{}},
+	"v1/services": {strategy: serviceStrategy{},
+		allocating: func(alloc *servicealloc.Allocator) Strategy { return allocatingServiceStrategy{alloc: alloc} }},
+	"apps/v1/replicasets":                               {strategy: replicaSetStrategy{}},
+	"coordination.k8s.io/v1/leases":                     {strategy: BaseStrategy{CreateOnUpdate: true}},
+	"batch/v1/jobs":                                     {strategy: jobStrategy{}},
+	"certificates.k8s.io/v1/certificatesigningrequests": {strategy: csrStrategy{}},
+	// autoscaling/v2 is the storage version; what v1 writes is defaulted
+	// as v2, as kube-apiserver defaults it when it reads it back.
+	"autoscaling/v2/horizontalpodautoscalers": {strategy: hpaStrategy{}},
+	"autoscaling/v1/horizontalpodautoscalers": {strategy: hpaV1Strategy{}, storage: &storageVersion{
+		info:        servedResource("autoscaling", "horizontalpodautoscalers"),
+		toStorage:   func(obj api.Object) api.Object { return hpaFromV1(obj) },
+		fromStorage: func(obj api.Object) api.Object { return api.HPAToV1(obj.(*api.HorizontalPodAutoscaler)) },
+		partial:     true,
+	}},
+	// events.k8s.io/v1 Events are core v1 Events in etcd, under the same
+	// keys, as in Kubernetes, so each API sees the other's writes.
+	"events.k8s.io/v1/events": {strategy: eventV1Strategy{BaseStrategy{CreateOnUpdate: true}}, storage: &storageVersion{
+		info:        servedResource("", "events"),
+		toStorage:   func(obj api.Object) api.Object { return api.EventFromV1(obj.(*api.EventV1)) },
+		fromStorage: func(obj api.Object) api.Object { return api.EventToV1(obj.(*api.Event)) },
+	}},
+	"admissionregistration.k8s.io/v1/validatingadmissionpolicies":     {strategy: celStrategy{check: policyExpressions}},
+	"admissionregistration.k8s.io/v1/mutatingwebhookconfigurations":   {strategy: celStrategy{check: policy.ValidateWebhookMatchConditions}},
+	"admissionregistration.k8s.io/v1/validatingwebhookconfigurations": {strategy: celStrategy{check: policy.ValidateWebhookMatchConditions}},
+}
+
+// kindKey is ri's key in kinds.
+func kindKey(ri api.ResourceInfo) string { return ri.GroupVersion() + "/" + ri.Resource }
+
+// servedResource is the preferred version of a resource of api.Resources;
+// a storage version the table names must be served.
+func servedResource(group, resource string) api.ResourceInfo {
+	ri, ok := api.LookupResource(group, resource)
+	if !ok {
+		panic("registry: storage version " + group + "/" + resource + " is not in api.Resources")
+	}
+	return ri
+}
+
 // StrategyFor returns the strategy of a served resource; Services allocate
 // their ClusterIPs and NodePorts from alloc (none if nil).
 func StrategyFor(ri api.ResourceInfo, alloc *servicealloc.Allocator) Strategy {
-	switch ri.Group + "/" + ri.Resource {
-	case "/pods":
-		return podStrategy{}
-	case "/nodes":
-		return nodeStrategy{}
-	case "/namespaces":
-		return namespaceStrategy{}
-	case "/events":
-		return eventStrategy{BaseStrategy{CreateOnUpdate: true}}
-	case "/endpoints":
-		return BaseStrategy{CreateOnUpdate: true}
-	case "/secrets":
-		return secretStrategy{}
-	case "/services":
-		if alloc != nil {
-			return allocatingServiceStrategy{alloc: alloc}
-		}
-		return serviceStrategy{}
-	case "apps/replicasets":
-		return replicaSetStrategy{}
-	case "coordination.k8s.io/leases":
-		return BaseStrategy{CreateOnUpdate: true}
-	case "batch/jobs":
-		return jobStrategy{}
-	case "certificates.k8s.io/certificatesigningrequests":
-		return csrStrategy{}
-	case "autoscaling/horizontalpodautoscalers":
-		if ri.Version == "v1" {
-			return hpaV1Strategy{}
-		}
-		return hpaStrategy{}
-	case "events.k8s.io/events":
-		return eventV1Strategy{BaseStrategy{CreateOnUpdate: true}}
-	case "admissionregistration.k8s.io/validatingadmissionpolicies":
-		return celStrategy{check: policyExpressions}
-	case "admissionregistration.k8s.io/mutatingwebhookconfigurations", "admissionregistration.k8s.io/validatingwebhookconfigurations":
-		return celStrategy{check: policy.ValidateWebhookMatchConditions}
-	case "/persistentvolumes":
-		return persistentVolumeStrategy{}
-	case "/persistentvolumeclaims":
-		return persistentVolumeClaimStrategy{}
+	k, ok := kinds[kindKey(ri)]
+	switch {
+	case !ok:
+		return BaseStrategy{}
+	case k.allocating != nil && alloc != nil:
+		return k.allocating(alloc)
 	}
-	return BaseStrategy{}
+	return k.strategy
 }
 
 // storageVersion is the kind a resource is kept as in etcd when it is not
@@ -76,33 +107,9 @@ type storageVersion struct {
 	partial bool
 }
 
-// storageVersionFor is the storage of a resource served over another's:
-// events.k8s.io/v1 Events are core v1 Events in etcd, under the same keys,
-// as in Kubernetes, so each API sees the other's writes. Nil for the
-// others, stored as they are served.
-func storageVersionFor(ri api.ResourceInfo) *storageVersion {
-	switch {
-	case ri.Group == "events.k8s.io" && ri.Resource == "events":
-		core, _ := api.LookupResource("", "events")
-		return &storageVersion{
-			info:        core,
-			toStorage:   func(obj api.Object) api.Object { return api.EventFromV1(obj.(*api.EventV1)) },
-			fromStorage: func(obj api.Object) api.Object { return api.EventToV1(obj.(*api.Event)) },
-		}
-	case ri.GroupVersion() == "autoscaling/v1" && ri.Resource == "horizontalpodautoscalers":
-		// autoscaling/v2 is the storage version; what v1 writes is
-		// defaulted as v2, as kube-apiserver defaults it when it reads
-		// it back.
-		v2, _ := api.LookupResource("autoscaling", "horizontalpodautoscalers")
-		return &storageVersion{
-			info:        v2,
-			toStorage:   func(obj api.Object) api.Object { return hpaFromV1(obj) },
-			fromStorage: func(obj api.Object) api.Object { return api.HPAToV1(obj.(*api.HorizontalPodAutoscaler)) },
-			partial:     true,
-		}
-	}
-	return nil
-}
+// storageVersionFor is the storage of a resource served over another's
+// (kinds' storage), nil for the others, stored as they are served.
+func storageVersionFor(ri api.ResourceInfo) *storageVersion { return kinds[kindKey(ri)].storage }
 
 func hpaFromV1(obj api.Object) *api.HorizontalPodAutoscaler {
 	h := api.HPAFromV1(obj.(*api.HorizontalPodAutoscalerV1))

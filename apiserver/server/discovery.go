@@ -63,15 +63,6 @@ type apiResourceList struct {
 
 var mainVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
 
-// categoryAll lists the kinds kubectl's "get all" shows.
-var categoryAll = map[string]bool{"pods": true, "replicationcontrollers": true, "services": true, "daemonsets": true,
-	"deployments": true, "replicasets": true, "statefulsets": true, "horizontalpodautoscalers": true, "jobs": true, "cronjobs": true}
-
-// builtinCategories are the other categories of built-in resources.
-var builtinCategories = map[string][]string{
-	"apiextensions.k8s.io/customresourcedefinitions": {"api-extensions"},
-}
-
 // subresourceShape gives the kind and verbs of each subresource.
 func subresourceShape(ri api.ResourceInfo, sub string) apiResource {
 	r := apiResource{Name: ri.Resource + "/" + sub, Namespaced: ri.Namespaced, Kind: ri.Kind}
@@ -185,7 +176,9 @@ func (s *Server) servedResources() []servedResource {
 	}
 	if s.cfg.Custom != nil {
 		for _, cr := range s.cfg.Custom.Served() {
-			out = append(out, servedResource{ResourceInfo: cr.Store.Info, verbs: mainVerbs, categories: cr.Categories, custom: true})
+			ri := cr.Store.Info
+			ri.Categories = cr.Categories
+			out = append(out, servedResource{ResourceInfo: ri, verbs: mainVerbs})
 		}
 	}
 	return out
@@ -194,9 +187,7 @@ func (s *Server) servedResources() []servedResource {
 // servedResource is a resource as discovery shows it.
 type servedResource struct {
 	api.ResourceInfo
-	verbs      []string
-	categories []string
-	custom     bool
+	verbs []string
 }
 
 func (s *Server) serveAPIGroupList(w http.ResponseWriter, r *http.Request) {
@@ -220,13 +211,7 @@ func (s *Server) resourceList(group, version string) (apiResourceList, bool) {
 		}
 		found = true
 		res := apiResource{Name: ri.Resource, SingularName: ri.Singular, Namespaced: ri.Namespaced, Kind: ri.Kind,
-			Verbs: ri.verbs, ShortNames: ri.ShortNames, Categories: ri.categories}
-		if !ri.custom && categoryAll[ri.Resource] {
-			res.Categories = []string{"all"}
-		}
-		if c, ok := builtinCategories[ri.Group+"/"+ri.Resource]; ok && !ri.custom {
-			res.Categories = c
-		}
+			Verbs: ri.verbs, ShortNames: ri.ShortNames, Categories: ri.Categories}
 		list.Resources = append(list.Resources, res)
 		for _, sub := range ri.Subresources {
 			list.Resources = append(list.Resources, subresourceShape(ri.ResourceInfo, sub))
