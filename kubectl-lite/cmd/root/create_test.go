@@ -3,7 +3,6 @@ package root_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -122,7 +121,7 @@ status: {}
 	c.mustRun("", "create", "serviceaccount", "robot")
 	c.mustRun("", "create", "job", "once", "--image=busybox")
 	c.mustRun("", "create", "cronjob", "tick", "--image=busybox", "--schedule=* * * * *")
-	kubectl := oracle.Path(t, "kubectl")
+	oracle.Path(t, "kubectl")
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -137,11 +136,8 @@ status: {}
 		{[]string{"create", "namespace", "team-c"}, `Error from server (AlreadyExists): namespaces "team-c" already exists`},
 	} {
 		c.wantFail(tc.want, tc.args...)
-		cmd := exec.Command(kubectl, append([]string{"--kubeconfig", c.kubeconfig}, tc.args...)...)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err == nil || strings.TrimSpace(stderr.String()) != tc.want {
-			t.Errorf("kubectl %s: %v, said %q; want %q", strings.Join(tc.args, " "), err, stderr.String(), tc.want)
+		if _, stderr, code := c.kubectl(tc.args...); code == 0 || strings.TrimSpace(stderr) != tc.want {
+			t.Errorf("kubectl %s: exit %d, said %q; want %q", strings.Join(tc.args, " "), code, stderr, tc.want)
 		}
 	}
 }

@@ -1,19 +1,17 @@
 package root_test
 
 import (
-	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/oracle"
+	"github.com/minik8s/minik8s/kubectl-lite/internal/crdtest"
 )
 
 // crontabCRD is the CronTab of the Kubernetes documentation's custom
@@ -110,10 +108,7 @@ func TestIntegrationCustomResourcesAsKubectl(t *testing.T) {
 		}
 		return p
 	}
-	c.mustRun(strings.ReplaceAll(crontabCRD, "GROUP", "stable.example.com")+"---\n"+widgetCRD, "apply", "-f", "-")
-	for _, path := range []string{"/apis/stable.example.com/v1/crontabs", "/apis/example.com/v1/widgets"} {
-		waitServed(t, c, path)
-	}
+	crdtest.Create(t, c.client, strings.ReplaceAll(crontabCRD, "GROUP", "stable.example.com"), widgetCRD)
 	crontabFile := write("crontab.yaml", strings.ReplaceAll(crontab, "GROUP", "stable.example.com"))
 	widgetsFile := write("widgets.yaml", widgets)
 	unknownFile := write("unknown.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\n---\napiVersion: v1\nkind: Frobnicator\nmetadata: {name: x}\n")
@@ -214,51 +209,24 @@ func TestIntegrationCustomResourcesAsKubectl(t *testing.T) {
 	}
 }
 
-// waitServed waits until the apiserver serves a custom resource's path.
-func waitServed(t *testing.T, c *cluster, path string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, err := c.client.Do(context.Background(), client.Request{Path: path})
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not served: %v", path, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// bothRun runs one CLI binary (kubectl-lite or the real kubectl) with a
-// fresh HOME (no discovery cache) and extra environment.
+// bothRun runs one CLI binary (kubectl-lite or the real kubectl) with
+// extra environment; kubectl takes the completion command first, its
+// flags after.
 func bothRun(t *testing.T, c *cluster, bin string, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	full := append([]string{"--kubeconfig", c.kubeconfig}, args...)
 	if i := slices.Index(args, "__complete"); i >= 0 {
-		// kubectl takes the completion command first, its flags after.
 		full = append([]string{"__complete", "--kubeconfig", c.kubeconfig}, slices.Delete(slices.Clone(args), i, i+1)...)
 	}
-	cmd := exec.CommandContext(ctx, bin, full...)
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "KUBECONFIG=")
-	cmd.Env = append(cmd.Env, env...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			t.Fatalf("%s %v: %v", bin, args, err)
-		}
-		code = ee.ExitCode()
-	}
-	return out.String(), errOut.String(), code
+	return c.runCLI(t, bin, "", env, full...)
 }
 
+// serverSetValues are the values the server sets differently for each
+// object (in YAML, JSON or a last-applied annotation), masked when two
+// CLIs' outputs are compared.
+var serverSetValues = regexp.MustCompile(`("?(uid|creationTimestamp|resourceVersion|time)"?: )"?[^",\n]+"?`)
+
 var (
-	crVolatile = regexp.MustCompile(`("?(uid|creationTimestamp|resourceVersion|time)"?: )"?[^",\n]+"?`)
 	crDescribe = regexp.MustCompile(`((Resource Version|UID|Creation Timestamp):\s+)\S+`)
 	crAge      = regexp.MustCompile(`\b[0-9]+(s|m[0-9]*s?)\b`)
 )
@@ -277,7 +245,7 @@ func crNorm(s, ns string) string {
 	s = strings.ReplaceAll(s, " "+ns+" ", " NS ")
 	s = strings.ReplaceAll(s, "namespace: "+ns, "namespace: NS")
 	s = strings.ReplaceAll(s, "/namespaces/"+ns+"/", "/namespaces/NS/")
-	s = crVolatile.ReplaceAllString(s, "$1X")
+	s = serverSetValues.ReplaceAllString(s, "$1X")
 	s = crDescribe.ReplaceAllString(s, "${1}X")
 	return crAge.ReplaceAllString(s, "AGE")
 }

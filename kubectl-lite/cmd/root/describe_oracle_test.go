@@ -3,7 +3,6 @@ package root_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/oracle"
+	"github.com/minik8s/minik8s/kubectl-lite/internal/crdtest"
 )
 
 // describeObjects exercise the branches of kubectl's describers: set and
@@ -308,25 +308,6 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: dsc-view
 subjects:
 - {kind: ServiceAccount, name: bare, namespace: dsc}
 ---
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wd]}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            x-kubernetes-preserve-unknown-fields: true
----
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata: {name: dsc-check}
@@ -350,6 +331,27 @@ webhooks:
   sideEffects: None
   admissionReviewVersions: [v1]
   reinvocationPolicy: IfNeeded
+`
+
+// describeWidgetCRD is the kind of widget, whose CRD is described too.
+const describeWidgetCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wd]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
 `
 
 // widget is created once its CRD serves.
@@ -382,22 +384,15 @@ func TestIntegrationDescribeOracle(t *testing.T) {
 	c := startCluster(t)
 	ctx := context.Background()
 	c.mustRun(describeObjects, "create", "-f", "-")
-	// The CRD serves its kind shortly after it is created. (kubectl-lite
-	// create -f maps kinds from its built-in table only: the custom object
-	// is created through the dynamic client.)
-	widgets := api.ResourceInfo{Group: "example.com", Version: "v1", Kind: "Widget", Resource: "widgets", Namespaced: true}
+	// (kubectl-lite create -f maps kinds from its built-in table only: the
+	// custom object is created through the dynamic client.)
+	widgets := crdtest.Create(t, c.client, describeWidgetCRD)[0]
 	var w client.Unstructured
 	if err := yaml.Unmarshal([]byte(widget), &w.Object); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		_, err := c.client.Dynamic(widgets).Namespace("dsc").Create(ctx, &w)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("create widget: %v", err)
-		}
+	if _, err := c.client.Dynamic(widgets).Namespace("dsc").Create(ctx, &w); err != nil {
+		t.Fatalf("create widget: %v", err)
 	}
 
 	now := time.Now().UTC()
@@ -524,13 +519,7 @@ func TestIntegrationDescribeOracle(t *testing.T) {
 	} {
 		t.Run(strings.ReplaceAll(tc.args, " ", "-"), func(t *testing.T) {
 			args := append([]string{"-n", "dsc"}, strings.Fields(tc.args)...)
-			want, wantErr, err := c.kubectl(args...)
-			wantCode := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				wantCode = ee.ExitCode()
-			} else if err != nil {
-				t.Fatalf("kubectl %s: %v", tc.args, err)
-			}
+			want, wantErr, wantCode := c.kubectl(args...)
 			got, gotErr, gotCode := c.run("", args...)
 			if tc.unordered {
 				got, want = sortedLines(got), sortedLines(want)

@@ -19,6 +19,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/kubeconfig"
+	"github.com/minik8s/minik8s/internal/oracle"
 )
 
 var update = flag.Bool("update", false, "rewrite the testdata/*.golden files from the current output")
@@ -105,17 +106,32 @@ func (c *cluster) command(ctx context.Context, stdin string, args ...string) *ex
 // run executes the kubectl-lite binary against the cluster.
 func (c *cluster) run(stdin string, args ...string) (stdout, stderr string, code int) {
 	c.t.Helper()
+	return c.runCLI(c.t, binary, stdin, c.env, append([]string{"--kubeconfig", c.kubeconfig}, args...)...)
+}
+
+// kubectl runs the real kubectl (see internal/oracle) against the cluster.
+func (c *cluster) kubectl(args ...string) (stdout, stderr string, code int) {
+	c.t.Helper()
+	return c.runCLI(c.t, oracle.Path(c.t, "kubectl"), "", nil, append([]string{"--kubeconfig", c.kubeconfig}, args...)...)
+}
+
+// runCLI runs bin (kubectl-lite or the real kubectl) with a fresh HOME
+// (no discovery cache), no KUBECONFIG, stdin and extra environment, and
+// returns its output and exit code; t fails when bin cannot run at all.
+func (c *cluster) runCLI(t testing.TB, bin, stdin string, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "KUBECONFIG=")
+	cmd.Env = append(cmd.Env, env...)
 	var out, errOut bytes.Buffer
-	cmd := c.command(ctx, stdin, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code = 0
-	if err != nil {
+	if err := cmd.Run(); err != nil {
 		ee, ok := err.(*exec.ExitError)
 		if !ok {
-			c.t.Fatalf("kubectl-lite %v: %v", args, err)
+			t.Fatalf("%s %v: %v", filepath.Base(bin), args, err)
 		}
 		code = ee.ExitCode()
 	}

@@ -2,6 +2,7 @@ package root_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,7 +156,11 @@ func TestIntegrationRealKubectlServerSide(t *testing.T) {
 	}
 	kubectl := func(args ...string) (string, string, error) {
 		t.Helper()
-		return c.kubectl(args...)
+		out, errOut, code := c.kubectl(args...)
+		if code != 0 {
+			return out, errOut, fmt.Errorf("exit status %d", code)
+		}
+		return out, errOut, nil
 	}
 	writeManifest(ssaDeploy)
 	if out, errOut, err := kubectl("apply", "--server-side", "-f", file); err != nil || out != "deployment.apps/web serverside-applied\n" {

@@ -1,7 +1,6 @@
 package root_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -11,8 +10,6 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
-	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -334,24 +331,11 @@ func TestIntegrationTablesGolden(t *testing.T) {
 			}
 			// The real kubectl, from the same server, prints the same
 			// bytes: the tables are the server's, as kube-apiserver's are.
-			out, errOut, err := c.kubectl(strings.Fields(tc.args)...)
-			if err != nil {
-				t.Fatalf("kubectl %s: %v\n%s", tc.args, err, errOut)
+			out, errOut, code := c.kubectl(strings.Fields(tc.args)...)
+			if code != 0 {
+				t.Fatalf("kubectl %s: exit %d\n%s", tc.args, code, errOut)
 			}
 			golden(t, "tables-"+tc.name, maskVolatile(out))
 		})
 	}
-}
-
-// kubectl runs the real kubectl (see internal/oracle) against the cluster.
-func (c *cluster) kubectl(args ...string) (stdout, stderr string, err error) {
-	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, oracle.Path(c.t, "kubectl"), append([]string{"--kubeconfig", c.kubeconfig}, args...)...)
-	cmd.Env = append(os.Environ(), "HOME="+c.t.TempDir(), "KUBECONFIG=")
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
-	return out.String(), errOut.String(), err
 }
