@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 )
@@ -42,6 +43,11 @@ func TestResourceTable(t *testing.T) {
 		}
 		if byKind, ok := LookupKind(r.GroupVersion(), r.Kind); !ok || byKind.Resource != r.Resource {
 			t.Errorf("LookupKind(%s, %s) does not find %s", r.GroupVersion(), r.Kind, r.Resource)
+		}
+	}
+	for resource, want := range map[string]string{"pods": "[all]", "deployments": "[all]", "configmaps": "[]", "crd": "[api-extensions]"} {
+		if r, _ := FindResource(resource); fmt.Sprint(r.Categories) != want {
+			t.Errorf("%s: categories %v, want %s", resource, r.Categories, want)
 		}
 	}
 	for _, sub := range []struct{ resource, sub string }{

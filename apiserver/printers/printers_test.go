@@ -431,3 +431,18 @@ func TestEventsV1Row(t *testing.T) {
 		t.Errorf("events.k8s.io row %s, core row %s", got, want)
 	}
 }
+
+// Every entry of the table of printers names a served kind (or the scale
+// subresource's): a misspelt kind would print the default table.
+func TestPrintersAreServedKinds(t *testing.T) {
+	t.Parallel()
+	kinds := map[string]bool{"Scale": true}
+	for _, ri := range api.Resources {
+		kinds[ri.Kind] = true
+	}
+	for kind := range printers {
+		if !kinds[kind] {
+			t.Errorf("printers[%q] is not a kind of api.Resources", kind)
+		}
+	}
+}
