@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/controller-manager/controller"
 	"github.com/minik8s/minik8s/internal/backoff"
 	"github.com/minik8s/minik8s/internal/events"
-	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
 // TestFailedPodBackoffFollowsSpecGeneration: the controller's own status
@@ -20,10 +20,10 @@ func TestFailedPodBackoffFollowsSpecGeneration(t *testing.T) {
 	rec := &events.FakeRecorder{}
 	dsc := &Controller{
 		recorder:   rec,
-		queue:      workqueue.NewRateLimiting[string](nil, workqueue.WithName("test")),
+		Loop:       controller.NewLoop(controller.LoopConfig[string]{Queue: "test"}),
 		failedPods: backoff.New(failedPodBackoffInitial, failedPodBackoffMax, 0),
 	}
-	defer dsc.queue.ShutDown()
+	defer dsc.Queue.ShutDown()
 	dsc.failedPods.Now = func() time.Time { return now }
 	ds := &api.DaemonSet{ObjectMeta: api.ObjectMeta{Namespace: "ns", Name: "agent", UID: "u1", Generation: 1}}
 	pod := &api.Pod{ObjectMeta: api.ObjectMeta{Namespace: "ns", Name: "agent-a"}}

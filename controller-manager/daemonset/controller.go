@@ -20,7 +20,6 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
 const (
@@ -55,10 +54,10 @@ type Controller struct {
 	recorder     events.Recorder
 	history      history.Client
 	expectations *controller.Expectations
-	queue        *workqueue.RateLimitingQueue[string]
-	log          *slog.Logger
-	metrics      *controller.SyncMetrics
-	now          func() time.Time
+	owners       controller.Owners[api.DaemonSet]
+	*controller.Loop[string]
+	log *slog.Logger
+	now func() time.Time
 	// failedPods paces the replacement of failed daemon pods per
 	// DaemonSet, generation and node, so that a pod failing at once (a
 	// node rejecting it, say) is not re-created in a tight loop.
@@ -93,50 +92,42 @@ func NewController(c *client.Client, factory *informer.Factory, podControl contr
 		recorder:     rec,
 		history:      history.Client{Client: c},
 		expectations: controller.NewExpectations(),
-		queue:        workqueue.NewRateLimiting[string](nil, workqueue.WithName(Name)),
 		log:          log,
-		metrics:      m,
 		now:          time.Now,
 		failedPods:   backoff.New(failedPodBackoffInitial, failedPodBackoffMax, 0),
 	}
+	dsc.Loop = controller.NewLoop(controller.LoopConfig[string]{Queue: Name, Sync: dsc.sync, Log: log, Metrics: m})
+	dsc.owners = controller.NewOwners(dsc.dss, dsKind.APIVersion, dsKind.Kind,
+		func(ds *api.DaemonSet) *api.LabelSelector { return ds.Spec.Selector })
 	if err := controller.AddControllerUIDIndex(dsc.pods); err != nil {
 		return nil, err
 	}
 	if err := controller.AddControllerUIDIndex(dsc.revs); err != nil {
 		return nil, err
 	}
-	dsc.dss.AddEventHandler(informer.Handler[api.DaemonSet]{
-		OnAdd:    func(ds *api.DaemonSet, _ bool) { dsc.enqueue(ds) },
-		OnUpdate: func(_, ds *api.DaemonSet) { dsc.enqueue(ds) },
-		OnDelete: func(ds *api.DaemonSet, _ bool) {
-			key := cache.MetaNamespaceKeyFunc(ds)
-			dsc.expectations.Delete(key)
-			dsc.queue.Add(key)
-		},
-	})
-	dsc.pods.AddEventHandler(informer.Handler[api.Pod]{
+	controller.Watch(dsc.Loop, dsc.dss, controller.QueueKeysForgetting[api.DaemonSet](dsc.Loop, dsc.expectations.Delete))
+	controller.Watch(dsc.Loop, dsc.pods, informer.Handler[api.Pod]{
 		OnAdd: func(p *api.Pod, _ bool) {
-			if ds := dsc.owner(p); ds != nil {
-				key := cache.MetaNamespaceKeyFunc(ds)
-				dsc.expectations.CreationObserved(key)
-				dsc.queue.Add(key)
-			} else if api.GetControllerOf(&p.ObjectMeta) == nil {
-				dsc.enqueueMatching(p)
-			}
+			dsc.owners.Each(&p.ObjectMeta, func(ds *api.DaemonSet, controls bool) {
+				key := controller.Key(ds)
+				if controls {
+					dsc.expectations.CreationObserved(key)
+				}
+				dsc.Add(key)
+			})
 		},
 		OnUpdate: func(old, cur *api.Pod) {
 			if old.ResourceVersion == cur.ResourceVersion {
 				return
 			}
 			for _, p := range []*api.Pod{old, cur} {
-				if ds := dsc.owner(p); ds != nil {
-					dsc.enqueue(ds)
-					if !controller.IsPodReady(old) && controller.IsPodReady(cur) && ds.Spec.MinReadySeconds > 0 {
-						dsc.queue.AddAfter(cache.MetaNamespaceKeyFunc(ds), time.Duration(ds.Spec.MinReadySeconds)*time.Second+time.Second)
+				dsc.owners.Each(&p.ObjectMeta, func(ds *api.DaemonSet, controls bool) {
+					dsc.Add(controller.Key(ds))
+					// A pod that became ready becomes available minReadySeconds later.
+					if after, ok := controller.AvailableAfter(old, cur, ds.Spec.MinReadySeconds); ok && controls {
+						dsc.Queue.AddAfter(controller.Key(ds), after)
 					}
-				} else if api.GetControllerOf(&p.ObjectMeta) == nil {
-					dsc.enqueueMatching(p)
-				}
+				})
 			}
 			if cur.DeletionTimestamp != nil {
 				dsc.podGone(cur)
@@ -144,7 +135,7 @@ func NewController(c *client.Client, factory *informer.Factory, podControl contr
 		},
 		OnDelete: func(p *api.Pod, _ bool) { dsc.podGone(p) },
 	})
-	dsc.nodes.AddEventHandler(informer.Handler[api.Node]{
+	controller.Watch(dsc.Loop, dsc.nodes, informer.Handler[api.Node]{
 		OnAdd: func(*api.Node, bool) { dsc.enqueueAll() },
 		OnUpdate: func(old, cur *api.Node) {
 			if !reflect.DeepEqual(old.Labels, cur.Labels) || !reflect.DeepEqual(old.Spec.Taints, cur.Spec.Taints) {
@@ -153,12 +144,15 @@ func NewController(c *client.Client, factory *informer.Factory, podControl contr
 		},
 		OnDelete: func(*api.Node, bool) { dsc.enqueueAll() },
 	})
+	// Revisions are read by the sync, their events ignored.
+	dsc.WaitFor(dsc.revs)
 	return dsc, nil
 }
 
-// Run implements controller.Interface.
+// Run implements controller.Interface: the workers, and beside them the
+// periodic drop of idle failed-pod back-offs.
 func (dsc *Controller) Run(ctx context.Context, workers int) error {
-	if !informer.WaitForCacheSync(ctx, dsc.pods, dsc.nodes, dsc.dss, dsc.revs) {
+	if !dsc.WaitForCaches(ctx) {
 		return nil
 	}
 	dsc.log.Info("daemonset controller started", "workers", workers)
@@ -174,38 +168,23 @@ func (dsc *Controller) Run(ctx context.Context, workers int) error {
 			}
 		}
 	}()
-	controller.RunWorkers(ctx, dsc.queue, workers, dsc.log, controller.Instrument(dsc.metrics, dsc.sync))
+	dsc.RunWorkers(ctx, workers)
 	return nil
 }
 
-func (dsc *Controller) enqueue(ds *api.DaemonSet) { dsc.queue.Add(cache.MetaNamespaceKeyFunc(ds)) }
-
 func (dsc *Controller) enqueueAll() {
 	for _, ds := range dsc.dss.Lister().List(nil) {
-		dsc.enqueue(ds)
+		dsc.Add(controller.Key(ds))
 	}
 }
 
-func (dsc *Controller) enqueueMatching(p *api.Pod) {
-	for _, ds := range dsc.dss.Lister().Namespace(p.Namespace).List(nil) {
-		sel, err := labels.SelectorFromLabelSelector(ds.Spec.Selector)
-		if err == nil && !sel.Empty() && sel.Matches(labels.Set(p.Labels)) {
-			dsc.enqueue(ds)
-		}
-	}
-}
-
+// podGone observes the deletion of a daemon pod, deleted or terminating.
 func (dsc *Controller) podGone(p *api.Pod) {
-	if ds := dsc.owner(p); ds != nil {
-		key := cache.MetaNamespaceKeyFunc(ds)
+	if ds := dsc.owners.ControllerOf(&p.ObjectMeta); ds != nil {
+		key := controller.Key(ds)
 		dsc.expectations.DeletionObserved(key, controller.PodKey(p))
-		dsc.queue.Add(key)
+		dsc.Add(key)
 	}
-}
-
-// owner is the DaemonSet controlling p, if it still exists.
-func (dsc *Controller) owner(p *api.Pod) *api.DaemonSet {
-	return controller.ResolveControllerRef(dsc.dss.Lister().Namespace(p.Namespace), api.GetControllerOf(&p.ObjectMeta), dsKind.APIVersion, dsKind.Kind)
 }
 
 // sync reconciles one DaemonSet.
@@ -351,7 +330,7 @@ func (dsc *Controller) manage(ctx context.Context, ds *api.DaemonSet, nodes []*a
 func (dsc *Controller) failedPodMayGo(ds *api.DaemonSet, node string, p *api.Pod) bool {
 	key := fmt.Sprintf("%s/%d/%s", ds.UID, ds.Generation, node)
 	if in, left := dsc.failedPods.InBackoffSinceUpdate(key); in {
-		dsc.queue.AddAfter(cache.MetaNamespaceKeyFunc(ds), left)
+		dsc.Queue.AddAfter(cache.MetaNamespaceKeyFunc(ds), left)
 		return false
 	}
 	dsc.failedPods.Next(key, dsc.failedPods.Now())
@@ -604,7 +583,7 @@ func (dsc *Controller) updateStatus(ctx context.Context, ds *api.DaemonSet, node
 		st.ObservedGeneration = ds.Generation
 	}
 	if ds.Spec.MinReadySeconds > 0 && st.NumberReady != st.NumberAvailable {
-		dsc.queue.AddAfter(cache.MetaNamespaceKeyFunc(ds), time.Duration(ds.Spec.MinReadySeconds)*time.Second)
+		dsc.Queue.AddAfter(cache.MetaNamespaceKeyFunc(ds), time.Duration(ds.Spec.MinReadySeconds)*time.Second)
 	}
 	return nil
 }
