@@ -1,5 +1,5 @@
 // Command kubelet is minik8s's node agent: it registers its Node, runs the
-// pods bound to it in containerd with CNI networking, reports their status,
+// pods bound to it in containerd (kubelet/runtime/containerd) with CNI networking, reports their status,
 // and serves their logs and exec over HTTPS.
 package main
 

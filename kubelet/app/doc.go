@@ -1,5 +1,29 @@
 // Package app wires the kubelet: credentials (kubeconfig or bootstrap
-// join), the containerd runtime, CNI networking, the pod manager, node
-// registration and status, the HTTPS streaming server and the health and
-// metrics endpoints, and runs them until the context ends.
+// join), the containerd runtime driver, CNI networking, the pod manager,
+// node registration and status, the HTTPS streaming server and the health
+// and metrics endpoints, and runs them until the context ends. It is the
+// kubelet's composition root, the only production package that names a
+// runtime driver; the other packages see each other through small
+// interfaces it satisfies with adapters (Executor, RuntimeContainers):
+//
+//	composition root   app: flags, Run; picks the driver, wires the rest
+//	       |
+//	       v
+//	core               pods (workers, sync, status; uses probes, volume,
+//	                   token, network), server (logs, exec, attach,
+//	                   port-forward, stats), stats, nodestatus (Node,
+//	                   Lease), network (CNI), proxy
+//	       |
+//	       v  the runtime only through
+//	driver contract    runtime: Container, SandboxConfig, ContainerConfig,
+//	                   image rules; Runtime + optional Adopter, Execer,
+//	                   Attacher, CgroupCleaner
+//	       ^                              ^
+//	       | implements                   | implements
+//	drivers            runtime/containerd         runtime/fake
+//	                   (containerd v2 client,     (in memory, records
+//	                   netns, CRI log files)      actions: unit tests,
+//	                                              hollow nodes)
+//
+// The test image builder (kubelet/testimage) is linked by tests only.
 package app

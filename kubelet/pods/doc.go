@@ -1,11 +1,14 @@
 // Package pods is the kubelet's pod manager: it watches the pods bound to
-// its node, runs one worker per pod that makes containerd match the pod
-// (volumes and sandbox and network, init containers in order, app
+// its node, runs one worker per pod that makes the container runtime match
+// the pod (volumes and sandbox and network, init containers in order, app
 // containers with restart policy and CrashLoopBackOff, image pulls with
 // ImagePullBackOff, probes, graceful deletion) and reports the pod's status
 // through /status. Volumes are set up before the sandbox (FailedMount
 // keeps a pod ContainerCreating) and the API-backed ones (kubelet/volume)
 // are written again every VolumeResyncPeriod while the pod runs, which is
 // how edited ConfigMaps and refreshed service account tokens (kubelet/token)
-// reach its containers.
+// reach its containers. It knows no driver: it sees the runtime only
+// through kubelet/runtime's interfaces (the kubelet wires in the containerd
+// driver, its unit tests kubelet/runtime/fake) and the pod network through
+// its own Network interface.
 package pods

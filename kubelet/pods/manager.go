@@ -410,7 +410,7 @@ func (m *Manager) Exec(ctx context.Context, podUID, container string, cmd []stri
 	return x.Exec(ctx, id, cmd, tty, stdin, stdout, stderr, resize)
 }
 
-// RunningContainerID is the containerd ID of the running instance of a
+// RunningContainerID is the runtime's ID of the running instance of a
 // pod's container.
 func (m *Manager) RunningContainerID(ctx context.Context, podUID, container string) (string, error) {
 	cs, err := m.rt.ListPodContainers(ctx, podUID)

@@ -36,7 +36,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 
 func (m *metrics) observeStart(d time.Duration) { m.startDuration.Observe(d.Seconds()) }
 
-// updateGauges recounts running pods and containers from containerd.
+// updateGauges recounts running pods and containers from the runtime.
 func (m *Manager) updateGauges(ctx context.Context) {
 	cs, err := m.rt.ListPodContainers(ctx, "")
 	if err != nil {
