@@ -22,7 +22,6 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
 // JobControllerName is the spec.managedBy of the jobs this controller
@@ -45,11 +44,10 @@ type Controller struct {
 	// finalizers are the tracking-finalizer removals not yet seen.
 	finalizers finalizerExpectations
 	// written is the resourceVersion of each job's last status write.
-	written  writtenVersions
-	queue    *workqueue.RateLimitingQueue[string]
+	written writtenVersions
+	*controller.Loop[string]
 	recorder events.Recorder
 	log      *slog.Logger
-	metrics  *controller.SyncMetrics
 	now      func() time.Time
 	// Backoff is the delay before replacing the first failed pod; it
 	// doubles with each further failure up to MaxBackoff.
@@ -68,7 +66,7 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 	c := NewController(ctx.Client, informer.Shared[api.Job](ctx.Factory, "", client.ListOptions{}),
 		informer.Shared[api.Pod](ctx.Factory, "", client.ListOptions{}),
 		controller.RealPodControl{Client: ctx.Client, Recorder: rec}, rec, ctx.Logger)
-	c.metrics = m
+	c.SetMetrics(m)
 	return c, nil
 }
 
@@ -77,21 +75,22 @@ func NewController(c *client.Client, jobs *informer.Informer[api.Job], pods *inf
 	ctl := &Controller{
 		client: c, jobs: jobs, pods: pods, podControl: pc, recorder: rec, log: log,
 		expectations: controller.NewExpectations(),
-		queue:        workqueue.NewRateLimiting[string](nil, workqueue.WithName("job")),
 		now:          time.Now,
 		Backoff:      DefaultBackoff,
 	}
-	enqueue := func(j *api.Job) { ctl.queue.Add(cache.MetaNamespaceKeyFunc(j)) }
-	jobs.AddEventHandler(informer.Handler[api.Job]{
-		OnAdd:    func(j *api.Job, _ bool) { enqueue(j) },
-		OnUpdate: func(_, j *api.Job) { enqueue(j) },
-		OnDelete: func(j *api.Job, _ bool) {
-			ctl.expectations.Delete(cache.MetaNamespaceKeyFunc(j))
-			ctl.finalizers.delete(cache.MetaNamespaceKeyFunc(j))
-			ctl.written.forget(cache.MetaNamespaceKeyFunc(j))
-		},
-	})
-	pods.AddEventHandler(informer.Handler[api.Pod]{
+	ctl.Loop = controller.NewLoop(controller.LoopConfig[string]{Queue: "job", Sync: ctl.sync, Log: log})
+	jobsKeys := controller.QueueKeys[api.Job](ctl.Loop)
+	// A deleted job's key is not queued, only what the controller
+	// remembers of it dropped: an event of one of its pods queues it, and
+	// that sync, finding it gone, frees the pods.
+	jobsKeys.OnDelete = func(j *api.Job, _ bool) {
+		key := controller.Key(j)
+		ctl.expectations.Delete(key)
+		ctl.finalizers.delete(key)
+		ctl.written.forget(key)
+	}
+	controller.Watch(ctl.Loop, jobs, jobsKeys)
+	controller.Watch(ctl.Loop, pods, informer.Handler[api.Pod]{
 		OnAdd: func(p *api.Pod, _ bool) {
 			if key := ctl.jobKeyOf(p); key != "" {
 				if p.DeletionTimestamp != nil {
@@ -99,7 +98,7 @@ func NewController(c *client.Client, jobs *informer.Informer[api.Job], pods *inf
 				} else {
 					ctl.expectations.CreationObserved(key)
 				}
-				ctl.queue.Add(key)
+				ctl.Add(key)
 				return
 			}
 			ctl.enqueueSelecting(p)
@@ -116,11 +115,11 @@ func NewController(c *client.Client, jobs *informer.Informer[api.Job], pods *inf
 				if !hasTrackingFinalizer(p) {
 					ctl.finalizers.observed(key, p.UID)
 				}
-				ctl.queue.Add(key)
+				ctl.Add(key)
 			}
 			if oldKey := ctl.jobKeyOf(old); oldKey != "" && oldKey != key {
 				ctl.finalizers.observed(oldKey, p.UID)
-				ctl.queue.Add(oldKey)
+				ctl.Add(oldKey)
 			}
 			if key == "" {
 				ctl.enqueueSelecting(p)
@@ -130,7 +129,7 @@ func NewController(c *client.Client, jobs *informer.Informer[api.Job], pods *inf
 			if key := ctl.jobKeyOf(p); key != "" {
 				ctl.expectations.DeletionObserved(key, controller.PodKey(p))
 				ctl.finalizers.observed(key, p.UID)
-				ctl.queue.Add(key)
+				ctl.Add(key)
 			}
 		},
 	})
@@ -144,15 +143,6 @@ func (c *Controller) jobKeyOf(p *api.Pod) string {
 		return ""
 	}
 	return p.Namespace + "/" + ref.Name
-}
-
-// Run syncs jobs until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	if !informer.WaitForCacheSync(ctx, c.jobs, c.pods) {
-		return nil
-	}
-	controller.RunWorkers(ctx, c.queue, workers, c.log, controller.Instrument(c.metrics, c.sync))
-	return nil
 }
 
 func isFinished(j *api.Job) bool {
@@ -216,18 +206,16 @@ func sortByName(pods []*api.Pod) {
 	slices.SortFunc(pods, func(a, b *api.Pod) int { return strings.Compare(a.Name, b.Name) })
 }
 
+func jobSelector(j *api.Job) *api.LabelSelector { return j.Spec.Selector }
+
 // enqueueSelecting queues the Jobs of p's namespace whose selector matches
 // the orphan p: one of them may adopt it (kube's getPodJobs).
 func (c *Controller) enqueueSelecting(p *api.Pod) {
 	if p.DeletionTimestamp != nil || api.GetControllerOf(&p.ObjectMeta) != nil {
 		return
 	}
-	for _, j := range c.jobs.Lister().Namespace(p.Namespace).List(nil) {
-		sel, err := labels.SelectorFromLabelSelector(j.Spec.Selector)
-		if err != nil || sel.Empty() || !sel.Matches(labels.Set(p.Labels)) {
-			continue
-		}
-		c.queue.Add(cache.MetaNamespaceKeyFunc(j))
+	for _, j := range controller.Selecting(c.jobs.Lister().Namespace(p.Namespace), jobSelector, p.Labels) {
+		c.Add(controller.Key(j))
 	}
 }
 
@@ -615,7 +603,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		c.log.Info("job completed", "job", key)
 	}
 	if requeue > 0 {
-		c.queue.AddAfter(key, requeue)
+		c.Queue.AddAfter(key, requeue)
 	}
 	return errors.Join(append(errs, rmErr)...)
 }
