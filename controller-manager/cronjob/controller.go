@@ -16,7 +16,6 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
 // ScheduledTimestampAnnotation is set on each Job a CronJob creates: its
@@ -28,10 +27,9 @@ type Controller struct {
 	client   *client.Client
 	cronJobs *informer.Informer[api.CronJob]
 	jobs     *informer.Informer[api.Job]
-	queue    *workqueue.RateLimitingQueue[string]
+	*controller.Loop[string]
 	recorder events.Recorder
 	log      *slog.Logger
-	metrics  *controller.SyncMetrics
 	// now is the controller's clock; tests move it.
 	now func() time.Time
 }
@@ -49,7 +47,7 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.metrics = m
+	c.SetMetrics(m)
 	return c, nil
 }
 
@@ -60,37 +58,22 @@ func NewController(c *client.Client, cronJobs *informer.Informer[api.CronJob], j
 	if err := controller.AddControllerUIDIndex(jobs); err != nil {
 		return nil, err
 	}
-	ctl := &Controller{client: c, cronJobs: cronJobs, jobs: jobs, recorder: rec, log: log, now: time.Now,
-		queue: workqueue.NewRateLimiting[string](nil, workqueue.WithName("cronjob"))}
-	enqueue := func(cj *api.CronJob) { ctl.queue.Add(cache.MetaNamespaceKeyFunc(cj)) }
-	cronJobs.AddEventHandler(informer.Handler[api.CronJob]{
-		OnAdd: func(cj *api.CronJob, _ bool) { enqueue(cj) },
+	ctl := &Controller{client: c, cronJobs: cronJobs, jobs: jobs, recorder: rec, log: log, now: time.Now}
+	ctl.Loop = controller.NewLoop(controller.LoopConfig[string]{Queue: "cronjob", Sync: ctl.sync, Log: log})
+	controller.Watch(ctl.Loop, cronJobs, informer.Handler[api.CronJob]{
+		OnAdd: func(cj *api.CronJob, _ bool) { ctl.Add(controller.Key(cj)) },
 		OnUpdate: func(old, cj *api.CronJob) {
 			if !reflect.DeepEqual(old.Spec, cj.Spec) || old.DeletionTimestamp != cj.DeletionTimestamp {
-				enqueue(cj)
+				ctl.Add(controller.Key(cj))
 			}
 		},
 	})
-	byJob := func(j *api.Job) {
+	controller.Watch(ctl.Loop, jobs, controller.OnChange(func(j *api.Job) {
 		if ref := api.GetControllerOf(&j.ObjectMeta); ref != nil && ref.Kind == "CronJob" && ref.APIVersion == "batch/v1" {
-			ctl.queue.Add(j.Namespace + "/" + ref.Name)
+			ctl.Add(j.Namespace + "/" + ref.Name)
 		}
-	}
-	jobs.AddEventHandler(informer.Handler[api.Job]{
-		OnAdd:    func(j *api.Job, _ bool) { byJob(j) },
-		OnUpdate: func(_, j *api.Job) { byJob(j) },
-		OnDelete: func(j *api.Job, _ bool) { byJob(j) },
-	})
+	}))
 	return ctl, nil
-}
-
-// Run syncs cronjobs until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	if !informer.WaitForCacheSync(ctx, c.cronJobs, c.jobs) {
-		return nil
-	}
-	controller.RunWorkers(ctx, c.queue, workers, c.log, controller.Instrument(c.metrics, c.sync))
-	return nil
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {
@@ -120,7 +103,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return err
 	}
 	if requeue > 0 {
-		c.queue.AddAfter(key, requeue)
+		c.Queue.AddAfter(key, requeue)
 	}
 	return nil
 }

@@ -61,7 +61,7 @@ func TestCronJobAgainstAPIServer(t *testing.T) {
 		mu.Lock()
 		clock = clock.Add(time.Minute)
 		mu.Unlock()
-		c.queue.Add(ns + "/tick")
+		c.Add(ns + "/tick")
 	}
 	eventually := func(what string, cond func() (bool, error)) {
 		t.Helper()
