@@ -16,7 +16,6 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
 // DeletionTimeout is how long an eviction recorded in
@@ -26,17 +25,16 @@ const DeletionTimeout = 2 * time.Minute
 
 // Controller keeps PodDisruptionBudget statuses.
 type Controller struct {
-	client   *client.Client
-	pdbs     *informer.Informer[api.PodDisruptionBudget]
-	pods     *informer.Informer[api.Pod]
-	rss      *informer.Informer[api.ReplicaSet]
-	deploys  *informer.Informer[api.Deployment]
-	sets     *informer.Informer[api.StatefulSet]
-	rcs      *informer.Informer[api.ReplicationController]
-	queue    *workqueue.RateLimitingQueue[string]
+	client  *client.Client
+	pdbs    *informer.Informer[api.PodDisruptionBudget]
+	pods    *informer.Informer[api.Pod]
+	rss     *informer.Informer[api.ReplicaSet]
+	deploys *informer.Informer[api.Deployment]
+	sets    *informer.Informer[api.StatefulSet]
+	rcs     *informer.Informer[api.ReplicationController]
+	*controller.Loop[string]
 	recorder events.Recorder
 	log      *slog.Logger
-	metrics  *controller.SyncMetrics
 	now      func() time.Time
 }
 
@@ -56,7 +54,7 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 		informer.Shared[api.StatefulSet](ctx.Factory, "", client.ListOptions{}),
 		informer.Shared[api.ReplicationController](ctx.Factory, "", client.ListOptions{}),
 		ctx.Events.RecorderFor("controllermanager"), ctx.Logger)
-	c.metrics = m
+	c.SetMetrics(m)
 	return c, nil
 }
 
@@ -65,14 +63,13 @@ func NewController(c *client.Client, pdbs *informer.Informer[api.PodDisruptionBu
 	rss *informer.Informer[api.ReplicaSet], deploys *informer.Informer[api.Deployment], sets *informer.Informer[api.StatefulSet],
 	rcs *informer.Informer[api.ReplicationController], rec events.Recorder, log *slog.Logger) *Controller {
 	ctl := &Controller{client: c, pdbs: pdbs, pods: pods, rss: rss, deploys: deploys, sets: sets, rcs: rcs,
-		recorder: rec, log: log, now: time.Now,
-		queue: workqueue.NewRateLimiting[string](nil, workqueue.WithName("disruption"))}
-	enqueue := func(p *api.PodDisruptionBudget) { ctl.queue.Add(cache.MetaNamespaceKeyFunc(p)) }
-	pdbs.AddEventHandler(informer.Handler[api.PodDisruptionBudget]{
-		OnAdd:    func(p *api.PodDisruptionBudget, _ bool) { enqueue(p) },
-		OnUpdate: func(_, p *api.PodDisruptionBudget) { enqueue(p) },
-	})
-	pods.AddEventHandler(informer.Handler[api.Pod]{
+		recorder: rec, log: log, now: time.Now}
+	ctl.Loop = controller.NewLoop(controller.LoopConfig[string]{Queue: "disruption", Sync: ctl.sync, Log: log})
+	// A deleted budget needs no sync: nothing is kept for it.
+	budgets := controller.QueueKeys[api.PodDisruptionBudget](ctl.Loop)
+	budgets.OnDelete = nil
+	controller.Watch(ctl.Loop, pdbs, budgets)
+	controller.Watch(ctl.Loop, pods, informer.Handler[api.Pod]{
 		OnAdd: func(p *api.Pod, _ bool) { ctl.enqueueFor(p) },
 		OnUpdate: func(old, p *api.Pod) {
 			ctl.enqueueFor(p)
@@ -82,17 +79,20 @@ func NewController(c *client.Client, pdbs *informer.Informer[api.PodDisruptionBu
 		},
 		OnDelete: func(p *api.Pod, _ bool) { ctl.enqueueFor(p) },
 	})
+	// The pods' controllers are read for their scale, their events ignored.
+	ctl.WaitFor(rss, deploys, sets, rcs)
 	return ctl
 }
 
-// enqueueFor enqueues the budgets whose selector matches pod.
+// enqueueFor enqueues the budgets whose selector matches pod (the rules
+// of selectorOf).
 func (c *Controller) enqueueFor(pod *api.Pod) {
-	for _, pdb := range c.pdbs.Lister().Namespace(pod.Namespace).List(labels.Everything()) {
-		if sel, ok := selectorOf(pdb); ok && sel.Matches(labels.Set(pod.Labels)) {
-			c.queue.Add(cache.MetaNamespaceKeyFunc(pdb))
-		}
+	for _, pdb := range controller.Selecting(c.pdbs.Lister().Namespace(pod.Namespace), budgetSelector, pod.Labels) {
+		c.Add(controller.Key(pdb))
 	}
 }
+
+func budgetSelector(pdb *api.PodDisruptionBudget) *api.LabelSelector { return pdb.Spec.Selector }
 
 // selectorOf is the budget's pod selector; a missing or empty selector
 // matches no pod in policy/v1.
@@ -105,15 +105,6 @@ func selectorOf(pdb *api.PodDisruptionBudget) (labels.Selector, bool) {
 		return nil, false
 	}
 	return sel, true
-}
-
-// Run syncs budgets until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	if !informer.WaitForCacheSync(ctx, c.pdbs, c.pods, c.rss, c.deploys, c.sets, c.rcs) {
-		return nil
-	}
-	controller.RunWorkers(ctx, c.queue, workers, c.log, controller.Instrument(c.metrics, c.sync))
-	return nil
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {
@@ -320,7 +311,7 @@ func (c *Controller) updateStatus(ctx context.Context, pdb *api.PodDisruptionBud
 		st.Conditions = setCondition(st.Conditions, pdb.Generation, api.ConditionFalse, "InsufficientPods", "", c.now())
 	}
 	if recheck > 0 {
-		c.queue.AddAfter(cache.MetaNamespaceKeyFunc(pdb), recheck)
+		c.Queue.AddAfter(cache.MetaNamespaceKeyFunc(pdb), recheck)
 	}
 	return c.write(ctx, pdb, st)
 }
