@@ -1,4 +1,14 @@
 // Package controller defines what every controller of the controller-manager
 // receives (a shared client, informer factory, event recorder and logger) and
 // the interface it implements to be started by name.
+//
+// It also holds the halves that controllers share. Loop is the work loop
+// (queue, cache waits, workers, metrics, shutdown) each controller embeds;
+// QueueKeys, QueueKeysForgetting and OnChange map an object's events to its
+// own key. Owners finds the owners an owned object's change concerns (its
+// controller by controllerRef, else those whose selector matches the
+// orphan), OnOwned is kube's add/update/delete rules over it for the
+// replicaset-shaped controllers, Selecting the objects whose selector
+// matches a set of labels, and OnServicePods the pod handler of the
+// endpoints and endpointslice controllers.
 package controller
