@@ -39,7 +39,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 		name = podselect.DefaultContainer(cli.Streams{ErrOut: w}, o.Pod)
 	}
-	spec := containerSpec(o.Pod, name)
+	spec := podselect.Container(o.Pod, name)
 	if spec == nil {
 		return fmt.Errorf("cannot attach to the container: container %s not found in pod %s", name, o.Pod.Name)
 	}
@@ -85,20 +85,4 @@ func reattachMessage(pod *api.Pod, container, command string) string {
 		}
 	}
 	return fmt.Sprintf("Session ended, resume using '%s %s -c %s -n %s -i -t' command", command, pod.Name, container, pod.Namespace)
-}
-
-func containerSpec(pod *api.Pod, name string) *api.Container {
-	for _, cs := range [][]api.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for i := range cs {
-			if cs[i].Name == name {
-				return &cs[i]
-			}
-		}
-	}
-	for i := range pod.Spec.EphemeralContainers {
-		if pod.Spec.EphemeralContainers[i].Name == name {
-			return &pod.Spec.EphemeralContainers[i].Container
-		}
-	}
-	return nil
 }

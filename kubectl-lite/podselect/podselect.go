@@ -45,18 +45,47 @@ func Pod(ctx context.Context, streams cli.Streams, c *client.Client, ns, arg str
 	for k, v := range ml {
 		set[k] = fmt.Sprint(v)
 	}
-	l, err := pods.List(ctx, client.ListOptions{LabelSelector: labels.SelectorFromSet(set).String()})
+	pod, n, err := FirstPod(ctx, c, ns, set)
 	if err != nil {
 		return nil, err
 	}
+	if n > 1 {
+		fmt.Fprintf(streams.ErrOut, "Found %d pods, using pod/%s\n", n, pod.Name)
+	}
+	return pod, nil
+}
+
+// FirstPod is the first by name of the pods of ns that selector matches,
+// and how many matched: the pod kubectl picks for a workload or a
+// Service. No match is kubectl's "timed out waiting for the condition".
+func FirstPod(ctx context.Context, c *client.Client, ns string, selector labels.Set) (*api.Pod, int, error) {
+	l, err := client.Resource[api.Pod](c).Namespace(ns).List(ctx, client.ListOptions{LabelSelector: labels.SelectorFromSet(selector).String()})
+	if err != nil {
+		return nil, 0, err
+	}
 	if len(l.Items) == 0 {
-		return nil, fmt.Errorf("timed out waiting for the condition")
+		return nil, 0, fmt.Errorf("timed out waiting for the condition")
 	}
 	sort.Slice(l.Items, func(i, j int) bool { return l.Items[i].Name < l.Items[j].Name })
-	if len(l.Items) > 1 {
-		fmt.Fprintf(streams.ErrOut, "Found %d pods, using pod/%s\n", len(l.Items), l.Items[0].Name)
+	return &l.Items[0], len(l.Items), nil
+}
+
+// Container is pod's container, init container or ephemeral container
+// named name, or nil.
+func Container(pod *api.Pod, name string) *api.Container {
+	for _, cs := range [][]api.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range cs {
+			if cs[i].Name == name {
+				return &cs[i]
+			}
+		}
 	}
-	return &l.Items[0], nil
+	for i := range pod.Spec.EphemeralContainers {
+		if pod.Spec.EphemeralContainers[i].Name == name {
+			return &pod.Spec.EphemeralContainers[i].Container
+		}
+	}
+	return nil
 }
 
 // DefaultContainer picks the annotated default container or the first,

@@ -105,7 +105,7 @@ func (o options) run(ctx context.Context, streams cli.Streams, cc *client.Config
 	}
 	name := o.container
 	if name == "" {
-		for name == "" || containerExists(pod, name) {
+		for name == "" || podselect.Container(pod, name) != nil {
 			name = "debugger-" + suffix(5)
 		}
 		if !o.quiet {
@@ -193,22 +193,6 @@ func containerLogs(ctx context.Context, out io.Writer, c *client.Client, info ap
 	defer body.Close()
 	_, err = io.Copy(out, body)
 	return err
-}
-
-func containerExists(pod *api.Pod, name string) bool {
-	for _, cs := range [][]api.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for _, c := range cs {
-			if c.Name == name {
-				return true
-			}
-		}
-	}
-	for _, c := range pod.Spec.EphemeralContainers {
-		if c.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // suffix is apimachinery's rand.String alphabet (no vowels, no

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -90,15 +89,10 @@ func target(ctx context.Context, streams cli.Streams, c *client.Client, ns, arg 
 	if len(svc.Spec.Selector) == 0 {
 		return nil, nil, fmt.Errorf("invalid service '%s': Service is defined without a selector", svc.Name)
 	}
-	l, err := client.Resource[api.Pod](c).Namespace(ns).List(ctx, client.ListOptions{LabelSelector: labels.SelectorFromSet(labels.Set(svc.Spec.Selector)).String()})
+	pod, _, err := podselect.FirstPod(ctx, c, ns, labels.Set(svc.Spec.Selector))
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(l.Items) == 0 {
-		return nil, nil, fmt.Errorf("timed out waiting for the condition")
-	}
-	sort.Slice(l.Items, func(i, j int) bool { return l.Items[i].Name < l.Items[j].Name })
-	pod := &l.Items[0]
 	return pod, func(pod *api.Pod, port string) (uint16, error) { return servicePort(svc, pod, port) }, nil
 }
 
