@@ -19,7 +19,6 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
 // LabelHeadless marks the Endpoints of a headless service, as kube.
@@ -31,10 +30,9 @@ type Controller struct {
 	services  *informer.Informer[api.Service]
 	pods      *informer.Informer[api.Pod]
 	endpoints *informer.Informer[api.Endpoints]
-	queue     *workqueue.RateLimitingQueue[string]
-	recorder  events.Recorder
-	log       *slog.Logger
-	metrics   *controller.SyncMetrics
+	*controller.Loop[string]
+	recorder events.Recorder
+	log      *slog.Logger
 }
 
 var _ controller.Interface = (*Controller)(nil)
@@ -50,57 +48,21 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 		informer.Shared[api.Pod](ctx.Factory, "", client.ListOptions{}),
 		informer.Shared[api.Endpoints](ctx.Factory, "", client.ListOptions{}),
 		ctx.Events.RecorderFor("endpoint-controller"), ctx.Logger)
-	c.metrics = m
+	c.SetMetrics(m)
 	return c, nil
 }
 
 // NewController wires the controller over its informers.
 func NewController(c *client.Client, services *informer.Informer[api.Service], pods *informer.Informer[api.Pod], endpoints *informer.Informer[api.Endpoints], rec events.Recorder, log *slog.Logger) *Controller {
-	ctl := &Controller{
-		client: c, services: services, pods: pods, endpoints: endpoints, recorder: rec, log: log,
-		queue: workqueue.NewRateLimiting[string](nil, workqueue.WithName("endpoint")),
-	}
-	enqueue := func(s *api.Service) { ctl.queue.Add(cache.MetaNamespaceKeyFunc(s)) }
-	services.AddEventHandler(informer.Handler[api.Service]{
-		OnAdd:    func(s *api.Service, _ bool) { enqueue(s) },
-		OnUpdate: func(_, s *api.Service) { enqueue(s) },
-		OnDelete: func(s *api.Service, _ bool) { enqueue(s) },
-	})
-	podChanged := func(pods ...*api.Pod) {
-		for _, p := range pods {
-			for _, k := range controller.ServiceKeysForPod(services.Lister(), p) {
-				ctl.queue.Add(k)
-			}
-		}
-	}
-	pods.AddEventHandler(informer.Handler[api.Pod]{
-		OnAdd: func(p *api.Pod, _ bool) { podChanged(p) },
-		OnUpdate: func(old, p *api.Pod) {
-			if old.ResourceVersion == p.ResourceVersion {
-				return // resync
-			}
-			if maps.Equal(old.Labels, p.Labels) {
-				podChanged(p)
-				return
-			}
-			podChanged(old, p)
-		},
-		OnDelete: func(p *api.Pod, _ bool) { podChanged(p) },
-	})
+	ctl := &Controller{client: c, services: services, pods: pods, endpoints: endpoints, recorder: rec, log: log}
+	ctl.Loop = controller.NewLoop(controller.LoopConfig[string]{Queue: "endpoint", Sync: ctl.sync, Log: log})
+	controller.Watch(ctl.Loop, services, controller.QueueKeys[api.Service](ctl.Loop))
+	controller.Watch(ctl.Loop, pods, controller.OnServicePods(ctl.Loop, services.Lister()))
 	// Someone deleting the Endpoints of a live service gets them back.
-	endpoints.AddEventHandler(informer.Handler[api.Endpoints]{
-		OnDelete: func(e *api.Endpoints, _ bool) { ctl.queue.Add(cache.MetaNamespaceKeyFunc(e)) },
+	controller.Watch(ctl.Loop, endpoints, informer.Handler[api.Endpoints]{
+		OnDelete: func(e *api.Endpoints, _ bool) { ctl.Add(controller.Key(e)) },
 	})
 	return ctl
-}
-
-// Run syncs services until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	if !informer.WaitForCacheSync(ctx, c.services, c.pods, c.endpoints) {
-		return nil
-	}
-	controller.RunWorkers(ctx, c.queue, workers, c.log, controller.Instrument(c.metrics, c.sync))
-	return nil
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {
