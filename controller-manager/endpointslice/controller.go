@@ -22,7 +22,6 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
 // ControllerName is the managed-by label value of the slices it owns.
@@ -40,10 +39,9 @@ type Controller struct {
 	services *informer.Informer[api.Service]
 	pods     *informer.Informer[api.Pod]
 	slices   *informer.Informer[api.EndpointSlice]
-	queue    *workqueue.RateLimitingQueue[string]
+	*controller.Loop[string]
 	recorder events.Recorder
 	log      *slog.Logger
-	metrics  *controller.SyncMetrics
 	// MaxPerSlice bounds the endpoints of one slice.
 	MaxPerSlice int
 
@@ -81,7 +79,7 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.metrics = m
+	c.SetMetrics(m)
 	return c, nil
 }
 
@@ -90,10 +88,10 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 func NewController(c *client.Client, services *informer.Informer[api.Service], pods *informer.Informer[api.Pod], slices *informer.Informer[api.EndpointSlice], rec events.Recorder, log *slog.Logger) (*Controller, error) {
 	ctl := &Controller{
 		client: c, services: services, pods: pods, slices: slices, recorder: rec, log: log,
-		queue:       workqueue.NewRateLimiting[string](nil, workqueue.WithName("endpoint_slice")),
 		MaxPerSlice: MaxEndpointsPerSlice,
 		written:     map[string]map[string]write{},
 	}
+	ctl.Loop = controller.NewLoop(controller.LoopConfig[string]{Queue: "endpoint_slice", Sync: ctl.sync, Log: log})
 	if err := slices.AddIndexers(cache.Indexers[api.EndpointSlice]{byService: func(s *api.EndpointSlice) []string {
 		if n := s.Labels[api.LabelServiceName]; n != "" {
 			return []string{s.Namespace + "/" + n}
@@ -102,39 +100,14 @@ func NewController(c *client.Client, services *informer.Informer[api.Service], p
 	}}); err != nil {
 		return nil, err
 	}
-	enqueue := func(s *api.Service) { ctl.queue.Add(cache.MetaNamespaceKeyFunc(s)) }
-	services.AddEventHandler(informer.Handler[api.Service]{
-		OnAdd:    func(s *api.Service, _ bool) { enqueue(s) },
-		OnUpdate: func(_, s *api.Service) { enqueue(s) },
-		OnDelete: func(s *api.Service, _ bool) { enqueue(s) },
-	})
-	podChanged := func(pods ...*api.Pod) {
-		for _, p := range pods {
-			for _, k := range controller.ServiceKeysForPod(services.Lister(), p) {
-				ctl.queue.Add(k)
-			}
-		}
-	}
-	pods.AddEventHandler(informer.Handler[api.Pod]{
-		OnAdd: func(p *api.Pod, _ bool) { podChanged(p) },
-		OnUpdate: func(old, p *api.Pod) {
-			if old.ResourceVersion == p.ResourceVersion {
-				return
-			}
-			if maps.Equal(old.Labels, p.Labels) {
-				podChanged(p)
-				return
-			}
-			podChanged(old, p)
-		},
-		OnDelete: func(p *api.Pod, _ bool) { podChanged(p) },
-	})
+	controller.Watch(ctl.Loop, services, controller.QueueKeys[api.Service](ctl.Loop))
+	controller.Watch(ctl.Loop, pods, controller.OnServicePods(ctl.Loop, services.Lister()))
 	sliceChanged := func(s *api.EndpointSlice) {
 		if n := s.Labels[api.LabelServiceName]; n != "" {
-			ctl.queue.Add(s.Namespace + "/" + n)
+			ctl.Add(s.Namespace + "/" + n)
 		}
 	}
-	slices.AddEventHandler(informer.Handler[api.EndpointSlice]{
+	controller.Watch(ctl.Loop, slices, informer.Handler[api.EndpointSlice]{
 		OnAdd: func(s *api.EndpointSlice, _ bool) { sliceChanged(s) },
 		OnUpdate: func(old, s *api.EndpointSlice) {
 			if old.ResourceVersion != s.ResourceVersion {
@@ -146,15 +119,6 @@ func NewController(c *client.Client, services *informer.Informer[api.Service], p
 	return ctl, nil
 }
 
-// Run syncs services until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	if !informer.WaitForCacheSync(ctx, c.services, c.pods, c.slices) {
-		return nil
-	}
-	controller.RunWorkers(ctx, c.queue, workers, c.log, controller.Instrument(c.metrics, c.sync))
-	return nil
-}
-
 func (c *Controller) sync(ctx context.Context, key string) error {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
@@ -162,7 +126,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	existingAll, _ := c.slices.Store().ByIndex(byService, key)
 	if c.stale(key, existingAll) {
-		c.queue.AddAfter(key, 50*time.Millisecond)
+		c.Queue.AddAfter(key, 50*time.Millisecond)
 		return nil
 	}
 	sliceClient := client.Resource[api.EndpointSlice](c.client).Namespace(ns)
