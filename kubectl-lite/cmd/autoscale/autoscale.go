@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 
@@ -90,7 +89,7 @@ An autoscaler can automatically increase or decrease number of pods deployed wit
 				return err
 			}
 			o.namespace, o.enforceNamespace = ns, g.Namespace != ""
-			o.commandLine = commandLine()
+			o.commandLine = cli.RecordedCommand()
 			if err := o.validate(); err != nil {
 				return err
 			}
@@ -118,11 +117,6 @@ An autoscaler can automatically increase or decrease number of pods deployed wit
 	f.BoolVar(&o.saveConfig, "save-config", false, "If true, the configuration of current object will be saved in its annotation. Otherwise, the annotation will be unchanged. This flag is useful when you want to perform kubectl apply on this object in the future.")
 	f.StringVar(&o.fieldManager, "field-manager", FieldManager, "Name of the manager used to track field ownership.")
 	return cmd
-}
-
-// commandLine is what --record writes: the command as typed.
-func commandLine() string {
-	return strings.Join(append([]string{"kubectl-lite"}, os.Args[1:]...), " ")
 }
 
 // validate is kubectl's Validate: the bounds and the metric targets.

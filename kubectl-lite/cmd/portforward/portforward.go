@@ -37,7 +37,7 @@ terminates, and a rerun of the command is needed to resume forwarding.`,
   kubectl-lite port-forward pod/mypod :5000`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
-				return usageError(cmd, "TYPE/NAME and list of ports are required for port-forward")
+				return cli.UsageError(cmd, "TYPE/NAME and list of ports are required for port-forward")
 			}
 			ns, err := g.DefaultNamespace()
 			if err != nil {
@@ -58,7 +58,7 @@ terminates, and a rerun of the command is needed to resume forwarding.`,
 			}
 			ports, err := pf.ParsePorts(args[1:], func(name string) (uint16, error) { return resolve(pod, name) })
 			if err != nil {
-				return usageError(cmd, err.Error())
+				return cli.UsageError(cmd, err.Error())
 			}
 			if pod.Status.Phase != api.PodRunning {
 				return fmt.Errorf("unable to forward port because pod is not running. Current status=%v", pod.Status.Phase)
@@ -141,9 +141,4 @@ func servicePort(svc *api.Service, pod *api.Pod, port string) (uint16, error) {
 		return 0, fmt.Errorf("Service %s does not have a service port %d", svc.Name, n)
 	}
 	return 0, errors.New("Service " + svc.Name + " does not have a named port '" + port + "'")
-}
-
-// usageError is kubectl's UsageErrorf: the message and where to get help.
-func usageError(cmd *cobra.Command, msg string) error {
-	return fmt.Errorf("%s\nSee '%s -h' for help and examples", msg, cmd.CommandPath())
 }

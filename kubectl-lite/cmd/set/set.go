@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -76,7 +75,7 @@ func newImage(streams cli.Streams, g *cli.Globals) *cobra.Command {
 							ann = map[string]any{}
 							md["annotations"] = ann
 						}
-						ann[api.ChangeCauseAnnotation] = commandLine()
+						ann[api.ChangeCauseAnnotation] = cli.RecordedCommand()
 					}
 					return true, nil
 				})
@@ -134,11 +133,6 @@ func editPodSpec(ctx context.Context, c *client.Client, r resource.Ref, edit fun
 		return false, err
 	}
 	return true, nil
-}
-
-func commandLine() string {
-	args := append([]string{"kubectl-lite"}, os.Args[1:]...)
-	return strings.Join(args, " ")
 }
 
 // podSpec returns the pod spec of a pod or the template's of a workload.

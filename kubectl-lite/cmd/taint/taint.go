@@ -62,7 +62,7 @@ func NewCommand(streams cli.Streams, g *cli.Globals) *cobra.Command {
 			if err != nil {
 				var usage usageError
 				if errors.As(err, &usage) {
-					return fmt.Errorf("%s\nSee '%s -h' for help and examples", err, cmd.CommandPath())
+					return cli.UsageError(cmd, err.Error())
 				}
 				return err
 			}
