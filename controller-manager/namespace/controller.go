@@ -25,9 +25,8 @@ type Controller struct {
 	client     *client.Client
 	namespaces *informer.Informer[api.Namespace]
 	resources  []api.ResourceInfo
-	queue      *workqueue.RateLimitingQueue[string]
-	log        *slog.Logger
-	metrics    *controller.SyncMetrics
+	*controller.Loop[string]
+	log *slog.Logger
 }
 
 var _ controller.Interface = (*Controller)(nil)
@@ -39,7 +38,7 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 		return nil, err
 	}
 	c := NewController(ctx.Client, informer.Shared[api.Namespace](ctx.Factory, "", client.ListOptions{}), Resources(), ctx.Logger)
-	c.metrics = m
+	c.SetMetrics(m)
 	return c, nil
 }
 
@@ -57,29 +56,24 @@ func Resources() []api.ResourceInfo {
 
 // NewController wires the controller over a namespace informer.
 func NewController(c *client.Client, namespaces *informer.Informer[api.Namespace], resources []api.ResourceInfo, log *slog.Logger) *Controller {
-	ctl := &Controller{
-		client: c, namespaces: namespaces, resources: resources, log: log,
-		queue: workqueue.NewRateLimiting[string](workqueue.NewItemExponentialFailureRateLimiter[string](100*time.Millisecond, time.Minute), workqueue.WithName("namespace")),
-	}
+	ctl := &Controller{client: c, namespaces: namespaces, resources: resources, log: log}
+	ctl.Loop = controller.NewLoop(controller.LoopConfig[string]{
+		Queue: "namespace", Sync: ctl.sync, Log: log,
+		// Its own back-off, plain exponential without the default's
+		// overall bucket: a namespace's content usually goes away within
+		// seconds, and many namespaces may be deleted at once.
+		RateLimiter: workqueue.NewItemExponentialFailureRateLimiter[string](100*time.Millisecond, time.Minute),
+	})
 	enqueue := func(ns *api.Namespace) {
 		if ns.DeletionTimestamp != nil {
-			ctl.queue.Add(ns.Name)
+			ctl.Add(ns.Name)
 		}
 	}
-	namespaces.AddEventHandler(informer.Handler[api.Namespace]{
+	controller.Watch(ctl.Loop, namespaces, informer.Handler[api.Namespace]{
 		OnAdd:    func(ns *api.Namespace, _ bool) { enqueue(ns) },
 		OnUpdate: func(_, ns *api.Namespace) { enqueue(ns) },
 	})
 	return ctl
-}
-
-// Run processes deleted namespaces until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	if !informer.WaitForCacheSync(ctx, c.namespaces) {
-		return nil
-	}
-	controller.RunWorkers(ctx, c.queue, workers, c.log, controller.Instrument(c.metrics, c.sync))
-	return nil
 }
 
 func (c *Controller) sync(ctx context.Context, name string) error {
@@ -111,7 +105,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 		// of a Terminating namespace on any write (it checks only
 		// metadata.finalizers), so the status is left alone.
 		c.log.Debug("namespace content remaining", "namespace", name, "remaining", remaining)
-		c.queue.AddAfter(name, RecheckPeriod)
+		c.Queue.AddAfter(name, RecheckPeriod)
 		return nil
 	}
 	return c.finalize(ctx, ns)
