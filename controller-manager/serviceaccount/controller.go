@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/controller-manager/controller"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
 // DefaultName is the ServiceAccount every namespace gets.
@@ -24,10 +24,9 @@ type Controller struct {
 	serviceAccounts *informer.Informer[api.ServiceAccount]
 	// ensure are the ServiceAccounts every namespace has (kube's
 	// serviceAccountsToEnsure: just "default").
-	ensure  []string
-	queue   *workqueue.RateLimitingQueue[string]
-	log     *slog.Logger
-	metrics *controller.SyncMetrics
+	ensure []string
+	*controller.Loop[string]
+	log *slog.Logger
 }
 
 var _ controller.Interface = (*Controller)(nil)
@@ -41,7 +40,7 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 	c := NewController(ctx.Client,
 		informer.Shared[api.Namespace](ctx.Factory, "", client.ListOptions{}),
 		informer.Shared[api.ServiceAccount](ctx.Factory, "", client.ListOptions{}), ctx.Logger)
-	c.metrics = m
+	c.SetMetrics(m)
 	return c, nil
 }
 
@@ -49,33 +48,20 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 // informers: a namespace added or updated, or one of the ensured
 // ServiceAccounts deleted, queues the namespace.
 func NewController(c *client.Client, namespaces *informer.Informer[api.Namespace], sas *informer.Informer[api.ServiceAccount], log *slog.Logger) *Controller {
-	ctl := &Controller{
-		client: c, namespaces: namespaces, serviceAccounts: sas, ensure: []string{DefaultName}, log: log,
-		queue: workqueue.NewRateLimiting[string](nil, workqueue.WithName("serviceaccount")),
-	}
-	namespaces.AddEventHandler(informer.Handler[api.Namespace]{
-		OnAdd:    func(ns *api.Namespace, _ bool) { ctl.queue.Add(ns.Name) },
-		OnUpdate: func(_, ns *api.Namespace) { ctl.queue.Add(ns.Name) },
+	ctl := &Controller{client: c, namespaces: namespaces, serviceAccounts: sas, ensure: []string{DefaultName}, log: log}
+	ctl.Loop = controller.NewLoop(controller.LoopConfig[string]{Queue: "serviceaccount", Sync: ctl.sync, Log: log})
+	controller.Watch(ctl.Loop, namespaces, informer.Handler[api.Namespace]{
+		OnAdd:    func(ns *api.Namespace, _ bool) { ctl.Add(ns.Name) },
+		OnUpdate: func(_, ns *api.Namespace) { ctl.Add(ns.Name) },
 	})
-	sas.AddEventHandler(informer.Handler[api.ServiceAccount]{
+	controller.Watch(ctl.Loop, sas, informer.Handler[api.ServiceAccount]{
 		OnDelete: func(sa *api.ServiceAccount, _ bool) {
-			for _, name := range ctl.ensure {
-				if sa.Name == name {
-					ctl.queue.Add(sa.Namespace)
-				}
+			if slices.Contains(ctl.ensure, sa.Name) {
+				ctl.Add(sa.Namespace)
 			}
 		},
 	})
 	return ctl
-}
-
-// Run ensures ServiceAccounts until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	if !informer.WaitForCacheSync(ctx, c.namespaces, c.serviceAccounts) {
-		return nil
-	}
-	controller.RunWorkers(ctx, c.queue, workers, c.log, controller.Instrument(c.metrics, c.sync))
-	return nil
 }
 
 // sync creates the ensured ServiceAccounts missing from namespace name.
