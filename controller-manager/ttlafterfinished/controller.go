@@ -12,17 +12,15 @@ import (
 	"github.com/minik8s/minik8s/internal/cache"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
 // Controller deletes finished Jobs whose TTL has run out.
 type Controller struct {
-	client  *client.Client
-	jobs    *informer.Informer[api.Job]
-	queue   *workqueue.RateLimitingQueue[string]
-	log     *slog.Logger
-	metrics *controller.SyncMetrics
-	now     func() time.Time
+	client *client.Client
+	jobs   *informer.Informer[api.Job]
+	*controller.Loop[string]
+	log *slog.Logger
+	now func() time.Time
 }
 
 var _ controller.Interface = (*Controller)(nil)
@@ -34,33 +32,24 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 		return nil, err
 	}
 	c := NewController(ctx.Client, informer.Shared[api.Job](ctx.Factory, "", client.ListOptions{}), ctx.Logger)
-	c.metrics = m
+	c.SetMetrics(m)
 	return c, nil
 }
 
 // NewController wires the controller over the Job informer.
 func NewController(c *client.Client, jobs *informer.Informer[api.Job], log *slog.Logger) *Controller {
-	ctl := &Controller{client: c, jobs: jobs, log: log, now: time.Now,
-		queue: workqueue.NewRateLimiting[string](nil, workqueue.WithName("ttl_jobs_to_delete"))}
+	ctl := &Controller{client: c, jobs: jobs, log: log, now: time.Now}
+	ctl.Loop = controller.NewLoop(controller.LoopConfig[string]{Queue: "ttl_jobs_to_delete", Sync: ctl.sync, Log: log})
 	enqueue := func(j *api.Job) {
 		if j.DeletionTimestamp == nil && j.Spec.TTLSecondsAfterFinished != nil && finishedAt(j) != nil {
-			ctl.queue.Add(cache.MetaNamespaceKeyFunc(j))
+			ctl.Add(controller.Key(j))
 		}
 	}
-	jobs.AddEventHandler(informer.Handler[api.Job]{
+	controller.Watch(ctl.Loop, jobs, informer.Handler[api.Job]{
 		OnAdd:    func(j *api.Job, _ bool) { enqueue(j) },
 		OnUpdate: func(_, j *api.Job) { enqueue(j) },
 	})
 	return ctl
-}
-
-// Run processes jobs until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	if !informer.WaitForCacheSync(ctx, c.jobs) {
-		return nil
-	}
-	controller.RunWorkers(ctx, c.queue, workers, c.log, controller.Instrument(c.metrics, c.sync))
-	return nil
 }
 
 // finishedAt is when the job finished: the transition of its Complete or
@@ -103,7 +92,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if left, ok := c.expiresIn(cached); !ok {
 		return nil
 	} else if left > 0 {
-		c.queue.AddAfter(key, left)
+		c.Queue.AddAfter(key, left)
 		return nil
 	}
 	// The cache may be stale (the TTL changed, the job was recreated):
@@ -119,7 +108,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if left, ok := c.expiresIn(fresh); !ok {
 		return nil
 	} else if left > 0 {
-		c.queue.AddAfter(key, left)
+		c.Queue.AddAfter(key, left)
 		return nil
 	}
 	fg := api.DeletePropagationForeground
