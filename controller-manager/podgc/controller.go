@@ -26,16 +26,18 @@ const (
 
 // Controller is the pod garbage collector.
 type Controller struct {
+	// Periodic runs gc every check period once the caches synced; kube's
+	// podgc has no queue either.
+	*controller.Periodic
 	client *client.Client
 	pods   *informer.Informer[api.Pod]
 	nodes  *informer.Informer[api.Node]
 	log    *slog.Logger
 	// threshold is --terminated-pod-gc-threshold (<= 0: terminated pods
 	// are kept).
-	threshold   int
-	checkPeriod time.Duration
-	quarantine  time.Duration
-	now         func() time.Time
+	threshold  int
+	quarantine time.Duration
+	now        func() time.Time
 	// missing is when each node name pods are bound to was first seen
 	// missing from the node cache.
 	missing map[string]time.Time
@@ -54,26 +56,11 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 // NewController wires the collector over the pod and node informers.
 func NewController(c *client.Client, pods *informer.Informer[api.Pod], nodes *informer.Informer[api.Node], log *slog.Logger,
 	threshold int, checkPeriod, quarantine time.Duration) *Controller {
-	return &Controller{client: c, pods: pods, nodes: nodes, log: log, threshold: threshold,
-		checkPeriod: checkPeriod, quarantine: quarantine, now: time.Now, missing: map[string]time.Time{}}
-}
-
-// Run makes a pass at once and then every check period until ctx ends; it
-// has no queue, so workers is unused.
-func (c *Controller) Run(ctx context.Context, _ int) error {
-	if !informer.WaitForCacheSync(ctx, c.pods, c.nodes) {
-		return nil
-	}
-	t := time.NewTicker(c.checkPeriod)
-	defer t.Stop()
-	for {
-		c.gc(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+	ctl := &Controller{client: c, pods: pods, nodes: nodes, log: log, threshold: threshold,
+		quarantine: quarantine, now: time.Now, missing: map[string]time.Time{}}
+	ctl.Periodic = controller.NewPeriodic(controller.PeriodicConfig{Period: checkPeriod, Pass: ctl.gc, Log: log})
+	ctl.WaitFor(pods, nodes)
+	return ctl
 }
 
 // gc is one pass, in kube's order.
