@@ -15,7 +15,6 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/internal/workqueue"
 	"golang.org/x/time/rate"
 )
 
@@ -50,7 +49,6 @@ type Controller struct {
 	recorder    events.Recorder // node-controller
 	evictionRec events.Recorder // taint-eviction-controller
 	log         *slog.Logger
-	metrics     *controller.SyncMetrics
 	cfg         Config
 	now         func() time.Time
 	// zoneLimiters limit how fast each zone's nodes get NoExecute taints.
@@ -59,8 +57,9 @@ type Controller struct {
 	// disrupted, which looks more like a control-plane problem than dead
 	// nodes, so nothing is evicted.
 	allDisrupted bool
-	// evictions holds pod keys whose tolerations the taint manager checks.
-	evictions *workqueue.RateLimitingQueue[string]
+	// evictions is the taint manager's loop: its queue holds pod keys
+	// whose tolerations syncPod checks.
+	evictions *controller.Loop[string]
 
 	mu     sync.Mutex
 	health map[string]*nodeHealth
@@ -100,7 +99,7 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.metrics = m
+	c.evictions.SetMetrics(m)
 	return c, nil
 }
 
@@ -114,11 +113,11 @@ func NewController(c *client.Client, nodes *informer.Informer[api.Node], leases 
 		client: c, nodes: nodes, leases: leases, pods: pods,
 		recorder: rec, evictionRec: evictionRec, log: log, cfg: cfg, now: time.Now,
 		zoneLimiters: map[string]*rate.Limiter{},
-		evictions:    workqueue.NewRateLimiting[string](nil, workqueue.WithName("taint-eviction")),
 		health:       map[string]*nodeHealth{},
 		firstSeen:    map[string]time.Time{},
 		scheduled:    map[string]bool{},
 	}
+	ctl.evictions = controller.NewLoop(controller.LoopConfig[string]{Queue: "taint-eviction", Sync: ctl.syncPod, Log: log})
 	if err := pods.AddIndexers(cache.Indexers[api.Pod]{podsByNode: func(p *api.Pod) []string {
 		if p.Spec.NodeName == "" {
 			return nil
@@ -127,7 +126,7 @@ func NewController(c *client.Client, nodes *informer.Informer[api.Node], leases 
 	}}); err != nil {
 		return nil, err
 	}
-	pods.AddEventHandler(informer.Handler[api.Pod]{
+	controller.Watch(ctl.evictions, pods, informer.Handler[api.Pod]{
 		OnAdd: func(p *api.Pod, _ bool) { ctl.enqueuePod(p) },
 		OnUpdate: func(old, p *api.Pod) {
 			if old.Spec.NodeName != p.Spec.NodeName || len(old.Spec.Tolerations) != len(p.Spec.Tolerations) {
@@ -135,7 +134,7 @@ func NewController(c *client.Client, nodes *informer.Informer[api.Node], leases 
 			}
 		},
 	})
-	nodes.AddEventHandler(informer.Handler[api.Node]{
+	controller.Watch(ctl.evictions, nodes, informer.Handler[api.Node]{
 		OnAdd: func(n *api.Node, _ bool) {
 			if len(noExecuteTaints(n.Spec.Taints)) > 0 {
 				ctl.enqueueNodePods(n.Name)
@@ -152,6 +151,8 @@ func NewController(c *client.Client, nodes *informer.Informer[api.Node], leases 
 			ctl.mu.Unlock()
 		},
 	})
+	// The node health monitor reads the leases without handling them.
+	ctl.evictions.WaitFor(leases)
 	return ctl, nil
 }
 
@@ -169,39 +170,30 @@ func sameTaints(a, b []api.Taint) bool {
 
 func (c *Controller) enqueuePod(p *api.Pod) {
 	if p.Spec.NodeName != "" {
-		c.evictions.Add(cache.MetaNamespaceKeyFunc(p))
+		c.evictions.Add(controller.Key(p))
 	}
 }
 
 func (c *Controller) enqueueNodePods(node string) {
 	pods, _ := c.pods.Store().ByIndex(podsByNode, node)
 	for _, p := range pods {
-		c.evictions.Add(cache.MetaNamespaceKeyFunc(p))
+		c.evictions.Add(controller.Key(p))
 	}
 }
 
 // Run watches node health every monitor period and runs the taint eviction
 // workers until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	if !informer.WaitForCacheSync(ctx, c.nodes, c.leases, c.pods) {
+	if !c.evictions.WaitForCaches(ctx) {
 		return nil
 	}
 	c.log.Info("monitoring node health", "gracePeriod", c.cfg.GracePeriod, "period", c.cfg.MonitorPeriod, "evictionRate", c.cfg.EvictionRate)
-	go func() {
-		t := time.NewTicker(c.cfg.MonitorPeriod)
-		defer t.Stop()
-		for {
-			if err := c.monitorNodeHealth(ctx); err != nil && ctx.Err() == nil {
-				c.log.Warn("monitoring node health", "err", err)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+	go controller.Every(ctx, c.cfg.MonitorPeriod, func(ctx context.Context) {
+		if err := c.monitorNodeHealth(ctx); err != nil && ctx.Err() == nil {
+			c.log.Warn("monitoring node health", "err", err)
 		}
-	}()
-	controller.RunWorkers(ctx, c.evictions, max(workers, 1), c.log, controller.Instrument(c.metrics, c.syncPod))
+	})
+	c.evictions.RunWorkers(ctx, workers)
 	return nil
 }
 
@@ -534,7 +526,7 @@ func (c *Controller) syncPod(ctx context.Context, key string) error {
 			c.mu.Lock()
 			c.scheduled[key] = true
 			c.mu.Unlock()
-			c.evictions.AddAfter(key, deadline.Sub(now))
+			c.evictions.Queue.AddAfter(key, deadline.Sub(now))
 			return nil
 		}
 	}
