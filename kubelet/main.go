@@ -1,6 +1,7 @@
 // Command kubelet is minik8s's node agent: it registers its Node, runs the
-// pods bound to it in containerd (kubelet/runtime/containerd) with CNI networking, reports their status,
-// and serves their logs and exec over HTTPS.
+// pods bound to it in containerd (kubelet/runtime/containerd) with CNI
+// networking, reports their status, and serves their logs and exec over
+// HTTPS. kubelet/app wires it.
 package main
 
 import (
