@@ -14,7 +14,6 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/informer"
 	"github.com/minik8s/minik8s/internal/quota"
-	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
 // lister lists the objects of one resource in a namespace.
@@ -24,13 +23,11 @@ type lister func(ctx context.Context, ns string) ([]api.Object, error)
 type Controller struct {
 	client  *client.Client
 	quotas  *informer.Informer[api.ResourceQuota]
-	synced  []informer.Syncer
 	listers map[quota.GroupResource]lister
-	queue   *workqueue.RateLimitingQueue[string]
-	resync  time.Duration
-	now     func() time.Time
-	log     *slog.Logger
-	metrics *controller.SyncMetrics
+	*controller.Loop[string]
+	resync time.Duration
+	now    func() time.Time
+	log    *slog.Logger
 }
 
 var _ controller.Interface = (*Controller)(nil)
@@ -43,11 +40,11 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 	}
 	c := &Controller{
 		client: ctx.Client, listers: map[quota.GroupResource]lister{}, resync: ctx.Options.ResourceQuotaSyncPeriod,
-		now: time.Now, log: ctx.Logger, metrics: m,
-		queue: workqueue.NewRateLimiting[string](nil, workqueue.WithName("resourcequota_primary")),
+		now: time.Now, log: ctx.Logger,
 	}
+	c.Loop = controller.NewLoop(controller.LoopConfig[string]{Queue: "resourcequota_primary", Sync: c.sync, Log: ctx.Logger, Metrics: m})
 	c.quotas = informer.Shared[api.ResourceQuota](ctx.Factory, "", client.ListOptions{})
-	c.quotas.AddEventHandler(informer.Handler[api.ResourceQuota]{
+	controller.Watch(c.Loop, c.quotas, informer.Handler[api.ResourceQuota]{
 		OnAdd: func(q *api.ResourceQuota, _ bool) { c.enqueue(q) },
 		OnUpdate: func(old, cur *api.ResourceQuota) {
 			// A status written by admission or by this controller is not
@@ -98,9 +95,8 @@ func watch[T any, PT interface {
 }](c *Controller, f *informer.Factory, group, resource string) {
 	gr := quota.GroupResource{Group: group, Resource: resource}
 	inf := informer.Shared[T, PT](f, "", client.ListOptions{})
-	c.synced = append(c.synced, inf)
 	c.listers[gr] = listerOf[T, PT](inf)
-	inf.AddEventHandler(informer.Handler[T]{
+	controller.Watch(c.Loop, inf, informer.Handler[T]{
 		OnUpdate: func(old, cur *T) {
 			if old == cur {
 				return // a resync
@@ -114,7 +110,7 @@ func watch[T any, PT interface {
 	})
 }
 
-func (c *Controller) enqueue(q *api.ResourceQuota) { c.queue.Add(q.Namespace + "/" + q.Name) }
+func (c *Controller) enqueue(q *api.ResourceQuota) { c.Add(controller.Key(q)) }
 
 // replenish queues every quota of a namespace.
 func (c *Controller) replenish(ns string) {
@@ -123,31 +119,23 @@ func (c *Controller) replenish(ns string) {
 	}
 }
 
-// Run implements controller.Interface.
+// Run implements controller.Interface: the Loop's workers, and a resync
+// every period beside them.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	if !informer.WaitForCacheSync(ctx, append([]informer.Syncer{c.quotas}, c.synced...)...) {
+	if !c.WaitForCaches(ctx) {
 		return nil
 	}
-	go c.resyncLoop(ctx)
-	controller.RunWorkers(ctx, c.queue, workers, c.log, controller.Instrument(c.metrics, c.sync))
+	go controller.EveryAfter(ctx, c.resync, c.enqueueAll)
+	c.RunWorkers(ctx, workers)
 	return nil
 }
 
-// resyncLoop queues every quota each resync period: usage that changed
-// without an event the controller watches (a kind it lists from the
-// apiserver, a charge for a write that was then refused) is corrected.
-func (c *Controller) resyncLoop(ctx context.Context) {
-	t := time.NewTicker(c.resync)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			for _, q := range c.quotas.Lister().List(nil) {
-				c.enqueue(q)
-			}
-		}
+// enqueueAll queues every quota: usage that changed without an event the
+// controller watches (a kind it lists from the apiserver, a charge for a
+// write that was then refused) is corrected.
+func (c *Controller) enqueueAll(context.Context) {
+	for _, q := range c.quotas.Lister().List(nil) {
+		c.enqueue(q)
 	}
 }
 
@@ -176,7 +164,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	if apierrors.IsConflict(err) {
 		// Admission charged it meanwhile: recompute from the new version.
-		c.queue.AddAfter(key, 100*time.Millisecond)
+		c.Queue.AddAfter(key, 100*time.Millisecond)
 		return nil
 	}
 	return err
