@@ -11,7 +11,6 @@ import (
 	"github.com/minik8s/minik8s/controller-manager/controller"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
 // Kube's names and wording for the published ConfigMap.
@@ -29,9 +28,8 @@ type Publisher struct {
 	rootCA     []byte
 	namespaces *informer.Informer[api.Namespace]
 	configMaps *informer.Informer[api.ConfigMap]
-	queue      *workqueue.RateLimitingQueue[string]
-	log        *slog.Logger
-	metrics    *controller.SyncMetrics
+	*controller.Loop[string]
+	log *slog.Logger
 }
 
 var _ controller.Interface = (*Publisher)(nil)
@@ -51,44 +49,33 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 	p := NewPublisher(ctx.Client, ctx.RootCA,
 		informer.Shared[api.Namespace](ctx.Factory, "", client.ListOptions{}),
 		informer.Shared[api.ConfigMap](ctx.Factory, "", client.ListOptions{FieldSelector: "metadata.name=" + ConfigMapName}), ctx.Logger)
-	p.metrics = m
+	p.SetMetrics(m)
 	return p, nil
 }
 
 // NewPublisher wires the publisher: a namespace added or updated to
 // Active, or its kube-root-ca.crt updated or deleted, queues the namespace.
 func NewPublisher(c *client.Client, rootCA []byte, namespaces *informer.Informer[api.Namespace], cms *informer.Informer[api.ConfigMap], log *slog.Logger) *Publisher {
-	p := &Publisher{
-		client: c, rootCA: rootCA, namespaces: namespaces, configMaps: cms, log: log,
-		queue: workqueue.NewRateLimiting[string](nil, workqueue.WithName("root_ca_cert_publisher")),
-	}
-	namespaces.AddEventHandler(informer.Handler[api.Namespace]{
-		OnAdd: func(ns *api.Namespace, _ bool) { p.queue.Add(ns.Name) },
+	p := &Publisher{client: c, rootCA: rootCA, namespaces: namespaces, configMaps: cms, log: log}
+	p.Loop = controller.NewLoop(controller.LoopConfig[string]{Queue: "root_ca_cert_publisher", Sync: p.sync, Log: log})
+	controller.Watch(p.Loop, namespaces, informer.Handler[api.Namespace]{
+		OnAdd: func(ns *api.Namespace, _ bool) { p.Add(ns.Name) },
 		OnUpdate: func(_, ns *api.Namespace) {
 			if ns.Status.Phase == api.NamespaceActive {
-				p.queue.Add(ns.Name)
+				p.Add(ns.Name)
 			}
 		},
 	})
 	onCM := func(cm *api.ConfigMap) {
 		if cm.Name == ConfigMapName {
-			p.queue.Add(cm.Namespace)
+			p.Add(cm.Namespace)
 		}
 	}
-	cms.AddEventHandler(informer.Handler[api.ConfigMap]{
+	controller.Watch(p.Loop, cms, informer.Handler[api.ConfigMap]{
 		OnUpdate: func(_, cm *api.ConfigMap) { onCM(cm) },
 		OnDelete: func(cm *api.ConfigMap, _ bool) { onCM(cm) },
 	})
 	return p
-}
-
-// Run publishes until ctx ends.
-func (p *Publisher) Run(ctx context.Context, workers int) error {
-	if !informer.WaitForCacheSync(ctx, p.namespaces, p.configMaps) {
-		return nil
-	}
-	controller.RunWorkers(ctx, p.queue, workers, p.log, controller.Instrument(p.metrics, p.sync))
-	return nil
 }
 
 // sync creates kube-root-ca.crt in namespace ns, or restores its data and
