@@ -15,17 +15,15 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
 // Controller assigns podCIDRs to nodes.
 type Controller struct {
-	client   *client.Client
-	nodes    *informer.Informer[api.Node]
-	queue    *workqueue.RateLimitingQueue[string]
+	client *client.Client
+	nodes  *informer.Informer[api.Node]
+	*controller.Loop[string]
 	recorder events.Recorder
 	log      *slog.Logger
-	metrics  *controller.SyncMetrics
 
 	mu   sync.Mutex
 	set  *CIDRSet
@@ -50,7 +48,7 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 	}
 	c := NewController(ctx.Client, informer.Shared[api.Node](ctx.Factory, "", client.ListOptions{}),
 		set, ctx.Events.RecorderFor("node-controller"), ctx.Logger)
-	c.metrics = m
+	c.SetMetrics(m)
 	return c, nil
 }
 
@@ -67,20 +65,20 @@ func NewController(c *client.Client, nodes *informer.Informer[api.Node], set *CI
 	ctl := &Controller{
 		client:   c,
 		nodes:    nodes,
-		queue:    workqueue.NewRateLimiting[string](nil, workqueue.WithName("nodeipam")),
 		recorder: rec,
 		log:      log,
 		set:      set,
 		held:     map[string]string{},
 	}
-	nodes.AddEventHandler(informer.Handler[api.Node]{
-		OnAdd: func(n *api.Node, _ bool) { ctl.queue.Add(n.Name) },
+	ctl.Loop = controller.NewLoop(controller.LoopConfig[string]{Queue: "nodeipam", Sync: ctl.sync, Log: log})
+	controller.Watch(ctl.Loop, nodes, informer.Handler[api.Node]{
+		OnAdd: func(n *api.Node, _ bool) { ctl.Add(n.Name) },
 		OnUpdate: func(old, n *api.Node) {
 			if old.Spec.PodCIDR != n.Spec.PodCIDR || n.Spec.PodCIDR == "" {
-				ctl.queue.Add(n.Name)
+				ctl.Add(n.Name)
 			}
 		},
-		OnDelete: func(n *api.Node, _ bool) { ctl.queue.Add(n.Name) },
+		OnDelete: func(n *api.Node, _ bool) { ctl.Add(n.Name) },
 	})
 	return ctl
 }
@@ -88,12 +86,12 @@ func NewController(c *client.Client, nodes *informer.Informer[api.Node], set *CI
 // Run waits for the node cache, takes every block nodes already hold, and
 // then assigns blocks to the others.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	if !informer.WaitForCacheSync(ctx, c.nodes) {
+	if !c.WaitForCaches(ctx) {
 		return nil
 	}
 	c.occupyExisting()
 	c.log.Info("assigning node podCIDRs", "blocks", c.set.Size(), "used", c.set.Used())
-	controller.RunWorkers(ctx, c.queue, workers, c.log, controller.Instrument(c.metrics, c.sync))
+	c.RunWorkers(ctx, workers)
 	return nil
 }
 
@@ -122,7 +120,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 			// than at their back-off.
 			for _, n := range c.nodes.Lister().List(labels.Everything()) {
 				if n.Spec.PodCIDR == "" {
-					c.queue.Add(n.Name)
+					c.Add(n.Name)
 				}
 			}
 		}
