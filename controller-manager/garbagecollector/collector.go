@@ -14,7 +14,6 @@ import (
 	"github.com/minik8s/minik8s/controller-manager/controller"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
 // ignored resources are never owners nor dependents worth tracking, as in
@@ -23,12 +22,13 @@ var ignored = map[string]bool{"/events": true, "events.k8s.io/events": true}
 
 // Collector is the garbage collector.
 type Collector struct {
-	client    *client.Client
-	log       *slog.Logger
-	metrics   *controller.SyncMetrics
-	graph     *graph
-	absent    *absentCache
-	queue     *workqueue.RateLimitingQueue[api.UID]
+	client *client.Client
+	log    *slog.Logger
+	graph  *graph
+	absent *absentCache
+	// Loop's queue holds the UIDs of the objects to look at (kube's
+	// attemptToDelete queue); it waits for the first monitors' caches.
+	*controller.Loop[api.UID]
 	informers []*informer.Informer[controller.PartialObject]
 
 	// mu guards what discovery adds at run time: the resources monitored
@@ -52,7 +52,7 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 		return nil, err
 	}
 	gc := NewCollector(ctx.Client, Resources(), ctx.Logger)
-	gc.metrics = m
+	gc.SetMetrics(m)
 	return gc, nil
 }
 
@@ -74,12 +74,16 @@ func Resources() []api.ResourceInfo {
 func NewCollector(c *client.Client, resources []api.ResourceInfo, log *slog.Logger) *Collector {
 	gc := &Collector{
 		client: c, log: log, graph: newGraph(), absent: newAbsentCache(4096),
-		queue:      workqueue.NewRateLimiting[api.UID](nil, workqueue.WithName("garbage_collector_attempt_to_delete")),
 		rediscover: make(chan struct{}, 1),
 	}
+	gc.Loop = controller.NewLoop(controller.LoopConfig[api.UID]{Queue: "garbage_collector_attempt_to_delete", Sync: gc.sync, Log: log})
 	gc.monitored, gc.kinds = map[string]bool{}, map[string]api.ResourceInfo{}
 	for _, info := range resources {
-		gc.informers = append(gc.informers, gc.monitor(info))
+		inf := gc.monitor(info)
+		gc.informers = append(gc.informers, inf)
+		// Only these: a missing owner means a deleted one once they have
+		// synced. Monitors discovery adds later are not waited for.
+		gc.WaitFor(inf)
 	}
 	return gc
 }
@@ -170,7 +174,7 @@ func (gc *Collector) observe(info api.ResourceInfo, oldObj, obj *controller.Part
 	n := newNode(info, &obj.ObjectMeta)
 	old := gc.graph.upsert(n)
 	if old == nil || oldObj == nil {
-		gc.queue.Add(n.uid)
+		gc.Add(n.uid)
 		if n.deleting {
 			gc.enqueueDependents(n.uid)
 		}
@@ -178,14 +182,14 @@ func (gc *Collector) observe(info api.ResourceInfo, oldObj, obj *controller.Part
 	}
 	deletionChanged := old.deleting != n.deleting || !slices.Equal(old.finalizers, n.finalizers)
 	if deletionChanged || !slices.Equal(old.owners, n.owners) {
-		gc.queue.Add(n.uid)
+		gc.Add(n.uid)
 	}
 	if deletionChanged {
 		gc.enqueueDependents(n.uid)
 	}
 	for _, ref := range old.owners {
 		if n.ownerRef(ref.UID) == nil {
-			gc.queue.Add(ref.UID) // a foreground owner may have been waiting for it
+			gc.Add(ref.UID) // a foreground owner may have been waiting for it
 		}
 	}
 }
@@ -199,14 +203,14 @@ func (gc *Collector) forget(obj *controller.PartialObject) {
 	}
 	gc.absent.add(n.uid)
 	for _, ref := range n.owners {
-		gc.queue.Add(ref.UID)
+		gc.Add(ref.UID)
 	}
 	gc.enqueueDependents(n.uid)
 }
 
 func (gc *Collector) enqueueDependents(uid api.UID) {
 	for _, d := range gc.graph.dependentUIDs(uid) {
-		gc.queue.Add(d)
+		gc.Add(d)
 	}
 }
 
@@ -218,19 +222,18 @@ func (gc *Collector) Run(ctx context.Context, workers int) error {
 	}
 	gc.log.Info("garbage collector synced", "resources", len(gc.informers))
 	go gc.monitorNewResources(ctx)
-	controller.RunWorkers(ctx, gc.queue, workers, gc.log, controller.Instrument(gc.metrics, gc.sync))
+	gc.RunWorkers(ctx, workers)
 	return nil
 }
 
-// startInformers runs the informers until ctx ends and waits for their
-// first lists; false if ctx ended first.
+// startInformers runs the informers until ctx ends (they are the
+// collector's own, not the shared factory's) and waits for their first
+// lists; false if ctx ended first.
 func (gc *Collector) startInformers(ctx context.Context) bool {
-	syncers := make([]informer.Syncer, len(gc.informers))
-	for i, inf := range gc.informers {
+	for _, inf := range gc.informers {
 		go inf.Run(ctx)
-		syncers[i] = inf
 	}
-	return informer.WaitForCacheSync(ctx, syncers...)
+	return gc.WaitForCaches(ctx)
 }
 
 // sync processes one object: an owner being deleted with the orphan or
@@ -366,7 +369,7 @@ func (gc *Collector) processDeletingDependents(ctx context.Context, n *node) err
 			blocking++
 		}
 		if !d.deleting {
-			gc.queue.Add(d.uid)
+			gc.Add(d.uid)
 		}
 	}
 	if blocking > 0 {
