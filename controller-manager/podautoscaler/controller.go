@@ -23,7 +23,6 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
-	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
 // Config tunes a Controller (kube-controller-manager's HPA flags).
@@ -42,13 +41,12 @@ type Controller struct {
 	pods     *informer.Informer[api.Pod]
 	metrics  MetricsSource
 	recorder events.Recorder
-	queue    *workqueue.RateLimitingQueue[string]
-	log      *slog.Logger
-	cfg      Config
-	calc     calculator
-	history  *history
-	now      func() time.Time
-	syncM    *controller.SyncMetrics
+	*controller.Loop[string]
+	log     *slog.Logger
+	cfg     Config
+	calc    calculator
+	history *history
+	now     func() time.Time
 }
 
 var _ controller.Interface = (*Controller)(nil)
@@ -66,7 +64,7 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 		APIMetrics{Client: ctx.Client}, ctx.Events.RecorderFor("horizontal-pod-autoscaler"), ctx.Logger,
 		Config{SyncPeriod: o.HPASyncPeriod, DownscaleStabilization: o.HPADownscaleStabilization, Tolerance: o.HPATolerance,
 			CPUInitializationPeriod: o.HPACPUInitializationPeriod, InitialReadinessDelay: o.HPAInitialReadinessDelay})
-	c.syncM = m
+	c.SetMetrics(m)
 	return c, nil
 }
 
@@ -81,29 +79,22 @@ func NewController(c *client.Client, hpas *informer.Informer[api.HorizontalPodAu
 	}
 	ctl := &Controller{client: c, hpas: hpas, pods: pods, metrics: metrics, recorder: rec, log: log, cfg: cfg,
 		calc:    calculator{tolerance: cfg.Tolerance, cpuInitializationPeriod: cfg.CPUInitializationPeriod, initialReadinessDelay: cfg.InitialReadinessDelay, now: time.Now},
-		history: newHistory(), now: time.Now,
-		queue: workqueue.NewRateLimiting[string](nil, workqueue.WithName("horizontalpodautoscaler"))}
-	hpas.AddEventHandler(informer.Handler[api.HorizontalPodAutoscaler]{
-		OnAdd: func(h *api.HorizontalPodAutoscaler, _ bool) { ctl.queue.Add(cache.MetaNamespaceKeyFunc(h)) },
+		history: newHistory(), now: time.Now}
+	ctl.Loop = controller.NewLoop(controller.LoopConfig[string]{Queue: "horizontalpodautoscaler", Sync: ctl.sync, Log: log})
+	controller.Watch(ctl.Loop, hpas, informer.Handler[api.HorizontalPodAutoscaler]{
+		OnAdd: func(h *api.HorizontalPodAutoscaler, _ bool) { ctl.Add(controller.Key(h)) },
 		OnUpdate: func(old, h *api.HorizontalPodAutoscaler) {
 			// Status writes are the controller's own: only spec changes
 			// call for an early sync, as kube's updateHPA.
 			if !reflect.DeepEqual(old.Spec, h.Spec) {
-				ctl.queue.Add(cache.MetaNamespaceKeyFunc(h))
+				ctl.Add(controller.Key(h))
 			}
 		},
-		OnDelete: func(h *api.HorizontalPodAutoscaler, _ bool) { ctl.history.forget(cache.MetaNamespaceKeyFunc(h)) },
+		OnDelete: func(h *api.HorizontalPodAutoscaler, _ bool) { ctl.history.forget(controller.Key(h)) },
 	})
+	// Pods (the scaled target's) are read by the sync, their events ignored.
+	ctl.WaitFor(pods)
 	return ctl
-}
-
-// Run processes HPAs until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	if !informer.WaitForCacheSync(ctx, c.hpas, c.pods) {
-		return nil
-	}
-	controller.RunWorkers(ctx, c.queue, workers, c.log, controller.Instrument(c.syncM, c.sync))
-	return nil
 }
 
 // sync reconciles one HPA and schedules its next sync a period later.
@@ -120,7 +111,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	c.queue.AddAfter(key, c.cfg.SyncPeriod)
+	c.Queue.AddAfter(key, c.cfg.SyncPeriod)
 	if err := c.reconcile(ctx, key, cached); err != nil {
 		c.log.Info("horizontal pod autoscaler", "hpa", key, "err", err)
 	}
