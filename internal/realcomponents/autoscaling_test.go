@@ -1,14 +1,14 @@
 package realcomponents
 
 import (
-	"context"
 	"encoding/json"
+	"net/http"
 	"testing"
-	"time"
-
-	"github.com/minik8s/minik8s/apiserver/apiservertest"
-	"github.com/minik8s/minik8s/internal/client"
 )
+
+// quote is v as a JSON string (kube's round-trip annotations are JSON in
+// a JSON string).
+func quote(v string) string { b, _ := json.Marshal(v); return string(b) }
 
 // TestHPAVersionsAsKubeAPIServer writes the same HorizontalPodAutoscalers
 // to the real kube-apiserver v1.37 and to minik8s' apiserver, through
@@ -17,14 +17,7 @@ import (
 // and the autoscaling group's discovery.
 func TestHPAVersionsAsKubeAPIServer(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("runs the real kube-apiserver (skipped with -short)")
-	}
-	k := startKubeAPIServer(t)
-	real := newClient(t, k.kubeconfig(t, "kubernetes-admin", "system:masters"))
-	ours := apiservertest.Start(t, apiservertest.WithTLS).AdminClient(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	both := startBoth(t)
 
 	const v2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
 	const v1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
@@ -48,62 +41,30 @@ func TestHPAVersionsAsKubeAPIServer(t *testing.T) {
 		"autoscaling.alpha.kubernetes.io/behavior":"{\"ScaleUp\":{\"StabilizationWindowSeconds\":30,\"SelectPolicy\":\"Max\",\"Policies\":[{\"Type\":\"Pods\",\"Value\":2,\"PeriodSeconds\":60}]}}"}},
 		"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"maxReplicas":5,"targetCPUUtilizationPercentage":70}}`
 
-	read := func(c *client.Client, path string) map[string]any {
-		t.Helper()
-		b, err := c.Do(ctx, client.Request{Path: path})
-		if err != nil {
-			t.Fatalf("GET %s: %v", path, err)
-		}
-		return withoutServerMeta(t, b)
-	}
-	results := map[string][]string{}
-	for _, side := range []struct {
-		name string
-		c    *client.Client
-	}{{"kube-apiserver", real}, {"minik8s", ours}} {
-		do := func(method, path, body, contentType string) {
-			t.Helper()
-			if _, err := side.c.Do(ctx, client.Request{Method: method, Path: path, Body: []byte(body), ContentType: contentType}); err != nil {
-				t.Fatalf("%s: %s %s: %v", side.name, method, path, err)
-			}
-		}
-		do("POST", v2, full, "")
-		do("PATCH", v2+"/full/status", status, "application/merge-patch+json")
-		do("POST", v1, plain, "")
-		do("POST", v1, withCPU, "")
+	var results [2][]string
+	for i, e := range both.each() {
+		e.must(t, http.StatusCreated, "POST", v2, full)
+		e.must(t, http.StatusOK, "PATCH", v2+"/full/status", status)
+		e.must(t, http.StatusCreated, "POST", v1, plain)
+		e.must(t, http.StatusCreated, "POST", v1, withCPU)
 		// A v1 update of the v2 HPA keeps what v1 cannot say.
-		do("PATCH", v1+"/full", `{"spec":{"targetCPUUtilizationPercentage":65,"maxReplicas":12}}`, "application/merge-patch+json")
+		e.must(t, http.StatusOK, "PATCH", v1+"/full", `{"spec":{"targetCPUUtilizationPercentage":65,"maxReplicas":12}}`)
 		for _, p := range []string{v1 + "/full", v2 + "/full", v1 + "/plain", v2 + "/plain", v1 + "/cpu", v2 + "/cpu"} {
-			b, _ := json.Marshal(read(side.c, p))
-			results[side.name] = append(results[side.name], string(b))
+			b, _ := json.Marshal(withoutServerMeta(e.must(t, http.StatusOK, "GET", p, "")))
+			results[i] = append(results[i], string(b))
 		}
-		d, err := side.c.Do(ctx, client.Request{Path: "/apis/autoscaling"})
-		if err != nil {
-			t.Fatal(err)
+		// The discovery document as served, to the byte.
+		code, d, err := e.request("GET", "/apis/autoscaling", "")
+		if err != nil || code != http.StatusOK {
+			t.Fatalf("%s: GET /apis/autoscaling: %d %v", e.name, code, err)
 		}
-		results[side.name] = append(results[side.name], string(d))
+		results[i] = append(results[i], string(d))
 	}
-	for i, want := range results["kube-apiserver"] {
-		if got := results["minik8s"][i]; got != want {
+	for i, want := range results[0] {
+		if got := results[1][i]; got != want {
 			t.Errorf("read %d:\nminik8s:        %s\nkube-apiserver: %s", i, got, want)
 		}
 	}
-}
-
-// withoutServerMeta decodes an object and drops the metadata each server
-// sets its own way (uid, resourceVersion, the timestamps, managedFields).
-func withoutServerMeta(t *testing.T, b []byte) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("decode %s: %v", b, err)
-	}
-	if md, ok := m["metadata"].(map[string]any); ok {
-		for _, f := range []string{"uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "managedFields"} {
-			delete(md, f)
-		}
-	}
-	return m
 }
 
 // TestHPAV1WritesAsKubeAPIServer sends the same autoscaling/v1 writes
@@ -118,19 +79,11 @@ func withoutServerMeta(t *testing.T, b []byte) map[string]any {
 // say exactly of a v2 HPA survives the v1 writes that may not change it.
 func TestHPAV1WritesAsKubeAPIServer(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("runs the real kube-apiserver (skipped with -short)")
-	}
-	k := startKubeAPIServer(t)
-	real := newClient(t, k.kubeconfig(t, "kubernetes-admin", "system:masters"))
-	ours := apiservertest.Start(t, apiservertest.WithTLS).AdminClient(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	both := startBoth(t)
 
 	const v2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
 	const v1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
 	// The annotations' values as kube writes them (JSON in a JSON string).
-	quote := func(v string) string { b, _ := json.Marshal(v); return string(b) }
 	metrics := func(name, value string) string {
 		return quote(`[{"type":"Pods","pods":{"metricName":"` + name + `","targetAverageValue":"` + value + `"}}]`)
 	}
@@ -193,44 +146,38 @@ func TestHPAV1WritesAsKubeAPIServer(t *testing.T) {
 	heldUpdate := `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"held","finalizers":["example.com/hold"]},` +
 		`"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"maxReplicas":8,"targetCPUUtilizationPercentage":50}}`
 
-	steps := []struct{ method, path, body, contentType, name string }{
-		{"POST", v1, create, "", "ann"},
-		{"PATCH", v2 + "/ann/status", status, "application/merge-patch+json", "ann"},
-		{"PUT", v1 + "/ann", update, "", "ann"},
-		{"PUT", v1 + "/ann", bare, "", "ann"},
-		{"PUT", v1 + "/ann/status", statusUpdate, "", "ann"},
-		{"POST", v2, v2Create, "", "v2ann"},
-		{"POST", v2, held, "", "held"},
-		{"PATCH", v2 + "/held/status", heldStatus, "application/merge-patch+json", "held"},
-		{"PUT", v1 + "/held/status", heldStatusV1, "", "held"},
-		{"PATCH", v2 + "/held/status", heldStatus, "application/merge-patch+json", "held"},
-		{"PUT", v1 + "/held", heldUpdate, "", "held"},
-		{"DELETE", v1 + "/held", "", "", "held"},
+	// A PATCH is a merge patch (see endpoint.request).
+	steps := []struct{ method, path, body, name string }{
+		{"POST", v1, create, "ann"},
+		{"PATCH", v2 + "/ann/status", status, "ann"},
+		{"PUT", v1 + "/ann", update, "ann"},
+		{"PUT", v1 + "/ann", bare, "ann"},
+		{"PUT", v1 + "/ann/status", statusUpdate, "ann"},
+		{"POST", v2, v2Create, "v2ann"},
+		{"POST", v2, held, "held"},
+		{"PATCH", v2 + "/held/status", heldStatus, "held"},
+		{"PUT", v1 + "/held/status", heldStatusV1, "held"},
+		{"PATCH", v2 + "/held/status", heldStatus, "held"},
+		{"PUT", v1 + "/held", heldUpdate, "held"},
+		{"DELETE", v1 + "/held", "", "held"},
 	}
-	results := map[string][]string{}
-	for _, side := range []struct {
-		name string
-		c    *client.Client
-	}{{"kube-apiserver", real}, {"minik8s", ours}} {
+	var results [2][]string
+	for i, e := range both.each() {
 		for _, st := range steps {
-			b, err := side.c.Do(ctx, client.Request{Method: st.method, Path: st.path, Body: []byte(st.body), ContentType: st.contentType})
-			if err != nil {
-				t.Fatalf("%s: %s %s: %v", side.name, st.method, st.path, err)
+			code := http.StatusOK
+			if st.method == "POST" {
+				code = http.StatusCreated
 			}
-			got := []any{withoutServerMeta(t, b)}
+			got := []any{withoutServerMeta(e.must(t, code, st.method, st.path, st.body))}
 			for _, p := range []string{v1 + "/" + st.name, v2 + "/" + st.name} {
-				b, err := side.c.Do(ctx, client.Request{Path: p})
-				if err != nil {
-					t.Fatalf("%s: GET %s: %v", side.name, p, err)
-				}
-				got = append(got, withoutServerMeta(t, b))
+				got = append(got, withoutServerMeta(e.must(t, http.StatusOK, "GET", p, "")))
 			}
-			b, _ = json.Marshal(got)
-			results[side.name] = append(results[side.name], string(b))
+			b, _ := json.Marshal(got)
+			results[i] = append(results[i], string(b))
 		}
 	}
-	for i, want := range results["kube-apiserver"] {
-		if got := results["minik8s"][i]; got != want {
+	for i, want := range results[0] {
+		if got := results[1][i]; got != want {
 			t.Errorf("%s %s (answer, then v1 and v2 reads):\nminik8s:        %s\nkube-apiserver: %s", steps[i].method, steps[i].path, got, want)
 		}
 	}

@@ -1,150 +1,15 @@
 package realcomponents
 
 import (
-	"bytes"
-	"cmp"
-	"crypto/tls"
-	"encoding/json"
+	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"reflect"
-	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"sigs.k8s.io/yaml"
-
-	"github.com/minik8s/minik8s/apiserver/apiservertest"
 )
-
-// endpoint is one apiserver the same requests go to.
-type endpoint struct {
-	name string
-	base string
-	hc   *http.Client
-}
-
-// do sends body (YAML or nil; a PATCH's is a merge patch) and returns the answer's code and decoded
-// JSON body (a body that is not JSON as {"text": BODY}).
-func (e *endpoint) do(t *testing.T, method, path, body string) (int, map[string]any) {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		data, err := yaml.YAMLToJSON([]byte(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(data)
-	}
-	req, err := http.NewRequest(method, e.base+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if method == "PATCH" {
-		req.Header.Set("Content-Type", "application/merge-patch+json")
-	}
-	resp, err := e.hc.Do(req)
-	if err != nil {
-		t.Fatalf("%s: %s %s: %v", e.name, method, path, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out map[string]any
-	if err := json.Unmarshal(data, &out); err != nil {
-		// kube-apiserver's 404 for a path nothing serves is text.
-		out = map[string]any{"text": string(data)}
-	}
-	return resp.StatusCode, out
-}
-
-// must is do that fails unless the answer is code.
-func (e *endpoint) must(t *testing.T, code int, method, path, body string) map[string]any {
-	t.Helper()
-	got, out := e.do(t, method, path, body)
-	if got != code {
-		t.Fatalf("%s: %s %s: got %d, want %d: %v", e.name, method, path, got, code, out)
-	}
-	return out
-}
-
-// kubeEndpoint talks to k as a cluster administrator.
-func kubeEndpoint(t *testing.T, k *kubeAPIServer) *endpoint {
-	t.Helper()
-	certPEM, keyPEM, err := k.ca.IssueClient("kubernetes-admin", []string{"system:masters"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: k.ca.Pool(), Certificates: []tls.Certificate{cert}}}
-	return &endpoint{name: "kube-apiserver", base: k.url, hc: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
-}
-
-// sameAnswer sends one request to both and fails unless their codes and
-// bodies are identical.
-func sameAnswer(t *testing.T, kube, ours *endpoint, code int, method, path, body string) {
-	t.Helper()
-	kc, kb := kube.do(t, method, path, body)
-	oc, ob := ours.do(t, method, path, body)
-	causesInOrder(t, kb)
-	causesInOrder(t, ob)
-	if kc != code {
-		t.Errorf("kube-apiserver answered %d, the case expects %d: %v", kc, code, kb)
-	}
-	if details, ok := kb["details"].(map[string]any); ok {
-		for _, c := range details["causes"].([]any) {
-			t.Logf("kube-apiserver: %v: %v", c.(map[string]any)["field"], c.(map[string]any)["message"])
-		}
-	}
-	if kc != oc || !reflect.DeepEqual(kb, ob) {
-		kj, _ := json.MarshalIndent(kb, "", "  ")
-		oj, _ := json.MarshalIndent(ob, "", "  ")
-		t.Errorf("%s %s:\nkube-apiserver %d:\n%s\nminik8s %d:\n%s", method, path, kc, kj, oc, oj)
-	}
-}
-
-// causesInOrder sorts an Invalid Status' causes, and the list of them its
-// message ends with: kube-apiserver checks an object's properties in Go
-// map order, so several causes come in any order. It fails the test when
-// the message is not the causes' list.
-func causesInOrder(t *testing.T, status map[string]any) {
-	t.Helper()
-	details, _ := status["details"].(map[string]any)
-	raw, _ := details["causes"].([]any)
-	if len(raw) < 2 {
-		return
-	}
-	type cause struct{ field, message string }
-	var cs []cause
-	var listed []string
-	for _, c := range raw {
-		m := c.(map[string]any)
-		f, _ := m["field"].(string)
-		msg, _ := m["message"].(string)
-		cs = append(cs, cause{f, msg})
-		listed = append(listed, f+": "+msg)
-	}
-	message, _ := status["message"].(string)
-	head, list, ok := strings.Cut(message, " is invalid: ")
-	if !ok || list != "["+strings.Join(listed, ", ")+"]" {
-		t.Errorf("the message does not list the causes in their order: %q, causes %q", message, listed)
-		return
-	}
-	slices.SortStableFunc(raw, func(a, b any) int {
-		am, bm := a.(map[string]any), b.(map[string]any)
-		return cmp.Or(cmp.Compare(fmt.Sprint(am["field"]), fmt.Sprint(bm["field"])), cmp.Compare(fmt.Sprint(am["message"]), fmt.Sprint(bm["message"])))
-	})
-	slices.Sort(listed)
-	status["message"] = head + " is invalid: [" + strings.Join(listed, ", ") + "]"
-}
 
 const crdsPath = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
@@ -216,12 +81,7 @@ spec:
 // and message, not Established, until the other goes).
 func TestCRDBadInputAsKube(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("runs the real kube-apiserver (skipped with -short)")
-	}
-	kube := kubeEndpoint(t, startKubeAPIServer(t))
-	s := apiservertest.Start(t)
-	ours := &endpoint{name: "minik8s", base: s.URL(), hc: &http.Client{Timeout: 30 * time.Second}}
+	both := startBoth(t)
 
 	t.Run("invalid CRDs", func(t *testing.T) {
 		for _, tc := range []struct{ name, crd string }{
@@ -284,16 +144,14 @@ func TestCRDBadInputAsKube(t *testing.T) {
 `)},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				sameAnswer(t, kube, ours, http.StatusUnprocessableEntity, "POST", crdsPath, tc.crd)
+				both.sameAnswer(t, http.StatusUnprocessableEntity, "POST", crdsPath, tc.crd)
 			})
 		}
 	})
 
-	for _, e := range []*endpoint{kube, ours} {
-		e.must(t, http.StatusCreated, "POST", crdsPath, widgetsCRD)
-	}
+	both.must(t, http.StatusCreated, "POST", crdsPath, widgetsCRD)
 	const widgets = "/apis/example.com/v1/namespaces/default/widgets"
-	for _, e := range []*endpoint{kube, ours} {
+	for _, e := range both.each() {
 		waitServed(t, e, widgets)
 	}
 
@@ -307,7 +165,7 @@ func TestCRDBadInputAsKube(t *testing.T) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				obj := "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: bad}\nspec: " + tc.spec + "\n"
-				sameAnswer(t, kube, ours, http.StatusUnprocessableEntity, "POST", widgets, obj)
+				both.sameAnswer(t, http.StatusUnprocessableEntity, "POST", widgets, obj)
 			})
 		}
 	})
@@ -324,45 +182,39 @@ spec:
   versions:
   - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}
 `
-		for _, e := range []*endpoint{kube, ours} {
-			e.must(t, http.StatusCreated, "POST", crdsPath, gadgets)
-		}
+		both.must(t, http.StatusCreated, "POST", crdsPath, gadgets)
 		clash := func(st crdState) bool { return st.conditions["NamesAccepted"] != "" }
-		k, o := settle(t, kube, "gadgets.example.com", clash), settle(t, ours, "gadgets.example.com", clash)
+		k, o := settle(t, both.kube, "gadgets.example.com", clash), settle(t, both.ours, "gadgets.example.com", clash)
 		if want := `False/ListKindConflict/"WidgetList" is already in use`; k.conditions["NamesAccepted"] != want {
 			t.Errorf("kube-apiserver: NamesAccepted %q, the test expects %q", k.conditions["NamesAccepted"], want)
 		}
 		if !reflect.DeepEqual(k, o) {
 			t.Errorf("clashing CRD:\nkube-apiserver %+v\nminik8s        %+v", k, o)
 		}
-		for _, e := range []*endpoint{kube, ours} {
+		for _, e := range both.each() {
 			if code, _ := e.do(t, "GET", "/apis/example.com/v1/gadgets", ""); code != http.StatusNotFound {
 				t.Errorf("%s serves the clashing CRD: %d", e.name, code)
 			}
 		}
 
 		// Once widgets is gone, gadgets gets its names and is served.
-		for _, e := range []*endpoint{kube, ours} {
-			e.must(t, http.StatusOK, "DELETE", crdsPath+"/widgets.example.com", "")
-		}
+		both.must(t, http.StatusOK, "DELETE", crdsPath+"/widgets.example.com", "")
 		established := func(st crdState) bool {
 			return st.conditions["Established"] == "True/InitialNamesAccepted/the initial names have been accepted"
 		}
-		k, o = settle(t, kube, "gadgets.example.com", established), settle(t, ours, "gadgets.example.com", established)
+		k, o = settle(t, both.kube, "gadgets.example.com", established), settle(t, both.ours, "gadgets.example.com", established)
 		if !reflect.DeepEqual(k, o) {
 			t.Errorf("CRD after the clash went:\nkube-apiserver %+v\nminik8s        %+v", k, o)
 		}
-		for _, e := range []*endpoint{kube, ours} {
+		for _, e := range both.each() {
 			waitServed(t, e, "/apis/example.com/v1/gadgets")
 		}
 
 		// A CRD's own accepted names are taken too: its singular (widget,
 		// from its kind) may not become one of its short names.
-		for _, e := range []*endpoint{kube, ours} {
-			e.must(t, http.StatusOK, "PATCH", crdsPath+"/gadgets.example.com", `{"spec": {"names": {"shortNames": [wd, gd, widget]}}}`)
-		}
+		both.must(t, http.StatusOK, "PATCH", crdsPath+"/gadgets.example.com", `{"spec": {"names": {"shortNames": [wd, gd, widget]}}}`)
 		refused := func(st crdState) bool { return strings.HasPrefix(st.conditions["NamesAccepted"], "False/") }
-		k, o = settle(t, kube, "gadgets.example.com", refused), settle(t, ours, "gadgets.example.com", refused)
+		k, o = settle(t, both.kube, "gadgets.example.com", refused), settle(t, both.ours, "gadgets.example.com", refused)
 		if want := `False/ShortNamesConflict/"widget" is already in use`; k.conditions["NamesAccepted"] != want {
 			t.Errorf("kube-apiserver: NamesAccepted %q, the test expects %q", k.conditions["NamesAccepted"], want)
 		}
@@ -382,10 +234,12 @@ type crdState struct {
 // settle polls the CRD name on e until done, for at most 30 s.
 func settle(t *testing.T, e *endpoint, name string, done func(crdState) bool) crdState {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var st crdState
+	waitFor(ctx, t, e.name+": CRD "+name+" to settle", func() (bool, string) {
 		obj := e.must(t, http.StatusOK, "GET", crdsPath+"/"+name, "")
-		st := crdState{conditions: map[string]string{}}
+		st = crdState{conditions: map[string]string{}}
 		if status, ok := obj["status"].(map[string]any); ok {
 			st.acceptedNames = status["acceptedNames"]
 			conds, _ := status["conditions"].([]any)
@@ -394,28 +248,18 @@ func settle(t *testing.T, e *endpoint, name string, done func(crdState) bool) cr
 				st.conditions[fmt.Sprint(m["type"])] = fmt.Sprintf("%v/%v/%v", m["status"], m["reason"], m["message"])
 			}
 		}
-		if done(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: CRD %s did not settle: %+v", e.name, name, st)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return done(st), fmt.Sprintf("%+v", st)
+	})
+	return st
 }
 
-// waitServed waits until a list of path succeeds on e.
+// waitServed waits, for at most 30 s, until a list of path succeeds on e.
 func waitServed(t *testing.T, e *endpoint, path string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	waitFor(ctx, t, e.name+": "+path+" to be served", func() (bool, string) {
 		code, _ := e.do(t, "GET", path, "")
-		if code == http.StatusOK {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %s not served: %d", e.name, path, code)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return code == http.StatusOK, strconv.Itoa(code)
+	})
 }

@@ -1,13 +1,9 @@
 package realcomponents
 
 import (
-	"encoding/json"
 	"net/http"
 	"reflect"
 	"testing"
-	"time"
-
-	"github.com/minik8s/minik8s/apiserver/apiservertest"
 )
 
 // TestHPABadInputAsKube sends the same bad HorizontalPodAutoscalers to the
@@ -20,12 +16,7 @@ import (
 // not refused: kube ignores them, and both must store the same HPA.
 func TestHPABadInputAsKube(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("runs the real kube-apiserver (skipped with -short)")
-	}
-	kube := kubeEndpoint(t, startKubeAPIServer(t))
-	s := apiservertest.Start(t)
-	ours := &endpoint{name: "minik8s", base: s.URL(), hc: &http.Client{Timeout: 30 * time.Second}}
+	both := startBoth(t)
 
 	const v2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
 	const v1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
@@ -38,7 +29,6 @@ func TestHPABadInputAsKube(t *testing.T) {
 	withTarget := func(rest string) string { return target + `,` + rest }
 	metric := func(m string) string { return withTarget(`"maxReplicas":5,"metrics":[` + m + `]`) }
 	behavior := func(b string) string { return withTarget(`"maxReplicas":5,"behavior":` + b) }
-	quote := func(v string) string { b, _ := json.Marshal(v); return string(b) }
 	hpa1 := func(name, annotations, spec string) string {
 		meta := `"name":"` + name + `"`
 		if annotations != "" {
@@ -117,8 +107,8 @@ func TestHPABadInputAsKube(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			sameRefusal(t, kube, ours, "POST", tc.path, tc.body)
-			for _, e := range []*endpoint{kube, ours} {
+			both.sameRefusal(t, "POST", tc.path, tc.body)
+			for _, e := range both.each() {
 				if code, out := e.do(t, "GET", v2+"/"+tc.name, ""); code != http.StatusNotFound {
 					t.Errorf("%s stored the refused HPA: %d %v", e.name, code, out)
 				}
@@ -142,14 +132,14 @@ func TestHPABadInputAsKube(t *testing.T) {
 		{"v1-empty-annotation", v1, hpa1("v1-empty-annotation", ann("metrics", ``), withTarget(`"maxReplicas":5`))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sameAcceptance(t, kube, ours, http.StatusCreated, "POST", tc.path, tc.body, v1+"/"+tc.name, v2+"/"+tc.name)
+			both.sameAcceptance(t, http.StatusCreated, "POST", tc.path, tc.body, v1+"/"+tc.name, v2+"/"+tc.name)
 		})
 	}
 
 	// Updates of a good HPA to bad ones, through v2 and v1, change nothing.
 	good := hpa2("good", withTarget(`"minReplicas":2,"maxReplicas":5`))
 	var before []map[string]any
-	for _, e := range []*endpoint{kube, ours} {
+	for _, e := range both.each() {
 		e.must(t, http.StatusCreated, "POST", v2, good)
 		before = append(before, e.must(t, http.StatusOK, "GET", v2+"/good", ""))
 	}
@@ -159,10 +149,10 @@ func TestHPABadInputAsKube(t *testing.T) {
 		{"v1-patch", "PATCH", v1 + "/good", `{"spec":{"minReplicas":9}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sameRefusal(t, kube, ours, tc.method, tc.path, tc.body)
+			both.sameRefusal(t, tc.method, tc.path, tc.body)
 		})
 	}
-	for i, e := range []*endpoint{kube, ours} {
+	for i, e := range both.each() {
 		after := e.must(t, http.StatusOK, "GET", v2+"/good", "")
 		if !reflect.DeepEqual(after, before[i]) {
 			t.Errorf("%s: refused updates changed the HPA:\nbefore %v\nafter  %v", e.name, before[i], after)
@@ -175,61 +165,7 @@ func TestHPABadInputAsKube(t *testing.T) {
 		{"v1-patch-annotation", "PATCH", v1 + "/good", `{"metadata":{"annotations":{"autoscaling.alpha.kubernetes.io/behavior":"nope"}},"spec":{"maxReplicas":7}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sameAcceptance(t, kube, ours, http.StatusOK, tc.method, tc.path, tc.body, v1+"/good", v2+"/good")
+			both.sameAcceptance(t, http.StatusOK, tc.method, tc.path, tc.body, v1+"/good", v2+"/good")
 		})
-	}
-}
-
-// sameAcceptance sends one request to both and fails unless both answer
-// code with the same object and read the same back from each of reads,
-// but for the metadata each server sets its own way.
-func sameAcceptance(t *testing.T, kube, ours *endpoint, code int, method, path, body string, reads ...string) {
-	t.Helper()
-	var got [2][]map[string]any
-	for i, e := range []*endpoint{kube, ours} {
-		got[i] = append(got[i], withoutServerFields(e.must(t, code, method, path, body)))
-		for _, r := range reads {
-			got[i] = append(got[i], withoutServerFields(e.must(t, http.StatusOK, "GET", r, "")))
-		}
-	}
-	for i := range got[0] {
-		if !reflect.DeepEqual(got[0][i], got[1][i]) {
-			kj, _ := json.Marshal(got[0][i])
-			oj, _ := json.Marshal(got[1][i])
-			what := "answer"
-			if i > 0 {
-				what = "GET " + reads[i-1]
-			}
-			t.Errorf("%s %s, %s:\nkube-apiserver: %s\nminik8s:        %s", method, path, what, kj, oj)
-		}
-	}
-}
-
-// withoutServerFields drops from a decoded object the metadata each
-// server sets its own way (see withoutServerMeta).
-func withoutServerFields(m map[string]any) map[string]any {
-	if md, ok := m["metadata"].(map[string]any); ok {
-		for _, f := range []string{"uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "managedFields"} {
-			delete(md, f)
-		}
-	}
-	return m
-}
-
-// sameRefusal sends one request to both and fails unless kube-apiserver
-// refuses it and both answers are identical, causes in kube's order.
-func sameRefusal(t *testing.T, kube, ours *endpoint, method, path, body string) {
-	t.Helper()
-	kc, kb := kube.do(t, method, path, body)
-	oc, ob := ours.do(t, method, path, body)
-	if kc < 400 {
-		t.Errorf("kube-apiserver accepted %s %s: %d %v", method, path, kc, kb)
-	}
-	compact, _ := json.Marshal(kb)
-	t.Logf("kube-apiserver %d: %s", kc, compact)
-	kj, _ := json.MarshalIndent(kb, "", "  ")
-	if kc != oc || !reflect.DeepEqual(kb, ob) {
-		oj, _ := json.MarshalIndent(ob, "", "  ")
-		t.Errorf("%s %s:\nkube-apiserver %d:\n%s\nminik8s %d:\n%s", method, path, kc, kj, oc, oj)
 	}
 }

@@ -2,18 +2,11 @@ package realcomponents
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"crypto/tls"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,103 +17,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/controller-manager/controllermanagertest"
 	"github.com/minik8s/minik8s/internal/client"
-	"github.com/minik8s/minik8s/internal/oracle"
 )
-
-// component is a real Kubernetes binary running against the test server,
-// its output (klog at -v=6, which logs every request's status) in a file.
-type component struct {
-	name string
-	port int
-	log  string
-	cmd  *exec.Cmd
-	done chan error
-}
-
-// freePort returns a loopback port nobody listens on right now.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// start runs name with kubeconfig as its client, authentication and
-// authorization kubeconfig, serving /healthz on a free loopback port; it is
-// stopped when the test ends.
-func start(t *testing.T, name, kubeconfig string, extra ...string) *component {
-	t.Helper()
-	dir := t.TempDir()
-	c := &component{name: name, port: freePort(t), log: filepath.Join(dir, name+".log"), done: make(chan error, 1)}
-	args := append([]string{
-		"--kubeconfig=" + kubeconfig,
-		"--authentication-kubeconfig=" + kubeconfig,
-		"--authorization-kubeconfig=" + kubeconfig,
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(c.port),
-		"--cert-dir=" + dir,
-		"-v=6",
-	}, extra...)
-	out, err := os.Create(c.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.cmd = exec.Command(oracle.Path(t, name), args...)
-	c.cmd.Stdout, c.cmd.Stderr = out, out
-	if err := c.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	go func() { c.done <- c.cmd.Wait(); out.Close() }()
-	t.Cleanup(func() {
-		_ = c.cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-c.done:
-		case <-time.After(10 * time.Second):
-			_ = c.cmd.Process.Kill()
-			<-c.done
-		}
-		if t.Failed() {
-			t.Logf("%s log (tail):\n%s", name, tail(c.log, 60))
-		}
-	})
-	return c
-}
-
-func tail(path string, n int) string {
-	b, _ := os.ReadFile(path)
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-// healthz is the component's /healthz answer (the path is always allowed,
-// as in kube's defaults; the serving certificate is self-signed).
-func (c *component) healthz(ctx context.Context) (int, string, error) {
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 5 * time.Second}
-	req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("https://127.0.0.1:%d/healthz", c.port), nil)
-	resp, err := hc.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), nil
-}
-
-// logged reports whether the component's log has a line containing s.
-func (c *component) logged(t *testing.T, s string) bool {
-	t.Helper()
-	b, err := os.ReadFile(c.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bytes.Contains(b, []byte(s))
-}
 
 // response is one request a component logged at -v=6.
 type response struct {
@@ -132,7 +29,7 @@ var responseLine = regexp.MustCompile(`"Response" verb="([A-Z]+)" url="([^"]+)" 
 // responses reads the requests the component has logged so far.
 func (c *component) responses(t *testing.T) []response {
 	t.Helper()
-	f, err := os.Open(c.log)
+	f, err := os.Open(c.LogPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,33 +196,6 @@ metadata: {name: data, namespace: default}
 spec: {accessModes: [ReadWriteOnce], storageClassName: "", resources: {requests: {storage: 1Gi}}}
 `
 
-// apply applies a manifest with the real kubectl.
-func apply(ctx context.Context, t *testing.T, kubeconfig, manifest string) {
-	t.Helper()
-	cmd := exec.CommandContext(ctx, oracle.Path(t, "kubectl"), "--kubeconfig", kubeconfig, "apply", "-f", "-")
-	cmd.Stdin = strings.NewReader(manifest)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("kubectl apply: %v\n%s", err, out)
-	}
-}
-
-// waitFor polls cond every 200 ms until it holds, failing the test with
-// what and cond's last state when ctx ends.
-func waitFor(ctx context.Context, t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s: %s", what, state)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
 // TestRealSchedulerAndControllerManager: the real kube-scheduler and
 // kube-controller-manager, authorized by the bootstrap RBAC policy as
 // themselves, turn a Deployment applied with the real kubectl into a
@@ -340,46 +210,17 @@ func TestRealSchedulerAndControllerManager(t *testing.T) {
 	s := apiservertest.Start(t, apiservertest.WithTLS)
 	admin := s.AdminClient(t)
 	pki := s.Options.CertDir
-	sched := start(t, "kube-scheduler", filepath.Join(pki, "scheduler.kubeconfig"))
-	kcm := start(t, "kube-controller-manager", filepath.Join(pki, "controller-manager.kubeconfig"))
+	sched := startKube(t, "kube-scheduler", filepath.Join(pki, "scheduler.kubeconfig"))
+	kcm := startKube(t, "kube-controller-manager", filepath.Join(pki, "controller-manager.kubeconfig"))
 	runNodes(t, admin, 2)
 	controllermanagertest.RunKubelet(t, admin, controllermanagertest.KubeletOptions{Nodes: 2, LeaveBinding: true})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	manifest := filepath.Join(t.TempDir(), "web.yaml")
-	if err := os.WriteFile(manifest, []byte(deployment), 0o644); err != nil {
-		t.Fatal(err)
+	if out := kubectl(ctx, t, s.Options.WriteKubeconfig, deployment, "apply", "-f", "-"); !strings.Contains(out, "deployment.apps/web created") {
+		t.Fatalf("kubectl apply: %s", out)
 	}
-	kubectl := exec.CommandContext(ctx, oracle.Path(t, "kubectl"), "--kubeconfig", s.Options.WriteKubeconfig, "apply", "-f", manifest)
-	if out, err := kubectl.CombinedOutput(); err != nil || !bytes.Contains(out, []byte("deployment.apps/web created")) {
-		t.Fatalf("kubectl apply: %v\n%s", err, out)
-	}
-
-	pods := client.Resource[api.Pod](admin).Namespace("default")
-	var last string
-	for {
-		list, err := pods.List(ctx, client.ListOptions{LabelSelector: "app=web"})
-		if err == nil {
-			running := 0
-			var states []string
-			for _, p := range list.Items {
-				states = append(states, p.Name+"@"+p.Spec.NodeName+":"+string(p.Status.Phase))
-				if strings.HasPrefix(p.Spec.NodeName, "node-") && p.Status.Phase == api.PodRunning {
-					running++
-				}
-			}
-			last = strings.Join(states, " ")
-			if running == 3 && len(list.Items) == 3 {
-				break
-			}
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("pods of the deployment not all Running on the nodes: %s", last)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	waitWebRunning(ctx, t, admin)
 
 	// The pods are the real controllers' and the real scheduler's work.
 	rss, err := client.Resource[api.ReplicaSet](admin).Namespace("default").List(ctx, client.ListOptions{LabelSelector: "app=web"})
@@ -399,28 +240,24 @@ func TestRealSchedulerAndControllerManager(t *testing.T) {
 	if scheduled < 3 {
 		t.Errorf("%d Scheduled events of default-scheduler, want 3", scheduled)
 	}
-	for {
+	waitFor(ctx, t, "the deployment's status to say 3 ready and available", func() (bool, string) {
 		d, err := client.Resource[api.Deployment](admin).Namespace("default").Get(ctx, "web")
-		if err == nil && d.Status.ReadyReplicas == 3 && d.Status.AvailableReplicas == 3 {
-			break
+		if err != nil {
+			return false, err.Error()
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("deployment status never 3 ready and available: %+v %v", d.Status, err)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+		return d.Status.ReadyReplicas == 3 && d.Status.AvailableReplicas == 3, fmt.Sprintf("%+v", d.Status)
+	})
 
 	// The real controllers of the other served kinds work through their
 	// status subresources and owned objects: the StatefulSet and
 	// DaemonSet controllers make ControllerRevisions and pods (one per
 	// node), the volume binder binds the claim to the volume, the
 	// disruption controller counts the budget's healthy pods.
-	apply(ctx, t, s.Options.WriteKubeconfig, workloads)
+	kubectl(ctx, t, s.Options.WriteKubeconfig, workloads, "apply", "-f", "-")
 	waitFor(ctx, t, "the StatefulSet's 2 pods, the DaemonSet's pod on each node, the claim bound, the budget counted", func() (bool, string) {
 		var states []string
 		running := map[string]int{}
-		list, err := pods.List(ctx, client.ListOptions{})
+		list, err := client.Resource[api.Pod](admin).Namespace("default").List(ctx, client.ListOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
@@ -457,15 +294,11 @@ func TestRealSchedulerAndControllerManager(t *testing.T) {
 	// The scheduler bound pods, so every informer it waits for had
 	// synced; the controller-manager's quota controller lists (as
 	// metadata) every resource discovery shows, once it has synced.
-	for !kcm.logged(t, "synced quota controller") {
-		select {
-		case <-ctx.Done():
-			t.Fatal("the controller-manager's quota controller never synced")
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	waitFor(ctx, t, "the controller-manager's quota controller to sync", func() (bool, string) {
+		return kcm.logged(t, "synced quota controller"), "not logged"
+	})
 	for _, c := range []*component{sched, kcm} {
-		code, body, err := c.healthz(ctx)
+		code, body, err := c.healthz()
 		if err != nil || code != 200 || body != "ok" {
 			t.Errorf("%s /healthz: %d %q %v", c.name, code, body, err)
 		}

@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
-	"time"
-
-	"github.com/minik8s/minik8s/apiserver/apiservertest"
 )
 
 // TestStatefulSetUpdatesAsKube sends the same StatefulSet updates to the
@@ -19,12 +16,7 @@ import (
 // the same spec.
 func TestStatefulSetUpdatesAsKube(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("runs the real kube-apiserver (skipped with -short)")
-	}
-	kube := kubeEndpoint(t, startKubeAPIServer(t))
-	s := apiservertest.Start(t)
-	ours := &endpoint{name: "minik8s", base: s.URL(), hc: &http.Client{Timeout: 30 * time.Second}}
+	both := startBoth(t)
 
 	const sets = "/apis/apps/v1/namespaces/default/statefulsets"
 	const web = `apiVersion: apps/v1
@@ -44,9 +36,7 @@ spec:
       accessModes: [ReadWriteOnce]
       resources: {requests: {storage: 1Gi}}
 `
-	for _, e := range []*endpoint{kube, ours} {
-		e.must(t, http.StatusCreated, "POST", sets, web)
-	}
+	both.must(t, http.StatusCreated, "POST", sets, web)
 	for _, tc := range []struct{ name, patch string }{
 		{"serviceName", `{"spec":{"serviceName":"other"}}`},
 		{"podManagementPolicy", `{"spec":{"podManagementPolicy":"Parallel"}}`},
@@ -59,7 +49,7 @@ spec:
 		{"several at once", `{"spec":{"serviceName":"other","podManagementPolicy":"Parallel","replicas":5}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sameAnswer(t, kube, ours, http.StatusUnprocessableEntity, "PATCH", sets+"/web", tc.patch)
+			both.sameAnswer(t, http.StatusUnprocessableEntity, "PATCH", sets+"/web", tc.patch)
 		})
 	}
 
@@ -68,7 +58,7 @@ spec:
 			"updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"partition":1}},
 			"persistentVolumeClaimRetentionPolicy":{"whenDeleted":"Delete","whenScaled":"Retain"}}}`
 		var specs []string
-		for _, e := range []*endpoint{kube, ours} {
+		for _, e := range both.each() {
 			out := e.must(t, http.StatusOK, "PATCH", sets+"/web", patch)
 			// kube-apiserver writes a container's empty resources as {},
 			// minik8s leaves them out (every pod template and pod does so:
