@@ -47,13 +47,7 @@ var _ controller.Interface = (*Collector)(nil)
 
 // New is the "garbagecollector" constructor.
 func New(ctx *controller.Context) (controller.Interface, error) {
-	m, err := controller.NewSyncMetrics(ctx.Metrics, "garbagecollector")
-	if err != nil {
-		return nil, err
-	}
-	gc := NewCollector(ctx.Client, Resources(), ctx.Logger)
-	gc.SetMetrics(m)
-	return gc, nil
+	return controller.WithSyncMetrics(NewCollector(ctx.Client, Resources(), ctx.Logger), ctx.Metrics, "garbagecollector")
 }
 
 // Resources returns the resources the collector watches: every resource of

@@ -33,13 +33,8 @@ var _ controller.Interface = (*Controller)(nil)
 
 // New is the "namespace" constructor.
 func New(ctx *controller.Context) (controller.Interface, error) {
-	m, err := controller.NewSyncMetrics(ctx.Metrics, "namespace")
-	if err != nil {
-		return nil, err
-	}
 	c := NewController(ctx.Client, informer.Shared[api.Namespace](ctx.Factory, "", client.ListOptions{}), Resources(), ctx.Logger)
-	c.SetMetrics(m)
-	return c, nil
+	return controller.WithSyncMetrics(c, ctx.Metrics, "namespace")
 }
 
 // Resources returns the namespaced resources of api.Resources (at their
@@ -77,14 +72,8 @@ func NewController(c *client.Client, namespaces *informer.Informer[api.Namespace
 }
 
 func (c *Controller) sync(ctx context.Context, name string) error {
-	ns, err := c.namespaces.Lister().Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if ns.DeletionTimestamp == nil || !slices.Contains(ns.Spec.Finalizers, api.FinalizerKubernetes) {
+	ns := controller.Cached(c.namespaces, name)
+	if ns == nil || ns.DeletionTimestamp == nil || !slices.Contains(ns.Spec.Finalizers, api.FinalizerKubernetes) {
 		return nil
 	}
 	resources, err := c.contentResources(ctx)

@@ -42,14 +42,9 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := controller.NewSyncMetrics(ctx.Metrics, "nodeipam")
-	if err != nil {
-		return nil, err
-	}
 	c := NewController(ctx.Client, informer.Shared[api.Node](ctx.Factory, "", client.ListOptions{}),
 		set, ctx.Events.RecorderFor("node-controller"), ctx.Logger)
-	c.SetMetrics(m)
-	return c, nil
+	return controller.WithSyncMetrics(c, ctx.Metrics, "nodeipam")
 }
 
 type idle struct{ log *slog.Logger }
@@ -113,8 +108,8 @@ func (c *Controller) occupyExisting() {
 
 // sync makes the node's podCIDR and the allocation map agree.
 func (c *Controller) sync(ctx context.Context, name string) error {
-	node, err := c.nodes.Lister().Get(name)
-	if apierrors.IsNotFound(err) {
+	node := controller.Cached(c.nodes, name)
+	if node == nil {
 		if c.release(name) {
 			// A block is free again: nodes waiting for one try now rather
 			// than at their back-off.
@@ -125,9 +120,6 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 			}
 		}
 		return nil
-	}
-	if err != nil {
-		return err
 	}
 	if node.Spec.PodCIDR != "" {
 		c.adopt(node)

@@ -497,17 +497,13 @@ func (c *Controller) markPodsNotReady(ctx context.Context, node string) error {
 // taints it does not tolerate is deleted now; one tolerating them for a
 // while is deleted when that time has passed since the taint was added.
 func (c *Controller) syncPod(ctx context.Context, key string) error {
-	ns, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil {
-		return nil
-	}
-	pod, err := c.pods.Lister().Namespace(ns).Get(name)
-	if err != nil || pod.DeletionTimestamp != nil || pod.Spec.NodeName == "" {
+	pod := controller.Cached(c.pods, key)
+	if pod == nil || pod.DeletionTimestamp != nil || pod.Spec.NodeName == "" {
 		c.forget(key)
 		return nil
 	}
-	node, err := c.nodes.Lister().Get(pod.Spec.NodeName)
-	if err != nil {
+	node := controller.Cached(c.nodes, pod.Spec.NodeName)
+	if node == nil {
 		c.forget(key)
 		return nil
 	}

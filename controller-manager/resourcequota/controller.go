@@ -140,13 +140,9 @@ func (c *Controller) enqueueAll(context.Context) {
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {
-	ns, name, _ := strings.Cut(key, "/")
-	q, err := c.quotas.Lister().Namespace(ns).Get(name)
-	if apierrors.IsNotFound(err) {
+	q := controller.Cached(c.quotas, key)
+	if q == nil {
 		return nil
-	}
-	if err != nil {
-		return err
 	}
 	used, err := c.usage(ctx, q)
 	if err != nil {
@@ -158,7 +154,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	out := api.DeepCopy(q)
 	out.Status.Hard = q.Spec.Hard
 	out.Status.Used = used
-	_, err = client.Resource[api.ResourceQuota](c.client).Namespace(ns).UpdateStatus(ctx, out)
+	_, err = client.Resource[api.ResourceQuota](c.client).Namespace(q.Namespace).UpdateStatus(ctx, out)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

@@ -42,15 +42,10 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 		ctx.Logger.Warn("no cluster CA to publish (no --root-ca-file and no certificate-authority data in the kubeconfig): not publishing kube-root-ca.crt")
 		return idle{}, nil
 	}
-	m, err := controller.NewSyncMetrics(ctx.Metrics, "root-ca-cert-publisher")
-	if err != nil {
-		return nil, err
-	}
 	p := NewPublisher(ctx.Client, ctx.RootCA,
 		informer.Shared[api.Namespace](ctx.Factory, "", client.ListOptions{}),
 		informer.Shared[api.ConfigMap](ctx.Factory, "", client.ListOptions{FieldSelector: "metadata.name=" + ConfigMapName}), ctx.Logger)
-	p.SetMetrics(m)
-	return p, nil
+	return controller.WithSyncMetrics(p, ctx.Metrics, "root-ca-cert-publisher")
 }
 
 // NewPublisher wires the publisher: a namespace added or updated to

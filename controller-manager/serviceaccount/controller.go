@@ -33,15 +33,10 @@ var _ controller.Interface = (*Controller)(nil)
 
 // New is the "serviceaccount" constructor.
 func New(ctx *controller.Context) (controller.Interface, error) {
-	m, err := controller.NewSyncMetrics(ctx.Metrics, "serviceaccount")
-	if err != nil {
-		return nil, err
-	}
 	c := NewController(ctx.Client,
 		informer.Shared[api.Namespace](ctx.Factory, "", client.ListOptions{}),
 		informer.Shared[api.ServiceAccount](ctx.Factory, "", client.ListOptions{}), ctx.Logger)
-	c.SetMetrics(m)
-	return c, nil
+	return controller.WithSyncMetrics(c, ctx.Metrics, "serviceaccount")
 }
 
 // NewController wires the controller over namespace and ServiceAccount
@@ -66,12 +61,9 @@ func NewController(c *client.Client, namespaces *informer.Informer[api.Namespace
 
 // sync creates the ensured ServiceAccounts missing from namespace name.
 func (c *Controller) sync(ctx context.Context, name string) error {
-	ns, err := c.namespaces.Lister().Get(name)
-	if apierrors.IsNotFound(err) {
+	ns := controller.Cached(c.namespaces, name)
+	if ns == nil {
 		return nil
-	}
-	if err != nil {
-		return err
 	}
 	if ns.Status.Phase != api.NamespaceActive {
 		return nil // nothing can be created in a terminating namespace

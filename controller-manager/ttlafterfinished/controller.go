@@ -9,7 +9,6 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/controller-manager/controller"
-	"github.com/minik8s/minik8s/internal/cache"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/informer"
 )
@@ -27,13 +26,8 @@ var _ controller.Interface = (*Controller)(nil)
 
 // New is the "ttl-after-finished" constructor.
 func New(ctx *controller.Context) (controller.Interface, error) {
-	m, err := controller.NewSyncMetrics(ctx.Metrics, "ttl_after_finished")
-	if err != nil {
-		return nil, err
-	}
 	c := NewController(ctx.Client, informer.Shared[api.Job](ctx.Factory, "", client.ListOptions{}), ctx.Logger)
-	c.SetMetrics(m)
-	return c, nil
+	return controller.WithSyncMetrics(c, ctx.Metrics, "ttl_after_finished")
 }
 
 // NewController wires the controller over the Job informer.
@@ -78,16 +72,9 @@ func (c *Controller) expiresIn(j *api.Job) (time.Duration, bool) {
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {
-	ns, name, err := cache.SplitMetaNamespaceKey(key)
-	if err != nil {
+	cached := controller.Cached(c.jobs, key)
+	if cached == nil {
 		return nil
-	}
-	cached, err := c.jobs.Lister().Namespace(ns).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
 	}
 	if left, ok := c.expiresIn(cached); !ok {
 		return nil
@@ -97,7 +84,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	// The cache may be stale (the TTL changed, the job was recreated):
 	// re-read it from the apiserver before deleting, as kube does.
-	jobs := client.Resource[api.Job](c.client).Namespace(ns)
+	name := cached.Name
+	jobs := client.Resource[api.Job](c.client).Namespace(cached.Namespace)
 	fresh, err := jobs.Get(ctx, name)
 	if apierrors.IsNotFound(err) {
 		return nil
