@@ -10,5 +10,15 @@
 // orphan), OnOwned is kube's add/update/delete rules over it for the
 // replicaset-shaped controllers, Selecting the objects whose selector
 // matches a set of labels, and OnServicePods the pod handler of the
-// endpoints and endpointslice controllers.
+// endpoints and endpointslice controllers. Periodic (with Every and
+// EveryAfter) is the half of a controller that makes passes on a period
+// instead of draining a queue (podgc, the node health monitor).
+// WithSyncMetrics ends the constructors that build a controller without
+// metrics for tests, and Cached is the first step of a sync: the cached
+// object of a key, or nil when it is gone.
+//
+// A new controller is written as: an informer per kind it reads (from
+// Context.Factory), one Loop whose Sync reconciles a key, handlers that
+// only map events to keys (registered with Watch), and a New(ctx) that
+// the manager's table in controller-manager/app names.
 package controller
