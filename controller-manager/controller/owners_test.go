@@ -44,15 +44,23 @@ func TestOnOwned(t *testing.T) {
 			[]string{"ns/web"}, nil, []string{"ns/web"}},
 		{"add controlled by a gone owner", func(h informer.Handler[api.Pod]) { h.OnAdd(pod("1", "web", gone, false), false) },
 			nil, nil, nil},
-		{"resync", func(h informer.Handler[api.Pod]) { h.OnUpdate(pod("1", "web", nil, false), pod("1", "api", nil, false)) },
+		{"resync", func(h informer.Handler[api.Pod]) {
+			h.OnUpdate(pod("1", "web", nil, false), pod("1", "api", nil, false))
+		},
 			nil, nil, nil},
 		{"controller changed", func(h informer.Handler[api.Pod]) { h.OnUpdate(pod("1", "x", web, false), pod("2", "x", api2, false)) },
 			[]string{"ns/api", "ns/web"}, nil, nil},
-		{"orphan relabelled", func(h informer.Handler[api.Pod]) { h.OnUpdate(pod("1", "web", nil, false), pod("2", "api", nil, false)) },
+		{"orphan relabelled", func(h informer.Handler[api.Pod]) {
+			h.OnUpdate(pod("1", "web", nil, false), pod("2", "api", nil, false))
+		},
 			[]string{"ns/api"}, nil, nil},
-		{"orphan unchanged labels", func(h informer.Handler[api.Pod]) { h.OnUpdate(pod("1", "web", nil, false), pod("2", "web", nil, false)) },
+		{"orphan unchanged labels", func(h informer.Handler[api.Pod]) {
+			h.OnUpdate(pod("1", "web", nil, false), pod("2", "web", nil, false))
+		},
 			nil, nil, nil},
-		{"released", func(h informer.Handler[api.Pod]) { h.OnUpdate(pod("1", "api", web, false), pod("2", "api", nil, false)) },
+		{"released", func(h informer.Handler[api.Pod]) {
+			h.OnUpdate(pod("1", "api", web, false), pod("2", "api", nil, false))
+		},
 			[]string{"ns/api", "ns/web"}, nil, nil},
 		{"became terminating", func(h informer.Handler[api.Pod]) { h.OnUpdate(pod("1", "x", web, false), pod("2", "x", web, true)) },
 			[]string{"ns/web"}, nil, []string{"ns/web"}},
