@@ -1,34 +1,38 @@
 // Package layers holds no code: its tests keep the house's layering rules
 // true, and this page draws the layers so the next engineer sees the house
-// before reading a file. Arrows point from importer to imported; nothing
-// imports upwards.
+// before reading a file. Each layer imports only the layers below it.
 //
-//	 binaries (main.go: flags -> wiring -> Run(ctx))
-//	 apiserver   scheduler   controller-manager   kubelet   kubectl-lite
-//	     |           |               |               |            |
-//	 composition roots: */app (kubectl-lite/cmd/root assembles the verbs)
-//	     |           |               |               |            |
-//	 apiserver/*  scheduler/*  controller-manager/*  kubelet/*  kubectl-lite/cmd/VERB
-//	 registry,    framework,   one package per       pods (core) -> runtime
-//	 server,      plugins,     controller, each      interface <- drivers:
-//	 storage,     queue,       built on              containerd (production),
-//	 admission... cache        controller.Loop       fake (tests, hollow nodes)
-//	     |           \              /                    |       libraries beside
-//	     |            internal/podplacement              |       cmd/: resource,
-//	     |            (node affinity, taints)            |       printers, podselect,
-//	     |                                               |       describers...
-//	 internal/*: client, informer, cache, workqueue, leaderelection, events,
-//	             pki, daemon (health, metrics), httpstream, kubeconfig
-//	     |
-//	 api/*: the types, the kind table (api/kinds.go), defaulting, validation,
-//	        selectors, patches, Status errors — imports nothing internal
+//	main.go of each binary: flags -> */app (the composition root) -> Run(ctx)
 //
-// The rules the tests check (go list, so a new import that breaks one
-// fails make test):
+//	apiserver/      registry (REST per kind: strategies, storage versions),
+//	                server (HTTP, chi), storage + cacher (etcd, watch cache),
+//	                admission, authn, authz, openapi, printers, fieldmanager
+//	scheduler/      scheduling (the cycle) -> framework <- plugins
+//	controller-manager/
+//	                one package per controller, each built on
+//	                controller.Loop (queue, cache waits, workers, metrics)
+//	                or controller.Periodic, with the shared event handlers
+//	kubelet/        pods (the pod workers, the core) -> runtime (the driver
+//	                interface and its types) <- runtime/containerd (the
+//	                production driver, wired in by kubelet/app alone),
+//	                runtime/fake (tests, hollow nodes); network (CNI),
+//	                probes, volume, nodestatus, server, proxy
+//	kubectl-lite/   cmd/root -> cmd/VERB (flags only) -> libraries beside
+//	                cmd/: resource, printers, describers, podselect,
+//	                attachsession, applyobject, manifest, cli, ...
+//
+//	internal/       podplacement (node affinity, taints: the scheduler's
+//	                plugins and the DaemonSet controller), client, informer,
+//	                cache, workqueue, leaderelection, events, pki, daemon
+//	                (health, metrics), httpstream, kubeconfig
+//	api/            the types, the kind table (api/kinds.go), defaulting,
+//	                validation, selectors, patches, Status errors
+//
+// The rules the tests check with go list, so that an import breaking one
+// fails make test:
 //   - api imports nothing internal;
 //   - the kubelet's pod manager links no container runtime driver, and the
 //     production kubelet links no test image builder;
-//   - nothing under controller-manager links the scheduler: shared
-//     predicates live in internal/podplacement;
+//   - nothing under controller-manager links the scheduler;
 //   - no kubectl-lite verb imports another verb.
 package layers
