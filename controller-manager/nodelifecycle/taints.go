@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/internal/podplacement"
 )
 
 // UnreachableTaint and NotReadyTaint are the taints the controller manages.
@@ -11,23 +12,6 @@ var (
 	UnreachableTaint = api.Taint{Key: api.TaintNodeUnreachable, Effect: api.TaintEffectNoExecute}
 	NotReadyTaint    = api.Taint{Key: api.TaintNodeNotReady, Effect: api.TaintEffectNoExecute}
 )
-
-// toleratesTaint is kube's Toleration.ToleratesTaint.
-func toleratesTaint(tol api.Toleration, taint api.Taint) bool {
-	if tol.Effect != "" && tol.Effect != taint.Effect {
-		return false
-	}
-	if tol.Key != "" && tol.Key != taint.Key {
-		return false
-	}
-	switch tol.Operator {
-	case api.TolerationOpExists:
-		return true
-	case "", api.TolerationOpEqual:
-		return tol.Value == taint.Value
-	}
-	return false
-}
 
 // noExecuteTaints returns the node's NoExecute taints.
 func noExecuteTaints(taints []api.Taint) []api.Taint {
@@ -51,7 +35,7 @@ func tolerationTime(tolerations []api.Toleration, taints []api.Taint) (d time.Du
 	for _, taint := range taints {
 		tolerated := false
 		for _, tol := range tolerations {
-			if !toleratesTaint(tol, taint) {
+			if !podplacement.ToleratesTaint(&tol, &taint) {
 				continue
 			}
 			tolerated = true
