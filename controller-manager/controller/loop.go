@@ -67,7 +67,7 @@ func NewLoop[K comparable](cfg LoopConfig[K]) *Loop[K] {
 	return &Loop[K]{Queue: workqueue.NewRateLimiting(cfg.RateLimiter, opts...), cfg: cfg}
 }
 
-// SetMetrics makes every sync from now on recorded in m.
+// SetMetrics makes every sync recorded in m; call it before Run.
 func (l *Loop[K]) SetMetrics(m *SyncMetrics) { l.cfg.Metrics = m }
 
 // Watch adds h to inf's handlers and makes Run wait for inf's cache.
@@ -77,7 +77,8 @@ func Watch[T any, K comparable](l *Loop[K], inf *informer.Informer[T], h informe
 }
 
 // WaitFor makes Run wait for caches the controller reads without
-// handling their events.
+// handling their events; call it before Run. Caches are compared as
+// interface values, so they must be pointers (informers are).
 func (l *Loop[K]) WaitFor(caches ...informer.Syncer) {
 	for _, c := range caches {
 		if !containsSyncer(l.waitFor, c) {
@@ -106,6 +107,7 @@ func (l *Loop[K]) WaitForCaches(ctx context.Context) bool {
 // until ctx ends.
 func (l *Loop[K]) Run(ctx context.Context, workers int) error {
 	if !l.WaitForCaches(ctx) {
+		l.Queue.ShutDown() // stopped before the caches synced
 		return nil
 	}
 	if l.cfg.Started != "" {

@@ -92,3 +92,22 @@ func TestLoopWaitsSyncsRetriesAndStops(t *testing.T) {
 		t.Fatal("the queue is not shut down after Run returned")
 	}
 }
+
+// TestLoopStoppedBeforeCachesSync: a controller stopped while its caches
+// are still syncing runs no sync and leaves no queue behind.
+func TestLoopStoppedBeforeCachesSync(t *testing.T) {
+	l := NewLoop(LoopConfig[string]{Sync: func(context.Context, string) error {
+		t.Error("synced a key although the caches never synced")
+		return nil
+	}})
+	l.WaitFor(&fakeSyncer{})
+	l.Add("ns/a")
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := l.Run(ctx, 1); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !l.Queue.ShuttingDown() {
+		t.Fatal("the queue is still up after Run returned")
+	}
+}

@@ -109,7 +109,7 @@ type OwnedEvents[T, O any] struct {
 }
 
 // OnOwned is kube's handler of the objects a controller owns
-// (replicaset's pods, deployment's ReplicaSets), queuing owner keys:
+// (the ReplicaSet controller's pods), queuing owner keys:
 //   - add: the controller's key (an object seen first already terminating
 //     is handled as deleted); for an orphan, every owner selecting it, one
 //     of which may adopt it;
