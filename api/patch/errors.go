@@ -15,7 +15,8 @@ var (
 	// merge key). A server answers 400 Bad Request.
 	ErrInvalidPatch = errors.New("invalid patch")
 	// ErrCannotApply: a well-formed patch does not apply to this document
-	// (a failed test operation, a missing path). A server answers 422.
+	// (a failed test operation, a missing path, copies beyond
+	// MaxJSONPatchCopyBytes). A server answers 422.
 	ErrCannotApply = errors.New("patch cannot be applied")
 	// ErrTooLarge: a JSON patch has more than MaxJSONPatchOperations
 	// operations. A server answers 413 Request Entity Too Large.

@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,6 +10,16 @@ import (
 // MaxJSONPatchOperations is the most operations a JSON patch may hold, as
 // in the Kubernetes apiserver.
 const MaxJSONPatchOperations = 10000
+
+// MaxJSONPatchCopyBytes bounds what the copy operations of one JSON patch
+// may add to the document: the compact JSON size of every copied value,
+// summed over the patch. Without it a patch of a few doubling copies (one
+// copying a value into itself) builds an object of gigabytes in the memory
+// of the apiserver, dry run or not, before anything looks at its size. It
+// is kube-apiserver's JSONPatchMaxCopyBytes default, 3 MiB like its request
+// body limit (the fix of CVE-2019-1002100), counted as evanphx/json-patch
+// counts it (AccumulatedCopySizeLimit).
+const MaxJSONPatchCopyBytes = 3 << 20
 
 type operation struct {
 	op, path, from string
@@ -20,7 +31,7 @@ type operation struct {
 // "~0" is '~'); "-" as the last token of an add appends to an array. The
 // operations apply in order and all or nothing. A malformed patch wraps
 // ErrInvalidPatch; an operation that does not apply (a failed test, a
-// missing path) wraps ErrCannotApply.
+// missing path, copies beyond MaxJSONPatchCopyBytes) wraps ErrCannotApply.
 func JSONPatch(original, patch []byte) ([]byte, error) {
 	ops, err := decodeJSONPatch(patch)
 	if err != nil {
@@ -32,8 +43,9 @@ func JSONPatch(original, patch []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
+	var copied int64
 	for i, op := range ops {
-		if doc, err = applyOperation(doc, op); err != nil {
+		if doc, err = applyOperation(doc, op, &copied); err != nil {
 			return nil, fmt.Errorf("operation %d: %w", i, err)
 		}
 	}
@@ -116,7 +128,9 @@ func parsePointer(p string) ([]string, error) {
 	return tokens, nil
 }
 
-func applyOperation(doc any, op operation) (any, error) {
+// applyOperation applies op to doc; copied is the size of what the
+// patch's copy operations have added so far.
+func applyOperation(doc any, op operation, copied *int64) (any, error) {
 	path, _ := parsePointer(op.path)
 	switch op.op {
 	case "add":
@@ -154,6 +168,16 @@ func applyOperation(doc any, op operation) (any, error) {
 		v, err := get(doc, from, op, op.from)
 		if err != nil {
 			return nil, err
+		}
+		// Counted before the copy is made, so a refused copy costs no more
+		// than one encoding of a value already in the document.
+		enc, err := json.Marshal(v)
+		if err != nil {
+			return nil, cannotApply("the copy operation failed: encode %s: %v", op.from, err)
+		}
+		*copied += int64(len(enc))
+		if *copied > MaxJSONPatchCopyBytes {
+			return nil, cannotApply("Unable to complete the copy, the accumulated size increase of copy is %d, exceeding the limit %d", *copied, MaxJSONPatchCopyBytes)
 		}
 		return add(doc, path, deepCopy(v), op)
 	case "test":

@@ -3,6 +3,7 @@ package patch
 import (
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -485,5 +486,93 @@ func TestApplyByType(t *testing.T) {
 		if err != nil || string(got) != canon(t, tt.want) {
 			t.Errorf("%s: %s, %v; want %s", tt.typ, got, err, tt.want)
 		}
+	}
+}
+
+// doublingCopies is the patch of issue 26: a short array, then n copies of
+// it into itself, each doubling its size (22 of them, a 1 KB patch, build
+// about 100 MB).
+func doublingCopies(n int) string {
+	ops := []string{`{"op":"add","path":"/x","value":["aaaaaaaaaaaaaaaaaaaa"]}`}
+	for range n {
+		ops = append(ops, `{"op":"copy","from":"/x","path":"/x/-"}`)
+	}
+	return "[" + strings.Join(ops, ",") + "]"
+}
+
+// TestJSONPatchCopyAmplification checks that the doubling copies are
+// refused once they have copied MaxJSONPatchCopyBytes, as kube-apiserver
+// refuses them, before the document grows: the whole refusal allocates a
+// few times the limit, not the hundred megabytes the patch asks for. It is
+// not parallel, so that the allocations it counts are its own.
+func TestJSONPatchCopyAmplification(t *testing.T) {
+	p := doublingCopies(22)
+	if len(p) > 1024 {
+		t.Fatalf("the patch is %d bytes, want at most 1 KB", len(p))
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := JSONPatch([]byte(`{"metadata":{"name":"a"}}`), []byte(p))
+	runtime.ReadMemStats(&after)
+	// The array encodes in 24 bytes, then 2n+1: the copies add 24, 49, 99,
+	// ... and the 17th (operation 17) takes the sum past 3 MiB.
+	want := "operation 17: Unable to complete the copy, the accumulated size increase of copy is 3276758, exceeding the limit 3145728"
+	if !errors.Is(err, ErrCannotApply) || err.Error() != want {
+		t.Fatalf("error %v, want %q (%v)", err, want, ErrCannotApply)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8*MaxJSONPatchCopyBytes {
+		t.Errorf("refusing the patch allocated %d MiB", alloc>>20)
+	}
+	// Fewer doublings stay under the limit and apply.
+	out, err := JSONPatch([]byte(`{}`), []byte(doublingCopies(3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := `"aaaaaaaaaaaaaaaaaaaa"`
+	x1 := "[" + a + "," + "[" + a + "]]"
+	x2 := "[" + a + "," + "[" + a + "]," + x1 + "]"
+	x3 := "[" + a + "," + "[" + a + "]," + x1 + "," + x2 + "]"
+	if want := `{"x":` + x3 + `}`; string(out) != want {
+		t.Errorf("got %s, want %s", out, want)
+	}
+}
+
+// TestJSONPatchLimits checks the bounds of the two limits: copies adding
+// exactly MaxJSONPatchCopyBytes apply and one byte more does not, counted
+// over the whole patch and not per operation (a move copies nothing); a
+// patch of exactly MaxJSONPatchOperations operations applies and one more
+// is too large, in kube-apiserver's words.
+func TestJSONPatchLimits(t *testing.T) {
+	t.Parallel()
+	// A string of n bytes encodes in n+2.
+	half := strings.Repeat("s", MaxJSONPatchCopyBytes/2-2)
+	doc := `{"a":"` + half + `","b":"` + half + `"}`
+	for _, tc := range []struct {
+		name, patch string
+		err         string
+	}{
+		{"copies up to the limit", `[{"op":"copy","from":"/a","path":"/c"},{"op":"move","from":"/c","path":"/d"},{"op":"copy","from":"/b","path":"/e"}]`, ""},
+		{"a byte past the limit", `[{"op":"copy","from":"/a","path":"/c"},{"op":"add","path":"/b","value":"s` + half + `"},{"op":"copy","from":"/b","path":"/e"}]`,
+			"operation 2: Unable to complete the copy, the accumulated size increase of copy is 3145729, exceeding the limit 3145728"},
+		{"a removed copy still counts", `[{"op":"copy","from":"/a","path":"/c"},{"op":"remove","path":"/c"},{"op":"copy","from":"/b","path":"/c"},{"op":"add","path":"/n","value":1},{"op":"copy","from":"/n","path":"/m"}]`,
+			"operation 4: Unable to complete the copy, the accumulated size increase of copy is 3145729, exceeding the limit 3145728"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := JSONPatch([]byte(doc), []byte(tc.patch))
+			if tc.err == "" && err != nil || tc.err != "" && (!errors.Is(err, ErrCannotApply) || err.Error() != tc.err) {
+				t.Errorf("error %v, want %q", err, tc.err)
+			}
+		})
+	}
+
+	ops := func(n int) []byte {
+		return []byte("[" + strings.TrimSuffix(strings.Repeat(`{"op":"test","path":"/a","value":1},`, n), ",") + "]")
+	}
+	if _, err := JSONPatch([]byte(`{"a":1}`), ops(MaxJSONPatchOperations)); err != nil {
+		t.Errorf("%d operations: %v", MaxJSONPatchOperations, err)
+	}
+	_, err := JSONPatch([]byte(`{"a":1}`), ops(MaxJSONPatchOperations+1))
+	if want := "The allowed maximum operations in a JSON patch is 10000, got 10001"; !errors.Is(err, ErrTooLarge) || err.Error() != want {
+		t.Errorf("%d operations: %v, want %q", MaxJSONPatchOperations+1, err, want)
 	}
 }

@@ -134,6 +134,9 @@ func (w *testWebhook) serve(rw http.ResponseWriter, r *http.Request) {
 		}
 		resp.Patch, _ = json.Marshal(ops)
 		resp.PatchType = &jsonPatch
+	case "/amplify":
+		resp.Patch = []byte(doublingCopies(22))
+		resp.PatchType = &jsonPatch
 	case "/move":
 		resp.Patch = []byte(`[{"op":"replace","path":"/metadata/namespace","value":"elsewhere"},{"op":"replace","path":"/metadata/uid","value":"forged"}]`)
 		resp.PatchType = &jsonPatch
@@ -255,6 +258,21 @@ func TestAdmissionWebhooks(t *testing.T) {
 		if req.Kind.Kind != "ConfigMap" || req.Resource.Resource != "configmaps" || req.Namespace != "mutate" ||
 			req.Operation != admissionv1.Create || req.UserInfo.Username == "" || req.DryRun == nil || *req.DryRun {
 			t.Errorf("AdmissionRequest = %+v", req)
+		}
+	})
+
+	t.Run("a webhook's patch is held to the copy limit", func(t *testing.T) {
+		// kube-apiserver's answer: the patch library's error as a 500,
+		// whatever the failure policy (it is not a failure to call).
+		scenarioNamespace(c, "amplify")
+		createWebhookConfig(t, s, c, webhookConfig("MutatingWebhookConfiguration", "amplify", hook.srv.URL+"/amplify", hook.ca.pem, "amplify", nil))
+		r := c.do("POST", "/api/v1/namespaces/amplify/configmaps", configMap("a", nil, nil), "")
+		const want = "Internal error occurred: Unable to complete the copy, the accumulated size increase of copy is 3276758, exceeding the limit 3145728"
+		if st := r.obj(t); r.Code != 500 || st["reason"] != "InternalError" || st["message"] != want {
+			t.Errorf("create through the amplifying webhook = %d %.500s, want 500 %q", r.Code, r.Body, want)
+		}
+		if r := c.do("GET", "/api/v1/namespaces/amplify/configmaps/a", nil, ""); r.Code != 404 {
+			t.Errorf("the refused ConfigMap: GET = %d %.300s", r.Code, r.Body)
 		}
 	})
 

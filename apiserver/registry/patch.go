@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/minik8s/minik8s/api"
@@ -150,6 +151,13 @@ func (s *Store) patcherFor(pt PatchType, data []byte, schema patch.Schema) (func
 	}
 	return func(cur []byte) ([]byte, error) {
 		out, err := patch.Apply(t, cur, data, schema)
+		if t == patch.JSONPatchType && errors.Is(err, patch.ErrCannotApply) {
+			// kube-apiserver answers a JSON patch that does not apply (a
+			// failed test, a missing path, copies beyond the copy limit)
+			// with apimachinery's generic 422, whose message is its own and
+			// not the patch library's.
+			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", apierrors.GroupResource{}, "", err.Error(), 0, false)
+		}
 		if err != nil {
 			return nil, patchError(err)
 		}

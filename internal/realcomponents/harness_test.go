@@ -305,13 +305,15 @@ type endpoint struct {
 	hc   *http.Client
 }
 
-// request sends body (YAML or JSON, or none; a PATCH's is a merge patch)
-// and returns the answer's code and body; the error is only for no answer.
+// request sends body (YAML or JSON, or none; a PATCH's is a merge patch,
+// or a JSON patch when it is a list) and returns the answer's code and
+// body; the error is only for no answer.
 func (e *endpoint) request(method, path, body string) (int, []byte, error) {
 	var rd io.Reader
+	var data []byte
 	if body != "" {
-		data, err := yaml.YAMLToJSON([]byte(body))
-		if err != nil {
+		var err error
+		if data, err = yaml.YAMLToJSON([]byte(body)); err != nil {
 			return 0, nil, err
 		}
 		rd = bytes.NewReader(data)
@@ -323,14 +325,19 @@ func (e *endpoint) request(method, path, body string) (int, []byte, error) {
 	req.Header.Set("Content-Type", "application/json")
 	if method == "PATCH" {
 		req.Header.Set("Content-Type", "application/merge-patch+json")
+		if bytes.HasPrefix(bytes.TrimSpace(data), []byte("[")) {
+			// A list is a JSON patch: as a merge patch it would replace
+			// the whole object, which no test means.
+			req.Header.Set("Content-Type", "application/json-patch+json")
+		}
 	}
 	resp, err := e.hc.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, data, err
+	answer, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, answer, err
 }
 
 // do is request that fails the test without an answer, with the body

@@ -18,11 +18,20 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/api/defaults"
+	apipatch "github.com/minik8s/minik8s/api/patch"
 	"github.com/minik8s/minik8s/apiserver/admission"
 	"github.com/minik8s/minik8s/apiserver/admission/matching"
 	"github.com/minik8s/minik8s/apiserver/authz"
 	"github.com/minik8s/minik8s/apiserver/warning"
 )
+
+// A webhook's JSON patch is held to the copy limit of a client's
+// (api/patch.MaxJSONPatchCopyBytes), as in kube-apiserver, which sets this
+// library's limit for the whole process: without it a 1 KB patch of
+// doubling copies builds gigabytes before anything looks at its size.
+func init() {
+	jsonpatch.AccumulatedCopySizeLimit = apipatch.MaxJSONPatchCopyBytes
+}
 
 // Config is what the webhook plugins need.
 type Config struct {
