@@ -29,6 +29,7 @@ import (
 	"github.com/minik8s/minik8s/apiserver/crd"
 	"github.com/minik8s/minik8s/apiserver/csr"
 	"github.com/minik8s/minik8s/apiserver/encryption"
+	"github.com/minik8s/minik8s/apiserver/escalation"
 	"github.com/minik8s/minik8s/apiserver/etcd"
 	"github.com/minik8s/minik8s/apiserver/fieldmanager"
 	"github.com/minik8s/minik8s/apiserver/openapi"
@@ -81,6 +82,9 @@ type APIServer struct {
 	kubeletCfg server.KubeletConfig
 	alloc      *servicealloc.Allocator
 	authorizer authz.Authorizer
+	// rbacRules are the RBAC objects the authorizer and the escalation
+	// check read.
+	rbacRules  *cachedRules
 	aggregator *aggregator.Aggregator
 	proxyCert  atomic.Pointer[tls.Certificate]
 	advOnce    sync.Once
@@ -240,6 +244,11 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	quotas := &quotaAccess{}
 	ranges := &limitRanges{}
 	policies := policy.New(policy.Config{Source: hooks, Params: hooks, Namespaces: hooks, Authorizer: celAuthz, Logger: a.log})
+	// RBAC writes are checked against the RBAC data the authorizer reads
+	// (filled once the stores exist), their exceptions asked of the
+	// authorizer.
+	a.rbacRules = &cachedRules{}
+	escalations := escalation.New(celAuthz, a.rbacRules)
 	// kube-apiserver's order: mutating plugins run first (the chain runs all
 	// Admit steps, then all Validate steps).
 	var plugins []admission.Plugin
@@ -287,7 +296,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		if a.crypt.Configured(ri.Resource, ri.Group) {
 			vt = a.crypt.For(ri.Resource, ri.Group)
 		}
-		s := registry.NewStore(registry.Config{
+		cfg := registry.Config{
 			Transformer:      vt,
 			Info:             ri,
 			Strategy:         strategyFor(ri, a.alloc),
@@ -297,7 +306,11 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 			EventBufferSize:  a.opts.WatchCacheEvents,
 			FieldManager:     fields.For(ri),
 			Logger:           a.log,
-		})
+		}
+		if ri.Group == api.RBACGroupName {
+			cfg.Guard = escalations
+		}
+		s := registry.NewStore(cfg)
 		if err := s.Cacher().Register(a.metrics); err != nil {
 			return fmt.Errorf("register watch cache metrics of %s: %w", ri.Resource, err)
 		}
@@ -318,6 +331,12 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		Logger: a.log})
 	if err != nil {
 		return fmt.Errorf("custom resources: %w", err)
+	}
+	*a.rbacRules = cachedRules{
+		clusterRoleBindings: a.Store(api.RBACGroupName, "clusterrolebindings"),
+		roleBindings:        a.Store(api.RBACGroupName, "rolebindings"),
+		clusterRoles:        a.Store(api.RBACGroupName, "clusterroles"),
+		roles:               a.Store(api.RBACGroupName, "roles"),
 	}
 	nsGetter.store = a.Store("", "namespaces")
 	nodeGetter.store = a.Store("", "nodes")

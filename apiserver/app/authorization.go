@@ -16,16 +16,10 @@ import (
 // newAuthorizer is kube-apiserver's default chain: system:masters always, then
 // the Node authorizer for kubelets, then RBAC, all reading the watch caches.
 func (a *APIServer) newAuthorizer() authz.Authorizer {
-	rules := &cachedRules{
-		clusterRoleBindings: a.Store("rbac.authorization.k8s.io", "clusterrolebindings"),
-		roleBindings:        a.Store("rbac.authorization.k8s.io", "rolebindings"),
-		clusterRoles:        a.Store("rbac.authorization.k8s.io", "clusterroles"),
-		roles:               a.Store("rbac.authorization.k8s.io", "roles"),
-	}
 	return authz.Union(
 		authz.PrivilegedGroups("system:masters"),
 		authz.NewNode(&podGraph{pods: a.Store("", "pods")}),
-		authz.NewRBAC(rules),
+		authz.NewRBAC(a.rbacRules),
 	)
 }
 

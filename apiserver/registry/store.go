@@ -45,6 +45,7 @@ type Store struct {
 	admit    *admission.Chain
 	crypt    ValueTransformer
 	fields   *fieldmanager.Kind
+	guard    WriteGuard
 	log      *slog.Logger
 	now      func() time.Time
 	// typePrefix is how encode's output starts: {"kind":...,"apiVersion":...,
@@ -82,6 +83,19 @@ type Config struct {
 	// which every served version converts (only the apiVersion changes,
 	// as with the None conversion strategy).
 	StorageAPIVersion string
+	// Guard, if set, is asked about every create and update of the
+	// resource (RBAC's escalation check).
+	Guard WriteGuard
+}
+
+// WriteGuard refuses writes a user may not make for what the object
+// says, whatever her verbs on the resource allow: RBAC's escalation
+// check. It is asked after mutating admission and before validation, where
+// kube-apiserver's policy-based RBAC storage runs: on create, and on an
+// update (PUT, patch, apply) with the object the update would store.
+type WriteGuard interface {
+	CheckCreate(ctx context.Context, obj api.Object) error
+	CheckUpdate(ctx context.Context, obj, old api.Object) error
 }
 
 // NewStore returns the store of one resource. Run must be called to fill
@@ -100,6 +114,7 @@ func NewStore(cfg Config) *Store {
 		admit:     cfg.Admission,
 		crypt:     cfg.Transformer,
 		fields:    cfg.FieldManager,
+		guard:     cfg.Guard,
 		log:       log.With("resource", cfg.Info.Resource),
 		now:       time.Now,
 		stored:    storageVersionFor(cfg.Info),
@@ -552,6 +567,11 @@ func (s *Store) CreateEncoded(ctx context.Context, ns string, obj api.Object, op
 	if err := s.admit.Admit(ctx, a); err != nil {
 		return nil, nil, err
 	}
+	if s.guard != nil {
+		if err := s.guard.CheckCreate(ctx, obj); err != nil {
+			return nil, nil, err
+		}
+	}
 	if errs := s.strategy.Validate(ctx, obj); len(errs) > 0 {
 		return nil, nil, s.invalid(meta.Name, errs)
 	}
@@ -769,6 +789,11 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 	a := s.attrs(ctx, admission.Update, opts.Subresource, curMeta.Namespace, name, obj, cur, opts.DryRun)
 	if err := s.admit.Admit(ctx, a); err != nil {
 		return nil, err
+	}
+	if s.guard != nil && !internal && !statusLike {
+		if err := s.guard.CheckUpdate(ctx, obj, cur); err != nil {
+			return nil, err
+		}
 	}
 	if curMeta.DeletionTimestamp != nil {
 		errs = append(errs, newFinalizersForbidden(meta.Finalizers, curMeta.Finalizers)...)
