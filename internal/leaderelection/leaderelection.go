@@ -399,12 +399,38 @@ func (e *Elector) release() {
 	l.Spec.RenewTime = &now
 	l.Spec.AcquireTime = &now
 	updated, err := e.leases.Update(ctx, l)
+	if apierrors.IsConflict(err) {
+		// A renewal cancelled by the stop may still have reached the
+		// server after we last observed the lease, so our copy is one
+		// version behind: read it again and release it if it is still ours.
+		updated, err = e.releaseCurrent(ctx, now)
+	}
 	if err != nil {
 		e.log.Info("failed to release lease", "err", err)
 		return
 	}
+	if updated == nil {
+		return // someone else holds it now: nothing of ours to release
+	}
 	e.observe(updated, time.Now())
 	e.log.Info("released lease")
+}
+
+// releaseCurrent releases the lease as stored now, if this candidate still
+// holds it (nil, nil when another does).
+func (e *Elector) releaseCurrent(ctx context.Context, now api.MicroTime) (*api.Lease, error) {
+	cur, err := e.leases.Get(ctx, e.cfg.Name)
+	if err != nil {
+		return nil, err
+	}
+	if holderOf(cur) != e.cfg.Identity {
+		return nil, nil
+	}
+	cur.Spec.HolderIdentity = ptr("")
+	cur.Spec.LeaseDurationSeconds = ptr(int32(1))
+	cur.Spec.RenewTime = &now
+	cur.Spec.AcquireTime = &now
+	return e.leases.Update(ctx, cur)
 }
 
 // reportLeader calls OnNewLeader when the observed holder changed.

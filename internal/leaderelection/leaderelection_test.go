@@ -239,6 +239,32 @@ func TestReleaseOnCancel(t *testing.T) {
 	}
 }
 
+// TestReleaseAfterUnseenRenewal: a renewal cancelled by the stop can still
+// reach the server after the candidate last observed the lease (seen in
+// CI under load: the release then met a conflict and left the lease held,
+// so the successor waited it out). The release reads the lease again and
+// releases it while it is still its own.
+func TestReleaseAfterUnseenRenewal(t *testing.T) {
+	t.Parallel()
+	f := newFakeLeases(t)
+	a := startCandidate(t, f, "a", true)
+	waitFor(t, "a leads", 5*time.Second, a.e.IsLeader)
+	// A write a does not see: the stored lease moves one version on, still
+	// held by a. a is stopped at once, before its next renewal (every
+	// 100ms) could observe it.
+	f.mu.Lock()
+	unseen := *f.lease
+	f.store(&unseen)
+	f.mu.Unlock()
+	a.cancel()
+	if err := <-a.done; err != nil {
+		t.Fatal(err)
+	}
+	if l, _ := f.get(); *l.Spec.HolderIdentity != "" {
+		t.Fatalf("lease not released after a renewal a did not observe: holder %q", *l.Spec.HolderIdentity)
+	}
+}
+
 func TestRenewFailureStopsLeading(t *testing.T) {
 	t.Parallel()
 	f := newFakeLeases(t)
