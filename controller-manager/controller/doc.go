@@ -14,7 +14,8 @@
 // EveryAfter) is the half of a controller that makes passes on a period
 // instead of draining a queue (podgc, the node health monitor).
 // WithSyncMetrics ends the constructors that build a controller without
-// metrics for tests, and Cached is the first step of a sync: the cached
+// metrics for tests, FromFactory is the constructor of one built from the
+// factory, a recorder, a logger and its metrics, and Cached is the first step of a sync: the cached
 // object of a key, or nil when it is gone.
 //
 // A new controller is written as: an informer per kind it reads (from

@@ -43,13 +43,7 @@ type Controller struct {
 var _ controller.Interface = (*Controller)(nil)
 
 // New is the controller-manager's constructor.
-func New(ctx *controller.Context) (controller.Interface, error) {
-	m, err := controller.NewSyncMetrics(ctx.Metrics, Name)
-	if err != nil {
-		return nil, err
-	}
-	return NewController(ctx.Client, ctx.Factory, ctx.Events.RecorderFor(Component), ctx.Logger, m)
-}
+var New = controller.FromFactory(Name, Component, NewController)
 
 // NewController builds the controller on factory's shared informers.
 func NewController(c *client.Client, factory *informer.Factory, recorder events.Recorder, log *slog.Logger, m *controller.SyncMetrics) (*Controller, error) {
