@@ -81,6 +81,21 @@ func RecheckDeletion(get func(ctx context.Context) (*api.ObjectMeta, error), uid
 	}
 }
 
+// RecheckDeletionOf is RecheckDeletion for an owner of kind T: the fresh
+// copy is read with c from the owner's namespace and name.
+func RecheckDeletionOf[T any, PT interface {
+	*T
+	api.Object
+}](c *client.Client, owner *api.ObjectMeta) func(ctx context.Context) error {
+	return RecheckDeletion(func(ctx context.Context) (*api.ObjectMeta, error) {
+		fresh, err := client.Resource[T, PT](c).Namespace(owner.Namespace).Get(ctx, owner.Name)
+		if err != nil {
+			return nil, err
+		}
+		return PT(fresh).GetObjectMeta(), nil
+	}, owner.UID)
+}
+
 // Claim returns the objects of objs the owner controls after adopting and
 // releasing; errors of individual objects are joined.
 func (m *RefManager[T, PT]) Claim(ctx context.Context, objs []*T) ([]*T, error) {

@@ -205,13 +205,7 @@ func (dsc *Controller) sync(ctx context.Context, key string) error {
 	if err != nil || selector.Empty() {
 		return nil
 	}
-	canAdopt := controller.RecheckDeletion(func(ctx context.Context) (*api.ObjectMeta, error) {
-		fresh, err := client.Resource[api.DaemonSet](dsc.client).Namespace(ds.Namespace).Get(ctx, ds.Name)
-		if err != nil {
-			return nil, err
-		}
-		return &fresh.ObjectMeta, nil
-	}, ds.UID)
+	canAdopt := controller.RecheckDeletionOf[api.DaemonSet](dsc.client, &ds.ObjectMeta)
 	revs, err := controller.NewRefManager[api.ControllerRevision](dsc.client, &ds.ObjectMeta, dsKind.APIVersion, dsKind.Kind, selector, canAdopt).
 		Claim(ctx, controller.OwnedOrOrphans(dsc.revs, &ds.ObjectMeta))
 	if err != nil {

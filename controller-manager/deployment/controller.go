@@ -248,13 +248,7 @@ func (dc *Controller) replicaSetsForDeployment(ctx context.Context, d *api.Deplo
 	if err != nil {
 		return nil, fmt.Errorf("deployment %s/%s has invalid label selector: %w", d.Namespace, d.Name, err)
 	}
-	canAdopt := controller.RecheckDeletion(func(ctx context.Context) (*api.ObjectMeta, error) {
-		fresh, err := client.Resource[api.Deployment](dc.client).Namespace(d.Namespace).Get(ctx, d.Name)
-		if err != nil {
-			return nil, err
-		}
-		return &fresh.ObjectMeta, nil
-	}, d.UID)
+	canAdopt := controller.RecheckDeletionOf[api.Deployment](dc.client, &d.ObjectMeta)
 	m := controller.NewRefManager[api.ReplicaSet](dc.client, &d.ObjectMeta, deploymentAPIVersion, deploymentKind, sel, canAdopt)
 	return m.Claim(ctx, controller.OwnedOrOrphans(dc.rss, &d.ObjectMeta))
 }

@@ -179,13 +179,7 @@ func (c *Controller) claimPods(ctx context.Context, j *api.Job) ([]*api.Pod, err
 	if err != nil {
 		return nil, err
 	}
-	canAdopt := controller.RecheckDeletion(func(ctx context.Context) (*api.ObjectMeta, error) {
-		fresh, err := client.Resource[api.Job](c.client).Namespace(j.Namespace).Get(ctx, j.Name)
-		if err != nil {
-			return nil, err
-		}
-		return &fresh.ObjectMeta, nil
-	}, j.UID)
+	canAdopt := controller.RecheckDeletionOf[api.Job](c.client, &j.ObjectMeta)
 	claimed, err := controller.NewRefManager[api.Pod](c.client, &j.ObjectMeta, "batch/v1", "Job", sel, canAdopt).
 		WithFinalizers(api.JobTrackingFinalizer).Claim(ctx, c.pods.Lister().Namespace(j.Namespace).List(nil))
 	// An adopted pod carries the finalizer now, not yet in the cache.

@@ -165,13 +165,7 @@ func replicas(rs *api.ReplicaSet) int32 {
 }
 
 func (rsc *Controller) claimPods(ctx context.Context, rs *api.ReplicaSet, selector labels.Selector, pods []*api.Pod) ([]*api.Pod, error) {
-	canAdopt := controller.RecheckDeletion(func(ctx context.Context) (*api.ObjectMeta, error) {
-		fresh, err := client.Resource[api.ReplicaSet](rsc.client).Namespace(rs.Namespace).Get(ctx, rs.Name)
-		if err != nil {
-			return nil, err
-		}
-		return &fresh.ObjectMeta, nil
-	}, rs.UID)
+	canAdopt := controller.RecheckDeletionOf[api.ReplicaSet](rsc.client, &rs.ObjectMeta)
 	m := controller.NewRefManager[api.Pod](rsc.client, &rs.ObjectMeta, rsKind.APIVersion, rsKind.Kind, selector, canAdopt)
 	return m.Claim(ctx, pods)
 }

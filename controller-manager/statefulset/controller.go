@@ -128,13 +128,7 @@ func (ssc *Controller) sync(ctx context.Context, key string) error {
 		ssc.log.Warn("invalid selector", "statefulset", key, "err", err)
 		return nil
 	}
-	canAdopt := controller.RecheckDeletion(func(ctx context.Context) (*api.ObjectMeta, error) {
-		fresh, err := client.Resource[api.StatefulSet](ssc.client).Namespace(set.Namespace).Get(ctx, set.Name)
-		if err != nil {
-			return nil, err
-		}
-		return &fresh.ObjectMeta, nil
-	}, set.UID)
+	canAdopt := controller.RecheckDeletionOf[api.StatefulSet](ssc.client, &set.ObjectMeta)
 	revs, err := controller.NewRefManager[api.ControllerRevision](ssc.client, &set.ObjectMeta, setKind.APIVersion, setKind.Kind, selector, canAdopt).
 		Claim(ctx, controller.OwnedOrOrphans(ssc.revs, &set.ObjectMeta))
 	if err != nil {
