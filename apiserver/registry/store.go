@@ -481,6 +481,18 @@ func (s *Store) AdmitCreate(ctx context.Context, sub, ns, name string, obj api.O
 	return s.admit.Validate(ctx, a)
 }
 
+// AdmitConnect runs the admission chain, mutating then validating, on a
+// CONNECT to subresource sub of ns/name (pods/exec, attach, portforward),
+// opts its options object, as kube-apiserver's ConnectResource does before
+// it reads the object or connects anywhere. A CONNECT is never a dry run.
+func (s *Store) AdmitConnect(ctx context.Context, sub, ns, name string, opts api.Object) error {
+	a := s.attrs(ctx, admission.Connect, sub, ns, name, opts, nil, false)
+	if err := s.admit.Admit(ctx, a); err != nil {
+		return err
+	}
+	return s.admit.Validate(ctx, a)
+}
+
 // Get reads one object from etcd (a quorum read, like Kubernetes' GET without
 // resourceVersion).
 func (s *Store) Get(ctx context.Context, ns, name string) (api.Object, error) {

@@ -92,7 +92,8 @@ func isKubeletSubresource(st *registry.Store, sub string) bool {
 // address and port, and streams the kubelet's /containerLogs, /exec,
 // /attach or /portForward back (a WebSocket port-forward is tunneled to
 // the kubelet's SPDY: streamtunnel.go). Authorization already happened in
-// the filter chain: get pods/log, and get or create on the others.
+// the filter chain: get pods/log, and get or create on the others; exec,
+// attach and portforward are CONNECTs, admitted first (admitConnect).
 func (s *Server) servePodProxy(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
 	switch {
 	case info.Subresource == "log" && info.Verb != "get":
@@ -102,10 +103,19 @@ func (s *Server) servePodProxy(w http.ResponseWriter, r *http.Request, info *req
 		methodNotAllowed(w, r)
 		return
 	}
-	if info.Subresource != "log" && info.Verb == "get" {
-		if err := s.authorizeCreate(r, info); err != nil {
+	var opts api.Object
+	if info.Subresource != "log" {
+		var err error
+		if opts, err = s.admitConnect(r, info, st); err != nil {
 			writeError(w, r, err)
 			return
+		}
+		// After admission, as kube's Connect checks it.
+		if info.Verb == "get" {
+			if err := s.authorizeCreate(r, info); err != nil {
+				writeError(w, r, err)
+				return
+			}
 		}
 	}
 	q := r.URL.Query()
@@ -120,12 +130,17 @@ func (s *Server) servePodProxy(w http.ResponseWriter, r *http.Request, info *req
 		return
 	}
 	var container string
-	if info.Subresource != "portforward" {
-		container, err = podContainer(pod, q.Get("container"), info.Subresource == "log")
-		if err != nil {
-			writeError(w, r, err)
-			return
-		}
+	switch o := opts.(type) {
+	case nil:
+		container, err = podContainer(pod, q.Get("container"), true)
+	case *api.PodExecOptions:
+		container, err = podContainer(pod, o.Container, false)
+	case *api.PodAttachOptions:
+		container, err = podContainer(pod, o.Container, false)
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
 	}
 	base, err := s.kubeletURL(r, pod)
 	if err != nil {
@@ -144,28 +159,18 @@ func (s *Server) servePodProxy(w http.ResponseWriter, r *http.Request, info *req
 		base.RawQuery = kq.Encode()
 		s.streamLog(w, r, base)
 	case "exec":
-		kq := url.Values{}
-		for _, k := range []string{"command", "stdin", "stdout", "stderr", "tty"} {
-			if v, ok := q[k]; ok {
-				kq[k] = v
-			}
-		}
-		if len(kq["command"]) == 0 {
+		o := opts.(*api.PodExecOptions)
+		if len(o.Command) == 0 {
 			writeError(w, r, apierrors.NewBadRequest("you must specify at least 1 command"))
 			return
 		}
 		base.Path = "/exec/" + seg(pod.Namespace) + "/" + seg(pod.Name) + "/" + seg(container)
-		base.RawQuery = kq.Encode()
+		base.RawQuery = streamQuery(o.Stdin, o.Stdout, o.Stderr, o.TTY, o.Command).Encode()
 		s.proxyUpgrade(w, r, base)
 	case "attach":
-		kq := url.Values{}
-		for _, k := range []string{"stdin", "stdout", "stderr", "tty"} {
-			if v, ok := q[k]; ok {
-				kq[k] = v
-			}
-		}
+		o := opts.(*api.PodAttachOptions)
 		base.Path = "/attach/" + seg(pod.Namespace) + "/" + seg(pod.Name) + "/" + seg(container)
-		base.RawQuery = kq.Encode()
+		base.RawQuery = streamQuery(o.Stdin, o.Stdout, o.Stderr, o.TTY, nil).Encode()
 		s.proxyUpgrade(w, r, base)
 	case "portforward":
 		base.Path = "/portForward/" + seg(pod.Namespace) + "/" + seg(pod.Name)

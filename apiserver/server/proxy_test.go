@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"net/url"
 	"strings"
 	"testing"
@@ -109,6 +110,39 @@ func TestPreferredAddress(t *testing.T) {
 		}
 		if err != nil || got != tt.want {
 			t.Errorf("%s: got %q, %v; want %q", tt.name, got, err, tt.want)
+		}
+	}
+}
+
+func TestConnectOptions(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		sub, query string
+		want       string // the options' JSON
+		wantErr    string
+	}{
+		{"exec", "command=ls&command=-l&stdin=true&stdout=1&stderr=0&tty=FALSE&container=app",
+			`{"kind":"PodExecOptions","apiVersion":"v1","stdin":true,"stdout":true,"container":"app","command":["ls","-l"]}`, ""},
+		// kube's parameter codec: only absent, "false" and "0" are false.
+		{"exec", "command=ls&stdin=&tty=yes", `{"kind":"PodExecOptions","apiVersion":"v1","stdin":true,"tty":true,"command":["ls"]}`, ""},
+		{"exec", "", `{"kind":"PodExecOptions","apiVersion":"v1","command":null}`, ""},
+		{"attach", "stdin=true&stderr=true&command=ignored", `{"kind":"PodAttachOptions","apiVersion":"v1","stdin":true,"stderr":true}`, ""},
+		{"portforward", "ports=8080,9090&ports=53", `{"kind":"PodPortForwardOptions","apiVersion":"v1","ports":[8080,9090,53]}`, ""},
+		{"portforward", "ports=70000", "", "cannot convert to []int32"},
+		{"portforward", "ports=http", "", "cannot convert to []int32"},
+	}
+	for _, tt := range tests {
+		q, _ := url.ParseQuery(tt.query)
+		got, err := connectOptions(tt.sub, q)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s?%s: error %v, want %q", tt.sub, tt.query, err, tt.wantErr)
+			}
+			continue
+		}
+		data, _ := json.Marshal(got)
+		if err != nil || string(data) != tt.want {
+			t.Errorf("%s?%s: got %s, %v; want %s", tt.sub, tt.query, data, err, tt.want)
 		}
 	}
 }

@@ -193,7 +193,12 @@ func ObjectMatches(sel *api.LabelSelector, a *admission.Attributes) (bool, error
 		return false, apierrors.NewInternalError(err)
 	}
 	for _, o := range []api.Object{a.Object, a.OldObject} {
-		if o != nil && s.Matches(labels.Set(o.GetObjectMeta().Labels)) {
+		// The options of a CONNECT have no metadata and match no selector
+		// (kube's matchObject fails on them).
+		if o == nil || o.GetObjectMeta() == nil {
+			continue
+		}
+		if s.Matches(labels.Set(o.GetObjectMeta().Labels)) {
 			return true, nil
 		}
 	}

@@ -236,7 +236,15 @@ func (m *Mutating) callAndPatch(ctx context.Context, h *hook, a *admission.Attri
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
-	patched := t.Resource.New()
+	// The patch applies to the request's own object, which for a
+	// subresource or a CONNECT may not be the resource's kind (a
+	// TokenRequest, a PodExecOptions), or to the equivalent target's.
+	var patched api.Object
+	if t.ToTarget != nil {
+		patched = t.Resource.New()
+	} else {
+		patched = reflect.New(reflect.TypeOf(a.Object).Elem()).Interface().(api.Object)
+	}
 	if err := json.Unmarshal(after, patched); err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
@@ -248,8 +256,10 @@ func (m *Mutating) callAndPatch(ctx context.Context, h *hook, a *admission.Attri
 	if dst.Type() != src.Type() {
 		return false, apierrors.NewInternalError(fmt.Errorf("admission webhook %q: patched %T is not a %T", h.name, patched, a.Object))
 	}
-	if err := keepServerFields(a.Object.GetObjectMeta(), patched.GetObjectMeta()); err != nil {
-		return false, err
+	if before := a.Object.GetObjectMeta(); before != nil {
+		if err := keepServerFields(before, patched.GetObjectMeta()); err != nil {
+			return false, err
+		}
 	}
 	old, _ := json.Marshal(a.Object)
 	dst.Elem().Set(src.Elem())
