@@ -197,11 +197,12 @@ func (s *podSync) startContainer(ctx context.Context, c *api.Container, init boo
 		s.mountFailed(err)
 		return 2 * retrySoon
 	}
-	mounts, err := m.mounts(pod, c, vols)
+	// The environment first: subPathExpr expands from it.
+	env, err := m.env(ctx, pod, c, m.currentPodIP(pod, sb.PodIP))
 	if err != nil {
 		return fail("CreateContainerConfigError", err)
 	}
-	env, err := m.env(ctx, pod, c, m.currentPodIP(pod, sb.PodIP))
+	mounts, err := m.mounts(pod, c, vols, env)
 	if err != nil {
 		return fail("CreateContainerConfigError", err)
 	}

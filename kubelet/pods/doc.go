@@ -4,7 +4,9 @@
 // containers with restart policy and CrashLoopBackOff, image pulls with
 // ImagePullBackOff, probes, graceful deletion) and reports the pod's status
 // through /status. Volumes are set up before the sandbox (FailedMount
-// keeps a pod ContainerCreating) and the API-backed ones (kubelet/volume)
+// keeps a pod ContainerCreating), a subPath is bind-mounted from a
+// kubelet-owned target that cannot lead out of its volume (kubelet/subpath)
+// and the API-backed ones (kubelet/volume)
 // are written again every VolumeResyncPeriod while the pod runs, which is
 // how edited ConfigMaps and refreshed service account tokens (kubelet/token)
 // reach its containers. It knows no driver: it sees the runtime only

@@ -22,6 +22,7 @@ import (
 	"github.com/minik8s/minik8s/kubelet/pods"
 	"github.com/minik8s/minik8s/kubelet/runtime"
 	rtcontainerd "github.com/minik8s/minik8s/kubelet/runtime/containerd"
+	"github.com/minik8s/minik8s/kubelet/subpath"
 	"github.com/minik8s/minik8s/kubelet/testimage"
 	"github.com/vishvananda/netlink"
 )
@@ -175,6 +176,15 @@ func (nd *node) cleanup() {
 		return
 	}
 	defer rt.Close()
+	// Pods the test left running keep their subPath bind mounts; they go
+	// before the temp dir is removed through them.
+	if dirs, err := os.ReadDir(filepath.Join(nd.opts.RootDir, "pods")); err == nil {
+		for _, d := range dirs {
+			if err := subpath.Clean(filepath.Join(nd.opts.RootDir, "pods", d.Name())); err != nil {
+				nd.t.Logf("cleanup: %v", err)
+			}
+		}
+	}
 	nm, _ := network.New(nd.netConfig)
 	_ = nm.Configure(nd.cidr)
 	cs, _ := rt.ListPodContainers(ctx, "")

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubelet/runtime"
+	"github.com/minik8s/minik8s/kubelet/subpath"
 	"github.com/minik8s/minik8s/kubelet/volume"
 )
 
@@ -307,8 +309,9 @@ func (g volumeGetter) ServiceAccountToken(ctx context.Context, pod *api.Pod, src
 // writes from the API (configMap, secret, downwardAPI, projected) are
 // always mounted read-only, as Kubernetes does since CVE-2017-1002102: a
 // container that could rewrite their ..data link could make the kubelet
-// read and remove host paths at the next refresh.
-func (m *Manager) mounts(pod *api.Pod, c *api.Container, volumes map[string]string) ([]runtime.Mount, error) {
+// read and remove host paths at the next refresh. env is the container's
+// resolved environment, which subPathExpr expands from.
+func (m *Manager) mounts(pod *api.Pod, c *api.Container, volumes map[string]string, env []string) ([]runtime.Mount, error) {
 	apiData := map[string]bool{}
 	for _, v := range pod.Spec.Volumes {
 		if v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil {
@@ -320,22 +323,93 @@ func (m *Manager) mounts(pod *api.Pod, c *api.Container, volumes map[string]stri
 		{HostPath: filepath.Join(dir, "etc-hosts"), ContainerPath: "/etc/hosts"},
 		{HostPath: filepath.Join(dir, "resolv.conf"), ContainerPath: "/etc/resolv.conf"},
 	}
-	for _, vm := range c.VolumeMounts {
+	for i, vm := range c.VolumeMounts {
 		hp, ok := volumes[vm.Name]
 		if !ok {
-			return nil, fmt.Errorf("volume mount %q of container %q names no volume", vm.Name, c.Name)
+			return nil, fmt.Errorf("cannot find volume %q to mount into container %q", vm.Name, c.Name)
 		}
-		if vm.SubPath != "" {
-			hp = filepath.Join(hp, filepath.Clean("/"+vm.SubPath))
-			if _, err := os.Stat(hp); os.IsNotExist(err) {
-				if err := os.MkdirAll(hp, 0o755); err != nil {
-					return nil, err
-				}
+		sub, err := subPathOf(vm, env)
+		if err != nil {
+			return nil, err
+		}
+		if sub != "" {
+			if hp, err = m.subPathMount(dir, c.Name, i, vm.Name, hp, sub); err != nil {
+				return nil, err
 			}
 		}
 		out = append(out, runtime.Mount{HostPath: hp, ContainerPath: vm.MountPath, ReadOnly: vm.ReadOnly || apiData[vm.Name]})
 	}
 	return out, nil
+}
+
+// subPathOf is the mount's subPath, subPathExpr expanded from env, checked
+// as kube's makeMounts checks it: relative and without "..".
+func subPathOf(vm api.VolumeMount, env []string) (string, error) {
+	sub := vm.SubPath
+	if vm.SubPathExpr != "" {
+		var err error
+		if sub, err = expandSubPathExpr(vm.SubPathExpr, env); err != nil {
+			return "", err
+		}
+	}
+	if sub == "" {
+		return "", nil
+	}
+	if filepath.IsAbs(sub) {
+		return "", fmt.Errorf("error SubPath `%s` must not be an absolute path", sub)
+	}
+	if slices.Contains(strings.Split(filepath.ToSlash(sub), "/"), "..") {
+		return "", fmt.Errorf("unable to provision SubPath `%s`: must not contain '..'", sub)
+	}
+	return sub, nil
+}
+
+// expandSubPathExpr expands $(VAR) from the container's environment as
+// kube's ExpandContainerVolumeMounts does: a variable that is unset or
+// empty is an error, not a path that silently means the whole volume.
+func expandSubPathExpr(expr string, env []string) (string, error) {
+	vars := envMap(env)
+	var missing []string
+	out := expandWith(expr, func(name string) (string, bool) {
+		v := vars[name]
+		if v == "" && !slices.Contains(missing, name) {
+			missing = append(missing, name)
+		}
+		return v, true
+	})
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return "", fmt.Errorf("missing value for %s", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// subPathMount makes the mount source of a subPath of the volume at
+// volumePath: the subdirectory is created if missing, then bind-mounted
+// through an fd opened without following links onto a kubelet-owned
+// target (kubelet/subpath), so a link the pod's containers plant in the
+// volume cannot turn the mount into a host path. The errors say no more
+// than kube's do: the details would describe the host's file system.
+func (m *Manager) subPathMount(podDir, container string, index int, volumeName, volumePath, sub string) (string, error) {
+	path := filepath.Join(volumePath, sub)
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		st, err := os.Stat(volumePath)
+		if err != nil {
+			return "", err
+		}
+		// The subdirectory gets the volume's mode (an emptyDir's 0777).
+		if err := subpath.SafeMakeDir(sub, volumePath, st.Mode()); err != nil && !errors.Is(err, os.ErrExist) {
+			m.log.Warn("create subPath directory", "container", container, "volumeMount", volumeName, "err", err)
+			return "", fmt.Errorf("failed to create subPath directory for volumeMount %q of container %q", volumeName, container)
+		}
+	}
+	target, err := subpath.Prepare(subpath.Subpath{VolumeMountIndex: index, Path: path, VolumeName: volumeName,
+		VolumePath: volumePath, PodDir: podDir, ContainerName: container})
+	if err != nil {
+		m.log.Warn("prepare subPath", "container", container, "volumeMount", volumeName, "err", err)
+		return "", fmt.Errorf("failed to prepare subPath for volumeMount %q of container %q", volumeName, container)
+	}
+	return target, nil
 }
 
 // resources turns limits and requests into cgroup settings the way the
@@ -480,6 +554,15 @@ func (m *Manager) valueFrom(ctx context.Context, pod *api.Pod, c *api.Container,
 // expand replaces $(VAR) with known variables; $$ escapes, unknown
 // references are kept verbatim (kube's expansion rules).
 func expand(s string, vars map[string]string) string {
+	return expandWith(s, func(name string) (string, bool) {
+		v, ok := vars[name]
+		return v, ok
+	})
+}
+
+// expandWith is expand with a lookup; a reference lookup does not know
+// is kept verbatim.
+func expandWith(s string, lookup func(string) (string, bool)) string {
 	if !strings.Contains(s, "$") {
 		return s
 	}
@@ -500,7 +583,7 @@ func expand(s string, vars map[string]string) string {
 				return b.String()
 			}
 			name := s[i+2 : i+2+end]
-			if v, ok := vars[name]; ok {
+			if v, ok := lookup(name); ok {
 				b.WriteString(v)
 			} else {
 				b.WriteString(s[i : i+3+end])
@@ -513,15 +596,21 @@ func expand(s string, vars map[string]string) string {
 	return b.String()
 }
 
-func expandAll(in []string, env []string) []string {
-	if len(in) == 0 {
-		return in
-	}
-	vars := map[string]string{}
+// envMap indexes NAME=value pairs by name.
+func envMap(env []string) map[string]string {
+	vars := make(map[string]string, len(env))
 	for _, e := range env {
 		k, v, _ := strings.Cut(e, "=")
 		vars[k] = v
 	}
+	return vars
+}
+
+func expandAll(in []string, env []string) []string {
+	if len(in) == 0 {
+		return in
+	}
+	vars := envMap(env)
 	out := make([]string, len(in))
 	for i, s := range in {
 		out[i] = expand(s, vars)

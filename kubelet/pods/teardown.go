@@ -11,6 +11,7 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubelet/network"
 	"github.com/minik8s/minik8s/kubelet/runtime"
+	"github.com/minik8s/minik8s/kubelet/subpath"
 )
 
 // terminate is a pass over a pod being deleted (deletionTimestamp set):
@@ -110,6 +111,12 @@ func (m *Manager) teardown(ctx context.Context, uid, ns, name string, cs []runti
 	if cc, ok := m.rt.(runtime.CgroupCleaner); ok {
 		cc.RemovePodCgroups(uid)
 	}
-	_ = os.RemoveAll(m.podDir(uid))
+	// The subPath bind mounts go first: RemoveAll through one would
+	// delete the volume's files, a hostPath's on the node.
+	if err := subpath.Clean(m.podDir(uid)); err != nil {
+		m.log.Warn("clean subPath mounts; keeping the pod directory", "podUID", uid, "err", err)
+	} else {
+		_ = os.RemoveAll(m.podDir(uid))
+	}
 	m.tokens.DeleteServiceAccountToken(api.UID(uid))
 }

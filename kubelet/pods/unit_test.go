@@ -128,7 +128,7 @@ func TestAPIDataVolumesMountReadOnly(t *testing.T) {
 	for _, v := range pod.Spec.Volumes {
 		vols[v.Name] = "/host/" + v.Name
 	}
-	mounts, err := m.mounts(pod, c, vols)
+	mounts, err := m.mounts(pod, c, vols, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,6 +138,42 @@ func TestAPIDataVolumesMountReadOnly(t *testing.T) {
 		}
 		if want := mt.ContainerPath != "/scratch"; mt.ReadOnly != want {
 			t.Errorf("%s read-only %v, want %v", mt.ContainerPath, mt.ReadOnly, want)
+		}
+	}
+}
+
+// TestSubPathOf: subPath and subPathExpr are checked as kube's makeMounts
+// checks them; subPathExpr expands from the container's environment and
+// an unset or empty variable is an error, never the whole volume.
+func TestSubPathOf(t *testing.T) {
+	t.Parallel()
+	env := []string{"POD_NAME=web-0", "NS=default", "EMPTY=", "UP=..", "ROOT=/etc"}
+	for _, tc := range []struct {
+		vm      api.VolumeMount
+		want    string
+		wantErr string
+	}{
+		{api.VolumeMount{}, "", ""},
+		{api.VolumeMount{SubPath: "a/b"}, "a/b", ""},
+		{api.VolumeMount{SubPath: "$(POD_NAME)"}, "$(POD_NAME)", ""}, // subPath is literal
+		{api.VolumeMount{SubPath: "/etc"}, "", "error SubPath `/etc` must not be an absolute path"},
+		{api.VolumeMount{SubPath: "a/../../b"}, "", "unable to provision SubPath `a/../../b`: must not contain '..'"},
+		{api.VolumeMount{SubPath: "a..b/c.."}, "a..b/c..", ""},
+		{api.VolumeMount{SubPathExpr: "$(NS)/$(POD_NAME)"}, "default/web-0", ""},
+		{api.VolumeMount{SubPathExpr: "$$(POD_NAME)"}, "$(POD_NAME)", ""},
+		{api.VolumeMount{SubPathExpr: "$(NOPE)/$(EMPTY)/$(NOPE)"}, "", "missing value for EMPTY, NOPE"},
+		{api.VolumeMount{SubPathExpr: "$(UP)/x"}, "", "unable to provision SubPath `../x`: must not contain '..'"},
+		{api.VolumeMount{SubPathExpr: "$(ROOT)"}, "", "error SubPath `/etc` must not be an absolute path"},
+	} {
+		got, err := subPathOf(tc.vm, env)
+		if tc.wantErr != "" {
+			if err == nil || err.Error() != tc.wantErr {
+				t.Errorf("%+v: %q, %v; want error %q", tc.vm, got, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%+v: %q, %v; want %q", tc.vm, got, err, tc.want)
 		}
 	}
 }
