@@ -48,6 +48,7 @@ import (
 // kube-apiserver's order: mutating steps run first (the chain runs all
 // Admit steps, then all Validate steps).
 var AdmissionPlugins = []string{"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "NodeRestriction", "DefaultTolerationSeconds",
+	"CertificateApproval", "CertificateSigning", "CertificateSubjectRestriction",
 	"MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook", "ResourceQuota"}
 
 // SystemNamespaces exist from the start and may not be deleted.
@@ -259,6 +260,11 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		&admission.NodeRestriction{Nodes: nodeGetter, Pods: saGetter},
 		&admission.DefaultTolerationSeconds{NotReadySeconds: a.opts.DefaultNotReadyTolerationSeconds,
 			UnreachableSeconds: a.opts.DefaultUnreachableTolerationSeconds},
+		// Which signers a user may approve and sign for, and no
+		// system:masters client certificates (issue 26).
+		&admission.CertificateApproval{Authorizer: celAuthz, Log: a.log},
+		&admission.CertificateSigning{Authorizer: celAuthz, Log: a.log},
+		&admission.CertificateSubjectRestriction{},
 		// The dynamic plugins come last, as in kube-apiserver: webhooks
 		// see the object the built-in plugins mutated, and validate
 		// after the built-in validators.

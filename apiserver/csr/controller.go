@@ -2,14 +2,14 @@ package csr
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/validation"
 	"github.com/minik8s/minik8s/apiserver/authz"
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/request"
@@ -77,14 +77,24 @@ func condition(csr *api.CertificateSigningRequest, t api.RequestConditionType) b
 	return false
 }
 
+// signers are the signers this apiserver runs, each with the check kube's
+// csrsigning controller applies to its requests (signer.go:
+// isKubeletClient, isKubeAPIServerClient). kubernetes.io/kubelet-serving
+// and kubernetes.io/legacy-unknown are not run here: their requests stay
+// unsigned.
+var signers = map[string]func(*x509.CertificateRequest, []api.KeyUsage) error{
+	KubeletClientSigner: validation.ValidateKubeletClientCSR,
+	APIClientSigner:     validation.ValidateKubeAPIServerClientCSR,
+}
+
 // sync approves a qualifying kubelet request, then signs an approved one.
 func (c *Controller) sync(ctx context.Context, csr *api.CertificateSigningRequest) error {
 	if condition(csr, api.CertificateDenied) || condition(csr, api.CertificateFailed) || len(csr.Status.Certificate) > 0 {
 		return nil
 	}
 	if !condition(csr, api.CertificateApproved) {
-		ok, why := c.approvable(ctx, csr)
-		if !ok {
+		message, why := c.approvable(ctx, csr)
+		if message == "" {
 			c.Log.Debug("csr not auto-approved", "csr", csr.Name, "why", why)
 			return nil
 		}
@@ -93,7 +103,7 @@ func (c *Controller) sync(ctx context.Context, csr *api.CertificateSigningReques
 			now := api.Now()
 			o.Status.Conditions = append(o.Status.Conditions, api.CertificateSigningRequestCondition{
 				Type: api.CertificateApproved, Status: api.ConditionTrue, Reason: "AutoApproved",
-				Message: "Auto approving kubelet client certificate after SubjectAccessReview.", LastUpdateTime: now, LastTransitionTime: now,
+				Message: message, LastUpdateTime: now, LastTransitionTime: now,
 			})
 			return o, nil
 		})
@@ -103,8 +113,18 @@ func (c *Controller) sync(ctx context.Context, csr *api.CertificateSigningReques
 		c.Log.Info("approved kubelet client certificate request", "csr", csr.Name, "requester", csr.Spec.Username)
 		return nil // the MODIFIED event brings it back for signing
 	}
-	if csr.Spec.SignerName != KubeletClientSigner && csr.Spec.SignerName != APIClientSigner {
+	check, ok := signers[csr.Spec.SignerName]
+	if !ok {
 		return nil
+	}
+	x, err := validation.ParseCSR(csr.Spec.Request)
+	if err != nil {
+		return fmt.Errorf("unable to parse csr %q: %w", csr.Name, err)
+	}
+	// As kube's signer: an approved request of a shape its signer does
+	// not issue is never signed, and says so with a Failed condition.
+	if err := check(x, csr.Spec.Usages); err != nil {
+		return c.fail(ctx, csr.Name, err)
 	}
 	validity := DefaultValidity
 	if s := csr.Spec.ExpirationSeconds; s != nil && time.Duration(*s)*time.Second < validity {
@@ -114,59 +134,84 @@ func (c *Controller) sync(ctx context.Context, csr *api.CertificateSigningReques
 	for i, u := range csr.Spec.Usages {
 		usages[i] = string(u)
 	}
-	cert, signErr := c.CA.SignCSR(csr.Spec.Request, usages, validity)
-	_, err := c.Store.Mutate(ctx, "", csr.Name, "", registry.WriteOptions{Subresource: "status"}, func(cur api.Object) (api.Object, error) {
-		o := cur.(*api.CertificateSigningRequest)
-		if signErr != nil {
-			now := api.Now()
-			o.Status.Conditions = append(o.Status.Conditions, api.CertificateSigningRequestCondition{
-				Type: api.CertificateFailed, Status: api.ConditionTrue, Reason: "SignerValidationFailure",
-				Message: signErr.Error(), LastUpdateTime: now, LastTransitionTime: now,
-			})
-			return o, nil
+	cert, err := c.CA.SignCSR(csr.Spec.Request, usages, validity)
+	if err != nil {
+		if ferr := c.fail(ctx, csr.Name, err); ferr != nil {
+			return ferr
 		}
+		return fmt.Errorf("sign: %w", err)
+	}
+	_, err = c.Store.Mutate(ctx, "", csr.Name, "", registry.WriteOptions{Subresource: "status"}, func(cur api.Object) (api.Object, error) {
+		o := cur.(*api.CertificateSigningRequest)
 		o.Status.Certificate = append(cert, c.CA.CertPEM()...)
 		return o, nil
 	})
 	if err != nil {
 		return fmt.Errorf("sign: %w", err)
 	}
-	if signErr != nil {
-		return fmt.Errorf("sign: %w", signErr)
-	}
 	c.Log.Info("signed certificate", "csr", csr.Name, "signer", csr.Spec.SignerName)
 	return nil
 }
 
-// approvable applies the kubelet client rules of Kubernetes' csrapproving
-// controller and the SubjectAccessReview it asks for.
-func (c *Controller) approvable(ctx context.Context, csr *api.CertificateSigningRequest) (bool, string) {
-	if csr.Spec.SignerName != KubeletClientSigner {
-		return false, "signer is not " + KubeletClientSigner
-	}
-	x, err := pki.ParseCSRPEM(csr.Spec.Request)
+// fail adds the Failed condition kube's signer adds to a request it will
+// not sign (reason SignerValidationFailure, the refusal as message).
+func (c *Controller) fail(ctx context.Context, name string, why error) error {
+	_, err := c.Store.Mutate(ctx, "", name, "", registry.WriteOptions{Subresource: "status"}, func(cur api.Object) (api.Object, error) {
+		o := cur.(*api.CertificateSigningRequest)
+		now := api.Now()
+		o.Status.Conditions = append(o.Status.Conditions, api.CertificateSigningRequestCondition{
+			Type: api.CertificateFailed, Status: api.ConditionTrue, Reason: "SignerValidationFailure",
+			Message: why.Error(), LastUpdateTime: now, LastTransitionTime: now,
+		})
+		return o, nil
+	})
 	if err != nil {
-		return false, err.Error()
+		return fmt.Errorf("error adding failure condition for csr: %w", err)
 	}
-	if !strings.HasPrefix(x.Subject.CommonName, pki.NodeUserPrefix) || !slices.Equal(x.Subject.Organization, []string{pki.NodesGroup}) {
-		return false, "subject is not system:node:NAME in system:nodes"
+	c.Log.Info("csr failed signer validation", "csr", name, "err", why)
+	return nil
+}
+
+// approvable is kube's csrapproving controller (sarapprove.go): a request
+// of a kubelet client's exact shape (validation.ValidateKubeletClientCSR:
+// CN=system:node:NAME, O=system:nodes, client usages, no subject
+// alternative name) is approved when the requester may create
+// certificatesigningrequests/selfnodeclient (a request for its own name)
+// or else /nodeclient. It returns the approval's message, or "" and why
+// not.
+func (c *Controller) approvable(ctx context.Context, csr *api.CertificateSigningRequest) (message, why string) {
+	if csr.Spec.SignerName != KubeletClientSigner {
+		return "", "signer is not " + KubeletClientSigner
 	}
-	allowed := map[api.KeyUsage]bool{"digital signature": true, "key encipherment": true, "client auth": true}
-	for _, u := range csr.Spec.Usages {
-		if !allowed[u] {
-			return false, "usage " + string(u) + " is not for a kubelet client certificate"
-		}
+	x, err := validation.ParseCSR(csr.Spec.Request)
+	if err != nil {
+		return "", err.Error()
 	}
-	sub := "nodeclient"
-	if csr.Spec.Username == x.Subject.CommonName {
-		sub = "selfnodeclient"
+	if err := validation.ValidateKubeletClientCSR(x, csr.Spec.Usages); err != nil {
+		return "", "not a kubelet client certificate request: " + err.Error()
 	}
 	user := &request.User{Name: csr.Spec.Username, UID: csr.Spec.UID, Groups: csr.Spec.Groups}
-	attrs := authz.AttributesFrom(&request.Info{IsResourceRequest: true, Verb: "create", APIGroup: api.CertificatesGroupName,
-		APIVersion: "v1", Resource: "certificatesigningrequests", Subresource: sub}, user)
-	d, reason, err := c.Authorizer.Authorize(ctx, attrs)
-	if err != nil || d != authz.Allow {
-		return false, fmt.Sprintf("requester may not create certificatesigningrequests/%s: %s", sub, reason)
+	for k, v := range csr.Spec.Extra {
+		if user.Extra == nil {
+			user.Extra = map[string][]string{}
+		}
+		user.Extra[k] = v
 	}
-	return true, ""
+	recognizers := []struct{ sub, message string }{
+		{"selfnodeclient", "Auto approving self kubelet client certificate after SubjectAccessReview."},
+		{"nodeclient", "Auto approving kubelet client certificate after SubjectAccessReview."},
+	}
+	var tried []string
+	for _, r := range recognizers {
+		if r.sub == "selfnodeclient" && csr.Spec.Username != x.Subject.CommonName {
+			continue
+		}
+		tried = append(tried, r.sub)
+		attrs := authz.AttributesFrom(&request.Info{IsResourceRequest: true, Verb: "create", APIGroup: api.CertificatesGroupName,
+			APIVersion: "v1", Resource: "certificatesigningrequests", Subresource: r.sub}, user)
+		if d, _, err := c.Authorizer.Authorize(ctx, attrs); err == nil && d == authz.Allow {
+			return r.message, ""
+		}
+	}
+	return "", fmt.Sprintf("recognized csr %q as %v but subject access review was not approved", csr.Name, tried)
 }

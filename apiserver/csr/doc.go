@@ -1,9 +1,16 @@
-// Package csr approves and signs kubelet client certificate requests inside
-// the apiserver: a CertificateSigningRequest for the
-// kubernetes.io/kube-apiserver-client-kubelet signer, asking for
-// CN=system:node:NAME, O=system:nodes, from a requester the authorizer allows
-// to create certificatesigningrequests/nodeclient (bootstrap tokens) or
-// /selfnodeclient (a node renewing itself), is approved; every approved
-// request for the kubelet or kube-apiserver-client signers is signed by the
-// cluster CA. This is Kubernetes' csrapproving and csrsigning controllers.
+// Package csr approves and signs certificate requests inside the
+// apiserver, as Kubernetes' csrapproving and csrsigning controllers do in
+// kube-controller-manager. A CertificateSigningRequest for the
+// kubernetes.io/kube-apiserver-client-kubelet signer of exactly a kubelet
+// client's shape (CN=system:node:NAME, O=system:nodes, client usages, no
+// subject alternative name), from a requester the authorizer allows to
+// create certificatesigningrequests/selfnodeclient (a node renewing
+// itself) or /nodeclient (bootstrap tokens), is approved. An approved
+// request for the kubelet client or kube-apiserver-client signer is signed
+// by the cluster CA when it has the shape that signer issues, and marked
+// Failed (SignerValidationFailure) otherwise, never signed: approval says
+// the requester may have a certificate, the signer decides what kind.
+// Who may approve or sign for which signer at all is the admission
+// plugins' business (apiserver/admission: CertificateApproval,
+// CertificateSigning, CertificateSubjectRestriction).
 package csr
