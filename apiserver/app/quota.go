@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/admission"
@@ -52,14 +54,67 @@ func (q *quotaAccess) UpdateQuotaStatus(ctx context.Context, rq *api.ResourceQuo
 }
 
 // limitRanges is the LimitRanger admission plugin's view of the
-// limitranges watch cache.
-type limitRanges struct{ store *registry.Store }
+// limitranges watch cache. A namespace the cache shows without LimitRanges
+// is read once more from storage, as kube's LimitRanger does (its live
+// lookup): a LimitRange created a moment before a pod may not have reached
+// the watch cache yet, and the pod must still get its defaults. The live
+// answer is kept for liveTTL, so a namespace without LimitRanges costs one
+// storage read per liveTTL, not one per pod.
+type limitRanges struct {
+	store *registry.Store
+	now   func() time.Time
+
+	mu   sync.Mutex
+	live map[string]liveLimitRanges
+}
+
+// liveTTL and liveMax are kube's LimitRanger live-lookup TTL and size.
+const (
+	liveTTL = 30 * time.Second
+	liveMax = 10000
+)
+
+type liveLimitRanges struct {
+	items  []*api.LimitRange
+	expiry time.Time
+}
 
 var _ admission.LimitRangeLister = (*limitRanges)(nil)
 
-func (l *limitRanges) ListLimitRanges(_ context.Context, ns string) ([]*api.LimitRange, error) {
+func (l *limitRanges) ListLimitRanges(ctx context.Context, ns string) ([]*api.LimitRange, error) {
 	if l.store == nil {
 		return nil, nil
 	}
-	return cachedValues[api.LimitRange](l.store, cacher.Predicate{Namespace: ns}), nil
+	if cached := cachedValues[api.LimitRange](l.store, cacher.Predicate{Namespace: ns}); len(cached) > 0 {
+		return cached, nil
+	}
+	now := time.Now
+	if l.now != nil {
+		now = l.now
+	}
+	l.mu.Lock()
+	e, ok := l.live[ns]
+	l.mu.Unlock()
+	if ok && now().Before(e.expiry) {
+		return e.items, nil
+	}
+	res, err := l.store.List(ctx, ns, registry.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	items := make([]*api.LimitRange, 0, len(res.Items))
+	for _, it := range res.Items {
+		lr, ok := it.Object.(*api.LimitRange)
+		if !ok {
+			return nil, fmt.Errorf("limitranges store returned %T", it.Object)
+		}
+		items = append(items, lr)
+	}
+	l.mu.Lock()
+	if l.live == nil || len(l.live) >= liveMax {
+		l.live = map[string]liveLimitRanges{} // bounded: start over rather than grow
+	}
+	l.live[ns] = liveLimitRanges{items: items, expiry: now().Add(liveTTL)}
+	l.mu.Unlock()
+	return items, nil
 }

@@ -168,3 +168,40 @@ func TestLimitRanger(t *testing.T) {
 		t.Errorf("claim over max: %v\nwant %s", err, want)
 	}
 }
+
+// TestLimitRangeAppliesAtOnce: a pod created right after a LimitRange gets
+// its defaults although the LimitRange may not have reached the watch cache
+// yet (seen as a flake of TestLimitRanger under load): the plugin reads a
+// namespace that its cache shows without LimitRanges from storage, as kube's
+// LimitRanger does. Each namespace is fresh, so no earlier answer is reused.
+func TestLimitRangeAppliesAtOnce(t *testing.T) {
+	t.Parallel()
+	s := apiservertest.Start(t)
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: s.URL(), QPS: 500, Burst: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for i := range 30 {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "lr-at-once-"}}
+		if ns, err = cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		lr := &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: "defaults"}, Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+			Type: corev1.LimitTypeContainer, DefaultRequest: resources("100m", "", ""), Default: resources("200m", "", ""),
+		}}}}
+		if _, err := cs.CoreV1().LimitRanges(ns.Name).Create(ctx, lr, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10.2"}}}}
+		p, err := cs.CoreV1().Pods(ns.Name).Create(ctx, pod, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Spec.Containers[0].Resources.Requests.Cpu(); got.Cmp(resource.MustParse("100m")) != 0 {
+			t.Fatalf("round %d: the pod created right after its namespace's LimitRange has cpu request %s, want 100m", i, got)
+		}
+	}
+}
