@@ -32,6 +32,33 @@ type PolicyRule struct {
 	NonResourceURLs []string `json:"nonResourceURLs,omitempty"`
 }
 
+// Breakdown splits r into rules of one group, resource, verb and resource
+// name, and one non-resource URL and verb each: the form in which kubectl
+// prints rules (BreakdownRule) and the apiserver compares them when it
+// checks that a role grants nothing its writer lacks.
+func (r PolicyRule) Breakdown() []PolicyRule {
+	var out []PolicyRule
+	for _, g := range r.APIGroups {
+		for _, res := range r.Resources {
+			for _, v := range r.Verbs {
+				if len(r.ResourceNames) == 0 {
+					out = append(out, PolicyRule{APIGroups: []string{g}, Resources: []string{res}, Verbs: []string{v}})
+					continue
+				}
+				for _, n := range r.ResourceNames {
+					out = append(out, PolicyRule{APIGroups: []string{g}, Resources: []string{res}, Verbs: []string{v}, ResourceNames: []string{n}})
+				}
+			}
+		}
+	}
+	for _, u := range r.NonResourceURLs {
+		for _, v := range r.Verbs {
+			out = append(out, PolicyRule{NonResourceURLs: []string{u}, Verbs: []string{v}})
+		}
+	}
+	return out
+}
+
 // Subject is who a binding grants a role to: a User, a Group or a
 // ServiceAccount (by namespace and name).
 type Subject struct {

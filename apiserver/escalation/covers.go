@@ -14,38 +14,13 @@ import (
 func Covers(owner, servant []api.PolicyRule) (bool, []api.PolicyRule) {
 	var missing []api.PolicyRule
 	for _, r := range servant {
-		for _, sub := range breakdown(r) {
+		for _, sub := range r.Breakdown() {
 			if !slices.ContainsFunc(owner, func(o api.PolicyRule) bool { return ruleCovers(o, sub) }) {
 				missing = append(missing, sub)
 			}
 		}
 	}
 	return len(missing) == 0, missing
-}
-
-// breakdown splits a rule into rules of one group, resource, verb and
-// resource name, or one non-resource URL and verb.
-func breakdown(r api.PolicyRule) []api.PolicyRule {
-	var out []api.PolicyRule
-	for _, g := range r.APIGroups {
-		for _, res := range r.Resources {
-			for _, v := range r.Verbs {
-				if len(r.ResourceNames) == 0 {
-					out = append(out, api.PolicyRule{APIGroups: []string{g}, Resources: []string{res}, Verbs: []string{v}})
-					continue
-				}
-				for _, n := range r.ResourceNames {
-					out = append(out, api.PolicyRule{APIGroups: []string{g}, Resources: []string{res}, Verbs: []string{v}, ResourceNames: []string{n}})
-				}
-			}
-		}
-	}
-	for _, u := range r.NonResourceURLs {
-		for _, v := range r.Verbs {
-			out = append(out, api.PolicyRule{NonResourceURLs: []string{u}, Verbs: []string{v}})
-		}
-	}
-	return out
 }
 
 // ruleCovers is Kubernetes' ruleCovers: a wildcard covers by name only,

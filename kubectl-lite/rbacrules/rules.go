@@ -16,35 +16,10 @@ import (
 func Compacted(rules []api.PolicyRule, dedupVerbs bool) []api.PolicyRule {
 	var broken []api.PolicyRule
 	for _, r := range rules {
-		broken = append(broken, breakdown(r)...)
+		broken = append(broken, r.Breakdown()...)
 	}
 	out := compact(broken, dedupVerbs)
 	sort.SliceStable(out, func(i, j int) bool { return String(out[i]) < String(out[j]) })
-	return out
-}
-
-// breakdown is kubectl's BreakdownRule: one rule per group, resource, verb
-// and name; one per non-resource URL and verb.
-func breakdown(r api.PolicyRule) []api.PolicyRule {
-	var out []api.PolicyRule
-	for _, g := range r.APIGroups {
-		for _, res := range r.Resources {
-			for _, v := range r.Verbs {
-				if len(r.ResourceNames) == 0 {
-					out = append(out, api.PolicyRule{APIGroups: []string{g}, Resources: []string{res}, Verbs: []string{v}})
-					continue
-				}
-				for _, n := range r.ResourceNames {
-					out = append(out, api.PolicyRule{APIGroups: []string{g}, Resources: []string{res}, Verbs: []string{v}, ResourceNames: []string{n}})
-				}
-			}
-		}
-	}
-	for _, u := range r.NonResourceURLs {
-		for _, v := range r.Verbs {
-			out = append(out, api.PolicyRule{NonResourceURLs: []string{u}, Verbs: []string{v}})
-		}
-	}
 	return out
 }
 
