@@ -135,7 +135,8 @@ func bindingResponses(t *testing.T, apiserverURL string) map[string]int {
 // The new one waits out the dead one's lease and binds the pods left: every
 // pod ends bound, each exactly once (the only change of spec.nodeName a
 // watch from before the burst sees is the binding), and the apiserver
-// accepted exactly one binding per pod and refused none.
+// accepted one binding per pod and refused none (a binding in flight
+// when its scheduler was killed may end 504, its write landed or not).
 func TestSchedulerKill9MidBurst(t *testing.T) {
 	const (
 		ns        = "burst"
@@ -235,13 +236,20 @@ func TestSchedulerKill9MidBurst(t *testing.T) {
 	var codes []string
 	for code, n := range answers {
 		codes = append(codes, fmt.Sprintf("%s: %d", code, n))
-		if code != "201" && n > 0 {
+		// 504 is what a request gets whose client went away mid-write:
+		// the SIGKILLed scheduler's bindings in flight (seen once in a CI
+		// run under load). Its write may have landed or not; the watch
+		// above proves each pod was bound once either way.
+		if code != "201" && code != "504" && n > 0 {
 			t.Errorf("the apiserver answered %d bindings with %s: a scheduler tried to bind a pod twice or wrongly", n, code)
 		}
 	}
 	sort.Strings(codes)
-	if answers["201"] != pods {
-		t.Errorf("the apiserver accepted %d bindings for %d pods", answers["201"], pods)
+	if inFlight := answers["504"]; inFlight > 3 {
+		t.Errorf("%d bindings ended 504, more than the killed scheduler can have had in flight", inFlight)
+	}
+	if answers["201"] > pods || answers["201"]+answers["504"] < pods {
+		t.Errorf("the apiserver accepted %d bindings (%d more ended with the killed client) for %d pods", answers["201"], answers["504"], pods)
 	}
 	t.Logf("first scheduler (20 QPS) bound %d pods before SIGKILL; the second (50 QPS) took the lease over %v after the kill and bound the other %d, all bound %v after the kill; binding answers %v; pods per node %v",
 		boundByFirst, tookOver.Round(time.Millisecond), pods-boundByFirst, converged.Round(time.Millisecond), codes, perNode)
