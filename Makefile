@@ -7,7 +7,7 @@ BINARIES  := apiserver scheduler controller-manager kubelet kubectl-lite
 # A semantic version, as Kubernetes components report (kubectl get nodes
 # shows it): the nearest v* tag, else v0.1.0 with the commit.
 VERSION   ?= $(shell git describe --tags --match 'v*' --dirty 2>/dev/null || echo v0.1.0-g$$(git rev-parse --short HEAD 2>/dev/null || echo dev))
-LDFLAGS   := -s -w -X github.com/minik8s/minik8s/internal/version.gitVersion=$(VERSION)
+LDFLAGS   := -s -w -X github.com/minik8s/minik8s/internal/version.release=$(VERSION)
 TESTFLAGS ?=
 BENCHTIME ?= 2s
 

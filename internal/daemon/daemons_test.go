@@ -69,7 +69,7 @@ func TestDaemonsTakeKubeVerbosity(t *testing.T) {
 	for _, d := range daemons {
 		for _, args := range [][]string{{"--v=2", "--version"}, {"-v", "2", "--log-level=info", "--version"}} {
 			var stdout, stderr bytes.Buffer
-			if code := d.command().Execute(args, &stdout, &stderr); code != 0 || stderr.Len() > 0 || stdout.String() != "minik8s "+version.String()+"\n" {
+			if code := d.command().Execute(args, &stdout, &stderr); code != 0 || stderr.Len() > 0 || stdout.String() != "minik8s "+version.Release()+" (Kubernetes "+version.Kubernetes()+")\n" {
 				t.Errorf("%s %v: exit %d, stdout %q, stderr %q", d.name, args, code, stdout.String(), stderr.String())
 			}
 		}

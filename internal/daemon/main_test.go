@@ -132,7 +132,7 @@ func sections(help string) []string {
 func TestVersion(t *testing.T) {
 	f := &fake{}
 	r := execute(f.command(), "--version")
-	if r.code != 0 || r.stdout != "minik8s "+version.String()+"\n" || r.stderr != "" || f.ran {
+	if r.code != 0 || r.stdout != "minik8s "+version.Release()+" (Kubernetes "+version.Kubernetes()+")\n" || r.stderr != "" || f.ran {
 		t.Errorf("--version: exit %d, stdout %q, stderr %q, ran %v", r.code, r.stdout, r.stderr, f.ran)
 	}
 	r = execute(f.command(), "--version=raw")

@@ -46,7 +46,8 @@ func (v *versionFlag) addFlag(fs *pflag.FlagSet) {
 // requested tells whether the version was asked for.
 func (v *versionFlag) requested() bool { return *v == versionOn || *v == versionRaw }
 
-// print writes the version, "minik8s v0.1.0", or the raw document.
+// print writes the version, "minik8s v0.1.0 (Kubernetes v1.37.2)", or the
+// raw document.
 func (v *versionFlag) print(w io.Writer) error {
 	if *v == versionRaw {
 		b, err := json.MarshalIndent(version.Get(), "", "  ")
@@ -56,6 +57,6 @@ func (v *versionFlag) print(w io.Writer) error {
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
 	}
-	_, err := fmt.Fprintf(w, "minik8s %s\n", version.String())
+	_, err := fmt.Fprintf(w, "minik8s %s (Kubernetes %s)\n", version.Release(), version.Kubernetes())
 	return err
 }
