@@ -146,6 +146,18 @@ func (ca *CA) WriteFiles(dir string) error {
 // the given names with a fresh key. validity <= 0 means DefaultCertValidity;
 // it never outlives the CA.
 func (ca *CA) IssueServing(cn string, dnsNames []string, ips []net.IP, validity time.Duration) (certPEM, keyPEM []byte, err error) {
+	return ca.issueServing(cn, dnsNames, ips, validity, x509.ExtKeyUsageServerAuth)
+}
+
+// IssuePeer is IssueServing for a certificate that serves and also
+// authenticates its holder as a client (ExtKeyUsageServerAuth and
+// ExtKeyUsageClientAuth): what etcd members present to each other, and
+// kubeadm's etcd server certificate.
+func (ca *CA) IssuePeer(cn string, dnsNames []string, ips []net.IP, validity time.Duration) (certPEM, keyPEM []byte, err error) {
+	return ca.issueServing(cn, dnsNames, ips, validity, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
+}
+
+func (ca *CA) issueServing(cn string, dnsNames []string, ips []net.IP, validity time.Duration, usages ...x509.ExtKeyUsage) (certPEM, keyPEM []byte, err error) {
 	if cn == "" {
 		return nil, nil, errors.New("issue serving certificate: common name is required")
 	}
@@ -157,7 +169,7 @@ func (ca *CA) IssueServing(cn string, dnsNames []string, ips []net.IP, validity 
 		DNSNames:    slices.Clone(dnsNames),
 		IPAddresses: slices.Clone(ips),
 		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage: usages,
 	}
 	certPEM, keyPEM, err = ca.issueWithNewKey(tmpl, validity)
 	if err != nil {

@@ -20,4 +20,8 @@
 // later, re-issuing only what is missing, invalid or lacks a required name.
 // Its serving chain carries the CA, so a joining kubelet that knows only the
 // CA hash can learn the CA from the TLS handshake itself (FetchPinnedCA).
+// EnsureEtcd does the same for the embedded etcd in kubeadm's layout
+// (etcd/ca, etcd/server, etcd/peer, etcd/healthcheck-client and
+// apiserver-etcd-client under the same directory), with an etcd CA of its
+// own so that no cluster credential opens etcd.
 package pki

@@ -90,7 +90,7 @@ func EnsureServing(certDir string, opts ServingOptions) (*Bundle, error) {
 		return nil, fmt.Errorf("ensure serving certificates: %w", err)
 	}
 	b := &Bundle{Dir: certDir}
-	if b.CA, err = b.ensureCA(); err != nil {
+	if b.CA, err = b.ensureCA(CACommonName); err != nil {
 		return nil, fmt.Errorf("ensure serving certificates in %s: %w", certDir, err)
 	}
 	if b.ServingCertPEM, b.ServingKeyPEM, err = b.ensureServing(dnsNames, ips); err != nil {
@@ -177,7 +177,9 @@ func (b *Bundle) EnsureControllerManagerCert() (certPEM, keyPEM []byte, err erro
 	return b.EnsureClientCert("controller-manager", ControllerManagerUser, nil)
 }
 
-func (b *Bundle) ensureCA() (*CA, error) {
+// ensureCA loads ca.crt and ca.key from the bundle's directory, or creates
+// a CA named commonName when neither exists.
+func (b *Bundle) ensureCA(commonName string) (*CA, error) {
 	certPath, keyPath := b.Path(CACertFile), b.Path(CAKeyFile)
 	certOK, err := exists(certPath)
 	if err != nil {
@@ -205,7 +207,7 @@ func (b *Bundle) ensureCA() (*CA, error) {
 		}
 		return nil, fmt.Errorf("%s exists but %s does not: provide both or neither", present, missing)
 	}
-	ca, err := NewCA(CACommonName, DefaultCAValidity)
+	ca, err := NewCA(commonName, DefaultCAValidity)
 	if err != nil {
 		return nil, err
 	}
@@ -217,20 +219,34 @@ func (b *Bundle) ensureCA() (*CA, error) {
 }
 
 func (b *Bundle) ensureServing(dnsNames []string, ips []net.IP) (certPEM, keyPEM []byte, err error) {
-	reason := b.reuse(ServingCertFile, ServingKeyFile, x509.ExtKeyUsageServerAuth, func(c *x509.Certificate) error {
+	return b.ensureServingPair(ServingCertFile, ServingKeyFile, ServingCommonName, dnsNames, ips, false)
+}
+
+// ensureServingPair makes certFile and keyFile a serving certificate for
+// the given names (and, with peer, a client one too: IssuePeer), reusing a
+// valid one that holds every name.
+func (b *Bundle) ensureServingPair(certFile, keyFile, cn string, dnsNames []string, ips []net.IP, peer bool) (certPEM, keyPEM []byte, err error) {
+	reason := b.reuse(certFile, keyFile, x509.ExtKeyUsageServerAuth, func(c *x509.Certificate) error {
 		if missing := missingSANs(c, dnsNames, ips); len(missing) > 0 {
 			return fmt.Errorf("lacks subject alternative names %q", missing)
+		}
+		if peer && !slices.Contains(c.ExtKeyUsage, x509.ExtKeyUsageClientAuth) {
+			return errors.New("lacks the client auth usage")
 		}
 		return nil
 	})
 	if reason == nil {
-		return b.read(ServingCertFile, ServingKeyFile)
+		return b.read(certFile, keyFile)
 	}
-	certPEM, keyPEM, err = b.CA.IssueServing(ServingCommonName, dnsNames, ips, DefaultCertValidity)
+	issue := b.CA.IssueServing
+	if peer {
+		issue = b.CA.IssuePeer
+	}
+	certPEM, keyPEM, err = issue(cn, dnsNames, ips, DefaultCertValidity)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := b.writePair(ServingCertFile, ServingKeyFile, certPEM, keyPEM, reason); err != nil {
+	if err := b.writePair(certFile, keyFile, certPEM, keyPEM, reason); err != nil {
 		return nil, nil, err
 	}
 	return certPEM, keyPEM, nil
