@@ -3,6 +3,11 @@
 // connection to an external cluster. It is the only place that configures
 // go.etcd.io/etcd; everything else sees a *clientv3.Client through Backend.
 //
+// The apiserver's embedded server serves TLS only and requires client
+// certificates of the etcd CA on its client and peer URLs (Config.ServerTLS
+// and PeerTLS, from internal/pki's EnsureEtcd); a Config without them is
+// plain HTTP, which only tests on loopback use (etcdtest).
+//
 // Start returns a Backend once etcd answers requests. Backend.Healthy backs
 // the apiserver's health checks, Backend.RunCompactor compacts the history
 // periodically the way kube-apiserver does (several apiservers sharing one

@@ -2,12 +2,15 @@ package etcd
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -41,9 +44,19 @@ type Config struct {
 	// DataDir holds the embedded server's data; required unless Servers is set.
 	DataDir string
 	// ListenClientURL and ListenPeerURL are the embedded server's listeners,
-	// e.g. "http://127.0.0.1:2379". Empty: 127.0.0.1 on a port the kernel
-	// picks (Endpoints reports it).
+	// e.g. "https://127.0.0.1:2379". Empty: 127.0.0.1 on a port the kernel
+	// picks (Endpoints reports it), https when ServerTLS (PeerTLS) is set.
 	ListenClientURL, ListenPeerURL string
+	// ServerTLS makes the embedded server serve clients over TLS only (an
+	// https:// or unixs:// ListenClientURL) and refuse any client without a
+	// certificate of ServerTLS.ClientCAFile. Our own client then presents
+	// CertFile and KeyFile and trusts CAFile, which are required. nil: plain
+	// and unauthenticated, for tests on loopback only.
+	ServerTLS *TLSFiles
+	// PeerTLS does the same for the peer URL: members must present a
+	// certificate of PeerTLS.ClientCAFile. A single member never dials a
+	// peer, but its peer listener is still open.
+	PeerTLS *TLSFiles
 	// QuotaBackendBytes is the embedded server's database size limit
 	// (0: etcd's default, 2 GiB).
 	QuotaBackendBytes int64
@@ -59,7 +72,8 @@ type Config struct {
 	// Servers are the client URLs of an external cluster. When set, no
 	// embedded server is started and DataDir is ignored.
 	Servers []string
-	// CAFile, CertFile and KeyFile secure the connection to Servers.
+	// CAFile, CertFile and KeyFile secure the client's connection: to
+	// Servers, or to the embedded server when ServerTLS is set.
 	CAFile, CertFile, KeyFile string
 
 	// StartTimeout bounds Start (0: DefaultStartTimeout).
@@ -68,11 +82,23 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// TLSFiles are a server's key pair and the CA its clients' certificates
+// must chain to.
+type TLSFiles struct {
+	CertFile, KeyFile, ClientCAFile string
+}
+
+func (f *TLSFiles) info() transport.TLSInfo {
+	return transport.TLSInfo{CertFile: f.CertFile, KeyFile: f.KeyFile, TrustedCAFile: f.ClientCAFile, ClientCertAuth: true}
+}
+
 // Backend is a running etcd (embedded or external) and a client to it.
 type Backend struct {
 	client    *clientv3.Client
 	endpoints []string
-	log       *slog.Logger
+	// peerURL is the embedded server's bound peer URL.
+	peerURL string
+	log     *slog.Logger
 
 	// Embedded server only.
 	server *embed.Etcd
@@ -111,10 +137,9 @@ func startExternal(ctx context.Context, cfg Config) (*Backend, error) {
 		Logger:      zapLogger(cfg.Logger, zap.ErrorLevel, mute),
 	}
 	if cfg.CAFile != "" || cfg.CertFile != "" || cfg.KeyFile != "" {
-		info := transport.TLSInfo{CertFile: cfg.CertFile, KeyFile: cfg.KeyFile, TrustedCAFile: cfg.CAFile}
-		tlsCfg, err := info.ClientConfig()
+		tlsCfg, err := clientTLS(cfg)
 		if err != nil {
-			return nil, fmt.Errorf("etcd client TLS: %w", err)
+			return nil, err
 		}
 		ccfg.TLS = tlsCfg
 	}
@@ -128,6 +153,17 @@ func startExternal(ctx context.Context, cfg Config) (*Backend, error) {
 		return nil, fmt.Errorf("etcd %v is not healthy: %w", cfg.Servers, err)
 	}
 	return b, nil
+}
+
+// clientTLS is the client's TLS configuration from CAFile, CertFile and
+// KeyFile.
+func clientTLS(cfg Config) (*tls.Config, error) {
+	info := transport.TLSInfo{CertFile: cfg.CertFile, KeyFile: cfg.KeyFile, TrustedCAFile: cfg.CAFile}
+	tlsCfg, err := info.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("etcd client TLS: %w", err)
+	}
+	return tlsCfg, nil
 }
 
 func startEmbedded(ctx context.Context, cfg Config) (*Backend, error) {
@@ -167,13 +203,22 @@ func lockDataDir(dir string) (*os.File, error) {
 }
 
 func startServer(ctx context.Context, cfg Config, lock *os.File) (*Backend, error) {
-	clientURL, err := listenURL(cfg.ListenClientURL)
+	clientURL, err := listenURL(cfg.ListenClientURL, cfg.ServerTLS != nil)
 	if err != nil {
 		return nil, fmt.Errorf("etcd client URL: %w", err)
 	}
-	peerURL, err := listenURL(cfg.ListenPeerURL)
+	peerURL, err := listenURL(cfg.ListenPeerURL, cfg.PeerTLS != nil)
 	if err != nil {
 		return nil, fmt.Errorf("etcd peer URL: %w", err)
+	}
+	var clientTLSConfig *tls.Config
+	if cfg.ServerTLS != nil {
+		if cfg.CAFile == "" || cfg.CertFile == "" || cfg.KeyFile == "" {
+			return nil, errors.New("embedded etcd with client certificate authentication: the client's CAFile, CertFile and KeyFile are required")
+		}
+		if clientTLSConfig, err = clientTLS(cfg); err != nil {
+			return nil, err
+		}
 	}
 	ecfg := embed.NewConfig()
 	ecfg.Name = memberName
@@ -199,6 +244,12 @@ func startServer(ctx context.Context, cfg Config, lock *os.File) (*Backend, erro
 	ecfg.MemoryMlock = false
 	ecfg.Metrics = "basic"
 	ecfg.ListenMetricsUrls = nil
+	if cfg.ServerTLS != nil {
+		ecfg.ClientTLSInfo = cfg.ServerTLS.info()
+	}
+	if cfg.PeerTLS != nil {
+		ecfg.PeerTLSInfo = cfg.PeerTLS.info()
+	}
 	ecfg.Logger = "zap"
 	mute := new(atomic.Bool)
 	ecfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zapLogger(cfg.Logger, zap.ErrorLevel, mute))
@@ -222,10 +273,11 @@ func startServer(ctx context.Context, cfg Config, lock *os.File) (*Backend, erro
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd did not become ready: %w", ctx.Err())
 	}
-	endpoint := e.Clients[0].Addr().String()
+	endpoint := dialEndpoint(clientURL.Scheme, e.Clients[0].Addr())
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   []string{endpoint},
 		DialTimeout: 5 * time.Second,
+		TLS:         clientTLSConfig,
 		Logger:      zapLogger(cfg.Logger, zap.ErrorLevel, mute),
 	})
 	if err != nil {
@@ -233,7 +285,7 @@ func startServer(ctx context.Context, cfg Config, lock *os.File) (*Backend, erro
 		e.Close()
 		return nil, fmt.Errorf("connect to embedded etcd: %w", err)
 	}
-	b := &Backend{client: cli, endpoints: []string{clientURL.Scheme + "://" + endpoint}, log: cfg.Logger,
+	b := &Backend{client: cli, endpoints: []string{endpoint}, peerURL: dialEndpoint(peerURL.Scheme, e.Peers[0].Listener.Addr()), log: cfg.Logger,
 		server: e, lock: lock, mute: mute, done: make(chan struct{})}
 	b.wg.Add(1)
 	go func() {
@@ -258,18 +310,46 @@ func startServer(ctx context.Context, cfg Config, lock *os.File) (*Backend, erro
 // etcd binds it (port 0: never a port picked free and bound later, which
 // another process could take in between). The client reads the bound
 // address back from the server; a single member never dials its peer URL.
-func listenURL(u string) (*url.URL, error) {
+// With TLS the scheme must be https or unixs, without it http or unix: etcd
+// would serve plain HTTP on an http URL and ignore the certificates.
+func listenURL(u string, secure bool) (*url.URL, error) {
 	if u == "" {
 		u = "http://127.0.0.1:0"
+		if secure {
+			u = "https://127.0.0.1:0"
+		}
 	}
 	parsed, err := url.Parse(u)
 	if err != nil {
 		return nil, err
 	}
-	if parsed.Scheme != "http" && parsed.Scheme != "https" && parsed.Scheme != "unix" {
-		return nil, fmt.Errorf("%q: scheme must be http, https or unix", u)
+	switch parsed.Scheme {
+	case "https", "unixs":
+		if !secure {
+			return nil, fmt.Errorf("%q: a TLS scheme without certificates", u)
+		}
+	case "http", "unix":
+		if secure {
+			return nil, fmt.Errorf("%q: scheme must be https or unixs (TLS with client certificates)", u)
+		}
+	default:
+		return nil, fmt.Errorf("%q: scheme must be http, https, unix or unixs", u)
 	}
 	return parsed, nil
+}
+
+// dialEndpoint is the client URL of a bound listener: a wildcard address
+// (0.0.0.0, ::) is dialled on loopback, which the serving certificate
+// names.
+func dialEndpoint(scheme string, addr net.Addr) string {
+	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
+		loopback := net.IPv4(127, 0, 0, 1)
+		if tcp.IP.To4() == nil {
+			loopback = net.IPv6loopback
+		}
+		return scheme + "://" + net.JoinHostPort(loopback.String(), strconv.Itoa(tcp.Port))
+	}
+	return scheme + "://" + addr.String()
 }
 
 func (b *Backend) waitHealthy(ctx context.Context) error {
@@ -291,6 +371,10 @@ func (b *Backend) Client() *clientv3.Client { return b.client }
 
 // Endpoints returns the client URLs in use.
 func (b *Backend) Endpoints() []string { return append([]string(nil), b.endpoints...) }
+
+// PeerURL returns the embedded server's peer URL as bound ("" for an
+// external cluster).
+func (b *Backend) PeerURL() string { return b.peerURL }
 
 // Embedded reports whether the backend runs its own etcd server.
 func (b *Backend) Embedded() bool { return b.server != nil }
