@@ -24,18 +24,18 @@ package api
 // Resources is every stored kind the apiserver serves.
 var Resources = []ResourceInfo{
 	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingWebhookConfiguration", Resource: "mutatingwebhookconfigurations", Singular: "mutatingwebhookconfiguration",
-		New: newOf[MutatingWebhookConfiguration]},
+		Categories: []string{"api-extensions"}, New: newOf[MutatingWebhookConfiguration]},
 	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingWebhookConfiguration", Resource: "validatingwebhookconfigurations", Singular: "validatingwebhookconfiguration",
-		New: newOf[ValidatingWebhookConfiguration]},
+		Categories: []string{"api-extensions"}, New: newOf[ValidatingWebhookConfiguration]},
 	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicy", Resource: "validatingadmissionpolicies", Singular: "validatingadmissionpolicy",
-		Subresources: []string{"status"}, New: newOf[ValidatingAdmissionPolicy]},
+		Subresources: []string{"status"}, Categories: []string{"api-extensions"}, New: newOf[ValidatingAdmissionPolicy]},
 	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "ValidatingAdmissionPolicyBinding", Resource: "validatingadmissionpolicybindings", Singular: "validatingadmissionpolicybinding",
-		New: newOf[ValidatingAdmissionPolicyBinding]},
+		Categories: []string{"api-extensions"}, New: newOf[ValidatingAdmissionPolicyBinding]},
 	{Group: APIExtensionsGroupName, Version: "v1", Kind: "CustomResourceDefinition", Resource: "customresourcedefinitions", Singular: "customresourcedefinition",
 		ShortNames: []string{"crd", "crds"}, Subresources: []string{"status"}, Categories: []string{"api-extensions"},
 		New: newOf[CustomResourceDefinition]},
 	{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService", Resource: "apiservices", Singular: "apiservice",
-		Subresources: []string{"status"}, New: newOf[APIService]},
+		Subresources: []string{"status"}, Categories: []string{"api-extensions"}, New: newOf[APIService]},
 	{Group: "apps", Version: "v1", Kind: "Deployment", Resource: "deployments", Singular: "deployment", Namespaced: true,
 		ShortNames: []string{"deploy"}, Subresources: []string{"status", "scale"}, Categories: []string{"all"},
 		New: newOf[Deployment]},
@@ -73,8 +73,10 @@ var Resources = []ResourceInfo{
 		Subresources: []string{"status"}, New: newOf[PodCertificateRequest]},
 	{Group: "storagemigration.k8s.io", Version: "v1", Kind: "StorageVersionMigration", Resource: "storageversionmigrations", Singular: "storageversionmigration",
 		Subresources: []string{"status"}, New: newOf[StorageVersionMigration]},
+	// Namespaces are deleted one by one (no deletecollection), as in
+	// Kubernetes.
 	{Version: "v1", Kind: "Namespace", Resource: "namespaces", Singular: "namespace",
-		ShortNames: []string{"ns"}, Subresources: []string{"status", "finalize"}, New: newOf[Namespace]},
+		Verbs: []string{"create", "delete", "get", "list", "patch", "update", "watch"}, ShortNames: []string{"ns"}, Subresources: []string{"status", "finalize"}, New: newOf[Namespace]},
 	{Version: "v1", Kind: "ConfigMap", Resource: "configmaps", Singular: "configmap", Namespaced: true,
 		ShortNames: []string{"cm"}, New: newOf[ConfigMap]},
 	{Version: "v1", Kind: "Secret", Resource: "secrets", Singular: "secret", Namespaced: true,
@@ -86,7 +88,7 @@ var Resources = []ResourceInfo{
 	{Group: "discovery.k8s.io", Version: "v1", Kind: "EndpointSlice", Resource: "endpointslices", Singular: "endpointslice", Namespaced: true,
 		New: newOf[EndpointSlice]},
 	{Group: "events.k8s.io", Version: "v1", Kind: "Event", Resource: "events", Singular: "event", Namespaced: true,
-		New: newOf[EventV1]},
+		ShortNames: []string{"ev"}, New: newOf[EventV1]},
 	{Version: "v1", Kind: "Node", Resource: "nodes", Singular: "node",
 		ShortNames: []string{"no"}, Subresources: []string{"status"}, New: newOf[Node]},
 	// log, exec, attach and portforward are the apiserver's proxy to the pod's kubelet.
@@ -145,6 +147,42 @@ var Resources = []ResourceInfo{
 	{Group: "autoscaling", Version: "v1", Kind: "HorizontalPodAutoscaler", Resource: "horizontalpodautoscalers", Singular: "horizontalpodautoscaler", Namespaced: true,
 		ShortNames: []string{"hpa"}, Subresources: []string{"status"}, Categories: []string{"all"},
 		New: newOf[HorizontalPodAutoscalerV1]},
+	// The kinds served for what they are, with no minik8s machinery
+	// behind them yet (issue 25): Ingress routing, NetworkPolicy
+	// enforcement, runtime handlers, API priority and fairness and
+	// mutating admission policies come with that work.
+	{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress", Resource: "ingresses", Singular: "ingress", Namespaced: true,
+		ShortNames: []string{"ing"}, Subresources: []string{"status"}, New: newOf[Ingress]},
+	{Group: "networking.k8s.io", Version: "v1", Kind: "IngressClass", Resource: "ingressclasses", Singular: "ingressclass",
+		New: newOf[IngressClass]},
+	{Group: "networking.k8s.io", Version: "v1", Kind: "NetworkPolicy", Resource: "networkpolicies", Singular: "networkpolicy", Namespaced: true,
+		ShortNames: []string{"netpol"}, New: newOf[NetworkPolicy]},
+	{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass", Resource: "priorityclasses", Singular: "priorityclass",
+		ShortNames: []string{"pc"}, New: newOf[PriorityClass]},
+	{Group: "node.k8s.io", Version: "v1", Kind: "RuntimeClass", Resource: "runtimeclasses", Singular: "runtimeclass",
+		New: newOf[RuntimeClass]},
+	{Group: "flowcontrol.apiserver.k8s.io", Version: "v1", Kind: "FlowSchema", Resource: "flowschemas", Singular: "flowschema",
+		Subresources: []string{"status"}, New: newOf[FlowSchema]},
+	{Group: "flowcontrol.apiserver.k8s.io", Version: "v1", Kind: "PriorityLevelConfiguration", Resource: "prioritylevelconfigurations", Singular: "prioritylevelconfiguration",
+		Subresources: []string{"status"}, New: newOf[PriorityLevelConfiguration]},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingAdmissionPolicy", Resource: "mutatingadmissionpolicies", Singular: "mutatingadmissionpolicy",
+		Categories: []string{"api-extensions"}, New: newOf[MutatingAdmissionPolicy]},
+	{Group: "admissionregistration.k8s.io", Version: "v1", Kind: "MutatingAdmissionPolicyBinding", Resource: "mutatingadmissionpolicybindings", Singular: "mutatingadmissionpolicybinding",
+		Categories: []string{"api-extensions"}, New: newOf[MutatingAdmissionPolicyBinding]},
+	{Group: CertificatesGroupName, Version: "v1", Kind: "ClusterTrustBundle", Resource: "clustertrustbundles", Singular: "clustertrustbundle",
+		New: newOf[ClusterTrustBundle]},
+}
+
+// ComputedResources are served but not stored: the apiserver answers them
+// from what it finds elsewhere. ComponentStatuses are its probes of the
+// scheduler, the controller-manager and etcd (get and list); bindings is
+// the core collection a Binding is POSTed to, the same as a pod's binding
+// subresource (create). Verbs says which verbs each serves.
+var ComputedResources = []ResourceInfo{
+	{Version: "v1", Kind: "ComponentStatus", Resource: "componentstatuses", Singular: "componentstatus",
+		ShortNames: []string{"cs"}, Verbs: []string{"get", "list"}, New: newOf[ComponentStatus]},
+	{Version: "v1", Kind: "Binding", Resource: "bindings", Singular: "binding", Namespaced: true,
+		Verbs: []string{"create"}, New: newOf[Binding]},
 }
 
 // ReviewResources are the create-only kinds: served at their collection

@@ -22,6 +22,10 @@ type ResourceInfo struct {
 	// Categories are the groupings kubectl expands ("all" for kubectl get
 	// all), as discovery publishes them.
 	Categories []string
+	// Verbs are the verbs the resource serves, as discovery lists them;
+	// nil is every verb of a stored resource (create, delete,
+	// deletecollection, get, list, patch, update, watch).
+	Verbs []string
 	// New returns a pointer to an empty object of this kind.
 	New func() Object
 }

@@ -158,6 +158,17 @@ var (
 		"ValidatingWebhookConfiguration":   Tags{"webhooks": mergeBy("name"), "webhooks.matchConditions": mergeBy("name")},
 		"PodTemplate":                      Tags{}.with("template.", podTemplateTags),
 		"LimitRange":                       {},
+		"Ingress":                          {},
+		"IngressClass":                     {},
+		"NetworkPolicy":                    {},
+		"PriorityClass":                    {},
+		"RuntimeClass":                     {},
+		"FlowSchema":                       Tags{}.with("", conditionsTags),
+		"PriorityLevelConfiguration":       Tags{}.with("", conditionsTags),
+		"MutatingAdmissionPolicy":          Tags{"spec.matchConditions": mergeBy("name")},
+		"MutatingAdmissionPolicyBinding":   {},
+		"ClusterTrustBundle":               {},
+		"ComponentStatus":                  Tags{"conditions": mergeBy("type")},
 	}
 )
 

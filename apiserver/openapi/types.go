@@ -89,6 +89,7 @@ var renamedTypes = map[string]string{
 	"CRDWebhookClientConfig":          "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookClientConfig",
 	"CRDServiceReference":             "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ServiceReference",
 	"APIServiceReference":             "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference",
+	"FlowSchemaSubject":               "io.k8s.api.flowcontrol.v1.Subject",
 }
 
 // optionalScalars are the fields, by api type, that are always written but
@@ -107,6 +108,9 @@ var optionalScalars = map[string][]string{
 	"PodDisruptionBudgetStatus":              {"disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"},
 	"StatefulSetCondition":                   {"type", "status"},
 	"DaemonSetCondition":                     {"type", "status"},
+	"FlowSchemaSpec":                         {"matchingPrecedence"},
+	"QueuingConfiguration":                   {"queues", "handSize", "queueLengthLimit"},
+	"PriorityClass":                          {"value"},
 }
 
 // keyDefaults are the defaults Kubernetes declares on list-map keys, by api

@@ -102,6 +102,18 @@ var printers = map[string]*Printer{
 	"ValidatingWebhookConfiguration":   validatingWebhookConfigurationPrinter,
 	"VolumeAttachment":                 volumeAttachmentPrinter,
 	"VolumeAttributesClass":            volumeAttributesClassPrinter,
+	// The kinds served for issue 25 (builtin_kinds.go).
+	"Ingress":                        ingressPrinter,
+	"IngressClass":                   ingressClassPrinter,
+	"NetworkPolicy":                  networkPolicyPrinter,
+	"PriorityClass":                  priorityClassPrinter,
+	"RuntimeClass":                   runtimeClassPrinter,
+	"FlowSchema":                     flowSchemaPrinter,
+	"PriorityLevelConfiguration":     priorityLevelConfigurationPrinter,
+	"MutatingAdmissionPolicy":        mutatingAdmissionPolicyPrinter,
+	"MutatingAdmissionPolicyBinding": mutatingAdmissionPolicyBindingPrinter,
+	"ClusterTrustBundle":             clusterTrustBundlePrinter,
+	"ComponentStatus":                componentStatusPrinter,
 }
 
 // For returns the printer of kind ("Pod", "Deployment"); a kind kube has no

@@ -18,10 +18,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,10 +78,13 @@ func newScheme() *runtime.Scheme {
 		coordinationv1.AddToScheme,
 		discoveryv1.AddToScheme,
 		eventsv1.AddToScheme,
+		flowcontrolv1.AddToScheme,
 		networkingv1.AddToScheme,
+		nodev1.AddToScheme,
 		policyv1.AddToScheme, // Eviction, PodDisruptionBudget
 		rbacv1.AddToScheme,
 		resourcev1.AddToScheme,
+		schedulingv1.AddToScheme,
 		storagev1.AddToScheme,
 		storagemigrationv1.AddToScheme,
 		apiregistrationv1.AddToScheme, // APIService, from k8s.io/kube-aggregator
