@@ -104,6 +104,10 @@ func NodeRules() []api.PolicyRule {
 	)
 }
 
+// MonitoringGroup may read /metrics and the health checks: kube's
+// system:monitoring role is bound to it.
+const MonitoringGroup = "system:monitoring"
+
 // BootstrapPolicy returns the default cluster roles and cluster role
 // bindings, named and written as Kubernetes' bootstrap policy
 // (plugin/pkg/auth/authorizer/rbac/bootstrappolicy) for the kinds minik8s
@@ -140,6 +144,8 @@ func BootstrapPolicy() (clusterRoles []*api.ClusterRole, bindings []*api.Cluster
 			rule("create").groups(authenticationGroup).resources("selfsubjectreviews")),
 		role("system:public-info-viewer",
 			rule("get").urls("/livez", "/readyz", "/healthz", "/version", "/version/")),
+		role("system:monitoring",
+			rule("get").urls("/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz", "/livez/*", "/readyz/*", "/healthz/*")),
 		role("system:service-account-issuer-discovery",
 			rule("get").urls("/.well-known/openid-configuration", "/.well-known/openid-configuration/",
 				"/openid/v1/jwks", "/openid/v1/jwks/")),
@@ -234,6 +240,7 @@ func BootstrapPolicy() (clusterRoles []*api.ClusterRole, bindings []*api.Cluster
 		bind("system:discovery", "system:discovery", groups(AllAuthenticated)),
 		bind("system:basic-user", "system:basic-user", groups(AllAuthenticated)),
 		bind("system:public-info-viewer", "system:public-info-viewer", groups(AllAuthenticated, AllUnauthenticated)),
+		bind("system:monitoring", "system:monitoring", groups(MonitoringGroup)),
 		bind("system:service-account-issuer-discovery", "system:service-account-issuer-discovery", groups(ServiceAccountsGroup)),
 		bind("system:node-proxier", "system:node-proxier", users(KubeProxy)),
 		bind("system:kube-controller-manager", "system:kube-controller-manager", users(KubeControllerManager)),

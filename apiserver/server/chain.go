@@ -87,8 +87,8 @@ func (s *Server) withBodyLimit(next http.Handler) http.Handler {
 }
 
 // withAuthorization asks the authorizer about every request for an API
-// route (apiRoutes: discovery, resources, OpenAPI). The health checks,
-// /version and /metrics, and paths that are not served (404, 405), are
+// route (apiRoutes: /metrics, discovery, resources, OpenAPI). The health
+// checks and /version, and paths that are not served (404, 405), are
 // answered to any authenticated user without it.
 func (s *Server) withAuthorization(next http.Handler) http.Handler {
 	authorized := authz.Filter(s.cfg.Authorizer)(next)

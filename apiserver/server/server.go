@@ -127,9 +127,8 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// routes serves the health checks, /version and /metrics to any
-// authenticated user, and apiRoutes to those the authorizer allows (see
-// HandlerChain).
+// routes serves the health checks and /version to any authenticated
+// user, and apiRoutes to those the authorizer allows (see HandlerChain).
 func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
 	r.NotFound(notFound)
@@ -139,15 +138,16 @@ func (s *Server) routes() chi.Router {
 	r.Get("/livez", s.health(s.cfg.LiveChecks))
 	r.Get("/readyz", s.health(append(append([]HealthCheck{}, s.cfg.LiveChecks...), s.cfg.ReadyChecks...)))
 	r.Get("/version", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, http.StatusOK, version.Get()) })
-	r.Handle("/metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}))
 
 	s.apiRoutes(r)
 	return r
 }
 
-// apiRoutes are the routes behind authorization: OpenAPI, discovery and
-// the resources.
+// apiRoutes are the routes behind authorization: /metrics (get on the
+// path, which kube's system:monitoring role grants), OpenAPI, discovery
+// and the resources.
 func (s *Server) apiRoutes(r chi.Router) {
+	r.Handle("/metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}))
 	if s.cfg.OpenAPIV2 != nil {
 		r.Handle("/openapi/v2", s.cfg.OpenAPIV2)
 	}
