@@ -304,17 +304,67 @@ const (
 	PullIfNotPresent PullPolicy = "IfNotPresent"
 )
 
-// SecurityContext is the security configuration of a container (a subset of
-// Kubernetes').
+// SecurityContext is the security configuration of a container, every
+// field of Kubernetes' v1.37 core/v1 SecurityContext.
 type SecurityContext struct {
-	Capabilities             *Capabilities   `json:"capabilities,omitempty"`
-	Privileged               *bool           `json:"privileged,omitempty"`
-	RunAsUser                *int64          `json:"runAsUser,omitempty"`
-	RunAsGroup               *int64          `json:"runAsGroup,omitempty"`
-	RunAsNonRoot             *bool           `json:"runAsNonRoot,omitempty"`
-	ReadOnlyRootFilesystem   *bool           `json:"readOnlyRootFilesystem,omitempty"`
-	AllowPrivilegeEscalation *bool           `json:"allowPrivilegeEscalation,omitempty"`
-	SeccompProfile           *SeccompProfile `json:"seccompProfile,omitempty"`
+	Capabilities             *Capabilities                  `json:"capabilities,omitempty"`
+	Privileged               *bool                          `json:"privileged,omitempty"`
+	SELinuxOptions           *SELinuxOptions                `json:"seLinuxOptions,omitempty"`
+	WindowsOptions           *WindowsSecurityContextOptions `json:"windowsOptions,omitempty"`
+	RunAsUser                *int64                         `json:"runAsUser,omitempty"`
+	RunAsGroup               *int64                         `json:"runAsGroup,omitempty"`
+	RunAsNonRoot             *bool                          `json:"runAsNonRoot,omitempty"`
+	ReadOnlyRootFilesystem   *bool                          `json:"readOnlyRootFilesystem,omitempty"`
+	AllowPrivilegeEscalation *bool                          `json:"allowPrivilegeEscalation,omitempty"`
+	// ProcMount is Default or Unmasked (the latter only with hostUsers
+	// false).
+	ProcMount       *ProcMountType   `json:"procMount,omitempty"`
+	SeccompProfile  *SeccompProfile  `json:"seccompProfile,omitempty"`
+	AppArmorProfile *AppArmorProfile `json:"appArmorProfile,omitempty"`
+}
+
+// ProcMountType is how /proc is mounted in a container.
+type ProcMountType string
+
+// Proc mount types.
+const (
+	DefaultProcMount  ProcMountType = "Default"
+	UnmaskedProcMount ProcMountType = "Unmasked"
+)
+
+// SELinuxOptions are the SELinux labels of a container or pod.
+type SELinuxOptions struct {
+	User  string `json:"user,omitempty"`
+	Role  string `json:"role,omitempty"`
+	Type  string `json:"type,omitempty"`
+	Level string `json:"level,omitempty"`
+}
+
+// WindowsSecurityContextOptions are the Windows-specific options of a
+// container or pod.
+type WindowsSecurityContextOptions struct {
+	GMSACredentialSpecName *string `json:"gmsaCredentialSpecName,omitempty"`
+	GMSACredentialSpec     *string `json:"gmsaCredentialSpec,omitempty"`
+	RunAsUserName          *string `json:"runAsUserName,omitempty"`
+	HostProcess            *bool   `json:"hostProcess,omitempty"`
+}
+
+// AppArmorProfileType is RuntimeDefault, Unconfined or Localhost.
+type AppArmorProfileType string
+
+// AppArmor profile types.
+const (
+	AppArmorProfileTypeUnconfined     AppArmorProfileType = "Unconfined"
+	AppArmorProfileTypeRuntimeDefault AppArmorProfileType = "RuntimeDefault"
+	AppArmorProfileTypeLocalhost      AppArmorProfileType = "Localhost"
+)
+
+// AppArmorProfile selects an AppArmor profile.
+type AppArmorProfile struct {
+	Type AppArmorProfileType `json:"type"`
+	// LocalhostProfile is the name of a profile loaded on the node; only
+	// with type Localhost.
+	LocalhostProfile *string `json:"localhostProfile,omitempty"`
 }
 
 // Capability is a Linux capability ("NET_ADMIN").
@@ -333,18 +383,42 @@ type SeccompProfile struct {
 	LocalhostProfile *string `json:"localhostProfile,omitempty"`
 }
 
-// PodSecurityContext is the pod-level security configuration (a subset of
-// Kubernetes').
+// PodSecurityContext is the pod-level security configuration, every field
+// of Kubernetes' v1.37 core/v1 PodSecurityContext.
 type PodSecurityContext struct {
-	RunAsUser           *int64          `json:"runAsUser,omitempty"`
-	RunAsGroup          *int64          `json:"runAsGroup,omitempty"`
-	RunAsNonRoot        *bool           `json:"runAsNonRoot,omitempty"`
-	SupplementalGroups  []int64         `json:"supplementalGroups,omitempty"`
-	FSGroup             *int64          `json:"fsGroup,omitempty"`
-	Sysctls             []Sysctl        `json:"sysctls,omitempty"`
-	FSGroupChangePolicy *string         `json:"fsGroupChangePolicy,omitempty"`
-	SeccompProfile      *SeccompProfile `json:"seccompProfile,omitempty"`
+	SELinuxOptions           *SELinuxOptions                `json:"seLinuxOptions,omitempty"`
+	WindowsOptions           *WindowsSecurityContextOptions `json:"windowsOptions,omitempty"`
+	RunAsUser                *int64                         `json:"runAsUser,omitempty"`
+	RunAsGroup               *int64                         `json:"runAsGroup,omitempty"`
+	RunAsNonRoot             *bool                          `json:"runAsNonRoot,omitempty"`
+	SupplementalGroups       []int64                        `json:"supplementalGroups,omitempty"`
+	SupplementalGroupsPolicy *SupplementalGroupsPolicy      `json:"supplementalGroupsPolicy,omitempty"`
+	FSGroup                  *int64                         `json:"fsGroup,omitempty"`
+	Sysctls                  []Sysctl                       `json:"sysctls,omitempty"`
+	FSGroupChangePolicy      *string                        `json:"fsGroupChangePolicy,omitempty"`
+	SeccompProfile           *SeccompProfile                `json:"seccompProfile,omitempty"`
+	AppArmorProfile          *AppArmorProfile               `json:"appArmorProfile,omitempty"`
+	SELinuxChangePolicy      *PodSELinuxChangePolicy        `json:"seLinuxChangePolicy,omitempty"`
 }
+
+// SupplementalGroupsPolicy says how a container's supplementary groups are
+// computed: Merge (with the image's /etc/group) or Strict (only the pod's).
+type SupplementalGroupsPolicy string
+
+// Supplemental groups policies.
+const (
+	SupplementalGroupsPolicyMerge  SupplementalGroupsPolicy = "Merge"
+	SupplementalGroupsPolicyStrict SupplementalGroupsPolicy = "Strict"
+)
+
+// PodSELinuxChangePolicy says how volumes get the pod's SELinux label.
+type PodSELinuxChangePolicy string
+
+// SELinux change policies.
+const (
+	SELinuxChangePolicyRecursive   PodSELinuxChangePolicy = "Recursive"
+	SELinuxChangePolicyMountOption PodSELinuxChangePolicy = "MountOption"
+)
 
 // Sysctl is a namespaced kernel parameter.
 type Sysctl struct {
@@ -379,6 +453,21 @@ type VolumeSource struct {
 	CephFS                json.RawMessage                    `json:"cephfs,omitempty"`
 	RBD                   json.RawMessage                    `json:"rbd,omitempty"`
 	Glusterfs             json.RawMessage                    `json:"glusterfs,omitempty"`
+	// The deprecated in-tree cloud and network volumes, kept as written:
+	// minik8s mounts none of them.
+	GCEPersistentDisk    json.RawMessage `json:"gcePersistentDisk,omitempty"`
+	AWSElasticBlockStore json.RawMessage `json:"awsElasticBlockStore,omitempty"`
+	Flocker              json.RawMessage `json:"flocker,omitempty"`
+	Cinder               json.RawMessage `json:"cinder,omitempty"`
+	Quobyte              json.RawMessage `json:"quobyte,omitempty"`
+	FlexVolume           json.RawMessage `json:"flexVolume,omitempty"`
+	AzureFile            json.RawMessage `json:"azureFile,omitempty"`
+	VsphereVolume        json.RawMessage `json:"vsphereVolume,omitempty"`
+	PhotonPersistentDisk json.RawMessage `json:"photonPersistentDisk,omitempty"`
+	PortworxVolume       json.RawMessage `json:"portworxVolume,omitempty"`
+	AzureDisk            json.RawMessage `json:"azureDisk,omitempty"`
+	StorageOS            json.RawMessage `json:"storageos,omitempty"`
+	ScaleIO              json.RawMessage `json:"scaleIO,omitempty"`
 }
 
 // HostPathType checks what a hostPath volume points at.

@@ -272,6 +272,19 @@ func VolumeSources(v *api.VolumeSource) []string {
 	add(v.CephFS != nil, "cephfs")
 	add(v.RBD != nil, "rbd")
 	add(v.Glusterfs != nil, "glusterfs")
+	add(v.GCEPersistentDisk != nil, "gcePersistentDisk")
+	add(v.AWSElasticBlockStore != nil, "awsElasticBlockStore")
+	add(v.Flocker != nil, "flocker")
+	add(v.Cinder != nil, "cinder")
+	add(v.Quobyte != nil, "quobyte")
+	add(v.FlexVolume != nil, "flexVolume")
+	add(v.AzureFile != nil, "azureFile")
+	add(v.VsphereVolume != nil, "vsphereVolume")
+	add(v.PhotonPersistentDisk != nil, "photonPersistentDisk")
+	add(v.PortworxVolume != nil, "portworxVolume")
+	add(v.AzureDisk != nil, "azureDisk")
+	add(v.StorageOS != nil, "storageos")
+	add(v.ScaleIO != nil, "scaleIO")
 	return set
 }
 

@@ -316,6 +316,7 @@ func validatePodSpec(spec *api.PodSpec, p *field.Path, opts podOptions) field.Er
 	errs = append(errs, validateDNSPolicy(spec.DNSPolicy, p.Child("dnsPolicy"))...)
 	errs = append(errs, ValidateLabels(spec.NodeSelector, p.Child("nodeSelector"))...)
 	errs = append(errs, validatePodSecurityContext(spec, p.Child("securityContext"))...)
+	errs = append(errs, validateProcMountHostUsers(spec, p)...)
 	errs = append(errs, validateAffinity(spec.Affinity, p.Child("affinity"))...)
 	errs = append(errs, validateDNSConfig(spec.DNSConfig, spec.DNSPolicy, p.Child("dnsConfig"))...)
 	for i, g := range spec.ReadinessGates {
@@ -486,17 +487,30 @@ var volumeSourceChecks = []volumeSourceCheck{
 	{"emptyDir", func(v *api.VolumeSource) bool { return v.EmptyDir != nil }, validateEmptyDir},
 	{"hostPath", func(v *api.VolumeSource) bool { return v.HostPath != nil }, validateHostPath},
 	{"gitRepo", func(v *api.VolumeSource) bool { return v.GitRepo != nil }, nil},
+	{"gcePersistentDisk", func(v *api.VolumeSource) bool { return v.GCEPersistentDisk != nil }, nil},
+	{"awsElasticBlockStore", func(v *api.VolumeSource) bool { return v.AWSElasticBlockStore != nil }, nil},
 	{"secret", func(v *api.VolumeSource) bool { return v.Secret != nil }, validateSecretVolume},
 	{"nfs", func(v *api.VolumeSource) bool { return v.NFS != nil }, nil},
 	{"iscsi", func(v *api.VolumeSource) bool { return v.ISCSI != nil }, nil},
 	{"glusterfs", func(v *api.VolumeSource) bool { return v.Glusterfs != nil }, nil},
+	{"flocker", func(v *api.VolumeSource) bool { return v.Flocker != nil }, nil},
 	{"persistentVolumeClaim", func(v *api.VolumeSource) bool { return v.PersistentVolumeClaim != nil }, validatePVCVolume},
 	{"rbd", func(v *api.VolumeSource) bool { return v.RBD != nil }, nil},
+	{"cinder", func(v *api.VolumeSource) bool { return v.Cinder != nil }, nil},
 	{"cephFS", func(v *api.VolumeSource) bool { return v.CephFS != nil }, nil},
+	{"quobyte", func(v *api.VolumeSource) bool { return v.Quobyte != nil }, nil},
 	{"downwarAPI", func(v *api.VolumeSource) bool { return v.DownwardAPI != nil }, validateDownwardAPIVolume},
 	{"fc", func(v *api.VolumeSource) bool { return v.FC != nil }, nil},
+	{"flexVolume", func(v *api.VolumeSource) bool { return v.FlexVolume != nil }, nil},
 	{"configMap", func(v *api.VolumeSource) bool { return v.ConfigMap != nil }, validateConfigMapVolume},
+	{"azureFile", func(v *api.VolumeSource) bool { return v.AzureFile != nil }, nil},
+	{"vsphereVolume", func(v *api.VolumeSource) bool { return v.VsphereVolume != nil }, nil},
+	{"photonPersistentDisk", func(v *api.VolumeSource) bool { return v.PhotonPersistentDisk != nil }, nil},
+	{"portworxVolume", func(v *api.VolumeSource) bool { return v.PortworxVolume != nil }, nil},
+	{"azureDisk", func(v *api.VolumeSource) bool { return v.AzureDisk != nil }, nil},
+	{"storageos", func(v *api.VolumeSource) bool { return v.StorageOS != nil }, nil},
 	{"projected", func(v *api.VolumeSource) bool { return v.Projected != nil }, validateProjectedVolume},
+	{"scaleIO", func(v *api.VolumeSource) bool { return v.ScaleIO != nil }, nil},
 	{"csi", func(v *api.VolumeSource) bool { return v.CSI != nil }, nil},
 	{"ephemeral", func(v *api.VolumeSource) bool { return v.Ephemeral != nil }, nil},
 	{"image", func(v *api.VolumeSource) bool { return v.Image != nil }, nil},
@@ -1353,6 +1367,13 @@ func validateSecurityContext(sc *api.SecurityContext, p *field.Path) field.Error
 			errs = append(errs, field.Invalid(p.Child("runAsGroup"), *sc.RunAsGroup, msg))
 		}
 	}
+	if sc.ProcMount != nil {
+		switch *sc.ProcMount {
+		case api.DefaultProcMount, api.UnmaskedProcMount:
+		default:
+			errs = append(errs, field.NotSupported(p.Child("procMount"), string(*sc.ProcMount), []string{"Default", "Unmasked"}))
+		}
+	}
 	errs = append(errs, validateSeccompProfile(sc.SeccompProfile, p.Child("seccompProfile"))...)
 	if sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation {
 		if sc.Privileged != nil && *sc.Privileged {
@@ -1365,6 +1386,136 @@ func validateSecurityContext(sc *api.SecurityContext, p *field.Path) field.Error
 				}
 			}
 		}
+	}
+	errs = append(errs, validateWindowsOptions(sc.WindowsOptions, p.Child("windowsOptions"))...)
+	errs = append(errs, validateAppArmorProfile(sc.AppArmorProfile, p.Child("appArmorProfile"))...)
+	return errs
+}
+
+// validateProcMountHostUsers: an Unmasked /proc only in a user namespace
+// (hostUsers false), as Kubernetes checks each container.
+func validateProcMountHostUsers(spec *api.PodSpec, p *field.Path) field.ErrorList {
+	if spec.HostUsers != nil && !*spec.HostUsers {
+		return nil
+	}
+	var errs field.ErrorList
+	check := func(cs []api.Container, cp *field.Path) {
+		for i := range cs {
+			if sc := cs[i].SecurityContext; sc != nil && sc.ProcMount != nil && *sc.ProcMount == api.UnmaskedProcMount {
+				errs = append(errs, field.Invalid(cp.Index(i).Child("securityContext", "procMount"), string(*sc.ProcMount), "`hostUsers` must be false to use `Unmasked`"))
+			}
+		}
+	}
+	check(spec.InitContainers, p.Child("initContainers"))
+	check(spec.Containers, p.Child("containers"))
+	for i := range spec.EphemeralContainers {
+		if sc := spec.EphemeralContainers[i].SecurityContext; sc != nil && sc.ProcMount != nil && *sc.ProcMount == api.UnmaskedProcMount {
+			errs = append(errs, field.Invalid(p.Child("ephemeralContainers").Index(i).Child("securityContext", "procMount"), string(*sc.ProcMount), "`hostUsers` must be false to use `Unmasked`"))
+		}
+	}
+	return errs
+}
+
+// validateAppArmorProfile is Kubernetes' ValidateAppArmorProfileField.
+func validateAppArmorProfile(ap *api.AppArmorProfile, p *field.Path) field.ErrorList {
+	if ap == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	switch ap.Type {
+	case api.AppArmorProfileTypeLocalhost:
+		if ap.LocalhostProfile == nil {
+			errs = append(errs, field.Required(p.Child("localhostProfile"), "must be set when AppArmor type is Localhost"))
+			break
+		}
+		lp := *ap.LocalhostProfile
+		if strings.TrimSpace(lp) != lp {
+			errs = append(errs, field.Invalid(p.Child("localhostProfile"), lp, "must not be padded with whitespace"))
+		} else if lp == "" {
+			errs = append(errs, field.Required(p.Child("localhostProfile"), "must be set when AppArmor type is Localhost"))
+		}
+		const maxLocalhostProfileLength = 4095 // PATH_MAX - 1
+		if len(lp) > maxLocalhostProfileLength {
+			errs = append(errs, field.TooLong(p.Child("localhostProfile"), "", maxLocalhostProfileLength))
+		}
+	case api.AppArmorProfileTypeRuntimeDefault, api.AppArmorProfileTypeUnconfined:
+		if ap.LocalhostProfile != nil {
+			errs = append(errs, field.Invalid(p.Child("localhostProfile"), *ap.LocalhostProfile, "can only be set when AppArmor type is Localhost"))
+		}
+	case "":
+		errs = append(errs, field.Required(p.Child("type"), "type is required when appArmorProfile is set"))
+	default:
+		errs = append(errs, field.NotSupported(p.Child("type"), string(ap.Type), []string{"Localhost", "RuntimeDefault", "Unconfined"}))
+	}
+	return errs
+}
+
+// Limits of Windows' names, as Kubernetes checks them.
+const (
+	maxGMSACredentialSpecLengthInKiB = 64
+	maxRunAsUserNameDomainLength     = 256
+	maxRunAsUserNameUserLength       = 104
+)
+
+var (
+	ctrlRegexp                    = mustCompile(`[[:cntrl:]]+`)
+	validNetBiosRegexp            = mustCompile(`^[^\\/:\*\?"<>|\.][^\\/:\*\?"<>|]{0,14}$`)
+	windowsDomainDNSRegexp        = mustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$`)
+	invalidUserNameCharsRegexp    = mustCompile(`["/\\:;|=,\+\*\?<>@\[\]]`)
+	invalidUserNameDotsSpacesRegx = mustCompile(`^[\. ]+$`)
+)
+
+// validateWindowsOptions is Kubernetes' validateWindowsSecurityContextOptions.
+func validateWindowsOptions(w *api.WindowsSecurityContextOptions, p *field.Path) field.ErrorList {
+	if w == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if w.GMSACredentialSpecName != nil {
+		errs = append(errs, validateDNS1123Subdomain(*w.GMSACredentialSpecName, p.Child("gmsaCredentialSpecName"))...)
+	}
+	if w.GMSACredentialSpec != nil {
+		if l := len(*w.GMSACredentialSpec); l == 0 {
+			errs = append(errs, field.Invalid(p.Child("gmsaCredentialSpec"), *w.GMSACredentialSpec, "gmsaCredentialSpec cannot be an empty string"))
+		} else if l > maxGMSACredentialSpecLengthInKiB*1024 {
+			errs = append(errs, field.Invalid(p.Child("gmsaCredentialSpec"), *w.GMSACredentialSpec,
+				fmt.Sprintf("gmsaCredentialSpec size must be under %d KiB", maxGMSACredentialSpecLengthInKiB)))
+		}
+	}
+	if w.RunAsUserName == nil {
+		return errs
+	}
+	name := *w.RunAsUserName
+	up := p.Child("runAsUserName")
+	parts := strings.Split(name, "\\")
+	switch {
+	case name == "":
+		return append(errs, field.Invalid(up, name, "runAsUserName cannot be an empty string"))
+	case ctrlRegexp.MatchString(name):
+		return append(errs, field.Invalid(up, name, "runAsUserName cannot contain control characters"))
+	case len(parts) > 2:
+		return append(errs, field.Invalid(up, name, "runAsUserName cannot contain more than one backslash"))
+	}
+	user, domain, hasDomain := parts[0], "", len(parts) == 2
+	if hasDomain {
+		domain, user = parts[0], parts[1]
+	}
+	if len(domain) >= maxRunAsUserNameDomainLength {
+		errs = append(errs, field.Invalid(up, name, fmt.Sprintf("runAsUserName's Domain length must be under %d characters", maxRunAsUserNameDomainLength)))
+	}
+	if hasDomain && !validNetBiosRegexp.MatchString(domain) && !windowsDomainDNSRegexp.MatchString(domain) {
+		errs = append(errs, field.Invalid(up, name, "runAsUserName's Domain doesn't match the NetBios nor the DNS format"))
+	}
+	if l := len(user); l == 0 {
+		errs = append(errs, field.Invalid(up, name, "runAsUserName's User cannot be empty"))
+	} else if l > maxRunAsUserNameUserLength {
+		errs = append(errs, field.Invalid(up, name, fmt.Sprintf("runAsUserName's User length must not be longer than %d characters", maxRunAsUserNameUserLength)))
+	}
+	if invalidUserNameDotsSpacesRegx.MatchString(user) {
+		errs = append(errs, field.Invalid(up, name, `runAsUserName's User cannot contain only periods or spaces`))
+	}
+	if invalidUserNameCharsRegexp.MatchString(user) {
+		errs = append(errs, field.Invalid(up, name, `runAsUserName's User cannot contain the following characters: "/\:;|=,+*?<>@[]`))
 	}
 	return errs
 }
@@ -1449,6 +1600,14 @@ func validatePodSecurityContext(spec *api.PodSpec, p *field.Path) field.ErrorLis
 		errs = append(errs, field.NotSupported(p.Child("fsGroupChangePolicy"), *fp, []string{"Always", "OnRootMismatch"}))
 	}
 	errs = append(errs, validateSeccompProfile(sc.SeccompProfile, p.Child("seccompProfile"))...)
+	errs = append(errs, validateWindowsOptions(sc.WindowsOptions, p.Child("windowsOptions"))...)
+	errs = append(errs, validateAppArmorProfile(sc.AppArmorProfile, p.Child("appArmorProfile"))...)
+	if sp := sc.SupplementalGroupsPolicy; sp != nil && *sp != api.SupplementalGroupsPolicyMerge && *sp != api.SupplementalGroupsPolicyStrict {
+		errs = append(errs, field.NotSupported(p.Child("supplementalGroupsPolicy"), string(*sp), []string{"Merge", "Strict"}))
+	}
+	if cp := sc.SELinuxChangePolicy; cp != nil && *cp != api.SELinuxChangePolicyRecursive && *cp != api.SELinuxChangePolicyMountOption {
+		errs = append(errs, field.NotSupported(p.Child("seLinuxChangePolicy"), string(*cp), []string{"MountOption", "Recursive"}))
+	}
 	return errs
 }
 

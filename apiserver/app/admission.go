@@ -2,11 +2,17 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	k8sadmission "k8s.io/apiserver/pkg/admission"
+	apiserverinstall "k8s.io/apiserver/pkg/apis/apiserver/install"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/api/labels"
+	"github.com/minik8s/minik8s/apiserver/admission"
 	"github.com/minik8s/minik8s/apiserver/admission/matching"
 	"github.com/minik8s/minik8s/apiserver/admission/policy"
 	"github.com/minik8s/minik8s/apiserver/admission/webhook"
@@ -20,7 +26,7 @@ import (
 // the watch caches: the webhook configurations, namespaces' labels, and
 // the Services and EndpointSlices webhooks are reached through.
 type admissionSource struct {
-	mutating, validating, policies, bindings, namespaces, services, slices *registry.Store
+	mutating, validating, policies, bindings, namespaces, pods, services, slices *registry.Store
 	// stores are every built-in resource's, custom the custom resources',
 	// for policies' params.
 	stores map[string]*registry.Store
@@ -35,7 +41,38 @@ var (
 	_ serviceresolver.Lister = (*admissionSource)(nil)
 	_ policy.Source          = (*admissionSource)(nil)
 	_ policy.Params          = (*admissionSource)(nil)
+
+	_ admission.PodSecuritySource = (*admissionSource)(nil)
 )
+
+// newPodSecurity builds the PodSecurity plugin with its configuration from
+// the admission control config file (none: kube's defaults).
+func newPodSecurity(configFile string, src admission.PodSecuritySource) (*admission.PodSecurity, error) {
+	scheme := runtime.NewScheme()
+	apiserverinstall.Install(scheme)
+	provider, err := k8sadmission.ReadAdmissionConfiguration(AdmissionPlugins, configFile, scheme)
+	if err != nil {
+		return nil, fmt.Errorf("--admission-control-config-file: %w", err)
+	}
+	cfg, err := provider.ConfigFor("PodSecurity")
+	if err != nil {
+		return nil, fmt.Errorf("--admission-control-config-file: %w", err)
+	}
+	p, err := admission.NewPodSecurity(cfg, src)
+	if err != nil {
+		return nil, fmt.Errorf("--admission-control-config-file: %w", err)
+	}
+	return p, nil
+}
+
+// PodsInNamespace lists a namespace's pods from the watch cache, for
+// PodSecurity's check of existing pods when a namespace's level tightens.
+func (s *admissionSource) PodsInNamespace(_ context.Context, namespace string) ([]*api.Pod, error) {
+	if s.pods == nil {
+		return nil, errors.New("the pods resource is not served")
+	}
+	return cachedValues[api.Pod](s.pods, cacher.Predicate{Namespace: namespace}), nil
+}
 
 func (s *admissionSource) MutatingWebhookConfigurations() []*api.MutatingWebhookConfiguration {
 	return cachedValues[api.MutatingWebhookConfiguration](s.mutating, cacher.Predicate{})

@@ -47,7 +47,7 @@ import (
 // AdmissionPlugins are the admission plugins, all on by default, in
 // kube-apiserver's order: mutating steps run first (the chain runs all
 // Admit steps, then all Validate steps).
-var AdmissionPlugins = []string{"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "NodeRestriction", "DefaultTolerationSeconds",
+var AdmissionPlugins = []string{"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "NodeRestriction", "PodSecurity", "DefaultTolerationSeconds",
 	"CertificateApproval", "CertificateSigning", "CertificateSubjectRestriction",
 	"MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook", "ResourceQuota"}
 
@@ -250,6 +250,10 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	// authorizer.
 	a.rbacRules = &cachedRules{}
 	escalations := escalation.New(celAuthz, a.rbacRules)
+	podSecurity, err := newPodSecurity(a.opts.AdmissionControlConfigFile, hooks)
+	if err != nil {
+		return err
+	}
 	// kube-apiserver's order: mutating plugins run first (the chain runs all
 	// Admit steps, then all Validate steps).
 	var plugins []admission.Plugin
@@ -258,6 +262,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		&admission.LimitRanger{LimitRanges: ranges},
 		&admission.ServiceAccount{ServiceAccounts: saGetter},
 		&admission.NodeRestriction{Nodes: nodeGetter, Pods: saGetter},
+		podSecurity,
 		&admission.DefaultTolerationSeconds{NotReadySeconds: a.opts.DefaultNotReadyTolerationSeconds,
 			UnreachableSeconds: a.opts.DefaultUnreachableTolerationSeconds},
 		// Which signers a user may approve and sign for, and no
@@ -284,6 +289,9 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	a.metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if err := mutatingWebhooks.Register(a.metrics); err != nil {
 		return fmt.Errorf("register admission webhook metrics: %w", err)
+	}
+	if err := podSecurity.Register(a.metrics); err != nil {
+		return fmt.Errorf("register PodSecurity metrics: %w", err)
 	}
 
 	if a.alloc, err = servicealloc.New(st, a.opts.ServiceClusterIPRange, a.opts.ServiceNodePortRange); err != nil {
@@ -357,7 +365,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		bindings:   a.Store("admissionregistration.k8s.io", "validatingadmissionpolicybindings"),
 		stores:     a.byName,
 		custom:     a.crds,
-		namespaces: nsGetter.store, services: a.Store("", "services"), slices: a.Store("discovery.k8s.io", "endpointslices")}
+		namespaces: nsGetter.store, pods: a.Store("", "pods"), services: a.Store("", "services"), slices: a.Store("discovery.k8s.io", "endpointslices")}
 	*saGetter = objectGetter{sas: a.Store("", "serviceaccounts"), pods: a.Store("", "pods"),
 		secrets: a.Store("", "secrets"), nodes: a.Store("", "nodes")}
 	a.sa, err = a.newServiceAccounts(a.saKeys, saGetter)

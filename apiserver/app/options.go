@@ -83,6 +83,10 @@ type Options struct {
 	// DisableAdmissionPlugins turns off admission plugins that are on by
 	// default (see AdmissionPlugins).
 	DisableAdmissionPlugins []string
+	// AdmissionControlConfigFile is an AdmissionConfiguration
+	// (apiserver.config.k8s.io/v1) with the plugins' configurations
+	// (PodSecurity's defaults and exemptions).
+	AdmissionControlConfigFile string
 
 	// ServiceAccountKeyFiles verify service-account tokens besides the
 	// signing key; ServiceAccountSigningKeyFile signs them. Neither given:
@@ -214,6 +218,7 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 
 	fs = fss.FlagSet("admission")
 	fs.Var(stringList{&o.DisableAdmissionPlugins}, "disable-admission-plugins", "Comma-separated admission plugins to turn off, of: "+strings.Join(AdmissionPlugins, ", ")+".")
+	fs.StringVar(&o.AdmissionControlConfigFile, "admission-control-config-file", o.AdmissionControlConfigFile, "File with admission control configuration (an AdmissionConfiguration, apiserver.config.k8s.io/v1).")
 
 	fs = fss.FlagSet("misc")
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "A CIDR notation IP range from which to assign service cluster IPs.")
