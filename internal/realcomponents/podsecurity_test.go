@@ -181,4 +181,33 @@ func TestPodSecurityAsKube(t *testing.T) {
 		}
 		psaSame(t, both, http.StatusForbidden, "POST", pods("psa-privileged"), fmt.Sprintf(privileged, "again"))
 	})
+	t.Run("securityContext validation", func(t *testing.T) {
+		// The fields PodSecurity reads are validated as kube validates
+		// them (a namespace without PodSecurity labels: validation alone).
+		for _, sc := range []string{
+			`"securityContext":{"appArmorProfile":{"type":"Localhost"}}`,
+			`"securityContext":{"appArmorProfile":{"type":"Localhost","localhostProfile":" x"}}`,
+			`"securityContext":{"appArmorProfile":{"type":"RuntimeDefault","localhostProfile":"x"}}`,
+			`"securityContext":{"appArmorProfile":{"type":""}}`,
+			`"securityContext":{"appArmorProfile":{"type":"Strict"}}`,
+			`"securityContext":{"supplementalGroupsPolicy":"Loose"}`,
+			`"securityContext":{"seLinuxChangePolicy":"Sometimes"}`,
+			`"securityContext":{"windowsOptions":{"gmsaCredentialSpecName":"Bad_Name","gmsaCredentialSpec":""}}`,
+			`"securityContext":{"windowsOptions":{"runAsUserName":"a\\b\\c"}}`,
+			`"securityContext":{"windowsOptions":{"runAsUserName":"-dom\\us:er"}}`,
+			`"containers":[{"name":"c","image":"busybox","securityContext":{"procMount":"Masked"}}]`,
+			`"containers":[{"name":"c","image":"busybox","securityContext":{"procMount":"Unmasked"}}]`,
+			`"containers":[{"name":"c","image":"busybox","securityContext":{"appArmorProfile":{"type":"Localhost","localhostProfile":""}}}]`,
+			`"containers":[{"name":"c","image":"busybox","securityContext":{"windowsOptions":{"runAsUserName":"..."}}}]`,
+		} {
+			spec := `"automountServiceAccountToken":false,` + sc
+			if !strings.Contains(sc, `"containers"`) {
+				spec += `,"containers":[{"name":"c","image":"busybox"}]`
+			}
+			both.sameAnswer(t, http.StatusUnprocessableEntity, "POST", pods("psa-open"), `{"metadata":{"name":"bad"},"spec":{`+spec+`}}`)
+		}
+		psaSame(t, both, http.StatusCreated, "POST", pods("psa-open"), `{"metadata":{"name":"userns"},"spec":{"automountServiceAccountToken":false,"hostUsers":false,
+			"securityContext":{"supplementalGroupsPolicy":"Strict","seLinuxChangePolicy":"MountOption","appArmorProfile":{"type":"Localhost","localhostProfile":"p"}},
+			"containers":[{"name":"c","image":"busybox","securityContext":{"procMount":"Unmasked","seLinuxOptions":{"level":"s0:c1"}}}]}}`)
+	})
 }
