@@ -180,3 +180,33 @@ func TestEmbeddedTLSSchemes(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainDataServedWithTLS: a data directory written by a plain server
+// (before the embedded etcd served TLS) is served with TLS after an
+// upgrade, with its data.
+func TestPlainDataServedWithTLS(t *testing.T) {
+	t.Parallel()
+	cfg := tlsConfig(t, t.TempDir())
+	plain, err := start(t, etcd.Config{DataDir: cfg.DataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plain.Client().Put(t.Context(), "/registry/x", "v1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := start(t, cfg)
+	if err != nil {
+		t.Fatalf("TLS on a plain server's data: %v", err)
+	}
+	defer b.Close()
+	got, err := b.Client().Get(t.Context(), "/registry/x")
+	if err != nil || len(got.Kvs) != 1 || string(got.Kvs[0].Value) != "v1" {
+		t.Fatalf("after the upgrade: %v %v", got, err)
+	}
+	if !strings.HasPrefix(b.Endpoints()[0], "https://") {
+		t.Fatalf("endpoint %s, want https", b.Endpoints()[0])
+	}
+}
