@@ -181,7 +181,14 @@ func (p *psAttributes) GetName() string {
 	}
 	return p.a.Name
 }
-func (p *psAttributes) GetNamespace() string { return p.a.Namespace }
+// GetNamespace is, for a namespace, its own name, as kube-apiserver's
+// request attributes carry it (the library exempts a namespace by it).
+func (p *psAttributes) GetNamespace() string {
+	if p.a.Namespace == "" && p.a.Resource.Group == "" && p.a.Resource.Resource == "namespaces" {
+		return p.GetName()
+	}
+	return p.a.Namespace
+}
 func (p *psAttributes) GetResource() schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: p.a.Resource.Group, Version: p.a.Resource.Version, Resource: p.a.Resource.Resource}
 }
