@@ -206,6 +206,14 @@ func (s *podSync) startContainer(ctx context.Context, c *api.Container, init boo
 	if err != nil {
 		return fail("CreateContainerConfigError", err)
 	}
+	imgUser, err := m.rt.ImageUser(ctx, ref)
+	if err != nil {
+		return fail("CreateContainerConfigError", err)
+	}
+	sec, err := m.containerSecurity(pod, c, imgUser)
+	if err != nil {
+		return fail("CreateContainerConfigError", err)
+	}
 	quota, period, shares, mem := resources(c)
 	logPath := LogPath(m.opts.LogsDir, pod, c.Name, restartCount)
 	_ = os.Remove(logPath) // a stale file of a previous pod incarnation
@@ -216,6 +224,7 @@ func (s *podSync) startContainer(ctx context.Context, c *api.Container, init boo
 		Command: expandAll(c.Command, env), Args: expandAll(c.Args, env), Env: env, WorkingDir: c.WorkingDir,
 		Hostname: hostname(pod), Mounts: mounts, CPUQuota: quota, CPUPeriod: period, CPUShares: shares, MemoryLimit: mem,
 		TTY: c.TTY, Stdin: c.Stdin, StdinOnce: c.StdinOnce, Ephemeral: eph.is, TargetPID: eph.targetPID, SandboxPID: sb.PID, NetNS: sb.NetNSPath(), HostNetwork: pod.Spec.HostNetwork, SandboxID: sb.ID, LogPath: logPath,
+		Security: sec,
 	})
 	if err != nil {
 		return fail("CreateContainerError", err)

@@ -3,7 +3,10 @@
 // the pod (volumes and sandbox and network, init containers in order, app
 // containers with restart policy and CrashLoopBackOff, image pulls with
 // ImagePullBackOff, probes, graceful deletion) and reports the pod's status
-// through /status. Volumes are set up before the sandbox (FailedMount
+// through /status. Each container's securityContext is
+// merged with the pod's as kube's kuberuntime does and handed to the
+// runtime (runAsNonRoot is checked first: CreateContainerConfigError);
+// volumes belong to the pod's fsGroup. Volumes are set up before the sandbox (FailedMount
 // keeps a pod ContainerCreating), a subPath is bind-mounted from a
 // kubelet-owned target that cannot lead out of its volume (kubelet/subpath)
 // and the API-backed ones (kubelet/volume)

@@ -185,12 +185,7 @@ func (m *Manager) setUpVolumes(ctx context.Context, pod *api.Pod) (map[string]st
 func (m *Manager) setUpVolume(ctx context.Context, pod *api.Pod, v api.Volume, dir string) (string, error) {
 	switch {
 	case v.EmptyDir != nil:
-		p := filepath.Join(dir, "kubernetes.io~empty-dir", v.Name)
-		if err := os.MkdirAll(p, 0o777); err != nil {
-			return "", err
-		}
-		_ = os.Chmod(p, 0o777)
-		return p, nil
+		return m.setUpEmptyDir(pod, filepath.Join(dir, "kubernetes.io~empty-dir", v.Name), v.Name)
 	case v.HostPath != nil:
 		p := v.HostPath.Path
 		t := api.HostPathUnset
@@ -222,19 +217,19 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *api.Pod, v api.Volume, d
 		}
 		return p, nil
 	case v.ConfigMap != nil:
-		return m.writeVolume(filepath.Join(dir, "kubernetes.io~configmap", v.Name), func(g volume.Getter) (map[string]volume.FileProjection, error) {
+		return m.writeVolume(pod, filepath.Join(dir, "kubernetes.io~configmap", v.Name), func(g volume.Getter) (map[string]volume.FileProjection, error) {
 			return volume.ConfigMapPayload(ctx, g, pod, v.ConfigMap)
 		})
 	case v.Secret != nil:
-		return m.writeVolume(filepath.Join(dir, "kubernetes.io~secret", v.Name), func(g volume.Getter) (map[string]volume.FileProjection, error) {
+		return m.writeVolume(pod, filepath.Join(dir, "kubernetes.io~secret", v.Name), func(g volume.Getter) (map[string]volume.FileProjection, error) {
 			return volume.SecretPayload(ctx, g, pod, v.Secret)
 		})
 	case v.DownwardAPI != nil:
-		return m.writeVolume(filepath.Join(dir, "kubernetes.io~downward-api", v.Name), func(volume.Getter) (map[string]volume.FileProjection, error) {
+		return m.writeVolume(pod, filepath.Join(dir, "kubernetes.io~downward-api", v.Name), func(volume.Getter) (map[string]volume.FileProjection, error) {
 			return volume.DownwardAPIPayload(pod, v.DownwardAPI.Items, mode(v.DownwardAPI.DefaultMode, api.DownwardAPIVolumeSourceDefaultMode), m.nodeAllocatable())
 		})
 	case v.Projected != nil:
-		return m.writeVolume(filepath.Join(dir, "kubernetes.io~projected", v.Name), func(g volume.Getter) (map[string]volume.FileProjection, error) {
+		return m.writeVolume(pod, filepath.Join(dir, "kubernetes.io~projected", v.Name), func(g volume.Getter) (map[string]volume.FileProjection, error) {
 			return volume.ProjectedPayload(ctx, g, pod, v.Projected)
 		})
 	default:
@@ -243,16 +238,51 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *api.Pod, v api.Volume, d
 }
 
 // writeVolume publishes the payload of an API-backed volume into dir
-// atomically (an unchanged payload writes nothing) and returns dir.
-func (m *Manager) writeVolume(dir string, payload func(volume.Getter) (map[string]volume.FileProjection, error)) (string, error) {
+// atomically (an unchanged payload writes nothing), group-owned by the
+// pod's fsGroup, and returns dir.
+func (m *Manager) writeVolume(pod *api.Pod, dir string, payload func(volume.Getter) (map[string]volume.FileProjection, error)) (string, error) {
 	files, err := payload(volumeGetter{m})
 	if err != nil {
 		return "", err
 	}
-	if _, err := volume.NewAtomicWriter(dir).Write(files); err != nil {
+	w := volume.NewAtomicWriter(dir)
+	w.FSGroup = fsGroup(pod)
+	if _, err := w.Write(files); err != nil {
 		return "", err
 	}
 	return dir, nil
+}
+
+// setUpEmptyDir makes an emptyDir volume as kube's plugin does: a
+// directory everyone may write, given once (a ready marker under the
+// pod's plugins directory records it) to the pod's fsGroup, so later
+// files of the containers keep their own owners.
+func (m *Manager) setUpEmptyDir(pod *api.Pod, p, name string) (string, error) {
+	ready := filepath.Join(m.podDir(string(pod.UID)), "plugins", "kubernetes.io~empty-dir", name, "ready")
+	if _, err := os.Stat(ready); err == nil {
+		return p, nil
+	}
+	if err := os.MkdirAll(p, 0o777); err != nil {
+		return "", err
+	}
+	if err := os.Chmod(p, 0o777); err != nil {
+		return "", err
+	}
+	if err := volume.SetVolumeOwnership(p, fsGroup(pod), nil, false); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(ready), 0o750); err != nil {
+		return "", err
+	}
+	return p, os.WriteFile(ready, nil, 0o600)
+}
+
+// fsGroup is the pod's securityContext.fsGroup, or nil.
+func fsGroup(pod *api.Pod) *int64 {
+	if pod.Spec.SecurityContext == nil {
+		return nil
+	}
+	return pod.Spec.SecurityContext.FSGroup
 }
 
 func mode(m *int32, def int32) int32 {

@@ -1,6 +1,6 @@
 // Package runtime is the kubelet's driver contract: the driver-neutral
 // types of pod sandboxes and containers (Container, State, SandboxConfig,
-// ContainerConfig, Mount, TerminalSize), the image reference rules kube
+// ContainerConfig, Security, Mount, TerminalSize), the image reference rules kube
 // applies to a pod's images, and the interfaces a container runtime driver
 // implements for the pod manager (Runtime, and the optional abilities
 // Adopter, Execer, Attacher and CgroupCleaner), after Kubernetes'

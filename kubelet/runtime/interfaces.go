@@ -38,6 +38,10 @@ type Runtime interface {
 	ImagePresent(ctx context.Context, ref string) (imageID string, ok bool, err error)
 	// PullImage pulls ref and returns its image ID and size in bytes.
 	PullImage(ctx context.Context, ref string) (imageID string, size int64, err error)
+	// ImageUser is the USER the stored image ref runs as ("", "1000",
+	// "1000:1000", "nobody"), which decides the user of a container whose
+	// pod sets no runAsUser.
+	ImageUser(ctx context.Context, ref string) (string, error)
 }
 
 // Adopter re-attaches to a container a previous kubelet left running

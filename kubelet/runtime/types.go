@@ -135,6 +135,9 @@ type ContainerConfig struct {
 	HostNetwork bool
 	SandboxID   string
 	LogPath     string
+	// Security is the container's user, groups, capabilities and
+	// confinement.
+	Security Security
 }
 
 // TerminalSize is a terminal's size in characters.

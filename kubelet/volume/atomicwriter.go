@@ -11,10 +11,12 @@ import (
 	"time"
 )
 
-// FileProjection is one file of a payload.
+// FileProjection is one file of a payload. FsUser, when set, owns the
+// file (kube gives a service account token to the pod's common user).
 type FileProjection struct {
-	Data []byte
-	Mode int32
+	Data   []byte
+	Mode   int32
+	FsUser *int64
 }
 
 // The names kube's AtomicWriter uses inside a volume's directory.
@@ -31,6 +33,9 @@ const (
 // readers see the old payload or the new one, never a mix.
 type AtomicWriter struct {
 	dir string
+	// FSGroup, when set, is the pod's fsGroup: each new payload is given
+	// to it read-only (SetVolumeOwnership) before it is published.
+	FSGroup *int64
 }
 
 // NewAtomicWriter writes into dir (created on first Write).
@@ -78,6 +83,7 @@ func (w *AtomicWriter) Write(payload map[string]FileProjection) (bool, error) {
 		_ = os.RemoveAll(tsDir)
 		return false, err
 	}
+
 	// The user-visible entries point through ..data, so they follow the
 	// swap below; new ones are created first (they dangle until it).
 	top := map[string]bool{}
@@ -94,6 +100,12 @@ func (w *AtomicWriter) Write(payload map[string]FileProjection) (bool, error) {
 			_ = os.RemoveAll(tsDir)
 			return false, err
 		}
+	}
+	// The whole volume goes to the fsGroup (the new files before they are
+	// published), as kube's setPerms step does.
+	if err := SetVolumeOwnership(w.dir, w.FSGroup, nil, true); err != nil {
+		_ = os.RemoveAll(tsDir)
+		return false, err
 	}
 	tmpLink := filepath.Join(w.dir, newDataDirName)
 	_ = os.Remove(tmpLink)
@@ -167,7 +179,7 @@ func (w *AtomicWriter) compare(tsDir string, payload map[string]FileProjection) 
 		}
 		paths[rel] = true
 		f, ok := payload[rel]
-		if !ok || fi.Mode().Perm() != os.FileMode(f.Mode).Perm() {
+		if !ok || fi.Mode().Perm() != w.fileMode(f.Mode) {
 			same = false
 			return nil
 		}
@@ -189,6 +201,16 @@ func (w *AtomicWriter) compare(tsDir string, payload map[string]FileProjection) 
 	return same && len(paths) == len(payload), paths, nil
 }
 
+// fileMode is the permission a payload file of mode ends with: with an
+// fsGroup, the group may read it.
+func (w *AtomicWriter) fileMode(mode int32) os.FileMode {
+	m := os.FileMode(mode).Perm()
+	if w.FSGroup != nil {
+		m |= roMask
+	}
+	return m
+}
+
 func writePayload(dir string, payload map[string]FileProjection) error {
 	for _, p := range slices.Sorted(maps.Keys(payload)) {
 		f := payload[p]
@@ -202,6 +224,11 @@ func writePayload(dir string, payload map[string]FileProjection) error {
 		// WriteFile's mode is subject to the umask.
 		if err := os.Chmod(full, os.FileMode(f.Mode)); err != nil {
 			return err
+		}
+		if f.FsUser != nil {
+			if err := os.Chown(full, int(*f.FsUser), -1); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

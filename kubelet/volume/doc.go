@@ -4,5 +4,6 @@
 // pod and the objects it names, then published whole by an AtomicWriter
 // (a "..data" symlink swapped to a new timestamped directory), so a
 // container never sees half of an update. The kubelet re-runs the set-up
-// periodically; an unchanged payload writes nothing.
+// periodically; an unchanged payload writes nothing. SetVolumeOwnership
+// gives a volume to the pod's fsGroup as kube's does.
 package volume

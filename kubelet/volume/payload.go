@@ -99,7 +99,13 @@ func ProjectedPayload(ctx context.Context, g Getter, pod *api.Pod, src *api.Proj
 				errs = append(errs, fmt.Errorf("failed to fetch token: %w", err))
 				continue
 			}
-			out[s.ServiceAccountToken.Path] = FileProjection{Data: []byte(tok), Mode: def}
+			// With an fsGroup or a user common to all containers, the
+			// token is the owner's alone (then group-readable by fsGroup).
+			mode, user := def, fsUser(pod)
+			if user != nil || (pod.Spec.SecurityContext != nil && pod.Spec.SecurityContext.FSGroup != nil) {
+				mode = 0o600
+			}
+			out[s.ServiceAccountToken.Path] = FileProjection{Data: []byte(tok), Mode: mode, FsUser: user}
 		}
 	}
 	if len(errs) > 0 {
@@ -200,4 +206,25 @@ func mode(m *int32, def int32) int32 {
 		return *m
 	}
 	return def
+}
+
+// fsUser is kube's FsUserFrom: the runAsUser every init and app container
+// of the pod runs as, or nil when one sets none or they differ.
+func fsUser(pod *api.Pod) *int64 {
+	var user *int64
+	cs := append(append([]api.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...)
+	for i := range cs {
+		var u *int64
+		if sc := pod.Spec.SecurityContext; sc != nil && sc.RunAsUser != nil {
+			u = sc.RunAsUser
+		}
+		if sc := cs[i].SecurityContext; sc != nil && sc.RunAsUser != nil {
+			u = sc.RunAsUser
+		}
+		if u == nil || (user != nil && *user != *u) {
+			return nil
+		}
+		user = u
+	}
+	return user
 }

@@ -149,6 +149,11 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg runtime.ContainerConf
 		l[LabelEphemeral] = "true"
 	}
 	opts := []oci.SpecOpts{oci.WithImageConfig(img)}
+	secOpts, err := securityOpts(cfg.Security, imgSpec.Config.User)
+	if err != nil {
+		return "", fmt.Errorf("security context of %s: %w", cfg.Name, err)
+	}
+	opts = append(opts, secOpts...)
 	if args := processArgs(imgSpec.Config.Entrypoint, imgSpec.Config.Cmd, cfg.Command, cfg.Args); len(args) > 0 {
 		opts = append(opts, oci.WithProcessArgs(args...))
 	}

@@ -24,6 +24,10 @@ type Runtime struct {
 	// execCode is what Exec returns, by container name.
 	execCode map[string]int
 	onExit   func(podUID, id string)
+	// imageUsers are the images' USERs by normalized ref.
+	imageUsers map[string]string
+	// configs are what CreateContainer was asked, by container ID.
+	configs map[string]runtime.ContainerConfig
 }
 
 var (
@@ -35,7 +39,33 @@ var (
 
 // New returns an empty runtime: no containers, no images.
 func New() *Runtime {
-	return &Runtime{containers: map[string]*runtime.Container{}, images: map[string]bool{}, execCode: map[string]int{}}
+	return &Runtime{containers: map[string]*runtime.Container{}, images: map[string]bool{}, execCode: map[string]int{},
+		imageUsers: map[string]string{}, configs: map[string]runtime.ContainerConfig{}}
+}
+
+// SetImageUser sets the USER of the image ref ("" until set: root).
+func (f *Runtime) SetImageUser(ref, user string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.imageUsers[ref] = user
+}
+
+// ImageUser implements runtime.Runtime.
+func (f *Runtime) ImageUser(_ context.Context, ref string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.images[ref] {
+		return "", fmt.Errorf("image %s not present", ref)
+	}
+	return f.imageUsers[ref], nil
+}
+
+// Config returns the configuration container id was created with.
+func (f *Runtime) Config(id string) (runtime.ContainerConfig, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.configs[id]
+	return c, ok
 }
 
 // AddImage makes the normalized image ref present.
@@ -139,6 +169,7 @@ func (f *Runtime) CreateContainer(_ context.Context, cfg runtime.ContainerConfig
 		Name: cfg.Name, Kind: runtime.KindContainer, Init: cfg.Init, RestartCount: cfg.RestartCount, Hash: cfg.Hash, Image: cfg.Image,
 		State: runtime.StateCreated, CreatedAt: time.Now()}
 	f.containers[c.ID] = c
+	f.configs[c.ID] = cfg
 	f.record("CreateContainer", c)
 	return c.ID, nil
 }
