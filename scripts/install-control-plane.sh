@@ -57,7 +57,10 @@ fi
 declare -A args
 # shellcheck disable=SC2206
 apiserver_args=(--cert-dir "$pki" --data-dir "$state/etcd" --advertise-address "$adv"
-	--tls-san "${sans:+$sans,}$adv,localhost,127.0.0.1" --write-kubeconfig "$admin" $pod_routes "${extra[@]}")
+	--tls-san "${sans:+$sans,}$adv,localhost,127.0.0.1" --write-kubeconfig "$admin" $pod_routes
+	# Kubelets' serving certificates (install-node.sh: --rotate-server-
+	# certificates) are approved for their nodes' addresses and verified.
+	--kubelet-certificate-authority "$pki/ca.crt" --approve-kubelet-serving-certificates "${extra[@]}")
 args[apiserver]="${apiserver_args[*]}"
 args[scheduler]="--kubeconfig $pki/scheduler.kubeconfig --leader-elect=true"
 args[controller-manager]="--kubeconfig $pki/controller-manager.kubeconfig --leader-elect=true --allocate-node-cidrs=true --cluster-cidr 10.244.0.0/16"

@@ -114,8 +114,11 @@ mkdir -p /etc/minik8s "$root_dir" "$cni_conf" /var/log/pods
 # Pods route through this machine.
 sysctl -qw net.ipv4.ip_forward=1 || log "cannot enable net.ipv4.ip_forward"
 
+# --rotate-server-certificates: a serving certificate from the cluster CA
+# for the node's addresses, which the control plane approves and verifies
+# (install-control-plane.sh).
 args=(--kubeconfig "$root_dir/kubeconfig" --root-dir "$root_dir" --containerd-address "$sock"
-	--cni-conf-dir "$cni_conf" --cni-bin-dir /usr/lib/cni)
+	--cni-conf-dir "$cni_conf" --cni-bin-dir /usr/lib/cni --rotate-server-certificates)
 [ -n "$node_name" ] && args+=(--hostname-override "$node_name")
 [ -n "$node_ip" ] && args+=(--node-ip "$node_ip")
 [ -n "$cluster_dns" ] && args+=(--cluster-dns "$cluster_dns")

@@ -2,8 +2,11 @@ package app
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 
 	"github.com/minik8s/minik8s/api"
@@ -37,9 +40,11 @@ func (k *kubeletClientCert) get(*tls.CertificateRequestInfo) (*tls.Certificate, 
 }
 
 // kubeletConfig builds how the handler reaches kubelets: the preferred
-// address types, and the client certificate from
+// address types, the client certificate from
 // --kubelet-client-certificate/--kubelet-client-key (else the one
-// ensureKubeletClientCert issues from the cluster CA).
+// ensureKubeletClientCert issues from the cluster CA), and the CA of
+// --kubelet-certificate-authority that kubelets' serving certificates
+// must chain to (unset: not verified, as in Kubernetes).
 func (a *APIServer) kubeletConfig() (server.KubeletConfig, error) {
 	var cfg server.KubeletConfig
 	for _, t := range a.opts.KubeletPreferredAddressTypes {
@@ -61,12 +66,46 @@ func (a *APIServer) kubeletConfig() (server.KubeletConfig, error) {
 		return cfg, errors.New("--kubelet-client-certificate and --kubelet-client-key must be given together")
 	}
 	cfg.TLS = &tls.Config{MinVersion: tls.VersionTLS12, GetClientCertificate: a.kubeletCert.get}
+	if f := a.opts.KubeletCertificateAuthority; f != "" {
+		err := loadKubeletCA(cfg.TLS, f)
+		// The cluster CA this apiserver makes in --cert-dir on its first
+		// start is read once it exists (ensureKubeletClientCert), before
+		// anything is served.
+		if errors.Is(err, os.ErrNotExist) && (a.opts.SecurePort > 0 || a.opts.SecureListener != nil) && filepath.Clean(f) == filepath.Join(a.opts.CertDir, pki.CACertFile) {
+			err = nil
+		}
+		if err != nil {
+			return cfg, err
+		}
+	}
 	return cfg, nil
 }
 
+// loadKubeletCA makes tc verify kubelets against the CA bundle in file.
+func loadKubeletCA(tc *tls.Config, file string) error {
+	pemData, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("--kubelet-certificate-authority: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pemData) {
+		return fmt.Errorf("--kubelet-certificate-authority %s: no PEM certificate found", file)
+	}
+	// Verified for the address dialled (server.KubeletConfig.TLS).
+	tc.RootCAs = pool
+	return nil
+}
+
 // ensureKubeletClientCert issues (or reuses) apiserver-kubelet-client in the
-// cert dir when no certificate was given by flag.
+// cert dir when no certificate was given by flag, and reads
+// --kubelet-certificate-authority when it names the cluster CA the
+// bundle has just made (see kubeletConfig).
 func (a *APIServer) ensureKubeletClientCert(b *pki.Bundle) error {
+	if f := a.opts.KubeletCertificateAuthority; f != "" && a.kubeletCfg.TLS != nil && a.kubeletCfg.TLS.RootCAs == nil {
+		if err := loadKubeletCA(a.kubeletCfg.TLS, f); err != nil {
+			return err
+		}
+	}
 	if a.kubeletCert.cert.Load() != nil {
 		return nil
 	}

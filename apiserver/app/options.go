@@ -80,6 +80,15 @@ type Options struct {
 	// (default: apiserver-kubelet-client.crt|key issued into the cert dir).
 	KubeletClientCertificate string
 	KubeletClientKey         string
+	// KubeletCertificateAuthority is kube's --kubelet-certificate-authority:
+	// a CA bundle the kubelets' serving certificates must chain to, for
+	// the address dialled (logs, exec, attach, port-forward). Unset, they
+	// are not verified, as in Kubernetes.
+	KubeletCertificateAuthority string
+	// ApproveKubeletServingCertificates approves kubelet-serving CSRs a
+	// node files for its own name and addresses (apiserver/csr): minik8s'
+	// stand-in for the approver add-on Kubernetes leaves this to.
+	ApproveKubeletServingCertificates bool
 	// DisableAdmissionPlugins turns off admission plugins that are on by
 	// default (see AdmissionPlugins).
 	DisableAdmissionPlugins []string
@@ -227,6 +236,8 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs.Int64Var(&o.DefaultUnreachableTolerationSeconds, "default-unreachable-toleration-seconds", o.DefaultUnreachableTolerationSeconds, "The tolerationSeconds of the unreachable:NoExecute toleration added to pods without one.")
 	fs.StringVar(&o.KubeletClientCertificate, "kubelet-client-certificate", o.KubeletClientCertificate, "The client certificate for connections to kubelets (default: apiserver-kubelet-client.crt in --cert-dir).")
 	fs.StringVar(&o.KubeletClientKey, "kubelet-client-key", o.KubeletClientKey, "The key of --kubelet-client-certificate.")
+	fs.StringVar(&o.KubeletCertificateAuthority, "kubelet-certificate-authority", o.KubeletCertificateAuthority, "Path to a cert file for the certificate authority.")
+	fs.BoolVar(&o.ApproveKubeletServingCertificates, "approve-kubelet-serving-certificates", o.ApproveKubeletServingCertificates, "Approve the kubernetes.io/kubelet-serving CertificateSigningRequests a node (system:node:NAME) files for itself when every subject alternative name is one of its Node's status.addresses, and deny them otherwise (minik8s' stand-in for a kubelet serving certificate approver add-on; Kubernetes approves none by itself).")
 	fs.Var(stringList{&o.KubeletPreferredAddressTypes}, "kubelet-preferred-address-types", "List of the preferred NodeAddressTypes to use for kubelet connections.")
 	fs.StringVar(&o.WriteKubeconfig, "write-kubeconfig", o.WriteKubeconfig, "If set, an admin kubeconfig is written to this path.")
 	fs.BoolVar(&o.PodRoutes, "pod-routes", o.PodRoutes, "Keep routes to every Node's spec.podCIDR via its InternalIP in this host's network namespace (host-gateway pod networking, as the kubelet's --pod-routes), so that admission webhooks and aggregated APIs served by pods are reached at their pod IPs when this host is not a node. Needs CAP_NET_ADMIN and the secure port.")

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
@@ -31,7 +32,12 @@ type Controller struct {
 	Store      *registry.Store
 	CA         *pki.CA
 	Authorizer authz.Authorizer
-	Log        *slog.Logger
+	// ApproveServing turns on the kubelet serving approver
+	// (--approve-kubelet-serving-certificates, see servingVerdictFor);
+	// Nodes reads a Node for it.
+	ApproveServing bool
+	Nodes          func(ctx context.Context, name string) (*api.Node, error)
+	Log            *slog.Logger
 }
 
 // Run watches CSRs until ctx ends, re-watching when a watch ends.
@@ -79,18 +85,25 @@ func condition(csr *api.CertificateSigningRequest, t api.RequestConditionType) b
 
 // signers are the signers this apiserver runs, each with the check kube's
 // csrsigning controller applies to its requests (signer.go:
-// isKubeletClient, isKubeAPIServerClient). kubernetes.io/kubelet-serving
-// and kubernetes.io/legacy-unknown are not run here: their requests stay
+// isKubeletClient, isKubeletServing, isKubeAPIServerClient).
+// kubernetes.io/legacy-unknown is not run here: its requests stay
 // unsigned.
 var signers = map[string]func(*x509.CertificateRequest, []api.KeyUsage) error{
-	KubeletClientSigner: validation.ValidateKubeletClientCSR,
-	APIClientSigner:     validation.ValidateKubeAPIServerClientCSR,
+	KubeletClientSigner:  validation.ValidateKubeletClientCSR,
+	KubeletServingSigner: validation.ValidateKubeletServingCSR,
+	APIClientSigner:      validation.ValidateKubeAPIServerClientCSR,
 }
 
 // sync approves a qualifying kubelet request, then signs an approved one.
 func (c *Controller) sync(ctx context.Context, csr *api.CertificateSigningRequest) error {
 	if condition(csr, api.CertificateDenied) || condition(csr, api.CertificateFailed) || len(csr.Status.Certificate) > 0 {
 		return nil
+	}
+	if !condition(csr, api.CertificateApproved) && csr.Spec.SignerName == KubeletServingSigner {
+		if !c.ApproveServing {
+			return nil
+		}
+		return c.decideServing(ctx, csr)
 	}
 	if !condition(csr, api.CertificateApproved) {
 		message, why := c.approvable(ctx, csr)
@@ -151,6 +164,33 @@ func (c *Controller) sync(ctx context.Context, csr *api.CertificateSigningReques
 	}
 	c.Log.Info("signed certificate", "csr", csr.Name, "signer", csr.Spec.SignerName)
 	return nil
+}
+
+// decideServing approves or denies a kubelet serving request as
+// servingVerdictFor says, through the approval subresource.
+func (c *Controller) decideServing(ctx context.Context, csr *api.CertificateSigningRequest) error {
+	v := c.servingVerdictFor(ctx, csr)
+	if !v.approve && !v.deny {
+		c.Log.Debug("kubelet serving csr not auto-approved", "csr", csr.Name, "requester", csr.Spec.Username, "why", v.message)
+		return nil
+	}
+	cond := api.CertificateSigningRequestCondition{Type: api.CertificateApproved, Status: api.ConditionTrue,
+		Reason: ReasonServingApproved, Message: v.message}
+	if v.deny {
+		cond.Type, cond.Reason = api.CertificateDenied, ReasonServingDenied
+	}
+	_, err := c.Store.Mutate(ctx, "", csr.Name, "", registry.WriteOptions{Subresource: "approval"}, func(cur api.Object) (api.Object, error) {
+		o := cur.(*api.CertificateSigningRequest)
+		now := api.Now()
+		cond.LastUpdateTime, cond.LastTransitionTime = now, now
+		o.Status.Conditions = append(o.Status.Conditions, cond)
+		return o, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", strings.ToLower(string(cond.Type)), err)
+	}
+	c.Log.Info("kubelet serving certificate request "+strings.ToLower(string(cond.Type)), "csr", csr.Name, "requester", csr.Spec.Username, "message", v.message)
+	return nil // an approved request comes back MODIFIED for signing
 }
 
 // fail adds the Failed condition kube's signer adds to a request it will

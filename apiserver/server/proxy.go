@@ -35,9 +35,10 @@ var DefaultKubeletPreferredAddressTypes = []api.NodeAddressType{api.NodeInternal
 // attach and portforward.
 type KubeletConfig struct {
 	// TLS carries the apiserver's kubelet client certificate
-	// (Certificates or GetClientCertificate). The kubelet's serving
-	// certificate is not verified, as kube-apiserver without
-	// --kubelet-certificate-authority: kubelets serve self-signed ones.
+	// (Certificates or GetClientCertificate) and, in RootCAs, the CA of
+	// --kubelet-certificate-authority: the kubelet's serving certificate
+	// must chain to it and be valid for the address dialled. Without
+	// RootCAs it is not verified, as kube-apiserver without the flag.
 	TLS *tls.Config
 	// PreferredAddressTypes orders a Node's addresses (default InternalIP, Hostname).
 	PreferredAddressTypes []api.NodeAddressType
@@ -52,34 +53,53 @@ type KubeletConfig struct {
 
 // kubeletProxy streams pods/log, exec, attach and portforward to the pod's kubelet.
 type kubeletProxy struct {
-	cfg       KubeletConfig
-	once      sync.Once
-	transport *http.Transport
+	cfg                 KubeletConfig
+	once                sync.Once
+	transport, insecure *http.Transport
 }
 
+// rt is the transport to kubelets: their serving certificates are checked
+// against TLS.RootCAs (--kubelet-certificate-authority) for the address
+// dialled, or not at all without RootCAs, as kube-apiserver does.
 func (p *kubeletProxy) rt() *http.Transport {
+	p.init()
+	return p.transport
+}
+
+// insecureRT never verifies the kubelet's certificate: pods/log with
+// insecureSkipTLSVerifyBackend=true (kube's InsecureSkipTLSVerifyTransport).
+func (p *kubeletProxy) insecureRT() *http.Transport {
+	p.init()
+	return p.insecure
+}
+
+func (p *kubeletProxy) init() {
 	p.once.Do(func() {
 		tc := &tls.Config{MinVersion: tls.VersionTLS12}
 		if p.cfg.TLS != nil {
 			tc = p.cfg.TLS.Clone()
 		}
-		tc.InsecureSkipVerify = true //nolint:gosec // kubelets serve self-signed certificates, as in Kubernetes without --kubelet-certificate-authority
 		// HTTP/1.1 only: upgrades (exec over WebSocket) do not exist in HTTP/2.
 		tc.NextProtos = []string{"http/1.1"}
+		insecure := tc.Clone()
+		insecure.InsecureSkipVerify = true        //nolint:gosec // asked for by the client (insecureSkipTLSVerifyBackend)
+		tc.InsecureSkipVerify = tc.RootCAs == nil //nolint:gosec // no --kubelet-certificate-authority: as Kubernetes, not verified
 		timeout := p.cfg.DialTimeout
 		if timeout <= 0 {
 			timeout = 10 * time.Second
 		}
-		p.transport = &http.Transport{
-			DialContext:           (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
-			TLSClientConfig:       tc,
-			TLSHandshakeTimeout:   timeout,
-			ResponseHeaderTimeout: time.Minute,
-			MaxIdleConnsPerHost:   10,
-			IdleConnTimeout:       90 * time.Second,
+		transport := func(tc *tls.Config) *http.Transport {
+			return &http.Transport{
+				DialContext:           (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
+				TLSClientConfig:       tc,
+				TLSHandshakeTimeout:   timeout,
+				ResponseHeaderTimeout: time.Minute,
+				MaxIdleConnsPerHost:   10,
+				IdleConnTimeout:       90 * time.Second,
+			}
 		}
+		p.transport, p.insecure = transport(tc), transport(insecure)
 	})
-	return p.transport
 }
 
 // isKubeletSubresource tells the pod subresources served by the kubelet.
@@ -157,7 +177,11 @@ func (s *Server) servePodProxy(w http.ResponseWriter, r *http.Request, info *req
 		}
 		base.Path = "/containerLogs/" + seg(pod.Namespace) + "/" + seg(pod.Name) + "/" + seg(container)
 		base.RawQuery = kq.Encode()
-		s.streamLog(w, r, base)
+		rt := s.proxy.rt()
+		if parseBool(q.Get("insecureSkipTLSVerifyBackend")) {
+			rt = s.proxy.insecureRT()
+		}
+		s.streamLog(w, r, base, rt)
 	case "exec":
 		o := opts.(*api.PodExecOptions)
 		if len(o.Command) == 0 {
@@ -246,12 +270,17 @@ func podContainer(pod *api.Pod, name string, allowInit bool) (string, error) {
 // logQuery validates PodLogOptions and maps them to the kubelet's query.
 func logQuery(q url.Values) (url.Values, error) {
 	out := url.Values{}
-	for _, k := range []string{"follow", "previous", "timestamps"} {
+	for _, k := range []string{"follow", "previous", "timestamps", "insecureSkipTLSVerifyBackend"} {
 		if v := q.Get(k); v != "" {
-			if _, err := strconv.ParseBool(v); err != nil {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
 				return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid value %q for %s: must be a boolean", v, k))
 			}
-			out.Set(k, v)
+			// As kube's LogLocation: set only when true; the TLS choice
+			// is the apiserver's, not a kubelet parameter.
+			if b && k != "insecureSkipTLSVerifyBackend" {
+				out.Set(k, "true")
+			}
 		}
 	}
 	ints := []struct {
@@ -329,15 +358,18 @@ func preferredAddress(node *api.Node, types []api.NodeAddressType) (string, erro
 // streamLog copies the kubelet's log response, flushing as it arrives so
 // follow streams reach the client line by line. The request's context
 // ends the stream when the client goes away.
-func (s *Server) streamLog(w http.ResponseWriter, r *http.Request, u *url.URL) {
+func (s *Server) streamLog(w http.ResponseWriter, r *http.Request, u *url.URL, rt http.RoundTripper) {
 	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, u.String(), nil)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	resp, err := s.proxy.rt().RoundTrip(req)
+	resp, err := rt.RoundTrip(req)
 	if err != nil {
-		writeError(w, r, kubeletUnreachable(u, err))
+		// kube-apiserver's LocationStreamer: the http.Client's error
+		// (`Get "URL": ...`), a 500 without reason.
+		writeError(w, r, apierrors.NewGeneric(http.StatusInternalServerError, api.StatusReasonUnknown,
+			(&url.Error{Op: "Get", URL: u.String(), Err: err}).Error()))
 		return
 	}
 	defer resp.Body.Close()
@@ -388,8 +420,10 @@ func kubeletUnreachable(u *url.URL, err error) error {
 	if errors.As(err, &se) {
 		return err
 	}
-	// kube-apiserver's answer when the kubelet cannot be reached.
-	return apierrors.NewGeneric(http.StatusInternalServerError, api.StatusReasonInternalError,
+	// kube-apiserver's answer when the kubelet cannot be reached or its
+	// certificate is refused (the upgrade-aware proxy's dial error, a 500
+	// without reason).
+	return apierrors.NewGeneric(http.StatusInternalServerError, api.StatusReasonUnknown,
 		fmt.Sprintf("error dialing backend: %v", err))
 }
 

@@ -61,7 +61,12 @@ func TestLogQuery(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{"follow=true&tailLines=10&container=app&timestamps=1", "follow=true&tailLines=10&timestamps=1", ""},
+		// As kube's LogLocation: a flag is passed on as "true" when set,
+		// left out when false; insecureSkipTLSVerifyBackend is the
+		// apiserver's choice of transport, not the kubelet's parameter.
+		{"follow=true&tailLines=10&container=app&timestamps=1", "follow=true&tailLines=10&timestamps=true", ""},
+		{"follow=false&previous=0&insecureSkipTLSVerifyBackend=true", "", ""},
+		{"insecureSkipTLSVerifyBackend=maybe", "", "insecureSkipTLSVerifyBackend"},
 		{"previous=true&limitBytes=100&sinceSeconds=60", "limitBytes=100&previous=true&sinceSeconds=60", ""},
 		{"sinceTime=2026-12-02T17:00:00Z", "sinceTime=2026-12-02T17%3A00%3A00Z", ""},
 		{"tailLines=-1", "", "tailLines"},

@@ -79,6 +79,11 @@ kubelet_args() {
 		# of the default service range.
 		--cluster-dns "${CLUSTER_DNS:-10.96.0.10}"
 		--cluster-domain "${CLUSTER_DOMAIN:-cluster.local}"
+		# A serving certificate from the cluster CA for the node's
+		# addresses, which the apiserver verifies
+		# (--kubelet-certificate-authority); requested again when the
+		# address changes across restarts.
+		--rotate-server-certificates
 	)
 	if [ ! -s "$kubeconfig" ]; then
 		if [ ! -s "$join_file" ]; then

@@ -325,9 +325,21 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(server.Config{Addr: o.Server.Addr(), Certificate: cert, ClientCAs: cas, PodLogsDir: o.PodLogsDir,
+	var serving *bootstrap.ServingManager
+	if o.Server.RotateServerCertificates {
+		serving, err = bootstrap.NewServingManager(bootstrap.ServingConfig{Client: c, NodeName: nodeName, RootDir: o.RootDir,
+			WaitForNode: ns.WaitForNode, Fallback: cert, Logger: log.With("certificate", "serving")})
+		if err != nil {
+			return err
+		}
+	}
+	srvCfg := server.Config{Addr: o.Server.Addr(), Certificate: cert, ClientCAs: cas, PodLogsDir: o.PodLogsDir,
 		Pods: mgr, Exec: Executor{mgr}, Attach: Executor{mgr}, PortForward: Executor{mgr}, Stats: sp,
-		Authorizer: &SubjectAccessReviews{Client: c, NodeName: nodeName}, Logger: log})
+		Authorizer: &SubjectAccessReviews{Client: c, NodeName: nodeName}, Logger: log}
+	if serving != nil {
+		srvCfg.GetCertificate = serving.GetCertificate
+	}
+	srv, err := server.New(srvCfg)
 	if err != nil {
 		return err
 	}
@@ -351,6 +363,9 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	}
 	run("node status", ns.Run)
 	run("pod manager", mgr.Run)
+	if serving != nil {
+		run("serving certificate", serving.Run)
+	}
 	run("kubelet server", func(ctx context.Context) error {
 		if o.ServerListener != nil {
 			return srv.Serve(ctx, o.ServerListener)

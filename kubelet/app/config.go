@@ -18,6 +18,7 @@ type KubeletConfiguration struct {
 	Port                      *int64                  `json:"port"`
 	TLSCertFile               *string                 `json:"tlsCertFile"`
 	TLSPrivateKeyFile         *string                 `json:"tlsPrivateKeyFile"`
+	ServerTLSBootstrap        *bool                   `json:"serverTLSBootstrap"`
 	Authentication            *KubeletAuthentication  `json:"authentication"`
 	HealthzBindAddress        *string                 `json:"healthzBindAddress"`
 	HealthzPort               *int64                  `json:"healthzPort"`
@@ -75,6 +76,7 @@ func (c *KubeletConfiguration) FlagValues() (daemon.FlagValues, error) {
 	v.Int("port", "port", c.Port)
 	v.String("tlsCertFile", "tls-cert-file", c.TLSCertFile)
 	v.String("tlsPrivateKeyFile", "tls-private-key-file", c.TLSPrivateKeyFile)
+	v.Bool("serverTLSBootstrap", "rotate-server-certificates", c.ServerTLSBootstrap)
 	if a := c.Authentication; a != nil && a.X509 != nil {
 		v.String("authentication.x509.clientCAFile", "client-ca-file", a.X509.ClientCAFile)
 	}

@@ -197,19 +197,8 @@ func join(ctx context.Context, cfg Config) (*Join, error) {
 	if _, err := pki.ParseCertPEM(certPEM); err != nil {
 		return nil, fmt.Errorf("issued certificate: %w", err)
 	}
-	// kubelet-client-TIMESTAMP.pem holds certificate and key, and
-	// kubelet-client-current.pem links to the newest, as in the kubelet.
-	stamped := "kubelet-client-" + time.Now().UTC().Format("2006-01-02-15-04-05") + ".pem"
-	if err := writeFileAtomic(filepath.Join(dir, stamped), append(append([]byte{}, certPEM...), keyPEM...), 0o600); err != nil {
-		return nil, err
-	}
-	current := filepath.Join(dir, ClientCurrentFile)
-	tmpLink := current + ".tmp"
-	_ = os.Remove(tmpLink)
-	if err := os.Symlink(stamped, tmpLink); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmpLink, current); err != nil {
+	current, err := installCurrent(dir, "kubelet-client", certPEM, keyPEM)
+	if err != nil {
 		return nil, err
 	}
 	absCurrent, err := filepath.Abs(current)
@@ -304,6 +293,26 @@ func waitForCertificate(ctx context.Context, csrs *client.ResourceClient[api.Cer
 		}
 		delay = min(delay*2, 2*time.Second)
 	}
+}
+
+// installCurrent writes certificate and key to DIR/PREFIX-TIMESTAMP.pem
+// and points DIR/PREFIX-current.pem at it, as the kubelet's certificate
+// store does; it returns the path of the link.
+func installCurrent(dir, prefix string, certPEM, keyPEM []byte) (string, error) {
+	stamped := prefix + "-" + time.Now().UTC().Format("2006-01-02-15-04-05") + ".pem"
+	if err := writeFileAtomic(filepath.Join(dir, stamped), append(append([]byte{}, certPEM...), keyPEM...), 0o600); err != nil {
+		return "", err
+	}
+	current := filepath.Join(dir, prefix+"-current.pem")
+	tmpLink := current + ".tmp"
+	_ = os.Remove(tmpLink)
+	if err := os.Symlink(stamped, tmpLink); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmpLink, current); err != nil {
+		return "", err
+	}
+	return current, nil
 }
 
 func writeFileAtomic(path string, data []byte, perm os.FileMode) error {

@@ -23,6 +23,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
+	"github.com/minik8s/minik8s/apiserver/app"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/kubeconfig"
 	"github.com/minik8s/minik8s/internal/pki"
@@ -101,12 +102,17 @@ type env struct {
 	pods    *podSet
 	logs    string
 	kubelet string // https://127.0.0.1:PORT
+	root    string // the kubelet's root dir
 	ctx     context.Context
 }
 
-func setup(t testing.TB) *env {
+func setup(t testing.TB) *env { return setupWith(t, nil) }
+
+// setupWith is setup with the kubelet's certificate from getCert (nil: the
+// self-signed one) and the apiserver's options changed by mutate.
+func setupWith(t testing.TB, getCert func(*tls.ClientHelloInfo) (*tls.Certificate, error), mutate ...func(*app.Options)) *env {
 	t.Helper()
-	s := apiservertest.Start(t, apiservertest.WithTLS)
+	s := apiservertest.Start(t, append([]func(*app.Options){apiservertest.WithTLS}, mutate...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
 	kc, err := kubeconfig.Load(s.Options.WriteKubeconfig)
@@ -132,7 +138,8 @@ func setup(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	e := &env{s: s, admin: admin, adminCC: cc, pods: &podSet{m: map[string]*api.Pod{}}, logs: filepath.Join(root, "pods"), ctx: ctx}
-	srv, err := server.New(server.Config{Certificate: cert, ClientCAs: s.PKI().CA.Pool(), PodLogsDir: e.logs,
+	e.root = root
+	srv, err := server.New(server.Config{Certificate: cert, GetCertificate: getCert, ClientCAs: s.PKI().CA.Pool(), PodLogsDir: e.logs,
 		Pods: e.pods, Exec: echoExec{}, FollowPoll: 20 * time.Millisecond, Logger: apiservertest.Logger()})
 	if err != nil {
 		t.Fatal(err)
@@ -680,7 +687,8 @@ func TestKubeletDown(t *testing.T) {
 	}
 	e.pod(t, "orphan", "dead", "app")
 	_, err = e.getLog(t, "orphan", nil)
-	if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), "error dialing backend") {
+	// kube-apiserver's: the client's error, `Get "URL": dial tcp ...`.
+	if !apierrors.IsInternalError(err) || !strings.HasPrefix(err.Error(), `Get "https://127.0.0.1:`) || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("logs from a dead kubelet: %v", err)
 	}
 	err = remotecommand.Exec(e.ctx, e.adminCC, "/api/v1/namespaces/default/pods/orphan/exec", url.Values{"command": {"true"}, "stdout": {"true"}},

@@ -23,6 +23,12 @@ type Options struct {
 	// certificate (bootstrap.EnsureServingCert) when set.
 	TLSCertFile       string
 	TLSPrivateKeyFile string
+	// RotateServerCertificates is kube's --rotate-server-certificates
+	// (serverTLSBootstrap in the config file): request the serving
+	// certificate from the kubernetes.io/kubelet-serving signer and renew
+	// it (bootstrap.ServingManager); the self-signed certificate, or
+	// --tls-cert-file's, is served until one is issued.
+	RotateServerCertificates bool
 }
 
 // DefaultOptions are the kubelet's defaults.
@@ -35,6 +41,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that client certificates must chain to (default: the CA of --kubeconfig)")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "serving certificate (default: a self-signed one in --root-dir/pki)")
 	fs.StringVar(&o.TLSPrivateKeyFile, "tls-private-key-file", o.TLSPrivateKeyFile, "key of --tls-cert-file")
+	fs.BoolVar(&o.RotateServerCertificates, "rotate-server-certificates", o.RotateServerCertificates, "Auto-request and rotate the kubelet serving certificates by requesting new certificates from the kube-apiserver when the certificate expiration approaches (signer kubernetes.io/kubelet-serving; the requests need approval, see the apiserver's --approve-kubelet-serving-certificates)")
 }
 
 // Validate checks the address and port, and that the certificate and its

@@ -37,6 +37,10 @@ type Config struct {
 	Addr string
 	// Certificate is the serving certificate (bootstrap.EnsureServingCert).
 	Certificate tls.Certificate
+	// GetCertificate, when set, replaces Certificate: the certificate of
+	// each handshake, so a rotated one is served without a restart
+	// (bootstrap.ServingManager with --rotate-server-certificates).
+	GetCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error)
 	// ClientCAs verify client certificates (--client-ca-file, default the
 	// cluster CA of the kubeconfig).
 	ClientCAs *x509.CertPool
@@ -116,13 +120,18 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // TLSConfig is the server side of TLS: the serving certificate, and client
 // certificates requested and verified against ClientCAs when given.
 func (s *Server) TLSConfig() *tls.Config {
-	return &tls.Config{
-		MinVersion:   tls.VersionTLS12,
-		Certificates: []tls.Certificate{s.cfg.Certificate},
-		ClientAuth:   tls.VerifyClientCertIfGiven,
-		ClientCAs:    s.cfg.ClientCAs,
-		NextProtos:   []string{"http/1.1"},
+	c := &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		ClientAuth: tls.VerifyClientCertIfGiven,
+		ClientCAs:  s.cfg.ClientCAs,
+		NextProtos: []string{"http/1.1"},
 	}
+	if s.cfg.GetCertificate != nil {
+		c.GetCertificate = s.cfg.GetCertificate
+	} else {
+		c.Certificates = []tls.Certificate{s.cfg.Certificate}
+	}
+	return c
 }
 
 // Run listens on Addr (or serves the socket inherited for it, see
