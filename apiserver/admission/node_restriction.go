@@ -2,6 +2,8 @@ package admission
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -56,9 +58,20 @@ type NodeGetter interface {
 //     referencing no service account, secret, config map or claim; only the
 //     status (not the labels) of pods bound to it; only deleting pods bound
 //     to it;
-//   - only its own Lease in kube-node-lease;
+//   - only its own Lease in kube-node-lease, its own CSINode, and the
+//     ResourceSlices naming it;
+//   - of claims, only the status (capacity and conditions);
+//   - PodCertificateRequests only for its running pods, their service
+//     accounts and signers they mount;
 //   - tokens (serviceaccounts/NAME/token) only bound to a pod, by name and
-//     UID, that is bound to itself.
+//     UID, that is bound to itself, and (ServiceAccountNodeAudienceRestriction,
+//     on by default since v1.33) only for at most one audience that the pod
+//     names: a projected serviceAccountToken volume's audience ("" when the
+//     request names none, before the API audiences are filled in), or a
+//     tokenRequests audience of the CSIDriver of one of its CSI volumes,
+//     directly, through a claim's volume or an ephemeral volume's claim;
+//     any other audience needs the authorizer to allow the node the verb
+//     request-serviceaccounts-token-audience on the audience as resource.
 //
 // Other users' requests pass untouched. Updates and deletes are checked
 // against the stored object (Attributes.OldObject).
@@ -67,6 +80,22 @@ type NodeRestriction struct {
 	Nodes NodeGetter
 	// Pods reads the pod a kubelet's token request is bound to.
 	Pods PodGetter
+	// Volumes leads from a pod's volumes to their CSI drivers, for the
+	// audiences a kubelet may ask tokens for.
+	Volumes VolumeGetter
+	// ServiceAccounts verifies a PodCertificateRequest's service account.
+	ServiceAccounts ServiceAccountGetter
+	// Authorizer decides token audiences and certificate signers the pod
+	// does not name.
+	Authorizer authz.Authorizer
+}
+
+// VolumeGetter reads claims, volumes and CSI drivers; found is false when
+// the object does not exist.
+type VolumeGetter interface {
+	GetPersistentVolumeClaim(ctx context.Context, namespace, name string) (claim *api.PersistentVolumeClaim, found bool, err error)
+	GetPersistentVolume(ctx context.Context, name string) (volume *api.PersistentVolume, found bool, err error)
+	GetCSIDriver(ctx context.Context, name string) (driver *api.CSIDriver, found bool, err error)
 }
 
 // PodGetter reads a pod; a missing pod is a NotFound error.
@@ -110,6 +139,16 @@ func (p *NodeRestriction) Validate(ctx context.Context, a *Attributes) error {
 		return admitLease(node, a)
 	case "/serviceaccounts":
 		return p.admitServiceAccount(ctx, node, a)
+	case "/persistentvolumeclaims":
+		return admitPVCStatus(node, a)
+	case "storage.k8s.io/csinodes":
+		return admitCSINode(node, a)
+	case "resource.k8s.io/resourceslices":
+		return admitResourceSlice(node, a)
+	case api.CertificatesGroupName + "/certificatesigningrequests":
+		return admitCSR(node, a)
+	case api.CertificatesGroupName + "/podcertificaterequests":
+		return p.admitPodCertificateRequest(ctx, node, a)
 	}
 	return nil
 }
@@ -148,7 +187,164 @@ func (p *NodeRestriction) admitServiceAccount(ctx context.Context, node string, 
 	if pod.Spec.NodeName != node {
 		return NewForbidden(a, fmt.Errorf("node requested token bound to a pod scheduled on a different node"))
 	}
+	if err := p.checkAudience(ctx, tr, pod, a); err != nil {
+		return NewForbidden(a, err)
+	}
 	return nil
+}
+
+// requestAudienceVerb is the verb an authorizer must allow a node, on the
+// audience as resource, for a token audience its pod does not name.
+const requestAudienceVerb = "request-serviceaccounts-token-audience"
+
+// checkAudience is Kubernetes' validateNodeServiceAccountAudience.
+func (p *NodeRestriction) checkAudience(ctx context.Context, tr *api.TokenRequest, pod *api.Pod, a *Attributes) error {
+	audience := ""
+	switch len(tr.Spec.Audiences) {
+	case 0:
+	case 1:
+		audience = tr.Spec.Audiences[0]
+	default:
+		return errors.New("node may only request 0 or 1 audiences")
+	}
+	found, err := p.podReferencesAudience(ctx, pod, audience)
+	if err != nil {
+		return fmt.Errorf("error validating audience %q: %w", audience, err)
+	}
+	if found {
+		return nil
+	}
+	if p.Authorizer == nil {
+		return fmt.Errorf("error authorizing %s to request tokens for audience %q: no authorizer", a.User.Name, audience)
+	}
+	d, _, err := p.Authorizer.Authorize(ctx, authz.Attributes{User: a.User, Verb: requestAudienceVerb,
+		APIGroup: a.Resource.Group, APIVersion: a.Resource.Version, Resource: audience,
+		Namespace: a.Namespace, Name: a.Name, IsResourceRequest: true})
+	// An authorizer may allow despite an error (RBAC with a missing role).
+	if d == authz.Allow {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("error authorizing %s to request tokens for audience %q: %w", a.User.Name, audience, err)
+	}
+	return fmt.Errorf("%s is not authorized to request tokens for audience %q", a.User.Name, audience)
+}
+
+// podReferencesAudience reports whether one of pod's volumes names
+// audience: a projected service account token, or a CSI driver's token
+// request (inline, through a claim, or through an ephemeral volume's
+// claim). Errors reaching a driver are returned only when no volume names
+// the audience. In-tree volumes Kubernetes would translate to CSI are not
+// followed: minik8s has no CSI translation.
+func (p *NodeRestriction) podReferencesAudience(ctx context.Context, pod *api.Pod, audience string) (bool, error) {
+	var errs []error
+	for _, v := range pod.Spec.Volumes {
+		if pr := v.Projected; pr != nil {
+			for _, src := range pr.Sources {
+				if src.ServiceAccountToken != nil && src.ServiceAccountToken.Audience == audience {
+					return true, nil
+				}
+			}
+		}
+		var (
+			driver string
+			err    error
+		)
+		switch {
+		case len(v.Ephemeral) > 0 && hasVolumeClaimTemplate(v.Ephemeral):
+			driver, err = p.csiDriverOfClaim(ctx, pod.Namespace, pod.Name+"-"+v.Name)
+		case v.PersistentVolumeClaim != nil:
+			driver, err = p.csiDriverOfClaim(ctx, pod.Namespace, v.PersistentVolumeClaim.ClaimName)
+		case len(v.CSI) > 0:
+			driver = rawDriverName(v.CSI)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if driver == "" {
+			continue
+		}
+		has, err := p.csiDriverHasAudience(ctx, driver, audience)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if has {
+			return true, nil
+		}
+	}
+	if len(errs) == 0 {
+		return false, nil
+	}
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return false, aggregate(msgs)
+}
+
+// csiDriverOfClaim follows a claim to its volume's CSI driver ("" for
+// another kind of volume).
+func (p *NodeRestriction) csiDriverOfClaim(ctx context.Context, namespace, name string) (string, error) {
+	if p.Volumes == nil {
+		return "", errors.New("NodeRestriction has no volume getter")
+	}
+	claim, found, err := p.Volumes.GetPersistentVolumeClaim(ctx, namespace, name)
+	if err != nil {
+		return "", err
+	}
+	if !found {
+		return "", apierrors.NewNotFound(apierrors.GroupResource{Resource: "persistentvolumeclaim"}, name)
+	}
+	pv, found, err := p.Volumes.GetPersistentVolume(ctx, claim.Spec.VolumeName)
+	if err != nil {
+		return "", err
+	}
+	if !found {
+		return "", apierrors.NewNotFound(apierrors.GroupResource{Resource: "persistentvolume"}, claim.Spec.VolumeName)
+	}
+	return rawDriverName(pv.Spec.CSI), nil
+}
+
+func (p *NodeRestriction) csiDriverHasAudience(ctx context.Context, name, audience string) (bool, error) {
+	if p.Volumes == nil {
+		return false, errors.New("NodeRestriction has no volume getter")
+	}
+	driver, found, err := p.Volumes.GetCSIDriver(ctx, name)
+	if err != nil {
+		return false, err
+	}
+	if !found {
+		return false, apierrors.NewNotFound(apierrors.GroupResource{Group: "storage.k8s.io", Resource: "csidriver"}, name)
+	}
+	for _, tr := range driver.Spec.TokenRequests {
+		if tr.Audience == audience {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// rawDriverName reads "driver" from a CSI source kept as raw JSON.
+func rawDriverName(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var src struct {
+		Driver string `json:"driver"`
+	}
+	if json.Unmarshal(raw, &src) != nil {
+		return ""
+	}
+	return src.Driver
+}
+
+func hasVolumeClaimTemplate(raw json.RawMessage) bool {
+	var src struct {
+		VolumeClaimTemplate json.RawMessage `json:"volumeClaimTemplate"`
+	}
+	return json.Unmarshal(raw, &src) == nil && len(src.VolumeClaimTemplate) > 0 && string(src.VolumeClaimTemplate) != "null"
 }
 
 func (p *NodeRestriction) admitPod(ctx context.Context, node string, a *Attributes) error {

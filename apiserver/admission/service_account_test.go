@@ -37,7 +37,11 @@ func TestNodeRestrictionTokens(t *testing.T) {
 	sas := resourceInfo(t, "", "serviceaccounts")
 	nodeA := &request.User{Name: "system:node:node-a", Groups: []string{"system:nodes", "system:authenticated"}}
 	objs := fakeObjects{pods: map[string]*api.Pod{
-		"default/here":  {ObjectMeta: api.ObjectMeta{Name: "here", UID: "u-here"}, Spec: api.PodSpec{NodeName: "node-a"}},
+		// As ServiceAccount admission leaves it: kube-api-access asks
+		// tokens of no audience (ServiceAccountNodeAudienceRestriction).
+		"default/here": {ObjectMeta: api.ObjectMeta{Name: "here", UID: "u-here"}, Spec: api.PodSpec{NodeName: "node-a",
+			Volumes: []api.Volume{{Name: "kube-api-access", VolumeSource: api.VolumeSource{Projected: &api.ProjectedVolumeSource{
+				Sources: []api.VolumeProjection{{ServiceAccountToken: &api.ServiceAccountTokenProjection{Path: "token"}}}}}}}}},
 		"default/there": {ObjectMeta: api.ObjectMeta{Name: "there", UID: "u-there"}, Spec: api.PodSpec{NodeName: "node-b"}},
 	}}
 	p := &NodeRestriction{Pods: objs}

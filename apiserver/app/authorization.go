@@ -14,12 +14,19 @@ import (
 )
 
 // newAuthorizer is kube-apiserver's default chain: system:masters always, then
-// the Node authorizer for kubelets, then RBAC, all reading the watch caches.
+// the Node authorizer for kubelets, then RBAC, all reading the watch caches,
+// named as kube-apiserver names them (the 403 messages show the names).
 func (a *APIServer) newAuthorizer() authz.Authorizer {
 	return authz.Union(
-		authz.PrivilegedGroups("system:masters"),
-		authz.NewNode(&podGraph{pods: a.Store("", "pods")}),
-		authz.NewRBAC(a.rbacRules),
+		authz.Named("kubernetes.io/system-privileged-group", authz.PrivilegedGroups("system:masters")),
+		authz.Named("node", authz.NewNode(&nodeGraph{
+			pods:              a.Store("", "pods"),
+			volumes:           a.Store("", "persistentvolumes"),
+			volumeAttachments: a.Store("storage.k8s.io", "volumeattachments"),
+			resourceSlices:    a.Store("resource.k8s.io", "resourceslices"),
+			podCertificates:   a.Store(api.CertificatesGroupName, "podcertificaterequests"),
+		})),
+		authz.Named("rbac", authz.NewRBAC(a.rbacRules)),
 	)
 }
 
@@ -171,21 +178,44 @@ func (c *cachedRules) GetRole(namespace, name string) (*api.Role, bool) {
 	return cachedValue[api.Role](c.roles, namespace, name)
 }
 
-// podGraph implements authz.NodeGraph on the pod watch cache.
-type podGraph struct{ pods *registry.Store }
+// nodeGraph implements authz.NodeGraph on the watch caches.
+type nodeGraph struct {
+	pods, volumes, volumeAttachments, resourceSlices, podCertificates *registry.Store
+}
 
-var _ authz.NodeGraph = (*podGraph)(nil)
+var _ authz.NodeGraph = (*nodeGraph)(nil)
 
-func (g *podGraph) PodsOnNode(node string) []*api.Pod {
+func (g *nodeGraph) PodsOnNode(node string) []*api.Pod {
 	return cachedValues[api.Pod](g.pods, cacher.Predicate{IndexField: "spec.nodeName", IndexValue: node})
 }
 
-func (g *podGraph) NodeForPod(namespace, name string) (string, bool) {
-	p, ok := cachedValue[api.Pod](g.pods, namespace, name)
-	if !ok {
-		return "", false
+func (g *nodeGraph) NodeOf(resource, namespace, name string) (string, bool) {
+	switch resource {
+	case "pods":
+		if p, ok := cachedValue[api.Pod](g.pods, namespace, name); ok {
+			return p.Spec.NodeName, true
+		}
+	case "volumeattachments":
+		if v, ok := cachedValue[api.VolumeAttachment](g.volumeAttachments, "", name); ok {
+			return v.Spec.NodeName, true
+		}
+	case "resourceslices":
+		if s, ok := cachedValue[api.ResourceSlice](g.resourceSlices, "", name); ok {
+			if s.Spec.NodeName == nil {
+				return "", true
+			}
+			return *s.Spec.NodeName, true
+		}
+	case "podcertificaterequests":
+		if r, ok := cachedValue[api.PodCertificateRequest](g.podCertificates, namespace, name); ok {
+			return r.Spec.NodeName, true
+		}
 	}
-	return p.Spec.NodeName, true
+	return "", false
+}
+
+func (g *nodeGraph) PersistentVolumes() []*api.PersistentVolume {
+	return cachedValues[api.PersistentVolume](g.volumes, cacher.Predicate{})
 }
 
 // publishAuthenticationConfig writes kube-system's

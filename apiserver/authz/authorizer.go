@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/fields"
+	"github.com/minik8s/minik8s/api/labels"
 	"github.com/minik8s/minik8s/apiserver/request"
 )
 
@@ -71,6 +73,16 @@ type Attributes struct {
 	// Path is the URL path, matched by non-resource rules.
 	Path              string
 	IsResourceRequest bool
+	// FieldSelector and LabelSelector are the parsed selectors of a list,
+	// watch or deletecollection (kube's GetFieldSelector and
+	// GetLabelSelector): nil when the request has none or an empty one,
+	// or when it did not parse, which the ...Err fields then say.
+	// Authorizers may allow a narrower request on them (a kubelet listing
+	// pods with spec.nodeName=itself); a parse error never allows more.
+	FieldSelector    fields.Requirements
+	FieldSelectorErr error
+	LabelSelector    []labels.Requirement
+	LabelSelectorErr error
 }
 
 // AttributesFrom builds the attributes of a parsed request. As in
@@ -85,7 +97,32 @@ func AttributesFrom(info *request.Info, user *request.User) Attributes {
 	if a.IsResourceRequest && a.APIGroup == "" && a.Resource == "namespaces" && a.Name != "" {
 		a.Namespace = a.Name
 	}
+	if info.FieldSelector != "" {
+		if sel, err := fields.Parse(info.FieldSelector); err != nil {
+			a.FieldSelectorErr = err
+		} else if reqs := sel.Requirements(); len(reqs) > 0 {
+			a.FieldSelector = reqs
+		}
+	}
+	if info.LabelSelector != "" {
+		if reqs, err := labels.ParseToRequirements(info.LabelSelector); err != nil {
+			a.LabelSelectorErr = err
+		} else if len(reqs) > 0 {
+			a.LabelSelector = reqs
+		}
+	}
 	return a
+}
+
+// fieldSelectorRequires reports whether a's field selector has the term
+// field=value ("=" or "==", which Kubernetes parses alike).
+func (a Attributes) fieldSelectorRequires(field, value string) bool {
+	for _, r := range a.FieldSelector {
+		if r.Field == field && r.Value == value && (r.Operator == fields.Equals || r.Operator == fields.DoubleEquals) {
+			return true
+		}
+	}
+	return false
 }
 
 // userName returns the name of a's user, "" without one.
@@ -115,9 +152,27 @@ func (f AuthorizerFunc) Authorize(ctx context.Context, a Attributes) (Decision, 
 type union []Authorizer
 
 // Union asks the authorizers in order, as kube-apiserver's chain does: the
-// first Allow or Deny is the answer; when all have no opinion, the reasons
-// are joined with newlines and the errors aggregated.
+// first Allow or Deny is the answer, with its reason; when all have no
+// opinion, the reasons are joined with newlines, each after the name of
+// its authorizer when it has one (Named: "node: can only list/watch
+// pods with spec.nodeName field selector"), and the errors aggregated.
 func Union(authorizers ...Authorizer) Authorizer { return union(slices.Clone(authorizers)) }
+
+// named is an authorizer with the name a Union puts before its reasons.
+type named struct {
+	name string
+	Authorizer
+}
+
+// Named gives a the name a Union puts before the reasons of its no
+// opinion, as kube-apiserver names the authorizers of its chain after
+// their mode in lower case ("node", "rbac").
+func Named(name string, a Authorizer) Authorizer { return named{name: name, Authorizer: a} }
+
+// RulesFor implements RuleResolver for the named authorizer.
+func (n named) RulesFor(ctx context.Context, user *request.User, namespace string) ([]api.PolicyRule, bool, error) {
+	return RulesFor(ctx, n.Authorizer, user, namespace)
+}
 
 func (u union) Authorize(ctx context.Context, a Attributes) (Decision, string, error) {
 	var (
@@ -130,7 +185,11 @@ func (u union) Authorize(ctx context.Context, a Attributes) (Decision, string, e
 			errs = append(errs, err)
 		}
 		if reason != "" {
-			reasons = append(reasons, reason)
+			if n, ok := az.(named); ok {
+				reasons = append(reasons, n.name+": "+reason)
+			} else {
+				reasons = append(reasons, reason)
+			}
 		}
 		if d == Allow || d == Deny {
 			return d, reason, err

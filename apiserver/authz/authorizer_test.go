@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"reflect"
 	"testing"
 
 	"github.com/minik8s/minik8s/api"
@@ -141,7 +142,7 @@ func TestAttributesFrom(t *testing.T) {
 		if !tc.want.IsResourceRequest {
 			tc.want.APIVersion = ""
 		}
-		if got != tc.want {
+		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s %s: got %+v, want %+v", tc.method, tc.url, got, tc.want)
 		}
 	}

@@ -11,7 +11,11 @@
 // ClusterRoleBinding read through a RuleSource), the Node authorizer
 // (kubelets, "system:node:NAME" in "system:nodes", limited to their own
 // Node, Lease, pods and what those pods reference, read through a
-// NodeGraph), PrivilegedGroups (system:masters) and AlwaysAllow.
+// NodeGraph; lists and watches must select the node's own objects, so
+// Attributes carry the request's parsed field and label selectors),
+// PrivilegedGroups (system:masters) and AlwaysAllow. Named gives an
+// authorizer the name a Union puts before its reasons, as kube-apiserver
+// does ("node: ...").
 // BootstrapPolicy returns the default cluster roles and bindings
 // kube-apiserver creates on start.
 package authz

@@ -47,7 +47,7 @@ func decodeStatus(t *testing.T, w *httptest.ResponseRecorder) api.Status {
 
 func TestFilter(t *testing.T) {
 	t.Parallel()
-	az := Union(NewNode(testGraph()), NewRBAC(testRBACSource()))
+	az := Union(NewNode(newTestGraph()), NewRBAC(testRBACSource()))
 	bob := &request.User{Name: "bob", Groups: []string{AllAuthenticated}}
 	alice := &request.User{Name: "alice", Groups: []string{AllAuthenticated}}
 	nodeA := &request.User{Name: "system:node:node-a", Groups: []string{NodesGroup}}
@@ -74,9 +74,13 @@ func TestFilter(t *testing.T) {
 				errors.New(`User "alice" cannot update resource "deployments/scale" in API group "apps" in the namespace "ns"`))},
 		{"non-resource", "GET", "/metrics", bob,
 			k8serrors.NewForbidden(schema.GroupResource{}, "", errors.New(`User "bob" cannot get path "/metrics"`))},
-		{"node denied, with the reason", "PUT", "/api/v1/nodes/node-b", nodeA,
+		{"node refused, with the reason", "GET", "/api/v1/nodes/node-b", nodeA,
 			k8serrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "node-b",
-				errors.New(`User "system:node:node-a" cannot update resource "nodes" in API group "" at the cluster scope: node "node-a" is not allowed to modify node "node-b"`))},
+				errors.New(`User "system:node:node-a" cannot get resource "nodes" in API group "" at the cluster scope: node 'node-a' cannot read 'node-b', only its own Node object`))},
+		{"node listing every pod", "GET", "/api/v1/pods", nodeA,
+			k8serrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "",
+				errors.New(`User "system:node:node-a" cannot list resource "pods" in API group "" at the cluster scope: can only list/watch pods with spec.nodeName field selector`))},
+		{"node listing its pods", "GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-a", nodeA, nil},
 	}
 	for _, tc := range tests {
 		w, reached := serve(az, tc.method, tc.url, tc.user)

@@ -2,43 +2,54 @@ package authz
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/minik8s/minik8s/api"
 )
 
-// NodeGraph answers which pods are bound to which node, typically from the
-// apiserver's pod watch cache (indexed by spec.nodeName). The Node
-// authorizer only reads what it returns.
+// NodeGraph is what the Node authorizer reads to relate objects to nodes,
+// typically the apiserver's watch caches. The authorizer only reads what it
+// returns.
 type NodeGraph interface {
 	// PodsOnNode returns the pods whose spec.nodeName is node.
 	PodsOnNode(node string) []*api.Pod
-	// NodeForPod returns the spec.nodeName of pod namespace/name ("" when
-	// unscheduled); found is false when the pod is unknown.
-	NodeForPod(namespace, name string) (node string, found bool)
+	// NodeOf returns the spec.nodeName of the object namespace/name of
+	// resource, one of pods, volumeattachments, resourceslices and
+	// podcertificaterequests ("" when unset); found is false when the
+	// object is unknown.
+	NodeOf(resource, namespace, name string) (node string, found bool)
+	// PersistentVolumes returns every PersistentVolume.
+	PersistentVolumes() []*api.PersistentVolume
 }
 
-// Node is Kubernetes' Node authorizer, for kubelets: users
-// "system:node:NAME" in the system:nodes group. Other users get NoOpinion.
-// A kubelet may
-//   - read every Node, create Nodes, and update or patch its own Node and
-//     its status;
-//   - get, create, update, patch and delete its own Lease in kube-node-lease;
-//   - read every pod, create pods (the NodeRestriction admission plugin
-//     lets only mirror pods through), delete pods bound to it and update or
-//     patch their status;
-//   - get the secrets, config maps and persistent volume claims the pods
-//     bound to it reference, and get the service accounts of those pods
-//     and create their tokens (serviceaccounts/NAME/token);
-//   - and, by the static node rules (NodeRules), write events, read
-//     services, endpoints and endpoint slices, and create and read
-//     certificate signing requests.
+// Node is Kubernetes' Node authorizer (plugin/pkg/auth/authorizer/node,
+// v1.37, where AuthorizeNodeWithSelectors is always on), for kubelets:
+// users "system:node:NAME" in the system:nodes group. Other users get
+// NoOpinion. It never denies: what it does not allow falls through to the
+// next authorizer, with its reason kept for the 403 message. A kubelet
+// may
+//   - get, list and watch only its own Node (a list or watch must name it
+//     with fieldSelector=metadata.name=NAME), and create, update and patch
+//     Nodes and their status (NodeRestriction keeps it to its own);
+//   - list and watch pods only with fieldSelector=spec.nodeName=NAME, get
+//     only the pods bound to it, and create and delete pods, write pod
+//     status and create evictions (NodeRestriction keeps these to mirror
+//     pods and pods bound to it);
+//   - get, list and watch (by name) the secrets and config maps its pods
+//     reference, get their claims (and write the claims' status), the
+//     volumes bound to those claims, and their service accounts, whose
+//     tokens it may create (NodeRestriction binds a token to one of its
+//     pods);
+//   - get the volume attachments, resource slices and pod certificate
+//     requests naming it, list them only with its nodeName field selector,
+//     and reach only its own CSINode and Lease in kube-node-lease;
+//   - and, by the static node rules (NodeRules), everything else the
+//     system:node role grants (events, services, CSRs, reviews, ...).
 //
-// Writes it governs that target another node's object (another Node, Lease,
-// or a pod bound elsewhere) are denied outright, so no other authorizer can
-// allow them; everything else it does not allow gets NoOpinion. Creates
-// carry no name in the URL, so NodeRestriction checks the created
-// object's name and node.
+// The relationships are computed from the graph at each request, as
+// Kubernetes' graph would hold them: a mirror pod relates only itself to
+// its node, a claim's volume through the volume's claimRef.
 type Node struct {
 	graph NodeGraph
 	rules []api.PolicyRule
@@ -48,6 +59,22 @@ var _ Authorizer = (*Node)(nil)
 
 // NewNode returns a Node authorizer reading graph.
 func NewNode(graph NodeGraph) *Node { return &Node{graph: graph, rules: NodeRules()} }
+
+// Object kinds the graph relates to nodes.
+type vertexKind int
+
+const (
+	secretVertex vertexKind = iota
+	configMapVertex
+	pvcVertex
+	pvVertex
+	resourceClaimVertex
+	serviceAccountVertex
+	podVertex
+	volumeAttachmentVertex
+	resourceSliceVertex
+	podCertificateRequestVertex
+)
 
 // Authorize implements Authorizer.
 func (n *Node) Authorize(_ context.Context, a Attributes) (Decision, string, error) {
@@ -61,22 +88,39 @@ func (n *Node) Authorize(_ context.Context, a Attributes) (Decision, string, err
 	if a.IsResourceRequest {
 		switch a.APIGroup + "/" + a.Resource {
 		case "/secrets":
-			return n.readReferenced(node, a, api.VisitPodSecretNames)
+			return n.readNamespaced(node, secretVertex, a)
 		case "/configmaps":
-			return n.readReferenced(node, a, api.VisitPodConfigMapNames)
+			return n.readNamespaced(node, configMapVertex, a)
 		case "/persistentvolumeclaims":
-			return n.readReferenced(node, a, visitPodClaimNames)
-		case "/serviceaccounts":
-			return n.serviceAccount(node, a)
+			if a.Subresource == "status" {
+				return n.statusUpdate(node, pvcVertex, a)
+			}
+			return n.get(node, pvcVertex, a)
 		case "/persistentvolumes":
-			// The graph does not know which volume a claim is bound to.
-			return NoOpinion, fmt.Sprintf("no relationship found between node '%s' and this object", node), nil
+			return n.get(node, pvVertex, a)
+		case "resource.k8s.io/resourceclaims":
+			return n.get(node, resourceClaimVertex, a)
+		case "storage.k8s.io/volumeattachments":
+			return n.get(node, volumeAttachmentVertex, a)
+		case "/serviceaccounts":
+			// KubeletServiceAccountTokenForCredentialProviders and
+			// PodCertificateRequest are on by default in v1.37.
+			if a.Verb == "get" && a.Subresource == "" {
+				return n.readNamespaced(node, serviceAccountVertex, a)
+			}
+			return n.createToken(node, a)
 		case "coordination.k8s.io/leases":
-			return n.lease(node, a)
+			return lease(node, a)
+		case "storage.k8s.io/csinodes":
+			return csiNode(node, a)
+		case "resource.k8s.io/resourceslices":
+			return n.resourceSlice(node, a)
 		case "/nodes":
-			return n.nodeObject(node, a)
+			return nodeObject(node, a)
 		case "/pods":
 			return n.pod(node, a)
+		case api.CertificatesGroupName + "/podcertificaterequests":
+			return n.podCertificateRequest(node, a)
 		}
 	}
 	if RulesAllow(a, n.rules...) {
@@ -85,38 +129,35 @@ func (n *Node) Authorize(_ context.Context, a Attributes) (Decision, string, err
 	return NoOpinion, "", nil
 }
 
-// serviceAccount allows getting, and creating tokens of, the service
-// accounts of the pods bound to the node (Kubernetes' authorizeCreateToken
-// and authorizeReadNamespacedObject); NodeRestriction then holds a token
-// request to one of those pods as bound object.
-func (n *Node) serviceAccount(node string, a Attributes) (Decision, string, error) {
-	if a.Verb == "get" && a.Subresource == "" {
-		return n.readReferenced(node, a, visitPodServiceAccountName)
+// statusUpdate: update and patch of the status of an object related to
+// the node.
+func (n *Node) statusUpdate(node string, kind vertexKind, a Attributes) (Decision, string, error) {
+	switch a.Verb {
+	case "update", "patch":
+	default:
+		return NoOpinion, "can only get/update/patch this type", nil
 	}
-	if a.Verb != "create" || a.Name == "" {
-		return NoOpinion, "can only create tokens for individual service accounts", nil
+	if a.Subresource != "status" {
+		return NoOpinion, "can only update status subresource", nil
 	}
-	if a.Subresource != "token" {
-		return NoOpinion, "can only create token subresource of serviceaccount", nil
-	}
-	for _, pod := range n.graph.PodsOnNode(node) {
-		if pod.Namespace == a.Namespace && pod.Spec.ServiceAccountName == a.Name {
-			return Allow, "", nil
-		}
-	}
-	return NoOpinion, fmt.Sprintf("no relationship found between node '%s' and this object", node), nil
+	return n.related(node, kind, a)
 }
 
-func visitPodServiceAccountName(pod *api.Pod, visit func(string) bool) bool {
-	if pod.Spec.ServiceAccountName != "" {
-		return visit(pod.Spec.ServiceAccountName)
+// get: a get of one object related to the node.
+func (n *Node) get(node string, kind vertexKind, a Attributes) (Decision, string, error) {
+	if a.Verb != "get" {
+		return NoOpinion, "can only get individual resources of this type", nil
 	}
-	return true
+	if a.Subresource != "" {
+		return NoOpinion, "cannot get subresource", nil
+	}
+	return n.related(node, kind, a)
 }
 
-// readReferenced allows getting one named object of a kind the node's pods
-// reference; the Kubernetes reasons explain every refusal.
-func (n *Node) readReferenced(node string, a Attributes, visit func(*api.Pod, func(string) bool) bool) (Decision, string, error) {
+// readNamespaced: a get, or a list or watch naming one object
+// (fieldSelector=metadata.name=NAME), of a namespaced object related to
+// the node.
+func (n *Node) readNamespaced(node string, kind vertexKind, a Attributes) (Decision, string, error) {
 	switch a.Verb {
 	case "get", "list", "watch":
 	default:
@@ -128,33 +169,165 @@ func (n *Node) readReferenced(node string, a Attributes, visit func(*api.Pod, fu
 	if a.Namespace == "" {
 		return NoOpinion, "can only read namespaced object of this type", nil
 	}
+	return n.related(node, kind, a)
+}
+
+func (n *Node) related(node string, kind vertexKind, a Attributes) (Decision, string, error) {
 	if a.Name == "" {
 		return NoOpinion, "No Object name found", nil
 	}
-	for _, pod := range n.graph.PodsOnNode(node) {
-		if pod.Namespace != a.Namespace {
-			continue
-		}
-		found := !visit(pod, func(name string) bool { return name != a.Name })
-		if found {
-			return Allow, "", nil
-		}
+	if !n.hasPath(node, kind, a.Namespace, a.Name) {
+		return NoOpinion, noRelationship(node), nil
 	}
-	return NoOpinion, fmt.Sprintf("no relationship found between node '%s' and this object", node), nil
+	return Allow, "", nil
 }
 
-func visitPodClaimNames(pod *api.Pod, visit func(string) bool) bool {
-	for _, v := range pod.Spec.Volumes {
-		if c := v.PersistentVolumeClaim; c != nil && c.ClaimName != "" && !visit(c.ClaimName) {
-			return false
+func noRelationship(node string) string {
+	return fmt.Sprintf("no relationship found between node '%s' and this object", node)
+}
+
+// createToken: tokens (serviceaccounts/NAME/token) of the service accounts
+// of the node's pods.
+func (n *Node) createToken(node string, a Attributes) (Decision, string, error) {
+	if a.Verb != "create" || a.Name == "" {
+		return NoOpinion, "can only create tokens for individual service accounts", nil
+	}
+	if a.Subresource != "token" {
+		return NoOpinion, "can only create token subresource of serviceaccount", nil
+	}
+	if !n.hasPath(node, serviceAccountVertex, a.Namespace, a.Name) {
+		return NoOpinion, noRelationship(node), nil
+	}
+	return Allow, "", nil
+}
+
+// hasPath reports whether the object namespace/name of kind is related to
+// node, as a path to the node in Kubernetes' graph.
+func (n *Node) hasPath(node string, kind vertexKind, namespace, name string) bool {
+	switch kind {
+	case podVertex:
+		return n.boundTo(node, "pods", namespace, name)
+	case volumeAttachmentVertex:
+		return n.boundTo(node, "volumeattachments", "", name)
+	case resourceSliceVertex:
+		return n.boundTo(node, "resourceslices", "", name)
+	case podCertificateRequestVertex:
+		return n.boundTo(node, "podcertificaterequests", namespace, name)
+	case pvVertex:
+		for _, pv := range n.graph.PersistentVolumes() {
+			if pv.Name == name {
+				return pv.Spec.ClaimRef != nil && n.claimUsed(node, pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name)
+			}
+		}
+		return false
+	case pvcVertex:
+		return n.claimUsed(node, namespace, name)
+	case resourceClaimVertex:
+		// minik8s' pods have no resourceClaims: no claim relates to a node.
+		return false
+	}
+	for _, pod := range n.podsReferencing(node, namespace) {
+		found := false
+		visit := func(ref string) bool {
+			found = ref == name
+			return !found
+		}
+		switch kind {
+		case secretVertex:
+			api.VisitPodSecretNames(pod, visit)
+		case configMapVertex:
+			api.VisitPodConfigMapNames(pod, visit)
+		case serviceAccountVertex:
+			found = pod.Spec.ServiceAccountName == name
+		}
+		if found {
+			return true
 		}
 	}
-	return true
+	// node <- pod <- claim <- volume <- secret: the secrets a claimed
+	// volume's driver hands the kubelet.
+	if kind == secretVertex {
+		for _, pv := range n.graph.PersistentVolumes() {
+			if ref := pv.Spec.ClaimRef; ref != nil && kubeletVisibleSecret(pv, namespace, name) && n.claimUsed(node, ref.Namespace, ref.Name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (n *Node) boundTo(node, resource, namespace, name string) bool {
+	bound, found := n.graph.NodeOf(resource, namespace, name)
+	return found && bound != "" && bound == node
+}
+
+// podsReferencing returns the node's pods in namespace whose references
+// count: mirror pods relate only themselves to the node.
+func (n *Node) podsReferencing(node, namespace string) []*api.Pod {
+	var out []*api.Pod
+	for _, pod := range n.graph.PodsOnNode(node) {
+		if pod.Namespace != namespace {
+			continue
+		}
+		if _, mirror := pod.Annotations[api.MirrorPodAnnotationKey]; mirror {
+			continue
+		}
+		out = append(out, pod)
+	}
+	return out
+}
+
+// claimUsed reports whether a pod on node uses the claim namespace/name,
+// directly or as an ephemeral volume's claim (named POD-VOLUME).
+func (n *Node) claimUsed(node, namespace, name string) bool {
+	for _, pod := range n.podsReferencing(node, namespace) {
+		for _, v := range pod.Spec.Volumes {
+			claim := ""
+			switch {
+			case v.PersistentVolumeClaim != nil:
+				claim = v.PersistentVolumeClaim.ClaimName
+			case len(v.Ephemeral) > 0:
+				claim = pod.Name + "-" + v.Name
+			}
+			if claim != "" && claim == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// kubeletVisibleSecret reports whether pv's CSI source names the secret
+// namespace/name as one the kubelet uses (node publish, stage or expand),
+// as Kubernetes' VisitPVSecretNames with kubeletVisible. The in-tree
+// sources minik8s keeps as raw JSON are not followed.
+func kubeletVisibleSecret(pv *api.PersistentVolume, namespace, name string) bool {
+	if len(pv.Spec.CSI) == 0 {
+		return false
+	}
+	var csi map[string]json.RawMessage
+	if json.Unmarshal(pv.Spec.CSI, &csi) != nil {
+		return false
+	}
+	for _, key := range []string{"nodePublishSecretRef", "nodeStageSecretRef", "nodeExpandSecretRef"} {
+		var ref struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		}
+		if csi[key] == nil || json.Unmarshal(csi[key], &ref) != nil {
+			continue
+		}
+		if ref.Name == name && ref.Namespace == namespace {
+			return true
+		}
+	}
+	return false
 }
 
 // lease: a node's heartbeat Lease is named after the node in
-// kube-node-lease.
-func (n *Node) lease(node string, a Attributes) (Decision, string, error) {
+// kube-node-lease; a create names its object in the body, which
+// NodeRestriction checks.
+func lease(node string, a Attributes) (Decision, string, error) {
 	switch a.Verb {
 	case "get", "create", "update", "patch", "delete":
 	default:
@@ -163,72 +336,133 @@ func (n *Node) lease(node string, a Attributes) (Decision, string, error) {
 	if a.Namespace != api.NamespaceNodeLease {
 		return NoOpinion, fmt.Sprintf("can only access leases in the %q system namespace", api.NamespaceNodeLease), nil
 	}
-	// A create names its object in the body, which NodeRestriction checks.
 	if a.Verb != "create" && a.Name != node {
-		const reason = "can only access node lease with the same name as the requesting node"
-		if a.Verb == "get" {
-			return NoOpinion, reason, nil
-		}
-		return Deny, reason, nil
+		return NoOpinion, "can only access node lease with the same name as the requesting node", nil
 	}
 	return Allow, "", nil
 }
 
-// nodeObject: any Node may be read, only the node's own written.
-func (n *Node) nodeObject(node string, a Attributes) (Decision, string, error) {
+// csiNode: a node's CSINode is named after the node. Its status needs
+// CSIVolumeHealth, off by default in v1.37.
+func csiNode(node string, a Attributes) (Decision, string, error) {
 	switch a.Subresource {
 	case "":
 		switch a.Verb {
-		case "get", "list", "watch", "create":
+		case "get", "create", "update", "patch", "delete":
+		default:
+			return NoOpinion, "can only get, create, update, patch, or delete a CSINode", nil
+		}
+	case "status":
+		return NoOpinion, "CSINode status access requires CSIVolumeHealth feature", nil
+	default:
+		return NoOpinion, "cannot authorize CSINode subresources", nil
+	}
+	if a.Verb != "create" && a.Name != node {
+		return NoOpinion, "can only access CSINode with the same name as the requesting node", nil
+	}
+	return Allow, "", nil
+}
+
+// resourceSlice: slices naming the node; a list, watch or deletecollection
+// must select them with fieldSelector=spec.nodeName=NAME.
+func (n *Node) resourceSlice(node string, a Attributes) (Decision, string, error) {
+	if a.Subresource != "" {
+		return NoOpinion, "cannot authorize ResourceSlice subresources", nil
+	}
+	switch a.Verb {
+	case "create":
+		// NodeRestriction checks the created slice's node.
+		return Allow, "", nil
+	case "get", "update", "patch", "delete":
+		return n.related(node, resourceSliceVertex, a)
+	case "watch", "list", "deletecollection":
+		if a.fieldSelectorRequires("spec.nodeName", node) {
 			return Allow, "", nil
-		case "update", "patch":
-			return n.ownNode(node, a)
+		}
+		return NoOpinion, "can only list/watch/deletecollection resourceslices with nodeName field selector", nil
+	}
+	return NoOpinion, "only the following verbs are allowed for a ResourceSlice: get, watch, list, create, update, patch, delete, deletecollection", nil
+}
+
+// podCertificateRequest: requests naming the node (PodCertificateRequest
+// is on by default in v1.37).
+func (n *Node) podCertificateRequest(node string, a Attributes) (Decision, string, error) {
+	if a.Subresource != "" {
+		return NoOpinion, "nodes may not access the status subresource of PodCertificateRequests", nil
+	}
+	switch a.Verb {
+	case "create":
+		// NodeRestriction checks the request's node and pod.
+		return Allow, "", nil
+	case "get":
+		return n.related(node, podCertificateRequestVertex, a)
+	case "list", "watch":
+		if a.fieldSelectorRequires("spec.nodeName", node) {
+			return Allow, "", nil
+		}
+		return NoOpinion, "can only list/watch podcertificaterequests with nodeName field selector", nil
+	}
+	return NoOpinion, fmt.Sprintf("nodes may not %s podcertificaterequests", a.Verb), nil
+}
+
+// nodeObject: only the node's own Node may be read, compared by name so a
+// kubelet can look for its Node before registering it; writes are left to
+// NodeRestriction.
+func nodeObject(node string, a Attributes) (Decision, string, error) {
+	switch a.Subresource {
+	case "":
+		switch a.Verb {
+		case "create", "update", "patch":
+			return Allow, "", nil
+		case "get", "list", "watch":
+			switch a.Name {
+			case node:
+				return Allow, "", nil
+			case "":
+				return NoOpinion, fmt.Sprintf("node '%s' cannot read all nodes, only its own Node object", node), nil
+			default:
+				return NoOpinion, fmt.Sprintf("node '%s' cannot read '%s', only its own Node object", node, a.Name), nil
+			}
 		}
 	case "status":
 		switch a.Verb {
 		case "update", "patch":
-			return n.ownNode(node, a)
+			return Allow, "", nil
 		}
 	}
 	return NoOpinion, "", nil
 }
 
-func (n *Node) ownNode(node string, a Attributes) (Decision, string, error) {
-	if a.Name != node {
-		return Deny, fmt.Sprintf("node %q is not allowed to modify node %q", node, a.Name), nil
-	}
-	return Allow, "", nil
-}
-
-// pod: pods may be read and (mirror pods) created; deleting a pod and
-// writing its status need the pod to be bound to the node. A pod the graph
-// does not know yet is left to NodeRestriction, which sees the stored pod,
-// and to the registry's NotFound.
+// pod: a get of a pod bound to the node; a list or watch selecting
+// spec.nodeName=NAME, or naming one pod bound to it; creates, deletes,
+// status writes and evictions are left to NodeRestriction (mirror pods,
+// pods bound to the node).
 func (n *Node) pod(node string, a Attributes) (Decision, string, error) {
 	switch a.Subresource {
 	case "":
 		switch a.Verb {
-		case "get", "list", "watch", "create":
+		case "get":
+			return n.get(node, podVertex, a)
+		case "list", "watch":
+			if a.fieldSelectorRequires("spec.nodeName", node) {
+				return Allow, "", nil
+			}
+			if a.Name != "" {
+				return n.related(node, podVertex, a)
+			}
+			return NoOpinion, "can only list/watch pods with spec.nodeName field selector", nil
+		case "create", "delete":
 			return Allow, "", nil
-		case "delete":
-			return n.boundPod(node, a, fmt.Sprintf("node %q can only delete pods with spec.nodeName set to itself", node))
 		}
 	case "status":
 		switch a.Verb {
 		case "update", "patch":
-			return n.boundPod(node, a, fmt.Sprintf("node %q can only update pod status for pods with spec.nodeName set to itself", node))
+			return Allow, "", nil
+		}
+	case "eviction":
+		if a.Verb == "create" {
+			return Allow, "", nil
 		}
 	}
 	return NoOpinion, "", nil
-}
-
-func (n *Node) boundPod(node string, a Attributes, refusal string) (Decision, string, error) {
-	if a.Name == "" {
-		return NoOpinion, refusal, nil
-	}
-	bound, found := n.graph.NodeForPod(a.Namespace, a.Name)
-	if found && bound != node {
-		return Deny, refusal, nil
-	}
-	return Allow, "", nil
 }

@@ -66,11 +66,14 @@ func eventsRule() ruleBuilder {
 }
 
 // NodeRules are the rules of the system:node cluster role, Kubernetes'
-// NodeRules for the kinds minik8s has. The Node authorizer applies them to
-// what it does not subdivide itself (events, services, endpoints, endpoint
-// slices, certificate signing requests); the rules it narrows (secrets,
-// pods, nodes, leases) are listed in full, as in Kubernetes, for clusters
-// that bind the role instead.
+// NodeRules for the kinds minik8s has (v1.37's default features). The Node
+// authorizer applies them to what it does not subdivide itself (events,
+// services, endpoints, endpoint slices, certificate signing requests, CSI
+// drivers); the rules it narrows (secrets, pods, nodes, leases, ...) are
+// listed in full, as in Kubernetes, for clusters that bind the role
+// instead. One addition: reading endpoints and endpoint slices (Kubernetes
+// grants only get on endpoints), for the service proxy the kubelet runs
+// with its own credentials where Kubernetes runs kube-proxy.
 func NodeRules() []api.PolicyRule {
 	return rules(
 		rule("create").groups(authenticationGroup).resources("tokenreviews"),
@@ -101,6 +104,17 @@ func NodeRules() []api.PolicyRule {
 		rule("create").groups(legacyGroup).resources("serviceaccounts/token"),
 		// The heartbeat Lease.
 		rule("get", "create", "update", "patch", "delete").groups(coordinationGroup).resources("leases"),
+		// CSI: attachments, claim status for volume expansion, drivers and
+		// the node's CSINode.
+		rule("get").groups(storageGroup).resources("volumeattachments"),
+		rule("get", "update", "patch").groups(legacyGroup).resources("persistentvolumeclaims/status"),
+		rule("get", "watch", "list").groups(storageGroup).resources("csidrivers"),
+		rule("get", "create", "update", "patch", "delete").groups(storageGroup).resources("csinodes"),
+		// Dynamic resource allocation.
+		rule("get").groups(resourceGroup).resources("resourceclaims"),
+		rule("deletecollection").groups(resourceGroup).resources("resourceslices"),
+		// Pod certificates (PodCertificateRequest, on by default in v1.37).
+		rule("get", "list", "watch", "create").groups(certificatesGroup).resources("podcertificaterequests"),
 	)
 }
 
@@ -145,7 +159,8 @@ func BootstrapPolicy() (clusterRoles []*api.ClusterRole, bindings []*api.Cluster
 		role("system:public-info-viewer",
 			rule("get").urls("/livez", "/readyz", "/healthz", "/version", "/version/")),
 		role("system:monitoring",
-			rule("get").urls("/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz", "/livez/*", "/readyz/*", "/healthz/*")),
+			rule("get").urls("/flagz", "/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis", "/readyz", "/readyz/*", "/statusz"),
+			rule("get").groups(legacyGroup).resources("nodes/metrics")),
 		role("system:service-account-issuer-discovery",
 			rule("get").urls("/.well-known/openid-configuration", "/.well-known/openid-configuration/",
 				"/openid/v1/jwks", "/openid/v1/jwks/")),

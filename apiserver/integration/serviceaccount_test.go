@@ -549,7 +549,11 @@ func TestServiceAccountTokensForKubelets(t *testing.T) {
 			t.Fatal(err)
 		}
 		p, err := admin.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-" + n},
-			Spec: corev1.PodSpec{ServiceAccountName: "web", NodeName: n, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}, metav1.CreateOptions{})
+			Spec: corev1.PodSpec{ServiceAccountName: "web", NodeName: n, Containers: []corev1.Container{{Name: "c", Image: "busybox"}},
+				// The token volume ServiceAccount admission (off here) adds:
+				// a kubelet may only ask tokens of the audiences its pod names.
+				Volumes: []corev1.Volume{{Name: "kube-api-access", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+					Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}}}}}}}}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

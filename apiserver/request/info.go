@@ -28,6 +28,14 @@ type Info struct {
 	Name        string
 	// Parts are the path segments after the group/version.
 	Parts []string
+	// FieldSelector and LabelSelector are the unparsed fieldSelector and
+	// labelSelector query parameters of a list, watch or deletecollection,
+	// as kube-apiserver's RequestInfo keeps them for authorizers (the Node
+	// authorizer lets a kubelet list pods only with spec.nodeName=itself).
+	// They stay empty for other verbs and for the legacy /watch/ paths,
+	// where kube-apiserver does not authorize selectors either.
+	FieldSelector string
+	LabelSelector string
 }
 
 // specialVerbs are path prefixes that change the verb (legacy watch paths).
@@ -128,6 +136,17 @@ func ParseInfo(r *http.Request) *Info {
 			info.Verb = "deletecollection"
 		} else {
 			info.Verb = "delete"
+		}
+	}
+	switch info.Verb {
+	case "list", "watch", "deletecollection":
+		if !watchPath {
+			if v, ok := q["fieldSelector"]; ok && len(v) > 0 {
+				info.FieldSelector = v[0]
+			}
+			if v, ok := q["labelSelector"]; ok && len(v) > 0 {
+				info.LabelSelector = v[0]
+			}
 		}
 	}
 	return info

@@ -41,3 +41,25 @@ func TestParseInfo(t *testing.T) {
 		})
 	}
 }
+
+// TestParseInfoSelectors: lists, watches and deletecollections keep their
+// raw selectors for the authorizers, as kube-apiserver's RequestInfo does;
+// other verbs and the legacy /watch/ paths do not.
+func TestParseInfoSelectors(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ method, url, fields, labels string }{
+		{"GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&labelSelector=app%3Dweb", "spec.nodeName=n1", "app=web"},
+		{"GET", "/api/v1/pods?watch=true&fieldSelector=spec.nodeName%3Dn1", "spec.nodeName=n1", ""},
+		{"DELETE", "/api/v1/namespaces/default/pods?labelSelector=app", "", "app"},
+		{"GET", "/api/v1/pods?fieldSelector=spec.nodeName", "spec.nodeName", ""},
+		{"GET", "/api/v1/namespaces/default/pods/web?fieldSelector=spec.nodeName%3Dn1", "", ""},
+		{"DELETE", "/api/v1/namespaces/default/pods/web?labelSelector=app", "", ""},
+		{"GET", "/api/v1/watch/pods?fieldSelector=spec.nodeName%3Dn1", "", ""},
+	}
+	for _, c := range cases {
+		i := ParseInfo(httptest.NewRequest(c.method, c.url, nil))
+		if i.FieldSelector != c.fields || i.LabelSelector != c.labels {
+			t.Errorf("%s %s: field selector %q, label selector %q; want %q, %q", c.method, c.url, i.FieldSelector, i.LabelSelector, c.fields, c.labels)
+		}
+	}
+}
