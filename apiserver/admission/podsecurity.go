@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -16,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	basemetrics "k8s.io/component-base/metrics"
+	"k8s.io/klog/v2"
 	psadmission "k8s.io/pod-security-admission/admission"
 	psconfig "k8s.io/pod-security-admission/admission/api"
 	psload "k8s.io/pod-security-admission/admission/api/load"
@@ -51,19 +54,30 @@ type PodSecuritySource interface {
 type PodSecurity struct {
 	delegate *psadmission.Admission
 	recorder *psmetrics.PrometheusRecorder
+	// logger is the library's klog logger, writing to the apiserver's
+	// slog handler.
+	logger logr.Logger
 }
 
 var _ Validator = (*PodSecurity)(nil)
 
 // NewPodSecurity builds the plugin from its PodSecurityConfiguration (the
 // PodSecurity entry of --admission-control-config-file), nil for the
-// defaults: privileged everywhere, no exemptions.
-func NewPodSecurity(config io.Reader, src PodSecuritySource) (*PodSecurity, error) {
+// defaults: privileged everywhere, no exemptions. The library's few log
+// lines (failed lookups) go to log.
+func NewPodSecurity(config io.Reader, src PodSecuritySource, log *slog.Logger) (*PodSecurity, error) {
 	cfg, err := psload.LoadFromReader(config)
 	if err != nil {
 		return nil, fmt.Errorf("PodSecurity configuration: %w", err)
 	}
-	return newPodSecurity(cfg, src)
+	p, err := newPodSecurity(cfg, src)
+	if err != nil {
+		return nil, err
+	}
+	if log != nil {
+		p.logger = logr.FromSlogHandler(log.With("plugin", "PodSecurity").Handler())
+	}
+	return p, nil
 }
 
 func newPodSecurity(cfg *psconfig.PodSecurityConfiguration, src PodSecuritySource) (*PodSecurity, error) {
@@ -72,7 +86,7 @@ func newPodSecurity(cfg *psconfig.PodSecurityConfiguration, src PodSecuritySourc
 		return nil, fmt.Errorf("PodSecurity checks: %w", err)
 	}
 	rec := psmetrics.NewPrometheusRecorder(psapi.GetAPIVersion())
-	p := &PodSecurity{recorder: rec, delegate: &psadmission.Admission{
+	p := &PodSecurity{recorder: rec, logger: logr.Discard(), delegate: &psadmission.Admission{
 		Configuration:    cfg,
 		Evaluator:        evaluator,
 		Metrics:          rec,
@@ -121,7 +135,7 @@ func (p *PodSecurity) Validate(ctx context.Context, a *Attributes) error {
 	if gr != podsGR && gr != namespacesGR && !p.delegate.PodSpecExtractor.HasPodSpec(gr) {
 		return nil
 	}
-	res := p.delegate.Validate(ctx, &psAttributes{a: a})
+	res := p.delegate.Validate(klog.NewContext(ctx, p.logger), &psAttributes{a: a})
 	for _, w := range res.Warnings {
 		warning.Add(ctx, w)
 	}
@@ -181,6 +195,7 @@ func (p *psAttributes) GetName() string {
 	}
 	return p.a.Name
 }
+
 // GetNamespace is, for a namespace, its own name, as kube-apiserver's
 // request attributes carry it (the library exempts a namespace by it).
 func (p *psAttributes) GetNamespace() string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	k8sadmission "k8s.io/apiserver/pkg/admission"
@@ -47,7 +48,7 @@ var (
 
 // newPodSecurity builds the PodSecurity plugin with its configuration from
 // the admission control config file (none: kube's defaults).
-func newPodSecurity(configFile string, src admission.PodSecuritySource) (*admission.PodSecurity, error) {
+func newPodSecurity(configFile string, src admission.PodSecuritySource, log *slog.Logger) (*admission.PodSecurity, error) {
 	scheme := runtime.NewScheme()
 	apiserverinstall.Install(scheme)
 	provider, err := k8sadmission.ReadAdmissionConfiguration(AdmissionPlugins, configFile, scheme)
@@ -58,7 +59,7 @@ func newPodSecurity(configFile string, src admission.PodSecuritySource) (*admiss
 	if err != nil {
 		return nil, fmt.Errorf("--admission-control-config-file: %w", err)
 	}
-	p, err := admission.NewPodSecurity(cfg, src)
+	p, err := admission.NewPodSecurity(cfg, src, log)
 	if err != nil {
 		return nil, fmt.Errorf("--admission-control-config-file: %w", err)
 	}

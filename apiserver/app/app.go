@@ -250,7 +250,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	// authorizer.
 	a.rbacRules = &cachedRules{}
 	escalations := escalation.New(celAuthz, a.rbacRules)
-	podSecurity, err := newPodSecurity(a.opts.AdmissionControlConfigFile, hooks)
+	podSecurity, err := newPodSecurity(a.opts.AdmissionControlConfigFile, hooks, a.log)
 	if err != nil {
 		return err
 	}
@@ -527,21 +527,8 @@ func (a *APIServer) listen(context.Context) error {
 // Service IP and port repair loops.
 func (a *APIServer) serve(ctx context.Context) error {
 	if l := a.secureListener; l != nil {
-		nodes := a.Store("", "nodes")
 		csrs := &csr.Controller{Store: a.Store("certificates.k8s.io", "certificatesigningrequests"), CA: a.pki.CA,
-			Authorizer: a.authorizer, ApproveServing: a.opts.ApproveKubeletServingCertificates,
-			Nodes: func(ctx context.Context, name string) (*api.Node, error) {
-				o, err := nodes.Get(ctx, "", name)
-				if err != nil {
-					return nil, err
-				}
-				n, ok := o.(*api.Node)
-				if !ok {
-					return nil, fmt.Errorf("nodes store returned %T", o)
-				}
-				return n, nil
-			},
-			Log: a.log.With("controller", "csr")}
+			Authorizer: a.authorizer, Log: a.log.With("controller", "csr")}
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()

@@ -176,6 +176,9 @@ func (o *Options) validateEtcd() error {
 	if strings.TrimSpace(o.DataDir) == "" {
 		errs = append(errs, errors.New("--data-dir must not be empty (the embedded etcd stores there)"))
 	}
+	if strings.TrimSpace(o.CertDir) == "" {
+		errs = append(errs, errors.New("--cert-dir must not be empty (the embedded etcd's certificates are kept in its etcd/ directory)"))
+	}
 	for _, u := range []struct{ flag, v string }{{"embedded-etcd-client-url", o.EtcdClientURL}, {"embedded-etcd-peer-url", o.EtcdPeerURL}} {
 		if u.v != "" {
 			if err := validateListenURL(u.v); err != nil {
@@ -186,22 +189,25 @@ func (o *Options) validateEtcd() error {
 	return errors.Join(errs...)
 }
 
-// validateListenURL checks an embedded etcd listen URL: http(s)://IP:PORT
-// (port 0: any free port) or unix://PATH.
+// validateListenURL checks an embedded etcd listen URL: https://IP:PORT
+// (port 0: any free port) or unixs://PATH. The embedded etcd serves TLS
+// with client certificates only, so http and unix are refused.
 func validateListenURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil {
 		return err
 	}
 	switch u.Scheme {
-	case "unix":
+	case "unixs":
 		if u.Host == "" && u.Path == "" {
 			return fmt.Errorf("%q: no socket path", s)
 		}
 		return nil
-	case "http", "https":
+	case "https":
+	case "http", "unix":
+		return fmt.Errorf("%q: the embedded etcd serves TLS with client certificates only; use https:// (or unixs://)", s)
 	default:
-		return fmt.Errorf("%q: scheme must be http, https or unix", s)
+		return fmt.Errorf("%q: scheme must be https or unixs", s)
 	}
 	host, port, err := net.SplitHostPort(u.Host)
 	if err != nil {
