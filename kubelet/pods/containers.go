@@ -224,7 +224,7 @@ func (s *podSync) startContainer(ctx context.Context, c *api.Container, init boo
 		Command: expandAll(c.Command, env), Args: expandAll(c.Args, env), Env: env, WorkingDir: c.WorkingDir,
 		Hostname: hostname(pod), Mounts: mounts, CPUQuota: quota, CPUPeriod: period, CPUShares: shares, MemoryLimit: mem,
 		TTY: c.TTY, Stdin: c.Stdin, StdinOnce: c.StdinOnce, Ephemeral: eph.is, TargetPID: eph.targetPID, SandboxPID: sb.PID, NetNS: sb.NetNSPath(), HostNetwork: pod.Spec.HostNetwork, SandboxID: sb.ID, LogPath: logPath,
-		Security: sec,
+		Security: sec, Sysctls: podSysctls(pod),
 	})
 	if err != nil {
 		return fail("CreateContainerError", err)

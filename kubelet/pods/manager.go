@@ -330,7 +330,11 @@ type worker struct {
 	// volumesAt is when the pod's volumes were last written.
 	volumesAt time.Time
 	// terminal is the phase once the pod finished (the cache may lag).
-	terminal  api.PodPhase
+	terminal api.PodPhase
+	// admitted: the pod passed the kubelet's admission; rejected: it did
+	// not, and never runs.
+	admitted  bool
+	rejected  *rejection
 	podIP     string
 	firstSeen time.Time
 	observed  bool

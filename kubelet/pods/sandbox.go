@@ -152,7 +152,7 @@ func (s *podSync) removeDeadSandbox(ctx context.Context) {
 func (m *Manager) createSandbox(ctx context.Context, pod *api.Pod) (runtime.Container, error) {
 	t0 := time.Now()
 	sb, err := m.rt.RunSandbox(ctx, runtime.SandboxConfig{PodUID: string(pod.UID), PodNamespace: pod.Namespace, PodName: pod.Name,
-		Hostname: hostname(pod), HostNetwork: pod.Spec.HostNetwork})
+		Hostname: hostname(pod), HostNetwork: pod.Spec.HostNetwork, Sysctls: podSysctls(pod)})
 	if err != nil {
 		return runtime.Container{}, err
 	}

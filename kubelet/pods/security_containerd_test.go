@@ -2,6 +2,7 @@ package pods_test
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/kubelet/testimage"
 )
 
 // A pod's securityContext reaches its container on a real containerd:
@@ -85,5 +87,35 @@ func TestSecurityContextApplied(t *testing.T) {
 	want := `container has runAsNonRoot and image will run as root (pod: "nonroot_default(` + string(refused.UID) + `)", container: main)`
 	if msg := status(got, "main").State.Waiting.Message; msg != want {
 		t.Errorf("message %q, want %q", msg, want)
+	}
+}
+
+// A pod's safe sysctls are set in its network and IPC namespaces, and
+// only there: the node keeps its own values. Both sandbox kinds: a bare
+// network namespace (each container sets them) and a pause container
+// (which holds them for the pod).
+func TestSysctlsApplied(t *testing.T) {
+	t.Run("netns sandbox", func(t *testing.T) { testSysctls(t, newNode(t)) })
+	t.Run("pause sandbox", func(t *testing.T) {
+		testSysctls(t, newNode(t, func(nd *node) { nd.sandboxImage = testimage.Ref }))
+	})
+}
+
+func testSysctls(t *testing.T, nd *node) {
+	host, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := nd.pod("tuned", api.Container{Name: "main", Command: sh("sleep 3600")})
+	p.Spec.SecurityContext = &api.PodSecurityContext{Sysctls: []api.Sysctl{
+		{Name: "net.ipv4.ip_local_port_range", Value: "20000 30000"}, {Name: "kernel/shm_rmid_forced", Value: "1"}}}
+	p = nd.create(p)
+	p = nd.waitPod("tuned", 60*time.Second, "Running", running)
+	out, code := nd.exec(p, "main", sh("cat /proc/sys/net/ipv4/ip_local_port_range /proc/sys/kernel/shm_rmid_forced")...)
+	if code != 0 || strings.Fields(out)[0] != "20000" || strings.Fields(out)[1] != "30000" || strings.Fields(out)[2] != "1" {
+		t.Errorf("in the pod: code %d %q", code, out)
+	}
+	if now, _ := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); string(now) != string(host) {
+		t.Errorf("the node's ip_local_port_range changed: %q, was %q", now, host)
 	}
 }

@@ -3,6 +3,7 @@ package pods
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/kubelet/runtime"
@@ -200,5 +201,60 @@ func TestFakeSecurityReachesRuntime(t *testing.T) {
 		MaskedPaths: runtime.DefaultMaskedPaths(), ReadonlyPaths: runtime.DefaultReadonlyPaths()}
 	if !reflect.DeepEqual(cfg.Security, want) {
 		t.Errorf("security %+v\nwant %+v", cfg.Security, want)
+	}
+}
+
+// TestAdmitSysctls checks kube's sysctl admission and its messages.
+func TestAdmitSysctls(t *testing.T) {
+	tests := []struct {
+		name             string
+		sysctls          []api.Sysctl
+		hostNet, hostIPC bool
+		want             string
+	}{
+		{name: "none"},
+		{name: "safe", sysctls: []api.Sysctl{{Name: "net.ipv4.ip_local_port_range", Value: "20000 30000"}, {Name: "kernel.shm_rmid_forced", Value: "1"}}},
+		{name: "slash-separated safe", sysctls: []api.Sysctl{{Name: "net/ipv4/tcp_syncookies", Value: "1"}}},
+		{name: "unsafe", sysctls: []api.Sysctl{{Name: "kernel.shm_rmid_forced", Value: "1"}, {Name: "kernel.msgmax", Value: "1"}},
+			want: `forbidden sysctl: "kernel.msgmax" not allowlisted`},
+		{name: "node-wide", sysctls: []api.Sysctl{{Name: "vm/overcommit_memory", Value: "1"}},
+			want: `forbidden sysctl: "vm.overcommit_memory" not allowlisted`},
+		{name: "net with hostNetwork", hostNet: true, sysctls: []api.Sysctl{{Name: "net.ipv4.tcp_syncookies", Value: "1"}},
+			want: `forbidden sysctl: "net.ipv4.tcp_syncookies" not allowed with host Net enabled`},
+		{name: "ipc with hostIPC", hostIPC: true, sysctls: []api.Sysctl{{Name: "kernel.shm_rmid_forced", Value: "1"}},
+			want: `forbidden sysctl: "kernel.shm_rmid_forced" not allowed with host IPC enabled`},
+		{name: "ipc with hostNetwork", hostNet: true, sysctls: []api.Sysctl{{Name: "kernel.shm_rmid_forced", Value: "1"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &api.Pod{Spec: api.PodSpec{HostNetwork: tc.hostNet, HostIPC: tc.hostIPC,
+				SecurityContext: &api.PodSecurityContext{Sysctls: tc.sysctls}}}
+			if got := admitSysctls(pod); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFakeSysctlForbidden: a pod asking for an unsafe sysctl is rejected
+// as kube rejects it: Failed, SysctlForbidden, no sandbox.
+func TestFakeSysctlForbidden(t *testing.T) {
+	pod := fakePod("tuned", api.Container{Name: "main"})
+	pod.Spec.SecurityContext = &api.PodSecurityContext{Sysctls: []api.Sysctl{{Name: "kernel.msgmax", Value: "65536"}}}
+	n := newFakeNode(t, nil, pod)
+	p := n.waitPod("tuned", "Failed", func(p *api.Pod) bool { return p.Status.Phase == api.PodFailed })
+	want := `Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted`
+	if p.Status.Reason != "SysctlForbidden" || p.Status.Message != want {
+		t.Errorf("reason %q message %q", p.Status.Reason, p.Status.Message)
+	}
+	if !n.hasEvent(`Warning SysctlForbidden forbidden sysctl: "kernel.msgmax" not allowlisted`) {
+		t.Errorf("no SysctlForbidden event in %q", n.rec.Events())
+	}
+	time.Sleep(300 * time.Millisecond) // a few resyncs
+	if a := n.rt.Actions(); len(a) != 0 {
+		t.Errorf("runtime calls for a rejected pod: %q", a)
+	}
+	if p := n.pod("tuned"); p.Status.Reason != "SysctlForbidden" || len(p.Status.ContainerStatuses) != 0 {
+		t.Errorf("status after resyncs: %+v", p.Status)
 	}
 }

@@ -86,7 +86,7 @@ type podSync struct {
 
 // run is a pass over a pod that should be running.
 func (s *podSync) run(ctx context.Context) (time.Duration, bool) {
-	if !s.finished() && s.sandbox(ctx) && s.initContainers(ctx) {
+	if !s.finished() && s.admit() && s.sandbox(ctx) && s.initContainers(ctx) {
 		s.containers(ctx)
 		s.ephemeralContainers(ctx)
 	}

@@ -94,6 +94,9 @@ type SandboxConfig struct {
 	// HostNetwork keeps the sandbox (and so the pod) in the node's network
 	// namespace.
 	HostNetwork bool
+	// Sysctls are the pod's (namespaced) sysctls by dotted name, set in
+	// the namespaces the sandbox owns.
+	Sysctls map[string]string
 }
 
 // ContainerConfig describes an app or init container of a pod.
@@ -138,6 +141,9 @@ type ContainerConfig struct {
 	// Security is the container's user, groups, capabilities and
 	// confinement.
 	Security Security
+	// Sysctls are the pod's sysctls: a driver sets them in the namespaces
+	// the container does not share with a sandbox process that has them.
+	Sysctls map[string]string
 }
 
 // TerminalSize is a terminal's size in characters.

@@ -83,6 +83,9 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg runtime.SandboxConfig) (ru
 	if cfg.HostNetwork {
 		opts = append(opts, oci.WithHostNamespace(specs.NetworkNamespace))
 	}
+	if len(cfg.Sysctls) > 0 {
+		opts = append(opts, withSysctls(cfg.Sysctls))
+	}
 	c, err := r.client.NewContainer(ctx, id,
 		containerd.WithImage(img),
 		containerd.WithNewSnapshot(id, img),
@@ -180,6 +183,12 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg runtime.ContainerConf
 		if cfg.Hostname != "" {
 			opts = append(opts, oci.WithHostname(cfg.Hostname))
 		}
+	}
+	if len(cfg.Sysctls) > 0 && cfg.SandboxPID == 0 {
+		// No pause process holds the pod's namespaces: each container sets
+		// the sysctls in its own IPC namespace and (again, the same values)
+		// in the pod's network namespace.
+		opts = append(opts, withSysctls(cfg.Sysctls))
 	}
 	if cfg.TargetPID != 0 {
 		opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: specs.PIDNamespace, Path: fmt.Sprintf("/proc/%d/ns/pid", cfg.TargetPID)}))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -271,6 +272,18 @@ func withoutDefaultSecurity(_ context.Context, _ oci.Client, _ *containers.Conta
 		s.Linux.Seccomp = nil
 	}
 	return nil
+}
+
+// withSysctls sets sysctls in the container's namespaces (runc writes
+// them under /proc/sys once it has joined them).
+func withSysctls(sysctls map[string]string) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+		if s.Linux.Sysctl == nil {
+			s.Linux.Sysctl = map[string]string{}
+		}
+		maps.Copy(s.Linux.Sysctl, sysctls)
+		return nil
+	}
 }
 
 func withoutAmbientCaps(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
