@@ -57,6 +57,20 @@ type Options struct {
 	// WatchCacheEvents is the number of recent events each watch cache keeps.
 	WatchCacheEvents int
 	MaxRequestBytes  int64
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight limit the
+	// read-only and the other requests served at once (0: no limit), and
+	// RequestTimeout is a request's deadline; long-running requests are
+	// exempt from both (see apiserver/server's withMaxInFlight).
+	MaxRequestsInFlight         int
+	MaxMutatingRequestsInFlight int
+	RequestTimeout              time.Duration
+	// EnablePriorityAndFairness must stay false: API Priority and Fairness
+	// is not implemented, the max-in-flight limits are.
+	EnablePriorityAndFairness bool
+	// ServingIdleTimeout, when set, replaces the 90 s after which an idle
+	// keep-alive connection is closed (daemon.IdleTimeout); tests shorten
+	// it. Not a flag, as in kube-apiserver.
+	ServingIdleTimeout time.Duration
 
 	// DefaultNotReadyTolerationSeconds and DefaultUnreachableTolerationSeconds
 	// are the tolerationSeconds DefaultTolerationSeconds admission adds.
@@ -144,8 +158,13 @@ func DefaultOptions() Options {
 		WatchBookmarkInterval:  time.Minute,
 		WatchCacheEvents:       10000,
 		MaxRequestBytes:        3 << 20,
-		ServiceClusterIPRange:  "10.96.0.0/12",
-		ServiceNodePortRange:   "30000-32767",
+
+		MaxRequestsInFlight:         400,
+		MaxMutatingRequestsInFlight: 200,
+		RequestTimeout:              time.Minute,
+
+		ServiceClusterIPRange: "10.96.0.0/12",
+		ServiceNodePortRange:  "30000-32767",
 
 		KubeletPreferredAddressTypes: []string{"InternalIP", "Hostname"},
 
@@ -185,6 +204,10 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs.DurationVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout, "The minimum watch timeout; each watch gets a random timeout in [1x, 2x).")
 	fs.Int64Var(&o.MaxRequestBytes, "max-request-bytes", o.MaxRequestBytes, "The largest accepted request body, in bytes.")
 	fs.DurationVar(&o.WatchBookmarkInterval, "watch-bookmark-interval", o.WatchBookmarkInterval, "The interval of BOOKMARK events to watchers that allow them.")
+	fs.IntVar(&o.MaxRequestsInFlight, "max-requests-inflight", o.MaxRequestsInFlight, "The maximum number of non-mutating requests in flight (watches, logs, exec and proxies not counted); more are answered 429 with Retry-After, but for system:masters. A zero value disables the limit completely.")
+	fs.IntVar(&o.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", o.MaxMutatingRequestsInFlight, "The maximum number of mutating requests in flight; more are answered 429 with Retry-After, but for system:masters. A zero value disables the limit completely.")
+	fs.DurationVar(&o.RequestTimeout, "request-timeout", o.RequestTimeout, "The duration a handler must keep a request open before timing it out with 504 (long-running requests excepted); a request's ?timeout= may only shorten it.")
+	fs.BoolVar(&o.EnablePriorityAndFairness, "enable-priority-and-fairness", o.EnablePriorityAndFairness, "API Priority and Fairness is not implemented: must be false (kube-apiserver's default is true); the max-in-flight limits (--max-requests-inflight, --max-mutating-requests-inflight) apply instead.")
 
 	fs = fss.FlagSet("etcd")
 	fs.Var(stringList{&o.EtcdServers}, "etcd-servers", "Comma-separated etcd client URLs of an external cluster (default: run embedded etcd).")

@@ -77,6 +77,19 @@ func (o *Options) Validate() error {
 			add(fmt.Errorf("--%s must be positive", d.flag))
 		}
 	}
+	if o.MaxRequestsInFlight < 0 {
+		add(errors.New("--max-requests-inflight can not be negative value"))
+	}
+	if o.MaxMutatingRequestsInFlight < 0 {
+		add(errors.New("--max-mutating-requests-inflight can not be negative value"))
+	}
+	if o.RequestTimeout <= 0 {
+		// kube-apiserver accepts 0 and then times every request out at once.
+		add(fmt.Errorf("--request-timeout must be positive, got %v", o.RequestTimeout))
+	}
+	if o.EnablePriorityAndFairness {
+		add(errors.New("--enable-priority-and-fairness=true: API Priority and Fairness is not implemented; leave it false, and the max-in-flight limits (--max-requests-inflight, --max-mutating-requests-inflight) apply"))
+	}
 	if o.EtcdCompactionInterval < 0 {
 		add(fmt.Errorf("--etcd-compaction-interval must be >= 0 (0 disables), got %v", o.EtcdCompactionInterval))
 	}

@@ -29,14 +29,18 @@ func (s *Server) HandlerChain(authenticate func(http.Handler) http.Handler) http
 	h := http.Handler(s.router)
 	h = s.withAuthorization(h) // 403 Forbidden; on the API routes only
 	h = s.withBodyLimit(h)     // 413 RequestEntityTooLarge
-	h = s.withMetrics(h)       // apiserver_request_total and _current_inflight_requests
-	// kube-apiserver's max-in-flight limit (or priority and fairness) comes
-	// here; this apiserver has none yet.
+	// kube-apiserver's max-in-flight limit, as with
+	// --enable-priority-and-fairness=false (priority and fairness is not
+	// implemented): 429, for the impersonated user.
+	h = s.withMaxInFlight(h)
+	h = s.withMetrics(h)                              // apiserver_request_total (the 429s too), _duration_seconds
 	h = withImpersonation(s.cfg.Authorizer, s.log)(h) // Impersonate-*: 403, or the request as that user
 	h = audit.Capture(h)                              // hands the user to the audit event
 	h = authenticate(h)                               // 401 Unauthorized; the user into the context
 	h = audit.Filter(s.cfg.Audit)(h)                  // one event per request, Audit-ID header
-	h = warning.Filter(h)                             // Warning headers from admission
+	h = warning.Filter(h)                             // Warning headers from admission; inside the timeout, which owns the headers
+	h = s.withTimeout(h)                              // 504 at the deadline; the handler goes on on its own goroutine
+	h = s.withRequestDeadline(h)                      // the deadline: --request-timeout, or ?timeout= when shorter
 	h = withRequestInfo(h)                            // verb, resource, namespace, name from the URL
 	h = s.withPanicRecovery(h)                        // a panic below becomes a 500 Status
 	return h

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,9 +15,12 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	watchers *prometheus.GaugeVec
-	inflight *prometheus.GaugeVec
-	// readOnly and mutating are inflight's two series, looked up once.
-	readOnly, mutating prometheus.Gauge
+	// terminations counts the requests the apiserver cut short in
+	// self-defence: 429 over the in-flight limit, 504 past the timeout.
+	terminations *prometheus.CounterVec
+	// readOnly and mutating are apiserver_current_inflight_requests' two
+	// series, kept by withMaxInFlight.
+	readOnly, mutating *watermarkGauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -34,14 +38,45 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "apiserver_longrunning_requests",
 			Help: "Number of open watch streams per group and resource (served as verb WATCH).",
 		}, []string{"group", "resource"}),
-		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "apiserver_current_inflight_requests",
-			Help: "Number of requests being served, by kind (readOnly or mutating).",
-		}, []string{"request_kind"}),
+		terminations: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_request_terminations_total",
+			Help: "Number of requests which apiserver terminated in self-defense.",
+		}, []string{"verb", "group", "version", "resource", "subresource", "scope", "component", "code"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.watchers, m.inflight)
-	m.readOnly, m.mutating = m.inflight.WithLabelValues("readOnly"), m.inflight.WithLabelValues("mutating")
+	inflight := newInflightCollector()
+	reg.MustRegister(m.requests, m.latency, m.watchers, m.terminations, inflight)
+	m.readOnly, m.mutating = inflight.readOnly, inflight.mutating
 	return m
+}
+
+// terminated counts a request cut short with code, labelled as
+// kube-apiserver labels apiserver_request_terminations_total: the HTTP
+// method in upper case (GET of a collection as LIST, a server-side apply
+// as APPLY), its scope, a non-resource request by its path in subresource.
+// Watches and connections are never cut short, so never counted.
+func (m *metrics) terminated(r *http.Request, info *request.Info, code int) {
+	scope := ""
+	switch {
+	case info == nil:
+	case info.Name != "" || info.Verb == "create":
+		scope = "resource"
+	case info.Namespace != "":
+		scope = "namespace"
+	case info.IsResourceRequest:
+		scope = "cluster"
+	}
+	verb := strings.ToUpper(r.Method)
+	switch {
+	case (verb == http.MethodGet || verb == http.MethodHead) && scope != "resource" && scope != "":
+		verb = "LIST"
+	case verb == http.MethodPatch && r.Header.Get("Content-Type") == "application/apply-patch+yaml":
+		verb = "APPLY"
+	}
+	group, version, resource, sub := "", "", "", r.URL.Path
+	if info != nil && info.IsResourceRequest {
+		group, version, resource, sub = info.APIGroup, info.APIVersion, info.Resource, info.Subresource
+	}
+	m.terminations.WithLabelValues(verb, group, version, resource, sub, scope, "apiserver", strconv.Itoa(code)).Inc()
 }
 
 type statusRecorder struct {
@@ -74,20 +109,10 @@ func (r *statusRecorder) Flush() {
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // withMetrics counts and times every request it passes (apiserver_request_total,
-// apiserver_request_duration_seconds) and keeps apiserver_current_inflight_requests.
+// apiserver_request_duration_seconds), the in-flight limit's 429s included.
 func (s *Server) withMetrics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, _ := request.InfoFrom(r.Context())
-		kind := "readOnly"
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			kind = "mutating"
-		}
-		g := s.metrics.readOnly
-		if kind == "mutating" {
-			g = s.metrics.mutating
-		}
-		g.Inc()
-		defer g.Dec()
 		rec := &statusRecorder{ResponseWriter: w}
 		start := time.Now()
 		next.ServeHTTP(rec, r)

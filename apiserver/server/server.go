@@ -43,6 +43,14 @@ type Config struct {
 	// MinRequestTimeout is the base of a watch's default timeout, which is
 	// randomised in [1x, 2x) like kube-apiserver's (default 30 minutes).
 	MinRequestTimeout time.Duration
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight limit the
+	// read-only and the other requests served at once (0: no limit); see
+	// withMaxInFlight.
+	MaxRequestsInFlight         int
+	MaxMutatingRequestsInFlight int
+	// RequestTimeout is the deadline of a request that is not long-running
+	// (default DefaultRequestTimeout); see withRequestDeadline.
+	RequestTimeout time.Duration
 	// Authorizer decides every request for an API route (discovery,
 	// resources, OpenAPI); nil refuses them all.
 	Authorizer authz.Authorizer
@@ -99,6 +107,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.MinRequestTimeout == 0 {
 		cfg.MinRequestTimeout = 30 * time.Minute
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

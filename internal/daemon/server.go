@@ -122,7 +122,7 @@ func (s *Server) Serve(ctx context.Context) error {
 
 // ServeListener is Serve on an existing listener (tests pass 127.0.0.1:0).
 func (s *Server) ServeListener(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := NewHTTPServer(s.mux)
 	s.Logger.Info("serving health and metrics", "addr", ln.Addr().String())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

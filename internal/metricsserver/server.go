@@ -13,6 +13,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/informer"
 )
 
@@ -86,10 +87,10 @@ func (s *Server) Run(ctx context.Context, l net.Listener) error {
 	if err := s.Start(ctx); err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{s.cfg.ServingCert},
-			ClientAuth: tls.RequestClientCert},
-		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	srv := daemon.NewHTTPServer(s.Handler())
+	srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{s.cfg.ServingCert},
+		ClientAuth: tls.RequestClientCert}
+	srv.ErrorLog = slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ServeTLS(l, "", "") }()
 	s.log.Info("metrics server serving", "address", l.Addr().String(), "resolution", s.cfg.Resolution)
