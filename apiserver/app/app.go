@@ -207,16 +207,11 @@ func (a *APIServer) loadFiles(context.Context) error {
 // per served resource, each with the admission chain, its strategy and its
 // value transformer (encryption at rest).
 func (a *APIServer) startStorage(ctx context.Context) error {
-	be, err := etcd.Start(ctx, etcd.Config{
-		DataDir:         a.opts.DataDir,
-		ListenClientURL: a.opts.EtcdClientURL,
-		ListenPeerURL:   a.opts.EtcdPeerURL,
-		Servers:         a.opts.EtcdServers,
-		CAFile:          a.opts.EtcdCAFile,
-		CertFile:        a.opts.EtcdCertFile,
-		KeyFile:         a.opts.EtcdKeyFile,
-		Logger:          a.log.With("component", "etcd"),
-	})
+	etcdCfg, err := a.etcdConfig()
+	if err != nil {
+		return err
+	}
+	be, err := etcd.Start(ctx, etcdCfg)
 	if err != nil {
 		return fmt.Errorf("start etcd: %w", err)
 	}
