@@ -461,15 +461,10 @@ func (a *APIServer) buildAPI(context.Context) error {
 		Custom:            a.crds,
 		MaxRequestBytes:   a.opts.MaxRequestBytes,
 		MinRequestTimeout: a.opts.MinRequestTimeout,
-		RequestTimeout:    a.opts.RequestTimeout,
-
-		MaxRequestsInFlight:         a.opts.MaxRequestsInFlight,
-		MaxMutatingRequestsInFlight: a.opts.MaxMutatingRequestsInFlight,
-
-		ExternalAddress: a.opts.AdvertiseAddress,
-		Metrics:         a.metrics,
-		Logger:          a.log,
-		LiveChecks:      []server.HealthCheck{{Name: "etcd", Check: a.backend.Healthy}},
+		ExternalAddress:   a.opts.AdvertiseAddress,
+		Metrics:           a.metrics,
+		Logger:            a.log,
+		LiveChecks:        []server.HealthCheck{{Name: "etcd", Check: a.backend.Healthy}},
 		ReadyChecks: []server.HealthCheck{{Name: "poststarthook/crd-informer-synced", Check: func(context.Context) error {
 			if !a.crds.Synced() {
 				return errors.New("the custom resources are not served yet")
@@ -527,21 +522,33 @@ func (a *APIServer) listen(context.Context) error {
 // Service IP and port repair loops.
 func (a *APIServer) serve(ctx context.Context) error {
 	if l := a.secureListener; l != nil {
+		nodes := a.Store("", "nodes")
 		csrs := &csr.Controller{Store: a.Store("certificates.k8s.io", "certificatesigningrequests"), CA: a.pki.CA,
-			Authorizer: a.authorizer, Log: a.log.With("controller", "csr")}
+			Authorizer: a.authorizer, ApproveServing: a.opts.ApproveKubeletServingCertificates,
+			Nodes: func(ctx context.Context, name string) (*api.Node, error) {
+				o, err := nodes.Get(ctx, "", name)
+				if err != nil {
+					return nil, err
+				}
+				n, ok := o.(*api.Node)
+				if !ok {
+					return nil, fmt.Errorf("nodes store returned %T", o)
+				}
+				return n, nil
+			},
+			Log: a.log.With("controller", "csr")}
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
 			csrs.Run(ctx)
 		}()
-		a.secureSrv = a.newHTTPServer(a.handler.HandlerChain(a.authenticate()))
-		a.secureSrv.TLSConfig = a.tlsConfig
-		a.secureSrv.ErrorLog = slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)
+		a.secureSrv = &http.Server{Handler: a.handler.HandlerChain(a.authenticate()), TLSConfig: a.tlsConfig,
+			ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
 		a.runServer(func() error { return a.secureSrv.ServeTLS(l, "", "") })
 	}
 	if l := a.listener; l != nil {
-		a.httpSrv = a.newHTTPServer(a.handler.HandlerChain(trusted))
-		a.httpSrv.ErrorLog = slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)
+		a.httpSrv = &http.Server{Handler: a.handler.HandlerChain(trusted), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 		a.runServer(func() error { return a.httpSrv.Serve(l) })
 	}
 	a.onUndo(a.stopServers)
@@ -551,17 +558,6 @@ func (a *APIServer) serve(ctx context.Context) error {
 		return err
 	}
 	return a.startAggregator(ctx)
-}
-
-// newHTTPServer is a listener's server of h, with kube-apiserver's idle
-// and header timeouts (tests shorten the idle one through
-// Options.ServingIdleTimeout).
-func (a *APIServer) newHTTPServer(h http.Handler) *http.Server {
-	srv := daemon.NewHTTPServer(h)
-	if a.opts.ServingIdleTimeout > 0 {
-		srv.IdleTimeout = a.opts.ServingIdleTimeout
-	}
-	return srv
 }
 
 func addrOf(l net.Listener) string {

@@ -123,8 +123,9 @@ type kubeAPIServer struct {
 // startKubeAPIServer runs the real kube-apiserver with the flags a
 // kubeadm control plane gives it (Node and RBAC authorization, client
 // certificates, service-account keys, the default admission plugins) and
-// waits until it is ready. It skips the test with -short.
-func startKubeAPIServer(t *testing.T) *kubeAPIServer {
+// waits until it is ready, extra flags appended. It skips the test with
+// -short.
+func startKubeAPIServer(t *testing.T, extra ...string) *kubeAPIServer {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the real kube-apiserver (skipped with -short)")
@@ -157,25 +158,26 @@ func startKubeAPIServer(t *testing.T) *kubeAPIServer {
 	}
 	port := freePort(t)
 	started := time.Now()
-	proc := launch(t, "kube-apiserver", oracle.Path(t, "kube-apiserver"),
-		"--etcd-servers="+strings.Join(etcd.Endpoints(), ","),
+	proc := launch(t, "kube-apiserver", oracle.Path(t, "kube-apiserver"), append([]string{
+		"--etcd-servers=" + strings.Join(etcd.Endpoints(), ","),
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		// A loopback address cannot be the kubernetes Service's endpoint.
 		"--endpoint-reconciler-type=none",
-		"--secure-port="+strconv.Itoa(port),
-		"--cert-dir="+filepath.Join(dir, "generated"),
-		"--tls-cert-file="+write("apiserver.crt", servingCert),
-		"--tls-private-key-file="+write("apiserver.key", servingKey),
-		"--client-ca-file="+write("ca.crt", ca.CertPEM()),
+		"--secure-port=" + strconv.Itoa(port),
+		"--cert-dir=" + filepath.Join(dir, "generated"),
+		"--tls-cert-file=" + write("apiserver.crt", servingCert),
+		"--tls-private-key-file=" + write("apiserver.key", servingKey),
+		"--client-ca-file=" + write("ca.crt", ca.CertPEM()),
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file="+write("sa.pub", pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPub})),
-		"--service-account-signing-key-file="+write("sa.key", pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(saKey)})),
+		"--service-account-key-file=" + write("sa.pub", pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: saPub})),
+		"--service-account-signing-key-file=" + write("sa.key", pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(saKey)})),
 		"--service-cluster-ip-range=10.96.0.0/16",
 		"--authorization-mode=Node,RBAC",
 		"--enable-admission-plugins=NodeRestriction",
 		"--profiling=false",
 		"-v=2",
+	}, extra...)...,
 	)
 
 	certPEM, keyPEM, err := ca.IssueClient("kubernetes-admin", []string{"system:masters"}, 24*time.Hour)
