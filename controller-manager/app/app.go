@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
+	"github.com/minik8s/minik8s/internal/secureserving"
 	"github.com/minik8s/minik8s/internal/workqueue"
 )
 
@@ -30,11 +29,11 @@ type Options struct {
 	// Controllers is kube's --controllers list: "*" for the defaults,
 	// "name" to enable, "-name" to disable.
 	Controllers []string
-	BindAddress string
-	Port        int
-	// Listener, when set, serves /healthz and /metrics instead of
-	// BindAddress:Port (tests pass one on 127.0.0.1:0).
-	Listener net.Listener
+	// Serving serves /healthz, /livez, /readyz and /metrics over HTTPS
+	// on --secure-port 10257, authenticated and authorized by the
+	// apiserver, as kube-controller-manager does (Serving.Listener, when
+	// set, replaces the port: tests pass one on 127.0.0.1:0).
+	Serving secureserving.Options
 	// MinResyncPeriod is the informers' resync period.
 	MinResyncPeriod time.Duration
 }
@@ -46,8 +45,7 @@ func DefaultOptions() Options {
 		LeaderElection:  daemon.DefaultLeaderElection("kube-controller-manager"),
 		Controller:      controller.DefaultOptions(),
 		Controllers:     []string{"*"},
-		BindAddress:     "0.0.0.0",
-		Port:            10257,
+		Serving:         secureserving.DefaultOptions(10257, "kube-controller-manager"),
 		MinResyncPeriod: 12 * time.Hour,
 	}
 }
@@ -58,9 +56,7 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs := fss.FlagSet("generic")
 	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller named 'foo', '-foo' disables it. All: "+strings.Join(Names(), ", ")+".")
 	fs.DurationVar(&o.MinResyncPeriod, "min-resync-period", o.MinResyncPeriod, "Resync period of the shared informers.")
-	fs = fss.FlagSet("serving")
-	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "Address to serve /healthz and /metrics on (plain HTTP).")
-	fs.IntVar(&o.Port, "port", o.Port, "Port to serve /healthz and /metrics on; 0 disables.")
+	o.Serving.AddFlags(fss)
 	o.Controller.AddFlags(fss.FlagSet)
 	o.LeaderElection.AddFlags(fss.FlagSet("leader election"))
 	o.Client.AddFlags(fss.FlagSet("misc"))
@@ -72,13 +68,8 @@ func (o *Options) Validate() error {
 	if _, err := o.Enabled(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := daemon.ValidatePort("port", o.Port, true); err != nil {
+	if err := o.Serving.Validate(); err != nil {
 		errs = append(errs, err)
-	}
-	if o.Port > 0 {
-		if err := daemon.ValidateIP("bind-address", o.BindAddress); err != nil {
-			errs = append(errs, err)
-		}
 	}
 	if o.MinResyncPeriod <= 0 {
 		errs = append(errs, fmt.Errorf("--min-resync-period must be positive, got %v", o.MinResyncPeriod))
@@ -168,10 +159,11 @@ func Run(ctx context.Context, opts Options, log *slog.Logger) error {
 		return err
 	}
 	srv := daemon.NewServer("", log)
-	if opts.Port > 0 {
-		srv.Addr = net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.Port))
-	}
 	if err := workqueue.RegisterMetrics(srv.Registry); err != nil {
+		return err
+	}
+	secure, err := secureserving.New(opts.Serving, srv.Handler(), log)
+	if err != nil {
 		return err
 	}
 	// The server stops with the controllers: when the lease is lost the
@@ -179,13 +171,7 @@ func Run(ctx context.Context, opts Options, log *slog.Logger) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	srvErr := make(chan error, 1)
-	go func() {
-		if opts.Listener != nil {
-			srvErr <- srv.ServeListener(ctx, opts.Listener)
-			return
-		}
-		srvErr <- srv.Serve(ctx)
-	}()
+	go func() { srvErr <- secure.Serve(ctx) }()
 
 	host, _ := os.Hostname()
 	identity := daemon.Identity()

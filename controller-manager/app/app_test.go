@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +22,7 @@ import (
 func TestDefaultsAndFlags(t *testing.T) {
 	o := app.DefaultOptions()
 	le := o.LeaderElection
-	if o.Port != 10257 || !le.LeaderElect || le.ResourceNamespace != "kube-system" || le.ResourceName != "kube-controller-manager" ||
+	if o.Serving.SecurePort != 10257 || o.Serving.BindAddress != "0.0.0.0" || !le.LeaderElect || le.ResourceNamespace != "kube-system" || le.ResourceName != "kube-controller-manager" ||
 		le.LeaseDuration != 15*time.Second || le.RenewDeadline != 10*time.Second || le.RetryPeriod != 2*time.Second ||
 		o.Controller.NodeMonitorGracePeriod != 50*time.Second || o.Controller.ClusterCIDR != "10.244.0.0/16" || o.Controller.NodeCIDRMaskSize != 24 {
 		t.Errorf("defaults differ from kube-controller-manager's: %+v", o)
@@ -94,11 +95,14 @@ func TestRunServesHealthMetricsAndEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := l.Addr().(*net.TCPAddr).Port
-	// The harness's options but for what this test is about: the HTTP
-	// server and leader election (with short periods, so the Lease is
-	// held at once).
+	// The harness's options but for what this test is about: the HTTPS
+	// server (no apiserver to delegate to: /metrics is let through as
+	// --authorization-always-allow-paths can; internal/secureserving and
+	// internal/realcomponents test the delegation) and leader election
+	// (with short periods, so the Lease is held at once).
 	cl := controllermanagertest.Start(t, []string{"replicaset"}, func(o *app.Options) {
-		o.BindAddress, o.Port, o.Listener = "127.0.0.1", port, l
+		o.Serving.SecurePort, o.Serving.Listener = port, l
+		o.Serving.Authorization.AlwaysAllowPaths = append(o.Serving.Authorization.AlwaysAllowPaths, "/metrics")
 		o.LeaderElection.LeaderElect = true
 		o.LeaderElection.LeaseDuration, o.LeaderElection.RenewDeadline, o.LeaderElection.RetryPeriod = 5*time.Second, 4*time.Second, 500*time.Millisecond
 	})
@@ -151,7 +155,9 @@ func TestRunServesHealthMetricsAndEvents(t *testing.T) {
 	}
 
 	get := func(path string) (int, string) {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", port, path))
+		// The serving certificate is self-signed.
+		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+		resp, err := hc.Get(fmt.Sprintf("https://127.0.0.1:%d%s", port, path))
 		if err != nil {
 			t.Fatalf("GET %s: %v", path, err)
 		}

@@ -38,7 +38,7 @@ func Start(t testing.TB, controllers []string, mutate func(*app.Options)) *Clust
 	o.Client.Master = srv.URL()
 	o.Client.QPS, o.Client.Burst = 1000, 2000
 	o.Controllers = controllers
-	o.Port = 0
+	o.Serving.SecurePort = 0
 	o.LeaderElection.LeaderElect = false
 	if mutate != nil {
 		mutate(&o)

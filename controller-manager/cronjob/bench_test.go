@@ -164,7 +164,7 @@ func startControllerManager(b *testing.B, url string) *process {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p.cmd = exec.Command(bin, "--master="+url, "--controllers=cronjob", "--leader-elect=false", "--port=0")
+	p.cmd = exec.Command(bin, "--master="+url, "--controllers=cronjob", "--leader-elect=false", "--secure-port=0")
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
 	if err := p.cmd.Start(); err != nil {
 		b.Fatal(err)

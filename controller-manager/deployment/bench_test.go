@@ -75,7 +75,7 @@ func cmRows(b *testing.B) []cmRow {
 // The controller-manager runs as its own process, the real binary as it
 // ships: over HTTPS as system:kube-controller-manager with the kubeconfig
 // the apiserver wrote, authorized by RBAC, leader election on, only
-// --controllers=replicaset,deployment and no metrics port (--port=0: its
+// --controllers=replicaset,deployment and no metrics port (--secure-port=0: its
 // CPU time and memory are read from /proc). It runs in two rows with the
 // same workload, each against a fresh apiserver: "defaults" (the daemon's
 // own --kube-api-qps and --kube-api-burst) and "tuned" (see cmRows); the
@@ -96,7 +96,7 @@ func benchDeploymentsAvailable(b *testing.B, bin string, row cmRow) {
 	cl := startCluster(b, apiservertest.WithTLS)
 	cl.runKubelet(100, 0, 64)
 	args := append([]string{"--kubeconfig", cl.srv.PKI().Path("controller-manager.kubeconfig"),
-		"--controllers", "replicaset,deployment", "--port=0", "--log-level", "warn"}, row.flags...)
+		"--controllers", "replicaset,deployment", "--secure-port=0", "--log-level", "warn"}, row.flags...)
 	proc := daemontest.Start(b, bin, args...)
 	pid := proc.Cmd.Process.Pid
 	le := row.opts.LeaderElection

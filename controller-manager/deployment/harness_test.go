@@ -51,7 +51,7 @@ func (cl *cluster) cmOptions(leaderElect bool) app.Options {
 	o.Client.Master = cl.srv.URL()
 	o.Client.QPS, o.Client.Burst = 1000, 2000
 	o.Controllers = []string{"replicaset", "deployment"}
-	o.Port = 0
+	o.Serving.SecurePort = 0
 	o.LeaderElection.LeaderElect = leaderElect
 	o.LeaderElection.LeaseDuration = 5 * time.Second
 	o.LeaderElection.RenewDeadline = 4 * time.Second

@@ -261,10 +261,18 @@ func schedulerCases(f fixtures) []badCase {
 	cases = append(cases, leaderElectionCases()...)
 	cases = append(cases, configCases(f, f.schedWrongType, f.schedBadValue, "leaderElection.leaseDuration", f.schedRefused, "percentageOfNodesToScore")...)
 	return append(cases, []badCase{
-		{"port negative", []string{"--port=-1"}, "-port", usage},
-		{"port over 65535", []string{"--port=65536"}, "-port", usage},
-		{"port not a number", []string{"--port=http"}, "-port", usage},
+		{"secure port negative", []string{"--secure-port=-1"}, "-secure-port", usage},
+		{"secure port over 65535", []string{"--secure-port=65536"}, "-secure-port", usage},
+		{"secure port not a number", []string{"--secure-port=http"}, "-secure-port", usage},
+		{"insecure port gone", []string{"--port=10251"}, "-port", usage},
 		{"bind address not an IP", []string{"--bind-address=nowhere"}, "-bind-address", usage},
+		{"certificate without key", []string{"--tls-cert-file=" + f.ca}, "-tls-private-key-file", usage},
+		{"always-allow path with inner *", []string{"--authorization-always-allow-paths=/a*b"}, "-authorization-always-allow-paths", usage},
+		{"token cache TTL not a duration", []string{"--authentication-token-webhook-cache-ttl=soon"}, "-authentication-token-webhook-cache-ttl", usage},
+		{"client CA missing", []string{"--client-ca-file=" + f.missing}, "-client-ca-file", failure},
+		{"client CA not PEM", []string{"--client-ca-file=" + f.notPEM}, "-client-ca-file", failure},
+		{"authentication kubeconfig missing", []string{"--authentication-kubeconfig=" + f.missing}, "-authentication-kubeconfig", failure},
+		{"authorization kubeconfig missing", []string{"--authorization-kubeconfig=" + f.missing}, "-authorization-kubeconfig", failure},
 		{"percentage over 100", []string{"--percentage-of-nodes-to-score=101"}, "-percentage-of-nodes-to-score", usage},
 		{"initial backoff negative", []string{"--pod-initial-backoff=-1s"}, "-pod-initial-backoff", usage},
 		{"max backoff not a duration", []string{"--pod-max-backoff=soon"}, "-pod-max-backoff", usage},
@@ -277,8 +285,10 @@ func controllerManagerCases(f fixtures) []badCase {
 	cases := append(commonCases(), clientCases(f)...)
 	cases = append(cases, leaderElectionCases()...)
 	return append(cases, []badCase{
-		{"port over 65535", []string{"--port=70000"}, "-port", usage},
+		{"secure port over 65535", []string{"--secure-port=70000"}, "-secure-port", usage},
+		{"insecure port gone", []string{"--port=10252"}, "-port", usage},
 		{"bind address not an IP", []string{"--bind-address=nowhere"}, "-bind-address", usage},
+		{"client CA not PEM", []string{"--client-ca-file=" + f.notPEM}, "-client-ca-file", failure},
 		{"controller unknown", []string{"--controllers=*,nope"}, "nope", usage},
 		{"disabled controller unknown", []string{"--controllers=-nope"}, "nope", usage},
 		{"concurrent syncs zero", []string{"--concurrent-replicaset-syncs=0"}, "-concurrent-replicaset-syncs", usage},
@@ -409,7 +419,7 @@ func TestBadInputOneLineNonZeroExit(t *testing.T) {
 		{
 			name: "scheduler", pkg: "github.com/minik8s/minik8s/scheduler", listeners: 1,
 			base: func(ls []*net.TCPListener) []string {
-				return []string{master, "--bind-address=127.0.0.1", "--port=" + daemontest.Port(ls[0])}
+				return []string{master, "--bind-address=127.0.0.1", "--secure-port=" + daemontest.Port(ls[0])}
 			},
 			cases:   schedulerCases(f),
 			started: stillRunning,
@@ -417,7 +427,7 @@ func TestBadInputOneLineNonZeroExit(t *testing.T) {
 		{
 			name: "controller-manager", pkg: "github.com/minik8s/minik8s/controller-manager", listeners: 1,
 			base: func(ls []*net.TCPListener) []string {
-				return []string{master, "--bind-address=127.0.0.1", "--port=" + daemontest.Port(ls[0])}
+				return []string{master, "--bind-address=127.0.0.1", "--secure-port=" + daemontest.Port(ls[0])}
 			},
 			cases:   controllerManagerCases(f),
 			started: stillRunning,

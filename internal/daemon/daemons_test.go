@@ -23,8 +23,8 @@ var daemons = []struct {
 	sections []string
 }{
 	{"apiserver", apiserver.NewCommand, []string{"Generic", "Etcd", "Secure serving", "Insecure serving", "Auditing", "Authentication", "Aggregation", "Admission", "Misc", "Logs", "Global"}},
-	{"scheduler", scheduler.NewCommand, []string{"Misc", "Scheduling", "Serving", "Leader election", "Logs", "Global"}},
-	{"controller-manager", controllermanager.NewCommand, []string{"Generic", "Serving", "Daemonset controller",
+	{"scheduler", scheduler.NewCommand, []string{"Misc", "Scheduling", "Secure serving", "Authentication", "Authorization", "Leader election", "Logs", "Global"}},
+	{"controller-manager", controllermanager.NewCommand, []string{"Generic", "Secure serving", "Authentication", "Authorization", "Daemonset controller",
 		"Deployment controller", "Endpoint controller", "Endpointslice controller", "Garbagecollector controller", "Job controller",
 		"Namespace controller", "Horizontalpodautoscaling controller", "Nodeipam controller", "Nodelifecycle controller",
 		"Podgc controller", "Replicaset controller", "Resourcequota controller", "Serviceaccount controller", "Statefulset controller", "Leader election", "Misc", "Logs", "Global"}},

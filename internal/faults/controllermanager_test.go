@@ -27,7 +27,7 @@ var leaseFlags = []string{"--leader-elect=true", "--leader-elect-lease-duration"
 // QPS, no HTTP port, and leaseFlags.
 func startControllerManager(t *testing.T, bin, url string) *daemontest.Process {
 	t.Helper()
-	args := append([]string{"--master", url, "--controllers", "replicaset,deployment", "--port", "0", "--log-level", "info"}, leaseFlags...)
+	args := append([]string{"--master", url, "--controllers", "replicaset,deployment", "--secure-port", "0", "--log-level", "info"}, leaseFlags...)
 	return daemontest.Start(t, bin, args...)
 }
 

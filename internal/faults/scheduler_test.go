@@ -22,7 +22,7 @@ import (
 // client QPS and burst, no HTTP port, and leaseFlags.
 func startScheduler(t *testing.T, bin, url string, qps, burst int) *daemontest.Process {
 	t.Helper()
-	args := append([]string{"--master", url, "--port", "0", "--log-level", "info",
+	args := append([]string{"--master", url, "--secure-port", "0", "--log-level", "info",
 		"--kube-api-qps", strconv.Itoa(qps), "--kube-api-burst", strconv.Itoa(burst),
 		"--pod-initial-backoff", "100ms", "--pod-max-backoff", "1s"}, leaseFlags...)
 	return daemontest.Start(t, bin, args...)

@@ -49,9 +49,9 @@ func TestOursOnRealAPIServer(t *testing.T) {
 
 	ours := []*component{
 		launch(t, "scheduler", daemontest.Build(t, "github.com/minik8s/minik8s/scheduler"),
-			"--kubeconfig="+k.kubeconfig(t, "system:kube-scheduler"), "--bind-address=127.0.0.1", "--port=0"),
+			"--kubeconfig="+k.kubeconfig(t, "system:kube-scheduler"), "--bind-address=127.0.0.1", "--secure-port=0"),
 		launch(t, "controller-manager", daemontest.Build(t, "github.com/minik8s/minik8s/controller-manager"),
-			"--kubeconfig="+k.kubeconfig(t, "system:kube-controller-manager"), "--bind-address=127.0.0.1", "--port=0",
+			"--kubeconfig="+k.kubeconfig(t, "system:kube-controller-manager"), "--bind-address=127.0.0.1", "--secure-port=0",
 			"--allocate-node-cidrs=false"),
 	}
 

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/events"
+	"github.com/minik8s/minik8s/internal/secureserving"
 	"github.com/minik8s/minik8s/scheduler/framework"
 	"github.com/minik8s/minik8s/scheduler/queue"
 	"github.com/minik8s/minik8s/scheduler/scheduling"
@@ -24,10 +23,10 @@ const Component = "default-scheduler"
 type Options struct {
 	Client         daemon.ClientOptions
 	LeaderElection daemon.LeaderElectionOptions
-	// BindAddress and Port serve /healthz, /livez, /readyz and /metrics
-	// over plain HTTP; Port 0 disables serving.
-	BindAddress string
-	Port        int
+	// Serving serves /healthz, /livez, /readyz and /metrics over HTTPS
+	// on --secure-port 10259, authenticated and authorized by the
+	// apiserver, as kube-scheduler does.
+	Serving secureserving.Options
 	// PercentageOfNodesToScore: 0 is kube's adaptive default.
 	PercentageOfNodesToScore int
 	PodInitialBackoff        time.Duration
@@ -41,8 +40,7 @@ func DefaultOptions() Options {
 	return Options{
 		Client:            daemon.ClientOptions{QPS: 50, Burst: 100},
 		LeaderElection:    daemon.DefaultLeaderElection("kube-scheduler"),
-		BindAddress:       "0.0.0.0",
-		Port:              10259,
+		Serving:           secureserving.DefaultOptions(10259, "kube-scheduler"),
 		PodInitialBackoff: queue.DefaultPodInitialBackoff,
 		PodMaxBackoff:     queue.DefaultPodMaxBackoff,
 		Parallelism:       framework.DefaultParallelism,
@@ -57,9 +55,7 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs.DurationVar(&o.PodInitialBackoff, "pod-initial-backoff", o.PodInitialBackoff, "Initial back-off of an unschedulable pod; doubled per attempt.")
 	fs.DurationVar(&o.PodMaxBackoff, "pod-max-backoff", o.PodMaxBackoff, "Maximum back-off of an unschedulable pod.")
 	fs.IntVar(&o.Parallelism, "parallelism", o.Parallelism, "Goroutines used to filter and score nodes.")
-	fs = fss.FlagSet("serving")
-	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "Address to serve /healthz and /metrics on (plain HTTP).")
-	fs.IntVar(&o.Port, "port", o.Port, "Port to serve /healthz and /metrics on; 0 disables.")
+	o.Serving.AddFlags(fss)
 	o.LeaderElection.AddFlags(fss.FlagSet("leader election"))
 }
 
@@ -75,13 +71,8 @@ func (o *Options) Validate() error {
 	if o.Parallelism <= 0 {
 		errs = append(errs, fmt.Errorf("--parallelism must be positive, got %d", o.Parallelism))
 	}
-	if err := daemon.ValidatePort("port", o.Port, true); err != nil {
+	if err := o.Serving.Validate(); err != nil {
 		errs = append(errs, err)
-	}
-	if o.Port > 0 {
-		if err := daemon.ValidateIP("bind-address", o.BindAddress); err != nil {
-			errs = append(errs, err)
-		}
 	}
 	if err := o.Client.Validate(); err != nil {
 		errs = append(errs, err)
@@ -110,10 +101,14 @@ while it holds the kube-scheduler lease.`,
 	}
 }
 
-// App is one scheduler process: its server and its scheduler.
+// App is one scheduler process: its endpoints, their secure server and
+// its scheduler.
 type App struct {
-	Options   Options
+	Options Options
+	// Server holds the health checks, the metrics registry and the
+	// endpoints' routes; Secure serves them.
 	Server    *daemon.Server
+	Secure    *secureserving.Server
 	Scheduler *scheduling.Scheduler
 	log       *slog.Logger
 	run       func(ctx context.Context) error
@@ -139,8 +134,9 @@ func New(opts Options, log *slog.Logger) (*App, error) {
 		return nil, err
 	}
 	srv := daemon.NewServer("", log)
-	if opts.Port > 0 {
-		srv.Addr = net.JoinHostPort(opts.BindAddress, strconv.Itoa(opts.Port))
+	secure, err := secureserving.New(opts.Serving, srv.Handler(), log)
+	if err != nil {
+		return nil, err
 	}
 	host, _ := os.Hostname()
 	b := events.NewBroadcaster(ec, events.Options{Component: Component, Host: host, Logger: log})
@@ -163,7 +159,7 @@ func New(opts Options, log *slog.Logger) (*App, error) {
 		}
 		return nil
 	}})
-	a := &App{Options: opts, Server: srv, Scheduler: s, log: log}
+	a := &App{Options: opts, Server: srv, Secure: secure, Scheduler: s, log: log}
 	identity := daemon.Identity()
 	a.run = func(ctx context.Context) error {
 		// Informers start before the election, as in kube-scheduler, so a
@@ -193,7 +189,7 @@ func (a *App) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	srvErr := make(chan error, 1)
-	go func() { srvErr <- a.Server.Serve(ctx) }()
+	go func() { srvErr <- a.Secure.Serve(ctx) }()
 	runErr := a.run(ctx)
 	cancel()
 	if err := <-srvErr; err != nil && runErr == nil {

@@ -27,7 +27,7 @@ func logger() *slog.Logger {
 
 func TestOptions(t *testing.T) {
 	o := app.DefaultOptions()
-	if o.Port != 10259 || o.Client.QPS != 50 || o.Client.Burst != 100 || !o.LeaderElection.LeaderElect ||
+	if o.Serving.SecurePort != 10259 || o.Serving.BindAddress != "0.0.0.0" || o.Client.QPS != 50 || o.Client.Burst != 100 || !o.LeaderElection.LeaderElect ||
 		o.LeaderElection.ResourceNamespace != "kube-system" || o.LeaderElection.ResourceName != "kube-scheduler" ||
 		o.LeaderElection.LeaseDuration != 15*time.Second || o.LeaderElection.RenewDeadline != 10*time.Second || o.LeaderElection.RetryPeriod != 2*time.Second ||
 		o.PodInitialBackoff != time.Second || o.PodMaxBackoff != 10*time.Second {
@@ -68,7 +68,7 @@ func startApp(t *testing.T, url string, qps float64) *instance {
 	o := app.DefaultOptions()
 	o.Client.Master = url
 	o.Client.QPS, o.Client.Burst = qps, int(qps)
-	o.Port = 0
+	o.Serving.SecurePort = 0
 	o.LeaderElection.LeaseDuration = 3 * time.Second
 	o.LeaderElection.RenewDeadline = 2 * time.Second
 	o.LeaderElection.RetryPeriod = 200 * time.Millisecond

@@ -14,7 +14,8 @@ import (
 )
 
 // schedulerProcess is the real scheduler binary running against an
-// apiserver, with its metrics on a loopback port.
+// apiserver, with its metrics on a loopback HTTPS port (open to anyone,
+// as --authorization-always-allow-paths can make them).
 type schedulerProcess struct {
 	*daemontest.Process
 	metrics string
@@ -23,11 +24,12 @@ type schedulerProcess struct {
 func startProcess(t *testing.T, bin, url string, qps int) *schedulerProcess {
 	t.Helper()
 	l := daemontest.Listen(t)
-	p := daemontest.StartInheriting(t, bin, []*net.TCPListener{l}, "--master", url, "--bind-address", "127.0.0.1", "--port", daemontest.Port(l),
+	p := daemontest.StartInheriting(t, bin, []*net.TCPListener{l}, "--master", url, "--bind-address", "127.0.0.1", "--secure-port", daemontest.Port(l),
+		"--authorization-always-allow-paths", "/healthz,/readyz,/livez,/metrics",
 		"--kube-api-qps", strconv.Itoa(qps), "--kube-api-burst", "1", "--v", "2",
 		"--leader-elect-lease-duration", "3s", "--leader-elect-renew-deadline", "2s", "--leader-elect-retry-period", "200ms",
 		"--pod-initial-backoff", "100ms", "--pod-max-backoff", "1s")
-	return &schedulerProcess{Process: p, metrics: fmt.Sprintf("http://%s/metrics", l.Addr())}
+	return &schedulerProcess{Process: p, metrics: fmt.Sprintf("https://%s/metrics", l.Addr())}
 }
 
 // counter reads one sample of the process's /metrics (0 when absent).

@@ -115,7 +115,7 @@ func benchSchedulingThroughput(b *testing.B, opts app.Options) {
 	numPods := schedtest.EnvInt("SCHED_BENCH_PODS", 10000)
 	srv := apiservertest.Start(b, apiservertest.WithTLS)
 	opts.Client.Kubeconfig = srv.PKI().Path("scheduler.kubeconfig")
-	opts.Port = 0 // no /metrics listener: nothing binds beyond the apiserver's loopback ports
+	opts.Serving.SecurePort = 0 // no /metrics listener: nothing binds beyond the apiserver's loopback ports
 	load := unthrottledAdmin(b, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
