@@ -11,6 +11,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/authn"
+	"github.com/minik8s/minik8s/apiserver/authz"
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/request"
 	"github.com/minik8s/minik8s/internal/kubeconfig"
@@ -144,11 +145,14 @@ func (g *secretGetter) GetSecret(ctx context.Context, ns, name string) (*api.Sec
 	return s, err
 }
 
-// writeComponentKubeconfigs writes scheduler.kubeconfig and
-// controller-manager.kubeconfig into the certificate directory, each with the
-// component's own client certificate (system:kube-scheduler,
-// system:kube-controller-manager), so each control-plane process talks TLS
-// as itself.
+// writeComponentKubeconfigs writes scheduler.kubeconfig,
+// controller-manager.kubeconfig and kube-proxy.kubeconfig into the
+// certificate directory, each with the component's own client certificate
+// (system:kube-scheduler, system:kube-controller-manager,
+// system:kube-proxy), so each process talks TLS as itself. Nodes get the
+// kube-proxy one for their service proxy and pod routes (kubelet
+// --proxy-kubeconfig), which read every Node: the kubelet's own
+// credentials may read only its own.
 func (a *APIServer) writeComponentKubeconfigs(b *pki.Bundle) error {
 	for _, c := range []struct {
 		file, user string
@@ -156,6 +160,7 @@ func (a *APIServer) writeComponentKubeconfigs(b *pki.Bundle) error {
 	}{
 		{"scheduler.kubeconfig", pki.SchedulerUser, b.EnsureSchedulerCert},
 		{"controller-manager.kubeconfig", pki.ControllerManagerUser, b.EnsureControllerManagerCert},
+		{"kube-proxy.kubeconfig", authz.KubeProxy, func() ([]byte, []byte, error) { return b.EnsureClientCert("kube-proxy", authz.KubeProxy, nil) }},
 	} {
 		certPEM, keyPEM, err := c.ensure()
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/kubeconfig"
 	"github.com/minik8s/minik8s/internal/podroutes"
 	"github.com/minik8s/minik8s/kubelet/proxy"
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,6 +28,12 @@ type NetworkOptions struct {
 	MinSyncPeriod time.Duration
 	// PodRoutes enables the routes to other nodes' pod CIDRs.
 	PodRoutes bool
+	// Kubeconfig holds the credentials of the service proxy and the pod
+	// routes: kube-proxy's (system:kube-proxy, whose system:node-proxier
+	// role reads every Node, Service and EndpointSlice). Empty: the
+	// kubelet's own, with which the Node authorizer lets it read only
+	// its own Node, so the pod routes cannot list the other nodes.
+	Kubeconfig string
 }
 
 // DefaultNetworkOptions runs both.
@@ -40,6 +47,7 @@ func (o *NetworkOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "The pods' CIDR across the cluster: pod traffic leaving it is masqueraded (one node rule; none between pods), and so is service traffic from outside it. Empty: the bridge masquerades everything off the node's own pod CIDR, and all service traffic is masqueraded.")
 	fs.DurationVar(&o.MinSyncPeriod, "iptables-min-sync-period", o.MinSyncPeriod, "Shortest interval between service rule rewrites when changes keep coming.")
 	fs.BoolVar(&o.PodRoutes, "pod-routes", o.PodRoutes, "Keep routes to the other nodes' spec.podCIDR via their InternalIP (host-gateway pod networking).")
+	fs.StringVar(&o.Kubeconfig, "proxy-kubeconfig", o.Kubeconfig, "kube-proxy's kubeconfig (system:kube-proxy) for the service proxy and the pod routes, which read every Node; empty: the kubelet's credentials, which may read only its own Node (no pod routes to other nodes).")
 }
 
 // Validate checks the proxy mode, the cluster CIDR and the sync period.
@@ -58,12 +66,41 @@ func (o *NetworkOptions) Validate() error {
 	if o.MinSyncPeriod < 0 {
 		errs = append(errs, fmt.Errorf("--iptables-min-sync-period must be >= 0, got %v", o.MinSyncPeriod))
 	}
+	if o.Kubeconfig != "" {
+		if _, err := o.client(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// client is the proxy's client from --proxy-kubeconfig.
+func (o *NetworkOptions) client() (*client.Client, error) {
+	cfg, err := kubeconfig.Load(o.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("--proxy-kubeconfig: %w", err)
+	}
+	cc, err := cfg.ClientConfig("")
+	if err != nil {
+		return nil, fmt.Errorf("--proxy-kubeconfig %s: %w", o.Kubeconfig, err)
+	}
+	cc.UserAgent = client.UserAgentFor("kube-proxy")
+	c, err := client.New(cc)
+	if err != nil {
+		return nil, fmt.Errorf("--proxy-kubeconfig %s: %w", o.Kubeconfig, err)
+	}
+	return c, nil
 }
 
 // networkRunners returns the node networking loops to run.
 func (o *NetworkOptions) networkRunners(c *client.Client, nodeName string, reg prometheus.Registerer, log *slog.Logger) (map[string]func(context.Context) error, error) {
 	out := map[string]func(context.Context) error{}
+	if o.Kubeconfig != "" {
+		var err error
+		if c, err = o.client(); err != nil {
+			return nil, err
+		}
+	}
 	switch o.ProxyMode {
 	case "iptables":
 		p, err := proxy.New(proxy.Config{Client: c, ClusterCIDR: o.ClusterCIDR, MinSyncPeriod: o.MinSyncPeriod,
