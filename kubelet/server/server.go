@@ -146,11 +146,12 @@ func (s *Server) Run(ctx context.Context) error {
 
 // Serve serves HTTPS on l until ctx ends.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	srv := &http.Server{Handler: s.handler, TLSConfig: s.TLSConfig(), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
-		// Requests live no longer than the server: upgraded sessions (exec,
-		// attach, port-forward) are hijacked and Shutdown does not see them.
-		BaseContext: func(net.Listener) context.Context { return ctx }}
+	srv := daemon.NewHTTPServer(s.handler)
+	srv.TLSConfig = s.TLSConfig()
+	srv.ErrorLog = slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)
+	// Requests live no longer than the server: upgraded sessions (exec,
+	// attach, port-forward) are hijacked and Shutdown does not see them.
+	srv.BaseContext = func(net.Listener) context.Context { return ctx }
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ServeTLS(l, "", "") }()
 	s.log.Info("kubelet server listening", "address", l.Addr().String())
