@@ -462,10 +462,15 @@ func (a *APIServer) buildAPI(context.Context) error {
 		Custom:            a.crds,
 		MaxRequestBytes:   a.opts.MaxRequestBytes,
 		MinRequestTimeout: a.opts.MinRequestTimeout,
-		ExternalAddress:   a.opts.AdvertiseAddress,
-		Metrics:           a.metrics,
-		Logger:            a.log,
-		LiveChecks:        []server.HealthCheck{{Name: "etcd", Check: a.backend.Healthy}},
+		RequestTimeout:    a.opts.RequestTimeout,
+
+		MaxRequestsInFlight:         a.opts.MaxRequestsInFlight,
+		MaxMutatingRequestsInFlight: a.opts.MaxMutatingRequestsInFlight,
+
+		ExternalAddress: a.opts.AdvertiseAddress,
+		Metrics:         a.metrics,
+		Logger:          a.log,
+		LiveChecks:      []server.HealthCheck{{Name: "etcd", Check: a.backend.Healthy}},
 		ReadyChecks: []server.HealthCheck{{Name: "poststarthook/crd-informer-synced", Check: func(context.Context) error {
 			if !a.crds.Synced() {
 				return errors.New("the custom resources are not served yet")
@@ -543,13 +548,14 @@ func (a *APIServer) serve(ctx context.Context) error {
 			defer a.wg.Done()
 			csrs.Run(ctx)
 		}()
-		a.secureSrv = &http.Server{Handler: a.handler.HandlerChain(a.authenticate()), TLSConfig: a.tlsConfig,
-			ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)}
+		a.secureSrv = a.newHTTPServer(a.handler.HandlerChain(a.authenticate()))
+		a.secureSrv.TLSConfig = a.tlsConfig
+		a.secureSrv.ErrorLog = slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)
 		a.runServer(func() error { return a.secureSrv.ServeTLS(l, "", "") })
 	}
 	if l := a.listener; l != nil {
-		a.httpSrv = &http.Server{Handler: a.handler.HandlerChain(trusted), ReadHeaderTimeout: 10 * time.Second,
-			ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+		a.httpSrv = a.newHTTPServer(a.handler.HandlerChain(trusted))
+		a.httpSrv.ErrorLog = slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)
 		a.runServer(func() error { return a.httpSrv.Serve(l) })
 	}
 	a.onUndo(a.stopServers)
@@ -559,6 +565,17 @@ func (a *APIServer) serve(ctx context.Context) error {
 		return err
 	}
 	return a.startAggregator(ctx)
+}
+
+// newHTTPServer is a listener's server of h, with kube-apiserver's idle
+// and header timeouts (tests shorten the idle one through
+// Options.ServingIdleTimeout).
+func (a *APIServer) newHTTPServer(h http.Handler) *http.Server {
+	srv := daemon.NewHTTPServer(h)
+	if a.opts.ServingIdleTimeout > 0 {
+		srv.IdleTimeout = a.opts.ServingIdleTimeout
+	}
+	return srv
 }
 
 func addrOf(l net.Listener) string {
