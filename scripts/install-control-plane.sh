@@ -62,8 +62,11 @@ apiserver_args=(--cert-dir "$pki" --data-dir "$state/etcd" --advertise-address "
 	# certificates) are approved for their nodes' addresses and verified.
 	--kubelet-certificate-authority "$pki/ca.crt" --approve-kubelet-serving-certificates "${extra[@]}")
 args[apiserver]="${apiserver_args[*]}"
-args[scheduler]="--kubeconfig $pki/scheduler.kubeconfig --leader-elect=true"
-args[controller-manager]="--kubeconfig $pki/controller-manager.kubeconfig --leader-elect=true --allocate-node-cidrs=true --cluster-cidr 10.244.0.0/16"
+# Their HTTPS /metrics (10259, 10257) delegate authentication and
+# authorization to the apiserver with their own kubeconfigs, as kubeadm's.
+delegate() { echo "--authentication-kubeconfig $pki/$1.kubeconfig --authorization-kubeconfig $pki/$1.kubeconfig"; }
+args[scheduler]="--kubeconfig $pki/scheduler.kubeconfig $(delegate scheduler) --leader-elect=true"
+args[controller-manager]="--kubeconfig $pki/controller-manager.kubeconfig $(delegate controller-manager) --leader-elect=true --allocate-node-cidrs=true --cluster-cidr 10.244.0.0/16"
 env_var() { echo "$1" | tr 'a-z-' 'A-Z_'; }
 if [ "$print_env" = 1 ]; then
 	for c in "${components[@]}"; do

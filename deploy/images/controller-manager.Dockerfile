@@ -1,6 +1,6 @@
 # minik8s/controller-manager: the static controller-manager binary from `make build` (CGO_ENABLED=0) on an
-# empty base. busybox (Debian's busybox-static) is there only for the
-# healthcheck's `busybox wget`, kubectl-lite for the apiserver's.
+# empty base. busybox (Debian's busybox-static) is there for a shell in
+# the container; kubectl-lite reads the HTTPS /healthz for the healthcheck.
 FROM scratch
 COPY bin/busybox /bin/busybox
 COPY bin/kubectl-lite /usr/local/bin/kubectl-lite

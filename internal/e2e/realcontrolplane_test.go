@@ -39,8 +39,9 @@ func TestRealControlPlane(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Their /healthz is HTTPS with a self-signed certificate, which
-	// kubectl-lite in the image reads (busybox's TLS cannot talk to it).
+	// Their /healthz, like ours, is HTTPS with a self-signed certificate,
+	// which kubectl-lite in the image reads (busybox's TLS cannot talk to
+	// it).
 	healthy := func(service string, port int) func(context.Context) (bool, string, error) {
 		return func(ctx context.Context) (bool, string, error) {
 			out, err := c.Exec(ctx, service, "kubectl-lite", "--server", fmt.Sprintf("https://127.0.0.1:%d", port),
@@ -66,11 +67,7 @@ func TestRealControlPlane(t *testing.T) {
 			t.Errorf("start minik8s's scheduler and controller-manager again: %v", err)
 		}
 		for service, port := range map[string]int{"scheduler": 10259, "controller-manager": 10257} {
-			check := func(ctx context.Context) (bool, string, error) {
-				out, err := c.Exec(ctx, service, "busybox", "wget", "-q", "-O", "-", fmt.Sprintf("http://127.0.0.1:%d/healthz", port))
-				return err == nil && out == "ok", out, nil
-			}
-			if err := Poll(ctx, time.Second, service+" healthy again", check); err != nil {
+			if err := Poll(ctx, time.Second, service+" healthy again", healthy(service, port)); err != nil {
 				t.Errorf("%v", err)
 			}
 		}
