@@ -232,25 +232,22 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.lookup != nil {
 		go s.refreshClientCA(ctx)
 	}
-	srv := &http.Server{
-		Handler:           s.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
-		TLSConfig: &tls.Config{
-			// The client CA of the moment is named in the handshake, so
-			// that clients offer only a certificate it signed (Go's pick
-			// from several; kube's server does the same).
-			GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
-				return &tls.Config{
-					MinVersion:   tls.VersionTLS12,
-					Certificates: []tls.Certificate{s.cert},
-					// Verified by the authenticator, so that a bad
-					// certificate is a 401 rather than a failed handshake
-					// (kube's choice too).
-					ClientAuth: tls.RequestClientCert,
-					ClientCAs:  s.clientCAs.Load(),
-				}, nil
-			},
+	srv := daemon.NewHTTPServer(s.Handler())
+	srv.ErrorLog = slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)
+	srv.TLSConfig = &tls.Config{
+		// The client CA of the moment is named in the handshake, so
+		// that clients offer only a certificate it signed (Go's pick
+		// from several; kube's server does the same).
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			return &tls.Config{
+				MinVersion:   tls.VersionTLS12,
+				Certificates: []tls.Certificate{s.cert},
+				// Verified by the authenticator, so that a bad
+				// certificate is a 401 rather than a failed handshake
+				// (kube's choice too).
+				ClientAuth: tls.RequestClientCert,
+				ClientCAs:  s.clientCAs.Load(),
+			}, nil
 		},
 	}
 	s.log.Info("serving securely", "addr", ln.Addr().String())
