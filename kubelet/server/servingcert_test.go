@@ -2,8 +2,8 @@ package server_test
 
 import (
 	"context"
-	"errors"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
