@@ -386,6 +386,124 @@ func validatePodSpec(spec *api.PodSpec, p *field.Path, opts podOptions) field.Er
 		default:
 			errs = append(errs, field.NotSupported(p.Child("os", "name"), spec.OS.Name, []string{"linux", "windows"}))
 		}
+		switch spec.OS.Name {
+		case "linux":
+			errs = append(errs, validateLinux(spec, p)...)
+		case "windows":
+			errs = append(errs, validateWindows(spec, p)...)
+		}
+	}
+	errs = append(errs, validateWindowsHostProcessPod(spec, p)...)
+	return errs
+}
+
+// visitContainers calls visit on each init, regular and ephemeral container
+// with its path, in Kubernetes' order (podshelper.VisitContainersWithPath).
+func visitContainers(spec *api.PodSpec, p *field.Path, visit func(c *api.Container, cp *field.Path)) {
+	for i := range spec.InitContainers {
+		visit(&spec.InitContainers[i], p.Child("initContainers").Index(i))
+	}
+	for i := range spec.Containers {
+		visit(&spec.Containers[i], p.Child("containers").Index(i))
+	}
+	for i := range spec.EphemeralContainers {
+		visit(&spec.EphemeralContainers[i].Container, p.Child("ephemeralContainers").Index(i))
+	}
+}
+
+// validateLinux: no Windows options in a pod for Linux.
+func validateLinux(spec *api.PodSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if sc := spec.SecurityContext; sc != nil && sc.WindowsOptions != nil {
+		errs = append(errs, field.Forbidden(p.Child("securityContext", "windowsOptions"), "windows options cannot be set for a linux pod"))
+	}
+	visitContainers(spec, p, func(c *api.Container, cp *field.Path) {
+		if c.SecurityContext != nil && c.SecurityContext.WindowsOptions != nil {
+			errs = append(errs, field.Forbidden(cp.Child("securityContext", "windowsOptions"), "windows options cannot be set for a linux pod"))
+		}
+	})
+	return errs
+}
+
+// validateWindows: none of the Linux-only security settings in a pod for
+// Windows, as Kubernetes lists them.
+func validateWindows(spec *api.PodSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	forbid := func(set bool, fp *field.Path) {
+		if set {
+			errs = append(errs, field.Forbidden(fp, "cannot be set for a windows pod"))
+		}
+	}
+	if sc := spec.SecurityContext; sc != nil {
+		sp := p.Child("securityContext")
+		forbid(sc.AppArmorProfile != nil, sp.Child("appArmorProfile"))
+		forbid(sc.SELinuxOptions != nil, sp.Child("seLinuxOptions"))
+		forbid(sc.SeccompProfile != nil, sp.Child("seccompProfile"))
+		forbid(sc.FSGroup != nil, sp.Child("fsGroup"))
+		forbid(sc.FSGroupChangePolicy != nil, sp.Child("fsGroupChangePolicy"))
+		forbid(len(sc.Sysctls) > 0, sp.Child("sysctls"))
+		forbid(sc.RunAsUser != nil, sp.Child("runAsUser"))
+		forbid(sc.RunAsGroup != nil, sp.Child("runAsGroup"))
+		forbid(sc.SupplementalGroups != nil, sp.Child("supplementalGroups"))
+		forbid(sc.SupplementalGroupsPolicy != nil, sp.Child("supplementalGroupsPolicy"))
+		forbid(sc.SELinuxChangePolicy != nil, sp.Child("seLinuxChangePolicy"))
+	}
+	forbid(spec.HostUsers != nil, p.Child("hostUsers"))
+	forbid(spec.HostPID, p.Child("hostPID"))
+	forbid(spec.HostIPC, p.Child("hostIPC"))
+	forbid(spec.ShareProcessNamespace != nil, p.Child("shareProcessNamespace"))
+	visitContainers(spec, p, func(c *api.Container, cp *field.Path) {
+		sc := c.SecurityContext
+		if sc == nil {
+			return
+		}
+		sp := cp.Child("securityContext")
+		forbid(sc.AppArmorProfile != nil, sp.Child("appArmorProfile"))
+		forbid(sc.SELinuxOptions != nil, sp.Child("seLinuxOptions"))
+		forbid(sc.SeccompProfile != nil, sp.Child("seccompProfile"))
+		forbid(sc.Capabilities != nil, sp.Child("capabilities"))
+		forbid(sc.ReadOnlyRootFilesystem != nil, sp.Child("readOnlyRootFilesystem"))
+		forbid(sc.Privileged != nil, sp.Child("privileged"))
+		forbid(sc.AllowPrivilegeEscalation != nil, sp.Child("allowPrivilegeEscalation"))
+		forbid(sc.ProcMount != nil, sp.Child("procMount"))
+		forbid(sc.RunAsUser != nil, sp.Child("runAsUser"))
+		forbid(sc.RunAsGroup != nil, sp.Child("runAsGroup"))
+	})
+	return errs
+}
+
+// validateWindowsHostProcessPod: hostProcess the same in pod and
+// containers, all containers or none, and only with hostNetwork. (Kube
+// also refuses hostProcess without --allow-privileged; minik8s allows
+// privileged containers, as kubeadm's kube-apiserver does.)
+func validateWindowsHostProcessPod(spec *api.PodSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	var podHostProcess *bool
+	if sc := spec.SecurityContext; sc != nil && sc.WindowsOptions != nil {
+		podHostProcess = sc.WindowsOptions.HostProcess
+	}
+	containers, hostProcess := 0, 0
+	visitContainers(spec, p, func(c *api.Container, cp *field.Path) {
+		containers++
+		var ch *bool
+		if c.SecurityContext != nil && c.SecurityContext.WindowsOptions != nil {
+			ch = c.SecurityContext.WindowsOptions.HostProcess
+		}
+		if podHostProcess != nil && ch != nil && *podHostProcess != *ch {
+			errs = append(errs, field.Invalid(cp.Child("securityContext", "windowsOptions", "hostProcess"), *ch,
+				fmt.Sprintf("pod hostProcess value must be identical if both are specified, was %v", *podHostProcess)))
+		}
+		if ch != nil && *ch || ch == nil && podHostProcess != nil && *podHostProcess {
+			hostProcess++
+		}
+	})
+	if hostProcess > 0 {
+		if hostProcess != containers {
+			errs = append(errs, field.Invalid(p, "", "If pod contains any hostProcess containers then all containers must be HostProcess containers"))
+		}
+		if !spec.HostNetwork {
+			errs = append(errs, field.Invalid(p.Child("hostNetwork"), false, "hostNetwork must be true if pod contains any hostProcess containers"))
+		}
 	}
 	return errs
 }

@@ -73,6 +73,31 @@ func TestValidateSecurityContextFields(t *testing.T) {
 			c0 + `.windowsOptions.runAsUserName: Invalid value: "-bad_domain-name.x\\us:er": runAsUserName's Domain doesn't match the NetBios nor the DNS format`,
 			c0 + `.windowsOptions.runAsUserName: Invalid value: "-bad_domain-name.x\\us:er": runAsUserName's User cannot contain the following characters: "/\:;|=,+*?<>@[]`,
 		}},
+		{"hostProcess", func(p *api.Pod) {
+			p.Spec.SecurityContext.WindowsOptions = &api.WindowsSecurityContextOptions{HostProcess: ptr(true)}
+			ic := api.Container{Name: "init", Image: "busybox", ImagePullPolicy: api.PullIfNotPresent,
+				TerminationMessagePolicy: api.TerminationMessageReadFile,
+				SecurityContext:          &api.SecurityContext{WindowsOptions: &api.WindowsSecurityContextOptions{HostProcess: ptr(false)}}}
+			p.Spec.InitContainers = []api.Container{ic}
+		}, []string{
+			`spec.initContainers[0].securityContext.windowsOptions.hostProcess: Invalid value: false: pod hostProcess value must be identical if both are specified, was true`,
+			`spec: Invalid value: "": If pod contains any hostProcess containers then all containers must be HostProcess containers`,
+			`spec.hostNetwork: Invalid value: false: hostNetwork must be true if pod contains any hostProcess containers`,
+		}},
+		{"windows pod", func(p *api.Pod) {
+			p.Spec.OS = &api.PodOS{Name: "windows"}
+			p.Spec.HostIPC = true
+			p.Spec.SecurityContext.FSGroup = ptr(int64(1))
+			p.Spec.Containers[0].SecurityContext = &api.SecurityContext{Privileged: ptr(false)}
+		}, []string{
+			psc + `.fsGroup: Forbidden: cannot be set for a windows pod`,
+			`spec.hostIPC: Forbidden: cannot be set for a windows pod`,
+			c0 + `.privileged: Forbidden: cannot be set for a windows pod`,
+		}},
+		{"linux pod with windows options", func(p *api.Pod) {
+			p.Spec.OS = &api.PodOS{Name: "linux"}
+			p.Spec.Containers[0].SecurityContext = &api.SecurityContext{WindowsOptions: &api.WindowsSecurityContextOptions{}}
+		}, []string{c0 + `.windowsOptions: Forbidden: windows options cannot be set for a linux pod`}},
 		{"in-tree volume kept as written", func(p *api.Pod) {
 			p.Spec.Volumes = append(p.Spec.Volumes, api.Volume{Name: "disk", VolumeSource: api.VolumeSource{GCEPersistentDisk: []byte(`{"pdName":"d"}`)}})
 		}, nil},
