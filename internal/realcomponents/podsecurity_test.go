@@ -155,6 +155,13 @@ func TestPodSecurityAsKube(t *testing.T) {
 			t.Errorf("kube-apiserver did not evaluate an image change")
 		}
 	})
+	t.Run("ephemeral containers", func(t *testing.T) {
+		// pods/ephemeralcontainers is evaluated like the pod itself.
+		psaSame(t, both, http.StatusForbidden, "PATCH", pods("psa-baseline")+"/plain/ephemeralcontainers",
+			`[{"op":"add","path":"/spec/ephemeralContainers","value":[{"name":"debug","image":"busybox","securityContext":{"capabilities":{"add":["SYS_ADMIN"]}}}]}]`)
+		psaSame(t, both, http.StatusOK, "PATCH", pods("psa-baseline")+"/plain/ephemeralcontainers",
+			`[{"op":"add","path":"/spec/ephemeralContainers","value":[{"name":"debug","image":"busybox"}]}]`)
+	})
 	t.Run("namespace labels", func(t *testing.T) {
 		psaSame(t, both, http.StatusUnprocessableEntity, "POST", "/api/v1/namespaces",
 			`{"metadata":{"name":"psa-bad","labels":{"pod-security.kubernetes.io/enforce":"strict"}}}`)
