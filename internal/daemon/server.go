@@ -41,19 +41,32 @@ type Server struct {
 }
 
 // NewServer returns a server for addr with a fresh registry holding the Go
-// runtime and process collectors.
+// runtime and process collectors, serving the health checks and /metrics.
 func NewServer(addr string, log *slog.Logger) *Server {
+	s := NewHealthServer(addr, log)
+	s.mux.Handle("/metrics", s.MetricsHandler())
+	return s
+}
+
+// NewHealthServer is NewServer without the /metrics route: the kubelet's
+// healthz port, which in Kubernetes answers the health checks alone (its
+// metrics are on the authenticated kubelet port, see MetricsHandler).
+func NewHealthServer(addr string, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s := &Server{Addr: addr, Registry: reg, Logger: log, mux: http.NewServeMux()}
-	s.mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	s.mux.HandleFunc("/healthz", s.health(false))
 	s.mux.HandleFunc("/livez", s.health(false))
 	s.mux.HandleFunc("/readyz", s.health(true))
 	return s
+}
+
+// MetricsHandler serves the registry in the Prometheus text format.
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{})
 }
 
 // AddCheck registers a health check.

@@ -106,8 +106,8 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	o.Node.AddFlags(fss.FlagSet("node"))
 	fs = fss.FlagSet("serving")
 	o.Server.AddFlags(fs)
-	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "Address of the healthz and metrics server.")
-	fs.IntVar(&o.HealthzPort, "healthz-port", o.HealthzPort, "Port of the healthz and metrics server (0 disables).")
+	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "Address of the healthz server.")
+	fs.IntVar(&o.HealthzPort, "healthz-port", o.HealthzPort, "Port of the healthz server (0 disables).")
 	fs = fss.FlagSet("container runtime")
 	fs.StringVar(&o.ContainerdAddress, "containerd-address", o.ContainerdAddress, "containerd's gRPC socket.")
 	fs.Func("container-runtime-endpoint", "The container runtime's `endpoint`, unix:///PATH or PATH: Kubernetes' name for --containerd-address.", func(s string) error {
@@ -267,7 +267,9 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	go bc.Run(ctx)
 	rec := bc.Recorder()
 
-	health := daemon.NewServer("", log)
+	// The healthz port answers health alone; the kubelet's metrics are on
+	// its HTTPS port, authorized as nodes/metrics (kube's layout).
+	health := daemon.NewHealthServer("", log)
 	if o.HealthzPort > 0 {
 		health.Addr = net.JoinHostPort(o.HealthzBindAddress, strconv.Itoa(o.HealthzPort))
 	}
@@ -334,7 +336,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		}
 	}
 	srvCfg := server.Config{Addr: o.Server.Addr(), Certificate: cert, ClientCAs: cas, PodLogsDir: o.PodLogsDir,
-		Pods: mgr, Exec: Executor{mgr}, Attach: Executor{mgr}, PortForward: Executor{mgr}, Stats: sp,
+		Pods: mgr, Exec: Executor{mgr}, Attach: Executor{mgr}, PortForward: Executor{mgr}, Stats: sp, Metrics: health.MetricsHandler(),
 		Authorizer: &SubjectAccessReviews{Client: c, NodeName: nodeName}, Logger: log}
 	if serving != nil {
 		srvCfg.GetCertificate = serving.GetCertificate

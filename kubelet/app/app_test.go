@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -28,7 +29,7 @@ import (
 
 // TestKubeletRunsPod runs the whole kubelet (app.Run) against a secured
 // apiserver: it registers its Node, waits for a podCIDR, runs a pod, and
-// serves /healthz and /metrics.
+// serves /healthz (healthz port) and /metrics (HTTPS port).
 func TestKubeletRunsPod(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
@@ -121,8 +122,8 @@ func TestKubeletRunsPod(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	get := func(path string) string {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d%s", o.HealthzPort, path))
+	get := func(hc *http.Client, url string) string {
+		resp, err := hc.Get(url)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,11 +131,23 @@ func TestKubeletRunsPod(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return string(b)
 	}
-	if h := get("/healthz"); !strings.Contains(h, "ok") {
+	if h := get(http.DefaultClient, fmt.Sprintf("http://127.0.0.1:%d/healthz", o.HealthzPort)); !strings.Contains(h, "ok") {
 		t.Fatalf("healthz: %q", h)
 	}
+	// The metrics are on the kubelet's HTTPS port, for a client the
+	// cluster CA certified (a cluster admin here), as in Kubernetes.
+	certPEM, keyPEM, err := s.PKI().CA.IssueClient("root", []string{"system:masters"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{admin}}}} //nolint:gosec // the kubelet's own certificate
+	metricsURL := fmt.Sprintf("https://127.0.0.1:%d/metrics", o.Server.Port)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
-		m := get("/metrics")
+		m := get(hc, metricsURL)
 		if strings.Contains(m, "kubelet_running_pods 1") && strings.Contains(m, `kubelet_running_containers{container_state="running"} 1`) &&
 			strings.Contains(m, "kubelet_pod_start_duration_seconds_count 1") {
 			break

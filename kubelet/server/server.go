@@ -58,6 +58,9 @@ type Config struct {
 	// Stats measures the node and its pods for /stats/summary and
 	// /metrics/resource; nil serves them as 503.
 	Stats StatsProvider
+	// Metrics serves the kubelet's own /metrics, authorized as
+	// nodes/metrics as in Kubernetes; nil serves none.
+	Metrics http.Handler
 	// Authorizer decides the requests of users the fixed rule (masters,
 	// AllowedUsers) does not admit, as the kubelet's webhook authorization
 	// does; nil refuses them.
@@ -110,6 +113,9 @@ func New(cfg Config) (*Server, error) {
 	mux.Handle("POST /portForward/{namespace}/{pod}", s.authorized(http.HandlerFunc(s.servePortForward)))
 	mux.Handle("GET /stats/summary", s.authorized(http.HandlerFunc(s.serveStatsSummary)))
 	mux.Handle("GET /metrics/resource", s.authorized(http.HandlerFunc(s.serveResourceMetrics)))
+	if cfg.Metrics != nil {
+		mux.Handle("GET /metrics", s.authorized(cfg.Metrics))
+	}
 	s.handler = mux
 	return s, nil
 }
