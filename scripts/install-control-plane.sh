@@ -60,7 +60,10 @@ apiserver_args=(--cert-dir "$pki" --data-dir "$state/etcd" --advertise-address "
 	--tls-san "${sans:+$sans,}$adv,localhost,127.0.0.1" --write-kubeconfig "$admin" $pod_routes
 	# Kubelets' serving certificates (install-node.sh: --rotate-server-
 	# certificates) are approved for their nodes' addresses and verified.
-	--kubelet-certificate-authority "$pki/ca.crt" --approve-kubelet-serving-certificates "${extra[@]}")
+	--kubelet-certificate-authority "$pki/ca.crt" --approve-kubelet-serving-certificates
+	# The embedded etcd on kubeadm's ports, TLS with client certificates of
+	# $pki/etcd/ca.crt (etcdctl: see the README's "The embedded etcd").
+	--embedded-etcd-client-url https://127.0.0.1:2379 --embedded-etcd-peer-url https://127.0.0.1:2380 "${extra[@]}")
 args[apiserver]="${apiserver_args[*]}"
 # Their HTTPS /metrics (10259, 10257) delegate authentication and
 # authorization to the apiserver with their own kubeconfigs, as kubeadm's.

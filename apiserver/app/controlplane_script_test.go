@@ -50,6 +50,9 @@ func TestControlPlaneScriptFlags(t *testing.T) {
 		if err := o.Validate(); err != nil {
 			t.Errorf("%v: apiserver flags %q: %v", tc.args, flags, err)
 		}
+		if o.EtcdClientURL != "https://127.0.0.1:2379" {
+			t.Errorf("%v: apiserver flags %q: --embedded-etcd-client-url %q, want kubeadm's https://127.0.0.1:2379", tc.args, flags, o.EtcdClientURL)
+		}
 		if o.PodRoutes != tc.wantRoutes {
 			t.Errorf("%v: apiserver flags %q: --pod-routes %v, want %v", tc.args, flags, o.PodRoutes, tc.wantRoutes)
 		}
