@@ -28,10 +28,10 @@ type authorizer struct {
 	exact    map[string]bool
 	prefixes []string
 	// reviews asks the apiserver; nil refuses what the rest do not allow.
-	reviews *accessReviewer
+	reviews *AccessReviewer
 }
 
-func newAuthorizer(o AuthorizationOptions, reviews *accessReviewer) *authorizer {
+func newAuthorizer(o AuthorizationOptions, reviews *AccessReviewer) *authorizer {
 	a := &authorizer{groups: o.AlwaysAllowGroups, exact: map[string]bool{}, reviews: reviews}
 	for _, p := range o.AlwaysAllowPaths {
 		p = strings.TrimPrefix(p, "/")
@@ -66,45 +66,52 @@ func (a *authorizer) authorize(ctx context.Context, u *User, verb, path string) 
 	return a.reviews.review(ctx, u, verb, path)
 }
 
-// accessReviewer asks the apiserver with a SubjectAccessReview of a
-// non-resource path, keeping allowed answers for allowTTL and the others
-// for denyTTL (not errors).
-type accessReviewer struct {
-	client            *client.Client
-	allowTTL, denyTTL time.Duration
-	cache             ttlCache[string, decision]
+// AccessReviewer asks the apiserver SubjectAccessReviews and keeps the
+// answers, allowed ones for AllowTTL and the others for DenyTTL (not
+// errors), as kube's webhook authorizer does: the secure ports here, and
+// the kubelet's nodes/SUBRESOURCE checks.
+type AccessReviewer struct {
+	Client            *client.Client
+	AllowTTL, DenyTTL time.Duration
+
+	cache ttlCache[string, decision]
 }
 
-func (a *accessReviewer) review(ctx context.Context, u *User, verb, path string) (decision, error) {
-	spec := api.SubjectAccessReviewSpec{User: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra,
-		NonResourceAttributes: &api.NonResourceAttributes{Path: path, Verb: verb}}
+// review asks whether u may verb the non-resource path.
+func (a *AccessReviewer) review(ctx context.Context, u *User, verb, path string) (decision, error) {
+	allowed, reason, err := a.Review(ctx, api.SubjectAccessReviewSpec{User: u.Name, UID: u.UID, Groups: u.Groups, Extra: u.Extra,
+		NonResourceAttributes: &api.NonResourceAttributes{Path: path, Verb: verb}})
+	return decision{allowed: allowed, reason: reason}, err
+}
+
+// Review answers spec, from the cache while the answer is fresh.
+func (a *AccessReviewer) Review(ctx context.Context, spec api.SubjectAccessReviewSpec) (allowed bool, reason string, err error) {
 	key, err := cacheKey(spec)
 	if err != nil {
-		return decision{}, err
+		return false, "", err
 	}
 	if d, ok := a.cache.get(key); ok {
-		return d, nil
+		return d.allowed, d.reason, nil
 	}
 	sar := api.SubjectAccessReview{TypeMeta: api.TypeMeta{APIVersion: "authorization.k8s.io/v1", Kind: "SubjectAccessReview"}, Spec: spec}
 	body, err := json.Marshal(sar)
 	if err != nil {
-		return decision{}, err
+		return false, "", err
 	}
-	b, err := a.client.Do(ctx, client.Request{Method: http.MethodPost, Path: "/apis/authorization.k8s.io/v1/subjectaccessreviews", Body: body})
+	b, err := a.Client.Do(ctx, client.Request{Method: http.MethodPost, Path: "/apis/authorization.k8s.io/v1/subjectaccessreviews", Body: body})
 	if err != nil {
-		return decision{}, fmt.Errorf("subject access review: %w", err)
+		return false, "", fmt.Errorf("subject access review: %w", err)
 	}
 	var out api.SubjectAccessReview
 	if err := json.Unmarshal(b, &out); err != nil {
-		return decision{}, fmt.Errorf("subject access review: %w", err)
+		return false, "", fmt.Errorf("subject access review: %w", err)
 	}
-	d := decision{allowed: out.Status.Allowed, reason: out.Status.Reason}
-	ttl := a.denyTTL
-	if d.allowed {
-		ttl = a.allowTTL
+	ttl := a.DenyTTL
+	if out.Status.Allowed {
+		ttl = a.AllowTTL
 	}
-	a.cache.put(key, d, ttl)
-	return d, nil
+	a.cache.put(key, decision{out.Status.Allowed, out.Status.Reason}, ttl)
+	return out.Status.Allowed, out.Status.Reason, nil
 }
 
 // cacheKey is the review's spec with its groups in order, so the same

@@ -101,9 +101,9 @@ func New(opts Options, handler http.Handler, log *slog.Logger) (*Server, error) 
 		}
 	}
 
-	var reviews *accessReviewer
+	var reviews *AccessReviewer
 	if authzClient != nil {
-		reviews = &accessReviewer{client: authzClient, allowTTL: opts.Authorization.AllowCacheTTL, denyTTL: opts.Authorization.DenyCacheTTL}
+		reviews = &AccessReviewer{Client: authzClient, AllowTTL: opts.Authorization.AllowCacheTTL, DenyTTL: opts.Authorization.DenyCacheTTL}
 	} else {
 		log.Warn("no --authorization-kubeconfig: requests outside --authorization-always-allow-paths are forbidden")
 	}
