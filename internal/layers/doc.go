@@ -24,7 +24,8 @@
 //	internal/       podplacement (node affinity, taints: the scheduler's
 //	                plugins and the DaemonSet controller), client, informer,
 //	                cache, workqueue, leaderelection, events, pki, daemon
-//	                (health, metrics), httpstream, kubeconfig
+//	                (health, metrics), secureserving (their HTTPS with
+//	                delegated authn/authz), httpstream, kubeconfig
 //	api/            the types, the kind table (api/kinds.go), defaulting,
 //	                validation, selectors, patches, Status errors
 //
