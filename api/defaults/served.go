@@ -56,7 +56,7 @@ func served(obj api.Object) bool {
 			LimitRangeItem(&o.Spec.Limits[i])
 		}
 	default:
-		return false
+		return builtinKinds(obj)
 	}
 	return true
 }

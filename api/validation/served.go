@@ -84,6 +84,9 @@ func validateServed(obj, old api.Object) (errs field.ErrorList, ok bool) {
 			errs = append(errs, validateImmutable(o.Data, old.(*api.ControllerRevision).Data, field.NewPath("data"))...)
 		}
 	default:
+		if errs, ok := validateBuiltinKinds(obj, old); ok {
+			return errs, true
+		}
 		return validateAdmissionRegistration(obj)
 	}
 	return errs, true

@@ -239,6 +239,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		Resolver: &serviceresolver.Resolver{Lister: hooks, Routing: serviceresolver.Endpoints}, Logger: a.log})
 	quotas := &quotaAccess{}
 	ranges := &limitRanges{}
+	priorities := &priorityClasses{}
 	policies := policy.New(policy.Config{Source: hooks, Params: hooks, Namespaces: hooks, Authorizer: celAuthz, Logger: a.log})
 	// RBAC writes are checked against the RBAC data the authorizer reads
 	// (filled once the stores exist), their exceptions asked of the
@@ -259,6 +260,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		&admission.NodeRestriction{Nodes: nodeGetter, Pods: saGetter, ServiceAccounts: saGetter,
 			Volumes: volumeGetter{a}, Authorizer: celAuthz},
 		podSecurity,
+		&admission.Priority{Classes: priorities},
 		&admission.DefaultTolerationSeconds{NotReadySeconds: a.opts.DefaultNotReadyTolerationSeconds,
 			UnreachableSeconds: a.opts.DefaultUnreachableTolerationSeconds},
 		// Which signers a user may approve and sign for, and no
@@ -352,6 +354,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	nodeGetter.store = a.Store("", "nodes")
 	quotas.store = a.Store("", "resourcequotas")
 	ranges.store = a.Store("", "limitranges")
+	priorities.store = a.Store("scheduling.k8s.io", "priorityclasses")
 	if nsGetter.store == nil {
 		return errors.New("the namespaces resource is not registered")
 	}
@@ -421,12 +424,16 @@ func (a *APIServer) startWatchCaches(ctx context.Context) error {
 }
 
 // bootstrap creates what every cluster starts with and an administrator
-// may not have made: the system namespaces and the RBAC bootstrap policy.
+// may not have made: the system namespaces, the system PriorityClasses,
+// the API priority and fairness defaults and the RBAC bootstrap policy.
 func (a *APIServer) bootstrap(ctx context.Context) error {
 	if err := a.bootstrapNamespaces(ctx); err != nil {
 		return err
 	}
 	if err := a.bootstrapLegacyTokenTracking(ctx); err != nil {
+		return err
+	}
+	if err := a.bootstrapBuiltinObjects(ctx); err != nil {
 		return err
 	}
 	return a.bootstrapPolicy(ctx)
@@ -467,10 +474,11 @@ func (a *APIServer) buildAPI(context.Context) error {
 		MaxRequestsInFlight:         a.opts.MaxRequestsInFlight,
 		MaxMutatingRequestsInFlight: a.opts.MaxMutatingRequestsInFlight,
 
-		ExternalAddress: a.opts.AdvertiseAddress,
-		Metrics:         a.metrics,
-		Logger:          a.log,
-		LiveChecks:      []server.HealthCheck{{Name: "etcd", Check: a.backend.Healthy}},
+		ExternalAddress:   a.opts.AdvertiseAddress,
+		Metrics:           a.metrics,
+		Logger:            a.log,
+		LiveChecks:        []server.HealthCheck{{Name: "etcd", Check: a.backend.Healthy}},
+		ComponentStatuses: newComponentProbes(a.backend.Healthy),
 		ReadyChecks: []server.HealthCheck{{Name: "poststarthook/crd-informer-synced", Check: func(context.Context) error {
 			if !a.crds.Synced() {
 				return errors.New("the custom resources are not served yet")

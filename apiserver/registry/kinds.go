@@ -64,6 +64,23 @@ var kinds = map[string]kind{
 	"admissionregistration.k8s.io/v1/validatingadmissionpolicies":     {strategy: celStrategy{check: policyExpressions}},
 	"admissionregistration.k8s.io/v1/mutatingwebhookconfigurations":   {strategy: celStrategy{check: policy.ValidateWebhookMatchConditions}},
 	"admissionregistration.k8s.io/v1/validatingwebhookconfigurations": {strategy: celStrategy{check: policy.ValidateWebhookMatchConditions}},
+	// kube's RuntimeClass and ClusterTrustBundle registries keep no
+	// generation.
+	"node.k8s.io/v1/runtimeclasses":              {strategy: noGenerationStrategy{}},
+	"certificates.k8s.io/v1/clustertrustbundles": {strategy: noGenerationStrategy{}},
+}
+
+// noGenerationStrategy serves a kind whose objects kube-apiserver writes
+// without metadata.generation.
+type noGenerationStrategy struct{ BaseStrategy }
+
+func (s noGenerationStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
+	s.BaseStrategy.PrepareForCreate(ctx, obj)
+	obj.GetObjectMeta().Generation = 0
+}
+
+func (noGenerationStrategy) PrepareForUpdate(ctx context.Context, obj, old api.Object) {
+	obj.GetObjectMeta().Generation = 0
 }
 
 // kindKey is ri's key in kinds.

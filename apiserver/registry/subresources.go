@@ -35,10 +35,10 @@ func Bind(ctx context.Context, pods *Store, ns, name string, b *api.Binding, dry
 			return nil, apierrors.NewConflict(pods.GR, name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", b.UID, pod.UID))
 		}
 		if pod.DeletionTimestamp != nil {
-			return nil, apierrors.NewConflict(pods.GR, name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", name))
+			return nil, apierrors.NewConflict(bindingGR, name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", name))
 		}
 		if pod.Spec.NodeName != "" {
-			return nil, apierrors.NewConflict(pods.GR, name, fmt.Errorf("pod %s is already assigned to node %q", name, pod.Spec.NodeName))
+			return nil, apierrors.NewConflict(bindingGR, name, fmt.Errorf("pod %s is already assigned to node %q", name, pod.Spec.NodeName))
 		}
 		pod.Spec.NodeName = b.Target.Name
 		for k, v := range b.Annotations {
@@ -52,6 +52,10 @@ func Bind(ctx context.Context, pods *Store, ns, name string, b *api.Binding, dry
 	})
 	return err
 }
+
+// bindingGR names the refusals of a binding the pod's state forbids, as
+// kube's BindingREST names them.
+var bindingGR = apierrors.GroupResource{Resource: "pods/binding"}
 
 func setPodCondition(pod *api.Pod, c api.PodCondition) {
 	for i := range pod.Status.Conditions {

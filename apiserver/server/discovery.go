@@ -167,7 +167,14 @@ func (s *Server) groups() []apiGroup {
 func (s *Server) servedResources() []servedResource {
 	out := make([]servedResource, 0, len(s.cfg.Stores)+len(api.ReviewResources))
 	for _, st := range s.cfg.Stores {
-		out = append(out, servedResource{ResourceInfo: st.Info, verbs: mainVerbs})
+		verbs := mainVerbs
+		if st.Info.Verbs != nil {
+			verbs = st.Info.Verbs
+		}
+		out = append(out, servedResource{ResourceInfo: st.Info, verbs: verbs})
+	}
+	for _, ri := range s.computedResources() {
+		out = append(out, servedResource{ResourceInfo: ri, verbs: ri.Verbs})
 	}
 	if s.cfg.Reviewer != nil {
 		for _, ri := range api.ReviewResources {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +36,10 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if st == nil {
 		if ri, ok := s.reviewResource(info); ok {
 			s.serveReview(w, r, info, ri)
+			return
+		}
+		if ri, ok := s.computedResource(info); ok {
+			s.serveComputed(w, r, info, ri)
 			return
 		}
 		notFound(w, r)
@@ -77,6 +82,12 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(info.Parts) > 3 {
 		notFound(w, r)
+		return
+	}
+	// A resource that serves some verbs only (namespaces: no
+	// deletecollection) refuses the others, as Kubernetes does.
+	if st.Info.Verbs != nil && !slices.Contains(st.Info.Verbs, info.Verb) {
+		methodNotAllowed(w, r)
 		return
 	}
 	switch info.Verb {

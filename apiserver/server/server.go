@@ -57,6 +57,8 @@ type Config struct {
 	// Reviewer answers the review kinds of authorization.k8s.io and
 	// authentication.k8s.io (nil: they are not served).
 	Reviewer Reviewer
+	// ComponentStatuses answers componentstatuses (nil: not served).
+	ComponentStatuses ComponentStatuses
 	// Audit records one event per request (nil: no audit log).
 	Audit *audit.Backend
 	// OpenAPIV2 and OpenAPIV3 serve /openapi/v2 and /openapi/v3[/...] when set.

@@ -1,0 +1,329 @@
+package realcomponents
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minik8s/minik8s/apiserver/apiservertest"
+	"github.com/minik8s/minik8s/internal/pki"
+)
+
+// TestAPIResourcesAsKube: the real kubectl's `api-resources -o wide`
+// prints the same table against kube-apiserver v1.37 and minik8s (name,
+// short names, version, namespaced, kind, verbs, categories), and every
+// group version's discovery document lists the same resources and
+// subresources with the same names, kinds, scope, verbs, short names and
+// categories: minik8s serves exactly the kinds kube serves by default.
+func TestAPIResourcesAsKube(t *testing.T) {
+	t.Parallel()
+	k := startKubeAPIServer(t)
+	s := apiservertest.Start(t, apiservertest.WithTLS)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	kubeOut := kubectl(ctx, t, k.kubeconfig(t, "kubernetes-admin", "system:masters"), "", "api-resources", "-o", "wide", "--sort-by=name")
+	oursOut := kubectl(ctx, t, s.Options.WriteKubeconfig, "", "api-resources", "-o", "wide", "--sort-by=name")
+	if kubeOut != oursOut {
+		t.Errorf("kubectl api-resources -o wide differs:\n%s", lineDiff(kubeOut, oursOut))
+	}
+
+	ours := &endpoint{name: "minik8s", base: s.URL(), hc: &http.Client{Timeout: 30 * time.Second}}
+	kubeDocs, oursDocs := discoveryDocs(t, k.admin), discoveryDocs(t, ours)
+	for _, gv := range sortedKeys(kubeDocs) {
+		if _, ok := oursDocs[gv]; !ok {
+			t.Errorf("minik8s does not serve %s", gv)
+		}
+	}
+	for _, gv := range sortedKeys(oursDocs) {
+		kube, ok := kubeDocs[gv]
+		if !ok {
+			t.Errorf("minik8s serves %s, which kube-apiserver does not", gv)
+			continue
+		}
+		// The subresources not served yet are dropped from kube's list;
+		// once one is served, it must leave notYetServed.
+		var want []string
+		for _, l := range kube {
+			if !slices.Contains(notYetServed, strings.Fields(l)[0]) || gv != "v1" {
+				want = append(want, l)
+			}
+		}
+		if d := lineDiff(strings.Join(want, "\n"), strings.Join(oursDocs[gv], "\n")); d != "" {
+			t.Errorf("discovery of %s differs:\n%s", gv, d)
+		}
+	}
+	t.Logf("kube-apiserver serves %d resources (subresources included), minik8s %d", count(kubeDocs), count(oursDocs))
+}
+
+// notYetServed are the core subresources kube-apiserver v1.37 serves and
+// minik8s does not yet (they are not kinds, so kubectl api-resources does
+// not list them): the apiserver proxy to nodes, pods and services, and
+// in-place pod resize.
+var notYetServed = []string{"nodes/proxy", "pods/proxy", "pods/resize", "services/proxy"}
+
+// discoveryDocs reads /api/v1 and every /apis/GROUP/VERSION an apiserver
+// lists, each resource summed up in one line.
+func discoveryDocs(t *testing.T, e *endpoint) map[string][]string {
+	t.Helper()
+	gvs := []string{"v1"}
+	groups := e.must(t, http.StatusOK, "GET", "/apis", "")
+	for _, g := range groups["groups"].([]any) {
+		for _, v := range g.(map[string]any)["versions"].([]any) {
+			gvs = append(gvs, v.(map[string]any)["groupVersion"].(string))
+		}
+	}
+	docs := map[string][]string{}
+	for _, gv := range gvs {
+		path := "/apis/" + gv
+		if gv == "v1" {
+			path = "/api/v1"
+		}
+		doc := e.must(t, http.StatusOK, "GET", path, "")
+		var lines []string
+		for _, r := range doc["resources"].([]any) {
+			r := r.(map[string]any)
+			lines = append(lines, fmt.Sprintf("%s singular=%v namespaced=%v kind=%v group=%v version=%v verbs=%s short=%s categories=%s",
+				r["name"], r["singularName"], r["namespaced"], r["kind"], r["group"], r["version"],
+				sortedStrings(r["verbs"]), strings.Join(stringsOf(r["shortNames"]), ","), sortedStrings(r["categories"])))
+		}
+		slices.Sort(lines)
+		docs[gv] = lines
+	}
+	return docs
+}
+
+func stringsOf(v any) []string {
+	var out []string
+	for _, s := range asList(v) {
+		out = append(out, fmt.Sprint(s))
+	}
+	return out
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+func sortedStrings(v any) string {
+	s := stringsOf(v)
+	slices.Sort(s)
+	return strings.Join(s, ",")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func count(docs map[string][]string) int {
+	n := 0
+	for _, l := range docs {
+		n += len(l)
+	}
+	return n
+}
+
+// lineDiff lists the lines only a has ("- ") and only b has ("+ "); empty
+// when both have the same lines.
+func lineDiff(a, b string) string {
+	as, bs := strings.Split(a, "\n"), strings.Split(b, "\n")
+	var out []string
+	for _, l := range as {
+		if !slices.Contains(bs, l) {
+			out = append(out, "- "+l)
+		}
+	}
+	for _, l := range bs {
+		if !slices.Contains(as, l) {
+			out = append(out, "+ "+l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+
+
+// TestBuiltinKindsAsKube: the kinds added for issue 25 are served as
+// kube-apiserver v1.37 serves them. A valid object of each is accepted by
+// both and read back the same; the main invalid cases are refused with the
+// same code and message; the objects kube creates at start (the system
+// PriorityClasses, API priority and fairness' configuration) are on both;
+// the Priority admission plugin fills a pod's priority from its class and
+// refuses an unknown class as kube does; a Binding POSTed to bindings
+// binds the pod; componentstatuses list the same components.
+func TestBuiltinKindsAsKube(t *testing.T) {
+	t.Parallel()
+	both := startBoth(t)
+	const (
+		networking = "/apis/networking.k8s.io/v1"
+		scheduling = "/apis/scheduling.k8s.io/v1"
+		node       = "/apis/node.k8s.io/v1"
+		flow       = "/apis/flowcontrol.apiserver.k8s.io/v1"
+		admission  = "/apis/admissionregistration.k8s.io/v1"
+		certs      = "/apis/certificates.k8s.io/v1"
+	)
+
+	// kube's objects of its start, on both.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, path := range []string{scheduling + "/priorityclasses/system-node-critical", scheduling + "/priorityclasses/system-cluster-critical"} {
+		got := [2]map[string]any{}
+		for i, e := range both.each() {
+			got[i] = withoutServerMeta(e.must(t, http.StatusOK, "GET", path, ""))
+		}
+		if !reflect.DeepEqual(got[0], got[1]) {
+			t.Errorf("GET %s:\nkube-apiserver: %v\nminik8s:        %v", path, got[0], got[1])
+		}
+	}
+	for _, res := range []string{"prioritylevelconfigurations", "flowschemas"} {
+		specs := func(e *endpoint) (bool, string) {
+			list := e.must(t, http.StatusOK, "GET", flow+"/"+res, "")
+			var out []string
+			for _, it := range asList(list["items"]) {
+				m := it.(map[string]any)
+				spec, _ := json.Marshal(m["spec"])
+				out = append(out, fmt.Sprintf("%s %v %s", m["metadata"].(map[string]any)["name"], m["metadata"].(map[string]any)["annotations"], spec))
+			}
+			slices.Sort(out)
+			return len(out) > 0, strings.Join(out, "\n")
+		}
+		var kube string
+		waitFor(ctx, t, "kube-apiserver's "+res, func() (bool, string) {
+			ok, s := specs(both.kube)
+			kube = s
+			return ok && strings.Count(s, "\n") >= 7, s
+		})
+		if _, ours := specs(both.ours); ours != kube {
+			t.Errorf("%s differ:\n%s", res, lineDiff(kube, ours))
+		}
+	}
+
+	// A valid object of each kind.
+	for _, c := range []struct{ path, body string }{
+		{networking + "/ingressclasses", `{"metadata":{"name":"nginx","annotations":{"ingressclass.kubernetes.io/is-default-class":"true"}},"spec":{"controller":"k8s.io/ingress-nginx","parameters":{"kind":"Params","name":"p","apiGroup":"example.com"}}}`},
+		{networking + "/namespaces/default/ingresses", `{"metadata":{"name":"web"},"spec":{"ingressClassName":"nginx","tls":[{"hosts":["a.example.com"],"secretName":"tls"}],"rules":[{"host":"a.example.com","http":{"paths":[{"path":"/","pathType":"Prefix","backend":{"service":{"name":"web","port":{"number":80}}}}]}}]}}`},
+		{networking + "/namespaces/default/networkpolicies", `{"metadata":{"name":"deny"},"spec":{"podSelector":{"matchLabels":{"app":"web"}},"ingress":[{"ports":[{"port":80}],"from":[{"ipBlock":{"cidr":"10.0.0.0/8"}}]}],"egress":[{"to":[{"namespaceSelector":{}}]}]}}`},
+		{scheduling + "/priorityclasses", `{"metadata":{"name":"high"},"value":1000,"description":"high"}`},
+		{node + "/runtimeclasses", `{"metadata":{"name":"gvisor"},"handler":"runsc","overhead":{"podFixed":{"cpu":"100m"}},"scheduling":{"nodeSelector":{"sandbox":"true"}}}`},
+		{flow + "/prioritylevelconfigurations", `{"metadata":{"name":"mine"},"spec":{"type":"Limited","limited":{"limitResponse":{"type":"Queue","queuing":{}}}}}`},
+		{flow + "/flowschemas", `{"metadata":{"name":"mine"},"spec":{"priorityLevelConfiguration":{"name":"mine"},"rules":[{"subjects":[{"kind":"Group","group":{"name":"team"}}],"resourceRules":[{"verbs":["get"],"apiGroups":[""],"resources":["pods"],"namespaces":["*"]}]}]}}`},
+		{admission + "/mutatingadmissionpolicies", `{"metadata":{"name":"label"},"spec":{"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}]},"mutations":[{"patchType":"ApplyConfiguration","applyConfiguration":{"expression":"Object{metadata: Object.metadata{labels: {\"a\": \"b\"}}}"}}],"reinvocationPolicy":"Never"}}`},
+		{admission + "/mutatingadmissionpolicybindings", `{"metadata":{"name":"label"},"spec":{"policyName":"label"}}`},
+		{certs + "/clustertrustbundles", `{"metadata":{"name":"bundle"},"spec":{"trustBundle":` + strconv.Quote(testCAPEM(t)) + `}}`},
+	} {
+		name := c.body[strings.Index(c.body, `"name":"`)+8:]
+		name = name[:strings.Index(name, `"`)]
+		both.sameAcceptance(t, http.StatusCreated, "POST", c.path, c.body, c.path+"/"+name)
+	}
+
+	// The main refusals.
+	for _, c := range []struct{ path, body string }{
+		{networking + "/namespaces/default/ingresses", `{"metadata":{"name":"nothing"},"spec":{}}`},
+		{networking + "/namespaces/default/ingresses", `{"metadata":{"name":"nopathtype"},"spec":{"rules":[{"http":{"paths":[{"path":"/","backend":{"service":{"name":"web","port":{"number":80}}}}]}}]}}`},
+		{networking + "/namespaces/default/ingresses", `{"metadata":{"name":"relative"},"spec":{"rules":[{"http":{"paths":[{"path":"api","pathType":"Exact","backend":{"service":{"name":"web","port":{"name":"http"}}}}]}}]}}`},
+		{networking + "/namespaces/default/ingresses", `{"metadata":{"name":"noport"},"spec":{"defaultBackend":{"service":{"name":"web"}}}}`},
+		{networking + "/ingressclasses", `{"metadata":{"name":"bad"},"spec":{"controller":"nginx"}}`},
+		{scheduling + "/priorityclasses", `{"metadata":{"name":"system-mine"},"value":10}`},
+		{scheduling + "/priorityclasses", `{"metadata":{"name":"too-high"},"value":1000000001}`},
+		{scheduling + "/priorityclasses", `{"metadata":{"name":"policy"},"value":1,"preemptionPolicy":"Sometimes"}`},
+		{node + "/runtimeclasses", `{"metadata":{"name":"nohandler"}}`},
+		{node + "/runtimeclasses", `{"metadata":{"name":"badhandler"},"handler":"Run_SC"}`},
+		{admission + "/mutatingadmissionpolicies", `{"metadata":{"name":"empty"},"spec":{}}`},
+		{admission + "/mutatingadmissionpolicies", `{"metadata":{"name":"deletes"},"spec":{"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["DELETE"],"resources":["pods"]}]},"mutations":[{"patchType":"JSONPatch"}],"reinvocationPolicy":"Sometimes"}}`},
+		{admission + "/mutatingadmissionpolicybindings", `{"metadata":{"name":"nopolicy"},"spec":{}}`},
+	} {
+		both.sameRefusal(t, "POST", c.path, c.body)
+	}
+	both.sameRefusal(t, "PATCH", scheduling+"/priorityclasses/high", `{"value":2000}`)
+	both.sameRefusal(t, "PATCH", node+"/runtimeclasses/gvisor", `{"handler":"runc"}`)
+	both.must(t, http.StatusCreated, "POST", scheduling+"/priorityclasses", `{"metadata":{"name":"default-one"},"value":5,"globalDefault":true}`)
+	both.sameRefusal(t, "POST", scheduling+"/priorityclasses", `{"metadata":{"name":"default-two"},"value":6,"globalDefault":true}`)
+	both.must(t, http.StatusOK, "DELETE", scheduling+"/priorityclasses/default-one", "")
+
+	// The Priority admission plugin.
+	for _, e := range both.each() {
+		if code, out := e.do(t, "POST", "/api/v1/namespaces/default/serviceaccounts", `{"metadata":{"name":"default"}}`); code != http.StatusCreated && code != http.StatusConflict {
+			t.Fatalf("%s: service account: %d %v", e.name, code, out)
+		}
+	}
+	pod := func(name, extra string) string {
+		return `{"metadata":{"name":"` + name + `"},"spec":{` + extra + `"automountServiceAccountToken":false,"containers":[{"name":"c","image":"busybox"}]}}`
+	}
+	for _, c := range []struct{ name, spec, want string }{
+		{"critical", `"priorityClassName":"system-cluster-critical",`, "2000000000 PreemptLowerPriority system-cluster-critical"},
+		{"plain", ``, "0 PreemptLowerPriority "},
+		{"high", `"priorityClassName":"high",`, "1000 PreemptLowerPriority high"},
+	} {
+		for _, e := range both.each() {
+			out := e.must(t, http.StatusCreated, "POST", "/api/v1/namespaces/default/pods", pod(c.name, c.spec))
+			spec := out["spec"].(map[string]any)
+			if got := fmt.Sprintf("%.0f %v %v", spec["priority"], spec["preemptionPolicy"], stringOr(spec["priorityClassName"])); got != c.want {
+				t.Errorf("%s: pod %s: priority, policy, class %q, want %q", e.name, c.name, got, c.want)
+			}
+		}
+	}
+	both.sameRefusal(t, "POST", "/api/v1/namespaces/default/pods", pod("unknown", `"priorityClassName":"nonesuch",`))
+	both.sameRefusal(t, "POST", "/api/v1/namespaces/default/pods", pod("mismatch", `"priorityClassName":"high","priority":7,`))
+	both.sameRefusal(t, "POST", "/api/v1/namespaces/default/pods", pod("policy", `"priorityClassName":"high","preemptionPolicy":"Never",`))
+
+	// bindings, as pods/binding.
+	both.sameAnswer(t, http.StatusCreated, "POST", "/api/v1/namespaces/default/bindings",
+		`{"metadata":{"name":"plain"},"target":{"kind":"Node","name":"node-1"}}`)
+	both.sameRefusal(t, "POST", "/api/v1/namespaces/default/bindings",
+		`{"metadata":{"name":"plain"},"target":{"kind":"Node","name":"node-2"}}`)
+	both.sameRefusal(t, "GET", "/api/v1/namespaces/default/bindings", "")
+	// Namespaces are not deleted by collection.
+	both.sameRefusal(t, "DELETE", "/api/v1/namespaces", "")
+
+	// componentstatuses: nothing listens on the scheduler's and the
+	// controller-manager's ports here, and etcd is healthy.
+	for _, path := range []string{"/api/v1/componentstatuses/etcd-0", "/api/v1/componentstatuses/nonesuch"} {
+		kc, kb := both.kube.do(t, "GET", path, "")
+		oc, ob := both.ours.do(t, "GET", path, "")
+		if kc != oc || !reflect.DeepEqual(withoutServerMeta(kb), withoutServerMeta(ob)) {
+			t.Errorf("GET %s:\nkube-apiserver %d %v\nminik8s %d %v", path, kc, kb, oc, ob)
+		}
+	}
+	names := func(e *endpoint) string {
+		var out []string
+		for _, it := range asList(e.must(t, http.StatusOK, "GET", "/api/v1/componentstatuses", "")["items"]) {
+			m := it.(map[string]any)
+			out = append(out, fmt.Sprint(m["metadata"].(map[string]any)["name"]))
+		}
+		slices.Sort(out)
+		return strings.Join(out, ",")
+	}
+	if k, o := names(both.kube), names(both.ours); k != o {
+		t.Errorf("componentstatuses: kube-apiserver %s, minik8s %s", k, o)
+	}
+}
+
+func stringOr(v any) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+// testCAPEM is a self-signed CA certificate in PEM, for a trust bundle.
+func testCAPEM(t *testing.T) string {
+	t.Helper()
+	ca, err := pki.NewCA("bundle", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(ca.CertPEM()))
+}
