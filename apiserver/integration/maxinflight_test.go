@@ -3,6 +3,7 @@ package integration
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -46,6 +47,22 @@ func newLimitClient(t *testing.T, s *apiservertest.Server) *limitClient {
 		return a.code == http.StatusOK, fmt.Sprintf("%d %s", a.code, a.body)
 	})
 	return c
+}
+
+// aliceOverTLS is alice of group testers on the secure port, with a client
+// certificate of the cluster CA.
+func aliceOverTLS(t *testing.T, s *apiservertest.Server) *limitClient {
+	t.Helper()
+	certPEM, keyPEM, err := s.PKI().CA.IssueClient("alice", []string{"testers"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: s.PKI().CA.Pool(), Certificates: []tls.Certificate{cert}}}
+	return &limitClient{base: s.SecureURL(), hc: &http.Client{Transport: tr, Timeout: time.Minute}}
 }
 
 type answer struct {
@@ -242,6 +259,11 @@ func TestMaxInFlight(t *testing.T) {
 	}
 	if a := c.send(t, false, "GET", "/api/v1/namespaces/default/configmaps", ""); a.code != http.StatusOK {
 		t.Errorf("system:masters' list while full: %d %s, want 200", a.code, a.body)
+	}
+	// The limits are the server's, not a listener's: alice on the secure
+	// port is refused too.
+	if a := aliceOverTLS(t, s).send(t, false, "GET", "/api/v1/namespaces/default/configmaps", ""); a.code != http.StatusTooManyRequests {
+		t.Errorf("alice's list on the secure port while full: %d %s, want 429", a.code, a.body)
 	}
 	during := c.watch(t, ctx)
 	if a := c.send(t, true, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"during-reads"}}`); a.code != http.StatusCreated {

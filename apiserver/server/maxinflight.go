@@ -37,18 +37,19 @@ const systemMasters = "system:masters"
 // It keeps apiserver_current_inflight_requests{request_kind} as
 // kube-apiserver does: the most requests of each kind served at once in
 // the last second.
+//
+// The limits are the server's, shared by the chains of every listener, as
+// kube-apiserver has one chain.
 func (s *Server) withMaxInFlight(next http.Handler) http.Handler {
-	readOnly := newInflightLimit(s.cfg.MaxRequestsInFlight, s.metrics.readOnly)
-	mutating := newInflightLimit(s.cfg.MaxMutatingRequestsInFlight, s.metrics.mutating)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, _ := request.InfoFrom(r.Context())
 		if longRunning(r, info) {
 			next.ServeHTTP(w, r)
 			return
 		}
-		limit := mutating
+		limit := s.mutating
 		if info != nil && (info.Verb == "get" || info.Verb == "list") {
-			limit = readOnly
+			limit = s.readOnly
 		}
 		if !limit.acquire() {
 			if !isSystemMaster(r) {

@@ -100,6 +100,9 @@ type Server struct {
 	log     *slog.Logger
 	metrics *metrics
 	proxy   *kubeletProxy
+	// readOnly and mutating are the in-flight limits, one pair for every
+	// listener's chain (see withMaxInFlight).
+	readOnly, mutating *inflightLimit
 }
 
 // New builds the handler.
@@ -134,6 +137,8 @@ func New(cfg Config) *Server {
 	}
 	s.metrics = newMetrics(cfg.Metrics)
 	s.proxy = &kubeletProxy{cfg: cfg.Kubelet}
+	s.readOnly = newInflightLimit(cfg.MaxRequestsInFlight, s.metrics.readOnly)
+	s.mutating = newInflightLimit(cfg.MaxMutatingRequestsInFlight, s.metrics.mutating)
 	s.router = s.routes()
 	s.api = chi.NewRouter()
 	s.apiRoutes(s.api)
