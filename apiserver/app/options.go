@@ -217,8 +217,8 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs.StringVar(&o.EtcdPrefix, "etcd-prefix", o.EtcdPrefix, "The prefix to prepend to all resource paths in etcd.")
 	fs.DurationVar(&o.EtcdCompactionInterval, "etcd-compaction-interval", o.EtcdCompactionInterval, "The interval of compaction requests; 0 disables compaction from the apiserver.")
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "The directory of the embedded etcd's data.")
-	fs.StringVar(&o.EtcdClientURL, "embedded-etcd-client-url", o.EtcdClientURL, "The client URL of the embedded etcd, https:// or unixs:// (default: a free loopback port). It requires client certificates of etcd/ca.crt in --cert-dir.")
-	fs.StringVar(&o.EtcdPeerURL, "embedded-etcd-peer-url", o.EtcdPeerURL, "The peer URL of the embedded etcd, https:// or unixs:// (default: a free loopback port). It requires peer certificates of etcd/ca.crt in --cert-dir.")
+	fs.StringVar(&o.EtcdClientURL, "embedded-etcd-client-url", o.EtcdClientURL, "The client URL of the embedded etcd, https://IP:PORT (default: a free loopback port). It requires client certificates of etcd/ca.crt in --cert-dir.")
+	fs.StringVar(&o.EtcdPeerURL, "embedded-etcd-peer-url", o.EtcdPeerURL, "The peer URL of the embedded etcd, https://IP:PORT (default: a free loopback port). It requires peer certificates of etcd/ca.crt in --cert-dir.")
 	fs.StringVar(&o.EncryptionProviderConfig, "encryption-provider-config", o.EncryptionProviderConfig, "The EncryptionConfiguration file: which resources are encrypted in etcd (aescbc, aesgcm, identity).")
 	fs.IntVar(&o.WatchCacheEvents, "watch-cache-events", o.WatchCacheEvents, "The number of recent events kept per resource for watch resumption.")
 

@@ -203,24 +203,19 @@ func (o *Options) validateEtcd() error {
 }
 
 // validateListenURL checks an embedded etcd listen URL: https://IP:PORT
-// (port 0: any free port) or unixs://PATH. The embedded etcd serves TLS
-// with client certificates only, so http and unix are refused.
+// (port 0: any free port). The embedded etcd serves TLS with client
+// certificates only, so http and unix sockets are refused.
 func validateListenURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil {
 		return err
 	}
 	switch u.Scheme {
-	case "unixs":
-		if u.Host == "" && u.Path == "" {
-			return fmt.Errorf("%q: no socket path", s)
-		}
-		return nil
 	case "https":
-	case "http", "unix":
-		return fmt.Errorf("%q: the embedded etcd serves TLS with client certificates only; use https:// (or unixs://)", s)
+	case "http", "unix", "unixs":
+		return fmt.Errorf("%q: the embedded etcd serves TLS with client certificates only; use https://IP:PORT", s)
 	default:
-		return fmt.Errorf("%q: scheme must be https or unixs", s)
+		return fmt.Errorf("%q: scheme must be https", s)
 	}
 	host, port, err := net.SplitHostPort(u.Host)
 	if err != nil {

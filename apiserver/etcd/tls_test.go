@@ -158,8 +158,8 @@ func TestEmbeddedTLSRequiresClientCert(t *testing.T) {
 	}
 }
 
-// TestEmbeddedTLSSchemes: with certificates the URLs must be https (or
-// unixs), without them http (or unix): etcd would otherwise serve plain
+// TestEmbeddedTLSSchemes: with certificates the URLs must be https,
+// without them http (or unix): etcd would otherwise serve plain
 // HTTP and ignore the certificates, or fail later.
 func TestEmbeddedTLSSchemes(t *testing.T) {
 	t.Parallel()
@@ -170,9 +170,11 @@ func TestEmbeddedTLSSchemes(t *testing.T) {
 	plainPeer.ListenPeerURL = "http://127.0.0.1:0"
 	noClientCert := cfg
 	noClientCert.CertFile = ""
+	unixs := cfg
+	unixs.ListenClientURL = "unixs://localhost:0"
 	noTLS := etcd.Config{DataDir: t.TempDir(), ListenClientURL: "https://127.0.0.1:0"}
 	for name, c := range map[string]etcd.Config{"plain client URL": plainClient, "plain peer URL": plainPeer,
-		"no client certificate for ourselves": noClientCert, "https without certificates": noTLS} {
+		"no client certificate for ourselves": noClientCert, "https without certificates": noTLS, "unixs (not wired up)": unixs} {
 		c.DataDir = t.TempDir()
 		if b, err := start(t, c); err == nil {
 			b.Close()
