@@ -21,8 +21,9 @@ import (
 // port, a fixed trusted user on the local plain-HTTP port; it must put the
 // user in the request context or answer 401 itself.
 //
-// Each listener gets its own chain around the same routes, metrics and
-// audit log; nothing else in the apiserver wraps a handler.
+// Each listener gets its own chain around the same routes, metrics,
+// in-flight limits and audit log; nothing else in the apiserver wraps a
+// handler.
 func (s *Server) HandlerChain(authenticate func(http.Handler) http.Handler) http.Handler {
 	// The routes; admission runs inside the write handlers (registry.Store)
 	// once the object is decoded.
