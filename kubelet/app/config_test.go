@@ -18,6 +18,7 @@ func TestConfigFile(t *testing.T) {
 kind: KubeletConfiguration
 address: 127.0.0.1
 port: 10350
+serverTLSBootstrap: true
 authentication:
   x509:
     clientCAFile: /etc/kubernetes/pki/ca.crt
@@ -67,7 +68,7 @@ logging:
 		o.ContainerdAddress != "/run/containerd/other.sock" || o.ClusterDNS != "10.96.0.10,10.96.0.11" || o.ClusterDomain != "cluster.example" ||
 		o.Node.MaxPods != 50 || o.SyncFrequency != 30*time.Second || o.BackoffMax != time.Minute || o.Node.NodeLeaseDurationSeconds != 20 ||
 		o.Node.EvictionHard != "memory.available<200Mi,nodefs.available<5%" || o.Node.SystemReserved != "cpu=100m,memory=100Mi" ||
-		o.Node.RegisterWithTaints != "dedicated=infra:NoSchedule,gpu:NoExecute" {
+		o.Node.RegisterWithTaints != "dedicated=infra:NoSchedule,gpu:NoExecute" || !o.Server.RotateServerCertificates {
 		t.Errorf("the file's fields did not take effect: %+v", o)
 	}
 	if !log.Enabled(context.Background(), slog.LevelDebug) {
