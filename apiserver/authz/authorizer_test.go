@@ -169,6 +169,11 @@ func TestUnion(t *testing.T) {
 		{"no opinions join reasons", []Authorizer{fixed(NoOpinion, "a", nil), fixed(NoOpinion, "", nil), fixed(NoOpinion, "b", nil)}, NoOpinion, "a\nb", false},
 		{"errors are kept", []Authorizer{fixed(NoOpinion, "", boom), fixed(NoOpinion, "x", nil)}, NoOpinion, "x", true},
 		{"an allow after an error", []Authorizer{fixed(NoOpinion, "", boom), AlwaysAllow}, Allow, "", false},
+		// kube-apiserver's union puts each authorizer's name before its
+		// reasons of no opinion ("node: ..."), not before a decision's.
+		{"named no opinions", []Authorizer{Named("node", fixed(NoOpinion, "a", nil)), Named("rbac", fixed(NoOpinion, "", nil)), fixed(NoOpinion, "b", nil)},
+			NoOpinion, "node: a\nb", false},
+		{"a named decision", []Authorizer{Named("node", fixed(NoOpinion, "a", nil)), Named("rbac", fixed(Allow, "RBAC: allowed", nil))}, Allow, "RBAC: allowed", false},
 	}
 	for _, tc := range tests {
 		d, reason, err := Union(tc.chain...).Authorize(ctx, a)

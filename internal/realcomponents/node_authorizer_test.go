@@ -89,6 +89,17 @@ func TestNodeAuthorizerAsKube(t *testing.T) {
 	node.sameRefusal(t, "GET", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n2", "")
 	node.sameRefusal(t, "GET", ns+"/persistentvolumeclaims/nothing", "")
 
+	// Objects naming nodes: reads need a relationship or the node's field
+	// selector; creates for another node are NodeRestriction's to refuse.
+	node.sameRefusal(t, "GET", "/apis/resource.k8s.io/v1/resourceslices", "")
+	node.sameRefusal(t, "GET", "/apis/certificates.k8s.io/v1/podcertificaterequests", "")
+	node.sameRefusal(t, "GET", "/apis/storage.k8s.io/v1/volumeattachments/va1", "")
+	node.sameRefusal(t, "GET", "/apis/storage.k8s.io/v1/csinodes/n2", "")
+	node.sameRefusal(t, "POST", "/apis/storage.k8s.io/v1/csinodes", `{"metadata":{"name":"n2"},"spec":{"drivers":[{"name":"d.example.com","nodeID":"n2"}]}}`)
+	node.sameRefusal(t, "POST", "/apis/resource.k8s.io/v1/resourceslices",
+		`{"metadata":{"name":"s2"},"spec":{"driver":"d.example.com","pool":{"name":"p","generation":1,"resourceSliceCount":1},"nodeName":"n2"}}`)
+	node.sameRefusal(t, "PATCH", ns+"/persistentvolumeclaims/nothing/status", `{"status":{"phase":"Bound"}}`)
+
 	// Tokens: the audiences p1's volumes name, no other (each server's
 	// own pod UID in the binding).
 	token := func(auds string) (code [2]int, body [2]map[string]any) {
