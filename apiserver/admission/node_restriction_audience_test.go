@@ -175,3 +175,59 @@ func TestNodeRestrictionNodeObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeRestrictionPodCertificateRequests: a kubelet asks pod
+// certificates only for its running, non-mirror pods, under their own
+// service account, for a signer they mount (Kubernetes' messages).
+func TestNodeRestrictionPodCertificateRequests(t *testing.T) {
+	t.Parallel()
+	pcrs := resourceInfo(t, "certificates.k8s.io", "podcertificaterequests")
+	nodeA := &request.User{Name: "system:node:node-a", Groups: []string{"system:nodes", "system:authenticated"}}
+	mounted := api.Volume{Name: "cert", VolumeSource: api.VolumeSource{Projected: &api.ProjectedVolumeSource{
+		Sources: []api.VolumeProjection{{PodCertificate: json.RawMessage(`{"signerName":"example.com/mine","keyType":"ED25519","credentialBundlePath":"c"}`)}}}}}
+	objs := fakeObjects{
+		sas: map[string]*api.ServiceAccount{"default/web": {ObjectMeta: api.ObjectMeta{Name: "web", UID: "u-sa"}}},
+		pods: map[string]*api.Pod{
+			"default/web": {ObjectMeta: api.ObjectMeta{Name: "web", UID: "u-web"}, Spec: api.PodSpec{NodeName: "node-a", ServiceAccountName: "web", Volumes: []api.Volume{mounted}}},
+			"default/static": {ObjectMeta: api.ObjectMeta{Name: "static", UID: "u-static", Annotations: map[string]string{api.MirrorPodAnnotationKey: "x"}},
+				Spec: api.PodSpec{NodeName: "node-a"}},
+		},
+	}
+	p := &NodeRestriction{Nodes: fakeNodes{"node-a": {ObjectMeta: api.ObjectMeta{Name: "node-a", UID: "u-node"}}}, Pods: objs, ServiceAccounts: objs,
+		Authorizer: authz.AuthorizerFunc(func(context.Context, authz.Attributes) (authz.Decision, string, error) {
+			return authz.NoOpinion, "", nil
+		})}
+	spec := func(change func(*api.PodCertificateRequestSpec)) *api.PodCertificateRequest {
+		s := api.PodCertificateRequestSpec{SignerName: "example.com/mine", PodName: "web", PodUID: "u-web", ServiceAccountName: "web",
+			ServiceAccountUID: "u-sa", NodeName: "node-a", NodeUID: "u-node"}
+		if change != nil {
+			change(&s)
+		}
+		return &api.PodCertificateRequest{ObjectMeta: api.ObjectMeta{Name: "r", Namespace: "default"}, Spec: s}
+	}
+	for _, tc := range []struct {
+		name string
+		req  *api.PodCertificateRequest
+		want string
+	}{
+		{"its pod's signer", spec(nil), ""},
+		{"another node", spec(func(s *api.PodCertificateRequestSpec) { s.NodeName = "node-b" }),
+			`podcertificaterequests.certificates.k8s.io "r" is forbidden: PodCertificateRequest.Spec.NodeName="node-b", which is not the requesting node "node-a"`},
+		{"a signer the pod does not mount", spec(func(s *api.PodCertificateRequestSpec) { s.SignerName = "example.com/other" }),
+			`podcertificaterequests.certificates.k8s.io "r" is forbidden: pod "default/web" does not mount a podCertificate projected volume for signer "example.com/other"`},
+		{"another account", spec(func(s *api.PodCertificateRequestSpec) { s.ServiceAccountName = "admin" }),
+			`podcertificaterequests.certificates.k8s.io "r" is forbidden: PodCertificateRequest for pod "default/web" contains serviceAccountName ("admin") that differs from running pod ("web")`},
+		{"a mirror pod", spec(func(s *api.PodCertificateRequestSpec) { s.PodName, s.PodUID = "static", "u-static" }),
+			`podcertificaterequests.certificates.k8s.io "r" is forbidden: pod "default/static" is a mirror pod`},
+		{"a stale pod UID", spec(func(s *api.PodCertificateRequestSpec) { s.PodUID = "old" }),
+			`Internal error occurred: PodCertificateRequest for pod "default/web" contains pod UID ("old") which differs from running pod "u-web"`},
+	} {
+		err := p.Validate(context.Background(), &Attributes{Operation: Create, Resource: pcrs, Namespace: "default", Object: tc.req, User: nodeA})
+		switch {
+		case err == nil && tc.want != "":
+			t.Errorf("%s: allowed, want %q", tc.name, tc.want)
+		case err != nil && err.Error() != tc.want:
+			t.Errorf("%s: %q, want %q", tc.name, err, tc.want)
+		}
+	}
+}
