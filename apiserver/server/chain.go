@@ -57,7 +57,11 @@ func (s *Server) withPanicRecovery(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+				stack := debug.Stack()
+				if hp, ok := v.(*handlerPanic); ok { // from withTimeout's goroutine
+					v, stack = hp.value, hp.stack
+				}
+				s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(stack))
 				writeError(w, r, fmt.Errorf("panic: %v", v))
 			}
 		}()

@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"net"
 	"net/http"
-	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -78,8 +78,7 @@ func (s *Server) withTimeout(next http.Handler) http.Handler {
 			defer func() {
 				v := recover()
 				if v != nil && v != http.ErrAbortHandler {
-					buf := make([]byte, 64<<10)
-					v = fmt.Sprintf("%v\n%s", v, buf[:runtime.Stack(buf, false)])
+					v = &handlerPanic{value: v, stack: debug.Stack()}
 				}
 				done <- v
 			}()
@@ -94,11 +93,22 @@ func (s *Server) withTimeout(next http.Handler) http.Handler {
 				panic(v)
 			}
 		case <-r.Context().Done():
-			s.metrics.terminated(r, info, http.StatusGatewayTimeout)
-			s.log.Info("request timed out", "verb", info.Verb, "path", r.URL.Path)
+			// The deadline, or the client gone: either way nobody waits
+			// for the handler any longer; only the deadline is counted.
+			if errors.Is(r.Context().Err(), context.DeadlineExceeded) {
+				s.metrics.terminated(r, info, http.StatusGatewayTimeout)
+				s.log.Info("request timed out", "method", r.Method, "path", r.URL.Path)
+			}
 			tw.timeout()
 		}
 	})
+}
+
+// handlerPanic carries a panic of the handler's goroutine to the
+// request's, with the stack where it happened, for withPanicRecovery.
+type handlerPanic struct {
+	value any
+	stack []byte
 }
 
 // timeoutWriter is the handler's ResponseWriter under withTimeout: its

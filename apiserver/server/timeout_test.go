@@ -135,3 +135,25 @@ func TestWatermarkGauge(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeoutPanic: a panic on the handler's goroutine reaches
+// withPanicRecovery as the handler's own value, answered 500 with that
+// value and no stack (which only the log gets).
+func TestTimeoutPanic(t *testing.T) {
+	t.Parallel()
+	s := New(Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h := s.withPanicRecovery(withRequestInfo(s.withRequestDeadline(s.withTimeout(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		panic("boom")
+	})))))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/api/v1/namespaces")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(body), `"message":"Internal error occurred: panic: boom"`) {
+		t.Errorf("%d %s, want 500 'Internal error occurred: panic: boom'", resp.StatusCode, body)
+	}
+}
