@@ -123,7 +123,7 @@ var runtimeClassPrinter = printer([]api.TableColumnDefinition{
 	return cells(o.Name, o.Handler, age(&o.ObjectMeta, now))
 })
 
-var flowSchemaPrinter = printer([]api.TableColumnDefinition{
+var flowSchemaPrinter = withLess(printer([]api.TableColumnDefinition{
 	nameColumn,
 	col("PriorityLevel", "string", flowcontrolv1.PriorityLevelConfigurationReference{}.SwaggerDoc()["name"]),
 	col("MatchingPrecedence", "string", flowcontrolv1.FlowSchemaSpec{}.SwaggerDoc()["matchingPrecedence"]),
@@ -143,7 +143,23 @@ var flowSchemaPrinter = printer([]api.TableColumnDefinition{
 		}
 	}
 	return cells(o.Name, o.Spec.PriorityLevelConfiguration.Name, int64(o.Spec.MatchingPrecedence), method, age(&o.ObjectMeta, now), missing)
+}), func(a, b *api.FlowSchema) bool {
+	// kube's FlowSchemaSequence: by matching precedence, then name.
+	if a.Spec.MatchingPrecedence != b.Spec.MatchingPrecedence {
+		return a.Spec.MatchingPrecedence < b.Spec.MatchingPrecedence
+	}
+	return a.Name < b.Name
 })
+
+// withLess sets the order of p's list rows, for objects of kind T.
+func withLess[T api.Object](p *Printer, less func(a, b T) bool) *Printer {
+	p.Less = func(a, b api.Object) bool {
+		ta, okA := a.(T)
+		tb, okB := b.(T)
+		return okA && okB && less(ta, tb)
+	}
+	return p
+}
 
 var priorityLevelConfigurationPrinter = printer([]api.TableColumnDefinition{
 	nameColumn,

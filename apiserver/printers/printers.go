@@ -15,7 +15,10 @@ type Printer struct {
 	// kube-apiserver always answers with all of them and kubectl hides
 	// the wide ones.
 	Columns []api.TableColumnDefinition
-	row     func(obj api.Object, now time.Time) (api.TableRow, bool)
+	// Less, when set, orders a list's rows (kube sorts FlowSchemas by
+	// matching precedence); nil keeps the list's order.
+	Less func(a, b api.Object) bool
+	row  func(obj api.Object, now time.Time) (api.TableRow, bool)
 }
 
 // Row is obj's row at time now (ages are relative to it), without its

@@ -11,6 +11,7 @@ import (
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/request"
+	"github.com/minik8s/minik8s/apiserver/warning"
 )
 
 // ComponentStatuses answers the componentstatuses resource: the probes of
@@ -86,6 +87,7 @@ func (s *Server) serveComputed(w http.ResponseWriter, r *http.Request, info *req
 		}
 		writeJSON(w, r, http.StatusCreated, api.Status{TypeMeta: api.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: api.StatusSuccess, Code: http.StatusCreated})
 	case "componentstatuses":
+		warning.Add(r.Context(), "v1 ComponentStatus is deprecated in v1.19+")
 		conv, err := converter(r, ri)
 		if err != nil {
 			writeError(w, r, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,8 +110,23 @@ func (c *Converter) List(res *registry.ListResult) ([]byte, error) {
 	lm := api.ListMeta{ResourceVersion: res.ResourceVersion, Continue: res.Continue, RemainingItemCount: res.RemainingItemCount}
 	switch c.target.Kind {
 	case KindTable:
-		rows := make([]api.TableRow, len(res.Items))
-		for i, it := range res.Items {
+		items := res.Items
+		if c.printer.Less != nil {
+			// kube prints some lists in an order of their own
+			// (FlowSchemas by matching precedence).
+			items = slices.Clone(items)
+			slices.SortStableFunc(items, func(a, b registry.Item) int {
+				switch {
+				case c.printer.Less(a.Object, b.Object):
+					return -1
+				case c.printer.Less(b.Object, a.Object):
+					return 1
+				}
+				return 0
+			})
+		}
+		rows := make([]api.TableRow, len(items))
+		for i, it := range items {
 			row, err := c.row(it.Object, it.JSON)
 			if err != nil {
 				return nil, err
