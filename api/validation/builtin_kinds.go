@@ -1,6 +1,8 @@
 package validation
 
 import (
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"slices"
@@ -76,7 +78,9 @@ func validateBuiltinKinds(obj, old api.Object) (errs field.ErrorList, ok bool) {
 		errs = validateMutatingAdmissionPolicy(&o.Spec, field.NewPath("spec"))
 	case *api.MutatingAdmissionPolicyBinding:
 		errs = validateMutatingAdmissionPolicyBinding(&o.Spec, field.NewPath("spec"))
-	case *api.NetworkPolicy, *api.FlowSchema, *api.PriorityLevelConfiguration, *api.ClusterTrustBundle:
+	case *api.NetworkPolicy:
+		errs = validateNetworkPolicySpec(&o.Spec, field.NewPath("spec"))
+	case *api.FlowSchema, *api.PriorityLevelConfiguration:
 		// Metadata only, for now (see above).
 	default:
 		return nil, false
@@ -330,6 +334,214 @@ func mutatingRuleOperations(m *api.MatchResources, p *field.Path) field.ErrorLis
 			if !slices.Contains(mutatingOperations, string(op)) {
 				errs = append(errs, field.NotSupported(p.Child("resourceRules", "operations"), string(op), mutatingOperations))
 			}
+		}
+	}
+	return errs
+}
+
+func validateNetworkPolicySpec(spec *api.NetworkPolicySpec, p *field.Path) field.ErrorList {
+	errs := ValidateLabelSelector(&spec.PodSelector, LabelSelectorOptions{}, p.Child("podSelector"))
+	rules := func(kind, peers string, n int, ports func(int) []api.NetworkPolicyPort, peer func(int) []api.NetworkPolicyPeer) {
+		for i := range n {
+			rp := p.Child(kind).Index(i)
+			for j, port := range ports(i) {
+				errs = append(errs, validateNetworkPolicyPort(&port, rp.Child("ports").Index(j))...)
+			}
+			for j, pe := range peer(i) {
+				errs = append(errs, validateNetworkPolicyPeer(&pe, rp.Child(peers).Index(j))...)
+			}
+		}
+	}
+	rules("ingress", "from", len(spec.Ingress), func(i int) []api.NetworkPolicyPort { return spec.Ingress[i].Ports },
+		func(i int) []api.NetworkPolicyPeer { return spec.Ingress[i].From })
+	rules("egress", "to", len(spec.Egress), func(i int) []api.NetworkPolicyPort { return spec.Egress[i].Ports },
+		func(i int) []api.NetworkPolicyPeer { return spec.Egress[i].To })
+	if len(spec.PolicyTypes) > 2 {
+		return append(errs, field.Invalid(p.Child("policyTypes"), asJSON(spec.PolicyTypes), "may not specify more than two policyTypes"))
+	}
+	for i, t := range spec.PolicyTypes {
+		if t != "Ingress" && t != "Egress" {
+			errs = append(errs, field.NotSupported(p.Child("policyTypes").Index(i), string(t), []string{"Ingress", "Egress"}))
+		}
+	}
+	return errs
+}
+
+func validateNetworkPolicyPort(port *api.NetworkPolicyPort, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if pr := port.Protocol; pr != nil && *pr != api.ProtocolTCP && *pr != api.ProtocolUDP && *pr != api.ProtocolSCTP {
+		errs = append(errs, field.NotSupported(p.Child("protocol"), string(*pr), []string{"TCP", "UDP", "SCTP"}))
+	}
+	switch {
+	case port.Port == nil:
+		if port.EndPort != nil {
+			errs = append(errs, field.Invalid(p.Child("endPort"), *port.EndPort, "may not be specified when `port` is not specified"))
+		}
+	case port.Port.Type == api.Int:
+		for _, msg := range naming.IsValidPortNum(int(port.Port.IntVal)) {
+			errs = append(errs, field.Invalid(p.Child("port"), port.Port.IntVal, msg))
+		}
+		if port.EndPort != nil {
+			if *port.EndPort < port.Port.IntVal {
+				errs = append(errs, field.Invalid(p.Child("endPort"), *port.EndPort, "must be greater than or equal to `port`"))
+			}
+			for _, msg := range naming.IsValidPortNum(int(*port.EndPort)) {
+				errs = append(errs, field.Invalid(p.Child("endPort"), *port.EndPort, msg))
+			}
+		}
+	default:
+		if port.EndPort != nil {
+			errs = append(errs, field.Invalid(p.Child("endPort"), *port.EndPort, "may not be specified when `port` is non-numeric"))
+		}
+		for _, msg := range naming.IsValidPortName(port.Port.StrVal) {
+			errs = append(errs, field.Invalid(p.Child("port"), port.Port.StrVal, msg))
+		}
+	}
+	return errs
+}
+
+func validateNetworkPolicyPeer(peer *api.NetworkPolicyPeer, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	n := 0
+	if peer.PodSelector != nil {
+		n++
+		errs = append(errs, ValidateLabelSelector(peer.PodSelector, LabelSelectorOptions{}, p.Child("podSelector"))...)
+	}
+	if peer.NamespaceSelector != nil {
+		n++
+		errs = append(errs, ValidateLabelSelector(peer.NamespaceSelector, LabelSelectorOptions{}, p.Child("namespaceSelector"))...)
+	}
+	if b := peer.IPBlock; b != nil {
+		n++
+		errs = append(errs, validateIPBlock(b, p.Child("ipBlock"))...)
+	}
+	switch {
+	case n == 0:
+		errs = append(errs, field.Required(p, "must specify a peer"))
+	case n > 1 && peer.IPBlock != nil:
+		errs = append(errs, field.Forbidden(p, "may not specify both ipBlock and another peer"))
+	}
+	return errs
+}
+
+func validateIPBlock(b *api.IPBlock, p *field.Path) field.ErrorList {
+	if b.CIDR == "" {
+		return field.ErrorList{field.Required(p.Child("cidr"), "")}
+	}
+	var errs field.ErrorList
+	for _, msg := range naming.IsValidCIDRForLegacyField(b.CIDR, true) {
+		errs = append(errs, field.Invalid(p.Child("cidr"), b.CIDR, msg))
+	}
+	_, cidr, err := net.ParseCIDR(b.CIDR)
+	if err != nil {
+		return errs
+	}
+	for i, ex := range b.Except {
+		ep := p.Child("except").Index(i)
+		for _, msg := range naming.IsValidCIDRForLegacyField(ex, true) {
+			errs = append(errs, field.Invalid(ep, ex, msg))
+		}
+		_, exNet, err := net.ParseCIDR(ex)
+		if err != nil {
+			continue
+		}
+		cidrLen, _ := cidr.Mask.Size()
+		exLen, _ := exNet.Mask.Size()
+		if !cidr.Contains(exNet.IP) || cidrLen >= exLen {
+			errs = append(errs, field.Invalid(ep, ex, "must be a strict subset of `cidr`"))
+		}
+	}
+	return errs
+}
+
+// maxTrustBundleSize is kube's bound on a ClusterTrustBundle's PEM.
+const maxTrustBundleSize = 1 << 20
+
+// validateClusterTrustBundle checks a ClusterTrustBundle being created,
+// or updated from old: its name is prefixed with its signer's
+// ("example.com:signer:NAME"), its PEM holds CA certificates only, each
+// once.
+func validateClusterTrustBundle(b, old *api.ClusterTrustBundle) field.ErrorList {
+	signer := b.Spec.SignerName
+	nameFn := func(name string, prefix bool) []string {
+		if signer == "" {
+			if strings.Contains(name, ":") {
+				return []string{"ClusterTrustBundle without signer name must not have \":\" in its name"}
+			}
+			return naming.NameIsDNSSubdomain(name, prefix)
+		}
+		want := strings.ReplaceAll(signer, "/", ":") + ":"
+		if !strings.HasPrefix(name, want) {
+			return []string{fmt.Sprintf("ClusterTrustBundle for signerName %s must be named with prefix %s", signer, want)}
+		}
+		return naming.NameIsDNSSubdomain(strings.TrimPrefix(name, want), prefix)
+	}
+	errs := ValidateObjectMeta(&b.ObjectMeta, false, nameFn, field.NewPath("metadata"))
+	if signer != "" {
+		errs = append(errs, ValidateSignerName(field.NewPath("spec", "signerName"), signer)...)
+	}
+	// An update that keeps the PEM does not parse it again, as kube.
+	if old == nil || b.Spec.TrustBundle != old.Spec.TrustBundle {
+		errs = append(errs, validateTrustBundle(field.NewPath("spec", "trustBundle"), b.Spec.TrustBundle)...)
+	}
+	if old != nil {
+		errs = append(errs, ValidateObjectMetaUpdate(&b.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
+		errs = append(errs, validateImmutable(b.Spec.SignerName, old.Spec.SignerName, field.NewPath("spec", "signerName"))...)
+	}
+	return errs
+}
+
+// validateTrustBundle is kube's: PEM CERTIFICATE blocks without headers,
+// each a CA certificate, none twice, at least one.
+func validateTrustBundle(p *field.Path, in string) field.ErrorList {
+	if len(in) > maxTrustBundleSize {
+		return field.ErrorList{field.TooLong(p, "", maxTrustBundleSize)}
+	}
+	const omitted = "<value omitted>"
+	var errs field.ErrorList
+	seen := map[string][]int{}
+	var order []string
+	rest := []byte(in)
+	for i := 0; ; i++ {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			break
+		}
+		switch {
+		case b.Type != "CERTIFICATE":
+			errs = append(errs, field.Invalid(p, omitted, fmt.Sprintf("entry %d has bad block type: %v", i, b.Type)))
+			continue
+		case len(b.Headers) != 0:
+			errs = append(errs, field.Invalid(p, omitted, fmt.Sprintf("entry %d has PEM block headers", i)))
+			continue
+		}
+		cert, err := x509.ParseCertificate(b.Bytes)
+		switch {
+		case err != nil:
+			errs = append(errs, field.Invalid(p, omitted, fmt.Sprintf("entry %d does not parse as X.509", i)))
+			continue
+		case !cert.IsCA:
+			errs = append(errs, field.Invalid(p, omitted, fmt.Sprintf("entry %d does not have the CA bit set", i)))
+			continue
+		case !cert.BasicConstraintsValid:
+			errs = append(errs, field.Invalid(p, omitted, fmt.Sprintf("entry %d has invalid basic constraints", i)))
+			continue
+		}
+		if _, ok := seen[string(b.Bytes)]; !ok {
+			order = append(order, string(b.Bytes))
+		}
+		seen[string(b.Bytes)] = append(seen[string(b.Bytes)], i)
+	}
+	if len(errs) != 0 {
+		return errs
+	}
+	if len(seen) == 0 {
+		return field.ErrorList{field.Invalid(p, omitted, "at least one trust anchor must be provided")}
+	}
+	for _, k := range order {
+		if idx := seen[k]; len(idx) > 1 {
+			errs = append(errs, field.Invalid(p, omitted, fmt.Sprintf("duplicate trust anchor (indices %v)", idx)))
 		}
 	}
 	return errs

@@ -56,6 +56,8 @@ func Validate(obj api.Object) field.ErrorList {
 		return ValidateCertificateSigningRequest(o)
 	case *api.APIService:
 		return ValidateAPIService(o)
+	case *api.ClusterTrustBundle:
+		return validateClusterTrustBundle(o, nil)
 	}
 	if r, ok := resourceOf(obj); ok {
 		errs := ValidateObjectMeta(obj.GetObjectMeta(), r.Namespaced, naming.NameIsDNSSubdomain, field.NewPath("metadata"))
@@ -110,6 +112,8 @@ func ValidateUpdate(obj, old api.Object) field.ErrorList {
 		return ValidateCertificateSigningRequestUpdate(o, old.(*api.CertificateSigningRequest))
 	case *api.APIService:
 		return ValidateAPIServiceUpdate(o, old.(*api.APIService))
+	case *api.ClusterTrustBundle:
+		return validateClusterTrustBundle(o, old.(*api.ClusterTrustBundle))
 	}
 	if _, ok := resourceOf(obj); ok {
 		errs := ValidateObjectMetaUpdate(obj.GetObjectMeta(), old.GetObjectMeta(), field.NewPath("metadata"))

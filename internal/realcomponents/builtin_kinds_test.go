@@ -222,6 +222,7 @@ func TestBuiltinKindsAsKube(t *testing.T) {
 		{admission + "/mutatingadmissionpolicies", `{"metadata":{"name":"label"},"spec":{"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE"],"resources":["configmaps"]}]},"mutations":[{"patchType":"ApplyConfiguration","applyConfiguration":{"expression":"Object{metadata: Object.metadata{labels: {\"a\": \"b\"}}}"}}],"reinvocationPolicy":"Never"}}`},
 		{admission + "/mutatingadmissionpolicybindings", `{"metadata":{"name":"label"},"spec":{"policyName":"label"}}`},
 		{certs + "/clustertrustbundles", `{"metadata":{"name":"bundle"},"spec":{"trustBundle":` + strconv.Quote(testCAPEM(t)) + `}}`},
+		{certs + "/clustertrustbundles", `{"metadata":{"name":"example.com:signer:bundle"},"spec":{"signerName":"example.com/signer","trustBundle":` + strconv.Quote(testCAPEM(t)) + `}}`},
 	} {
 		name := c.body[strings.Index(c.body, `"name":"`)+8:]
 		name = name[:strings.Index(name, `"`)]
@@ -243,6 +244,11 @@ func TestBuiltinKindsAsKube(t *testing.T) {
 		{admission + "/mutatingadmissionpolicies", `{"metadata":{"name":"empty"},"spec":{}}`},
 		{admission + "/mutatingadmissionpolicies", `{"metadata":{"name":"deletes"},"spec":{"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["DELETE"],"resources":["pods"]}]},"mutations":[{"patchType":"JSONPatch"}],"reinvocationPolicy":"Sometimes"}}`},
 		{admission + "/mutatingadmissionpolicybindings", `{"metadata":{"name":"nopolicy"},"spec":{}}`},
+		{networking + "/namespaces/default/networkpolicies", `{"metadata":{"name":"badport"},"spec":{"podSelector":{},"ingress":[{"ports":[{"port":70000,"endPort":5,"protocol":"ICMP"},{"port":"Not_A_Name","endPort":90}]}],"policyTypes":["Ingress","Sideways"]}}`},
+		{networking + "/namespaces/default/networkpolicies", `{"metadata":{"name":"badpeer"},"spec":{"podSelector":{"matchExpressions":[{"key":"a","operator":"Has"}]},"egress":[{"to":[{},{"podSelector":{},"ipBlock":{"cidr":"10.0.0.0/8"}},{"ipBlock":{"cidr":"10.0.0.1/8","except":["192.168.0.0/16"]}}]}]}}`},
+		{certs + "/clustertrustbundles", `{"metadata":{"name":"nopem"},"spec":{"trustBundle":"not a certificate"}}`},
+		{certs + "/clustertrustbundles", `{"metadata":{"name":"a:b"},"spec":{"trustBundle":` + strconv.Quote(testCAPEM(t)) + `}}`},
+		{certs + "/clustertrustbundles", `{"metadata":{"name":"wrong"},"spec":{"signerName":"example.com/signer","trustBundle":` + strconv.Quote(testCAPEM(t)) + `}}`},
 	} {
 		both.sameRefusal(t, "POST", c.path, c.body)
 	}
