@@ -337,7 +337,11 @@ func TestMaxInFlight(t *testing.T) {
 func TestRequestTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	const requestTimeout = 2 * time.Second
+	// The bounds below are generous above (a loaded machine answers
+	// late) and strict below (nothing is answered before its deadline);
+	// the default is long enough that a ?timeout= of 500ms is told from
+	// it on any machine.
+	const requestTimeout = 5 * time.Second
 	s := apiservertest.Start(t, apiservertest.WithTLS, func(o *app.Options) {
 		o.RequestTimeout = requestTimeout
 		o.ServingIdleTimeout = time.Second
@@ -351,10 +355,10 @@ func TestRequestTimeout(t *testing.T) {
 		query    string
 		min, max time.Duration
 	}{
-		{"", requestTimeout, requestTimeout + time.Second},
+		{"", requestTimeout, 3 * requestTimeout},
 		{"?timeout=500ms", 500 * time.Millisecond, requestTimeout},
-		{"?timeout=10m", requestTimeout, requestTimeout + time.Second},
-		{"?timeout=0s", requestTimeout, requestTimeout + time.Second},
+		{"?timeout=10m", requestTimeout, 3 * requestTimeout},
+		{"?timeout=0s", requestTimeout, 3 * requestTimeout},
 	} {
 		a := c.send(t, true, "GET", flundersPath+tc.query, "")
 		if a.code != http.StatusGatewayTimeout || a.body != want {
@@ -391,10 +395,10 @@ func TestRequestTimeout(t *testing.T) {
 	_, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
 	idleSince := time.Now()
-	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 	if _, err := br.ReadByte(); err != io.EOF {
 		t.Errorf("idle connection: read %v, want EOF (closed by the server)", err)
-	} else if idle := time.Since(idleSince); idle < 900*time.Millisecond || idle > 3*time.Second {
+	} else if idle := time.Since(idleSince); idle < 900*time.Millisecond || idle > 20*time.Second {
 		t.Errorf("idle connection closed after %v, want about 1s", idle)
 	}
 }
