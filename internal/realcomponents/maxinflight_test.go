@@ -110,7 +110,7 @@ func (s *slowServer) scenario(t *testing.T, timeout time.Duration) limits {
 	l.MastersHealthzOverLimit = s.admin.limitAnswer(t, "GET", "/healthz", "")
 	l.TimedOutRead = <-read
 	elapsed := time.Since(start)
-	l.ReadElapsedOK = elapsed >= timeout && elapsed < timeout+5*time.Second
+	l.ReadElapsedOK = elapsed >= timeout && elapsed < 3*timeout // generous: a loaded machine answers late
 	write := s.hold(t, "POST", aggregatortest.HeldPath)
 	l.WriteOverLimit = s.bob.limitAnswer(t, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"bobs"}}`)
 	l.TimedOutWrite = <-write
