@@ -184,6 +184,10 @@ func (tw *timeoutWriter) Flush() {
 	}
 }
 
+// Unwrap lets http.ResponseController reach the connection's deadlines;
+// Flush and Hijack stay behind the timeout.
+func (tw *timeoutWriter) Unwrap() http.ResponseWriter { return tw.w }
+
 func (tw *timeoutWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
