@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/minik8s/minik8s/api/resource"
 )
@@ -358,6 +359,31 @@ const (
 	AppArmorProfileTypeRuntimeDefault AppArmorProfileType = "RuntimeDefault"
 	AppArmorProfileTypeLocalhost      AppArmorProfileType = "Localhost"
 )
+
+// The deprecated per-container AppArmor annotation (the key ends with the
+// container's name) and its values, still synced to appArmorProfile on
+// create as Kubernetes does.
+const (
+	DeprecatedAppArmorAnnotationKeyPrefix            = "container.apparmor.security.beta.kubernetes.io/"
+	DeprecatedAppArmorAnnotationValueLocalhostPrefix = "localhost/"
+	DeprecatedAppArmorAnnotationValueRuntimeDefault  = "runtime/default"
+	DeprecatedAppArmorAnnotationValueUnconfined      = "unconfined"
+)
+
+// AppArmorFieldForAnnotation is the appArmorProfile an AppArmor annotation
+// value means, nil for an unknown value or an empty localhost profile.
+func AppArmorFieldForAnnotation(annotation string) *AppArmorProfile {
+	switch annotation {
+	case DeprecatedAppArmorAnnotationValueUnconfined:
+		return &AppArmorProfile{Type: AppArmorProfileTypeUnconfined}
+	case DeprecatedAppArmorAnnotationValueRuntimeDefault:
+		return &AppArmorProfile{Type: AppArmorProfileTypeRuntimeDefault}
+	}
+	if name, ok := strings.CutPrefix(annotation, DeprecatedAppArmorAnnotationValueLocalhostPrefix); ok && name != "" {
+		return &AppArmorProfile{Type: AppArmorProfileTypeLocalhost, LocalhostProfile: &name}
+	}
+	return nil
+}
 
 // AppArmorProfile selects an AppArmor profile.
 type AppArmorProfile struct {

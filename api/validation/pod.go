@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"path"
 	"slices"
@@ -29,6 +30,7 @@ func ValidatePod(pod *api.Pod) field.ErrorList {
 	if pod.Spec.NodeName != "" && len(pod.Spec.SchedulingGates) != 0 {
 		errs = append(errs, field.Forbidden(specPath.Child("nodeName"), "cannot be set until all schedulingGates have been cleared"))
 	}
+	errs = append(errs, validateAppArmorAnnotationsMatchFields(pod.Annotations, &pod.Spec, specPath)...)
 	return errs
 }
 
@@ -36,6 +38,7 @@ func validatePodMetadataAndSpec(pod *api.Pod) field.ErrorList {
 	specPath := field.NewPath("spec")
 	errs := ValidateObjectMeta(&pod.ObjectMeta, true, naming.NameIsDNSSubdomain, field.NewPath("metadata"))
 	errs = append(errs, validatePodSpec(&pod.Spec, specPath, podOptions{resourceIsPod: true})...)
+	errs = append(errs, validateAppArmorAnnotations(pod.Annotations, &pod.Spec, field.NewPath("metadata", "annotations"))...)
 	// Pods only (not templates), kept from Kubernetes for compatibility.
 	for _, list := range []struct {
 		cs   []api.Container
@@ -55,6 +58,98 @@ func ValidatePodTemplateSpec(t *api.PodTemplateSpec, path *field.Path) field.Err
 	errs := ValidateLabels(t.Labels, path.Child("labels"))
 	errs = append(errs, ValidateAnnotations(t.Annotations, path.Child("annotations"))...)
 	errs = append(errs, ValidatePodSpec(&t.Spec, path.Child("spec"))...)
+	errs = append(errs, validateAppArmorAnnotations(t.Annotations, &t.Spec, path.Child("annotations"))...)
+	errs = append(errs, validateAppArmorAnnotationsMatchFields(t.Annotations, &t.Spec, path.Child("spec"))...)
+	return errs
+}
+
+const (
+	appArmorAnnotationPrefix     = api.DeprecatedAppArmorAnnotationKeyPrefix
+	appArmorAnnotationLocalhost  = api.DeprecatedAppArmorAnnotationValueLocalhostPrefix
+	appArmorAnnotationDefault    = api.DeprecatedAppArmorAnnotationValueRuntimeDefault
+	appArmorAnnotationUnconfined = api.DeprecatedAppArmorAnnotationValueUnconfined
+)
+
+// validateAppArmorAnnotations is Kubernetes' ValidateAppArmorPodAnnotations:
+// each annotation names a container of the pod and a known profile form.
+func validateAppArmorAnnotations(annotations map[string]string, spec *api.PodSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
+		name, ok := strings.CutPrefix(k, appArmorAnnotationPrefix)
+		if !ok {
+			continue
+		}
+		found := false
+		visitContainers(spec, field.NewPath("spec"), func(c *api.Container, _ *field.Path) { found = found || c.Name == name })
+		if !found {
+			errs = append(errs, field.Invalid(p.Key(k), name, "container not found"))
+		}
+		if v := annotations[k]; v != "" && v != appArmorAnnotationDefault && v != appArmorAnnotationUnconfined && !strings.HasPrefix(v, appArmorAnnotationLocalhost) {
+			errs = append(errs, field.Invalid(p.Key(k), v, fmt.Sprintf("invalid AppArmor profile name: %q", v)))
+		}
+	}
+	return errs
+}
+
+// validateAppArmorAnnotationsMatchFields: on create, a container's
+// AppArmor annotation must say what its (or the pod's) appArmorProfile
+// says, as Kubernetes checks; Windows pods are not checked.
+func validateAppArmorAnnotationsMatchFields(annotations map[string]string, spec *api.PodSpec, p *field.Path) field.ErrorList {
+	if spec.OS != nil && spec.OS.Name == "windows" {
+		return nil
+	}
+	var podProfile *api.AppArmorProfile
+	if spec.SecurityContext != nil {
+		podProfile = spec.SecurityContext.AppArmorProfile
+	}
+	var errs field.ErrorList
+	visitContainers(spec, p, func(c *api.Container, cp *field.Path) {
+		profile := podProfile
+		if c.SecurityContext != nil && c.SecurityContext.AppArmorProfile != nil {
+			profile = c.SecurityContext.AppArmorProfile
+		}
+		annotation, found := annotations[appArmorAnnotationPrefix+c.Name]
+		if profile == nil || !found {
+			return
+		}
+		ap := cp.Child("securityContext", "appArmorProfile")
+		mismatch := field.Forbidden(ap.Child("type"), "apparmor type in annotation and field must match")
+		switch profile.Type {
+		case api.AppArmorProfileTypeUnconfined:
+			if annotation != appArmorAnnotationUnconfined {
+				errs = append(errs, mismatch)
+			}
+		case api.AppArmorProfileTypeRuntimeDefault:
+			if annotation != appArmorAnnotationDefault {
+				errs = append(errs, mismatch)
+			}
+		case api.AppArmorProfileTypeLocalhost:
+			if !strings.HasPrefix(annotation, appArmorAnnotationLocalhost) {
+				errs = append(errs, mismatch)
+			} else if profile.LocalhostProfile == nil || strings.TrimPrefix(annotation, appArmorAnnotationLocalhost) != *profile.LocalhostProfile {
+				errs = append(errs, field.Forbidden(ap.Child("localhostProfile"), "apparmor profile in annotation and field must match"))
+			}
+		}
+	})
+	return errs
+}
+
+// validateAppArmorAnnotationUpdates: a pod's AppArmor annotations are
+// immutable.
+func validateAppArmorAnnotationUpdates(annotations, old map[string]string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range slices.Sorted(maps.Keys(old)) {
+		if v, ok := annotations[k]; ok && v == old[k] || !strings.HasPrefix(k, appArmorAnnotationPrefix) {
+			continue
+		}
+		errs = append(errs, field.Forbidden(p.Key(k), "may not remove or update AppArmor annotations"))
+	}
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
+		if _, ok := old[k]; ok || !strings.HasPrefix(k, appArmorAnnotationPrefix) {
+			continue
+		}
+		errs = append(errs, field.Forbidden(p.Key(k), "may not add AppArmor annotations"))
+	}
 	return errs
 }
 
@@ -75,6 +170,7 @@ func ValidatePodUpdate(pod, old *api.Pod) field.ErrorList {
 	specPath := field.NewPath("spec")
 	errs := ValidateObjectMetaUpdate(&pod.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	errs = append(errs, validatePodMetadataAndSpec(pod)...)
+	errs = append(errs, validateAppArmorAnnotationUpdates(pod.Annotations, old.Annotations, field.NewPath("metadata", "annotations"))...)
 
 	for _, pair := range []struct {
 		cs, oldCs []api.Container
@@ -1534,7 +1630,12 @@ func validateProcMountHostUsers(spec *api.PodSpec, p *field.Path) field.ErrorLis
 	return errs
 }
 
-// validateAppArmorProfile is Kubernetes' ValidateAppArmorProfileField.
+// ValidateAppArmorProfile checks an appArmorProfile at path p, as
+// Kubernetes' ValidateAppArmorProfileField.
+func ValidateAppArmorProfile(ap *api.AppArmorProfile, p *field.Path) field.ErrorList {
+	return validateAppArmorProfile(ap, p)
+}
+
 func validateAppArmorProfile(ap *api.AppArmorProfile, p *field.Path) field.ErrorList {
 	if ap == nil {
 		return nil

@@ -216,6 +216,7 @@ var (
 func (podStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
 	pod := obj.(*api.Pod)
 	pod.Status = api.PodStatus{Phase: api.PodPending}
+	syncAppArmorAnnotations(ctx, pod)
 }
 
 func (podStrategy) Fields(obj api.Object) map[string]string {

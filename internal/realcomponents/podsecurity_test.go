@@ -216,8 +216,40 @@ func TestPodSecurityAsKube(t *testing.T) {
 			}
 			both.sameAnswer(t, http.StatusUnprocessableEntity, "POST", pods("psa-open"), `{"metadata":{"name":"bad"},"spec":{`+spec+`}}`)
 		}
+		// The deprecated AppArmor annotations: a container of the pod, a
+		// known form, the same profile as the field, never changed; on
+		// create one is copied to a container without the field, with a
+		// deprecation warning.
+		const annotated = `{"metadata":{"name":"%s","annotations":{%s}},
+			"spec":{"automountServiceAccountToken":false,"securityContext":{"appArmorProfile":{"type":"Localhost","localhostProfile":"mine"}},
+			"containers":[{"name":"c","image":"busybox"%s}]}}`
+		both.sameAnswer(t, http.StatusUnprocessableEntity, "POST", pods("psa-open"), fmt.Sprintf(annotated, "bad",
+			`"container.apparmor.security.beta.kubernetes.io/nope":"runtime/default","container.apparmor.security.beta.kubernetes.io/c":"docker-default"`, ""))
+		both.sameAnswer(t, http.StatusUnprocessableEntity, "POST", pods("psa-open"), fmt.Sprintf(annotated, "bad",
+			`"container.apparmor.security.beta.kubernetes.io/c":"unconfined"`, `,"securityContext":{"appArmorProfile":{"type":"RuntimeDefault"}}`))
+		both.sameAnswer(t, http.StatusUnprocessableEntity, "POST", pods("psa-open"), fmt.Sprintf(annotated, "bad",
+			`"container.apparmor.security.beta.kubernetes.io/c":"localhost/other"`, `,"securityContext":{"appArmorProfile":{"type":"Localhost","localhostProfile":"mine"}}`))
+		// An empty localhost profile is not copied, and then does not
+		// match the pod's profile.
+		psaSame(t, both, http.StatusUnprocessableEntity, "POST", pods("psa-open"), fmt.Sprintf(annotated, "aa-empty",
+			`"container.apparmor.security.beta.kubernetes.io/c":"localhost/"`, ""))
+		for name, value := range map[string]string{"aa-unconfined": "unconfined", "aa-other": "localhost/other", "aa-same": "localhost/mine"} {
+			psaSame(t, both, http.StatusCreated, "POST", pods("psa-open"), fmt.Sprintf(annotated, name,
+				`"container.apparmor.security.beta.kubernetes.io/c":"`+value+`"`, ""))
+			for _, e := range both.each() {
+				got := e.must(t, http.StatusOK, "GET", pods("psa-open")+"/"+name, "")
+				sc, _ := json.Marshal(got["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["securityContext"])
+				t.Logf("%s %s: container securityContext %s", e.name, name, sc)
+			}
+		}
+		both.sameAnswer(t, http.StatusUnprocessableEntity, "POST", "/apis/apps/v1/namespaces/psa-open/deployments", `{"metadata":{"name":"bad"},
+			"spec":{"selector":{"matchLabels":{"app":"bad"}},"template":{"metadata":{"labels":{"app":"bad"},
+			"annotations":{"container.apparmor.security.beta.kubernetes.io/c":"runtime/default"}},
+			"spec":{"containers":[{"name":"c","image":"busybox","securityContext":{"appArmorProfile":{"type":"Unconfined"}}}]}}}}`)
 		psaSame(t, both, http.StatusCreated, "POST", pods("psa-open"), `{"metadata":{"name":"userns"},"spec":{"automountServiceAccountToken":false,"hostUsers":false,
 			"securityContext":{"supplementalGroupsPolicy":"Strict","seLinuxChangePolicy":"MountOption","appArmorProfile":{"type":"Localhost","localhostProfile":"p"}},
 			"containers":[{"name":"c","image":"busybox","securityContext":{"procMount":"Unmasked","seLinuxOptions":{"level":"s0:c1"}}}]}}`)
+		both.sameAnswer(t, http.StatusUnprocessableEntity, "PATCH", pods("psa-open")+"/userns",
+			`{"metadata":{"annotations":{"container.apparmor.security.beta.kubernetes.io/c":"localhost/p"}}}`)
 	})
 }
