@@ -80,8 +80,10 @@ func validateBuiltinKinds(obj, old api.Object) (errs field.ErrorList, ok bool) {
 		errs = validateMutatingAdmissionPolicyBinding(&o.Spec, field.NewPath("spec"))
 	case *api.NetworkPolicy:
 		errs = validateNetworkPolicySpec(&o.Spec, field.NewPath("spec"))
-	case *api.FlowSchema, *api.PriorityLevelConfiguration:
-		// Metadata only, for now (see above).
+	case *api.FlowSchema:
+		errs = validateFlowSchemaSpec(o.Name, &o.Spec, field.NewPath("spec"))
+	case *api.PriorityLevelConfiguration:
+		errs = validatePriorityLevelConfigurationSpec(o.Name, &o.Spec, field.NewPath("spec"))
 	default:
 		return nil, false
 	}
@@ -545,4 +547,207 @@ func validateTrustBundle(p *field.Path, in string) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// Kubernetes' flow control bounds.
+const (
+	flowSchemaMaxMatchingPrecedence = 10000
+	maxQueues                       = 10 * 1000 * 1000
+)
+
+func validateFlowSchemaSpec(name string, spec *api.FlowSchemaSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	mp := p.Child("matchingPrecedence")
+	if spec.MatchingPrecedence <= 0 {
+		errs = append(errs, field.Invalid(mp, spec.MatchingPrecedence, "must be a positive value"))
+	}
+	if spec.MatchingPrecedence > flowSchemaMaxMatchingPrecedence {
+		errs = append(errs, field.Invalid(mp, spec.MatchingPrecedence, fmt.Sprintf("must not be greater than %v", flowSchemaMaxMatchingPrecedence)))
+	}
+	if spec.MatchingPrecedence == 1 && name != "exempt" {
+		errs = append(errs, field.Invalid(mp, spec.MatchingPrecedence, "only the schema named 'exempt' may have matchingPrecedence 1"))
+	}
+	if spec.PriorityLevelConfiguration.Name == "" {
+		errs = append(errs, field.Required(p.Child("priorityLevelConfiguration", "name"), "must reference a priority level"))
+	}
+	for i, r := range spec.Rules {
+		rp := p.Child("rules").Index(i)
+		if len(r.Subjects) == 0 {
+			errs = append(errs, field.Required(rp.Child("subjects"), "subjects must contain at least one value"))
+		}
+		for j := range r.Subjects {
+			errs = append(errs, validateFlowSchemaSubject(&r.Subjects[j], rp.Child("subjects").Index(j))...)
+		}
+		if len(r.ResourceRules) == 0 && len(r.NonResourceRules) == 0 {
+			errs = append(errs, field.Required(rp, "at least one of resourceRules and nonResourceRules has to be non-empty"))
+		}
+		for j, rr := range r.ResourceRules {
+			rrp := rp.Child("resourceRules").Index(j)
+			if len(rr.Verbs) == 0 {
+				errs = append(errs, field.Required(rrp.Child("verbs"), "verbs must contain at least one value"))
+			}
+			if len(rr.APIGroups) == 0 {
+				errs = append(errs, field.Required(rrp.Child("apiGroups"), "resource rules must supply at least one api group"))
+			}
+			if len(rr.Resources) == 0 {
+				errs = append(errs, field.Required(rrp.Child("resources"), "resource rules must supply at least one resource"))
+			}
+			if len(rr.Namespaces) == 0 && !rr.ClusterScope {
+				errs = append(errs, field.Required(rrp.Child("namespaces"), "resource rules that are not cluster scoped must supply at least one namespace"))
+			}
+		}
+		for j, nr := range r.NonResourceRules {
+			nrp := rp.Child("nonResourceRules").Index(j)
+			if len(nr.Verbs) == 0 {
+				errs = append(errs, field.Required(nrp.Child("verbs"), "verbs must contain at least one value"))
+			}
+			if len(nr.NonResourceURLs) == 0 {
+				errs = append(errs, field.Required(nrp.Child("nonResourceURLs"), "nonResourceURLs must contain at least one value"))
+			}
+		}
+	}
+	return errs
+}
+
+func validateFlowSchemaSubject(s *api.FlowSchemaSubject, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	forbid := func(set bool, child, msg string) {
+		if set {
+			errs = append(errs, field.Forbidden(p.Child(child), msg))
+		}
+	}
+	const (
+		notUser  = "user is forbidden when subject kind is not 'User'"
+		notGroup = "group is forbidden when subject kind is not 'Group'"
+		notSA    = "serviceAccount is forbidden when subject kind is not 'ServiceAccount'"
+	)
+	switch s.Kind {
+	case "ServiceAccount":
+		if sa := s.ServiceAccount; sa == nil {
+			errs = append(errs, field.Required(p.Child("serviceAccount"), "serviceAccount is required when subject kind is 'ServiceAccount'"))
+		} else {
+			if sa.Name == "" {
+				errs = append(errs, field.Required(p.Child("serviceAccount", "name"), ""))
+			}
+			if sa.Namespace == "" {
+				errs = append(errs, field.Required(p.Child("serviceAccount", "namespace"), "must specify namespace for service account"))
+			}
+		}
+		forbid(s.User != nil, "user", notUser)
+		forbid(s.Group != nil, "group", notGroup)
+	case "User":
+		if s.User == nil {
+			errs = append(errs, field.Required(p.Child("user"), "user is required when subject kind is 'User'"))
+		} else if s.User.Name == "" {
+			errs = append(errs, field.Required(p.Child("user", "name"), ""))
+		}
+		forbid(s.ServiceAccount != nil, "serviceAccount", notSA)
+		forbid(s.Group != nil, "group", notGroup)
+	case "Group":
+		if s.Group == nil {
+			errs = append(errs, field.Required(p.Child("group"), "group is required when subject kind is 'Group'"))
+		} else if s.Group.Name == "" {
+			errs = append(errs, field.Required(p.Child("group", "name"), ""))
+		}
+		forbid(s.ServiceAccount != nil, "serviceAccount", notSA)
+		forbid(s.User != nil, "user", notUser)
+	default:
+		errs = append(errs, field.NotSupported(p.Child("kind"), string(s.Kind), []string{"Group", "ServiceAccount", "User"}))
+	}
+	return errs
+}
+
+// validatePriorityLevelConfigurationSpec is kube's; the errors kube's
+// declarative validation reports (the union members, the queuing) carry
+// no detail, as kube's do.
+func validatePriorityLevelConfigurationSpec(name string, spec *api.PriorityLevelConfigurationSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if (name == "exempt") != (spec.Type == "Exempt") {
+		errs = append(errs, field.Invalid(p.Child("type"), string(spec.Type), "must be 'Exempt' if and only if `name` is 'exempt'"))
+	}
+	percent := func(v *int32, path *field.Path) {
+		if v != nil && (*v < 0 || *v > 100) {
+			errs = append(errs, field.Invalid(path, *v, "must be between 0 and 100, inclusive"))
+		}
+	}
+	switch spec.Type {
+	case "Exempt":
+		if spec.Limited != nil {
+			errs = append(errs, field.Forbidden(p.Child("limited"), ""))
+		}
+		if e := spec.Exempt; e != nil {
+			if e.NominalConcurrencyShares != nil && *e.NominalConcurrencyShares < 0 {
+				errs = append(errs, field.Invalid(p.Child("exempt", "nominalConcurrencyShares"), *e.NominalConcurrencyShares, "must be a non-negative integer"))
+			}
+			percent(e.LendablePercent, p.Child("exempt", "lendablePercent"))
+		}
+	case "Limited":
+		if spec.Exempt != nil {
+			errs = append(errs, field.Forbidden(p.Child("exempt"), ""))
+		}
+		l := spec.Limited
+		if l == nil {
+			errs = append(errs, field.Required(p.Child("limited"), ""))
+			break
+		}
+		lp := p.Child("limited")
+		if l.NominalConcurrencyShares != nil && *l.NominalConcurrencyShares < 0 {
+			errs = append(errs, field.Invalid(lp.Child("nominalConcurrencyShares"), *l.NominalConcurrencyShares, "must be a non-negative integer"))
+		}
+		errs = append(errs, validateLimitResponse(&l.LimitResponse, lp.Child("limitResponse"))...)
+		percent(l.LendablePercent, lp.Child("lendablePercent"))
+		if l.BorrowingLimitPercent != nil && *l.BorrowingLimitPercent < 0 {
+			errs = append(errs, field.Invalid(lp.Child("borrowingLimitPercent"), *l.BorrowingLimitPercent, "if specified, must be a non-negative integer"))
+		}
+	default:
+		// A union member the type does not name is forbidden, reported
+		// (declaratively, in kube) before the type.
+		if spec.Limited != nil {
+			errs = append(errs, field.Forbidden(p.Child("limited"), ""))
+		}
+		if spec.Exempt != nil {
+			errs = append(errs, field.Forbidden(p.Child("exempt"), ""))
+		}
+		if spec.Type == "" {
+			errs = append(errs, field.Required(p.Child("type"), ""))
+		} else {
+			errs = append(errs, field.NotSupported(p.Child("type"), string(spec.Type), []string{"Exempt", "Limited"}))
+		}
+	}
+	return errs
+}
+
+func validateLimitResponse(lr *api.LimitResponse, p *field.Path) field.ErrorList {
+	switch lr.Type {
+	case "Reject":
+		if lr.Queuing != nil {
+			return field.ErrorList{field.Forbidden(p.Child("queuing"), "")}
+		}
+	case "Queue":
+		q := lr.Queuing
+		if q == nil {
+			return field.ErrorList{field.Required(p.Child("queuing"), "")}
+		}
+		qp := p.Child("queuing")
+		var errs field.ErrorList
+		if q.QueueLengthLimit <= 0 {
+			errs = append(errs, field.Invalid(qp.Child("queueLengthLimit"), q.QueueLengthLimit, "must be positive"))
+		}
+		if q.Queues <= 0 {
+			errs = append(errs, field.Invalid(qp.Child("queues"), q.Queues, "must be positive"))
+		} else if q.Queues > maxQueues {
+			errs = append(errs, field.Invalid(qp.Child("queues"), q.Queues, fmt.Sprintf("must not be greater than %d", maxQueues)))
+		}
+		if q.HandSize <= 0 {
+			errs = append(errs, field.Invalid(qp.Child("handSize"), q.HandSize, "must be positive"))
+		} else if q.HandSize > q.Queues {
+			errs = append(errs, field.Invalid(qp.Child("handSize"), q.HandSize, fmt.Sprintf("should not be greater than queues (%d)", q.Queues)))
+		}
+		return errs
+	case "":
+		return field.ErrorList{field.Required(p.Child("type"), "")}
+	default:
+		return field.ErrorList{field.NotSupported(p.Child("type"), string(lr.Type), []string{"Queue", "Reject"})}
+	}
+	return nil
 }
