@@ -83,7 +83,7 @@ func TestIntegrationDiscoveryVersion(t *testing.T) {
 	c := startCluster(t)
 	out := c.mustRun("", "api-resources")
 	lines := fields(out)
-	if lines[0] != "NAME SHORTNAMES APIVERSION NAMESPACED KIND" || lines[1] != "configmaps cm v1 true ConfigMap" {
+	if lines[0] != "NAME SHORTNAMES APIVERSION NAMESPACED KIND" || lines[1] != "bindings v1 true Binding" {
 		t.Errorf("api-resources starts %q", lines[:2])
 	}
 	var deploy, scale bool
@@ -95,7 +95,7 @@ func TestIntegrationDiscoveryVersion(t *testing.T) {
 		t.Errorf("api-resources: deployments row %v, a subresource row %v:\n%s", deploy, scale, out)
 	}
 	out = c.mustRun("", "api-resources", "--namespaced=false", "--api-group=", "-o", "name")
-	if out != "namespaces\nnodes\npersistentvolumes\n" {
+	if out != "componentstatuses\nnamespaces\nnodes\npersistentvolumes\n" {
 		t.Errorf("api-resources --namespaced=false --api-group= -o name = %q", out)
 	}
 
