@@ -105,7 +105,11 @@ func TestAggregation(t *testing.T) {
 	}
 
 	// The built-in groups are Local APIServices with kube's priorities.
-	for name, prio := range map[string][2]int32{"v1.": {18000, 1}, "v1.apps": {17800, 15}, "v2.autoscaling": {17500, 30}, "v1.apiregistration.k8s.io": {18000, 15}} {
+	// As kube's, the aggregator's own group has none.
+	if _, err := client.Resource[api.APIService](c).Get(ctx, "v1.apiregistration.k8s.io"); !apierrors.IsNotFound(err) {
+		t.Errorf("APIService v1.apiregistration.k8s.io: %v, want NotFound", err)
+	}
+	for name, prio := range map[string][2]int32{"v1.": {18000, 1}, "v1.apps": {17800, 15}, "v2.autoscaling": {17500, 30}, "v1.scheduling.k8s.io": {16600, 15}} {
 		ls, err := client.Resource[api.APIService](c).Get(ctx, name)
 		if err != nil {
 			t.Errorf("local APIService %s: %v", name, err)

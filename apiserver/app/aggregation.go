@@ -317,6 +317,12 @@ func (a *APIServer) startAggregator(ctx context.Context) error {
 	var served []aggregator.GroupVersion
 	for _, ri := range slices.Concat(storeInfos(a.stores), api.ReviewResources) {
 		g := aggregator.GroupVersion{Group: ri.Group, Version: ri.Version}
+		// kube registers the group versions of the servers it
+		// delegates to (apiServicesToRegister), not the aggregator's
+		// own apiregistration.k8s.io.
+		if ri.Group == "apiregistration.k8s.io" {
+			continue
+		}
 		if !slices.Contains(served, g) {
 			served = append(served, g)
 		}

@@ -62,6 +62,34 @@ func TestAPIResourcesAsKube(t *testing.T) {
 		}
 	}
 	t.Logf("kube-apiserver serves %d resources (subresources included), minik8s %d", count(kubeDocs), count(oursDocs))
+
+	// Each served group version has its Local APIService with kube's
+	// priorities, as kube's autoregistration makes them.
+	apiservices := func(e *endpoint) string {
+		var names []string
+		for _, it := range asList(e.must(t, http.StatusOK, "GET", "/apis/apiregistration.k8s.io/v1/apiservices", "")["items"]) {
+			m := it.(map[string]any)
+			spec := m["spec"].(map[string]any)
+			names = append(names, fmt.Sprint(m["metadata"].(map[string]any)["name"], " ", spec["groupPriorityMinimum"], " ", spec["versionPriority"]))
+		}
+		slices.Sort(names)
+		return strings.Join(names, "\n")
+	}
+	// kube registers them over its first seconds: wait for the lists to
+	// agree, for at most 30 s.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		kubeAPIServices, oursAPIServices := apiservices(k.admin), apiservices(ours)
+		d := lineDiff(kubeAPIServices, oursAPIServices)
+		if d == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("APIServices differ:\n%s", d)
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // notYetServed are the core subresources kube-apiserver v1.37 serves and
