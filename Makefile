@@ -180,7 +180,9 @@ demo:
 
 # conformance runs Kubernetes' own conformance specs (e2e.test of the pinned
 # release, with its test images built locally) against the running cluster
-# (make up) and prints a summary; FOCUS narrows it (scripts/conformance.sh).
+# (make up): the whole suite, its parallel part in PROCS processes, then
+# [Serial]; writes .minik8s/conformance/summary.txt. FOCUS narrows it to one
+# serial run (scripts/conformance.sh).
 conformance:
 	scripts/conformance.sh
 

@@ -8,9 +8,9 @@
 #   scripts/oracle.sh [NAME...]   build NAMEs (default: the four binaries), print the
 #                                 directory that holds them
 #
-# e2e.test, Kubernetes' end-to-end (conformance) suite, and agnhost, its
-# test-image binary, are built on request only (e2e.test takes over ten
-# minutes on two cores).
+# e2e.test, Kubernetes' end-to-end (conformance) suite, agnhost, its
+# test-image binary, and ginkgo, the runner of its parallel part, are built
+# on request only (e2e.test takes over ten minutes on two cores).
 #
 # A binary is rebuilt only when the pinned module files' contents changed
 # since it was built (a stamp beside it keeps their hash), so checkouts in
@@ -58,13 +58,19 @@ for name in "${names[@]}"; do
 		# checkout's go.sum, and with it the other binaries' stamps, stay.
 		build=(go build -mod=mod -trimpath -ldflags "-s -w" -o "$dir/$name.tmp" k8s.io/kubernetes/test/images/agnhost)
 		;;
+	ginkgo)
+		# Ginkgo's own runner (the version the suite is built with): it
+		# runs e2e.test's parallel part in several processes. Built in a
+		# copy of the module, as agnhost.
+		build=(go build -mod=mod -trimpath -ldflags "-s -w" -o "$dir/$name.tmp" github.com/onsi/ginkgo/v2/ginkgo)
+		;;
 	e2e.test)
 		# The suite's own tests select every e2e package; -mod=mod adds
 		# the go.sum lines of their test-only dependencies.
 		build=(go test -mod=mod -c -trimpath -ldflags "-s -w$stamp" -o "$dir/$name.tmp" k8s.io/kubernetes/test/e2e)
 		;;
 	*)
-		echo "oracle.sh: unknown binary \"$name\" (kubectl, kube-scheduler, kube-controller-manager, kube-apiserver, e2e.test, agnhost)" >&2
+		echo "oracle.sh: unknown binary \"$name\" (kubectl, kube-scheduler, kube-controller-manager, kube-apiserver, e2e.test, agnhost, ginkgo)" >&2
 		exit 2
 		;;
 	esac
@@ -74,7 +80,7 @@ for name in "${names[@]}"; do
 		continue
 	fi
 	echo "oracle.sh: building $name $version into $dir" >&2
-	if [[ $name == agnhost ]]; then
+	if [[ $name == agnhost || $name == ginkgo ]]; then
 		tmp=$(mktemp -d)
 		cp "$mod/go.mod" "$mod/go.sum" "$mod"/*.go "$tmp/"
 		(cd "$tmp" && CGO_ENABLED=0 "${build[@]}") || { rm -rf "$tmp"; exit 1; }
