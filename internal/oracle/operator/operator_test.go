@@ -87,7 +87,7 @@ func TestOperator(t *testing.T) {
 	cmOpts := cmapp.DefaultOptions()
 	cmOpts.Client.Kubeconfig = s.PKI().Path("controller-manager.kubeconfig")
 	cmOpts.Controllers = []string{"garbagecollector", "deployment", "replicaset"}
-	cmOpts.Port = 0
+	cmOpts.Serving.SecurePort = 0
 	runUntilCleanup(t, "controller-manager", func(ctx context.Context) error {
 		return cmapp.Run(ctx, cmOpts, logs.slog)
 	})
