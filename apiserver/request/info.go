@@ -3,6 +3,7 @@ package request
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/minik8s/minik8s/api"
@@ -101,7 +102,7 @@ func ParseInfo(r *http.Request) *Info {
 		}
 	}
 	q := r.URL.Query()
-	isWatch := watchPath || q.Get("watch") == "true" || q.Get("watch") == "1"
+	isWatch := watchPath || QueryBool(q, "watch")
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		switch {
@@ -224,4 +225,16 @@ func WriteStatus(w http.ResponseWriter, r *http.Request, st api.Status) {
 		return
 	}
 	apierrors.WriteStatus(w, st)
+}
+
+// QueryBool reads a boolean query parameter as kube-apiserver converts one
+// (apimachinery's Convert_Slice_string_To_bool): absent is false, "0" and
+// "false" in any case are false, and any other value, the empty one
+// included, is true ("?watch=True", "?watch=yes", "?watch=").
+func QueryBool(q url.Values, key string) bool {
+	vs, ok := q[key]
+	if !ok || len(vs) == 0 {
+		return false
+	}
+	return vs[0] != "0" && !strings.EqualFold(vs[0], "false")
 }

@@ -14,6 +14,13 @@ func TestParseInfo(t *testing.T) {
 	}{
 		{"GET", "/api/v1/pods", "list", "", "", "pods", "", "", true},
 		{"GET", "/api/v1/namespaces/default/pods?watch=true", "watch", "", "default", "pods", "", "", true},
+		// watch is read as kube converts a boolean parameter: only absent,
+		// "0" and "false" (any case) are false.
+		{"GET", "/apis/metrics.k8s.io/v1beta1/pods?watch=True", "watch", "metrics.k8s.io", "", "pods", "", "", true},
+		{"GET", "/api/v1/pods?watch=yes", "watch", "", "", "pods", "", "", true},
+		{"GET", "/api/v1/pods?watch=", "watch", "", "", "pods", "", "", true},
+		{"GET", "/api/v1/pods?watch=FALSE", "list", "", "", "pods", "", "", true},
+		{"GET", "/api/v1/pods?watch=0", "list", "", "", "pods", "", "", true},
 		// One name in the field selector names the list or watch, as kube's
 		// RequestInfoFactory does (RBAC resourceNames then apply).
 		{"GET", "/api/v1/namespaces/kube-system/configmaps?fieldSelector=metadata.name%3Dx&watch=true", "watch", "", "kube-system", "configmaps", "x", "", true},

@@ -12,15 +12,18 @@ import (
 // kube-apiserver's check (BasicLongRunningRequestCheck with the verbs
 // watch and proxy and the subresources attach, exec, proxy, log and
 // portforward, a pods/log without follow included), plus the profiler.
+// It also keeps them out of the request latency figures, as kube's. A
+// non-resource request's verb is its method, so only a resource request is
+// long-running by its verb ("PROXY /metrics" is an ordinary request).
 func longRunning(r *http.Request, info *request.Info) bool {
 	if info == nil {
 		return false
 	}
-	switch info.Verb {
-	case "watch", "proxy":
-		return true
-	}
 	if info.IsResourceRequest {
+		switch info.Verb {
+		case "watch", "proxy":
+			return true
+		}
 		switch info.Subresource {
 		case "attach", "exec", "proxy", "log", "portforward":
 			return true

@@ -126,7 +126,7 @@ func (s *Server) withMetrics(next http.Handler) http.Handler {
 			code = http.StatusOK
 		}
 		s.metrics.requests.WithLabelValues(verb, info.APIGroup, resource, info.Subresource, strconv.Itoa(code)).Inc()
-		if verb != "watch" && !isLongRunning(r, info) {
+		if !longRunning(r, info) {
 			elapsed := time.Since(start)
 			s.metrics.latency.WithLabelValues(verb, info.APIGroup, resource, info.Subresource).Observe(elapsed.Seconds())
 			if elapsed > time.Second || code >= 500 {

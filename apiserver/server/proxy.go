@@ -472,12 +472,3 @@ func (s *Server) proxyUpgrade(w http.ResponseWriter, r *http.Request, u *url.URL
 	}
 	rp.ServeHTTP(w, r)
 }
-
-// isLongRunning tells the streaming pod subresources, which like watches
-// stay open as long as the client wants and are kept out of the latency
-// figures (kube-apiserver's long-running request check).
-func isLongRunning(r *http.Request, info *request.Info) bool {
-	return info != nil && info.IsResourceRequest && info.APIGroup == "" && info.Resource == "pods" &&
-		(info.Subresource == "log" && parseBool(r.URL.Query().Get("follow")) ||
-			info.Subresource == "exec" || info.Subresource == "attach" || info.Subresource == "portforward")
-}

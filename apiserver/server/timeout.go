@@ -137,6 +137,16 @@ func (tw *timeoutWriter) WriteHeader(code int) {
 	if tw.timedOut || tw.wrote || tw.hijacked {
 		return
 	}
+	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+		// An informational answer (100 Continue, 103 Early Hints) goes out
+		// with the headers set so far and begins nothing: the final status
+		// follows, or the timeout's 504 if it does not come in time.
+		for k, v := range tw.headers {
+			tw.w.Header()[k] = v
+		}
+		tw.w.WriteHeader(code)
+		return
+	}
 	tw.writeHeaders()
 	tw.w.WriteHeader(code)
 }

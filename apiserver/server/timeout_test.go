@@ -48,6 +48,13 @@ func TestTimeout(t *testing.T) {
 				wroteLate <- err
 			},
 			wantCode: http.StatusGatewayTimeout, wantBody: `"message":"Timeout: request did not complete within the allotted timeout"`},
+		{name: "an informational answer begins nothing: 504 at the deadline", path: "/api/v1/namespaces",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Link", "</x>; rel=preload")
+				w.WriteHeader(http.StatusEarlyHints)
+				<-r.Context().Done()
+			},
+			wantCode: http.StatusGatewayTimeout, wantBody: `"message":"Timeout: request did not complete within the allotted timeout"`},
 		{name: "a watch outlives the timeout", path: "/api/v1/namespaces?watch=true",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				time.Sleep(300 * time.Millisecond)
