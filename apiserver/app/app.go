@@ -550,7 +550,21 @@ func (a *APIServer) serve(ctx context.Context) error {
 				}
 				return n, nil
 			},
-			Log: a.log.With("controller", "csr")}
+			OtherNodes: func(ctx context.Context) ([]*api.Node, error) {
+				res, err := nodes.List(ctx, "", registry.ListOptions{})
+				if err != nil {
+					return nil, err
+				}
+				out := make([]*api.Node, 0, len(res.Items))
+				for _, it := range res.Items {
+					if n, ok := it.Object.(*api.Node); ok {
+						out = append(out, n)
+					}
+				}
+				return out, nil
+			},
+			Reserved: a.reservedServingNames(),
+			Log:      a.log.With("controller", "csr")}
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()

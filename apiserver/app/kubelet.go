@@ -3,13 +3,17 @@ package app
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/apiserver/csr"
 	"github.com/minik8s/minik8s/apiserver/server"
 	"github.com/minik8s/minik8s/internal/pki"
 )
@@ -119,4 +123,24 @@ func (a *APIServer) ensureKubeletClientCert(b *pki.Bundle) error {
 	}
 	a.kubeletCert.cert.Store(&c)
 	return nil
+}
+
+// reservedServingNames are the names the kubelet serving approver refuses
+// whatever a Node lists: the cluster domain, the Service ranges of
+// --service-cluster-ip-range and this apiserver's own serving SANs.
+func (a *APIServer) reservedServingNames() csr.ReservedNames {
+	r := csr.ReservedNames{ClusterDomain: pki.ClusterDomain}
+	for _, s := range strings.Split(a.opts.ServiceClusterIPRange, ",") {
+		if _, n, err := net.ParseCIDR(strings.TrimSpace(s)); err == nil {
+			r.ServiceCIDRs = append(r.ServiceCIDRs, n)
+		}
+	}
+	if a.pki != nil {
+		if b, _ := pem.Decode(a.pki.ServingCertPEM); b != nil {
+			if c, err := x509.ParseCertificate(b.Bytes); err == nil {
+				r.APIServerDNS, r.APIServerIPs = c.DNSNames, c.IPAddresses
+			}
+		}
+	}
+	return r
 }

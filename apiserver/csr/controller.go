@@ -37,7 +37,12 @@ type Controller struct {
 	// Nodes reads a Node for it.
 	ApproveServing bool
 	Nodes          func(ctx context.Context, name string) (*api.Node, error)
-	Log            *slog.Logger
+	// OtherNodes lists every Node, and Reserved names what no node may
+	// claim; the approver denies a request for another node's address or
+	// a reserved name (ReservedNames.reservedSANs).
+	OtherNodes func(ctx context.Context) ([]*api.Node, error)
+	Reserved   ReservedNames
+	Log        *slog.Logger
 }
 
 // Run watches CSRs until ctx ends, re-watching when a watch ends.

@@ -101,7 +101,7 @@ type env struct {
 	adminCC *client.Config
 	pods    *podSet
 	logs    string
-	kubelet string // https://127.0.0.1:PORT
+	kubelet string // https://kubeletIP:PORT
 	root    string // the kubelet's root dir
 	ctx     context.Context
 }
@@ -110,6 +110,11 @@ func setup(t testing.TB) *env { return setupWith(t, nil) }
 
 // setupWith is setup with the kubelet's certificate from getCert (nil: the
 // self-signed one) and the apiserver's options changed by mutate.
+// kubeletIP is where the test kubelet listens and what its Node lists: a
+// loopback address that is not the apiserver's (its certificate names
+// 127.0.0.1), so the kubelet serving approver may sign it.
+const kubeletIP = "127.0.0.2"
+
 func setupWith(t testing.TB, getCert func(*tls.ClientHelloInfo) (*tls.Certificate, error), mutate ...func(*app.Options)) *env {
 	t.Helper()
 	s := apiservertest.Start(t, append([]func(*app.Options){apiservertest.WithTLS}, mutate...)...)
@@ -129,11 +134,11 @@ func setupWith(t testing.TB, getCert func(*tls.ClientHelloInfo) (*tls.Certificat
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	cert, err := bootstrap.EnsureServingCert(root, "node-k", []net.IP{net.ParseIP("127.0.0.1")})
+	cert, err := bootstrap.EnsureServingCert(root, "node-k", []net.IP{net.ParseIP(kubeletIP)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", kubeletIP+":0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +154,7 @@ func setupWith(t testing.TB, getCert func(*tls.ClientHelloInfo) (*tls.Certificat
 	go func() { defer close(done); _ = srv.Serve(sctx, l) }()
 	t.Cleanup(func() { scancel(); <-done })
 	port := l.Addr().(*net.TCPAddr).Port
-	e.kubelet = fmt.Sprintf("https://127.0.0.1:%d", port)
+	e.kubelet = fmt.Sprintf("https://%s:%d", kubeletIP, port)
 
 	// The Node, as its kubelet reports it: where the kubelet listens.
 	n := &api.Node{ObjectMeta: api.ObjectMeta{Name: "node-k"}}
@@ -157,7 +162,7 @@ func setupWith(t testing.TB, getCert func(*tls.ClientHelloInfo) (*tls.Certificat
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.Status.Addresses = []api.NodeAddress{{Type: api.NodeHostName, Address: "node-k.invalid"}, {Type: api.NodeInternalIP, Address: "127.0.0.1"}}
+	n.Status.Addresses = []api.NodeAddress{{Type: api.NodeHostName, Address: "node-k.invalid"}, {Type: api.NodeInternalIP, Address: kubeletIP}}
 	n.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(port)
 	if _, err := client.Resource[api.Node](admin).UpdateStatus(ctx, n); err != nil {
 		t.Fatal(err)
@@ -466,7 +471,7 @@ func TestKubeletAuth(t *testing.T) {
 	}
 	leaf := conn.ConnectionState().PeerCertificates[0]
 	conn.Close()
-	if leaf.VerifyHostname("127.0.0.1") != nil || leaf.VerifyHostname("node-k") != nil {
+	if leaf.VerifyHostname(kubeletIP) != nil || leaf.VerifyHostname("node-k") != nil {
 		t.Errorf("serving certificate names %v %v", leaf.DNSNames, leaf.IPAddresses)
 	}
 

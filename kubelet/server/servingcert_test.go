@@ -97,7 +97,7 @@ func TestKubeletServingCertificateVerified(t *testing.T) {
 	e := setupWith(t, holder.GetCertificate, verifyingKubelets)
 	web := e.pod(t, "web", "node-k", "app")
 	writeCRI(t, e.logFile(web, "app", 0), "hello")
-	fallback, err := bootstrap.EnsureServingCert(e.root, "node-k", []net.IP{net.ParseIP("127.0.0.1")})
+	fallback, err := bootstrap.EnsureServingCert(e.root, "node-k", []net.IP{net.ParseIP(kubeletIP)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestKubeletServingCertificateVerified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cn := leaf.Leaf.Subject.CommonName; cn != "system:node:node-k" || fmt.Sprint(leaf.Leaf.DNSNames, leaf.Leaf.IPAddresses) != "[node-k.invalid] [127.0.0.1]" {
+	if cn := leaf.Leaf.Subject.CommonName; cn != "system:node:node-k" || fmt.Sprint(leaf.Leaf.DNSNames, leaf.Leaf.IPAddresses) != "[node-k.invalid] ["+kubeletIP+"]" {
 		t.Errorf("issued certificate: CN %s, DNS %v, IP %v", cn, leaf.Leaf.DNSNames, leaf.Leaf.IPAddresses)
 	}
 	list, err := client.Resource[api.CertificateSigningRequest](e.admin).List(e.ctx, client.ListOptions{})
@@ -187,7 +187,7 @@ func TestKubeletServingCertificateVerified(t *testing.T) {
 func TestKubeletServingCertificateWrongAddress(t *testing.T) {
 	holder := &certHolder{}
 	e := setupWith(t, holder.GetCertificate, verifyingKubelets)
-	certPEM, keyPEM, err := e.s.PKI().CA.IssueServing("node-k", []string{"node-k.invalid"}, []net.IP{net.ParseIP("127.0.0.2")}, time.Hour)
+	certPEM, keyPEM, err := e.s.PKI().CA.IssueServing("node-k", []string{"node-k.invalid"}, []net.IP{net.ParseIP("127.0.0.3")}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,11 +198,11 @@ func TestKubeletServingCertificateWrongAddress(t *testing.T) {
 	holder.set(func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return &c, nil })
 	e.pod(t, "web", "node-k", "app")
 	_, err = e.getLog(t, "web", nil)
-	want := fmt.Sprintf(`Get "%s/containerLogs/default/web/app": tls: failed to verify certificate: x509: certificate is valid for 127.0.0.2, not 127.0.0.1`, e.kubelet)
+	want := fmt.Sprintf(`Get "%s/containerLogs/default/web/app": tls: failed to verify certificate: x509: certificate is valid for 127.0.0.3, not 127.0.0.2`, e.kubelet)
 	if err == nil || err.Error() != want {
 		t.Errorf("logs from a kubelet whose certificate names another address: %v\nwant %s", err, want)
 	}
-	if err := e.exec(t, "web"); err == nil || !strings.Contains(err.Error(), "error dialing backend: tls: failed to verify certificate: x509: certificate is valid for 127.0.0.2, not 127.0.0.1") {
+	if err := e.exec(t, "web"); err == nil || !strings.Contains(err.Error(), "error dialing backend: tls: failed to verify certificate: x509: certificate is valid for 127.0.0.3, not 127.0.0.2") {
 		t.Errorf("exec: %v", err)
 	}
 }
