@@ -71,6 +71,7 @@ func (a *APIServer) kubeletConfig() (server.KubeletConfig, error) {
 	}
 	cfg.TLS = &tls.Config{MinVersion: tls.VersionTLS12, GetClientCertificate: a.kubeletCert.get}
 	if f := a.opts.KubeletCertificateAuthority; f != "" {
+		cfg.VerifyKubelets = true
 		err := loadKubeletCA(cfg.TLS, f)
 		// The cluster CA this apiserver makes in --cert-dir on its first
 		// start is read once it exists (ensureKubeletClientCert), before

@@ -40,6 +40,10 @@ type KubeletConfig struct {
 	// must chain to it and be valid for the address dialled. Without
 	// RootCAs it is not verified, as kube-apiserver without the flag.
 	TLS *tls.Config
+	// VerifyKubelets says --kubelet-certificate-authority is set: until
+	// TLS.RootCAs holds its CA, kubelet requests answer 500 rather than
+	// go unverified.
+	VerifyKubelets bool
 	// PreferredAddressTypes orders a Node's addresses (default InternalIP, Hostname).
 	PreferredAddressTypes []api.NodeAddressType
 	// DialTimeout bounds connecting to a kubelet (default 10 s).
@@ -54,52 +58,73 @@ type KubeletConfig struct {
 // kubeletProxy streams pods/log, exec, attach and portforward to the pod's kubelet.
 type kubeletProxy struct {
 	cfg                 KubeletConfig
-	once                sync.Once
+	mu                  sync.Mutex
 	transport, insecure *http.Transport
 }
 
+// errKubeletCANotLoaded answers a kubelet request while
+// --kubelet-certificate-authority is set but its CA is not loaded yet:
+// dialling without verification would hand the client's exec or logs to
+// whoever answers at the node's address.
+var errKubeletCANotLoaded = apierrors.NewInternalError(errors.New(
+	"kubelet certificate authority (--kubelet-certificate-authority) is not loaded: kubelet serving certificates cannot be verified"))
+
 // rt is the transport to kubelets: their serving certificates are checked
 // against TLS.RootCAs (--kubelet-certificate-authority) for the address
-// dialled, or not at all without RootCAs, as kube-apiserver does.
-func (p *kubeletProxy) rt() *http.Transport {
-	p.init()
-	return p.transport
+// dialled, or not at all without the flag, as kube-apiserver does. With
+// the flag and no CA loaded yet it fails (errKubeletCANotLoaded).
+func (p *kubeletProxy) rt() (*http.Transport, error) {
+	if err := p.init(); err != nil {
+		return nil, err
+	}
+	return p.transport, nil
 }
 
 // insecureRT never verifies the kubelet's certificate: pods/log with
 // insecureSkipTLSVerifyBackend=true (kube's InsecureSkipTLSVerifyTransport).
-func (p *kubeletProxy) insecureRT() *http.Transport {
-	p.init()
-	return p.insecure
+func (p *kubeletProxy) insecureRT() (*http.Transport, error) {
+	if err := p.init(); err != nil {
+		return nil, err
+	}
+	return p.insecure, nil
 }
 
-func (p *kubeletProxy) init() {
-	p.once.Do(func() {
-		tc := &tls.Config{MinVersion: tls.VersionTLS12}
-		if p.cfg.TLS != nil {
-			tc = p.cfg.TLS.Clone()
+// init builds the transports on first use, once the CA is there when
+// VerifyKubelets asks for it (until then it fails and is tried again).
+func (p *kubeletProxy) init() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.transport != nil {
+		return nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if p.cfg.TLS != nil {
+		tc = p.cfg.TLS.Clone()
+	}
+	if p.cfg.VerifyKubelets && tc.RootCAs == nil {
+		return errKubeletCANotLoaded
+	}
+	// HTTP/1.1 only: upgrades (exec over WebSocket) do not exist in HTTP/2.
+	tc.NextProtos = []string{"http/1.1"}
+	insecure := tc.Clone()
+	insecure.InsecureSkipVerify = true        //nolint:gosec // asked for by the client (insecureSkipTLSVerifyBackend)
+	tc.InsecureSkipVerify = tc.RootCAs == nil //nolint:gosec // no --kubelet-certificate-authority: as Kubernetes, not verified
+	timeout := p.cfg.DialTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	transport := func(tc *tls.Config) *http.Transport {
+		return &http.Transport{
+			DialContext:           (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
+			TLSClientConfig:       tc,
+			TLSHandshakeTimeout:   timeout,
+			ResponseHeaderTimeout: time.Minute,
+			MaxIdleConnsPerHost:   10,
+			IdleConnTimeout:       90 * time.Second,
 		}
-		// HTTP/1.1 only: upgrades (exec over WebSocket) do not exist in HTTP/2.
-		tc.NextProtos = []string{"http/1.1"}
-		insecure := tc.Clone()
-		insecure.InsecureSkipVerify = true        //nolint:gosec // asked for by the client (insecureSkipTLSVerifyBackend)
-		tc.InsecureSkipVerify = tc.RootCAs == nil //nolint:gosec // no --kubelet-certificate-authority: as Kubernetes, not verified
-		timeout := p.cfg.DialTimeout
-		if timeout <= 0 {
-			timeout = 10 * time.Second
-		}
-		transport := func(tc *tls.Config) *http.Transport {
-			return &http.Transport{
-				DialContext:           (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
-				TLSClientConfig:       tc,
-				TLSHandshakeTimeout:   timeout,
-				ResponseHeaderTimeout: time.Minute,
-				MaxIdleConnsPerHost:   10,
-				IdleConnTimeout:       90 * time.Second,
-			}
-		}
-		p.transport, p.insecure = transport(tc), transport(insecure)
-	})
+	}
+	p.transport, p.insecure = transport(tc), transport(insecure)
+	return nil
 }
 
 // isKubeletSubresource tells the pod subresources served by the kubelet.
@@ -177,9 +202,14 @@ func (s *Server) servePodProxy(w http.ResponseWriter, r *http.Request, info *req
 		}
 		base.Path = "/containerLogs/" + seg(pod.Namespace) + "/" + seg(pod.Name) + "/" + seg(container)
 		base.RawQuery = kq.Encode()
-		rt := s.proxy.rt()
+		get := s.proxy.rt
 		if parseBool(q.Get("insecureSkipTLSVerifyBackend")) {
-			rt = s.proxy.insecureRT()
+			get = s.proxy.insecureRT
+		}
+		rt, err := get()
+		if err != nil {
+			writeError(w, r, err)
+			return
 		}
 		s.streamLog(w, r, base, rt)
 	case "exec":
@@ -430,6 +460,11 @@ func kubeletUnreachable(u *url.URL, err error) error {
 // proxyUpgrade forwards an exec request, WebSocket upgrade included, to the
 // kubelet and splices the two connections once the kubelet accepts.
 func (s *Server) proxyUpgrade(w http.ResponseWriter, r *http.Request, u *url.URL) {
+	rt, err := s.proxy.rt()
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL = u
@@ -440,7 +475,7 @@ func (s *Server) proxyUpgrade(w http.ResponseWriter, r *http.Request, u *url.URL
 			pr.Out.Header.Del("Impersonate-User")
 			pr.Out.Header.Del("Impersonate-Group")
 		},
-		Transport:     s.proxy.rt(),
+		Transport:     rt,
 		FlushInterval: -1,
 		ErrorLog:      nil,
 		ModifyResponse: func(resp *http.Response) error {

@@ -1,7 +1,11 @@
 package server
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -149,5 +153,40 @@ func TestConnectOptions(t *testing.T) {
 		if err != nil || string(data) != tt.want {
 			t.Errorf("%s?%s: got %s, %v; want %s", tt.sub, tt.query, data, err, tt.want)
 		}
+	}
+}
+
+// TestKubeletCANotLoaded: with --kubelet-certificate-authority set
+// (VerifyKubelets) and its CA not loaded yet, kubelet requests answer a
+// 500 Status instead of dialling without verification; once the CA is
+// there they verify.
+func TestKubeletCANotLoaded(t *testing.T) {
+	t.Parallel()
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	p := &kubeletProxy{cfg: KubeletConfig{TLS: tc, VerifyKubelets: true}}
+	for name, get := range map[string]func() (*http.Transport, error){"verifying": p.rt, "insecureSkipTLSVerifyBackend": p.insecureRT} {
+		rt, err := get()
+		if rt != nil || err == nil {
+			t.Fatalf("%s transport without the CA: %v, %v", name, rt, err)
+		}
+		rec := httptest.NewRecorder()
+		writeError(rec, httptest.NewRequest(http.MethodGet, "/api/v1/namespaces/default/pods/web/log", nil), err)
+		var st api.Status
+		if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil || rec.Code != http.StatusInternalServerError || st.Kind != "Status" ||
+			st.Code != http.StatusInternalServerError || st.Reason != "InternalError" ||
+			!strings.Contains(st.Message, "kubelet certificate authority (--kubelet-certificate-authority) is not loaded") {
+			t.Errorf("%s: %d %s", name, rec.Code, rec.Body)
+		}
+	}
+	tc.RootCAs = x509.NewCertPool()
+	rt, err := p.rt()
+	if err != nil || rt.TLSClientConfig.InsecureSkipVerify || rt.TLSClientConfig.RootCAs == nil {
+		t.Fatalf("transport with the CA loaded: %+v, %v", rt, err)
+	}
+
+	// Without the flag: not verified, as kube-apiserver.
+	plain := &kubeletProxy{cfg: KubeletConfig{TLS: &tls.Config{MinVersion: tls.VersionTLS12}}}
+	if rt, err := plain.rt(); err != nil || !rt.TLSClientConfig.InsecureSkipVerify {
+		t.Errorf("transport without --kubelet-certificate-authority: %+v, %v", rt, err)
 	}
 }

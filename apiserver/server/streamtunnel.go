@@ -57,7 +57,12 @@ func (s *Server) tunnelPortForward(w http.ResponseWriter, r *http.Request, u *ur
 	for _, p := range protos {
 		req.Header.Add(headerStreamProto, p)
 	}
-	resp, err := s.proxy.rt().RoundTrip(req)
+	rt, err := s.proxy.rt()
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	resp, err := rt.RoundTrip(req)
 	if err != nil {
 		writeError(w, r, kubeletUnreachable(u, err))
 		return
