@@ -121,5 +121,7 @@ start controller-manager
 log "control plane up; admin kubeconfig: $admin"
 join=$(kubectl-lite --kubeconfig "$admin" token create --description "install-control-plane" --print-join-command)
 read -r -a j <<<"$join"
-echo "Join a node (on that machine, from a minik8s checkout with bin/kubelet):"
-echo "  scripts/install-node.sh ${j[*]:1}"
+echo "Join a node: copy $pki/kube-proxy.kubeconfig (the service proxy's and pod routes'"
+echo "credentials, system:kube-proxy) to that machine, then run there, from a minik8s"
+echo "checkout with bin/kubelet:"
+echo "  scripts/install-node.sh ${j[*]:1} --proxy-kubeconfig /path/to/kube-proxy.kubeconfig"

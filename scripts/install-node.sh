@@ -20,6 +20,12 @@
 #   --cni-conf-dir DIR      (default /etc/cni/net.d)
 #   --cluster-dns IP        pods' resolver, the kube-dns Service of the
 #                           cluster-dns add-on (default 10.96.0.10; "" for none)
+#   --proxy-kubeconfig FILE the control plane's kube-proxy.kubeconfig (in the
+#                           apiserver's --cert-dir; install-control-plane.sh
+#                           prints where): copied to /etc/minik8s (its server
+#                           set to --server) for the service proxy and the pod
+#                           routes, which read every Node; without it there
+#                           are no routes to other nodes' pods
 #   --no-apt                do not install packages
 #   --no-systemd            start the kubelet in the background; log in
 #                           /var/log/minik8s-kubelet.log, pid in /run/minik8s-kubelet.pid
@@ -37,7 +43,7 @@ die() {
 
 server="" token="" hash="" node_name="" node_ip="" kubelet_src="$here/bin/kubelet"
 root_dir=/var/lib/kubelet sock=/run/containerd/containerd.sock cni_conf=/etc/cni/net.d
-cluster_dns=10.96.0.10
+cluster_dns=10.96.0.10 proxy_kubeconfig=""
 apt=1 systemd=1 wait=60 stop=0 extra=()
 pidfile=/run/minik8s-kubelet.pid logfile=/var/log/minik8s-kubelet.log
 while [ $# -gt 0 ]; do
@@ -52,6 +58,7 @@ while [ $# -gt 0 ]; do
 	--containerd-address) sock=$2; shift ;;
 	--cni-conf-dir) cni_conf=$2; shift ;;
 	--cluster-dns) cluster_dns=$2; shift ;;
+	--proxy-kubeconfig) proxy_kubeconfig=$2; shift ;;
 	--no-apt) apt=0 ;;
 	--no-systemd) systemd=0 ;;
 	--wait) wait=$2; shift ;;
@@ -59,7 +66,7 @@ while [ $# -gt 0 ]; do
 	--log-file) logfile=$2; shift ;;
 	--stop) stop=1 ;;
 	--) shift; extra=("$@"); break ;;
-	-h | --help) sed -n '2,31s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,37s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 	shift
@@ -93,6 +100,7 @@ if [ ! -s "$root_dir/kubeconfig" ]; then
 		die "--server, --token and --discovery-token-ca-cert-hash are needed to join (see --help)"
 fi
 [ -x "$kubelet_src" ] || die "no kubelet binary at $kubelet_src (run make build, or pass --kubelet)"
+[ -z "$proxy_kubeconfig" ] || [ -s "$proxy_kubeconfig" ] || die "--proxy-kubeconfig: no file at $proxy_kubeconfig"
 
 if [ "$apt" = 1 ]; then
 	pkgs=(containerd runc containernetworking-plugins iptables iproute2 ca-certificates)
@@ -122,6 +130,21 @@ args=(--kubeconfig "$root_dir/kubeconfig" --root-dir "$root_dir" --containerd-ad
 [ -n "$node_name" ] && args+=(--hostname-override "$node_name")
 [ -n "$node_ip" ] && args+=(--node-ip "$node_ip")
 [ -n "$cluster_dns" ] && args+=(--cluster-dns "$cluster_dns")
+# The service proxy and pod routes run as system:kube-proxy: the kubelet's
+# own credentials may read only its Node (the Node authorizer).
+if [ -n "$proxy_kubeconfig" ]; then
+	pk=/etc/minik8s/kube-proxy.kubeconfig
+	if [ -n "$server" ]; then
+		sed -E "s#^([[:space:]]*server:).*#\1 $server#" "$proxy_kubeconfig" >"$pk.tmp"
+	else
+		cp "$proxy_kubeconfig" "$pk.tmp"
+	fi
+	chmod 600 "$pk.tmp"
+	mv -f "$pk.tmp" "$pk"
+	args+=(--proxy-kubeconfig "$pk")
+else
+	log "no --proxy-kubeconfig: this node keeps no routes to other nodes' pods"
+fi
 if [ ! -s "$root_dir/kubeconfig" ]; then
 	args+=(--server "$server" --token "$token" --discovery-token-ca-cert-hash "$hash")
 fi
