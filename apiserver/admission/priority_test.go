@@ -21,7 +21,9 @@ func (f fakeClasses) GetPriorityClass(_ context.Context, name string) (*api.Prio
 	return nil, false, nil
 }
 
-func (f fakeClasses) ListPriorityClasses(context.Context) ([]*api.PriorityClass, error) { return f, nil }
+func (f fakeClasses) ListPriorityClasses(context.Context) ([]*api.PriorityClass, error) {
+	return f, nil
+}
 
 func class(name string, value int32, def bool, policy api.PreemptionPolicy) *api.PriorityClass {
 	return &api.PriorityClass{ObjectMeta: api.ObjectMeta{Name: name}, Value: value, GlobalDefault: def, PreemptionPolicy: &policy}

@@ -102,7 +102,7 @@ func TestPodSecurityAsKube(t *testing.T) {
 			"volumes":[{"name":"root","hostPath":{"path":"/"}}],
 			"containers":[{"name":"c","image":"busybox","securityContext":{"capabilities":{"add":["SYS_ADMIN"]}},
 				"volumeMounts":[{"name":"root","mountPath":"/host"}],"ports":[{"containerPort":80,"hostPort":80}]}]}}`
-		plain      = `{"metadata":{"name":"%s"},"spec":{"automountServiceAccountToken":false,"containers":[{"name":"c","image":"busybox"}],
+		plain = `{"metadata":{"name":"%s"},"spec":{"automountServiceAccountToken":false,"containers":[{"name":"c","image":"busybox"}],
 			"initContainers":[{"name":"init","image":"busybox","securityContext":{"runAsUser":0}}]}}`
 		restricted = `{"metadata":{"name":"%s"},"spec":{"automountServiceAccountToken":false,
 			"securityContext":{"runAsNonRoot":true,"runAsUser":1000,"seccompProfile":{"type":"RuntimeDefault"}},
