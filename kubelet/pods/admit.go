@@ -2,6 +2,7 @@ package pods
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/minik8s/minik8s/api"
@@ -95,14 +96,17 @@ func (s *podSync) admit() bool {
 	if w.admitted {
 		return true
 	}
-	msg := admitSysctls(s.pod)
+	reason, msg := sysctlForbidden, admitSysctls(s.pod)
+	if msg == "" {
+		reason, msg = appArmorNotAdmitted, admitAppArmor(s.pod, hostAppArmorEnabled())
+	}
 	if msg == "" {
 		w.admitted = true
 		return true
 	}
-	s.log.Info("pod rejected", "reason", sysctlForbidden, "message", msg)
-	s.m.rec.Event(s.pod, api.EventTypeWarning, sysctlForbidden, msg)
-	w.rejected = &rejection{reason: sysctlForbidden, message: "Pod was rejected: " + msg}
+	s.log.Info("pod rejected", "reason", reason, "message", msg)
+	s.m.rec.Event(s.pod, api.EventTypeWarning, reason, msg)
+	w.rejected = &rejection{reason: reason, message: "Pod was rejected: " + msg}
 	w.terminal = api.PodFailed
 	return false
 }
@@ -115,4 +119,70 @@ type rejection struct{ reason, message string }
 func rejectedStatus(w *worker, pod *api.Pod) api.PodStatus {
 	return api.PodStatus{Phase: api.PodFailed, Reason: w.rejected.reason, Message: w.rejected.message,
 		QOSClass: api.ComputePodQOS(pod), StartTime: w.startTime, ObservedGeneration: pod.Generation}
+}
+
+// appArmorNotAdmitted is the reason of a pod rejected for AppArmor.
+const appArmorNotAdmitted = "AppArmor"
+
+// admitAppArmor is kube's AppArmor admission of a pending pod: a pod that
+// asks for an AppArmor profile (other than Unconfined, in its fields or
+// the deprecated annotations) cannot run on a node without AppArmor, and
+// a Localhost profile needs a name. It returns the rejection message.
+func admitAppArmor(pod *api.Pod, hostEnabled bool) string {
+	if pod.Status.Phase != "" && pod.Status.Phase != api.PodPending {
+		return ""
+	}
+	if !appArmorRequired(pod) {
+		return ""
+	}
+	// (A Localhost profile without a name, which kube also refuses here,
+	// does not pass the apiserver's validation.)
+	if !hostEnabled {
+		return "Cannot enforce AppArmor: AppArmor is not enabled on the host"
+	}
+	return ""
+}
+
+// appArmorRequired: some profile other than Unconfined is asked for.
+func appArmorRequired(pod *api.Pod) bool {
+	confined := func(p *api.AppArmorProfile) bool { return p != nil && p.Type != api.AppArmorProfileTypeUnconfined }
+	if sc := pod.Spec.SecurityContext; sc != nil && confined(sc.AppArmorProfile) {
+		return true
+	}
+	for _, c := range allContainers(pod) {
+		if c.SecurityContext != nil && confined(c.SecurityContext.AppArmorProfile) {
+			return true
+		}
+	}
+	for k, v := range pod.Annotations {
+		if strings.HasPrefix(k, "container.apparmor.security.beta.kubernetes.io/") {
+			return v != "unconfined"
+		}
+	}
+	return false
+}
+
+// allContainers are the pod's init, app and ephemeral containers.
+func allContainers(pod *api.Pod) []*api.Container {
+	var out []*api.Container
+	for i := range pod.Spec.InitContainers {
+		out = append(out, &pod.Spec.InitContainers[i])
+	}
+	for i := range pod.Spec.Containers {
+		out = append(out, &pod.Spec.Containers[i])
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		out = append(out, &pod.Spec.EphemeralContainers[i].Container)
+	}
+	return out
+}
+
+// hostAppArmorEnabled is runc's check that the node's kernel enforces
+// AppArmor; a variable for tests.
+var hostAppArmorEnabled = func() bool {
+	if _, err := os.Stat("/sys/kernel/security/apparmor"); err != nil {
+		return false
+	}
+	b, err := os.ReadFile("/sys/module/apparmor/parameters/enabled")
+	return err == nil && strings.HasPrefix(string(b), "Y")
 }

@@ -258,3 +258,49 @@ func TestFakeSysctlForbidden(t *testing.T) {
 		t.Errorf("status after resyncs: %+v", p.Status)
 	}
 }
+
+// TestAdmitAppArmor checks kube's AppArmor admission.
+func TestAdmitAppArmor(t *testing.T) {
+	rd := &api.AppArmorProfile{Type: api.AppArmorProfileTypeRuntimeDefault}
+	unconfined := &api.AppArmorProfile{Type: api.AppArmorProfileTypeUnconfined}
+	const refused = "Cannot enforce AppArmor: AppArmor is not enabled on the host"
+	tests := []struct {
+		name    string
+		pod     api.Pod
+		enabled bool
+		want    string
+	}{
+		{name: "nothing asked"},
+		{name: "pod RuntimeDefault, no AppArmor", pod: api.Pod{Spec: api.PodSpec{SecurityContext: &api.PodSecurityContext{AppArmorProfile: rd}}}, want: refused},
+		{name: "pod RuntimeDefault, AppArmor", enabled: true, pod: api.Pod{Spec: api.PodSpec{SecurityContext: &api.PodSecurityContext{AppArmorProfile: rd}}}},
+		{name: "container Unconfined", pod: api.Pod{Spec: api.PodSpec{Containers: []api.Container{{SecurityContext: &api.SecurityContext{AppArmorProfile: unconfined}}}}}},
+		{name: "init container RuntimeDefault", pod: api.Pod{Spec: api.PodSpec{InitContainers: []api.Container{{SecurityContext: &api.SecurityContext{AppArmorProfile: rd}}}}}, want: refused},
+		{name: "deprecated annotation", pod: api.Pod{ObjectMeta: api.ObjectMeta{Annotations: map[string]string{"container.apparmor.security.beta.kubernetes.io/c": "runtime/default"}}}, want: refused},
+		{name: "running pod not re-checked", pod: api.Pod{Spec: api.PodSpec{SecurityContext: &api.PodSecurityContext{AppArmorProfile: rd}}, Status: api.PodStatus{Phase: api.PodRunning}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := admitAppArmor(&tc.pod, tc.enabled); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFakeAppArmorRejected: on a node without AppArmor a pod asking for a
+// profile is rejected as kube rejects it.
+func TestFakeAppArmorRejected(t *testing.T) {
+	old := hostAppArmorEnabled
+	hostAppArmorEnabled = func() bool { return false }
+	t.Cleanup(func() { hostAppArmorEnabled = old })
+	pod := fakePod("confined", api.Container{Name: "main"})
+	pod.Spec.SecurityContext = &api.PodSecurityContext{AppArmorProfile: &api.AppArmorProfile{Type: api.AppArmorProfileTypeRuntimeDefault}}
+	n := newFakeNode(t, nil, pod)
+	p := n.waitPod("confined", "Failed", func(p *api.Pod) bool { return p.Status.Phase == api.PodFailed })
+	if p.Status.Reason != "AppArmor" || p.Status.Message != "Pod was rejected: Cannot enforce AppArmor: AppArmor is not enabled on the host" {
+		t.Errorf("reason %q message %q", p.Status.Reason, p.Status.Message)
+	}
+	if !n.hasEvent("Warning AppArmor Cannot enforce AppArmor: AppArmor is not enabled on the host") {
+		t.Errorf("no AppArmor event in %q", n.rec.Events())
+	}
+}
