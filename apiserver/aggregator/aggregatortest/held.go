@@ -25,6 +25,8 @@ type Held struct {
 	release chan struct{}
 	once    sync.Once
 	held    atomic.Int32
+	// writes counts the held POSTs alone.
+	writes atomic.Int32
 }
 
 // StartHeld starts a Held backend and waits until its APIService is
@@ -41,6 +43,10 @@ func StartHeld(t testing.TB, ctx context.Context, c *client.Client) *Held {
 			case HeldPath:
 				h.held.Add(1)
 				defer h.held.Add(-1)
+				if r.Method == http.MethodPost {
+					h.writes.Add(1)
+					defer h.writes.Add(-1)
+				}
 				select {
 				case <-h.release:
 				case <-r.Context().Done():
@@ -58,6 +64,9 @@ func StartHeld(t testing.TB, ctx context.Context, c *client.Client) *Held {
 
 // Held is the number of requests the backend holds now.
 func (h *Held) Held() int { return int(h.held.Load()) }
+
+// HeldWrites is the number of creates (POSTs) the backend holds now.
+func (h *Held) HeldWrites() int { return int(h.writes.Load()) }
 
 // Release answers the requests held and every later one at once.
 func (h *Held) Release() { h.once.Do(func() { close(h.release) }) }
