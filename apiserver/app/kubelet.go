@@ -88,13 +88,9 @@ func (a *APIServer) kubeletConfig() (server.KubeletConfig, error) {
 
 // loadKubeletCA makes tc verify kubelets against the CA bundle in file.
 func loadKubeletCA(tc *tls.Config, file string) error {
-	pemData, err := os.ReadFile(file)
+	pool, err := pki.ReadCAPool(file)
 	if err != nil {
 		return fmt.Errorf("--kubelet-certificate-authority: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pemData) {
-		return fmt.Errorf("--kubelet-certificate-authority %s: no PEM certificate found", file)
 	}
 	// Verified for the address dialled (server.KubeletConfig.TLS).
 	tc.RootCAs = pool

@@ -116,14 +116,11 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	}
 	ktls := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{kcert}, InsecureSkipVerify: o.KubeletInsecureTLS}
 	if o.KubeletCA != "" {
-		b, err := os.ReadFile(o.KubeletCA)
+		pool, err := pki.ReadCAPool(o.KubeletCA)
 		if err != nil {
 			return fmt.Errorf("--kubelet-certificate-authority: %w", err)
 		}
-		ktls.RootCAs = x509.NewCertPool()
-		if !ktls.RootCAs.AppendCertsFromPEM(b) {
-			return fmt.Errorf("--kubelet-certificate-authority %s holds no PEM certificate", o.KubeletCA)
-		}
+		ktls.RootCAs = pool
 	}
 	serving, err := servingCert(o)
 	if err != nil {

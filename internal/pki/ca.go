@@ -289,3 +289,17 @@ func newSerial() (*big.Int, error) {
 func pemCert(der []byte) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: CertificateBlockType, Bytes: der})
 }
+
+// ReadCAPool reads a PEM bundle of CA certificates from path into a pool
+// (a --client-ca-file, --kubelet-certificate-authority and the like).
+func ReadCAPool(path string) (*x509.CertPool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("%s: no PEM certificate found", path)
+	}
+	return pool, nil
+}

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -20,6 +19,7 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/kubeconfig"
+	"github.com/minik8s/minik8s/internal/pki"
 )
 
 // The ConfigMap kube-apiserver publishes its client CA in.
@@ -70,7 +70,7 @@ func New(opts Options, handler http.Handler, log *slog.Logger) (*Server, error) 
 		return nil, err
 	}
 	if opts.Authentication.ClientCAFile != "" {
-		pool, err := readCAs(opts.Authentication.ClientCAFile)
+		pool, err := pki.ReadCAPool(opts.Authentication.ClientCAFile)
 		if err != nil {
 			return nil, fmt.Errorf("--client-ca-file: %w", err)
 		}
@@ -161,19 +161,6 @@ func (s *Server) lookupClientCA(ctx context.Context) error {
 	}
 	s.clientCAs.Store(pool)
 	return nil
-}
-
-// readCAs reads a PEM bundle of CA certificates.
-func readCAs(path string) (*x509.CertPool, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(b) {
-		return nil, fmt.Errorf("%s: no PEM certificate in it", path)
-	}
-	return pool, nil
 }
 
 // Handler is the served handler behind authentication and authorization.
