@@ -27,6 +27,14 @@ func TestCSRApprovalSubresource(t *testing.T) {
 		Spec: api.CertificateSigningRequestSpec{Request: csrPEM, SignerName: "example.com/signer",
 			Usages: []api.KeyUsage{api.KeyUsage("client auth")}},
 	})
+	// A list may select on the signer, as kube's (the conformance spec
+	// "should support CSR API operations" does).
+	for sel, want := range map[string]int{"example.com/signer": 1, "example.com/other": 0} {
+		list := c.must(200, "GET", "/apis/certificates.k8s.io/v1/certificatesigningrequests?fieldSelector=spec.signerName%3D"+sel, nil)
+		if items, _ := list["items"].([]any); len(items) != want {
+			t.Errorf("fieldSelector spec.signerName=%s: %d items, want %d", sel, len(items), want)
+		}
+	}
 	read := func() api.CertificateSigningRequest {
 		var csr api.CertificateSigningRequest
 		b, _ := json.Marshal(c.must(200, "GET", path, nil))
