@@ -40,6 +40,52 @@ type pkgState struct {
 // result is a skipped or failed test and why.
 type result struct {
 	pkg, test, reason string
+	// messages are a failed test's own lines (t.Error, t.Fatal: those
+	// starting "file_test.go:N: "), for the summary: a CI log cut to its
+	// tail still says why.
+	messages []string
+}
+
+// maxMessages and maxMessageLen bound what the summary repeats of a
+// failure.
+const (
+	maxMessages   = 8
+	maxMessageLen = 400
+	// maxContinuation lines of a multi-line message are kept.
+	maxContinuation = 4
+)
+
+// failureMessages picks a failed test's own messages out of its output.
+func failureMessages(lines []string) []string {
+	var out []string
+	messages, continued := 0, -1 // continued: lines kept of the last message's continuation
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if !logPrefix.MatchString(t) {
+			// A multi-line message goes on in lines indented under it.
+			if continued >= 0 && continued < maxContinuation && t != "" && strings.HasPrefix(l, "        ") {
+				out = append(out, "  "+truncate(t))
+				continued++
+			} else {
+				continued = -1
+			}
+			continue
+		}
+		if messages == maxMessages {
+			out = append(out, "...")
+			break
+		}
+		out = append(out, truncate(t))
+		messages, continued = messages+1, 0
+	}
+	return out
+}
+
+func truncate(s string) string {
+	if len(s) > maxMessageLen {
+		return s[:maxMessageLen] + "..."
+	}
+	return s
 }
 
 // NewReport prints to out; verbose (go test -v) prints every line as it comes.
@@ -96,10 +142,10 @@ func (r *Report) handle(ev event) {
 	if ev.Test != "" {
 		switch ev.Action {
 		case "skip":
-			r.skips = append(r.skips, result{ev.Package, ev.Test, skipReason(p.tests[ev.Test])})
+			r.skips = append(r.skips, result{pkg: ev.Package, test: ev.Test, reason: skipReason(p.tests[ev.Test])})
 		case "fail":
 			r.failed = true
-			r.fails = append(r.fails, result{pkg: ev.Package, test: ev.Test})
+			r.fails = append(r.fails, result{pkg: ev.Package, test: ev.Test, messages: failureMessages(p.tests[ev.Test])})
 			if !r.verbose {
 				r.printLines(p.tests[ev.Test])
 			}
@@ -226,6 +272,9 @@ func (r *Report) Summary(out io.Writer) {
 				what = strings.TrimSpace(what + " (" + f.reason + ")")
 			}
 			fmt.Fprintf(out, "  FAIL %s: %s\n", f.pkg, what)
+			for _, m := range f.messages {
+				fmt.Fprintf(out, "       %s\n", m)
+			}
 		}
 	}
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -91,6 +93,7 @@ func TestReport(t *testing.T) {
 		"  SKIP example/a: needs root\n       TestRoot, TestRoot2\n" +
 		"FAIL summary: 2 failed:\n" +
 		"  FAIL example/b: TestBroken/sub\n" +
+		"       b_test.go:7: got 1, want 2\n" +
 		"  FAIL example/c: (package failed outside any test)\n"
 	if summary.String() != wantSummary {
 		t.Errorf("summary:\n%s\nwant:\n%s", summary.String(), wantSummary)
@@ -131,5 +134,28 @@ func TestSkipReason(t *testing.T) {
 		if got := skipReason(tc.lines); got != tc.want {
 			t.Errorf("skipReason(%q) = %q, want %q", tc.lines, got, tc.want)
 		}
+	}
+}
+
+func TestFailureMessages(t *testing.T) {
+	lines := []string{
+		"=== RUN   TestX\n",
+		"    x_test.go:10: GET /a:\n",
+		"        kube-apiserver: 1\n",
+		"        minik8s:        2\n",
+		"    a stray line\n",
+		"        not a continuation after a stray line\n",
+	}
+	for i := range 9 {
+		lines = append(lines, fmt.Sprintf("    x_test.go:%d: %s\n", 20+i, strings.Repeat("y", 500)))
+	}
+	got := failureMessages(lines)
+	want := []string{"x_test.go:10: GET /a:", "  kube-apiserver: 1", "  minik8s:        2"}
+	for i := range 7 {
+		want = append(want, fmt.Sprintf("x_test.go:%d: %s...", 20+i, strings.Repeat("y", maxMessageLen-len("x_test.go:20: "))))
+	}
+	want = append(want, "...")
+	if !slices.Equal(got, want) {
+		t.Errorf("failureMessages:\n%q\nwant\n%q", got, want)
 	}
 }
