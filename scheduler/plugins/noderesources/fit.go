@@ -65,29 +65,48 @@ func (Fit) Filter(_ context.Context, state *framework.CycleState, pod *api.Pod, 
 // ...) why a pod requesting req does not fit on n.
 func Insufficient(req framework.Resource, n *framework.NodeInfo) []string {
 	var reasons []string
-	if int64(len(n.Pods))+1 > n.Allocatable.AllowedPodNumber {
-		reasons = append(reasons, ErrReasonTooManyPods)
-	}
-	if req.MilliCPU > 0 && req.MilliCPU > n.Allocatable.MilliCPU-n.Requested.MilliCPU {
-		reasons = append(reasons, "Insufficient cpu")
-	}
-	if req.Memory > 0 && req.Memory > n.Allocatable.Memory-n.Requested.Memory {
-		reasons = append(reasons, "Insufficient memory")
-	}
-	if req.EphemeralStorage > 0 && req.EphemeralStorage > n.Allocatable.EphemeralStorage-n.Requested.EphemeralStorage {
-		reasons = append(reasons, "Insufficient ephemeral-storage")
-	}
-	if len(req.Scalar) > 0 {
-		names := make([]string, 0, len(req.Scalar))
-		for name, v := range req.Scalar {
-			if v > 0 && v > n.Allocatable.Scalar[name]-n.Requested.Scalar[name] {
-				names = append(names, "Insufficient "+string(name))
-			}
-		}
-		sort.Strings(names)
-		reasons = append(reasons, names...)
+	for _, r := range Fits(req, n) {
+		reasons = append(reasons, r.Reason)
 	}
 	return reasons
+}
+
+// InsufficientResource is one resource a pod does not fit in, with the
+// amounts kube's kubelet puts in its admission message: what the pod
+// requests, what the node's pods use, and the node's allocatable.
+type InsufficientResource struct {
+	ResourceName api.ResourceName
+	// Reason is the scheduler's ("Insufficient cpu", "Too many pods").
+	Reason                    string
+	Requested, Used, Capacity int64
+}
+
+// Fits is kube's fitsRequest: each resource a pod requesting req does not
+// fit in on n, in kube's order (pods, cpu, memory, ephemeral-storage,
+// then extended resources by name).
+func Fits(req framework.Resource, n *framework.NodeInfo) []InsufficientResource {
+	var out []InsufficientResource
+	if used := int64(len(n.Pods)); used+1 > n.Allocatable.AllowedPodNumber {
+		out = append(out, InsufficientResource{api.ResourcePods, ErrReasonTooManyPods, 1, used, n.Allocatable.AllowedPodNumber})
+	}
+	check := func(name api.ResourceName, want, used, capacity int64) {
+		if want > 0 && want > capacity-used {
+			out = append(out, InsufficientResource{name, "Insufficient " + string(name), want, used, capacity})
+		}
+	}
+	check(api.ResourceCPU, req.MilliCPU, n.Requested.MilliCPU, n.Allocatable.MilliCPU)
+	check(api.ResourceMemory, req.Memory, n.Requested.Memory, n.Allocatable.Memory)
+	check(api.ResourceEphemeralStorage, req.EphemeralStorage, n.Requested.EphemeralStorage, n.Allocatable.EphemeralStorage)
+	names := make([]string, 0, len(req.Scalar))
+	for name := range req.Scalar {
+		names = append(names, string(name))
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		rn := api.ResourceName(name)
+		check(rn, req.Scalar[rn], n.Requested.Scalar[rn], n.Allocatable.Scalar[rn])
+	}
+	return out
 }
 
 // Score implements framework.ScorePlugin: kube's LeastAllocated, the mean

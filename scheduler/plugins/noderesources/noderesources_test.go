@@ -6,6 +6,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/resource"
+	"github.com/minik8s/minik8s/scheduler/framework"
 	"github.com/minik8s/minik8s/scheduler/plugins/noderesources"
 	"github.com/minik8s/minik8s/scheduler/schedtest"
 )
@@ -83,5 +84,26 @@ func TestScores(t *testing.T) {
 	be := schedtest.Score(noderesources.Fit{}, schedtest.Pod("ns", "be", "", ""), empty)
 	if be["empty"] != (97+97)/2 {
 		t.Errorf("best effort least allocated = %v, want 97", be)
+	}
+}
+
+// TestFitsAmounts: the kubelet's admission message needs what the pod
+// requests, what the node's pods use and the node's allocatable.
+func TestFitsAmounts(t *testing.T) {
+	node := schedtest.Node("n", "1", "4Gi", 2)
+	node.Status.Allocatable["example.com/foo"] = resource.MustParse("3")
+	used := schedtest.Pod("ns", "a", "100m", "")
+	used.Spec.Containers[0].Resources.Requests["example.com/foo"] = resource.MustParse("2")
+	pod := schedtest.Pod("ns", "p", "1", "")
+	pod.Spec.Containers[0].Resources.Requests["example.com/foo"] = resource.MustParse("2")
+	req, _ := framework.PodRequests(pod)
+	got := noderesources.Fits(req, schedtest.NodeInfo(node, used, schedtest.Pod("ns", "b", "", "")))
+	want := []noderesources.InsufficientResource{
+		{ResourceName: api.ResourcePods, Reason: "Too many pods", Requested: 1, Used: 2, Capacity: 2},
+		{ResourceName: api.ResourceCPU, Reason: "Insufficient cpu", Requested: 1000, Used: 100, Capacity: 1000},
+		{ResourceName: "example.com/foo", Reason: "Insufficient example.com/foo", Requested: 2, Used: 2, Capacity: 3},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Fits = %+v\nwant %+v", got, want)
 	}
 }
