@@ -47,7 +47,8 @@ esac
 oracle=$(scripts/oracle.sh e2e.test ginkgo)
 scripts/images.sh conformance
 e2e=registry.k8s.io/e2e-test-images
-scripts/load-image.sh "$e2e/agnhost:2.66.1,$e2e/agnhost:2.55,$e2e/busybox:1.37.0-2,$e2e/nginx:1.27.0-2,$e2e/nginx:1.28.0-2,registry.k8s.io/pause:3.10.2"
+scripts/load-image.sh "$e2e/agnhost:2.66.1,$e2e/agnhost:2.55,$e2e/busybox:1.37.0-2,$e2e/nginx:1.27.0-2,$e2e/nginx:1.28.0-2,registry.k8s.io/pause:3.10.2,\
+$e2e/glibc-dns-testing:2.1.1,$e2e/kitten:1.8,$e2e/nautilus:1.8,$e2e/nonroot:1.5,$e2e/nonewprivs:1.4,$e2e/sample-apiserver:1.29.2,registry.k8s.io/etcd:3.7.0-0"
 
 rm -rf "$report"
 mkdir -p "$report"

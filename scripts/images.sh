@@ -153,6 +153,23 @@ for k in "${keys[@]}"; do
 		build "$e2e/nginx:1.27.0-2" deploy/images/conformance/nginx.Dockerfile "" -- "BASE=$base"
 		docker tag "$e2e/nginx:1.27.0-2" "$e2e/nginx:1.28.0-2"
 		build registry.k8s.io/pause:3.10.2 deploy/images/conformance/pause.Dockerfile "" bin/busybox deploy/images/conformance/pause.sh
+		build "$e2e/glibc-dns-testing:2.1.1" deploy/images/conformance/glibc-dns-testing.Dockerfile "" -- "BASE=$base"
+		# kitten and nautilus: agnhost's test-webserver with a page.
+		for page in kitten nautilus; do
+			mkdir -p "bin/conformance/$page"
+			cp "$kube_src/test/images/$page/html/"* "bin/conformance/$page/"
+			chmod 0644 "bin/conformance/$page/"*
+			build "$e2e/$page:1.8" deploy/images/conformance/webserver-page.Dockerfile "" \
+				bin/conformance/agnhost "bin/conformance/$page/$page.jpg" "bin/conformance/$page/data.json" -- "PAGE=$page"
+		done
+		build "$e2e/nonroot:1.5" deploy/images/conformance/nonroot.Dockerfile "" bin/busybox
+		(cd internal/oracle/kube && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o ../../../bin/conformance/nnp "$kube_src/test/images/nonewprivs/nnp.go")
+		build "$e2e/nonewprivs:1.4" deploy/images/conformance/nonewprivs.Dockerfile "" bin/busybox bin/conformance/nnp
+		# The Aggregator spec's pair: sample-apiserver and etcd.
+		cp "$("$(dirname "$0")/oracle.sh" sample-apiserver)/sample-apiserver" bin/conformance/sample-apiserver
+		build "$e2e/sample-apiserver:1.29.2" deploy/images/conformance/sample-apiserver.Dockerfile "" bin/busybox bin/conformance/sample-apiserver
+		CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o bin/conformance/etcd go.etcd.io/etcd/server/v3
+		build registry.k8s.io/etcd:3.7.0-0 deploy/images/conformance/etcd.Dockerfile "" bin/busybox bin/conformance/etcd
 		;;
 	*)
 		log "unknown image key $k"

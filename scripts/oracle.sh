@@ -9,8 +9,9 @@
 #                                 directory that holds them
 #
 # e2e.test, Kubernetes' end-to-end (conformance) suite, agnhost, its
-# test-image binary, and ginkgo, the runner of its parallel part, are built
-# on request only (e2e.test takes over ten minutes on two cores).
+# test-image binary, ginkgo, the runner of its parallel part, and
+# sample-apiserver (k8s.io/sample-apiserver of the same release, the
+# Aggregator spec's image) are built on request only (e2e.test takes over ten minutes on two cores).
 #
 # A binary is rebuilt only when the pinned module files' contents changed
 # since it was built (a stamp beside it keeps their hash), so checkouts in
@@ -69,8 +70,13 @@ for name in "${names[@]}"; do
 		# the go.sum lines of their test-only dependencies.
 		build=(go test -mod=mod -c -trimpath -ldflags "-s -w$stamp" -o "$dir/$name.tmp" k8s.io/kubernetes/test/e2e)
 		;;
+	sample-apiserver)
+		# The staging module of the same release (v0.MINOR.PATCH), added
+		# to a copy of the module below.
+		build=(go build -mod=mod -trimpath -ldflags "-s -w" -o "$dir/$name.tmp" k8s.io/sample-apiserver)
+		;;
 	*)
-		echo "oracle.sh: unknown binary \"$name\" (kubectl, kube-scheduler, kube-controller-manager, kube-apiserver, e2e.test, agnhost, ginkgo)" >&2
+		echo "oracle.sh: unknown binary \"$name\" (kubectl, kube-scheduler, kube-controller-manager, kube-apiserver, e2e.test, agnhost, ginkgo, sample-apiserver)" >&2
 		exit 2
 		;;
 	esac
@@ -80,9 +86,12 @@ for name in "${names[@]}"; do
 		continue
 	fi
 	echo "oracle.sh: building $name $version into $dir" >&2
-	if [[ $name == agnhost || $name == ginkgo ]]; then
+	if [[ $name == agnhost || $name == ginkgo || $name == sample-apiserver ]]; then
 		tmp=$(mktemp -d)
 		cp "$mod/go.mod" "$mod/go.sum" "$mod"/*.go "$tmp/"
+		if [[ $name == sample-apiserver ]]; then
+			(cd "$tmp" && go get "k8s.io/sample-apiserver@v0.${version#v1.}") || { rm -rf "$tmp"; exit 1; }
+		fi
 		(cd "$tmp" && CGO_ENABLED=0 "${build[@]}") || { rm -rf "$tmp"; exit 1; }
 		rm -rf "$tmp"
 	else
