@@ -876,6 +876,9 @@ const (
 const (
 	PodReasonUnschedulable   = "Unschedulable"
 	PodReasonSchedulingGated = "SchedulingGated"
+	// PodReasonPreemptionByScheduler is the reason of the DisruptionTarget
+	// condition a scheduler sets on the pods it preempts.
+	PodReasonPreemptionByScheduler = "PreemptionByScheduler"
 )
 
 // PodQOSClass is the quality-of-service class of a pod.
