@@ -3,11 +3,11 @@ package clusterdns
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -36,16 +36,22 @@ type Config struct {
 
 // Server answers DNS queries.
 type Server struct {
-	cfg      Config
-	zone     string // "cluster.local."
-	services *informer.Informer[api.Service]
-	slices   *informer.Informer[api.EndpointSlice]
-	factory  *informer.Factory
-	requests *prometheus.CounterVec
-	upstream *dns.Client
+	cfg        Config
+	zone       string // "cluster.local."
+	services   *informer.Informer[api.Service]
+	slices     *informer.Informer[api.EndpointSlice]
+	namespaces *informer.Informer[api.Namespace]
+	factory    *informer.Factory
+	requests   *prometheus.CounterVec
 }
 
-const bySvcIndex = "service"
+const (
+	bySvcIndex       = "service"
+	byClusterIPIndex = "clusterIP"
+	byAddressIndex   = "address"
+	// upstreamTimeout bounds one exchange with one upstream resolver.
+	upstreamTimeout = 2 * time.Second
+)
 
 // New sets up the informers; Run starts them.
 func New(cfg Config) (*Server, error) {
@@ -60,21 +66,46 @@ func New(cfg Config) (*Server, error) {
 	}
 	f := informer.NewFactory(cfg.Client, informer.FactoryOptions{Logger: cfg.Logger})
 	s := &Server{
-		cfg:      cfg,
-		zone:     dns.Fqdn(strings.ToLower(cfg.Domain)),
-		factory:  f,
-		services: informer.Shared[api.Service](f, "", client.ListOptions{}),
-		slices:   informer.Shared[api.EndpointSlice](f, "", client.ListOptions{}),
+		cfg:        cfg,
+		zone:       dns.Fqdn(strings.ToLower(cfg.Domain)),
+		factory:    f,
+		services:   informer.Shared[api.Service](f, "", client.ListOptions{}),
+		slices:     informer.Shared[api.EndpointSlice](f, "", client.ListOptions{}),
+		namespaces: informer.Shared[api.Namespace](f, "", client.ListOptions{}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "clusterdns_requests_total", Help: "DNS requests answered, by query type and response code.",
 		}, []string{"type", "rcode"}),
-		upstream: &dns.Client{Timeout: 2 * time.Second},
 	}
-	if err := s.slices.AddIndexers(cache.Indexers[api.EndpointSlice]{bySvcIndex: func(sl *api.EndpointSlice) []string {
-		if n := sl.Labels[api.LabelServiceName]; n != "" {
-			return []string{sl.Namespace + "/" + n}
+	if err := s.slices.AddIndexers(cache.Indexers[api.EndpointSlice]{
+		bySvcIndex: func(sl *api.EndpointSlice) []string {
+			if n := sl.Labels[api.LabelServiceName]; n != "" {
+				return []string{sl.Namespace + "/" + n}
+			}
+			return nil
+		},
+		byAddressIndex: func(sl *api.EndpointSlice) []string {
+			if sl.Labels[api.LabelServiceName] == "" {
+				return nil
+			}
+			var out []string
+			for _, e := range sl.Endpoints {
+				for _, a := range e.Addresses {
+					if ip := net.ParseIP(a); ip != nil {
+						out = append(out, ip.String())
+					}
+				}
+			}
+			return out
+		},
+	}); err != nil {
+		return nil, err
+	}
+	if err := s.services.AddIndexers(cache.Indexers[api.Service]{byClusterIPIndex: func(svc *api.Service) []string {
+		var out []string
+		for _, ip := range clusterIPs(svc) {
+			out = append(out, net.ParseIP(ip).String())
 		}
-		return nil
+		return out
 	}}); err != nil {
 		return nil, err
 	}
@@ -88,7 +119,7 @@ func New(cfg Config) (*Server, error) {
 
 // Ready reports whether the caches have synced.
 func (s *Server) Ready() error {
-	if !s.services.HasSynced() || !s.slices.HasSynced() {
+	if !s.services.HasSynced() || !s.slices.HasSynced() || !s.namespaces.HasSynced() {
 		return fmt.Errorf("caches not synced")
 	}
 	return nil
@@ -97,7 +128,7 @@ func (s *Server) Ready() error {
 // Start starts the informers and waits for them.
 func (s *Server) Start(ctx context.Context) error {
 	s.factory.Start(ctx)
-	if !informer.WaitForCacheSync(ctx, s.services, s.slices) {
+	if !informer.WaitForCacheSync(ctx, s.services, s.slices, s.namespaces) {
 		return ctx.Err()
 	}
 	return nil
@@ -138,250 +169,152 @@ func (s *Server) ServeOn(ctx context.Context, udp net.PacketConn, tcp net.Listen
 	return nil
 }
 
-// ServeDNS implements dns.Handler.
+// ServeDNS implements dns.Handler: names in the cluster zone and reverse
+// names of Service and endpoint addresses are answered from the caches,
+// everything else (and reverse names it does not know, CoreDNS's
+// "fallthrough in-addr.arpa ip6.arpa") goes to the upstreams over the
+// client's transport. The reply fits the client's buffer: 512 bytes or
+// its EDNS0 size over UDP, truncated (TC) beyond, as CoreDNS's Scrub.
 func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(len(s.cfg.Upstreams)+1)*upstreamTimeout)
+	defer cancel()
+	network := "udp"
+	if _, ok := w.RemoteAddr().(*net.TCPAddr); ok {
+		network = "tcp"
+	}
 	var resp *dns.Msg
 	qtype := "other"
-	if len(req.Question) == 1 {
-		q := req.Question[0]
-		qtype = dns.TypeToString[q.Qtype]
-		name := strings.ToLower(q.Name)
-		if name == s.zone || strings.HasSuffix(name, "."+s.zone) {
-			resp = s.answer(req, q, name)
-		} else {
-			resp = s.forward(req)
-		}
-	} else {
+	switch {
+	case req.Opcode != dns.OpcodeQuery || len(req.Question) != 1:
 		resp = new(dns.Msg)
 		resp.SetRcode(req, dns.RcodeFormatError)
+		if req.Opcode != dns.OpcodeQuery {
+			resp.Rcode = dns.RcodeNotImplemented
+		}
+	default:
+		q := req.Question[0]
+		qtype = dns.TypeToString[q.Qtype]
+		if rel, ok := s.relative(q.Name); ok {
+			resp = s.answer(ctx, req, q, rel, network)
+		} else if resp = s.reverse(req, q); resp == nil {
+			resp = s.forward(ctx, req, network)
+		}
 	}
 	s.requests.WithLabelValues(qtype, dns.RcodeToString[resp.Rcode]).Inc()
+	fit(req, resp, network)
 	_ = w.WriteMsg(resp)
 }
 
-// forward relays a query for a name outside the cluster domain.
-func (s *Server) forward(req *dns.Msg) *dns.Msg {
-	for _, up := range s.cfg.Upstreams {
-		resp, _, err := s.upstream.Exchange(req, up)
-		if err == nil && resp != nil {
-			return resp
+// fit sizes resp for the client: EDNS0 answered with EDNS0, and at most
+// the client's UDP buffer (512 bytes without EDNS0) over UDP.
+func fit(req, resp *dns.Msg, network string) {
+	size := dns.MinMsgSize
+	if opt := req.IsEdns0(); opt != nil {
+		size = max(int(opt.UDPSize()), dns.MinMsgSize)
+		if resp.IsEdns0() == nil {
+			resp.SetEdns0(uint16(size), opt.Do())
 		}
 	}
-	resp := new(dns.Msg)
-	resp.SetRcode(req, dns.RcodeServerFailure)
+	if network == "tcp" {
+		size = dns.MaxMsgSize
+	}
+	resp.Truncate(size)
+}
+
+// forward relays a query for a name outside the cluster domain.
+func (s *Server) forward(ctx context.Context, req *dns.Msg, network string) *dns.Msg {
+	resp, err := s.exchange(ctx, req, network)
+	if err != nil {
+		s.cfg.Logger.Debug("no upstream answered", "name", req.Question[0].Name, "err", err)
+		resp = new(dns.Msg)
+		resp.SetRcode(req, dns.RcodeServerFailure)
+	}
 	return resp
+}
+
+// exchange asks the upstreams in order over network (a client that came
+// over TCP is asked for over TCP, so a large answer is not truncated on
+// the way) until one answers; a truncated UDP answer is passed on as is,
+// for the client to ask again over TCP.
+func (s *Server) exchange(ctx context.Context, req *dns.Msg, network string) (*dns.Msg, error) {
+	if len(s.cfg.Upstreams) == 0 {
+		return nil, errors.New("no upstream resolvers")
+	}
+	c := &dns.Client{Net: network, Timeout: upstreamTimeout}
+	var errs []error
+	for _, up := range s.cfg.Upstreams {
+		resp, _, err := c.ExchangeContext(ctx, req, up)
+		if err == nil && resp != nil {
+			return resp, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", up, err))
+	}
+	return nil, errors.Join(errs...)
 }
 
 func (s *Server) soa() dns.RR {
 	return &dns.SOA{
-		Hdr: dns.RR_Header{Name: s.zone, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: s.cfg.TTL},
+		Hdr: s.hdr(s.zone, dns.TypeSOA),
 		Ns:  "ns.dns." + s.zone, Mbox: "hostmaster." + s.zone,
 		Serial: uint32(time.Now().Unix()), Refresh: 7200, Retry: 1800, Expire: 86400, Minttl: s.cfg.TTL,
 	}
 }
 
-// answer resolves a name inside the cluster domain.
-func (s *Server) answer(req *dns.Msg, q dns.Question, name string) *dns.Msg {
+// reply is an authoritative answer to req (CoreDNS's kubernetes plugin
+// sets AA and not RA).
+func reply(req *dns.Msg) *dns.Msg {
 	resp := new(dns.Msg)
 	resp.SetReply(req)
 	resp.Authoritative = true
-	resp.RecursionAvailable = true
-	rel := strings.TrimSuffix(strings.TrimSuffix(name, s.zone), ".")
-	var labels []string
-	if rel != "" {
-		labels = strings.Split(rel, ".")
+	return resp
+}
+
+// answer resolves a name inside the cluster domain (rel: relative to it).
+func (s *Server) answer(ctx context.Context, req *dns.Msg, q dns.Question, rel, network string) *dns.Msg {
+	resp := reply(req)
+	switch {
+	case rel == "" && q.Qtype == dns.TypeSOA:
+		resp.Answer = []dns.RR{s.soa()}
+		return resp
+	case rel == "dns-version" && q.Qtype == dns.TypeTXT:
+		// The version of the Kubernetes DNS specification served.
+		resp.Answer = []dns.RR{&dns.TXT{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 28800}, Txt: []string{"1.1.0"}}}
+		return resp
 	}
-	recs, exists := s.records(labels, name)
-	if !exists {
+	targets, err := s.lookup(rel)
+	if err != nil {
 		resp.Rcode = dns.RcodeNameError
 		resp.Ns = []dns.RR{s.soa()}
 		return resp
 	}
-	for _, r := range recs {
-		if r.Header().Rrtype == q.Qtype || (q.Qtype == dns.TypeANY) || (r.Header().Rrtype == dns.TypeCNAME && q.Qtype != dns.TypeSRV) {
-			resp.Answer = append(resp.Answer, r)
-		}
-	}
-	if q.Qtype == dns.TypeSRV {
-		// The targets' addresses, so a client needs no second query.
-		for _, r := range resp.Answer {
-			if srv, ok := r.(*dns.SRV); ok {
-				t, _ := s.records(strings.Split(strings.TrimSuffix(strings.TrimSuffix(srv.Target, s.zone), "."), "."), srv.Target)
-				for _, a := range t {
-					if a.Header().Rrtype == dns.TypeA {
-						resp.Extra = append(resp.Extra, a)
-					}
-				}
-			}
-		}
-	}
+	a := s.resolve(ctx, q.Name, q.Qtype, targets, 0, network)
+	resp.Answer, resp.Extra = a.answer, a.extra
 	if len(resp.Answer) == 0 {
 		resp.Ns = []dns.RR{s.soa()} // NODATA: the name exists, not this type
 	}
 	return resp
 }
 
-func (s *Server) a(name, ip string) dns.RR {
-	return &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: s.cfg.TTL}, A: net.ParseIP(ip).To4()}
-}
-
-// records returns every record of name (labels relative to the zone) and
-// whether the name exists at all.
-func (s *Server) records(labels []string, name string) ([]dns.RR, bool) {
-	n := len(labels)
-	switch {
-	case n == 0:
-		return nil, true // the zone apex
-	case n == 1 && (labels[0] == "svc" || labels[0] == "pod"):
-		return nil, true
-	case n == 2 && (labels[1] == "svc" || labels[1] == "pod"):
-		return nil, true // a namespace
-	case n == 3 && labels[2] == "pod":
-		// A-B-C-D.ns.pod: the IP is the name (CoreDNS "pods insecure").
-		ip := net.ParseIP(strings.ReplaceAll(labels[0], "-", "."))
-		if ip == nil || ip.To4() == nil {
-			return nil, false
-		}
-		return []dns.RR{s.a(name, ip.String())}, true
-	case n == 3 && labels[2] == "svc":
-		return s.serviceRecords(labels[1], labels[0], name)
-	case n == 4 && labels[3] == "svc":
-		// HOSTNAME.svc.ns.svc: one endpoint of a headless Service.
-		return s.endpointRecords(labels[2], labels[1], labels[0], name)
-	case n == 5 && labels[4] == "svc" && strings.HasPrefix(labels[0], "_") && strings.HasPrefix(labels[1], "_"):
-		return s.srvRecords(labels[3], labels[2], labels[0][1:], labels[1][1:], name)
+// reverse answers a PTR query for a Service's ClusterIP or an endpoint's
+// address; nil when the name is not one (it is forwarded then).
+func (s *Server) reverse(req *dns.Msg, q dns.Question) *dns.Msg {
+	ip := reverseAddress(q.Name)
+	if ip == "" {
+		return nil
 	}
-	return nil, false
-}
-
-func (s *Server) service(ns, name string) (*api.Service, bool) {
-	svc, err := s.services.Lister().Namespace(ns).Get(name)
-	return svc, err == nil
-}
-
-func headless(svc *api.Service) bool { return svc.Spec.ClusterIP == api.ClusterIPNone }
-
-// endpoint is one ready address of a Service, with its DNS host label.
-type endpoint struct {
-	ip, host string
-	ports    map[string]int32 // "name/proto" -> port
-}
-
-func (s *Server) endpoints(ns, svc string) []endpoint {
-	slices, _ := s.slices.Store().ByIndex(bySvcIndex, ns+"/"+svc)
-	seen := map[string]bool{}
-	var out []endpoint
-	for _, sl := range slices {
-		if sl.AddressType != api.AddressTypeIPv4 {
-			continue
-		}
-		ports := map[string]int32{}
-		for _, p := range sl.Ports {
-			if p.Port == nil {
-				continue
-			}
-			pn, proto := "", api.ProtocolTCP
-			if p.Name != nil {
-				pn = *p.Name
-			}
-			if p.Protocol != nil {
-				proto = *p.Protocol
-			}
-			ports[pn+"/"+strings.ToLower(string(proto))] = *p.Port
-		}
-		for _, ep := range sl.Endpoints {
-			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
-				continue
-			}
-			for _, addr := range ep.Addresses {
-				if seen[addr] {
-					continue
-				}
-				seen[addr] = true
-				host := strings.ReplaceAll(addr, ".", "-")
-				if ep.Hostname != nil && *ep.Hostname != "" {
-					host = *ep.Hostname
-				}
-				out = append(out, endpoint{ip: addr, host: host, ports: ports})
-			}
-		}
+	names := s.ptrTargets(ip)
+	if len(names) == 0 {
+		return nil
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ip < out[j].ip })
-	return out
-}
-
-func (s *Server) serviceRecords(ns, name, fqdn string) ([]dns.RR, bool) {
-	svc, ok := s.service(ns, name)
-	if !ok {
-		return nil, false
+	resp := reply(req)
+	if q.Qtype != dns.TypePTR {
+		resp.Ns = []dns.RR{s.soa()}
+		return resp
 	}
-	switch {
-	case svc.Spec.Type == api.ServiceTypeExternalName:
-		return []dns.RR{&dns.CNAME{Hdr: dns.RR_Header{Name: fqdn, Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: s.cfg.TTL},
-			Target: dns.Fqdn(svc.Spec.ExternalName)}}, true
-	case headless(svc):
-		var out []dns.RR
-		for _, ep := range s.endpoints(ns, name) {
-			out = append(out, s.a(fqdn, ep.ip))
-		}
-		return out, true
-	case svc.Spec.ClusterIP != "":
-		return []dns.RR{s.a(fqdn, svc.Spec.ClusterIP)}, true
+	for _, n := range names {
+		resp.Answer = append(resp.Answer, &dns.PTR{Hdr: s.hdr(q.Name, dns.TypePTR), Ptr: n})
 	}
-	return nil, true
-}
-
-func (s *Server) endpointRecords(ns, svcName, host, fqdn string) ([]dns.RR, bool) {
-	svc, ok := s.service(ns, svcName)
-	if !ok || !headless(svc) {
-		return nil, false
-	}
-	for _, ep := range s.endpoints(ns, svcName) {
-		if ep.host == host {
-			return []dns.RR{s.a(fqdn, ep.ip)}, true
-		}
-	}
-	return nil, false
-}
-
-// srvRecords answers _PORT._PROTO.svc.ns.svc.DOMAIN for a named port.
-func (s *Server) srvRecords(ns, svcName, portName, proto, fqdn string) ([]dns.RR, bool) {
-	svc, ok := s.service(ns, svcName)
-	if !ok {
-		return nil, false
-	}
-	var sp *api.ServicePort
-	for i := range svc.Spec.Ports {
-		p := &svc.Spec.Ports[i]
-		pp := p.Protocol
-		if pp == "" {
-			pp = api.ProtocolTCP
-		}
-		if p.Name == portName && strings.EqualFold(string(pp), proto) {
-			sp = p
-		}
-	}
-	if sp == nil {
-		return nil, false
-	}
-	svcFQDN := svcName + "." + ns + ".svc." + s.zone
-	srv := func(target string, port int32) dns.RR {
-		return &dns.SRV{Hdr: dns.RR_Header{Name: fqdn, Rrtype: dns.TypeSRV, Class: dns.ClassINET, Ttl: s.cfg.TTL},
-			Priority: 0, Weight: 100, Port: uint16(port), Target: target}
-	}
-	if !headless(svc) {
-		return []dns.RR{srv(svcFQDN, sp.Port)}, true
-	}
-	var out []dns.RR
-	key := portName + "/" + strings.ToLower(proto)
-	for _, ep := range s.endpoints(ns, svcName) {
-		port, ok := ep.ports[key]
-		if !ok {
-			continue
-		}
-		out = append(out, srv(ep.host+"."+svcFQDN, port))
-	}
-	return out, true
+	return resp
 }
 
 // UpstreamsFromResolvConf reads the nameservers of a resolv.conf file as
