@@ -1,6 +1,7 @@
 package pods
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -87,8 +88,9 @@ func podSysctls(pod *api.Pod) map[string]string {
 
 // admit rejects, once, a pod the kubelet must not run, as kube's
 // rejectPod: a Warning event with the reason, and the pod Failed with
-// "Pod was rejected: " and the message. True: the pod may run.
-func (s *podSync) admit() bool {
+// "Pod was rejected: " and the message (decideAdmission makes the
+// decision in the node's order). True: the pod may run.
+func (s *podSync) admit(ctx context.Context) bool {
 	w := s.w
 	if w.rejected != nil {
 		return false
@@ -96,20 +98,23 @@ func (s *podSync) admit() bool {
 	if w.admitted {
 		return true
 	}
-	reason, msg := sysctlForbidden, admitSysctls(s.pod)
-	if msg == "" {
-		reason, msg = appArmorNotAdmitted, admitAppArmor(s.pod, hostAppArmorEnabled())
+	a, ok := s.m.decideAdmission(ctx, s.pod)
+	if !ok {
+		s.log.Info("waiting for the node before admitting the pod")
+		s.after(retrySoon)
+		return false
 	}
-	if msg == "" {
+	if a.rejected == nil {
 		w.admitted = true
 		return true
 	}
-	s.log.Info("pod rejected", "reason", reason, "message", msg)
-	s.m.rec.Event(s.pod, api.EventTypeWarning, reason, msg)
-	w.rejected = &rejection{reason: reason, message: "Pod was rejected: " + msg}
+	w.rejected = a.rejected
 	w.terminal = api.PodFailed
 	return false
 }
+
+// rejectedPrefix starts the message of a pod the kubelet refused.
+const rejectedPrefix = "Pod was rejected: "
 
 // rejection is why the kubelet refused to run a pod.
 type rejection struct{ reason, message string }

@@ -77,8 +77,12 @@ const (
 // may prepare the runtime and network before the manager starts.
 func newFakeNode(t *testing.T, seed func(*fakeNode), objs ...api.Object) *fakeNode {
 	t.Helper()
-	node := &api.Node{ObjectMeta: api.ObjectMeta{Name: fakeNodeName}, Spec: api.NodeSpec{PodCIDR: "10.88.0.0/24"}}
-	n := &fakeNode{t: t, api: clienttest.NewServer(t, append([]api.Object{node}, objs...)...), rt: fake.New(),
+	// objs may hold the Node (with a status, labels, taints); else it is a
+	// bare one with a podCIDR.
+	if !slices.ContainsFunc(objs, func(o api.Object) bool { _, ok := o.(*api.Node); return ok }) {
+		objs = append([]api.Object{&api.Node{ObjectMeta: api.ObjectMeta{Name: fakeNodeName}, Spec: api.NodeSpec{PodCIDR: "10.88.0.0/24"}}}, objs...)
+	}
+	n := &fakeNode{t: t, api: clienttest.NewServer(t, objs...), rt: fake.New(),
 		net: &fakeNetwork{}, rec: &events.FakeRecorder{}}
 	n.rt.AddImage(fakeImage)
 	if seed != nil {

@@ -83,6 +83,10 @@ type Manager struct {
 
 	mu      sync.Mutex
 	workers map[string]*worker // by pod UID
+	// admitMu serializes pod admission; admissions are its decisions by
+	// pod UID.
+	admitMu    sync.Mutex
+	admissions map[string]*admission
 	// startSlots bounds concurrent pod set-ups.
 	startSlots chan struct{}
 	ctx        context.Context
@@ -133,7 +137,7 @@ func New(c *client.Client, rt runtime.Runtime, nm Network, rec events.Recorder, 
 		opts:       opts, client: c, rt: rt, net: nm, rec: rec, log: opts.Logger, tokens: opts.Tokens,
 		backoff: NewBackoff(opts.BackoffInitial, opts.BackoffMax, opts.BackoffReset),
 		metrics: newMetrics(opts.Registry),
-		workers: map[string]*worker{},
+		workers: map[string]*worker{}, admissions: map[string]*admission{},
 	}
 }
 

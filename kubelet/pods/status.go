@@ -111,8 +111,7 @@ func (m *Manager) containerStatus(w *worker, pod *api.Pod, c *api.Container, ini
 // computeStatus builds the pod's status from the runtime's view, following
 // the kubelet's phase and condition rules.
 func (m *Manager) computeStatus(w *worker, pod *api.Pod, cs []runtime.Container) api.PodStatus {
-	if w.rejected == nil && pod.Status.Phase == api.PodFailed &&
-		(pod.Status.Reason == sysctlForbidden || pod.Status.Reason == appArmorNotAdmitted) {
+	if w.rejected == nil && pod.Status.Phase == api.PodFailed && strings.HasPrefix(pod.Status.Message, rejectedPrefix) {
 		// Rejected by a previous kubelet: keep saying why.
 		w.rejected = &rejection{reason: pod.Status.Reason, message: pod.Status.Message}
 	}

@@ -33,6 +33,7 @@ func (m *Manager) syncPod(ctx context.Context, w *worker) (time.Duration, bool) 
 	}
 	if pod == nil {
 		m.removeGonePod(ctx, w.uid, cs)
+		m.forgetAdmission(w.uid)
 		return 0, true
 	}
 	w.observe(pod)
@@ -86,7 +87,7 @@ type podSync struct {
 
 // run is a pass over a pod that should be running.
 func (s *podSync) run(ctx context.Context) (time.Duration, bool) {
-	if !s.finished() && s.admit() && s.sandbox(ctx) && s.initContainers(ctx) {
+	if !s.finished() && s.admit(ctx) && s.sandbox(ctx) && s.initContainers(ctx) {
 		s.containers(ctx)
 		s.ephemeralContainers(ctx)
 	}
@@ -123,6 +124,7 @@ func (s *podSync) report(ctx context.Context) (time.Duration, bool) {
 	m.syncProbes(pod, cs, status)
 	if isTerminal(status.Phase) {
 		w.terminal = status.Phase
+		m.admissionFinished(w.uid)
 		if runningSandbox(cs) != nil {
 			// A finished pod keeps its containers (for logs) but not its
 			// sandbox or network.
