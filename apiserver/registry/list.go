@@ -139,7 +139,10 @@ func decodeContinue(tok string) (continueToken, error) {
 	if err != nil {
 		return ct, fmt.Errorf("continue key is not valid: %v", err)
 	}
-	if err := json.Unmarshal(b, &ct); err != nil || ct.APIVersion != "meta.k8s.io/v1" || ct.ResourceVersion <= 0 {
+	// A resourceVersion of -1 is the inconsistent continuation a 410 for
+	// a compacted token carries: the rest of the list at the latest
+	// revision, as kube-apiserver's.
+	if err := json.Unmarshal(b, &ct); err != nil || ct.APIVersion != "meta.k8s.io/v1" || ct.ResourceVersion == 0 || ct.ResourceVersion < -1 {
 		return ct, errors.New("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
 	}
 	if strings.Contains(ct.StartKey, "..") || strings.HasPrefix(ct.StartKey, "/") {
@@ -161,7 +164,7 @@ func (s *Store) listFromStorage(ctx context.Context, ns string, opts ListOptions
 		if err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
-		rev, start = ct.ResourceVersion, ct.StartKey
+		rev, start = max(ct.ResourceVersion, 0), ct.StartKey
 	} else if opts.ResourceVersionMatch == "Exact" {
 		r, err := strconv.ParseInt(opts.ResourceVersion, 10, 64)
 		if err != nil || r <= 0 {
@@ -176,7 +179,11 @@ func (s *Store) listFromStorage(ctx context.Context, ns string, opts ListOptions
 		res, err := s.storage.List(ctx, prefix, storage.ListOptions{Limit: limit, StartKey: prefixed(prefix, start), Revision: rev})
 		var compacted *storage.CompactedError
 		if errors.As(err, &compacted) && opts.Continue != "" {
-			return nil, apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+			// The Status carries the token of an inconsistent
+			// continuation from the same key.
+			gone := apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+			gone.ErrStatus.Continue = encodeContinue(-1, start)
+			return nil, gone
 		}
 		if err != nil {
 			return nil, s.storageError(err, "")
