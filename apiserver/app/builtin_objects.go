@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
@@ -26,8 +29,8 @@ var flowcontrolDefaults []byte
 
 // bootstrapBuiltinObjects creates the objects kube-apiserver creates at
 // start, when they are missing: the system PriorityClasses
-// (system-node-critical, system-cluster-critical) and the API priority
-// and fairness configuration.
+// (system-node-critical, system-cluster-critical), the API priority and
+// fairness configuration and the default ServiceCIDR.
 func (a *APIServer) bootstrapBuiltinObjects(ctx context.Context) error {
 	pcs := a.Store("scheduling.k8s.io", "priorityclasses")
 	for _, pc := range validation.SystemPriorityClasses {
@@ -56,6 +59,50 @@ func (a *APIServer) bootstrapBuiltinObjects(ctx context.Context) error {
 		if err := createIfMissing(ctx, fss, &fs); err != nil {
 			return err
 		}
+	}
+	return a.bootstrapServiceCIDR(ctx)
+}
+
+// defaultServiceCIDRName is the ServiceCIDR kube-apiserver's
+// default-servicecidr controller keeps for --service-cluster-ip-range.
+const defaultServiceCIDRName = "kubernetes"
+
+// bootstrapServiceCIDR creates the default ServiceCIDR "kubernetes" from
+// --service-cluster-ip-range and marks it Ready, as kube-apiserver's
+// default-servicecidr controller does; one that exists with other ranges
+// is left as it is, with a warning (kube's controller reports it as an
+// event and changes nothing either).
+func (a *APIServer) bootstrapServiceCIDR(ctx context.Context) error {
+	var cidrs []string
+	for _, c := range strings.Split(a.opts.ServiceClusterIPRange, ",") {
+		if c = strings.TrimSpace(c); c != "" {
+			cidrs = append(cidrs, c)
+		}
+	}
+	if len(cidrs) == 0 {
+		return nil
+	}
+	st := a.Store("networking.k8s.io", "servicecidrs")
+	if err := createIfMissing(ctx, st, &api.ServiceCIDR{ObjectMeta: api.ObjectMeta{Name: defaultServiceCIDRName}, Spec: api.ServiceCIDRSpec{CIDRs: cidrs}}); err != nil {
+		return err
+	}
+	_, err := st.Mutate(ctx, "", defaultServiceCIDRName, "", registry.WriteOptions{Subresource: "status"}, func(cur api.Object) (api.Object, error) {
+		sc := cur.(*api.ServiceCIDR)
+		if !slices.Equal(sc.Spec.CIDRs, cidrs) {
+			slog.Warn("the default ServiceCIDR does not match --service-cluster-ip-range; left as it is", "serviceCIDR", defaultServiceCIDRName, "cidrs", sc.Spec.CIDRs, "flag", cidrs)
+			return sc, nil
+		}
+		for _, c := range sc.Status.Conditions {
+			if c.Type == "Ready" && c.Status != api.ConditionUnknown {
+				return sc, nil
+			}
+		}
+		sc.Status.Conditions = append(slices.DeleteFunc(sc.Status.Conditions, func(c api.Condition) bool { return c.Type == "Ready" }),
+			api.Condition{Type: "Ready", Status: api.ConditionTrue, Message: "Kubernetes default Service CIDR is ready", LastTransitionTime: api.Now()})
+		return sc, nil
+	})
+	if err != nil {
+		return fmt.Errorf("mark the default ServiceCIDR Ready: %w", err)
 	}
 	return nil
 }

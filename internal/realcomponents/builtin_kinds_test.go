@@ -238,6 +238,34 @@ func TestBuiltinKindsAsKube(t *testing.T) {
 		})
 	}
 
+	// The default ServiceCIDR, "kubernetes", Ready (kube's controller marks
+	// it after the start): the same but for the range each was given.
+	readyCIDR := func(e *endpoint) (bool, string) {
+		code, sc := e.do(t, "GET", "/apis/networking.k8s.io/v1/servicecidrs/kubernetes", "")
+		if code != http.StatusOK {
+			return false, fmt.Sprintf("%d %v", code, sc)
+		}
+		status, _ := sc["status"].(map[string]any)
+		var ready string
+		for _, c := range asList(status["conditions"]) {
+			if c := c.(map[string]any); c["type"] == "Ready" {
+				ready = fmt.Sprintf("Ready=%v %q %q", c["status"], stringOr(c["reason"]), c["message"])
+			}
+		}
+		return ready != "", fmt.Sprintf("%d cidrs %d %s", code, len(asList(sc["spec"].(map[string]any)["cidrs"])), ready)
+	}
+	var cidrs [2]string
+	for i, e := range both.each() {
+		waitFor(ctx, t, e.name+"'s default ServiceCIDR Ready", func() (bool, string) {
+			ok, s := readyCIDR(e)
+			cidrs[i] = s
+			return ok, s
+		})
+	}
+	if cidrs[0] != cidrs[1] {
+		t.Errorf("the default ServiceCIDR:\nkube-apiserver: %s\nminik8s:        %s", cidrs[0], cidrs[1])
+	}
+
 	// A valid object of each kind.
 	for _, c := range []struct{ path, body string }{
 		{networking + "/ingressclasses", `{"metadata":{"name":"nginx","annotations":{"ingressclass.kubernetes.io/is-default-class":"true"}},"spec":{"controller":"k8s.io/ingress-nginx","parameters":{"kind":"Params","name":"p","apiGroup":"example.com"}}}`},
