@@ -58,6 +58,25 @@ type JobSpec struct {
 	Suspend                 *bool             `json:"suspend,omitempty"`
 	PodReplacementPolicy    *string           `json:"podReplacementPolicy,omitempty"`
 	ManagedBy               *string           `json:"managedBy,omitempty"`
+
+	// SuccessPolicy lets an Indexed job succeed before every index did.
+	SuccessPolicy *SuccessPolicy `json:"successPolicy,omitempty"`
+}
+
+// SuccessPolicy declares an Indexed job succeeded once one of its rules
+// is met (kube's JobSuccessPolicy, GA in v1.33): the job gets the
+// SuccessCriteriaMet condition with reason SuccessPolicy, its remaining
+// pods are stopped, then it is Complete.
+type SuccessPolicy struct {
+	Rules []SuccessPolicyRule `json:"rules"`
+}
+
+// SuccessPolicyRule is met when the succeeded indexes include
+// succeededIndexes (or succeededCount of them), or, without
+// succeededIndexes, when succeededCount indexes succeeded.
+type SuccessPolicyRule struct {
+	SucceededIndexes *string `json:"succeededIndexes,omitempty"`
+	SucceededCount   *int32  `json:"succeededCount,omitempty"`
 }
 
 // PodFailurePolicyAction is what a pod failure policy rule does.
@@ -119,6 +138,15 @@ const (
 	JobReasonMaxFailedIndexesExceeded = "MaxFailedIndexesExceeded"
 	// JobReasonFailedIndexes: every index finished, some failed.
 	JobReasonFailedIndexes = "FailedIndexes"
+)
+
+// Reasons of the SuccessCriteriaMet condition (and of the Complete one
+// that follows it).
+const (
+	// JobReasonCompletionsReached: completions pods succeeded.
+	JobReasonCompletionsReached = "CompletionsReached"
+	// JobReasonSuccessPolicy: a rule of spec.successPolicy was met.
+	JobReasonSuccessPolicy = "SuccessPolicy"
 )
 
 // JobStatus is the observed state of a job.

@@ -112,7 +112,7 @@ func TestValidateJob(t *testing.T) {
 	}{
 		{"valid", func(*api.Job) {}, nil},
 		{"restart Always", func(j *api.Job) { j.Spec.Template.Spec.RestartPolicy = api.RestartPolicyAlways }, []string{
-			`spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: "OnFailure", "Never"`}},
+			`spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"`}},
 		{"negative counts", func(j *api.Job) {
 			j.Spec.Parallelism = ptr(int32(-1))
 			j.Spec.Completions = ptr(int32(-2))
@@ -137,8 +137,31 @@ func TestValidateJob(t *testing.T) {
 			j.Spec.Completions = nil
 		}, []string{"spec.completions: Required value: when completion mode is Indexed"}},
 		{"unknown completion mode", func(j *api.Job) { j.Spec.CompletionMode = ptr(api.CompletionMode("Sometimes")) }, []string{
-			`spec.completionMode: Unsupported value: "Sometimes": supported values: "Indexed", "NonIndexed"`}},
+			`spec.completionMode: Unsupported value: "Sometimes": supported values: "NonIndexed", "Indexed"`}},
+		{"success policy on a NonIndexed job", func(j *api.Job) {
+			j.Spec.SuccessPolicy = &api.SuccessPolicy{Rules: []api.SuccessPolicyRule{{SucceededCount: ptr(int32(1))}}}
+		}, []string{`spec.successPolicy: Invalid value: {"Rules":[{"SucceededIndexes":null,"SucceededCount":1}]}: requires indexed completion mode`}},
+		{"success policy rules", func(j *api.Job) {
+			j.Spec.CompletionMode = ptr(api.IndexedCompletion)
+			j.Spec.Completions = ptr(int32(5))
+			j.Spec.SuccessPolicy = &api.SuccessPolicy{Rules: []api.SuccessPolicyRule{
+				{}, {SucceededIndexes: ptr("1,5")}, {SucceededIndexes: ptr("3,1")}, {SucceededIndexes: ptr("0-1-2")},
+				{SucceededIndexes: ptr("0,2-3"), SucceededCount: ptr(int32(4))}, {SucceededCount: ptr(int32(6))},
+			}}
+		}, []string{
+			"spec.successPolicy.rules[0]: Required value: at least one of succeededCount or succeededIndexes must be specified",
+			`spec.successPolicy.rules[1].succeededIndexes: Invalid value: "1,5": error parsing succeededIndexes: too large index: "5"`,
+			`spec.successPolicy.rules[2].succeededIndexes: Invalid value: "3,1": error parsing succeededIndexes: non-increasing order, previous: 3, current: 1`,
+			`spec.successPolicy.rules[3].succeededIndexes: Invalid value: "0-1-2": error parsing succeededIndexes: the fragment "0-1-2" violates the requirement that an index interval can have at most two parts separated by '-'`,
+			"spec.successPolicy.rules[4].succeededCount: Invalid value: 4: must be less than or equal to 3 (the number of indexes in the specified succeededIndexes field)",
+			"spec.successPolicy.rules[5].succeededCount: Invalid value: 6: must be less than or equal to 5 (the number of specified completions)",
+		}},
+		{"success policy without rules", func(j *api.Job) {
+			j.Spec.CompletionMode = ptr(api.IndexedCompletion)
+			j.Spec.SuccessPolicy = &api.SuccessPolicy{}
+		}, []string{"spec.successPolicy.rules: Required value: at least one rules must be specified when the successPolicy is specified"}},
 		{"pod failure policy shape", func(j *api.Job) {
+			j.Spec.PodReplacementPolicy = ptr("Failed")
 			j.Spec.PodFailurePolicy = &api.PodFailurePolicy{Rules: []api.PodFailurePolicyRule{
 				{Action: "Explode", OnExitCodes: &api.PodFailurePolicyOnExitCodesRequirement{Operator: "In", Values: []int32{0}}},
 				{Action: api.PodFailurePolicyActionIgnore},

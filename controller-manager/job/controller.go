@@ -447,8 +447,20 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 	}
 
+	// Success: decided by an earlier sync (its reason stays), or a rule
+	// of the success policy met now, checked after every failure as in
+	// kube, or the completions reached.
+	successReason, successMessage := api.JobReasonCompletionsReached, "Reached expected number of succeeded pods"
+	policyMet := false
+	if met := conditionOf(st, api.JobSuccessCriteriaMet); met != nil {
+		successReason, successMessage = met.Reason, met.Message
+	} else if indexed && failReason == "" {
+		if msg, ok := matchSuccessPolicy(job.Spec.SuccessPolicy, completions, done); ok {
+			successReason, successMessage, policyMet = api.JobReasonSuccessPolicy, msg, true
+		}
+	}
 	activeCount := int32(len(active))
-	complete := failReason == "" && (conditionOf(st, api.JobSuccessCriteriaMet) != nil ||
+	complete := failReason == "" && (conditionOf(st, api.JobSuccessCriteriaMet) != nil || policyMet ||
 		(job.Spec.Completions != nil && succeeded >= *job.Spec.Completions) ||
 		(job.Spec.Completions == nil && succeeded > 0 && len(active) == 0))
 	// finishing: the job met its success criteria or failed; its active
@@ -549,7 +561,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		}
 	default:
 		if conditionOf(st, api.JobSuccessCriteriaMet) == nil {
-			setCondition(st, api.JobSuccessCriteriaMet, api.ConditionTrue, "CompletionsReached", "Reached expected number of succeeded pods", now)
+			setCondition(st, api.JobSuccessCriteriaMet, api.ConditionTrue, successReason, successMessage, now)
 		}
 	}
 	unc.store(st)
@@ -578,7 +590,8 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		if failReason != "" {
 			setCondition(st, api.JobFailed, api.ConditionTrue, failReason, failMessage, now)
 		} else {
-			setCondition(st, api.JobComplete, api.ConditionTrue, "CompletionsReached", "Reached expected number of succeeded pods", now)
+			// Complete repeats the reason and message of SuccessCriteriaMet.
+			setCondition(st, api.JobComplete, api.ConditionTrue, successReason, successMessage, now)
 			st.CompletionTime = new(api.NewTime(now))
 		}
 	}

@@ -14,5 +14,6 @@
 // resumed one starts again. Jobs whose spec.managedBy names another
 // controller are left to it. Indexed jobs name their pods JOB-INDEX-xxxxx
 // and may limit failures per index (backoffLimitPerIndex,
-// maxFailedIndexes, the FailIndex action; indexed.go).
+// maxFailedIndexes, the FailIndex action; indexed.go) and succeed early by
+// their success policy (successpolicy.go).
 package job
