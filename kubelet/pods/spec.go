@@ -185,7 +185,7 @@ func (m *Manager) setUpVolumes(ctx context.Context, pod *api.Pod) (map[string]st
 func (m *Manager) setUpVolume(ctx context.Context, pod *api.Pod, v api.Volume, dir string) (string, error) {
 	switch {
 	case v.EmptyDir != nil:
-		return m.setUpEmptyDir(pod, filepath.Join(dir, "kubernetes.io~empty-dir", v.Name), v.Name)
+		return m.setUpEmptyDir(pod, v.EmptyDir, filepath.Join(dir, emptyDirPlugin, v.Name), v.Name)
 	case v.HostPath != nil:
 		p := v.HostPath.Path
 		t := api.HostPathUnset
@@ -251,30 +251,6 @@ func (m *Manager) writeVolume(pod *api.Pod, dir string, payload func(volume.Gett
 		return "", err
 	}
 	return dir, nil
-}
-
-// setUpEmptyDir makes an emptyDir volume as kube's plugin does: a
-// directory everyone may write, given once (a ready marker under the
-// pod's plugins directory records it) to the pod's fsGroup, so later
-// files of the containers keep their own owners.
-func (m *Manager) setUpEmptyDir(pod *api.Pod, p, name string) (string, error) {
-	ready := filepath.Join(m.podDir(string(pod.UID)), "plugins", "kubernetes.io~empty-dir", name, "ready")
-	if _, err := os.Stat(ready); err == nil {
-		return p, nil
-	}
-	if err := os.MkdirAll(p, 0o777); err != nil {
-		return "", err
-	}
-	if err := os.Chmod(p, 0o777); err != nil {
-		return "", err
-	}
-	if err := volume.SetVolumeOwnership(p, fsGroup(pod), nil, false); err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(filepath.Dir(ready), 0o750); err != nil {
-		return "", err
-	}
-	return p, os.WriteFile(ready, nil, 0o600)
 }
 
 // fsGroup is the pod's securityContext.fsGroup, or nil.
