@@ -790,9 +790,7 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 	meta.DeletionGracePeriodSeconds = curMeta.DeletionGracePeriodSeconds
 	meta.GenerateName = curMeta.GenerateName
 	meta.Generation = curMeta.Generation
-	// A binding sets spec.nodeName without a new generation, as kube's
-	// BindingREST writes the pod without its update strategy.
-	if !specEqual(obj, cur) && opts.Subresource != "binding" {
+	if !specEqual(obj, cur) {
 		meta.Generation++
 	}
 	meta.ResourceVersion = curMeta.ResourceVersion

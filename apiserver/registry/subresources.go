@@ -41,6 +41,9 @@ func Bind(ctx context.Context, pods *Store, ns, name string, b *api.Binding, dry
 			return nil, apierrors.NewConflict(bindingGR, name, fmt.Errorf("pod %s is already assigned to node %q", name, pod.Spec.NodeName))
 		}
 		pod.Spec.NodeName = b.Target.Name
+		// The nomination of a preemption is spent once the pod is bound
+		// (kube's ClearingNominatedNodeNameAfterBinding, on since v1.35).
+		pod.Status.NominatedNodeName = ""
 		for k, v := range b.Annotations {
 			if pod.Annotations == nil {
 				pod.Annotations = map[string]string{}

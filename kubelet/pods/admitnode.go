@@ -5,6 +5,7 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
@@ -124,7 +125,10 @@ func withoutMissingExtended(req framework.Resource, allocatable framework.Resour
 	}
 	req = req.Clone()
 	for name := range req.Scalar {
-		if _, ok := allocatable.Scalar[name]; !ok && api.IsExtendedResourceName(name) {
+		if strings.HasPrefix(string(name), "hugepages-") {
+			continue
+		}
+		if _, ok := allocatable.Scalar[name]; !ok {
 			delete(req.Scalar, name)
 		}
 	}

@@ -22,6 +22,8 @@ type Framework struct {
 	preScore    []PreScorePlugin
 	score       []ScorePlugin
 	scoreWeight []int64
+	postFilter  []PostFilterPlugin
+	nominator   PodNominator
 	par         Parallelizer
 	// scoreBuf backs the per-plugin score lists, reused across cycles.
 	scoreBuf []NodeScore
@@ -41,6 +43,9 @@ func New(plugins []WeightedPlugin, parallelism int) *Framework {
 		if p, ok := wp.Plugin.(PreScorePlugin); ok {
 			f.preScore = append(f.preScore, p)
 		}
+		if p, ok := wp.Plugin.(PostFilterPlugin); ok {
+			f.postFilter = append(f.postFilter, p)
+		}
 		if p, ok := wp.Plugin.(ScorePlugin); ok && wp.Weight > 0 {
 			f.score = append(f.score, p)
 			f.scoreWeight = append(f.scoreWeight, wp.Weight)
@@ -51,6 +56,13 @@ func New(plugins []WeightedPlugin, parallelism int) *Framework {
 
 // Parallelizer returns the framework's parallelizer.
 func (f *Framework) Parallelizer() Parallelizer { return f.par }
+
+// SetPodNominator sets where RunFilterPluginsWithNominatedPods finds the
+// nominated pods (nil: none are counted).
+func (f *Framework) SetPodNominator(n PodNominator) { f.nominator = n }
+
+// HasPostFilterPlugins reports whether any PostFilter plugin is configured.
+func (f *Framework) HasPostFilterPlugins() bool { return len(f.postFilter) > 0 }
 
 // HasScorePlugins reports whether any score plugin is configured.
 func (f *Framework) HasScorePlugins() bool { return len(f.score) > 0 }
@@ -176,4 +188,81 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 		}
 	}
 	return total, nil
+}
+
+// RunFilterPluginsWithNominatedPods runs the filters for pod on node as
+// kube does: when pods of equal or higher priority are nominated to the
+// node, the filters run twice, once with those pods counted (so pod does
+// not take the room they preempted) and, if that passes, once without them
+// (so pod's affinity to them is not satisfied by pods not yet there). Both
+// must pass.
+func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *api.Pod, node *NodeInfo) *Status {
+	withNominated := f.addNominatedPods(pod, node)
+	if withNominated == nil {
+		return f.RunFilterPlugins(ctx, state, pod, node)
+	}
+	if s := f.RunFilterPlugins(ctx, state, pod, withNominated); !s.IsSuccess() {
+		return s
+	}
+	return f.RunFilterPlugins(ctx, state, pod, node)
+}
+
+// addNominatedPods returns a copy of node with the nominated pods of
+// priority at least pod's added, or nil when there are none.
+func (f *Framework) addNominatedPods(pod *api.Pod, node *NodeInfo) *NodeInfo {
+	if f.nominator == nil || node.Node() == nil {
+		return nil
+	}
+	nominated := f.nominator.NominatedPodsForNode(node.Name)
+	if len(nominated) == 0 {
+		return nil
+	}
+	var out *NodeInfo
+	prio := PodPriority(pod)
+	for _, p := range nominated {
+		if p.UID == pod.UID || PodPriority(p) < prio {
+			continue
+		}
+		if out == nil {
+			out = node.Clone()
+		}
+		out.AddPodInfo(NewPodInfo(p))
+	}
+	return out
+}
+
+// RunPostFilterPlugins runs the PostFilter plugins after no node fitted,
+// as kube: the first success or unresolvable verdict ends the run; else
+// the rejections' reasons are joined and the last result kept.
+func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *CycleState, pod *api.Pod, nodeToStatus map[string]*Status) (*PostFilterResult, *Status) {
+	var result *PostFilterResult
+	var reasons []string
+	plugin := ""
+	for _, p := range f.postFilter {
+		r, s := p.PostFilter(ctx, state, pod, nodeToStatus)
+		switch {
+		case s.IsSuccess():
+			return r, s
+		case s.Code == UnschedulableAndUnresolvable:
+			s.Plugin = p.Name()
+			return r, s
+		case !s.IsRejected():
+			return nil, &Status{Code: Error, Reasons: s.Reasons, Err: fmt.Errorf("running PostFilter plugin %q: %w", p.Name(), s.AsError()), Plugin: p.Name()}
+		case r != nil:
+			result = r
+		}
+		reasons = append(reasons, s.Reasons...)
+		if plugin == "" {
+			plugin = p.Name()
+		}
+	}
+	return result, &Status{Code: Unschedulable, Reasons: reasons, Plugin: plugin}
+}
+
+// PodPriority is the pod's spec.priority, 0 when unset.
+func PodPriority(p *api.Pod) int32 {
+	if p.Spec.Priority != nil {
+		return *p.Spec.Priority
+	}
+	return 0
 }

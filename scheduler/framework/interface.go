@@ -120,6 +120,28 @@ type ScoreNormalizer interface {
 	NormalizeScore(ctx context.Context, state *CycleState, pod *api.Pod, scores []NodeScore) *Status
 }
 
+// PostFilterResult is what a PostFilter plugin proposes: the node the pod
+// is nominated to once the victims are gone.
+type PostFilterResult struct {
+	NominatedNodeName string
+}
+
+// PostFilterPlugin runs when no node fits the pod (kube's PostFilter, the
+// home of preemption). nodeToStatus holds the failed filter's status of
+// every rejected node. A Success status carries a result; Unschedulable
+// with a non-nil result whose NominatedNodeName is empty clears a previous
+// nomination, and a nil result keeps it.
+type PostFilterPlugin interface {
+	Plugin
+	PostFilter(ctx context.Context, state *CycleState, pod *api.Pod, nodeToStatus map[string]*Status) (*PostFilterResult, *Status)
+}
+
+// PodNominator lists the pods nominated to a node (pending pods that
+// preempted room there).
+type PodNominator interface {
+	NominatedPodsForNode(node string) []*api.Pod
+}
+
 // Score bounds.
 const (
 	MinNodeScore int64 = 0

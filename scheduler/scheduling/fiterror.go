@@ -2,9 +2,6 @@ package scheduling
 
 import (
 	"errors"
-	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/minik8s/minik8s/scheduler/framework"
 )
@@ -18,6 +15,8 @@ type Diagnosis struct {
 	NodeToStatus map[string]*framework.Status
 	// PreFilterMsg is set when a PreFilter rejected the pod on all nodes.
 	PreFilterMsg string
+	// PostFilterMsg is the PostFilter plugins' (preemption's) message.
+	PostFilterMsg string
 	// UnschedulablePlugins names the plugins that rejected the pod.
 	UnschedulablePlugins map[string]bool
 }
@@ -29,27 +28,8 @@ type FitError struct {
 }
 
 // Error renders kube-scheduler's message, "0/3 nodes are available: 1
-// Insufficient cpu, 2 node(s) had untolerated taint {k: v}." The reasons
-// are counted over nodes and the "count reason" strings sorted as strings,
-// exactly as kube's FitError does.
+// Insufficient cpu, 2 node(s) had untolerated taint {k: v}.", followed by
+// the PostFilter's (preemption's) message.
 func (f *FitError) Error() string {
-	msg := fmt.Sprintf("0/%v nodes are available:", f.NumAllNodes)
-	if f.Diagnosis.PreFilterMsg != "" {
-		return msg + " " + f.Diagnosis.PreFilterMsg + "."
-	}
-	counts := map[string]int{}
-	for _, s := range f.Diagnosis.NodeToStatus {
-		for _, r := range s.Reasons {
-			counts[r]++
-		}
-	}
-	reasons := make([]string, 0, len(counts))
-	for r, n := range counts {
-		reasons = append(reasons, fmt.Sprintf("%v %v", n, r))
-	}
-	sort.Strings(reasons)
-	if len(reasons) > 0 {
-		msg += " " + strings.Join(reasons, ", ") + "."
-	}
-	return msg
+	return framework.FitErrorMessage(f.NumAllNodes, f.Diagnosis.NodeToStatus, nil, f.Diagnosis.PreFilterMsg, f.Diagnosis.PostFilterMsg)
 }

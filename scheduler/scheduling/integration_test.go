@@ -31,8 +31,8 @@ type env struct {
 }
 
 // start runs a real apiserver and a scheduler (with a real event
-// broadcaster) against it.
-func start(t *testing.T) *env {
+// broadcaster) against it; opts adjust the scheduler's Config.
+func start(t *testing.T, opts ...func(*scheduling.Config)) *env {
 	t.Helper()
 	srv := apiservertest.Start(t)
 	c, err := client.New(&client.Config{Host: srv.URL(), QPS: -1})
@@ -41,7 +41,11 @@ func start(t *testing.T) *env {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	b := events.NewBroadcaster(c, events.Options{Component: "default-scheduler", Host: "test", Logger: testLogger()})
-	s, err := scheduling.New(scheduling.Config{Client: c, Recorder: b.Recorder(), Logger: testLogger(), PodInitialBackoff: 100 * time.Millisecond, PodMaxBackoff: time.Second})
+	cfg := scheduling.Config{Client: c, Recorder: b.Recorder(), Logger: testLogger(), PodInitialBackoff: 100 * time.Millisecond, PodMaxBackoff: time.Second}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := scheduling.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +193,8 @@ func TestUnschedulablePodIsScheduledWhenANodeFits(t *testing.T) {
 		schedtest.WithTaints(schedtest.Node("cp2", "8", "16Gi", 110), cp),
 	)
 	e.createPod(schedtest.Pod("default", "big", "2", "1Gi"))
-	want := "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }."
+	// kube's message, with its preemption's verdict appended.
+	want := "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling."
 	e.eventually("PodScheduled=False", func() (bool, string) {
 		p := e.pod("big")
 		for _, c := range p.Status.Conditions {
@@ -248,7 +253,7 @@ func TestResourcesAndAntiAffinityAreRespected(t *testing.T) {
 		t.Fatal("all four anti-affine replicas were bound onto three nodes")
 	}
 	e.eventually("anti-affinity FailedScheduling", func() (bool, string) {
-		return e.hasEvent(pending, "FailedScheduling", "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules.")
+		return e.hasEvent(pending, "FailedScheduling", "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.")
 	})
 
 	// Resources: each node has 1.9 cpu left after its replica, room for

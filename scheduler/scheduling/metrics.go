@@ -3,6 +3,7 @@ package scheduling
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/minik8s/minik8s/scheduler/plugins/defaultpreemption"
 	"github.com/minik8s/minik8s/scheduler/queue"
 )
 
@@ -21,7 +22,10 @@ type Metrics struct {
 	E2EDuration        *prometheus.HistogramVec
 	PodSchedulingSLI   *prometheus.HistogramVec
 	FrameworkExtension *prometheus.HistogramVec
-	pending            []prometheus.Collector
+	// Preemption holds scheduler_preemption_attempts_total and
+	// scheduler_preemption_victims.
+	Preemption *defaultpreemption.Metrics
+	pending    []prometheus.Collector
 }
 
 // latencyBuckets are kube's: 1 ms doubling to about 16 s.
@@ -54,6 +58,7 @@ func NewMetrics(q *queue.PriorityQueue) *Metrics {
 			Help:    "Latency for running all plugins of a specific extension point.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 12),
 		}, []string{"extension_point", "status", "profile"}),
+		Preemption: defaultpreemption.NewMetrics(),
 	}
 	for _, name := range []string{"active", "backoff", "unschedulable"} {
 		m.pending = append(m.pending, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -76,7 +81,7 @@ func NewMetrics(q *queue.PriorityQueue) *Metrics {
 
 // Register adds the metrics to reg.
 func (m *Metrics) Register(reg prometheus.Registerer) error {
-	for _, c := range append([]prometheus.Collector{m.ScheduleAttempts, m.AttemptDuration, m.E2EDuration, m.PodSchedulingSLI, m.FrameworkExtension}, m.pending...) {
+	for _, c := range append([]prometheus.Collector{m.ScheduleAttempts, m.AttemptDuration, m.E2EDuration, m.PodSchedulingSLI, m.FrameworkExtension}, append(m.Preemption.Collectors(), m.pending...)...) {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

@@ -47,7 +47,14 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 	host, err := s.schedulePod(ctx, state, pod)
 	if err != nil {
 		var fe *FitError
-		unschedulable := errors.As(err, &fe) || errors.Is(err, ErrNoNodesAvailable)
+		fit := errors.As(err, &fe)
+		unschedulable := fit || errors.Is(err, ErrNoNodesAvailable)
+		// Any failure but a FitError clears the pod's nomination; after a
+		// FitError preemption decides.
+		nominating := &nomination{}
+		if fit && s.fwk.HasPostFilterPlugins() {
+			nominating = s.runPostFilter(ctx, state, pod, fe)
+		}
 		result := ResultError
 		if unschedulable {
 			result = ResultUnschedulable
@@ -57,7 +64,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 			s.log.Error("scheduling pod failed", "pod", queue.Key(pod), "err", err)
 		}
 		s.observe(result, start)
-		s.handleFailure(ctx, qpi, err, unschedulable, cycle)
+		s.handleFailure(ctx, qpi, err, unschedulable, cycle, nominating)
 		return nil
 	}
 	// Assume on a shallow copy: the informer's object stays untouched and
@@ -67,15 +74,36 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 	if err := s.Cache.AssumePod(&assumed); err != nil {
 		s.Stats.Errors.Add(1)
 		s.observe(ResultError, start)
-		s.handleFailure(ctx, qpi, err, false, cycle)
+		s.handleFailure(ctx, qpi, err, false, cycle, &nomination{})
 		return nil
 	}
+	s.Nominator.DeleteNominatedPodIfExists(pod)
 	s.background.Add(1)
 	go func() {
 		defer s.background.Done()
 		s.bind(ctx, qpi, &assumed, cycle, start)
 	}()
 	return nil
+}
+
+// nomination is what a failed cycle does to the pod's nominated node: a
+// nil *nomination keeps it, an empty node clears it.
+type nomination struct{ node string }
+
+// runPostFilter runs preemption after no node fitted; its message joins
+// the FitError's, and its result says what becomes of the nomination.
+func (s *Scheduler) runPostFilter(ctx context.Context, state *framework.CycleState, pod *api.Pod, fe *FitError) *nomination {
+	t0 := time.Now()
+	result, st := s.fwk.RunPostFilterPlugins(ctx, state, pod, fe.Diagnosis.NodeToStatus)
+	s.metrics.FrameworkExtension.WithLabelValues("PostFilter", statusLabel(st), s.cfg.SchedulerName).Observe(time.Since(t0).Seconds())
+	fe.Diagnosis.PostFilterMsg = st.Message()
+	if st != nil && st.Code == framework.Error {
+		s.log.Error("preemption failed", "pod", queue.Key(pod), "err", st.AsError())
+	}
+	if result == nil {
+		return nil
+	}
+	return &nomination{node: result.NominatedNodeName}
 }
 
 func (s *Scheduler) observe(result string, start time.Time) {
@@ -118,7 +146,7 @@ func (s *Scheduler) bind(ctx context.Context, qpi *queue.QueuedPodInfo, assumed 
 		s.log.Warn("binding failed; retrying with back-off", "pod", queue.Key(assumed), "node", assumed.Spec.NodeName, "err", err)
 		// The forgotten pod's resources are free again.
 		s.Queue.MoveAllToActiveOrBackoffQueue()
-		s.handleFailure(ctx, qpi, fmt.Errorf("binding rejected: %w", err), false, cycle)
+		s.handleFailure(ctx, qpi, fmt.Errorf("binding rejected: %w", err), false, cycle, &nomination{})
 		return
 	}
 	s.Cache.FinishBinding(assumed)
@@ -192,6 +220,15 @@ func (s *Scheduler) findNodesThatFit(ctx context.Context, state *framework.Cycle
 		return nil, diagnosis, nil
 	}
 	t0 = time.Now()
+	// A node nominated by an earlier preemption is likely the only one
+	// that fits: try it first, as kube does.
+	if nn := s.nominatedNode(pod); nn != "" {
+		if ni, ok := s.snapshot.Get(nn); ok && ni.Node() != nil {
+			if st := s.fwk.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni); st.IsSuccess() {
+				return []*framework.NodeInfo{ni}, diagnosis, nil
+			}
+		}
+	}
 	n := len(nodes)
 	want := NumFeasibleNodesToFind(s.cfg.PercentageOfNodesToScore, n)
 	feasible := make([]*framework.NodeInfo, want)
@@ -210,7 +247,7 @@ func (s *Scheduler) findNodesThatFit(ctx context.Context, state *framework.Cycle
 	s.fwk.Parallelizer().Until(fctx, n, func(i int) {
 		idx := (start + i) % n
 		ni := nodes[idx]
-		st := s.fwk.RunFilterPlugins(fctx, state, pod, ni)
+		st := s.fwk.RunFilterPluginsWithNominatedPods(fctx, state, pod, ni)
 		if st.IsSuccess() {
 			k := found.Add(1)
 			if int(k) > want {
@@ -297,14 +334,34 @@ func selectHost(scores []framework.NodeScore) string {
 	return best.Name
 }
 
+// nominatedNode is the node pod is nominated to: its status says, or this
+// scheduler nominated it and the status patch is not back yet.
+func (s *Scheduler) nominatedNode(pod *api.Pod) string {
+	if pod.Status.NominatedNodeName != "" {
+		return pod.Status.NominatedNodeName
+	}
+	return s.Nominator.NominatedNode(pod)
+}
+
 // handleFailure requeues the pod (unless it was deleted or bound
-// meanwhile), records FailedScheduling, and sets PodScheduled=False.
-func (s *Scheduler) handleFailure(ctx context.Context, qpi *queue.QueuedPodInfo, err error, unschedulable bool, cycle int64) {
+// meanwhile), records its nomination, records FailedScheduling, and sets
+// PodScheduled=False (and status.nominatedNodeName when it changed).
+func (s *Scheduler) handleFailure(ctx context.Context, qpi *queue.QueuedPodInfo, err error, unschedulable bool, cycle int64, nominating *nomination) {
 	cached, gerr := s.podLister.Namespace(qpi.Pod.Namespace).Get(qpi.Pod.Name)
 	if gerr != nil || cached.UID != qpi.Pod.UID || assigned(cached) {
 		return // deleted, replaced or bound meanwhile: nothing to retry
 	}
 	qpi.Pod = cached
+	switch {
+	case nominating == nil:
+		if cached.Status.NominatedNodeName != "" {
+			s.Nominator.AddNominatedPod(cached, cached.Status.NominatedNodeName)
+		}
+	case nominating.node == "":
+		s.Nominator.DeleteNominatedPodIfExists(cached)
+	default:
+		s.Nominator.AddNominatedPod(cached, nominating.node)
+	}
 	s.Queue.AddUnschedulableIfNotPresent(qpi, unschedulable, cycle)
 	msg := err.Error()
 	s.recorder.Event(cached, api.EventTypeWarning, "FailedScheduling", msg)
@@ -312,30 +369,46 @@ func (s *Scheduler) handleFailure(ctx context.Context, qpi *queue.QueuedPodInfo,
 	if !unschedulable {
 		reason = reasonSchedulerError
 	}
-	s.updateCondition(ctx, cached, reason, msg)
+	s.updateCondition(ctx, cached, reason, msg, nominating)
 }
 
 // updateCondition patches PodScheduled=False with reason and message into
 // the pod's status (a strategic merge patch: conditions merge by type),
-// unless the pod says so already.
-func (s *Scheduler) updateCondition(ctx context.Context, pod *api.Pod, reason, msg string) {
+// unless the pod says so already, and status.nominatedNodeName when
+// nominating changes it (kube's updatePod).
+func (s *Scheduler) updateCondition(ctx context.Context, pod *api.Pod, reason, msg string, nominating *nomination) {
 	cond := map[string]any{"type": api.PodScheduled, "status": api.ConditionFalse, "reason": reason, "message": msg}
-	transition := true
+	condChanged, transition := true, true
 	for _, c := range pod.Status.Conditions {
 		if c.Type != api.PodScheduled {
 			continue
 		}
 		if c.Status == api.ConditionFalse {
 			if c.Reason == reason && c.Message == msg {
-				return
+				condChanged = false
 			}
 			transition = false
 		}
 	}
+	nnnChanged := nominating != nil && pod.Status.NominatedNodeName != nominating.node
+	if !condChanged && !nnnChanged {
+		return
+	}
 	if transition {
 		cond["lastTransitionTime"] = api.Now()
 	}
-	body, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": []any{cond}}})
+	status := map[string]any{}
+	if condChanged {
+		status["conditions"] = []any{cond}
+	}
+	if nnnChanged {
+		if nominating.node == "" {
+			status["nominatedNodeName"] = nil
+		} else {
+			status["nominatedNodeName"] = nominating.node
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"status": status})
 	s.background.Add(1)
 	go func() {
 		defer s.background.Done()

@@ -18,6 +18,7 @@ import (
 	"github.com/minik8s/minik8s/scheduler/cache"
 	"github.com/minik8s/minik8s/scheduler/framework"
 	"github.com/minik8s/minik8s/scheduler/plugins"
+	"github.com/minik8s/minik8s/scheduler/plugins/defaultpreemption"
 	"github.com/minik8s/minik8s/scheduler/plugins/nodeready"
 	"github.com/minik8s/minik8s/scheduler/queue"
 )
@@ -69,12 +70,15 @@ type Scheduler struct {
 	// Cache and Queue are exported for tests and the health checks.
 	Cache *cache.Cache
 	Queue *queue.PriorityQueue
-	Stats Stats
+	// Nominator holds the pods nominated to nodes by preemption.
+	Nominator *queue.Nominator
+	Stats     Stats
 
 	fwk       *framework.Framework
 	snapshot  *cache.Snapshot
 	metrics   *Metrics
 	podLister icache.Lister[api.Pod]
+	pdbLister icache.Lister[api.PodDisruptionBudget]
 	factory   *informer.Factory
 	synced    atomic.Bool
 
@@ -83,7 +87,7 @@ type Scheduler struct {
 	background         sync.WaitGroup
 }
 
-var _ framework.Handle = (*Scheduler)(nil)
+var _ defaultpreemption.Handle = (*Scheduler)(nil)
 
 // New builds a scheduler with the default plugins.
 func New(cfg Config) (*Scheduler, error) {
@@ -103,16 +107,19 @@ func New(cfg Config) (*Scheduler, error) {
 		cfg.Recorder = &events.FakeRecorder{}
 	}
 	s := &Scheduler{
-		cfg:      cfg,
-		log:      cfg.Logger,
-		pods:     client.Resource[api.Pod](cfg.Client),
-		recorder: cfg.Recorder,
-		Cache:    cache.New(cfg.AssumedPodTTL, cfg.Logger),
-		Queue:    queue.New(queue.Options{InitialBackoff: cfg.PodInitialBackoff, MaxBackoff: cfg.PodMaxBackoff}),
-		snapshot: cache.NewSnapshot(),
+		cfg:       cfg,
+		log:       cfg.Logger,
+		pods:      client.Resource[api.Pod](cfg.Client),
+		recorder:  cfg.Recorder,
+		Cache:     cache.New(cfg.AssumedPodTTL, cfg.Logger),
+		Queue:     queue.New(queue.Options{InitialBackoff: cfg.PodInitialBackoff, MaxBackoff: cfg.PodMaxBackoff}),
+		snapshot:  cache.NewSnapshot(),
+		Nominator: queue.NewNominator(),
 	}
-	s.fwk = framework.New(plugins.Default(s), cfg.Parallelism)
 	s.metrics = NewMetrics(s.Queue)
+	preemption := defaultpreemption.New(s, defaultpreemption.NewAPIEvictor(cfg.Client, cfg.Recorder), s.metrics.Preemption, cfg.Logger)
+	s.fwk = framework.New(append(plugins.Default(s), framework.WeightedPlugin{Plugin: preemption}), cfg.Parallelism)
+	s.fwk.SetPodNominator(s.Nominator)
 	if cfg.Registry != nil {
 		if err := s.metrics.Register(cfg.Registry); err != nil {
 			return nil, err
@@ -123,6 +130,30 @@ func New(cfg Config) (*Scheduler, error) {
 
 // SnapshotSharedLister implements framework.Handle.
 func (s *Scheduler) SnapshotSharedLister() framework.SharedLister { return s.snapshot }
+
+// Parallelizer implements defaultpreemption.Handle.
+func (s *Scheduler) Parallelizer() framework.Parallelizer { return s.fwk.Parallelizer() }
+
+// RunFilterPluginsWithNominatedPods implements defaultpreemption.Handle.
+func (s *Scheduler) RunFilterPluginsWithNominatedPods(ctx context.Context, state *framework.CycleState, pod *api.Pod, node *framework.NodeInfo) *framework.Status {
+	return s.fwk.RunFilterPluginsWithNominatedPods(ctx, state, pod, node)
+}
+
+// PodDisruptionBudgets implements defaultpreemption.Handle.
+func (s *Scheduler) PodDisruptionBudgets() []*api.PodDisruptionBudget {
+	if s.factory == nil {
+		return nil
+	}
+	return s.pdbLister.List(nil)
+}
+
+// NominatedPodsForNode implements defaultpreemption.Handle.
+func (s *Scheduler) NominatedPodsForNode(node string) []*api.Pod {
+	return s.Nominator.NominatedPodsForNode(node)
+}
+
+// NominatedNode implements defaultpreemption.Handle.
+func (s *Scheduler) NominatedNode(pod *api.Pod) string { return s.Nominator.NominatedNode(pod) }
 
 // HasSynced reports whether the informers delivered their first lists.
 func (s *Scheduler) HasSynced() bool { return s.synced.Load() }
@@ -138,6 +169,8 @@ func (s *Scheduler) StartInformers(ctx context.Context) {
 	s.factory = informer.NewFactory(s.cfg.Client, informer.FactoryOptions{Logger: s.log})
 	podInf := informer.Shared[api.Pod](s.factory, "", client.ListOptions{})
 	nodeInf := informer.Shared[api.Node](s.factory, "", client.ListOptions{})
+	// Preemption respects PodDisruptionBudgets, as kube-scheduler's.
+	s.pdbLister = informer.Shared[api.PodDisruptionBudget](s.factory, "", client.ListOptions{}).Lister()
 	s.podLister = podInf.Lister()
 	podInf.AddEventHandler(informer.Handler[api.Pod]{
 		OnAdd:    func(p *api.Pod, _ bool) { s.onPodAdd(p) },
@@ -219,6 +252,7 @@ func (s *Scheduler) onPodAdd(p *api.Pod) {
 		}
 	case s.responsible(p):
 		s.Queue.Add(p)
+		s.Nominator.AddNominatedPod(p, "")
 	}
 }
 
@@ -235,17 +269,21 @@ func (s *Scheduler) onPodUpdate(old, p *api.Pod) {
 	case assigned(p):
 		// The binding landed (ours, or another scheduler's).
 		s.Queue.Delete(p)
+		s.Nominator.DeleteNominatedPodIfExists(p)
 		s.logErr(s.Cache.AddPod(p), "add pod to cache", p)
 	case s.responsible(p):
 		s.Queue.Update(old, p)
+		s.Nominator.UpdateNominatedPod(old, p)
 	default:
 		s.Queue.Delete(p)
+		s.Nominator.DeleteNominatedPodIfExists(p)
 	}
 }
 
 func (s *Scheduler) onPodDelete(p *api.Pod) {
 	if !assigned(p) {
 		s.Queue.Delete(p)
+		s.Nominator.DeleteNominatedPodIfExists(p)
 		return
 	}
 	s.logErr(s.Cache.RemovePod(p), "remove pod from cache", p)
