@@ -32,6 +32,12 @@ type Attributes struct {
 	OldObject api.Object
 	User      *request.User
 	DryRun    bool
+	// Decode, if set, is what decoding gives an object of the resource's
+	// own kind beyond the built-in defaults, applied to what a mutating
+	// webhook's patch makes of it (kube's admission ObjectInterfaces: its
+	// converter and defaulter): a custom resource is pruned against its
+	// CRD's structural schema and defaulted.
+	Decode func(obj api.Object)
 }
 
 // Plugin is a named admission step. A plugin implements Mutator, Validator,

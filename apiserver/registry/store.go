@@ -466,8 +466,12 @@ func (s *Store) invalid(name string, errs field.ErrorList) error {
 
 func (s *Store) attrs(ctx context.Context, op admission.Operation, sub, ns, name string, obj, old api.Object, dryRun bool) *admission.Attributes {
 	u, _ := request.UserFrom(ctx)
-	return &admission.Attributes{Operation: op, Resource: s.Info, Subresource: sub, Namespace: ns, Name: name,
+	a := &admission.Attributes{Operation: op, Resource: s.Info, Subresource: sub, Namespace: ns, Name: name,
 		Object: obj, OldObject: old, User: u, DryRun: dryRun}
+	if d, ok := s.strategy.(AdmissionDecoder); ok {
+		a.Decode = d.DecodeAdmitted
+	}
+	return a
 }
 
 // AdmitCreate runs the admission chain, mutating then validating, on obj

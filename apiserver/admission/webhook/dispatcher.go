@@ -252,6 +252,9 @@ func (m *Mutating) callAndPatch(ctx context.Context, h *hook, a *admission.Attri
 	if t.FromTarget != nil {
 		patched = t.FromTarget(patched)
 	}
+	if a.Decode != nil {
+		a.Decode(patched)
+	}
 	dst, src := reflect.ValueOf(a.Object), reflect.ValueOf(patched)
 	if dst.Type() != src.Type() {
 		return false, apierrors.NewInternalError(fmt.Errorf("admission webhook %q: patched %T is not a %T", h.name, patched, a.Object))
