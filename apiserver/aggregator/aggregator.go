@@ -12,13 +12,13 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/apiserver/discovery"
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/request"
 )
@@ -28,6 +28,9 @@ type Config struct {
 	// APIServices, Services and EndpointSlices are the apiserver's stores;
 	// the aggregator reads their watch caches.
 	APIServices, Services, EndpointSlices *registry.Store
+	// CRDs, if set, is the store of CustomResourceDefinitions: each
+	// group version a CRD serves gets its APIService (crd-autoregister).
+	CRDs *registry.Store
 	// ProxyClientCert returns the certificate presented to extension
 	// apiservers (--proxy-client-cert-file); nil (or nil returned) presents
 	// none. It is asked at each handshake, so it may be set after New.
@@ -46,6 +49,9 @@ type Aggregator struct {
 
 	mu         sync.Mutex
 	transports map[string]cachedTransport // by APIService name
+	// fetched is the discovery of each remote APIService's group
+	// version, by APIService name (discovery.go).
+	fetched map[string]discovery.APIVersionDiscovery
 }
 
 type cachedTransport struct {
@@ -64,7 +70,8 @@ func New(cfg Config) (*Aggregator, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Aggregator{cfg: cfg, log: cfg.Logger.With("component", "aggregator"), transports: map[string]cachedTransport{}}, nil
+	return &Aggregator{cfg: cfg, log: cfg.Logger.With("component", "aggregator"), transports: map[string]cachedTransport{},
+		fetched: map[string]discovery.APIVersionDiscovery{}}, nil
 }
 
 // apiService returns the APIService of group/version from the watch cache.
@@ -99,93 +106,6 @@ func (a *Aggregator) Handler(group, version string) http.Handler {
 		return nil
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { a.proxy(w, r, s) })
-}
-
-// Group is an aggregated group for discovery: versions in priority order,
-// the first preferred.
-type Group struct {
-	Name     string
-	Versions []string
-	// Priority is the highest groupPriorityMinimum of its APIServices.
-	Priority int32
-}
-
-// Groups lists the groups served by remote APIServices, available or not
-// (kube-aggregator lists them all; clients learn of an unavailable one
-// from its 503).
-func (a *Aggregator) Groups() []Group {
-	svcs, err := a.apiServices(context.Background())
-	if err != nil {
-		a.log.Warn("listing APIServices for discovery", "err", err)
-		return nil
-	}
-	type ver struct {
-		name string
-		prio int32
-	}
-	byGroup := map[string][]ver{}
-	groupPrio := map[string]int32{}
-	for _, s := range svcs {
-		if s.Spec.Service == nil || s.Spec.Group == "" {
-			continue
-		}
-		byGroup[s.Spec.Group] = append(byGroup[s.Spec.Group], ver{s.Spec.Version, s.Spec.VersionPriority})
-		groupPrio[s.Spec.Group] = max(groupPrio[s.Spec.Group], s.Spec.GroupPriorityMinimum)
-	}
-	out := make([]Group, 0, len(byGroup))
-	for g, vs := range byGroup {
-		slices.SortFunc(vs, func(x, y ver) int {
-			if x.prio != y.prio {
-				return int(y.prio - x.prio)
-			}
-			return compareVersions(x.name, y.name)
-		})
-		grp := Group{Name: g, Priority: groupPrio[g]}
-		for _, v := range vs {
-			grp.Versions = append(grp.Versions, v.name)
-		}
-		out = append(out, grp)
-	}
-	slices.SortFunc(out, func(x, y Group) int { return strings.Compare(x.Name, y.Name) })
-	return out
-}
-
-// compareVersions orders Kubernetes version strings as kube does (v2 >
-// v1 > v1beta2 > v1beta1 > v1alpha1 > others), greater first.
-func compareVersions(a, b string) int {
-	ka, kb := versionKey(a), versionKey(b)
-	for i := range ka {
-		if ka[i] != kb[i] {
-			return kb[i] - ka[i]
-		}
-	}
-	return strings.Compare(a, b)
-}
-
-func versionKey(v string) [3]int {
-	rest, ok := strings.CutPrefix(v, "v")
-	if !ok {
-		return [3]int{-1, 0, 0}
-	}
-	i := 0
-	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-		i++
-	}
-	major, err := strconv.Atoi(rest[:i])
-	if err != nil {
-		return [3]int{-1, 0, 0}
-	}
-	switch tail := rest[i:]; {
-	case tail == "":
-		return [3]int{3, major, 0}
-	case strings.HasPrefix(tail, "beta"):
-		n, _ := strconv.Atoi(tail[4:])
-		return [3]int{2, major, n}
-	case strings.HasPrefix(tail, "alpha"):
-		n, _ := strconv.Atoi(tail[5:])
-		return [3]int{1, major, n}
-	}
-	return [3]int{-1, 0, 0}
 }
 
 // proxy forwards one request to the APIService's server.

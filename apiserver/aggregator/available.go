@@ -16,6 +16,12 @@ import (
 // GroupVersion is one group/version the apiserver serves itself.
 type GroupVersion struct{ Group, Version string }
 
+// AutoManagedLabel marks the APIServices the apiserver keeps itself
+// (kube-aggregator's autoregister controller): "onstart" for its own
+// group versions, registered on start, "true" for those of CRDs, kept
+// while a CRD serves them.
+const AutoManagedLabel = "kube-aggregator.kubernetes.io/automanaged"
+
 // RegisterLocal creates the Local APIService of each served group/version
 // kube-apiserver has a priority for (v1., v1.apps, ...), and corrects the
 // spec of one that exists with another; the aggregator's own group is
@@ -26,24 +32,90 @@ func (a *Aggregator) RegisterLocal(ctx context.Context, served []GroupVersion) e
 		if !ok {
 			continue
 		}
-		want := api.APIService{ObjectMeta: api.ObjectMeta{Name: g.Version + "." + g.Group},
+		want := api.APIService{ObjectMeta: api.ObjectMeta{Name: g.Version + "." + g.Group, Labels: map[string]string{AutoManagedLabel: "onstart"}},
 			Spec: api.APIServiceSpec{Group: g.Group, Version: g.Version, GroupPriorityMinimum: p.group, VersionPriority: p.version}}
-		cur, found := a.get(want.Name)
-		switch {
-		case !found:
-			_, err := a.cfg.APIServices.Create(ctx, "", &want, registry.WriteOptions{})
-			if err != nil && !apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("register APIService %s: %w", want.Name, err)
-			}
-		case cur.Spec.Service != nil || cur.Spec.GroupPriorityMinimum != p.group || cur.Spec.VersionPriority != p.version:
-			upd := api.DeepCopy(cur)
-			upd.Spec = want.Spec
-			if _, _, err := a.cfg.APIServices.Update(ctx, "", upd.Name, upd, registry.WriteOptions{}); err != nil {
-				return fmt.Errorf("register APIService %s: %w", want.Name, err)
-			}
+		if err := a.ensure(ctx, &want, true); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// ensure creates want, or makes an existing APIService of its name say
+// want's spec and automanaged label; one that is not automanaged is left
+// alone unless force (the apiserver's own group versions are its own).
+func (a *Aggregator) ensure(ctx context.Context, want *api.APIService, force bool) error {
+	cur, found := a.get(want.Name)
+	if !found {
+		_, err := a.cfg.APIServices.Create(ctx, "", want, registry.WriteOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("register APIService %s: %w", want.Name, err)
+		}
+		return nil
+	}
+	managed := cur.Labels[AutoManagedLabel]
+	if managed == "" && !force {
+		return nil
+	}
+	if managed == want.Labels[AutoManagedLabel] && cur.Spec.Service == nil &&
+		cur.Spec.GroupPriorityMinimum == want.Spec.GroupPriorityMinimum && cur.Spec.VersionPriority == want.Spec.VersionPriority {
+		return nil
+	}
+	upd := api.DeepCopy(cur)
+	upd.Spec = want.Spec
+	if upd.Labels == nil {
+		upd.Labels = map[string]string{}
+	}
+	upd.Labels[AutoManagedLabel] = want.Labels[AutoManagedLabel]
+	if _, _, err := a.cfg.APIServices.Update(ctx, "", upd.Name, upd, registry.WriteOptions{}); err != nil {
+		return fmt.Errorf("register APIService %s: %w", want.Name, err)
+	}
+	return nil
+}
+
+// crdPriority is the priority of a CRD's APIService (kube's crdregistration
+// controller): below every built-in group, versions in Kubernetes order.
+var crdPriority = priority{group: 1000, version: 100}
+
+// syncCRDs keeps an APIService for each group version a CRD serves, as
+// kube's crd-autoregister does (whether the CRD is established or not),
+// and deletes the CRD APIServices no CRD serves any more.
+func (a *Aggregator) syncCRDs(ctx context.Context, svcs []*api.APIService) error {
+	if a.cfg.CRDs == nil {
+		return nil
+	}
+	res, err := a.cfg.CRDs.List(ctx, "", registry.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return fmt.Errorf("list CRDs: %w", err)
+	}
+	want := map[string]GroupVersion{}
+	for _, it := range res.Items {
+		crd := it.Object.(*api.CustomResourceDefinition)
+		for _, v := range crd.Spec.Versions {
+			if v.Served {
+				want[v.Name+"."+crd.Spec.Group] = GroupVersion{Group: crd.Spec.Group, Version: v.Name}
+			}
+		}
+	}
+	var errs []error
+	for name, g := range want {
+		s := api.APIService{ObjectMeta: api.ObjectMeta{Name: name, Labels: map[string]string{AutoManagedLabel: "true"}},
+			Spec: api.APIServiceSpec{Group: g.Group, Version: g.Version, GroupPriorityMinimum: crdPriority.group, VersionPriority: crdPriority.version}}
+		if err := a.ensure(ctx, &s, false); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, s := range svcs {
+		if _, ok := want[s.Name]; ok || s.Labels[AutoManagedLabel] != "true" {
+			continue
+		}
+		uid := s.UID
+		_, _, err := a.cfg.APIServices.Delete(ctx, "", s.Name, &api.DeleteOptions{Preconditions: &api.Preconditions{UID: &uid}}, false)
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			errs = append(errs, fmt.Errorf("remove APIService %s: %w", s.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (a *Aggregator) get(name string) (*api.APIService, bool) {
@@ -70,6 +142,11 @@ func (a *Aggregator) Run(ctx context.Context) {
 		svcs, err := a.apiServices(ctx)
 		if err != nil && ctx.Err() == nil {
 			a.log.Warn("listing APIServices", "err", err)
+		}
+		if err == nil {
+			if err := a.syncCRDs(ctx, svcs); err != nil && ctx.Err() == nil {
+				a.log.Warn("registering the APIServices of CRDs", "err", err)
+			}
 		}
 		live := map[string]bool{}
 		for _, s := range svcs {
@@ -99,12 +176,14 @@ func (a *Aggregator) Run(ctx context.Context) {
 				fp = a.fingerprint(cur)
 				c := cur.AvailableCondition()
 				available = c != nil && c.Status == api.ConditionTrue
+				a.refreshDiscovery(ctx, cur)
 			}
 			seen[s.Name] = state{fingerprint: fp, checked: time.Now(), available: available}
 		}
 		for name := range seen {
 			if !live[name] {
 				delete(seen, name)
+				a.forgetDiscovery(name)
 				a.mu.Lock()
 				if t, ok := a.transports[name]; ok {
 					t.rt.CloseIdleConnections()

@@ -306,6 +306,7 @@ func (a *APIServer) newAggregator() (*aggregator.Aggregator, error) {
 		APIServices:     a.Store("apiregistration.k8s.io", "apiservices"),
 		Services:        a.Store("", "services"),
 		EndpointSlices:  a.Store("discovery.k8s.io", "endpointslices"),
+		CRDs:            a.Store(api.APIExtensionsGroupName, "customresourcedefinitions"),
 		ProxyClientCert: a.proxyCert.Load,
 		Logger:          a.log,
 	})

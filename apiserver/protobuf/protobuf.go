@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -90,6 +91,7 @@ func newScheme() *runtime.Scheme {
 		apiregistrationv1.AddToScheme, // APIService, from k8s.io/kube-aggregator
 		apiextensionsv1.AddToScheme,   // CustomResourceDefinition, from k8s.io/apiextensions-apiserver
 		metav1.AddMetaToScheme,
+		apidiscoveryv2.AddToScheme, // the aggregated discovery document
 	} {
 		if err := add(s); err != nil {
 			panic(fmt.Sprintf("protobuf scheme: %v", err))

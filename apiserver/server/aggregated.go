@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/minik8s/minik8s/apiserver/aggregator"
+	"github.com/minik8s/minik8s/apiserver/discovery"
 	"github.com/minik8s/minik8s/apiserver/request"
 )
 
@@ -13,8 +14,13 @@ type Aggregator interface {
 	// Handler is the proxy of /apis/GROUP/VERSION/..., nil when the
 	// group/version is served here.
 	Handler(group, version string) http.Handler
-	// Groups are the aggregated groups, for /apis and /apis/GROUP.
-	Groups() []aggregator.Group
+	// Discovery is what remote APIServices serve, for /apis and
+	// /apis/GROUP: each group version's aggregated discovery entry as
+	// last fetched, Stale when it could not be.
+	Discovery() []discovery.Remote
+	// Priorities are every APIService's priorities, which order the
+	// groups and versions of discovery.
+	Priorities() map[discovery.GroupVersion]discovery.Priority
 }
 
 var _ Aggregator = (*aggregator.Aggregator)(nil)
@@ -26,11 +32,4 @@ func (s *Server) aggregated(info *request.Info) http.Handler {
 		return nil
 	}
 	return s.cfg.Aggregator.Handler(info.APIGroup, info.APIVersion)
-}
-
-func (s *Server) aggregatedGroups() []aggregator.Group {
-	if s.cfg.Aggregator == nil {
-		return nil
-	}
-	return s.cfg.Aggregator.Groups()
 }

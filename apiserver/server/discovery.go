@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/apiserver/discovery"
 	"github.com/minik8s/minik8s/apiserver/request"
 )
 
@@ -42,18 +43,8 @@ type apiGroupList struct {
 	Groups       []apiGroup `json:"groups"`
 }
 
-type apiResource struct {
-	Name               string   `json:"name"`
-	SingularName       string   `json:"singularName"`
-	Namespaced         bool     `json:"namespaced"`
-	Group              string   `json:"group,omitempty"`
-	Version            string   `json:"version,omitempty"`
-	Kind               string   `json:"kind"`
-	Verbs              []string `json:"verbs"`
-	ShortNames         []string `json:"shortNames,omitempty"`
-	Categories         []string `json:"categories,omitempty"`
-	StorageVersionHash string   `json:"storageVersionHash,omitempty"`
-}
+// apiResource is an entry of a resource list (meta/v1 APIResource).
+type apiResource = discovery.APIResource
 
 type apiResourceList struct {
 	api.TypeMeta `json:",inline"`
@@ -111,53 +102,22 @@ func (s *Server) addresses(r *http.Request) []serverAddress {
 	return []serverAddress{{ClientCIDR: "0.0.0.0/0", ServerAddress: addr}}
 }
 
-func (s *Server) serveAPIVersions(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, r, http.StatusOK, apiVersions{
-		TypeMeta: api.TypeMeta{Kind: "APIVersions"}, Versions: []string{"v1"},
-		ServerAddressByClientCIDRs: s.addresses(r),
-	})
-}
-
-// groups returns the served groups (core excluded) with their versions.
+// groups returns the groups /apis lists (the core group aside), in the
+// aggregated document's order: by their APIServices' priorities, each
+// group's versions in preference order, the preferred first.
 func (s *Server) groups() []apiGroup {
-	byName := map[string]*apiGroup{}
-	var names []string
-	for _, ri := range s.servedResources() {
-		g := ri.Group
-		if g == "" {
+	doc := s.aggregatedAPIs()
+	out := make([]apiGroup, 0, len(doc))
+	for _, g := range doc {
+		ag := apiGroup{TypeMeta: api.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}, Name: g.Metadata.Name}
+		for _, v := range g.Versions {
+			ag.Versions = append(ag.Versions, groupVersion{GroupVersion: g.Metadata.Name + "/" + v.Version, Version: v.Version})
+		}
+		if len(ag.Versions) == 0 {
 			continue
 		}
-		gv := groupVersion{GroupVersion: ri.GroupVersion(), Version: ri.Version}
-		ag, ok := byName[g]
-		if !ok {
-			ag = &apiGroup{TypeMeta: api.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}, Name: g, PreferredVersion: gv}
-			byName[g] = ag
-			names = append(names, g)
-		}
-		seen := false
-		for _, v := range ag.Versions {
-			seen = seen || v == gv
-		}
-		if !seen {
-			ag.Versions = append(ag.Versions, gv)
-		}
-	}
-	for _, ag := range s.aggregatedGroups() {
-		if _, ok := byName[ag.Name]; ok {
-			continue // served here too: the local group wins, as its APIService is Local
-		}
-		g := &apiGroup{TypeMeta: api.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}, Name: ag.Name}
-		for _, v := range ag.Versions {
-			g.Versions = append(g.Versions, groupVersion{GroupVersion: ag.Name + "/" + v, Version: v})
-		}
-		g.PreferredVersion = g.Versions[0]
-		byName[ag.Name] = g
-		names = append(names, ag.Name)
-	}
-	sort.Strings(names)
-	out := make([]apiGroup, 0, len(names))
-	for _, n := range names {
-		out = append(out, *byName[n])
+		ag.PreferredVersion = ag.Versions[0]
+		out = append(out, ag)
 	}
 	return out
 }
@@ -185,7 +145,7 @@ func (s *Server) servedResources() []servedResource {
 		for _, cr := range s.cfg.Custom.Served() {
 			ri := cr.Store.Info
 			ri.Categories = cr.Categories
-			out = append(out, servedResource{ResourceInfo: ri, verbs: mainVerbs})
+			out = append(out, servedResource{ResourceInfo: ri, verbs: mainVerbs, custom: cr})
 		}
 	}
 	return out
@@ -195,14 +155,8 @@ func (s *Server) servedResources() []servedResource {
 type servedResource struct {
 	api.ResourceInfo
 	verbs []string
-}
-
-func (s *Server) serveAPIGroupList(w http.ResponseWriter, r *http.Request) {
-	groups := s.groups()
-	for i := range groups {
-		groups[i].TypeMeta = api.TypeMeta{}
-	}
-	writeJSON(w, r, http.StatusOK, apiGroupList{TypeMeta: api.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: groups})
+	// custom is set for a custom resource.
+	custom *CustomResource
 }
 
 func (s *Server) resourceList(group, version string) (apiResourceList, bool) {
@@ -217,42 +171,67 @@ func (s *Server) resourceList(group, version string) (apiResourceList, bool) {
 			continue
 		}
 		found = true
-		res := apiResource{Name: ri.Resource, SingularName: ri.Singular, Namespaced: ri.Namespaced, Kind: ri.Kind,
-			Verbs: ri.verbs, ShortNames: ri.ShortNames, Categories: ri.Categories}
-		list.Resources = append(list.Resources, res)
-		for _, sub := range ri.Subresources {
-			list.Resources = append(list.Resources, subresourceShape(ri.ResourceInfo, sub))
-		}
+		list.Resources = append(list.Resources, legacyEntries(ri)...)
 	}
-	sort.Slice(list.Resources, func(i, j int) bool { return list.Resources[i].Name < list.Resources[j].Name })
+	sortResources(list.Resources)
 	return list, found
 }
 
-// serveDiscovery serves /api/v1, /apis/GROUP and /apis/GROUP/VERSION.
+// legacyEntries are a served resource's entries in its resource list:
+// itself, then its subresources.
+func legacyEntries(ri servedResource) []apiResource {
+	out := []apiResource{{Name: ri.Resource, SingularName: ri.Singular, Namespaced: ri.Namespaced, Kind: ri.Kind,
+		Verbs: ri.verbs, ShortNames: ri.ShortNames, Categories: ri.Categories}}
+	for _, sub := range ri.Subresources {
+		out = append(out, subresourceShape(ri.ResourceInfo, sub))
+	}
+	return out
+}
+
+// sortResources orders a resource list by name, as kube's installer does.
+func sortResources(l []apiResource) {
+	sort.Slice(l, func(i, j int) bool { return l[i].Name < l[j].Name })
+}
+
+// serveDiscovery serves /api/v1, /apis/GROUP and /apis/GROUP/VERSION,
+// negotiated as kube-apiserver does (negotiateResourceList for the
+// resource lists, the legacy documents' negotiateDiscovery for a group).
 func (s *Server) serveDiscovery(w http.ResponseWriter, r *http.Request, info *request.Info) {
 	if r.Method != http.MethodGet {
 		methodNotAllowed(w, r)
 		return
 	}
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	var (
+		doc   any
+		found bool
+	)
 	switch {
 	case len(parts) == 2 && parts[0] == "api":
-		if list, ok := s.resourceList("", parts[1]); ok {
-			writeJSON(w, r, http.StatusOK, list)
-			return
-		}
+		doc, found = s.resourceList("", parts[1])
 	case len(parts) == 2 && parts[0] == "apis":
 		for _, g := range s.groups() {
 			if g.Name == parts[1] {
-				writeJSON(w, r, http.StatusOK, g)
-				return
+				doc, found = g, true
 			}
 		}
 	case len(parts) == 3 && parts[0] == "apis":
-		if list, ok := s.resourceList(parts[1], parts[2]); ok {
-			writeJSON(w, r, http.StatusOK, list)
-			return
-		}
+		doc, found = s.resourceList(parts[1], parts[2])
 	}
-	notFound(w, r)
+	if !found {
+		notFound(w, r)
+		return
+	}
+	var out output
+	var err error
+	if len(parts) == 2 && parts[0] == "apis" {
+		out, err = negotiateLegacy(r)
+	} else {
+		out, err = negotiateResourceList(r)
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSONIn(w, out.media, http.StatusOK, doc)
 }

@@ -33,6 +33,11 @@ func writeRaw(w http.ResponseWriter, r *http.Request, code int, data []byte) {
 			media = out.media
 		}
 	}
+	writeRawIn(w, media, code, data)
+}
+
+// writeRawIn writes already-encoded JSON in media, as writeRaw.
+func writeRawIn(w http.ResponseWriter, media mediaType, code int, data []byte) {
 	switch media {
 	case mediaYAML:
 		if y, err := yaml.JSONToYAML(data); err == nil {
@@ -52,6 +57,16 @@ func writeRaw(w http.ResponseWriter, r *http.Request, code int, data []byte) {
 	}
 	write(w, code, mediaJSON.String(), data)
 	_, _ = w.Write([]byte("\n"))
+}
+
+// writeJSONIn writes v as JSON in media (writeRawIn).
+func writeJSONIn(w http.ResponseWriter, media mediaType, code int, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		data, _ = json.Marshal(apierrors.NewInternalError(err).Status())
+		code, media = http.StatusInternalServerError, mediaJSON
+	}
+	writeRawIn(w, media, code, data)
 }
 
 func write(w http.ResponseWriter, code int, contentType string, data []byte) {

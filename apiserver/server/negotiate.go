@@ -75,25 +75,40 @@ func negotiateOutput(r *http.Request) (output, error) {
 	if header == "" {
 		return output{media: mediaTypes[0]}, nil
 	}
+	if out, ok := negotiate(header, allowsTransform); ok {
+		return out, nil
+	}
+	return output{}, notAcceptable(false)
+}
+
+// transformAllowed says whether an endpoint writes its answer in m as
+// target (nil: as itself), kube-apiserver's
+// EndpointRestrictions.AllowsMediaTypeTransform.
+type transformAllowed func(m mediaType, target *groupVersionKind) bool
+
+// negotiate picks the first clause of a non-empty Accept header, in
+// goautoneg's order, that names an encoding with parameters the endpoint
+// allows (kube-apiserver's NegotiateMediaTypeOptions).
+func negotiate(header string, allows transformAllowed) (output, bool) {
 	for _, clause := range goautoneg.ParseAccept(header) {
 		for _, m := range mediaTypes {
 			switch {
 			case clause.Type == m.typ && clause.SubType == m.sub,
 				clause.Type == m.typ && clause.SubType == "*",
 				clause.Type == "*" && clause.SubType == "*":
-				if out, ok := acceptParams(clause.Params, m); ok {
-					return out, nil
+				if out, ok := acceptParams(clause.Params, m, allows); ok {
+					return out, true
 				}
 			}
 		}
 	}
-	return output{}, notAcceptable(false)
+	return output{}, false
 }
 
 // acceptParams reads an Accept clause's parameters for m (kube-apiserver's
 // acceptMediaTypeOptions); ok is false when the endpoint cannot honour
 // them and the clause must be passed over.
-func acceptParams(params map[string]string, m mediaType) (output, bool) {
+func acceptParams(params map[string]string, m mediaType, allows transformAllowed) (output, bool) {
 	out := output{media: m}
 	for k, v := range params {
 		switch k {
@@ -121,7 +136,7 @@ func acceptParams(params map[string]string, m mediaType) (output, bool) {
 		}
 		// pretty, export, profile and unknown parameters change nothing.
 	}
-	if !allowsTransform(m, out.convert) {
+	if !allows(m, out.convert) {
 		return output{}, false
 	}
 	return out, true

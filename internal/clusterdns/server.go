@@ -252,10 +252,12 @@ func (s *Server) exchange(ctx context.Context, req *dns.Msg, network string) (*d
 	return nil, errors.Join(errs...)
 }
 
-func (s *Server) soa() dns.RR {
+// soa is the SOA record of zone (the cluster zone, or a reverse zone)
+// CoreDNS puts in the authority section of NXDOMAIN and NODATA answers.
+func (s *Server) soa(zone string) dns.RR {
 	return &dns.SOA{
-		Hdr: s.hdr(s.zone, dns.TypeSOA),
-		Ns:  "ns.dns." + s.zone, Mbox: "hostmaster." + s.zone,
+		Hdr: s.hdr(zone, dns.TypeSOA),
+		Ns:  "ns.dns." + zone, Mbox: "hostmaster." + zone,
 		Serial: uint32(time.Now().Unix()), Refresh: 7200, Retry: 1800, Expire: 86400, Minttl: s.cfg.TTL,
 	}
 }
@@ -274,7 +276,7 @@ func (s *Server) answer(ctx context.Context, req *dns.Msg, q dns.Question, rel, 
 	resp := reply(req)
 	switch {
 	case rel == "" && q.Qtype == dns.TypeSOA:
-		resp.Answer = []dns.RR{s.soa()}
+		resp.Answer = []dns.RR{s.soa(s.zone)}
 		return resp
 	case rel == "dns-version" && q.Qtype == dns.TypeTXT:
 		// The version of the Kubernetes DNS specification served.
@@ -284,13 +286,13 @@ func (s *Server) answer(ctx context.Context, req *dns.Msg, q dns.Question, rel, 
 	targets, err := s.lookup(rel)
 	if err != nil {
 		resp.Rcode = dns.RcodeNameError
-		resp.Ns = []dns.RR{s.soa()}
+		resp.Ns = []dns.RR{s.soa(s.zone)}
 		return resp
 	}
 	a := s.resolve(ctx, q.Name, q.Qtype, targets, 0, network)
 	resp.Answer, resp.Extra = a.answer, a.extra
 	if len(resp.Answer) == 0 {
-		resp.Ns = []dns.RR{s.soa()} // NODATA: the name exists, not this type
+		resp.Ns = []dns.RR{s.soa(s.zone)} // NODATA: the name exists, not this type
 	}
 	return resp
 }
@@ -308,7 +310,11 @@ func (s *Server) reverse(req *dns.Msg, q dns.Question) *dns.Msg {
 	}
 	resp := reply(req)
 	if q.Qtype != dns.TypePTR {
-		resp.Ns = []dns.RR{s.soa()}
+		zone := "in-addr.arpa."
+		if strings.HasSuffix(strings.ToLower(q.Name), ".ip6.arpa.") {
+			zone = "ip6.arpa."
+		}
+		resp.Ns = []dns.RR{s.soa(zone)}
 		return resp
 	}
 	for _, n := range names {

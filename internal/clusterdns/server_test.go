@@ -292,6 +292,7 @@ func TestClusterDNS(t *testing.T) {
 		{rev, dns.TypePTR, OK, "PTR web.default.svc.cluster.local.", ""},
 		{"5.1.244.10.in-addr.arpa.", dns.TypePTR, OK, "PTR db-0.db.default.svc.cluster.local.", ""},
 		{"6.2.244.10.in-addr.arpa.", dns.TypePTR, OK, "PTR 10-244-2-6.db.default.svc.cluster.local.", ""},
+		{rev, dns.TypeA, OK, "", ""},
 		{"7.3.244.10.in-addr.arpa.", dns.TypePTR, NX, "", ""},
 		{"7.2.0.192.in-addr.arpa.", dns.TypePTR, OK, "PTR example.org.", ""},
 		// Everything else upstream.
@@ -412,4 +413,22 @@ func TestClusterDNSFollowsChanges(t *testing.T) {
 		t.Fatal("the Service turned ClusterIP has no clusterIP")
 	}
 	eventually("ext.default.svc.cluster.local.", dns.TypeA, "A "+cur.Spec.ClusterIP)
+}
+
+func TestReverseAddress(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]string{
+		"4.3.2.10.in-addr.arpa.": "10.2.3.4",
+		"4.3.2.10.IN-ADDR.ARPA.": "10.2.3.4",
+		"3.2.10.in-addr.arpa.":   "",
+		"a.3.2.10.in-addr.arpa.": "",
+		"1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.d.f.ip6.arpa.": "fd00::1",
+		"1.0.0.ip6.arpa.":            "",
+		"example.org.":               "",
+		"4.3.2.10.in-addr.arpa.org.": "",
+	} {
+		if got := reverseAddress(name); got != want {
+			t.Errorf("reverseAddress(%q) = %q, want %q", name, got, want)
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/kubelet/poddns"
 	"github.com/minik8s/minik8s/kubelet/runtime"
 	"github.com/minik8s/minik8s/kubelet/subpath"
 	"github.com/minik8s/minik8s/kubelet/volume"
@@ -49,108 +50,59 @@ func LogPath(logsDir string, pod *api.Pod, container string, restartCount int) s
 	return filepath.Join(LogDir(logsDir, pod), container, fmt.Sprintf("%d.log", restartCount))
 }
 
+// hostname is the pod's hostname (spec.hostname, else its name cut to 63
+// characters); "" when spec.hostname is invalid, which validation refuses.
 func hostname(pod *api.Pod) string {
-	if pod.Spec.Hostname != "" {
-		return pod.Spec.Hostname
-	}
-	if len(pod.Name) > 63 {
-		return strings.TrimRight(pod.Name[:63], "-.")
-	}
-	return pod.Name
+	h, _, _ := poddns.HostnameAndDomain(pod, "")
+	return h
 }
 
-// writeEtcFiles writes the pod's /etc/hosts and /etc/resolv.conf.
+// writeEtcFiles writes the pod's /etc/hosts (when it has an IP or is on
+// the host network) and /etc/resolv.conf, and records the events kube's
+// kubelet records while forming its DNS configuration.
 func (m *Manager) writeEtcFiles(pod *api.Pod, podIP string) error {
 	dir := m.podDir(string(pod.UID))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	var hosts strings.Builder
-	hosts.WriteString("# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nfe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n")
-	if podIP != "" {
-		name := hostname(pod)
-		if pod.Spec.Subdomain != "" {
-			fmt.Fprintf(&hosts, "%s\t%s.%s.%s.svc.%s\t%s\n", podIP, name, pod.Spec.Subdomain, pod.Namespace, m.opts.ClusterDomain, name)
-		} else {
-			fmt.Fprintf(&hosts, "%s\t%s\n", podIP, name)
-		}
-	}
-	for _, a := range pod.Spec.HostAliases {
-		fmt.Fprintf(&hosts, "%s\t%s\n", a.IP, strings.Join(a.Hostnames, "\t"))
-	}
-	if err := os.WriteFile(filepath.Join(dir, "etc-hosts"), []byte(hosts.String()), 0o644); err != nil {
-		return err
-	}
-	resolv, err := m.resolvConf(pod)
+	host, domain, err := poddns.HostnameAndDomain(pod, m.opts.ClusterDomain)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "resolv.conf"), []byte(resolv), 0o644)
-}
-
-// resolvConf applies the pod's dnsPolicy: ClusterFirst uses --cluster-dns
-// with the cluster search path, Default the host's resolv.conf.
-func (m *Manager) resolvConf(pod *api.Pod) (string, error) {
-	policy := pod.Spec.DNSPolicy
-	if policy == "" {
-		policy = api.DNSClusterFirst
+	var ips []string
+	if podIP != "" {
+		ips = []string{podIP}
 	}
-	if policy == api.DNSClusterFirst && pod.Spec.HostNetwork {
-		policy = api.DNSDefault
-	}
-	if policy == api.DNSClusterFirstWithHostNet {
-		policy = api.DNSClusterFirst
-	}
-	var servers, searches, options []string
-	switch {
-	case policy == api.DNSClusterFirst && len(m.opts.ClusterDNS) > 0:
-		servers = m.opts.ClusterDNS
-		d := m.opts.ClusterDomain
-		searches = []string{pod.Namespace + ".svc." + d, "svc." + d, d}
-		options = []string{"ndots:5"}
-	case policy == api.DNSNone:
-	default:
-		b, err := os.ReadFile(m.opts.ResolvConf)
-		if err != nil && !os.IsNotExist(err) {
-			return "", err
+	hostsPath := filepath.Join(dir, "etc-hosts")
+	if len(ips) > 0 || pod.Spec.HostNetwork {
+		hosts, err := poddns.HostsFile(pod, ips, host, domain, poddns.EtcHostsPath)
+		if err != nil {
+			return err
 		}
-		for _, line := range strings.Split(string(b), "\n") {
-			f := strings.Fields(line)
-			if len(f) < 2 {
-				continue
+		if err := os.WriteFile(hostsPath, hosts, 0o644); err != nil {
+			return err
+		}
+	} else if err := os.Remove(hostsPath); err != nil && !os.IsNotExist(err) {
+		return err
+	}
+	dnsCfg, warnings, err := poddns.Configurer{ClusterDNS: m.opts.ClusterDNS, ClusterDomain: m.opts.ClusterDomain, ResolvConf: m.opts.ResolvConf}.PodDNS(pod)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		if w.OnNode {
+			node := &api.Node{ObjectMeta: api.ObjectMeta{Name: m.opts.NodeName, UID: api.UID(m.opts.NodeName)}}
+			if m.nodes != nil {
+				if n, err := m.nodes.Lister().Get(m.opts.NodeName); err == nil {
+					node = n
+				}
 			}
-			switch f[0] {
-			case "nameserver":
-				servers = append(servers, f[1])
-			case "search":
-				searches = append(searches, f[1:]...)
-			case "options":
-				options = append(options, f[1:]...)
-			}
+			m.rec.Event(node, api.EventTypeWarning, w.Reason, w.Message)
+		} else {
+			m.rec.Event(pod, api.EventTypeWarning, w.Reason, w.Message)
 		}
 	}
-	if c := pod.Spec.DNSConfig; c != nil {
-		servers = append(servers, c.Nameservers...)
-		searches = append(searches, c.Searches...)
-		for _, o := range c.Options {
-			if o.Value != nil {
-				options = append(options, o.Name+":"+*o.Value)
-			} else {
-				options = append(options, o.Name)
-			}
-		}
-	}
-	var b strings.Builder
-	if len(searches) > 0 {
-		fmt.Fprintf(&b, "search %s\n", strings.Join(searches, " "))
-	}
-	for _, s := range servers {
-		fmt.Fprintf(&b, "nameserver %s\n", s)
-	}
-	if len(options) > 0 {
-		fmt.Fprintf(&b, "options %s\n", strings.Join(options, " "))
-	}
-	return b.String(), nil
+	return os.WriteFile(filepath.Join(dir, "resolv.conf"), []byte(dnsCfg.ResolvConf()), 0o644)
 }
 
 // volumeError is a volume that could not be set up; its message is the
@@ -230,7 +182,7 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *api.Pod, v api.Volume, d
 		})
 	case v.Projected != nil:
 		return m.writeVolume(pod, filepath.Join(dir, "kubernetes.io~projected", v.Name), func(g volume.Getter) (map[string]volume.FileProjection, error) {
-			return volume.ProjectedPayload(ctx, g, pod, v.Name, v.Projected)
+			return volume.ProjectedPayload(ctx, g, pod, v.Projected)
 		})
 	default:
 		return "", fmt.Errorf("only emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes are supported")
@@ -311,8 +263,9 @@ func (g volumeGetter) ServiceAccountToken(ctx context.Context, pod *api.Pod, src
 }
 
 // mounts returns the bind mounts of container c: its volume mounts plus
-// the pod's /etc/hosts and /etc/resolv.conf. The volumes the kubelet
-// writes from the API (configMap, secret, downwardAPI, projected) are
+// the pod's /etc/resolv.conf and /etc/hosts (as kube's makeMounts: when
+// the kubelet wrote one and c mounts nothing of its own there). The
+// volumes the kubelet writes from the API (configMap, secret, downwardAPI, projected) are
 // always mounted read-only, as Kubernetes does since CVE-2017-1002102: a
 // container that could rewrite their ..data link could make the kubelet
 // read and remove host paths at the next refresh. env is the container's
@@ -325,9 +278,14 @@ func (m *Manager) mounts(pod *api.Pod, c *api.Container, volumes map[string]stri
 		}
 	}
 	dir := m.podDir(string(pod.UID))
-	out := []runtime.Mount{
-		{HostPath: filepath.Join(dir, "etc-hosts"), ContainerPath: "/etc/hosts"},
-		{HostPath: filepath.Join(dir, "resolv.conf"), ContainerPath: "/etc/resolv.conf"},
+	out := []runtime.Mount{{HostPath: filepath.Join(dir, "resolv.conf"), ContainerPath: "/etc/resolv.conf"}}
+	hostsPath := filepath.Join(dir, "etc-hosts")
+	var written []string // the hosts file is written once the pod has an IP
+	if _, err := os.Stat(hostsPath); err == nil {
+		written = []string{hostsPath}
+	}
+	if poddns.MountsHostsFile(pod, written, c) {
+		out = append(out, runtime.Mount{HostPath: hostsPath, ContainerPath: poddns.EtcHostsPath})
 	}
 	for i, vm := range c.VolumeMounts {
 		hp, ok := volumes[vm.Name]

@@ -1,8 +1,6 @@
 package pods
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -47,35 +45,6 @@ func TestResources(t *testing.T) {
 			quota, period, shares, mem := resources(&api.Container{Resources: tt.res})
 			if quota != tt.quota || period != tt.period || shares != tt.shares || mem != tt.memory {
 				t.Errorf("got %d %d %d %d", quota, period, shares, mem)
-			}
-		})
-	}
-}
-
-func TestResolvConf(t *testing.T) {
-	dir := t.TempDir()
-	host := filepath.Join(dir, "resolv.conf")
-	if err := os.WriteFile(host, []byte("# host\nnameserver 1.1.1.1\nsearch example.com\noptions edns0\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	m := &Manager{opts: Options{ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local", ResolvConf: host}}
-	five := "2"
-	tests := []struct {
-		name string
-		spec api.PodSpec
-		want string
-	}{
-		{"cluster first", api.PodSpec{}, "search ns1.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n"},
-		{"default", api.PodSpec{DNSPolicy: api.DNSDefault}, "search example.com\nnameserver 1.1.1.1\noptions edns0\n"},
-		{"host network", api.PodSpec{HostNetwork: true}, "search example.com\nnameserver 1.1.1.1\noptions edns0\n"},
-		{"none with config", api.PodSpec{DNSPolicy: api.DNSNone, DNSConfig: &api.PodDNSConfig{Nameservers: []string{"9.9.9.9"}, Options: []api.PodDNSConfigOption{{Name: "ndots", Value: &five}}}},
-			"nameserver 9.9.9.9\noptions ndots:2\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := m.resolvConf(&api.Pod{ObjectMeta: api.ObjectMeta{Namespace: "ns1"}, Spec: tt.spec})
-			if err != nil || got != tt.want {
-				t.Errorf("got %q %v, want %q", got, err, tt.want)
 			}
 		})
 	}

@@ -21,8 +21,6 @@ type Getter interface {
 	// NodeAllocatable is what the node offers pods: the downward API's
 	// value of a limit a container does not set.
 	NodeAllocatable() api.ResourceList
-	TrustBundles
-	PodCertificates
 }
 
 // ConfigMapPayload is kube's configMap MakePayload: every key (data and
@@ -51,8 +49,7 @@ func SecretPayload(ctx context.Context, g Getter, pod *api.Pod, src *api.SecretV
 
 // ProjectedPayload is kube's projected volume collectData: the sources in
 // order, each file at its path; every source's failure is reported.
-// volume is the volume's name, which identifies its pod certificates.
-func ProjectedPayload(ctx context.Context, g Getter, pod *api.Pod, volume string, src *api.ProjectedVolumeSource) (map[string]FileProjection, error) {
+func ProjectedPayload(ctx context.Context, g Getter, pod *api.Pod, src *api.ProjectedVolumeSource) (map[string]FileProjection, error) {
 	def := mode(src.DefaultMode, api.ProjectedVolumeSourceDefaultMode)
 	out := map[string]FileProjection{}
 	var errs []error
@@ -61,14 +58,7 @@ func ProjectedPayload(ctx context.Context, g Getter, pod *api.Pod, volume string
 			out[k] = v
 		}
 	}
-	// With an fsGroup or a user common to all containers, tokens, trust
-	// anchors and keys are the owner's alone (then group-readable by
-	// fsGroup).
-	ownerMode, user := def, fsUser(pod)
-	if user != nil || (pod.Spec.SecurityContext != nil && pod.Spec.SecurityContext.FSGroup != nil) {
-		ownerMode = 0o600
-	}
-	for i, s := range src.Sources {
+	for _, s := range src.Sources {
 		switch {
 		case s.Secret != nil:
 			optional := s.Secret.Optional != nil && *s.Secret.Optional
@@ -109,21 +99,13 @@ func ProjectedPayload(ctx context.Context, g Getter, pod *api.Pod, volume string
 				errs = append(errs, fmt.Errorf("failed to fetch token: %w", err))
 				continue
 			}
-			out[s.ServiceAccountToken.Path] = FileProjection{Data: []byte(tok), Mode: ownerMode, FsUser: user}
-		case s.ClusterTrustBundle != nil:
-			anchors, err := TrustAnchors(ctx, g, s.ClusterTrustBundle)
-			if err != nil {
-				errs = append(errs, err)
-				continue
+			// With an fsGroup or a user common to all containers, the
+			// token is the owner's alone (then group-readable by fsGroup).
+			mode, user := def, fsUser(pod)
+			if user != nil || (pod.Spec.SecurityContext != nil && pod.Spec.SecurityContext.FSGroup != nil) {
+				mode = 0o600
 			}
-			out[s.ClusterTrustBundle.Path] = FileProjection{Data: anchors, Mode: ownerMode, FsUser: user}
-		case s.PodCertificate != nil:
-			key, chain, err := g.PodCertificate(ctx, pod, volume, i, s.PodCertificate)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			add(podCertificatePayload(key, chain, s.PodCertificate, ownerMode, user))
+			out[s.ServiceAccountToken.Path] = FileProjection{Data: []byte(tok), Mode: mode, FsUser: user}
 		}
 	}
 	if len(errs) > 0 {
