@@ -124,7 +124,12 @@ func TestResourceStrategy(t *testing.T) {
 	ctx := context.Background()
 	o := customObject(t, `{"apiVersion":"example.com/v1","kind":"Foo","metadata":{"name":"a","namespace":"ns"},
 "spec":{"s":"x","drop":1,"keep":{"any":[1]}},"status":{"n":3}}`)
-	if got := s.PruneUnknown(o); strings.Join(got, ",") != "spec.drop,status" { // the schema has no status
+	m, err := o.Object()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m["metadata"].(map[string]any)["bogus"] = "x"
+	if got := s.UnknownFields(m); strings.Join(got, ",") != "metadata.bogus,spec.drop,status" { // the schema has no status
 		t.Errorf("unknown fields = %v", got)
 	}
 	s.PrepareForCreate(ctx, o)

@@ -10,6 +10,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apiextensions-apiserver/pkg/registry/customresource"
@@ -64,7 +65,7 @@ var (
 	_ registry.Strategy           = (*resourceStrategy)(nil)
 	_ registry.StatusStrategy     = (*resourceStrategy)(nil)
 	_ registry.Scaler             = (*resourceStrategy)(nil)
-	_ registry.UnknownFieldPruner = (*resourceStrategy)(nil)
+	_ registry.UnknownFieldFinder = (*resourceStrategy)(nil)
 	_ registry.ReadNormalizer     = (*resourceStrategy)(nil)
 )
 
@@ -199,19 +200,29 @@ func (s *resourceStrategy) pruneAndDefault(u *unstructured.Unstructured) {
 	structuraldefaulting.Default(u.Object, s.structural)
 }
 
-// PruneUnknown drops the fields the schema does not declare (unless it
-// preserves them) and returns their paths.
-func (s *resourceStrategy) PruneUnknown(obj api.Object) []string {
-	if s.structural == nil || s.preserveUnknown {
-		return nil
+// UnknownFields returns the paths of the fields of obj, a custom object
+// as a request sent it, that kube-apiserver's decoder would report as
+// unknown, in its order: the root metadata's unknown fields, then those
+// the schema does not declare (unless it preserves them; sorted, where
+// kube follows Go's map order), then the unknown metadata fields of
+// embedded resources. obj is not changed.
+func (s *resourceStrategy) UnknownFields(obj map[string]any) []string {
+	u := runtime.DeepCopyJSON(obj)
+	_, _, paths, err := schemaobjectmeta.GetObjectMetaWithOptions(u, schemaobjectmeta.ObjectMetaOptions{
+		DropMalformedFields: true, ReturnUnknownFieldPaths: true})
+	if err != nil || s.structural == nil {
+		return paths
 	}
-	u := toUnstructured(obj)
-	paths := structuralpruning.PruneWithOptions(u.Object, s.structural, true,
-		structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
-	if len(paths) > 0 {
-		fromUnstructured(u, obj)
+	if !s.preserveUnknown {
+		pruned := structuralpruning.PruneWithOptions(u, s.structural, true,
+			structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
+		slices.Sort(pruned)
+		paths = append(paths, pruned...)
 	}
-	slices.Sort(paths)
+	if ferr, embedded := schemaobjectmeta.CoerceWithOptions(nil, u, s.structural, false,
+		schemaobjectmeta.CoerceOptions{DropInvalidFields: true, ReturnUnknownFieldPaths: true}); ferr == nil {
+		paths = append(paths, embedded...)
+	}
 	return paths
 }
 

@@ -45,11 +45,17 @@ func (s *Store) Apply(ctx context.Context, ns, name string, data []byte, force b
 	}
 	opts.applied = true
 	manager := opts.manager()
+	checkFields := applyFieldCheck(data, opts.FieldValidation)
 	for range maxApplyCreateAttempts {
 		out, err = s.write(ctx, ns, name, "", opts, func(cur api.Object) (api.Object, error) {
 			obj, err := s.fields.Apply(cur, data, manager, opts.Subresource, force)
 			if err != nil {
 				return nil, err
+			}
+			if checkFields != nil {
+				if err := checkFields(ctx); err != nil {
+					return nil, err
+				}
 			}
 			if err := s.checkApplied(obj, ns, name); err != nil {
 				return nil, err
@@ -65,6 +71,11 @@ func (s *Store) Apply(ctx context.Context, ns, name string, data []byte, force b
 		obj, err := s.fields.Apply(nil, data, manager, "", force)
 		if err != nil {
 			return nil, false, err
+		}
+		if checkFields != nil {
+			if err := checkFields(ctx); err != nil {
+				return nil, false, err
+			}
 		}
 		if err := s.checkApplied(obj, ns, name); err != nil {
 			return nil, false, err
@@ -106,6 +117,10 @@ func (s *Store) Patch(ctx context.Context, ns, name string, pt PatchType, data [
 	if err != nil {
 		return nil, err
 	}
+	checkFields, err := s.patchFieldCheck(pt, data, opts.FieldValidation)
+	if err != nil {
+		return nil, err
+	}
 	return s.write(ctx, ns, name, "", opts, func(cur api.Object) (api.Object, error) {
 		curJSON, err := json.Marshal(cur)
 		if err != nil {
@@ -114,6 +129,11 @@ func (s *Store) Patch(ctx context.Context, ns, name string, pt PatchType, data [
 		patched, err := apply(curJSON)
 		if err != nil {
 			return nil, err
+		}
+		if checkFields != nil {
+			if err := checkFields(ctx, patched); err != nil {
+				return nil, err
+			}
 		}
 		obj := s.Info.New()
 		if err := json.Unmarshal(patched, obj); err != nil {

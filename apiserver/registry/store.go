@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -22,7 +21,6 @@ import (
 	"github.com/minik8s/minik8s/apiserver/fieldmanager"
 	"github.com/minik8s/minik8s/apiserver/request"
 	"github.com/minik8s/minik8s/apiserver/storage"
-	"github.com/minik8s/minik8s/apiserver/warning"
 )
 
 // maxUpdateRetries bounds the read-modify-write loop of writes that carry no
@@ -519,8 +517,9 @@ type WriteOptions struct {
 	// prefix; empty for the apiserver's own writes ("kube-apiserver").
 	FieldManager string
 	// FieldValidation is the request's fieldValidation: Ignore, Warn (the
-	// default, "") or Strict; it applies to kinds whose strategy reports
-	// the fields it drops (UnknownFieldPruner).
+	// default, "") or Strict. Patches and applies answer it here; the
+	// handler of a create or update checks the body it decodes
+	// (CheckBody).
 	FieldValidation string
 	// AuthorizeCreate, if set, is asked before an apply creates the
 	// object: kube-apiserver authorizes a patch that creates as a create.
@@ -573,9 +572,6 @@ func (s *Store) CreateEncoded(ctx context.Context, ns string, obj api.Object, op
 	meta.ResourceVersion = ""
 	meta.DeletionTimestamp = nil
 	meta.DeletionGracePeriodSeconds = nil
-	if err := s.pruneUnknown(ctx, obj, opts); err != nil {
-		return nil, nil, err
-	}
 	s.strategy.PrepareForCreate(ctx, obj)
 	s.strategy.DefaultCreate(obj)
 	s.trackFields(nil, obj, opts)
@@ -640,36 +636,6 @@ func (s *Store) create(ctx context.Context, obj api.Object, generated bool, opts
 		out, _ := withResourceVersion(data, rev)
 		return obj, out, nil
 	}
-}
-
-// pruneUnknown drops the fields the kind's schema does not know, when its
-// strategy can tell them, and answers for them as fieldValidation asks:
-// Strict refuses the write (400, kube's strict decoding error), Warn (the
-// default) returns a Warning header per field, Ignore says nothing.
-func (s *Store) pruneUnknown(ctx context.Context, obj api.Object, opts WriteOptions) error {
-	p, ok := s.strategy.(UnknownFieldPruner)
-	if !ok {
-		return nil
-	}
-	paths := p.PruneUnknown(obj)
-	if len(paths) == 0 {
-		return nil
-	}
-	switch opts.FieldValidation {
-	case "Ignore":
-	case "Strict":
-		msgs := make([]string, len(paths))
-		for i, f := range paths {
-			msgs[i] = fmt.Sprintf("unknown field %q", f)
-		}
-		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: strict decoding error: %s",
-			s.Info.Kind, s.Info.Version, s.Info.Kind, strings.Join(msgs, ", ")))
-	default:
-		for _, f := range paths {
-			warning.Add(ctx, fmt.Sprintf("unknown field %q", f))
-		}
-	}
-	return nil
 }
 
 // checkNamespace makes the object's namespace agree with the URL's.
@@ -776,11 +742,6 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 			meta.ManagedFields = applied
 		}
 	case !internal:
-		if !opts.applied {
-			if err := s.pruneUnknown(ctx, obj, opts); err != nil {
-				return nil, err
-			}
-		}
 		s.strategy.DefaultUpdate(obj, cur)
 		if hasStatus(obj) && s.Info.HasSubresource("status") {
 			copyStatus(obj, cur)

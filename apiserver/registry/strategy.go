@@ -98,12 +98,14 @@ func (s BaseStrategy) AllowUnconditionalUpdate() bool { return !s.Conditional }
 // Fields implements Strategy: no fields beyond metadata.
 func (BaseStrategy) Fields(obj api.Object) map[string]string { return nil }
 
-// UnknownFieldPruner is implemented by kinds whose schema is known only
-// at run time (custom resources): PruneUnknown drops from obj the fields
-// the schema does not declare and returns their paths ("spec.foo"), so the
-// store can answer fieldValidation.
-type UnknownFieldPruner interface {
-	PruneUnknown(obj api.Object) []string
+// UnknownFieldFinder is implemented by kinds whose schema is known only
+// at run time (custom resources): UnknownFields returns the paths
+// ("spec.foo", "metadata.bar") of the fields of obj, an object as a
+// request sent it, that the kind does not know, in kube-apiserver's order,
+// for fieldValidation. Other kinds' fields are those of Kubernetes' own
+// types (package fieldvalidation).
+type UnknownFieldFinder interface {
+	UnknownFields(obj map[string]any) []string
 }
 
 // ReadNormalizer is implemented by kinds whose schema can change under

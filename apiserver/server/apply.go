@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -13,6 +14,7 @@ import (
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/api/field"
 	"github.com/minik8s/minik8s/apiserver/authz"
+	"github.com/minik8s/minik8s/apiserver/fieldvalidation"
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/request"
 )
@@ -53,11 +55,10 @@ func parseWriteOptions(r *http.Request, options string, apply bool) (writeOption
 	case !apply && forceSet && options == "PatchOptions":
 		errs = append(errs, field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch"))
 	}
-	switch v := q.Get("fieldValidation"); v {
-	case "", "Ignore", "Warn", "Strict":
+	if v := q.Get("fieldValidation"); slices.Contains(fieldvalidation.Supported, v) {
 		o.FieldValidation = v
-	default:
-		errs = append(errs, field.NotSupported(field.NewPath("fieldValidation"), v, []string{"Ignore", "Warn", "Strict"}))
+	} else {
+		errs = append(errs, field.NotSupported(field.NewPath("fieldValidation"), v, fieldvalidation.Supported))
 	}
 	if len(manager) > fieldManagerMaxLength {
 		errs = append(errs, field.TooLong(fp, "", fieldManagerMaxLength))

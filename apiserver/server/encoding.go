@@ -92,32 +92,56 @@ func readAll(r *http.Request) ([]byte, error) {
 // YAML, protobuf; readContentType) and returns it as JSON. kind is what the
 // endpoint expects, for the messages of a body that does not decode.
 func readBody(r *http.Request, kind string) ([]byte, error) {
+	b, err := readBodyAs(r, kind)
+	return b.json, err
+}
+
+// body is a request body read: its JSON, and the media type it came in
+// with what was sent, for the checks that need the original (a YAML body's
+// duplicate keys).
+type body struct {
+	json     []byte
+	media    mediaType
+	original []byte
+}
+
+// readBodyAs is readBody that also returns how the body came.
+func readBodyAs(r *http.Request, kind string) (body, error) {
 	media, err := readContentType(r)
 	if err != nil {
-		return nil, err
+		return body{}, err
 	}
 	data, err := readAll(r)
 	if err != nil {
-		return nil, err
+		return body{}, err
 	}
+	b := body{json: data, media: media, original: data}
 	switch media {
 	case mediaYAML:
 		j, err := yaml.YAMLToJSON(data)
 		if err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("error converting YAML to JSON: %v", err))
+			return body{}, apierrors.NewBadRequest(fmt.Sprintf("error converting YAML to JSON: %v", err))
 		}
-		return j, nil
+		b.json = j
 	case mediaProtobuf:
 		if len(data) == 0 {
-			return data, nil // an empty body, reported as for JSON
+			return b, nil // an empty body, reported as for JSON
 		}
 		j, tm, err := protobuf.Decode(data)
 		if err != nil {
-			return nil, protobufError(kind, tm, err, data)
+			return body{}, protobufError(kind, tm, err, data)
 		}
-		return j, nil
+		b.json = j
 	}
-	return data, nil
+	return b, nil
+}
+
+// yamlOriginal is the body as sent when it was YAML, else nil.
+func (b body) yamlOriginal() []byte {
+	if b.media == mediaYAML {
+		return b.original
+	}
+	return nil
 }
 
 // protobufError is kube-apiserver's 400 for a body that does not decode

@@ -377,13 +377,21 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *request.Inf
 	}
 }
 
-// writeInput reads the options (dryRun, fieldManager) and the object of a
-// create or update; ok is false when an error was written.
+// writeInput reads the options (dryRun, fieldManager, fieldValidation)
+// and the object of a create or update, and answers fieldValidation for
+// the body (a protobuf body cannot carry unknown or duplicate fields); ok
+// is false when an error was written.
 func writeInput(w http.ResponseWriter, r *http.Request, st *registry.Store, options string) (obj api.Object, opts registry.WriteOptions, ok bool) {
 	o, err := parseWriteOptions(r, options, false)
 	if err == nil {
-		obj = st.Info.New()
-		err = decodeBody(r, obj, st.Info.GroupVersion(), st.Info.Kind)
+		var b body
+		if b, err = readBodyAs(r, st.Info.Kind); err == nil {
+			obj = st.Info.New()
+			err = decodeInto(b.json, obj, st.Info.GroupVersion(), st.Info.Kind)
+		}
+		if err == nil && b.media != mediaProtobuf {
+			err = st.CheckBody(r.Context(), o.FieldValidation, b.json, b.yamlOriginal())
+		}
 	}
 	if err != nil {
 		writeError(w, r, err)
