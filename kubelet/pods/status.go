@@ -293,14 +293,17 @@ func podConditions(w *worker, pod *api.Pod, cs []runtime.Container, phase api.Po
 		}
 		out = append(out, c)
 	}
+	scheduled := false
 	for _, old := range pod.Status.Conditions {
 		if old.Type == api.PodScheduled {
 			out = append(out, old)
+			scheduled = true
 		}
 	}
-	if len(out) == 0 {
+	if !scheduled {
 		cond(api.PodScheduled, true, "", "")
 	}
+	out = append(out, foreignConditions(pod.Status.Conditions)...)
 	cond(api.PodReadyToStartContainers, runningSandbox(cs) != nil, "", "")
 	cond(api.PodInitialized, inits.done, "ContainersNotInitialized", fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(inits.incomplete, " ")))
 	terminal := isTerminal(phase)
@@ -313,6 +316,42 @@ func podConditions(w *worker, pod *api.Pod, cs []runtime.Container, phase api.Po
 	cond(api.ContainersReady, ready, reason, msg)
 	cond(api.PodReady, ready, reason, msg)
 	return out
+}
+
+// kubeletConditions are the pod conditions the kubelet owns (kube's
+// PodConditionsByKubelet); PodScheduled is the scheduler's but kept as is.
+var kubeletConditions = map[api.PodConditionType]bool{
+	api.PodScheduled: true, api.PodReadyToStartContainers: true, api.PodInitialized: true,
+	api.ContainersReady: true, api.PodReady: true,
+}
+
+// foreignConditions are the conditions others own (DisruptionTarget from a
+// preemption or an eviction, readiness gates' types), which a status
+// written by the kubelet keeps as kube's mergePodStatus does.
+func foreignConditions(cs []api.PodCondition) []api.PodCondition {
+	var out []api.PodCondition
+	for _, c := range cs {
+		if !kubeletConditions[c.Type] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// withForeignConditions returns st with its foreign conditions replaced by
+// those of cur (the pod as the apiserver has it now).
+func withForeignConditions(st api.PodStatus, cur []api.PodCondition) api.PodStatus {
+	var scheduled, rest []api.PodCondition
+	for _, c := range st.Conditions {
+		switch {
+		case c.Type == api.PodScheduled:
+			scheduled = append(scheduled, c)
+		case kubeletConditions[c.Type]:
+			rest = append(rest, c)
+		}
+	}
+	st.Conditions = append(append(scheduled, foreignConditions(cur)...), rest...)
+	return st
 }
 
 // writeStatus writes status through /status when it differs from what the
@@ -347,6 +386,10 @@ func (m *Manager) writeStatus(ctx context.Context, w *worker, pod *api.Pod, st a
 			return nil
 		}
 		p = fresh
+		// Conditions others added meanwhile (a preemption's
+		// DisruptionTarget) must survive the retry.
+		st = withForeignConditions(st, fresh.Status.Conditions)
+		b, _ = json.Marshal(st)
 	}
 	return fmt.Errorf("update status of %s/%s: repeated conflicts", pod.Namespace, pod.Name)
 }
