@@ -76,6 +76,16 @@ func TestAggregation(t *testing.T) {
 			switch r.URL.Path {
 			case "/apis/wardle.example.com/v1alpha1":
 				fmt.Fprint(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"wardle.example.com/v1alpha1","resources":[{"name":"flunders","singularName":"flunder","namespaced":true,"kind":"Flunder","verbs":["get","list"]}]}`)
+			case "/apis":
+				// The aggregated document, as extension apiservers built
+				// on k8s.io/apiserver serve it; it also lists a group the
+				// APIService does not name, which stays out.
+				w.Header().Set("Content-Type", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
+				fmt.Fprint(w, `{"kind":"APIGroupDiscoveryList","apiVersion":"apidiscovery.k8s.io/v2","metadata":{},"items":[`+
+					`{"metadata":{"name":"wardle.example.com"},"versions":[{"version":"v1alpha1","resources":[`+
+					`{"resource":"flunders","responseKind":{"group":"","version":"","kind":"Flunder"},"scope":"Namespaced","singularResource":"flunder","verbs":["get","list"]},`+
+					`{"resource":"fischers","scope":"Cluster","singularResource":"fischer","verbs":["get"]}],"freshness":"Current"}]},`+
+					`{"metadata":{"name":"other.example.com"},"versions":[{"version":"v1","freshness":"Current"}]}]}`)
 			case "/apis/wardle.example.com/v1alpha1/namespaces/default/flunders":
 				fmt.Fprintf(w, `{"kind":"FlunderList","apiVersion":"wardle.example.com/v1alpha1","metadata":{},"items":[],"query":%q}`, r.URL.RawQuery)
 			default:
@@ -133,6 +143,29 @@ func TestAggregation(t *testing.T) {
 		t.Errorf("proxied discovery: %v %s", err, b)
 	}
 
+	// Aggregated discovery lists the group version as the backend's own
+	// document has it (a missing responseKind made empty, as
+	// kube-aggregator does), Current.
+	const wardleV2 = `{"metadata":{"name":"wardle.example.com"},"versions":[{"version":"v1alpha1","resources":[` +
+		`{"resource":"flunders","responseKind":{"group":"","version":"","kind":"Flunder"},"scope":"Namespaced","singularResource":"flunder","verbs":["get","list"]},` +
+		`{"resource":"fischers","responseKind":{"group":"","version":"","kind":""},"scope":"Cluster","singularResource":"fischer","verbs":["get"]}],"freshness":"Current"}]}`
+	waitV2 := func(want string) {
+		t.Helper()
+		var b []byte
+		for ctx.Err() == nil {
+			b, err = c.Do(ctx, client.Request{Path: "/apis", Accept: "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"})
+			if err == nil && strings.Contains(string(b), want) {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Errorf("aggregated /apis never held %s: %v %s", want, err, b)
+	}
+	waitV2(wardleV2)
+	if strings.Contains(string(b), "other.example.com") {
+		t.Errorf("/apis lists a group no APIService names")
+	}
+
 	// A request is proxied with the front-proxy certificate and the user.
 	b, err = c.Do(ctx, client.Request{Path: "/apis/wardle.example.com/v1alpha1/namespaces/default/flunders", Query: map[string][]string{"limit": {"5"}}})
 	if err != nil || !strings.Contains(string(b), `"query":"limit=5"`) {
@@ -181,6 +214,13 @@ func TestAggregation(t *testing.T) {
 	var se *apierrors.StatusError
 	if !errors.As(err, &se) || se.Status().Code != http.StatusServiceUnavailable {
 		t.Errorf("request while unavailable: %v", err)
+	}
+	// The group is Stale, without resources, and kubectl's api-resources
+	// says nothing of it and succeeds, as with kube-apiserver.
+	waitV2(`{"metadata":{"name":"wardle.example.com"},"versions":[{"version":"v1alpha1","freshness":"Stale"}]}`)
+	out, err = exec.CommandContext(ctx, kubectl, "--kubeconfig", s.Options.WriteKubeconfig, "--cache-dir", t.TempDir(), "api-resources").CombinedOutput()
+	if err != nil || strings.Contains(string(out), "wardle") || !strings.Contains(string(out), "deployments") {
+		t.Errorf("kubectl api-resources with a Stale group: %v\n%s", err, out)
 	}
 	if err := slices.Delete(ctx, "test-extension-test", nil); err != nil {
 		t.Fatal(err)
