@@ -755,7 +755,9 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 	meta.DeletionGracePeriodSeconds = curMeta.DeletionGracePeriodSeconds
 	meta.GenerateName = curMeta.GenerateName
 	meta.Generation = curMeta.Generation
-	if !specEqual(obj, cur) {
+	// A binding sets spec.nodeName without a new generation, as kube's
+	// BindingREST writes the pod without its update strategy.
+	if !specEqual(obj, cur) && opts.Subresource != "binding" {
 		meta.Generation++
 	}
 	meta.ResourceVersion = curMeta.ResourceVersion

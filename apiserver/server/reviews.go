@@ -41,6 +41,14 @@ func (s *Server) serveReview(w http.ResponseWriter, r *http.Request, info *reque
 		methodNotAllowed(w, r)
 		return
 	}
+	// A review has no table form: asking for one is 406, as on
+	// kube-apiserver, whose review endpoints have no TableConvertor.
+	if h := r.Header.Get("Accept"); h != "" {
+		if _, ok := negotiate(h, allowsReviewTransform); !ok {
+			writeError(w, r, notAcceptable(false))
+			return
+		}
+	}
 	obj := ri.New()
 	if err := decodeBody(r, obj, ri.GroupVersion(), ri.Kind); err != nil {
 		writeError(w, r, err)
@@ -52,4 +60,9 @@ func (s *Server) serveReview(w http.ResponseWriter, r *http.Request, info *reque
 		return
 	}
 	writeJSON(w, r, http.StatusCreated, out)
+}
+
+// allowsReviewTransform is allowsTransform for the review kinds: no Table.
+func allowsReviewTransform(m mediaType, target *groupVersionKind) bool {
+	return allowsTransform(m, target) && (target == nil || target.kind != "Table")
 }
