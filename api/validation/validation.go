@@ -58,6 +58,8 @@ func Validate(obj api.Object) field.ErrorList {
 		return ValidateAPIService(o)
 	case *api.ClusterTrustBundle:
 		return validateClusterTrustBundle(o, nil)
+	case *api.IPAddress:
+		return validateIPAddress(o)
 	}
 	if r, ok := resourceOf(obj); ok {
 		errs := ValidateObjectMeta(obj.GetObjectMeta(), r.Namespaced, naming.NameIsDNSSubdomain, field.NewPath("metadata"))
@@ -114,6 +116,8 @@ func ValidateUpdate(obj, old api.Object) field.ErrorList {
 		return ValidateAPIServiceUpdate(o, old.(*api.APIService))
 	case *api.ClusterTrustBundle:
 		return validateClusterTrustBundle(o, old.(*api.ClusterTrustBundle))
+	case *api.IPAddress:
+		return validateIPAddressUpdate(o, old.(*api.IPAddress))
 	}
 	if _, ok := resourceOf(obj); ok {
 		errs := ValidateObjectMetaUpdate(obj.GetObjectMeta(), old.GetObjectMeta(), field.NewPath("metadata"))

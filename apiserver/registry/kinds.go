@@ -34,7 +34,7 @@ var kinds = map[string]kind{
 	"v1/pods":                   {strategy: podStrategy{}},
 	"v1/nodes":                  {strategy: nodeStrategy{}},
 	"v1/namespaces":             {strategy: namespaceStrategy{}},
-	"v1/events":                 {strategy: eventStrategy{BaseStrategy{CreateOnUpdate: true}}},
+	"v1/events":                 {strategy: eventStrategy{noGenerationStrategy{BaseStrategy{CreateOnUpdate: true}}}},
 	"v1/endpoints":              {strategy: BaseStrategy{CreateOnUpdate: true}},
 	"v1/secrets":                {strategy: secretStrategy{}},
 	"v1/persistentvolumes":      {strategy: persistentVolumeStrategy{}},
@@ -56,11 +56,13 @@ var kinds = map[string]kind{
 	}},
 	// events.k8s.io/v1 Events are core v1 Events in etcd, under the same
 	// keys, as in Kubernetes, so each API sees the other's writes.
-	"events.k8s.io/v1/events": {strategy: eventV1Strategy{BaseStrategy{CreateOnUpdate: true}}, storage: &storageVersion{
+	"events.k8s.io/v1/events": {strategy: eventV1Strategy{noGenerationStrategy{BaseStrategy{CreateOnUpdate: true}}}, storage: &storageVersion{
 		info:        servedResource("", "events"),
 		toStorage:   func(obj api.Object) api.Object { return api.EventFromV1(obj.(*api.EventV1)) },
 		fromStorage: func(obj api.Object) api.Object { return api.EventToV1(obj.(*api.Event)) },
 	}},
+	// kube's IPAddress registry keeps no generation.
+	"networking.k8s.io/v1/ipaddresses":                                {strategy: noGenerationStrategy{}},
 	"admissionregistration.k8s.io/v1/validatingadmissionpolicies":     {strategy: celStrategy{check: policyExpressions}},
 	"admissionregistration.k8s.io/v1/mutatingwebhookconfigurations":   {strategy: celStrategy{check: policy.ValidateWebhookMatchConditions}},
 	"admissionregistration.k8s.io/v1/validatingwebhookconfigurations": {strategy: celStrategy{check: policy.ValidateWebhookMatchConditions}},
@@ -177,8 +179,10 @@ func dropHPARoundTrip(obj api.Object) {
 // eventV1Strategy serves events.k8s.io/v1 Events: Kubernetes validates the
 // core Event they convert to, with the stricter rules of the events.k8s.io
 // API on create (field paths are the core Event's, as Kubernetes reports
-// them), and selects on the events.k8s.io field names.
-type eventV1Strategy struct{ BaseStrategy }
+// them), and selects on the events.k8s.io field names. Events keep no
+// generation (kube's event strategy sets none, and an update keeps the
+// old one).
+type eventV1Strategy struct{ noGenerationStrategy }
 
 func (eventV1Strategy) Validate(ctx context.Context, obj api.Object) field.ErrorList {
 	return validation.ValidateEventV1Create(api.EventFromV1(obj.(*api.EventV1)))
@@ -303,7 +307,9 @@ type deletionBlocker interface {
 	markDeleting(obj api.Object)
 }
 
-type eventStrategy struct{ BaseStrategy }
+// eventStrategy serves core Events, which keep no generation (as
+// eventV1Strategy).
+type eventStrategy struct{ noGenerationStrategy }
 
 func (eventStrategy) Fields(obj api.Object) map[string]string {
 	e := obj.(*api.Event)

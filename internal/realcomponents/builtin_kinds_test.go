@@ -94,9 +94,8 @@ func TestAPIResourcesAsKube(t *testing.T) {
 
 // notYetServed are the core subresources kube-apiserver v1.37 serves and
 // minik8s does not yet (they are not kinds, so kubectl api-resources does
-// not list them): the apiserver proxy to nodes, pods and services, and
-// in-place pod resize.
-var notYetServed = []string{"nodes/proxy", "pods/proxy", "pods/resize", "services/proxy"}
+// not list them): in-place pod resize.
+var notYetServed = []string{"pods/resize"}
 
 // discoveryDocs reads /api/v1 and every /apis/GROUP/VERSION an apiserver
 // lists, each resource summed up in one line.
@@ -319,6 +318,21 @@ func TestBuiltinKindsAsKube(t *testing.T) {
 	} {
 		both.sameRefusal(t, "POST", c.path, c.body)
 	}
+	// IPAddresses are named by their address, in canonical form.
+	const ipaddresses = networking + "/ipaddresses"
+	for _, name := range []string{"192.168.7.7", "fe80::42:1dff:fe84:f9e2"} {
+		both.sameAcceptance(t, http.StatusCreated, "POST", ipaddresses, `{"metadata":{"name":"`+name+`"},"spec":{"parentRef":{"group":"mygroup","resource":"myresources","namespace":"foo","name":"bar"}}}`, ipaddresses+"/"+name)
+	}
+	for _, body := range []string{
+		`{"metadata":{"name":"FE80::1"},"spec":{"parentRef":{"resource":"services","name":"a"}}}`,
+		`{"metadata":{"name":"010.1.1.1"},"spec":{"parentRef":{"resource":"services","name":"a"}}}`,
+		`{"metadata":{"name":"::ffff:1.2.3.4"},"spec":{"parentRef":{"resource":"services","name":"a"}}}`,
+		`{"metadata":{"name":"not-an-ip"},"spec":{}}`,
+		`{"metadata":{"name":"10.0.0.9"},"spec":{"parentRef":{"group":"Bad_Group","resource":"a/b","name":".."}}}`,
+	} {
+		both.sameRefusal(t, "POST", ipaddresses, body)
+	}
+	both.sameRefusal(t, "PATCH", ipaddresses+"/192.168.7.7", `{"spec":{"parentRef":{"name":"other"}}}`)
 	both.sameRefusal(t, "PATCH", scheduling+"/priorityclasses/high", `{"value":2000}`)
 	both.sameRefusal(t, "PATCH", node+"/runtimeclasses/gvisor", `{"handler":"runc"}`)
 	both.must(t, http.StatusCreated, "POST", scheduling+"/priorityclasses", `{"metadata":{"name":"default-one"},"value":5,"globalDefault":true}`)
@@ -356,6 +370,14 @@ func TestBuiltinKindsAsKube(t *testing.T) {
 		`{"metadata":{"name":"plain"},"target":{"kind":"Node","name":"node-1"}}`)
 	both.sameRefusal(t, "POST", "/api/v1/namespaces/default/bindings",
 		`{"metadata":{"name":"plain"},"target":{"kind":"Node","name":"node-2"}}`)
+	// The binding set spec.nodeName without a new generation.
+	for _, e := range both.each() {
+		pod := e.must(t, http.StatusOK, "GET", "/api/v1/namespaces/default/pods/plain", "")
+		md, spec := pod["metadata"].(map[string]any), pod["spec"].(map[string]any)
+		if spec["nodeName"] != "node-1" || md["generation"] != float64(1) {
+			t.Errorf("%s: the bound pod has nodeName %v, generation %v; want node-1, 1", e.name, spec["nodeName"], md["generation"])
+		}
+	}
 	both.sameRefusal(t, "GET", "/api/v1/namespaces/default/bindings", "")
 	// Namespaces are not deleted by collection.
 	both.sameRefusal(t, "DELETE", "/api/v1/namespaces", "")
