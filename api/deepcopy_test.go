@@ -83,7 +83,7 @@ func TestDeepCopyIsIndependent(t *testing.T) {
 	cp.Spec.Containers[0].Image = "changed"
 	cp.Spec.Containers[0].Resources.Limits[ResourceCPU] = resource.MustParse("3")
 	*cp.Spec.TerminationGracePeriodSeconds = 99
-	cp.Spec.Volumes[0].Projected.Sources[0].ClusterTrustBundle[0] = 'X'
+	*cp.Spec.Volumes[0].Projected.Sources[0].ClusterTrustBundle.Name = "X"
 	*cp.Spec.Volumes[0].Projected.Sources[0].ServiceAccountToken.ExpirationSeconds = 1
 	cp.ManagedFields[0].FieldsV1.Raw[0] = 'X'
 	cp.Status.Conditions = append(cp.Status.Conditions[:0], PodCondition{Type: "Other"})

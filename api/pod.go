@@ -590,15 +590,45 @@ type ProjectedVolumeSource struct {
 }
 
 // VolumeProjection is one source of a projected volume; exactly one member
-// is set. The sources minik8s does not implement are kept as raw JSON.
+// is set.
 type VolumeProjection struct {
 	Secret              *SecretProjection              `json:"secret,omitempty"`
 	DownwardAPI         *DownwardAPIProjection         `json:"downwardAPI,omitempty"`
 	ConfigMap           *ConfigMapProjection           `json:"configMap,omitempty"`
 	ServiceAccountToken *ServiceAccountTokenProjection `json:"serviceAccountToken,omitempty"`
-	ClusterTrustBundle  json.RawMessage                `json:"clusterTrustBundle,omitempty"`
-	PodCertificate      json.RawMessage                `json:"podCertificate,omitempty"`
+	ClusterTrustBundle  *ClusterTrustBundleProjection  `json:"clusterTrustBundle,omitempty"`
+	PodCertificate      *PodCertificateProjection      `json:"podCertificate,omitempty"`
 }
+
+// ClusterTrustBundleProjection projects the PEM trust anchors of one
+// ClusterTrustBundle (by name) or of every bundle of a signer whose labels
+// match the selector (a nil selector matches none), into one file.
+type ClusterTrustBundleProjection struct {
+	Name          *string        `json:"name,omitempty"`
+	SignerName    *string        `json:"signerName,omitempty"`
+	LabelSelector *LabelSelector `json:"labelSelector,omitempty"`
+	Optional      *bool          `json:"optional,omitempty"`
+	Path          string         `json:"path"`
+	User          *int64         `json:"user,omitempty"`
+}
+
+// PodCertificateProjection asks the kubelet for a private key and a
+// certificate for it issued by a signer through a PodCertificateRequest,
+// written as a credential bundle (key then chain) and/or separate files.
+type PodCertificateProjection struct {
+	SignerName           string            `json:"signerName,omitempty"`
+	KeyType              string            `json:"keyType,omitempty"`
+	MaxExpirationSeconds *int32            `json:"maxExpirationSeconds,omitempty"`
+	CredentialBundlePath string            `json:"credentialBundlePath,omitempty"`
+	KeyPath              string            `json:"keyPath,omitempty"`
+	CertificateChainPath string            `json:"certificateChainPath,omitempty"`
+	UserAnnotations      map[string]string `json:"userAnnotations,omitempty"`
+	User                 *int64            `json:"user,omitempty"`
+}
+
+// PodCertificateProjectionDefaultMaxExpirationSeconds is the lifetime a
+// kubelet asks for when the projection names none (24 hours).
+const PodCertificateProjectionDefaultMaxExpirationSeconds int32 = 86400
 
 // SecretProjection projects keys of a Secret.
 type SecretProjection struct {

@@ -42,6 +42,11 @@ func builtinKinds(obj api.Object) bool {
 		matchResources(o.Spec.MatchConstraints)
 	case *api.MutatingAdmissionPolicyBinding:
 		matchResources(o.Spec.MatchResources)
+	case *api.PodCertificateRequest:
+		// A request without a lifetime asks for 24 hours, as kube's.
+		if o.Spec.MaxExpirationSeconds == nil {
+			o.Spec.MaxExpirationSeconds = ptr(api.PodCertificateProjectionDefaultMaxExpirationSeconds)
+		}
 	case *api.Ingress, *api.RuntimeClass, *api.ClusterTrustBundle:
 		// No defaults in Kubernetes.
 	default:

@@ -459,13 +459,11 @@ func validateIPBlock(b *api.IPBlock, p *field.Path) field.ErrorList {
 // maxTrustBundleSize is kube's bound on a ClusterTrustBundle's PEM.
 const maxTrustBundleSize = 1 << 20
 
-// validateClusterTrustBundle checks a ClusterTrustBundle being created,
-// or updated from old: its name is prefixed with its signer's
-// ("example.com:signer:NAME"), its PEM holds CA certificates only, each
-// once.
-func validateClusterTrustBundle(b, old *api.ClusterTrustBundle) field.ErrorList {
-	signer := b.Spec.SignerName
-	nameFn := func(name string, prefix bool) []string {
+// clusterTrustBundleName is kube's ValidateClusterTrustBundleName: a
+// bundle of a signer is named "example.com:signer:NAME", one without must
+// hold no colon.
+func clusterTrustBundleName(signer string) func(name string, prefix bool) []string {
+	return func(name string, prefix bool) []string {
 		if signer == "" {
 			if strings.Contains(name, ":") {
 				return []string{"ClusterTrustBundle without signer name must not have \":\" in its name"}
@@ -478,7 +476,15 @@ func validateClusterTrustBundle(b, old *api.ClusterTrustBundle) field.ErrorList 
 		}
 		return naming.NameIsDNSSubdomain(strings.TrimPrefix(name, want), prefix)
 	}
-	errs := ValidateObjectMeta(&b.ObjectMeta, false, nameFn, field.NewPath("metadata"))
+}
+
+// validateClusterTrustBundle checks a ClusterTrustBundle being created,
+// or updated from old: its name is prefixed with its signer's
+// ("example.com:signer:NAME"), its PEM holds CA certificates only, each
+// once.
+func validateClusterTrustBundle(b, old *api.ClusterTrustBundle) field.ErrorList {
+	signer := b.Spec.SignerName
+	errs := ValidateObjectMeta(&b.ObjectMeta, false, clusterTrustBundleName(signer), field.NewPath("metadata"))
 	if signer != "" {
 		errs = append(errs, ValidateSignerName(field.NewPath("spec", "signerName"), signer)...)
 	}

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -936,15 +937,168 @@ func validateProjectedVolume(src *api.VolumeSource, p *field.Path) field.ErrorLi
 			}
 			errs = append(errs, validateFileUser(t.User, tp.Child("user"))...)
 		}
-		if s.ClusterTrustBundle != nil {
+		if b := s.ClusterTrustBundle; b != nil {
 			n++
+			errs = append(errs, validateClusterTrustBundleProjection(b, sp.Child("clusterTrustBundle"))...)
+			unique(b.Path, b.Path)
 		}
-		if s.PodCertificate != nil {
+		if c := s.PodCertificate; c != nil {
 			n++
+			cp := sp.Child("podCertificate")
+			errs = append(errs, validatePodCertificateProjection(c, cp)...)
+			for _, f := range []struct{ path, name string }{
+				{c.CredentialBundlePath, "credentialBundlePath"}, {c.KeyPath, "keyPath"}, {c.CertificateChainPath, "certificateChainPath"},
+			} {
+				if f.path != "" {
+					errs = append(errs, validateLocalNonReservedPath(f.path, cp.Child(f.name))...)
+					unique(f.path, f.path)
+				}
+			}
 		}
 		if n > 1 {
 			errs = append(errs, field.Forbidden(sp, "may not specify more than 1 volume type per source"))
 		}
+	}
+	return errs
+}
+
+// validateClusterTrustBundleProjection is kube's check of a
+// clusterTrustBundle source: a bundle's name or a signer with a label
+// selector, never both, and a path.
+func validateClusterTrustBundleProjection(b *api.ClusterTrustBundleProjection, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	switch {
+	case b.Name != nil && b.SignerName != nil:
+		errs = append(errs, field.Invalid(p, ctbProjectionValue{b}, "only one of name and signerName may be used"))
+	case b.Name != nil:
+		name := *b.Name
+		if name == "" {
+			errs = append(errs, field.Required(p.Child("name"), "must be a valid object name"))
+		}
+		// A name with a colon names a signer's bundle: "example.com:signer:NAME".
+		signer := ""
+		if i := strings.LastIndex(name, ":"); i >= 0 {
+			signer = strings.ReplaceAll(name[:i], ":", "/")
+		}
+		for _, msg := range clusterTrustBundleName(signer)(name, false) {
+			errs = append(errs, field.Invalid(p.Child("name"), name, "not a valid clustertrustbundlename: "+msg))
+		}
+		if b.LabelSelector != nil {
+			errs = append(errs, field.Invalid(p.Child("labelSelector"), selectorValue{b.LabelSelector}, "labelSelector must be unset if name is specified"))
+		}
+	case b.SignerName != nil:
+		if *b.SignerName == "" {
+			errs = append(errs, field.Required(p.Child("signerName"), "must be a valid signer name"))
+		}
+		errs = append(errs, ValidateSignerName(p.Child("signerName"), *b.SignerName)...)
+		errs = append(errs, ValidateLabelSelector(b.LabelSelector, LabelSelectorOptions{}, p.Child("labelSelector"))...)
+	default:
+		errs = append(errs, field.Required(p, "either name or signerName must be specified"))
+	}
+	if b.Path == "" {
+		errs = append(errs, field.Required(p.Child("path"), ""))
+	}
+	errs = append(errs, validateFileUser(b.User, p.Child("user"))...)
+	return append(errs, validateLocalNonReservedPath(b.Path, p.Child("path"))...)
+}
+
+// ctbProjectionValue renders a clusterTrustBundle source in an error as
+// kube-apiserver does: its internal type as JSON, whose fields have no
+// tags.
+type ctbProjectionValue struct {
+	b *api.ClusterTrustBundleProjection
+}
+
+func (v ctbProjectionValue) String() string {
+	out, _ := json.Marshal(struct {
+		Name, SignerName *string
+		LabelSelector    *api.LabelSelector
+		Optional         *bool
+		Path             string
+		User             *int64
+	}{v.b.Name, v.b.SignerName, v.b.LabelSelector, v.b.Optional, v.b.Path, v.b.User})
+	return string(out)
+}
+
+// selectorValue renders a label selector in an error as kube-apiserver
+// does: JSON (it is metav1's type, tags and all, inside kube's internal
+// types too).
+type selectorValue struct{ s *api.LabelSelector }
+
+func (v selectorValue) String() string {
+	out, _ := json.Marshal(v.s)
+	return string(out)
+}
+
+// podCertificateKeyTypes are the key types a kubelet generates.
+var podCertificateKeyTypes = []string{"RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519"}
+
+// Bounds of a pod certificate's maxExpirationSeconds (kube's
+// certificates.MinMaxExpirationSeconds and friends): 1 hour to 91 days,
+// 24 hours for the kubernetes.io signers.
+const (
+	minMaxExpirationSeconds           = 60 * 60
+	maxMaxExpirationSeconds           = 91 * 24 * 60 * 60
+	kubernetesMaxMaxExpirationSeconds = 24 * 60 * 60
+)
+
+// isKubernetesSignerName reports a signer reserved by the Kubernetes
+// project (kubernetes.io or a subdomain).
+func isKubernetesSignerName(signer string) bool {
+	host, _, _ := strings.Cut(signer, "/")
+	return host == "kubernetes.io" || strings.HasSuffix(host, ".kubernetes.io")
+}
+
+// validatePodCertificateProjection is kube's check of a podCertificate
+// source, its paths aside (they share the volume's uniqueness check).
+func validatePodCertificateProjection(c *api.PodCertificateProjection, p *field.Path) field.ErrorList {
+	errs := ValidateSignerName(p.Child("signerName"), c.SignerName)
+	if c.UserAnnotations != nil {
+		errs = append(errs, validateUserAnnotations(c.UserAnnotations, p.Child("userAnnotations"))...)
+	}
+	errs = append(errs, validateFileUser(c.User, p.Child("user"))...)
+	if !slices.Contains(podCertificateKeyTypes, c.KeyType) {
+		errs = append(errs, field.NotSupported(p.Child("keyType"), c.KeyType, podCertificateKeyTypes))
+	}
+	if exp := c.MaxExpirationSeconds; exp != nil {
+		if *exp < minMaxExpirationSeconds {
+			errs = append(errs, field.Invalid(p.Child("maxExpirationSeconds"), *exp, fmt.Sprintf("if provided, maxExpirationSeconds must be >= %d", minMaxExpirationSeconds)))
+		}
+		limit := maxMaxExpirationSeconds
+		if isKubernetesSignerName(c.SignerName) {
+			limit = kubernetesMaxMaxExpirationSeconds
+		}
+		if int(*exp) > limit {
+			errs = append(errs, field.Invalid(p.Child("maxExpirationSeconds"), *exp, fmt.Sprintf("if provided, maxExpirationSeconds must be <= %d", limit)))
+		}
+	}
+	if c.CredentialBundlePath == "" && c.KeyPath == "" && c.CertificateChainPath == "" {
+		errs = append(errs, field.Required(p, "specify at least one of credentialBundlePath, keyPath, and certificateChainPath"))
+	}
+	return errs
+}
+
+// validateUserAnnotations is kube's ValidateUserAnnotations: domain-prefixed
+// keys (compared in lower case) within the annotations' total size.
+func validateUserAnnotations(annotations map[string]string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	total := 0
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
+		key := strings.ToLower(k)
+		switch msgs := naming.IsQualifiedName(key); {
+		case key == "":
+			errs = append(errs, field.Required(p, ""))
+		case len(msgs) > 0:
+			for _, m := range msgs {
+				errs = append(errs, field.Invalid(p, key, m))
+			}
+		case strings.Count(key, "/") != 1:
+			errs = append(errs, field.Invalid(p, key, "must be a domain-prefixed key (such as \"acme.io/foo\")"))
+		}
+		total += len(k) + len(annotations[k])
+	}
+	if total > TotalAnnotationSizeLimitB {
+		errs = append(errs, field.TooLong(p, "", TotalAnnotationSizeLimitB))
 	}
 	return errs
 }

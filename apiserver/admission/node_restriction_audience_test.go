@@ -184,7 +184,7 @@ func TestNodeRestrictionPodCertificateRequests(t *testing.T) {
 	pcrs := resourceInfo(t, "certificates.k8s.io", "podcertificaterequests")
 	nodeA := &request.User{Name: "system:node:node-a", Groups: []string{"system:nodes", "system:authenticated"}}
 	mounted := api.Volume{Name: "cert", VolumeSource: api.VolumeSource{Projected: &api.ProjectedVolumeSource{
-		Sources: []api.VolumeProjection{{PodCertificate: json.RawMessage(`{"signerName":"example.com/mine","keyType":"ED25519","credentialBundlePath":"c"}`)}}}}}
+		Sources: []api.VolumeProjection{{PodCertificate: &api.PodCertificateProjection{SignerName: "example.com/mine", KeyType: "ED25519", CredentialBundlePath: "c"}}}}}}
 	objs := fakeObjects{
 		sas: map[string]*api.ServiceAccount{"default/web": {ObjectMeta: api.ObjectMeta{Name: "web", UID: "u-sa"}}},
 		pods: map[string]*api.Pod{

@@ -194,13 +194,7 @@ func podMountsSigner(pod *api.Pod, signer string) bool {
 			continue
 		}
 		for _, src := range v.Projected.Sources {
-			if len(src.PodCertificate) == 0 {
-				continue
-			}
-			var pc struct {
-				SignerName string `json:"signerName"`
-			}
-			if json.Unmarshal(src.PodCertificate, &pc) == nil && pc.SignerName == signer {
+			if src.PodCertificate != nil && src.PodCertificate.SignerName == signer {
 				return true
 			}
 		}

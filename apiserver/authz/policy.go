@@ -113,6 +113,9 @@ func NodeRules() []api.PolicyRule {
 		// Dynamic resource allocation.
 		rule("get").groups(resourceGroup).resources("resourceclaims"),
 		rule("deletecollection").groups(resourceGroup).resources("resourceslices"),
+		// Trust anchors of clusterTrustBundle projected volumes
+		// (ClusterTrustBundle, GA in v1.37).
+		rule("get", "list", "watch").groups(certificatesGroup).resources("clustertrustbundles"),
 		// Pod certificates (PodCertificateRequest, on by default in v1.37).
 		rule("get", "list", "watch", "create").groups(certificatesGroup).resources("podcertificaterequests"),
 	)
@@ -165,6 +168,10 @@ func BootstrapPolicy() (clusterRoles []*api.ClusterRole, bindings []*api.Cluster
 			rule("get").urls("/.well-known/openid-configuration", "/.well-known/openid-configuration/",
 				"/openid/v1/jwks", "/openid/v1/jwks/")),
 		{ObjectMeta: api.ObjectMeta{Name: "system:node"}, Rules: NodeRules()},
+		// Every service account may read trust anchors (kube's
+		// system:cluster-trust-bundle-discovery).
+		role("system:cluster-trust-bundle-discovery",
+			rule(read...).groups(certificatesGroup).resources("clustertrustbundles")),
 		role("system:node-bootstrapper",
 			rule("create", "get", "list", "watch").groups(certificatesGroup).resources("certificatesigningrequests")),
 		role("system:node-proxier",
@@ -257,6 +264,7 @@ func BootstrapPolicy() (clusterRoles []*api.ClusterRole, bindings []*api.Cluster
 		bind("system:public-info-viewer", "system:public-info-viewer", groups(AllAuthenticated, AllUnauthenticated)),
 		bind("system:monitoring", "system:monitoring", groups(MonitoringGroup)),
 		bind("system:service-account-issuer-discovery", "system:service-account-issuer-discovery", groups(ServiceAccountsGroup)),
+		bind("system:cluster-trust-bundle-discovery", "system:cluster-trust-bundle-discovery", groups(ServiceAccountsGroup)),
 		bind("system:node-proxier", "system:node-proxier", users(KubeProxy)),
 		bind("system:kube-controller-manager", "system:kube-controller-manager", users(KubeControllerManager)),
 		bind("system:kube-scheduler", "system:kube-scheduler", users(KubeScheduler)),

@@ -80,6 +80,8 @@ type Manager struct {
 	nodes *informer.Informer[api.Node]
 	// services give the pods' service environment variables.
 	services *informer.Informer[api.Service]
+	// certs serve the clusterTrustBundle and podCertificate volume sources.
+	certs certSources
 
 	mu      sync.Mutex
 	workers map[string]*worker // by pod UID

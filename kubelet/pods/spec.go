@@ -182,7 +182,7 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *api.Pod, v api.Volume, d
 		})
 	case v.Projected != nil:
 		return m.writeVolume(pod, filepath.Join(dir, "kubernetes.io~projected", v.Name), func(g volume.Getter) (map[string]volume.FileProjection, error) {
-			return volume.ProjectedPayload(ctx, g, pod, v.Projected)
+			return volume.ProjectedPayload(ctx, g, pod, v.Name, v.Projected)
 		})
 	default:
 		return "", fmt.Errorf("only emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes are supported")

@@ -122,4 +122,5 @@ func (m *Manager) teardown(ctx context.Context, uid, ns, name string, cs []runti
 		_ = os.RemoveAll(m.podDir(uid))
 	}
 	m.tokens.DeleteServiceAccountToken(api.UID(uid))
+	m.forgetCertificates(uid)
 }

@@ -21,6 +21,8 @@ type Getter interface {
 	// NodeAllocatable is what the node offers pods: the downward API's
 	// value of a limit a container does not set.
 	NodeAllocatable() api.ResourceList
+	TrustBundles
+	PodCertificates
 }
 
 // ConfigMapPayload is kube's configMap MakePayload: every key (data and
@@ -49,7 +51,8 @@ func SecretPayload(ctx context.Context, g Getter, pod *api.Pod, src *api.SecretV
 
 // ProjectedPayload is kube's projected volume collectData: the sources in
 // order, each file at its path; every source's failure is reported.
-func ProjectedPayload(ctx context.Context, g Getter, pod *api.Pod, src *api.ProjectedVolumeSource) (map[string]FileProjection, error) {
+// volume is the volume's name, which identifies its pod certificates.
+func ProjectedPayload(ctx context.Context, g Getter, pod *api.Pod, volume string, src *api.ProjectedVolumeSource) (map[string]FileProjection, error) {
 	def := mode(src.DefaultMode, api.ProjectedVolumeSourceDefaultMode)
 	out := map[string]FileProjection{}
 	var errs []error
@@ -58,7 +61,14 @@ func ProjectedPayload(ctx context.Context, g Getter, pod *api.Pod, src *api.Proj
 			out[k] = v
 		}
 	}
-	for _, s := range src.Sources {
+	// With an fsGroup or a user common to all containers, tokens, trust
+	// anchors and keys are the owner's alone (then group-readable by
+	// fsGroup).
+	ownerMode, user := def, fsUser(pod)
+	if user != nil || (pod.Spec.SecurityContext != nil && pod.Spec.SecurityContext.FSGroup != nil) {
+		ownerMode = 0o600
+	}
+	for i, s := range src.Sources {
 		switch {
 		case s.Secret != nil:
 			optional := s.Secret.Optional != nil && *s.Secret.Optional
@@ -99,13 +109,21 @@ func ProjectedPayload(ctx context.Context, g Getter, pod *api.Pod, src *api.Proj
 				errs = append(errs, fmt.Errorf("failed to fetch token: %w", err))
 				continue
 			}
-			// With an fsGroup or a user common to all containers, the
-			// token is the owner's alone (then group-readable by fsGroup).
-			mode, user := def, fsUser(pod)
-			if user != nil || (pod.Spec.SecurityContext != nil && pod.Spec.SecurityContext.FSGroup != nil) {
-				mode = 0o600
+			out[s.ServiceAccountToken.Path] = FileProjection{Data: []byte(tok), Mode: ownerMode, FsUser: user}
+		case s.ClusterTrustBundle != nil:
+			anchors, err := TrustAnchors(ctx, g, s.ClusterTrustBundle)
+			if err != nil {
+				errs = append(errs, err)
+				continue
 			}
-			out[s.ServiceAccountToken.Path] = FileProjection{Data: []byte(tok), Mode: mode, FsUser: user}
+			out[s.ClusterTrustBundle.Path] = FileProjection{Data: anchors, Mode: ownerMode, FsUser: user}
+		case s.PodCertificate != nil:
+			key, chain, err := g.PodCertificate(ctx, pod, volume, i, s.PodCertificate)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			add(podCertificatePayload(key, chain, s.PodCertificate, ownerMode, user))
 		}
 	}
 	if len(errs) > 0 {

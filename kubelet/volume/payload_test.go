@@ -3,6 +3,7 @@ package volume
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/minik8s/minik8s/api"
@@ -16,6 +17,30 @@ type fixedGetter struct {
 	token   string
 	tokErr  error
 	asked   []*api.ServiceAccountTokenProjection
+	bundles []*api.ClusterTrustBundle
+	// certs are the pod certificates by "volume/index": key, chain.
+	certs map[string][2]string
+}
+
+func (g *fixedGetter) ClusterTrustBundle(_ context.Context, name string) (*api.ClusterTrustBundle, error) {
+	for _, b := range g.bundles {
+		if b.Name == name {
+			return b, nil
+		}
+	}
+	return nil, apierrors.NewNotFound(apierrors.GroupResource{Group: "certificates.k8s.io", Resource: "clustertrustbundles"}, name)
+}
+
+func (g *fixedGetter) ClusterTrustBundles(context.Context) ([]*api.ClusterTrustBundle, error) {
+	return g.bundles, nil
+}
+
+func (g *fixedGetter) PodCertificate(_ context.Context, _ *api.Pod, volume string, index int, _ *api.PodCertificateProjection) ([]byte, []byte, error) {
+	c, ok := g.certs[fmt.Sprintf("%s/%d", volume, index)]
+	if !ok {
+		return nil, nil, errors.New("credential bundle is not issued yet")
+	}
+	return []byte(c[0]), []byte(c[1]), nil
 }
 
 func (g *fixedGetter) ConfigMap(_ context.Context, _, name string) (*api.ConfigMap, error) {
@@ -94,7 +119,7 @@ func TestProjectedPayload(t *testing.T) {
 		{DownwardAPI: &api.DownwardAPIProjection{Items: []api.DownwardAPIVolumeFile{{Path: "namespace", FieldRef: field("metadata.namespace")}}}},
 	}}
 	g := &fixedGetter{token: "jwt", cms: map[string]*api.ConfigMap{"kube-root-ca.crt": {Data: map[string]string{"ca.crt": "PEM"}}}}
-	got, err := ProjectedPayload(context.Background(), g, testPod(), src)
+	got, err := ProjectedPayload(context.Background(), g, testPod(), "v", src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,14 +131,14 @@ func TestProjectedPayload(t *testing.T) {
 	}
 	// Failures are kube's FailedMount wording, all of them.
 	g = &fixedGetter{tokErr: errors.New(`serviceaccounts "builder" not found`)}
-	_, err = ProjectedPayload(context.Background(), g, testPod(), src)
+	_, err = ProjectedPayload(context.Background(), g, testPod(), "v", src)
 	if want := `[failed to fetch token: serviceaccounts "builder" not found, configmap "kube-root-ca.crt" not found]`; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %s", err, want)
 	}
 	// An optional missing source is empty; a missing key of a present one fails.
 	yes := true
 	g = &fixedGetter{cms: map[string]*api.ConfigMap{"c": {Data: map[string]string{"a": "1"}}}}
-	got, err = ProjectedPayload(context.Background(), g, testPod(), &api.ProjectedVolumeSource{Sources: []api.VolumeProjection{
+	got, err = ProjectedPayload(context.Background(), g, testPod(), "v", &api.ProjectedVolumeSource{Sources: []api.VolumeProjection{
 		{Secret: &api.SecretProjection{LocalObjectReference: api.LocalObjectReference{Name: "absent"}, Optional: &yes}},
 		{ConfigMap: &api.ConfigMapProjection{LocalObjectReference: api.LocalObjectReference{Name: "c"}}},
 	}})
