@@ -16,6 +16,7 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/warning"
 )
 
@@ -74,6 +75,9 @@ func Warnings(errs []error) []string {
 // YAML returns the duplicate keys of a YAML body as kube's strict YAML
 // decoding reports them (one error listing every line), or nil.
 func YAML(body []byte) []error {
+	if body == nil {
+		return nil
+	}
 	if _, err := yaml.YAMLToJSONStrict(body); err != nil {
 		return []error{err}
 	}
@@ -187,6 +191,15 @@ func JSONPatch(patch []byte) ([]error, error) {
 		errs[i] = fmt.Errorf("json patch %w", e)
 	}
 	return errs, nil
+}
+
+// BodyRefusal is kube-apiserver's Strict refusal of a create or update
+// body of kind in version: 400 "Deployment in version "v1" cannot be
+// handled as a Deployment: strict decoding error: ...".
+func BodyRefusal(kind, version string) func(message string) error {
+	return func(message string) error {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s", kind, version, kind, message))
+	}
 }
 
 // Answer does what directive asks with errs: Strict refuses the request

@@ -47,9 +47,7 @@ func (s *Store) CheckBody(ctx context.Context, directive string, body, yamlBody 
 		errs = fieldvalidation.YAML(yamlBody)
 	}
 	errs = append(errs, s.fieldErrors(body)...)
-	return fieldvalidation.Answer(ctx, directive, errs, func(msg string) error {
-		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %s", s.Info.Kind, s.Info.Version, s.Info.Kind, msg))
-	})
+	return fieldvalidation.Answer(ctx, directive, errs, fieldvalidation.BodyRefusal(s.Info.Kind, s.Info.Version))
 }
 
 // patchFieldCheck prepares fieldValidation for a JSON, merge or

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/apiserver/fieldvalidation"
 	"github.com/minik8s/minik8s/apiserver/protobuf"
 )
 
@@ -159,13 +161,33 @@ func protobufError(kind string, tm api.TypeMeta, err error, body []byte) error {
 	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", kind, err, summary))
 }
 
-// decodeBody reads the request body and decodes it into obj (see decodeInto).
+// decodeBody reads the request body and decodes it into obj (see
+// decodeInto), then answers the request's fieldValidation for it: the
+// bodies of subresources (a Scale, a Binding, an Eviction...) and reviews
+// are checked against Kubernetes' type of kind, as kube-apiserver checks
+// them.
 func decodeBody(r *http.Request, obj any, gv, kind string) error {
-	data, err := readBody(r, kind)
+	b, err := readBodyAs(r, kind)
 	if err != nil {
 		return err
 	}
-	return decodeInto(data, obj, gv, kind)
+	if err := decodeInto(b.json, obj, gv, kind); err != nil {
+		return err
+	}
+	directive := r.URL.Query().Get("fieldValidation")
+	if b.media == mediaProtobuf || !fieldvalidation.Checks(directive) || !slices.Contains(fieldvalidation.Supported, directive) {
+		return nil
+	}
+	group, version, found := strings.Cut(gv, "/")
+	if !found {
+		group, version = "", gv
+	}
+	errs := fieldvalidation.YAML(b.yamlOriginal())
+	more, err := fieldvalidation.Typed(group, version, kind, b.json)
+	if err != nil {
+		return nil // a kind kube has no type of: nothing to hold it to
+	}
+	return fieldvalidation.Answer(r.Context(), directive, append(errs, more...), fieldvalidation.BodyRefusal(kind, version))
 }
 
 // decodeInto decodes a request body into obj, checking that the body's kind

@@ -10,6 +10,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kprotobuf "k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // fvRequest sends body as is (no conversion) with the Content-Type
@@ -216,6 +222,14 @@ func TestFieldValidationTypedAsKube(t *testing.T) {
 			body: `[{"op": "add", "path": "/spec/unknownField", "value": 1, "op": "add"}]`, want: 200},
 		{name: "json patch invalid directive", method: "PATCH", path: fvDeployments + "/warned?fieldValidation=x", ctype: "application/json-patch+json",
 			body: `[]`, want: 422},
+		{name: "scale strict", method: "PUT", path: fvDeployments + "/warned/scale?fieldValidation=Strict", ctype: js,
+			body: `{"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "warned", "namespace": "default"}, "spec": {"replicas": 2, "bogus": 1}}`, want: 400},
+		{name: "scale warn", method: "PUT", path: fvDeployments + "/warned/scale?fieldValidation=Warn", ctype: js,
+			body: `{"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "warned", "namespace": "default"}, "spec": {"replicas": 2, "replicas": 1}, "status": {"nope": 1}}`, want: 200},
+		{name: "status strict", method: "PUT", path: fvDeployments + "/warned/status?fieldValidation=Strict", ctype: js,
+			body: fvDeployment("warned", "", `"status": {"replicas": 1, "bogus": 2},`), want: 400},
+		{name: "protobuf strict", method: "POST", path: fvDeployments + "?fieldValidation=Strict", ctype: "application/vnd.kubernetes.protobuf",
+			body: fvProtobufDeployment(t, "proto"), want: 201},
 		{name: "apply strict duplicate", method: "PATCH", path: fvDeployments + "/applied?fieldValidation=Strict&fieldManager=m", ctype: "application/apply-patch+yaml",
 			body: strings.ReplaceAll(strings.ReplaceAll(fmt.Sprintf(fvDeploymentYAML, "applied"), "  bogus: 1\n", ""), "        bogusToo: x\n", ""), want: 400},
 		{name: "apply warn duplicate", method: "PATCH", path: fvDeployments + "/applied?fieldValidation=Warn&fieldManager=m", ctype: "application/apply-patch+yaml",
@@ -375,4 +389,25 @@ func TestFieldValidationCustomAsKube(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, both) })
 	}
+}
+
+// fvProtobufDeployment is a Deployment named name in protobuf, which has
+// no way to carry an unknown or duplicate field.
+func fvProtobufDeployment(t *testing.T, name string) string {
+	t.Helper()
+	labels := map[string]string{"app": "nginx"}
+	d := &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:latest"}}}},
+		},
+	}
+	var buf strings.Builder
+	if err := kprotobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Encode(d, &buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
 }
