@@ -48,7 +48,7 @@ import (
 // kube-apiserver's order: mutating steps run first (the chain runs all
 // Admit steps, then all Validate steps).
 var AdmissionPlugins = []string{"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "NodeRestriction", "PodSecurity", "DefaultTolerationSeconds",
-	"CertificateApproval", "CertificateSigning", "CertificateSubjectRestriction",
+	"RuntimeClass", "CertificateApproval", "CertificateSigning", "CertificateSubjectRestriction",
 	"MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook", "ResourceQuota"}
 
 // SystemNamespaces exist from the start and may not be deleted.
@@ -240,6 +240,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	quotas := &quotaAccess{}
 	ranges := &limitRanges{}
 	priorities := &priorityClasses{}
+	runtimeClasses := &runtimeClasses{}
 	policies := policy.New(policy.Config{Source: hooks, Params: hooks, Namespaces: hooks, Authorizer: celAuthz, Logger: a.log})
 	// RBAC writes are checked against the RBAC data the authorizer reads
 	// (filled once the stores exist), their exceptions asked of the
@@ -263,6 +264,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		&admission.Priority{Classes: priorities},
 		&admission.DefaultTolerationSeconds{NotReadySeconds: a.opts.DefaultNotReadyTolerationSeconds,
 			UnreachableSeconds: a.opts.DefaultUnreachableTolerationSeconds},
+		&admission.RuntimeClass{Classes: runtimeClasses},
 		// Which signers a user may approve and sign for, and no
 		// system:masters client certificates (issue 26).
 		&admission.CertificateApproval{Authorizer: celAuthz, Log: a.log},
@@ -355,6 +357,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	quotas.store = a.Store("", "resourcequotas")
 	ranges.store = a.Store("", "limitranges")
 	priorities.store = a.Store("scheduling.k8s.io", "priorityclasses")
+	runtimeClasses.store = a.Store("node.k8s.io", "runtimeclasses")
 	if nsGetter.store == nil {
 		return errors.New("the namespaces resource is not registered")
 	}

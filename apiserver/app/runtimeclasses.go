@@ -1,0 +1,25 @@
+package app
+
+import (
+	"context"
+	"errors"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/apiserver/admission"
+	"github.com/minik8s/minik8s/apiserver/registry"
+)
+
+// runtimeClasses is the RuntimeClass admission plugin's view of the
+// RuntimeClasses: the watch cache, and etcd for a class the cache has not
+// seen yet (as kube's plugin reads its lister, then the apiserver). store
+// is set once the stores exist.
+type runtimeClasses struct{ store *registry.Store }
+
+var _ admission.RuntimeClassGetter = (*runtimeClasses)(nil)
+
+func (r *runtimeClasses) GetRuntimeClass(ctx context.Context, name string) (*api.RuntimeClass, bool, error) {
+	if r.store == nil {
+		return nil, false, errors.New("the RuntimeClasses are not served yet")
+	}
+	return lookup[api.RuntimeClass](ctx, r.store, "", name, false)
+}
