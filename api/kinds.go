@@ -90,10 +90,11 @@ var Resources = []ResourceInfo{
 	{Group: "events.k8s.io", Version: "v1", Kind: "Event", Resource: "events", Singular: "event", Namespaced: true,
 		ShortNames: []string{"ev"}, New: newOf[EventV1]},
 	{Version: "v1", Kind: "Node", Resource: "nodes", Singular: "node",
-		ShortNames: []string{"no"}, Subresources: []string{"status"}, New: newOf[Node]},
-	// log, exec, attach and portforward are the apiserver's proxy to the pod's kubelet.
+		ShortNames: []string{"no"}, Subresources: []string{"status", "proxy"}, New: newOf[Node]},
+	// log, exec, attach and portforward are the apiserver's proxy to the
+	// pod's kubelet; proxy is its HTTP proxy to the pod itself.
 	{Version: "v1", Kind: "Pod", Resource: "pods", Singular: "pod", Namespaced: true,
-		ShortNames: []string{"po"}, Subresources: []string{"status", "binding", "eviction", "log", "exec", "attach", "portforward", "ephemeralcontainers"}, Categories: []string{"all"},
+		ShortNames: []string{"po"}, Subresources: []string{"status", "binding", "eviction", "log", "exec", "attach", "portforward", "proxy", "ephemeralcontainers"}, Categories: []string{"all"},
 		New: newOf[Pod]},
 	{Group: RBACGroupName, Version: "v1", Kind: "Role", Resource: "roles", Singular: "role", Namespaced: true,
 		New: newOf[Role]},
@@ -106,7 +107,7 @@ var Resources = []ResourceInfo{
 	{Group: "coordination.k8s.io", Version: "v1", Kind: "Lease", Resource: "leases", Singular: "lease", Namespaced: true,
 		New: newOf[Lease]},
 	{Version: "v1", Kind: "Service", Resource: "services", Singular: "service", Namespaced: true,
-		ShortNames: []string{"svc"}, Subresources: []string{"status"}, Categories: []string{"all"},
+		ShortNames: []string{"svc"}, Subresources: []string{"status", "proxy"}, Categories: []string{"all"},
 		New: newOf[Service]},
 	{Version: "v1", Kind: "PersistentVolume", Resource: "persistentvolumes", Singular: "persistentvolume",
 		ShortNames: []string{"pv"}, Subresources: []string{"status"}, New: newOf[PersistentVolume]},

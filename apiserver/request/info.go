@@ -138,6 +138,10 @@ func ParseInfo(r *http.Request) *Info {
 		} else {
 			info.Verb = "delete"
 		}
+	default:
+		// OPTIONS (proxied to a pod by pods/NAME/proxy) and any other
+		// method: no verb, as kube-apiserver's RequestInfoFactory.
+		info.Verb = ""
 	}
 	switch info.Verb {
 	case "list", "watch", "deletecollection":

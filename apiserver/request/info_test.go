@@ -35,7 +35,13 @@ func TestParseInfo(t *testing.T) {
 		{"PUT", "/api/v1/namespaces/foo/finalize", "update", "", "", "namespaces", "foo", "finalize", true},
 		{"DELETE", "/apis/apps/v1/namespaces/ns1/deployments", "deletecollection", "apps", "ns1", "deployments", "", "", true},
 		{"PATCH", "/apis/apps/v1/namespaces/ns1/deployments/web/scale", "patch", "apps", "ns1", "deployments", "web", "scale", true},
+		// The proxy subresource: the method's verb, any path after it;
+		// OPTIONS has none, as in kube's RequestInfoFactory.
+		{"POST", "/api/v1/namespaces/ns/pods/web:80/proxy/a/b", "create", "", "ns", "pods", "web:80", "proxy", true},
+		{"HEAD", "/api/v1/nodes/n1/proxy/healthz", "get", "", "", "nodes", "n1", "proxy", true},
+		{"OPTIONS", "/api/v1/namespaces/ns/services/web/proxy/", "", "", "ns", "services", "web", "proxy", true},
 		{"GET", "/apis/apps/v1", "get", "apps", "", "", "", "", false},
+		{"OPTIONS", "/healthz", "options", "", "", "", "", "", false},
 		{"GET", "/healthz", "get", "", "", "", "", "", false},
 	}
 	for _, c := range cases {

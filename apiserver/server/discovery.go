@@ -85,6 +85,8 @@ func subresourceShape(ri api.ResourceInfo, sub string) apiResource {
 		r.Kind, r.Verbs = "PodPortForwardOptions", []string{"create", "get"}
 	case "ephemeralcontainers":
 		r.Verbs = []string{"get", "patch", "update"}
+	case "proxy":
+		r.Kind, r.Verbs = ri.Kind+"ProxyOptions", []string{"create", "delete", "get", "patch", "update"}
 	default:
 		r.Verbs = []string{"get"}
 	}

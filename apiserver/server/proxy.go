@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/authz"
+	"github.com/minik8s/minik8s/apiserver/proxy"
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/request"
 )
@@ -56,10 +58,24 @@ type KubeletConfig struct {
 }
 
 // kubeletProxy streams pods/log, exec, attach and portforward to the pod's kubelet.
+// It also holds the transport of the proxy subresources to pods and
+// services (proxysubresource.go).
 type kubeletProxy struct {
 	cfg                 KubeletConfig
 	mu                  sync.Mutex
 	transport, insecure *http.Transport
+	pods                *http.Transport
+}
+
+// podTransport is the transport to pods and services (proxy.NewTransport),
+// made on first use.
+func (p *kubeletProxy) podTransport() *http.Transport {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pods == nil {
+		p.pods = proxy.NewTransport()
+	}
+	return p.pods
 }
 
 // errKubeletCANotLoaded answers a kubelet request while
@@ -345,27 +361,38 @@ func (s *Server) kubeletURL(r *http.Request, pod *api.Pod) (*url.URL, error) {
 	if pod.Spec.NodeName == "" {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", pod.Name))
 	}
+	host, port, err := s.kubeletAddress(r.Context(), pod.Spec.NodeName)
+	if err != nil {
+		return nil, err
+	}
+	return &url.URL{Scheme: "https", Host: net.JoinHostPort(host, strconv.Itoa(port))}, nil
+}
+
+// kubeletAddress is the address and port of node's kubelet: its first
+// address of a preferred type and the port it reports (kube's
+// NodeConnectionInfoGetter).
+func (s *Server) kubeletAddress(ctx context.Context, node string) (string, int, error) {
 	nodes := s.stores["/nodes"]
 	if nodes == nil {
-		return nil, errors.New("the nodes resource is not served")
+		return "", 0, errors.New("the nodes resource is not served")
 	}
-	obj, err := nodes.Get(r.Context(), "", pod.Spec.NodeName)
+	obj, err := nodes.Get(ctx, "", node)
 	if err != nil {
-		return nil, err
+		return "", 0, err
 	}
-	node, ok := obj.(*api.Node)
+	n, ok := obj.(*api.Node)
 	if !ok {
-		return nil, fmt.Errorf("nodes store returned %T", obj)
+		return "", 0, fmt.Errorf("nodes store returned %T", obj)
 	}
-	host, err := preferredAddress(node, s.cfg.Kubelet.PreferredAddressTypes)
+	host, err := preferredAddress(n, s.cfg.Kubelet.PreferredAddressTypes)
 	if err != nil {
-		return nil, err
+		return "", 0, err
 	}
-	port := int(node.Status.DaemonEndpoints.KubeletEndpoint.Port)
+	port := int(n.Status.DaemonEndpoints.KubeletEndpoint.Port)
 	if port <= 0 {
 		port = DefaultKubeletPort
 	}
-	return &url.URL{Scheme: "https", Host: net.JoinHostPort(host, strconv.Itoa(port))}, nil
+	return host, port, nil
 }
 
 // preferredAddress is the node's first address of the first preferred type
@@ -381,7 +408,8 @@ func preferredAddress(node *api.Node, types []api.NodeAddressType) (string, erro
 			}
 		}
 	}
-	return "", apierrors.NewGeneric(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable,
+	// kube's NoMatchError is no Status error: a 500 without reason.
+	return "", apierrors.NewGeneric(http.StatusInternalServerError, api.StatusReasonUnknown,
 		fmt.Sprintf("no preferred addresses found; known addresses: %v", node.Status.Addresses))
 }
 

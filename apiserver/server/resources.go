@@ -62,6 +62,10 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if isProxySubresource(st, info) {
+		s.serveProxySubresource(w, r, info, st)
+		return
+	}
 	if info.Subresource != "" && len(info.Parts) == 3 && isKubeletSubresource(st, info.Subresource) {
 		s.servePodProxy(w, r, info, st)
 		return
