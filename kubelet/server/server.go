@@ -49,6 +49,10 @@ type Config struct {
 	AllowedUsers []string
 	// PodLogsDir holds the containers' CRI log files (default /var/log/pods).
 	PodLogsDir string
+	// NodeLogsDir is served as files at /logs/ (default /var/log), as the
+	// kubelet's log server: the node's logs, read through the apiserver's
+	// nodes/NAME/proxy/logs/.
+	NodeLogsDir string
 	// Pods finds the pods the kubelet runs; Exec runs commands in them,
 	// Attach attaches to their containers, PortForward reaches their ports.
 	Pods        PodLookup
@@ -91,6 +95,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.PodLogsDir == "" {
 		cfg.PodLogsDir = DefaultPodLogsDir
 	}
+	if cfg.NodeLogsDir == "" {
+		cfg.NodeLogsDir = "/var/log"
+	}
 	if len(cfg.AllowedUsers) == 0 {
 		cfg.AllowedUsers = []string{APIServerKubeletClientUser}
 	}
@@ -111,6 +118,7 @@ func New(cfg Config) (*Server, error) {
 	mux.Handle("POST /attach/{namespace}/{pod}/{container}", s.authorized(http.HandlerFunc(s.serveAttach)))
 	mux.Handle("GET /portForward/{namespace}/{pod}", s.authorized(http.HandlerFunc(s.servePortForward)))
 	mux.Handle("POST /portForward/{namespace}/{pod}", s.authorized(http.HandlerFunc(s.servePortForward)))
+	mux.Handle("GET /logs/", s.authorized(http.StripPrefix("/logs/", http.FileServer(http.Dir(cfg.NodeLogsDir)))))
 	mux.Handle("GET /stats/summary", s.authorized(http.HandlerFunc(s.serveStatsSummary)))
 	mux.Handle("GET /metrics/resource", s.authorized(http.HandlerFunc(s.serveResourceMetrics)))
 	if cfg.Metrics != nil {
@@ -226,6 +234,8 @@ func (s *Server) authorized(next http.Handler) http.Handler {
 			sub = "stats"
 		case strings.HasPrefix(r.URL.Path, "/metrics"):
 			sub = "metrics"
+		case strings.HasPrefix(r.URL.Path, "/logs"):
+			sub = "log"
 		}
 		if s.cfg.Authorizer != nil {
 			allowed, reason, err := s.cfg.Authorizer.Authorize(r.Context(), u.name, u.groups, verb, sub)
