@@ -17,7 +17,22 @@ import (
 func ValidateJob(j *api.Job) field.ErrorList {
 	errs := ValidateObjectMeta(&j.ObjectMeta, true, naming.NameIsDNSSubdomain, field.NewPath("metadata"))
 	errs = append(errs, validateGeneratedSelector(j)...)
-	return append(errs, validateJobSpec(&j.Spec, field.NewPath("spec"))...)
+	errs = append(errs, validateJobSpec(&j.Spec, field.NewPath("spec"))...)
+	return append(errs, validateNameAllowsCompletions(j)...)
+}
+
+// validateNameAllowsCompletions is kube's: an Indexed job's pods get the
+// hostname NAME-INDEX, which must be a DNS label for the last index too.
+func validateNameAllowsCompletions(j *api.Job) field.ErrorList {
+	if j.Spec.CompletionMode == nil || *j.Spec.CompletionMode != api.IndexedCompletion || j.Spec.Completions == nil || *j.Spec.Completions <= 0 {
+		return nil
+	}
+	hostname := fmt.Sprintf("%s-%d", j.Name, *j.Spec.Completions-1)
+	if len(naming.IsDNS1123Label(hostname)) == 0 {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), j.Name,
+		"will not able to create pod with invalid DNS label: "+hostname)}
 }
 
 // validateGeneratedSelector: unless manualSelector is true, the template
@@ -355,14 +370,17 @@ func ValidateJobUpdate(j, old *api.Job) field.ErrorList {
 	errs = append(errs, validateJobSpec(&j.Spec, p)...)
 	errs = append(errs, validateImmutable(j.Spec.Completions, old.Spec.Completions, p.Child("completions"))...)
 	errs = append(errs, validateImmutable(j.Spec.Selector, old.Spec.Selector, p.Child("selector"))...)
-	errs = append(errs, validateImmutable(j.Spec.CompletionMode, old.Spec.CompletionMode, p.Child("completionMode"))...)
-	if !semanticEqual(j.Spec.SuccessPolicy, old.Spec.SuccessPolicy) {
-		errs = append(errs, field.Invalid(p.Child("successPolicy"), successPolicyValue{j.Spec.SuccessPolicy}, fieldImmutableErrorMsg))
-	}
 	if !semanticEqual(j.Spec.Template, old.Spec.Template) {
 		errs = append(errs, field.Invalid(p.Child("template"), goValue{j.Spec.Template}, fieldImmutableErrorMsg))
 	}
-	return errs
+	// As a *string: kube prints the mode quoted.
+	errs = append(errs, validateImmutable((*string)(j.Spec.CompletionMode), (*string)(old.Spec.CompletionMode), p.Child("completionMode"))...)
+	errs = append(errs, validateImmutable(j.Spec.BackoffLimitPerIndex, old.Spec.BackoffLimitPerIndex, p.Child("backoffLimitPerIndex"))...)
+	errs = append(errs, validateImmutable(j.Spec.ManagedBy, old.Spec.ManagedBy, p.Child("managedBy"))...)
+	if !semanticEqual(j.Spec.SuccessPolicy, old.Spec.SuccessPolicy) {
+		errs = append(errs, field.Invalid(p.Child("successPolicy"), successPolicyValue{j.Spec.SuccessPolicy}, fieldImmutableErrorMsg))
+	}
+	return append(errs, validateNameAllowsCompletions(j)...)
 }
 
 // ValidateJobStatusUpdate checks a write to jobs/status.

@@ -28,7 +28,9 @@ func indexedJob(name, mode, spec string) string {
 // numbers, succeededCount above completions or the indexes named) and the
 // Indexed-job limits beside it are refused with identical answers (422,
 // message, causes in kube's order); a valid policy is stored and read
-// back alike by both, and changing it is refused alike (immutable).
+// back alike by both, and changing it is refused alike (immutable), as
+// are backoffLimitPerIndex, managedBy and completionMode; an Indexed job
+// whose last pod's hostname would not be a DNS label is refused alike.
 func TestJobSuccessPolicyAsKube(t *testing.T) {
 	t.Parallel()
 	both := startBoth(t)
@@ -66,6 +68,10 @@ func TestJobSuccessPolicyAsKube(t *testing.T) {
 			both.sameRefusal(t, "POST", jobs, indexedJob("bad", tc.mode, tc.spec))
 		})
 	}
+	// An Indexed job's last pod would be named NAME-4: too long a label.
+	t.Run("name too long for its indexes", func(t *testing.T) {
+		both.sameRefusal(t, "POST", jobs, indexedJob(strings.Repeat("n", 62), "Indexed", ""))
+	})
 
 	t.Run("valid policy stored and immutable", func(t *testing.T) {
 		const policy = `{"rules":[{"succeededCount":2,"succeededIndexes":"0,2-4"},{"succeededCount":3}]}` // keys sorted, as json.Marshal writes a map
@@ -84,5 +90,7 @@ func TestJobSuccessPolicyAsKube(t *testing.T) {
 		}
 		both.sameRefusal(t, "PATCH", jobs+"/good", `{"spec":{"successPolicy":{"rules":[{"succeededCount":1}]}}}`)
 		both.sameRefusal(t, "PATCH", jobs+"/good", `{"spec":{"successPolicy":null}}`)
+		both.sameRefusal(t, "PATCH", jobs+"/good", `{"spec":{"backoffLimitPerIndex":1,"managedBy":"example.com/other"}}`)
+		both.sameRefusal(t, "PATCH", jobs+"/good", `{"spec":{"completionMode":"NonIndexed"}}`)
 	})
 }
