@@ -2,6 +2,7 @@ package queue
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/minik8s/minik8s/api"
 )
@@ -15,6 +16,9 @@ type Nominator struct {
 	mu     sync.RWMutex
 	byNode map[string][]*api.Pod
 	toNode map[api.UID]string
+	// count mirrors len(toNode) for the lock-free fast path of the filters,
+	// which ask about every node in every cycle.
+	count atomic.Int64
 }
 
 // NewNominator returns an empty nominator.
@@ -36,16 +40,13 @@ func (n *Nominator) AddNominatedPod(pod *api.Pod, node string) {
 	n.addLocked(pod, node)
 }
 
-// ClearNominatedPod forgets pod's nomination, whatever its status says
-// (kube's ModeOverride with an empty node).
-func (n *Nominator) ClearNominatedPod(pod *api.Pod) { n.DeleteNominatedPodIfExists(pod) }
-
 func (n *Nominator) addLocked(pod *api.Pod, node string) {
 	if node == "" {
 		return
 	}
 	n.toNode[pod.UID] = node
 	n.byNode[node] = append(n.byNode[node], pod)
+	n.count.Store(int64(len(n.toNode)))
 }
 
 // UpdateNominatedPod replaces a pending pod's object. A nomination the
@@ -76,6 +77,7 @@ func (n *Nominator) deleteLocked(pod *api.Pod) {
 		return
 	}
 	delete(n.toNode, pod.UID)
+	n.count.Store(int64(len(n.toNode)))
 	pods := n.byNode[node]
 	for i, p := range pods {
 		if p.UID == pod.UID {
@@ -93,11 +95,11 @@ func (n *Nominator) deleteLocked(pod *api.Pod) {
 // NominatedPodsForNode returns the pods nominated to node (a copy of the
 // list; the pods themselves are shared and must not be changed).
 func (n *Nominator) NominatedPodsForNode(node string) []*api.Pod {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	if len(n.byNode) == 0 {
+	if n.count.Load() == 0 {
 		return nil
 	}
+	n.mu.RLock()
+	defer n.mu.RUnlock()
 	return append([]*api.Pod(nil), n.byNode[node]...)
 }
 
