@@ -339,12 +339,15 @@ type worker struct {
 	terminal api.PodPhase
 	// admitted: the pod passed the kubelet's admission; rejected: it did
 	// not, and never runs.
-	admitted  bool
-	rejected  *rejection
-	podIP     string
-	firstSeen time.Time
-	observed  bool
-	lastSent  string
+	admitted bool
+	rejected *rejection
+	// deadlineExceeded: the pod ran past its activeDeadlineSeconds and was
+	// stopped (Failed, DeadlineExceeded).
+	deadlineExceeded bool
+	podIP            string
+	firstSeen        time.Time
+	observed         bool
+	lastSent         string
 	// lastStatus is the status last written.
 	lastStatus *api.PodStatus
 	startTime  *api.Time

@@ -87,7 +87,7 @@ type podSync struct {
 
 // run is a pass over a pod that should be running.
 func (s *podSync) run(ctx context.Context) (time.Duration, bool) {
-	if !s.finished() && s.admit(ctx) && s.sandbox(ctx) && s.initContainers(ctx) {
+	if !s.finished() && !s.enforceActiveDeadline(ctx) && s.admit(ctx) && s.sandbox(ctx) && s.initContainers(ctx) {
 		s.containers(ctx)
 		s.ephemeralContainers(ctx)
 	}
@@ -121,6 +121,9 @@ func (s *podSync) report(ctx context.Context) (time.Duration, bool) {
 		return 2 * retrySoon, false
 	}
 	status := m.computeStatus(w, pod, cs)
+	if w.deadlineExceeded {
+		deadlineStatus(&status)
+	}
 	m.syncProbes(pod, cs, status)
 	if isTerminal(status.Phase) {
 		w.terminal = status.Phase
