@@ -1,6 +1,10 @@
 package api
 
-import "github.com/minik8s/minik8s/api/resource"
+import (
+	"strings"
+
+	"github.com/minik8s/minik8s/api/resource"
+)
 
 // Well-known namespaces.
 const (
@@ -31,6 +35,15 @@ const (
 // ResourceList is a set of resource amounts, as in requests, limits,
 // capacity and allocatable.
 type ResourceList map[ResourceName]resource.Quantity
+
+// IsExtendedResourceName reports whether name is an extended resource
+// (example.com/foo), as kube's helper: domain-prefixed outside
+// kubernetes.io, and not a quota's "requests." name. (Validation keeps
+// names that are not qualified out of objects.)
+func IsExtendedResourceName(name ResourceName) bool {
+	s := string(name)
+	return strings.Contains(s, "/") && !strings.Contains(s, "kubernetes.io/") && !strings.HasPrefix(s, "requests.")
+}
 
 // Cpu returns the cpu amount (zero when absent).
 func (rl ResourceList) Cpu() resource.Quantity { return rl[ResourceCPU] }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	goruntime "runtime"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
@@ -125,10 +124,7 @@ func withoutMissingExtended(req framework.Resource, allocatable framework.Resour
 	}
 	req = req.Clone()
 	for name := range req.Scalar {
-		if strings.HasPrefix(string(name), "hugepages-") {
-			continue
-		}
-		if _, ok := allocatable.Scalar[name]; !ok {
+		if _, ok := allocatable.Scalar[name]; !ok && api.IsExtendedResourceName(name) {
 			delete(req.Scalar, name)
 		}
 	}
