@@ -72,14 +72,18 @@ type proxyAnswer struct {
 	Body        string
 }
 
-// rawRequest sends one request to e without following redirects.
-func rawRequest(t *testing.T, e *endpoint, method, path, body string) proxyAnswer {
+// rawRequest sends one request to e without following redirects, as
+// user when user is not "" (impersonated by the administrator).
+func rawRequest(t *testing.T, e *endpoint, method, path, body string, user ...string) proxyAnswer {
 	t.Helper()
 	hc := &http.Client{Transport: e.hc.Transport, Timeout: 30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	req, err := http.NewRequest(method, e.base+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(user) > 0 {
+		req.Header.Set("Impersonate-User", user[0])
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -141,9 +145,9 @@ func TestProxySubresourcesAsKube(t *testing.T) {
 	node("bare-node", `[]`)
 	node("host-node", fmt.Sprintf(`[{"type":"InternalIP","address":%q}]`, ip))
 
-	same := func(t *testing.T, method, path, body string) proxyAnswer {
+	same := func(t *testing.T, method, path, body string, user ...string) proxyAnswer {
 		t.Helper()
-		k, o := rawRequest(t, both.kube, method, path, body), rawRequest(t, both.ours, method, path, body)
+		k, o := rawRequest(t, both.kube, method, path, body, user...), rawRequest(t, both.ours, method, path, body, user...)
 		t.Logf("%s %s: kube-apiserver %d %q %q", method, path, k.Code, k.Location, k.Body)
 		if !reflect.DeepEqual(k, o) {
 			t.Errorf("%s %s:\nkube-apiserver %+v\nminik8s        %+v", method, path, k, o)
@@ -205,6 +209,28 @@ func TestProxySubresourcesAsKube(t *testing.T) {
 		same(t, "GET", "/api/v1/nodes/bare-node/proxy/healthz", "")
 		same(t, "GET", "/api/v1/nodes/ghost/proxy/healthz", "")
 		same(t, "GET", "/api/v1/nodes/http:host-node:"+ps+"/proxy/from/node", "")
+	})
+	t.Run("authorization by the method's verb", func(t *testing.T) {
+		both.must(t, http.StatusCreated, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/proxy/roles",
+			`{"metadata":{"name":"proxy-getter"},"rules":[{"apiGroups":[""],"resources":["pods/proxy","services/proxy"],"verbs":["get","patch"]}]}`)
+		both.must(t, http.StatusCreated, "POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/proxy/rolebindings",
+			`{"metadata":{"name":"proxy-getter"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"proxy-getter"},
+			"subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"proxy-user"}]}`)
+		for _, e := range both.each() {
+			waitFor(ctx, t, e.name+" to authorize proxy-user", func() (bool, string) {
+				a := rawRequest(t, e, "GET", ns+"/pods/web/proxy/x", "", "proxy-user")
+				return a.Code == http.StatusOK, fmt.Sprint(a)
+			})
+		}
+		same(t, "GET", ns+"/pods/web/proxy/x", "", "proxy-user")
+		same(t, "HEAD", ns+"/pods/web/proxy/x", "", "proxy-user")
+		same(t, "PATCH", ns+"/services/web:http/proxy/x", "{}", "proxy-user")
+		for _, m := range []string{"POST", "PUT", "DELETE", "OPTIONS"} {
+			if a := same(t, m, ns+"/pods/web/proxy/x", "", "proxy-user"); a.Code != http.StatusForbidden {
+				t.Errorf("%s as proxy-user: kube-apiserver answered %d", m, a.Code)
+			}
+		}
+		same(t, "GET", "/api/v1/nodes/host-node/proxy/pods", "", "proxy-user")
 	})
 	t.Run("dot segments", func(t *testing.T) {
 		for _, p := range []string{
