@@ -76,6 +76,12 @@ func DryRunPreemption(ctx context.Context, f Filterer, state *framework.CycleSta
 // else add the pods back from the most important on, PDB violators first,
 // keeping each one that still leaves room. It returns the victims (most
 // important first) and how many of them violate a PDB.
+//
+// Not done as kube: kube's PreFilterExtensions (AddPod/RemovePod) are not
+// implemented, so the state a PreFilter computed for the whole cluster
+// (InterPodAffinity's counts) does not see the victims removed; a node
+// whose only obstacle is a lower-priority pod's anti-affinity is therefore
+// no candidate here, where kube would preempt that pod.
 func SelectVictimsOnNode(ctx context.Context, f Filterer, state *framework.CycleState, pod *api.Pod, node *framework.NodeInfo, pdbs []*api.PodDisruptionBudget) ([]*api.Pod, int, *framework.Status) {
 	prio := framework.PodPriority(pod)
 	var potential []*framework.PodInfo
