@@ -129,7 +129,7 @@ func TestConnectAdmissionAsKube(t *testing.T) {
 		for _, e := range both.each() {
 			cfg := fmt.Sprintf(`{"metadata":{"name":"connect"},"webhooks":[{"name":"connect.example.com",
 				"clientConfig":{"url":%q,"caBundle":%q},
-				"rules":[{"operations":["CONNECT"],"apiGroups":[""],"apiVersions":["v1"],"resources":["pods/exec","pods/attach","pods/portforward"]}],
+				"rules":[{"operations":["CONNECT"],"apiGroups":[""],"apiVersions":["v1"],"resources":["pods/exec","pods/attach","pods/portforward","pods/proxy","services/proxy"]}],
 				"sideEffects":"None","admissionReviewVersions":["v1"]}]}`, rec.srv.URL+"/"+e.name, base64.StdEncoding.EncodeToString(rec.caPEM))
 			e.must(t, http.StatusCreated, "POST", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", cfg)
 		}
@@ -144,6 +144,10 @@ func TestConnectAdmissionAsKube(t *testing.T) {
 			ns + "/pods/web/exec?command=ls&command=-l&stdin=true&stdout=1&tty=false&container=app",
 			attach,
 			ns + "/pods/web/portforward?ports=8080,9090",
+			// The proxy subresources are CONNECTs too: their path is
+			// the options, the name the one in the request.
+			ns + "/pods/http:web:8080/proxy/some/path/?q=1",
+			ns + "/services/web/proxy",
 		} {
 			both.sameRefusal(t, "POST", path, "")
 			reqs := []map[string]any{rec.last("/" + both.kube.name), rec.last("/" + both.ours.name)}
