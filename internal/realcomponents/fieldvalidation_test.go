@@ -27,7 +27,9 @@ func fvRequest(t *testing.T, e *endpoint, method, path, ctype, body string) (int
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", ctype)
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := e.hc.Do(req)
 	if err != nil {
@@ -177,6 +179,9 @@ func TestFieldValidationTypedAsKube(t *testing.T) {
 	unknownDup := `"unknownField": "foo", "replicas": 2, "replicas": 3,`
 	cases := []fvCase{
 		{name: "create strict unknown and duplicate", method: "POST", path: fvDeployments + "?fieldValidation=Strict&fieldManager=field_validation_mgr", ctype: js,
+			body: fvDeployment("my-dep", "", unknownDup), want: 400,
+			contains: `strict decoding error: unknown field "spec.unknownField", duplicate field "spec.replicas"`},
+		{name: "create strict without a content type", method: "POST", path: fvDeployments + "?fieldValidation=Strict&fieldManager=field_validation_mgr", ctype: "",
 			body: fvDeployment("my-dep", "", unknownDup), want: 400,
 			contains: `strict decoding error: unknown field "spec.unknownField", duplicate field "spec.replicas"`},
 		{name: "create strict unknown metadata", method: "POST", path: fvDeployments + "?fieldValidation=Strict", ctype: js,
