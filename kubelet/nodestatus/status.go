@@ -130,7 +130,16 @@ type conditionEvent struct {
 // conditions that changed (or appeared), in kube's vocabulary.
 func setStatus(node *api.Node, in statusInput) []conditionEvent {
 	st := &node.Status
-	st.Capacity = capacity(in)
+	machine := capacity(in)
+	// Extended resources advertised by others (device plugins, an
+	// operator's or a test's status patch) stay, as kube's kubelet keeps
+	// them: only the machine's own resources are the kubelet's to set.
+	for name, q := range st.Capacity {
+		if api.IsExtendedResourceName(name) {
+			machine[name] = q
+		}
+	}
+	st.Capacity = machine
 	st.Allocatable = allocatable(st.Capacity, in.Reserved, in.Thresholds)
 	st.Addresses = addresses(in.NodeIP, in.Hostname)
 	st.DaemonEndpoints.KubeletEndpoint.Port = int32(in.KubeletPort)

@@ -235,3 +235,30 @@ func TestChooseIP(t *testing.T) {
 		})
 	}
 }
+
+// TestSetStatusKeepsExtendedResources: an extended resource patched into
+// the node's capacity and allocatable (as the conformance specs do with
+// scheduling.k8s.io/foo) survives the kubelet's next status, in both.
+func TestSetStatusKeepsExtendedResources(t *testing.T) {
+	t.Parallel()
+	m := Machine{NumCPU: 1, MemoryCapacity: 1 << 30, MemoryAvailable: 1 << 29, FsCapacity: 1 << 30, FsAvailable: 1 << 29}
+	in := statusInput{Machine: m, MaxPods: 110, Thresholds: DefaultThresholds, Now: time.Now()}
+	n := &api.Node{}
+	setStatus(n, in)
+	foo := api.ResourceName("scheduling.k8s.io/foo")
+	n.Status.Capacity[foo] = resource.MustParse("5")
+	n.Status.Allocatable[foo] = resource.MustParse("5")
+	n.Status.Capacity["kubernetes.io/not-extended"] = resource.MustParse("1")
+	setStatus(n, in)
+	for _, rl := range []api.ResourceList{n.Status.Capacity, n.Status.Allocatable} {
+		if q, ok := rl[foo]; !ok || q.Value() != 5 {
+			t.Errorf("%s = %v (present %v), want 5", foo, q.String(), ok)
+		}
+		if _, ok := rl["kubernetes.io/not-extended"]; ok {
+			t.Errorf("a native resource name the machine does not report was kept: %v", rl)
+		}
+	}
+	if q := n.Status.Capacity[api.ResourceCPU]; q.Value() != 1 {
+		t.Errorf("cpu capacity = %v, want 1", q.String())
+	}
+}
