@@ -206,6 +206,11 @@ func (s *podSync) startContainer(ctx context.Context, c *api.Container, init boo
 	if err != nil {
 		return fail("CreateContainerConfigError", err)
 	}
+	tlog, err := m.terminationLogMount(pod, c, restartCount)
+	if err != nil {
+		return fail("CreateContainerConfigError", err)
+	}
+	mounts = append(mounts, tlog...)
 	imgUser, err := m.rt.ImageUser(ctx, ref)
 	if err != nil {
 		return fail("CreateContainerConfigError", err)

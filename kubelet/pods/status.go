@@ -49,10 +49,13 @@ func (w *worker) setPullFailed(name string, t time.Time) {
 // as the scheme ("containerd://ID").
 func (m *Manager) containerID(c *runtime.Container) string { return m.rt.Type() + "://" + c.ID }
 
-func (m *Manager) terminated(c *runtime.Container) *api.ContainerStateTerminated {
+// terminated is the terminated state of an exited instance of container
+// spec, with its termination message.
+func (m *Manager) terminated(pod *api.Pod, spec *api.Container, c *runtime.Container) *api.ContainerStateTerminated {
 	return &api.ContainerStateTerminated{
 		ExitCode: c.ExitCode, Reason: c.Reason, StartedAt: api.NewTime(c.StartedAt),
 		FinishedAt: api.NewTime(c.FinishedAt), ContainerID: m.containerID(c),
+		Message: m.terminationMessage(pod, spec, c),
 	}
 }
 
@@ -75,7 +78,7 @@ func (m *Manager) containerStatus(w *worker, pod *api.Pod, c *api.Container, ini
 	st.ImageID = last.ImageID
 	st.ContainerID = m.containerID(last)
 	if len(inst) > 1 && inst[1].State == runtime.StateExited {
-		st.LastTerminationState.Terminated = m.terminated(inst[1])
+		st.LastTerminationState.Terminated = m.terminated(pod, c, inst[1])
 	}
 	switch last.State {
 	case runtime.StateRunning:
@@ -95,9 +98,9 @@ func (m *Manager) containerStatus(w *worker, pod *api.Pod, c *api.Container, ini
 	case runtime.StateExited:
 		if waiting != nil && waiting.Reason == "CrashLoopBackOff" || waiting != nil && shouldRestart(pod.Spec.RestartPolicy, last.ExitCode) {
 			st.State.Waiting = waiting
-			st.LastTerminationState = api.ContainerState{Terminated: m.terminated(last)}
+			st.LastTerminationState = api.ContainerState{Terminated: m.terminated(pod, c, last)}
 		} else {
-			st.State.Terminated = m.terminated(last)
+			st.State.Terminated = m.terminated(pod, c, last)
 			if init && last.ExitCode == 0 {
 				st.Ready = true
 			}
