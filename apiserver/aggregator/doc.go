@@ -11,7 +11,16 @@
 // FailedDiscoveryCheck) with kube-aggregator's reasons and messages.
 //
 // The apiserver's own group/versions are registered as Local APIServices
-// on start, with kube-apiserver's priorities.
+// on start, with kube-apiserver's priorities (labelled
+// kube-aggregator.kubernetes.io/automanaged=onstart), and each group
+// version a CRD serves gets one (automanaged=true, priority 1000/100),
+// deleted when no CRD serves it any more, as kube's crd-autoregister.
+//
+// For aggregated discovery (apiserver/discovery) the aggregator fetches
+// each remote APIService's group version from its server after every
+// availability check, its /apis in apidiscovery.k8s.io/v2 or else the
+// legacy /apis/GROUP/VERSION, and reports it Stale, without resources,
+// while the APIService is unavailable or the fetch fails.
 //
 // Unlike kube-apiserver without --enable-aggregator-routing, the proxy
 // always dials an endpoint address, never the ClusterIP: the apiserver

@@ -146,12 +146,27 @@ func (s *Server) serveAPIGroupList(w http.ResponseWriter, r *http.Request) {
 	case aggregated:
 		s.writeAggregated(w, r, out, s.aggregatedAPIs())
 	default:
-		groups := s.groups()
-		for i := range groups {
-			groups[i].TypeMeta = api.TypeMeta{}
-		}
-		writeJSONIn(w, out.media, http.StatusOK, apiGroupList{TypeMeta: api.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: groups})
+		s.writeAPIGroupList(w, out.media)
 	}
+}
+
+// serveLegacyAPIGroupList serves /apis/, which kube-aggregator answers
+// with the legacy document only.
+func (s *Server) serveLegacyAPIGroupList(w http.ResponseWriter, r *http.Request) {
+	out, err := negotiateLegacy(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	s.writeAPIGroupList(w, out.media)
+}
+
+func (s *Server) writeAPIGroupList(w http.ResponseWriter, media mediaType) {
+	groups := s.groups()
+	for i := range groups {
+		groups[i].TypeMeta = api.TypeMeta{}
+	}
+	writeJSONIn(w, media, http.StatusOK, apiGroupList{TypeMeta: api.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}, Groups: groups})
 }
 
 // writeAggregated writes the aggregated document of groups as

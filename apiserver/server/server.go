@@ -177,8 +177,12 @@ func (s *Server) apiRoutes(r chi.Router) {
 		r.Get("/.well-known/openid-configuration", s.cfg.OIDC.ServeConfig)
 		r.Get("/openid/v1/jwks", s.cfg.OIDC.ServeJWKS)
 	}
+	// kube serves the discovery roots with a trailing slash too (the
+	// conformance specs ask for /apis/), /apis/ in the legacy form only.
 	r.Get("/api", s.serveAPIVersions)
+	r.Get("/api/", s.serveAPIVersions)
 	r.Get("/apis", s.serveAPIGroupList)
+	r.Get("/apis/", s.serveLegacyAPIGroupList)
 	r.HandleFunc("/api/*", s.serveAPI)
 	r.HandleFunc("/apis/*", s.serveAPI)
 }

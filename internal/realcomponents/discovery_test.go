@@ -83,7 +83,7 @@ func TestAggregatedDiscoveryAsKube(t *testing.T) {
 			"foo", "text/plain", ",,,", "application/json;;;", "application/",
 			aggregatedAccept + ";stream=watch", aggregatedAccept + ";sv=v1", aggregatedAccept + ";profile=nopeer", aggregatedAccept + ";q=abc",
 		}
-		for _, path := range []string{"/api", "/apis", "/api/v1", "/apis/apps", "/apis/apps/v1"} {
+		for _, path := range []string{"/api", "/apis", "/api/v1", "/apis/apps", "/apis/apps/v1", "/api/", "/apis/", "/apis/apps/", "/api/v1/"} {
 			for _, accept := range accepts {
 				kc, kh, kb := getWith(t, both.kube, path, accept, "")
 				oc, oh, ob := getWith(t, both.ours, path, accept, "")
