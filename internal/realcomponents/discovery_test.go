@@ -143,6 +143,19 @@ func TestAggregatedDiscoveryAsKube(t *testing.T) {
 			d := lineDiff(apiServiceLines(t, both.kube), apiServiceLines(t, both.ours))
 			return d == "", d
 		})
+		// The real kubectl lists the same APIServices (AGE aside).
+		var tables [2]string
+		for i, e := range both.each() {
+			var rows []string
+			for _, l := range strings.Split(strings.TrimSpace(kubectlQuiet(ctx, t, kubeconfigs[e.name], "get", "apiservices")), "\n") {
+				f := strings.Fields(l)
+				rows = append(rows, strings.Join(f[:len(f)-1], " "))
+			}
+			tables[i] = strings.Join(rows, "\n")
+		}
+		if d := lineDiff(tables[0], tables[1]); d != "" {
+			t.Errorf("kubectl get apiservices differs:\n%s", d)
+		}
 		both.must(t, http.StatusOK, "DELETE", crdsPath+"/widgets."+group, "")
 		for _, e := range both.each() {
 			waitFor(ctx, t, e.name+" to drop the CRD's APIServices and group", func() (bool, string) {
