@@ -16,6 +16,7 @@ import (
 	"github.com/minik8s/minik8s/controller-manager/podautoscaler"
 	"github.com/minik8s/minik8s/controller-manager/podgc"
 	"github.com/minik8s/minik8s/controller-manager/replicaset"
+	"github.com/minik8s/minik8s/controller-manager/replicationcontroller"
 	"github.com/minik8s/minik8s/controller-manager/resourcequota"
 	"github.com/minik8s/minik8s/controller-manager/rootcacertpublisher"
 	"github.com/minik8s/minik8s/controller-manager/serviceaccount"
@@ -40,6 +41,7 @@ var constructors = map[string]controller.Constructor{
 	"nodelifecycle":            nodelifecycle.New,
 	"podgc":                    podgc.New,
 	"replicaset":               replicaset.New,
+	"replicationcontroller":    replicationcontroller.New,
 	"resourcequota":            resourcequota.New,
 	"root-ca-cert-publisher":   rootcacertpublisher.New,
 	"serviceaccount":           serviceaccount.New,

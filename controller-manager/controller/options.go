@@ -57,6 +57,8 @@ func DefaultOptions() Options {
 	return Options{
 		ConcurrentSyncs: map[string]int{
 			"replicaset":               5,
+			"replicationcontroller":    5,
+			"endpointslicemirroring":   5,
 			"deployment":               5,
 			"endpoints":                5,
 			"endpointslice":            5,
@@ -104,6 +106,8 @@ var concurrentFlags = map[string]struct{ flag, section string }{
 	"daemonset":                {"concurrent-daemonset-syncs", "daemonset controller"},
 	"resourcequota":            {"concurrent-resource-quota-syncs", "resourcequota controller"},
 	"horizontalpodautoscaling": {"concurrent-horizontal-pod-autoscaler-syncs", "horizontalpodautoscaling controller"},
+	"replicationcontroller":    {"concurrent-rc-syncs", "replicationcontroller controller"},
+	"endpointslicemirroring":   {"mirroring-concurrent-service-endpoint-syncs", "endpointslicemirroring controller"},
 }
 
 // AddFlags registers the flags above in kube-controller-manager's --help
@@ -114,7 +118,7 @@ func (o *Options) AddFlags(section func(name string) *pflag.FlagSet) {
 	fs.BoolVar(&o.AllocateNodeCIDRs, "allocate-node-cidrs", o.AllocateNodeCIDRs, "Assign each node a spec.podCIDR from --cluster-cidr.")
 	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "CIDR range for pods in the cluster; each node gets a podCIDR from it.")
 	fs.DurationVar(&o.NodeMonitorPeriod, "node-monitor-period", o.NodeMonitorPeriod, "How often node health is checked.")
-	o.addConcurrentSyncs(section, "daemonset", "deployment", "endpoints", "endpointslice", "garbagecollector", "job", "namespace")
+	o.addConcurrentSyncs(section, "daemonset", "deployment", "endpoints", "endpointslice", "endpointslicemirroring", "garbagecollector", "job", "namespace")
 	o.addConcurrentSyncs(section, "horizontalpodautoscaling")
 	fs = section("horizontalpodautoscaling controller")
 	fs.DurationVar(&o.HPASyncPeriod, "horizontal-pod-autoscaler-sync-period", o.HPASyncPeriod, "The period for syncing the number of pods in horizontal pod autoscaler.")
@@ -130,7 +134,7 @@ func (o *Options) AddFlags(section func(name string) *pflag.FlagSet) {
 	fs.Float64Var(&o.UnhealthyZoneThreshold, "unhealthy-zone-threshold", o.UnhealthyZoneThreshold, "Fraction of not-ready nodes (at least 3) that makes a zone unhealthy.")
 	fs.IntVar(&o.LargeClusterSizeThreshold, "large-cluster-size-threshold", o.LargeClusterSizeThreshold, "Zones with more nodes than this use --secondary-node-eviction-rate when unhealthy; smaller ones stop evicting.")
 	section("podgc controller").IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "Number of terminated pods kept before the pod GC deletes the oldest.")
-	o.addConcurrentSyncs(section, "replicaset", "resourcequota")
+	o.addConcurrentSyncs(section, "replicaset", "replicationcontroller", "resourcequota")
 	section("resourcequota controller").DurationVar(&o.ResourceQuotaSyncPeriod, "resource-quota-sync-period", o.ResourceQuotaSyncPeriod, "The period for syncing quota usage status in the system")
 	section("serviceaccount controller").StringVar(&o.RootCAFile, "root-ca-file", o.RootCAFile, "If set, this root certificate authority will be included in service account's token secret. This must be a valid PEM-encoded CA bundle.")
 	o.addConcurrentSyncs(section, "statefulset")
