@@ -47,3 +47,34 @@ func (c *CycleState) Read(key StateKey) (any, bool) {
 	}
 	return nil, false
 }
+
+// Cloner is implemented by state values that PreFilterExtensions change,
+// so a copy of the state can be changed without touching the original.
+type Cloner interface {
+	Clone() any
+}
+
+// Clone returns a copy of the state for a what-if (a preemption's dry run,
+// nominated pods added): values implementing Cloner are cloned, others
+// shared (they must then be read-only).
+func (c *CycleState) Clone() *CycleState {
+	out := &CycleState{
+		data:       make([]stateEntry, len(c.data)),
+		SkipFilter: make(map[string]bool, len(c.SkipFilter)),
+		SkipScore:  make(map[string]bool, len(c.SkipScore)),
+		filters:    c.filters,
+	}
+	for i, e := range c.data {
+		if cl, ok := e.value.(Cloner); ok {
+			e.value = cl.Clone()
+		}
+		out.data[i] = e
+	}
+	for k, v := range c.SkipFilter {
+		out.SkipFilter[k] = v
+	}
+	for k, v := range c.SkipScore {
+		out.SkipScore[k] = v
+	}
+	return out
+}

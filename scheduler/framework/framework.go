@@ -197,38 +197,77 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *CycleState, pod 
 // (so pod's affinity to them is not satisfied by pods not yet there). Both
 // must pass.
 func (f *Framework) RunFilterPluginsWithNominatedPods(ctx context.Context, state *CycleState, pod *api.Pod, node *NodeInfo) *Status {
-	withNominated := f.addNominatedPods(pod, node)
+	withNominated, nominatedState, err := f.addNominatedPods(ctx, state, pod, node)
+	if err != nil {
+		return AsStatus(err)
+	}
 	if withNominated == nil {
 		return f.RunFilterPlugins(ctx, state, pod, node)
 	}
-	if s := f.RunFilterPlugins(ctx, state, pod, withNominated); !s.IsSuccess() {
+	if s := f.RunFilterPlugins(ctx, nominatedState, pod, withNominated); !s.IsSuccess() {
 		return s
 	}
 	return f.RunFilterPlugins(ctx, state, pod, node)
 }
 
 // addNominatedPods returns a copy of node with the nominated pods of
-// priority at least pod's added, or nil when there are none.
-func (f *Framework) addNominatedPods(pod *api.Pod, node *NodeInfo) *NodeInfo {
+// priority at least pod's added, and a copy of state updated for them by
+// the PreFilterExtensions, or nils when there are none.
+func (f *Framework) addNominatedPods(ctx context.Context, state *CycleState, pod *api.Pod, node *NodeInfo) (*NodeInfo, *CycleState, error) {
 	if f.nominator == nil || node.Node() == nil {
-		return nil
+		return nil, nil, nil
 	}
 	nominated := f.nominator.NominatedPodsForNode(node.Name)
 	if len(nominated) == 0 {
-		return nil
+		return nil, nil, nil
 	}
 	var out *NodeInfo
+	var outState *CycleState
 	prio := PodPriority(pod)
 	for _, p := range nominated {
 		if p.UID == pod.UID || PodPriority(p) < prio {
 			continue
 		}
 		if out == nil {
-			out = node.Clone()
+			out, outState = node.Clone(), state.Clone()
 		}
-		out.AddPodInfo(NewPodInfo(p))
+		pi := NewPodInfo(p)
+		out.AddPodInfo(pi)
+		if s := f.RunPreFilterExtensionAddPod(ctx, outState, pod, pi, out); !s.IsSuccess() {
+			return nil, nil, s.AsError()
+		}
 	}
-	return out
+	return out, outState, nil
+}
+
+// RunPreFilterExtensionAddPod tells the PreFilter plugins (not skipped)
+// that implement PreFilterExtensions that podToAdd joined node.
+func (f *Framework) RunPreFilterExtensionAddPod(ctx context.Context, state *CycleState, podToSchedule *api.Pod, podToAdd *PodInfo, node *NodeInfo) *Status {
+	for _, p := range f.preFilter {
+		ext, ok := p.(PreFilterExtensions)
+		if !ok || state.SkipFilter[p.Name()] {
+			continue
+		}
+		if s := ext.AddPod(ctx, state, podToSchedule, podToAdd, node); !s.IsSuccess() {
+			return AsStatus(fmt.Errorf("running AddPod on PreFilter plugin %q: %w", p.Name(), s.AsError()))
+		}
+	}
+	return nil
+}
+
+// RunPreFilterExtensionRemovePod tells the PreFilter plugins (not
+// skipped) that implement PreFilterExtensions that podToRemove left node.
+func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *CycleState, podToSchedule *api.Pod, podToRemove *PodInfo, node *NodeInfo) *Status {
+	for _, p := range f.preFilter {
+		ext, ok := p.(PreFilterExtensions)
+		if !ok || state.SkipFilter[p.Name()] {
+			continue
+		}
+		if s := ext.RemovePod(ctx, state, podToSchedule, podToRemove, node); !s.IsSuccess() {
+			return AsStatus(fmt.Errorf("running RemovePod on PreFilter plugin %q: %w", p.Name(), s.AsError()))
+		}
+	}
+	return nil
 }
 
 // RunPostFilterPlugins runs the PostFilter plugins after no node fitted,

@@ -94,6 +94,15 @@ type PreFilterPlugin interface {
 	PreFilter(ctx context.Context, state *CycleState, pod *api.Pod) *Status
 }
 
+// PreFilterExtensions is implemented by PreFilter plugins whose state
+// depends on the pods of the nodes: when a what-if adds a pod to a node
+// (a nominated pod) or removes one (a preemption victim), they update the
+// (cloned) state to match.
+type PreFilterExtensions interface {
+	AddPod(ctx context.Context, state *CycleState, podToSchedule *api.Pod, podToAdd *PodInfo, node *NodeInfo) *Status
+	RemovePod(ctx context.Context, state *CycleState, podToSchedule *api.Pod, podToRemove *PodInfo, node *NodeInfo) *Status
+}
+
 // FilterPlugin decides whether pod can run on one node. Filter is called
 // from several goroutines at once (one node each) and may only read state.
 type FilterPlugin interface {

@@ -139,6 +139,16 @@ func (s *Scheduler) RunFilterPluginsWithNominatedPods(ctx context.Context, state
 	return s.fwk.RunFilterPluginsWithNominatedPods(ctx, state, pod, node)
 }
 
+// RunPreFilterExtensionAddPod implements defaultpreemption.Handle.
+func (s *Scheduler) RunPreFilterExtensionAddPod(ctx context.Context, state *framework.CycleState, pod *api.Pod, podToAdd *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+	return s.fwk.RunPreFilterExtensionAddPod(ctx, state, pod, podToAdd, node)
+}
+
+// RunPreFilterExtensionRemovePod implements defaultpreemption.Handle.
+func (s *Scheduler) RunPreFilterExtensionRemovePod(ctx context.Context, state *framework.CycleState, pod *api.Pod, podToRemove *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+	return s.fwk.RunPreFilterExtensionRemovePod(ctx, state, pod, podToRemove, node)
+}
+
 // PodDisruptionBudgets implements defaultpreemption.Handle.
 func (s *Scheduler) PodDisruptionBudgets() []*api.PodDisruptionBudget {
 	if s.factory == nil {

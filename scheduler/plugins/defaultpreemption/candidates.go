@@ -22,10 +22,13 @@ type Candidate struct {
 	NumPDBViolations int
 }
 
-// Filterer runs the filters of the scheduler's profile.
+// Filterer runs the filters of the scheduler's profile (the framework's
+// methods of the same names).
 type Filterer interface {
 	Parallelizer() framework.Parallelizer
 	RunFilterPluginsWithNominatedPods(ctx context.Context, state *framework.CycleState, pod *api.Pod, node *framework.NodeInfo) *framework.Status
+	RunPreFilterExtensionAddPod(ctx context.Context, state *framework.CycleState, podToSchedule *api.Pod, podToAdd *framework.PodInfo, node *framework.NodeInfo) *framework.Status
+	RunPreFilterExtensionRemovePod(ctx context.Context, state *framework.CycleState, podToSchedule *api.Pod, podToRemove *framework.PodInfo, node *framework.NodeInfo) *framework.Status
 }
 
 // DryRunPreemption finds the victims on each potential node in parallel,
@@ -44,7 +47,7 @@ func DryRunPreemption(ctx context.Context, f Filterer, state *framework.CycleSta
 	)
 	f.Parallelizer().Until(ctx, len(potential), func(i int) {
 		ni := potential[(offset+i)%len(potential)]
-		victims, violations, st := SelectVictimsOnNode(ctx, f, state, pod, ni.Clone(), pdbs)
+		victims, violations, st := SelectVictimsOnNode(ctx, f, state.Clone(), pod, ni.Clone(), pdbs)
 		if st.IsSuccess() && len(victims) == 0 {
 			st = framework.AsStatus(fmt.Errorf("expected at least one victim pod on node %q", ni.Name))
 		}
@@ -75,13 +78,9 @@ func DryRunPreemption(ctx context.Context, f Filterer, state *framework.CycleSta
 // of lower priority; if pod still does not fit, the node is no candidate;
 // else add the pods back from the most important on, PDB violators first,
 // keeping each one that still leaves room. It returns the victims (most
-// important first) and how many of them violate a PDB.
-//
-// Not done as kube: kube's PreFilterExtensions (AddPod/RemovePod) are not
-// implemented, so the state a PreFilter computed for the whole cluster
-// (InterPodAffinity's counts) does not see the victims removed; a node
-// whose only obstacle is a lower-priority pod's anti-affinity is therefore
-// no candidate here, where kube would preempt that pod.
+// important first) and how many of them violate a PDB. The PreFilter
+// state (state, a copy of the cycle's, changed here) follows each removal
+// and addition through the PreFilterExtensions, as kube's.
 func SelectVictimsOnNode(ctx context.Context, f Filterer, state *framework.CycleState, pod *api.Pod, node *framework.NodeInfo, pdbs []*api.PodDisruptionBudget) ([]*api.Pod, int, *framework.Status) {
 	prio := framework.PodPriority(pod)
 	var potential []*framework.PodInfo
@@ -93,8 +92,14 @@ func SelectVictimsOnNode(ctx context.Context, f Filterer, state *framework.Cycle
 	if len(potential) == 0 {
 		return nil, 0, framework.NewStatus(framework.UnschedulableAndUnresolvable, msgNoVictims)
 	}
-	for _, pi := range potential {
+	remove := func(pi *framework.PodInfo) error {
 		if err := node.RemovePod(pi.Pod); err != nil {
+			return err
+		}
+		return f.RunPreFilterExtensionRemovePod(ctx, state, pod, pi, node).AsError()
+	}
+	for _, pi := range potential {
+		if err := remove(pi); err != nil {
 			return nil, 0, framework.AsStatus(err)
 		}
 	}
@@ -106,10 +111,13 @@ func SelectVictimsOnNode(ctx context.Context, f Filterer, state *framework.Cycle
 	var victims []*framework.PodInfo
 	reprieve := func(pi *framework.PodInfo) (bool, error) {
 		node.AddPodInfo(pi)
+		if err := f.RunPreFilterExtensionAddPod(ctx, state, pod, pi, node).AsError(); err != nil {
+			return false, err
+		}
 		if f.RunFilterPluginsWithNominatedPods(ctx, state, pod, node).IsSuccess() {
 			return true, nil
 		}
-		if err := node.RemovePod(pi.Pod); err != nil {
+		if err := remove(pi); err != nil {
 			return false, err
 		}
 		victims = append(victims, pi)

@@ -32,10 +32,7 @@ const (
 // Handle is what the plugin needs of the scheduler.
 type Handle interface {
 	framework.Handle
-	// Parallelizer runs the dry runs over nodes.
-	Parallelizer() framework.Parallelizer
-	// RunFilterPluginsWithNominatedPods is the framework's.
-	RunFilterPluginsWithNominatedPods(ctx context.Context, state *framework.CycleState, pod *api.Pod, node *framework.NodeInfo) *framework.Status
+	Filterer
 	// PodDisruptionBudgets lists every PDB (the informer's, shared).
 	PodDisruptionBudgets() []*api.PodDisruptionBudget
 	// NominatedPodsForNode and NominatedNode read the scheduler's nominator.

@@ -11,6 +11,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/resource"
 	"github.com/minik8s/minik8s/scheduler/framework"
+	"github.com/minik8s/minik8s/scheduler/plugins/interpodaffinity"
 	"github.com/minik8s/minik8s/scheduler/plugins/nodeaffinity"
 	"github.com/minik8s/minik8s/scheduler/plugins/noderesources"
 	"github.com/minik8s/minik8s/scheduler/schedtest"
@@ -51,7 +52,7 @@ type handle struct {
 
 func newHandle(nodes ...*framework.NodeInfo) *handle {
 	h := &handle{nodes: nodes, nominated: map[string][]*api.Pod{}}
-	h.fwk = framework.New([]framework.WeightedPlugin{{Plugin: nodeaffinity.Plugin{}}, {Plugin: noderesources.Fit{}}}, 4)
+	h.fwk = framework.New([]framework.WeightedPlugin{{Plugin: nodeaffinity.Plugin{}}, {Plugin: noderesources.Fit{}}, {Plugin: interpodaffinity.New(h)}}, 4)
 	h.fwk.SetPodNominator(h)
 	return h
 }
@@ -60,6 +61,12 @@ func (h *handle) SnapshotSharedLister() framework.SharedLister { return h.nodes 
 func (h *handle) Parallelizer() framework.Parallelizer         { return h.fwk.Parallelizer() }
 func (h *handle) RunFilterPluginsWithNominatedPods(ctx context.Context, st *framework.CycleState, p *api.Pod, n *framework.NodeInfo) *framework.Status {
 	return h.fwk.RunFilterPluginsWithNominatedPods(ctx, st, p, n)
+}
+func (h *handle) RunPreFilterExtensionAddPod(ctx context.Context, st *framework.CycleState, p *api.Pod, pi *framework.PodInfo, n *framework.NodeInfo) *framework.Status {
+	return h.fwk.RunPreFilterExtensionAddPod(ctx, st, p, pi, n)
+}
+func (h *handle) RunPreFilterExtensionRemovePod(ctx context.Context, st *framework.CycleState, p *api.Pod, pi *framework.PodInfo, n *framework.NodeInfo) *framework.Status {
+	return h.fwk.RunPreFilterExtensionRemovePod(ctx, st, p, pi, n)
 }
 func (h *handle) PodDisruptionBudgets() []*api.PodDisruptionBudget { return h.pdbs }
 func (h *handle) NominatedPodsForNode(n string) []*api.Pod         { return h.nominated[n] }
@@ -389,5 +396,38 @@ func TestActuateClearsLowerNominations(t *testing.T) {
 	}
 	if got := strings.Join(e.cleared, ","); got != "nominated-low" {
 		t.Errorf("cleared %q, want nominated-low", got)
+	}
+}
+
+// TestPreemptionResolvesAntiAffinity: the only obstacle on the node is a
+// lower-priority pod whose anti-affinity rejects the preemptor; it is
+// preempted (the PreFilter state follows its removal), while a
+// higher-priority one with the same term would not be.
+func TestPreemptionResolvesAntiAffinity(t *testing.T) {
+	t.Parallel()
+	anti := func(p *api.Pod) *api.Pod {
+		p.Spec.Affinity = &api.Affinity{PodAntiAffinity: &api.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []api.PodAffinityTerm{{
+			LabelSelector: &api.LabelSelector{MatchLabels: map[string]string{"app": "web"}}, TopologyKey: api.LabelHostname,
+		}}}}
+		return p
+	}
+	for _, tc := range []struct {
+		name     string
+		prio     int32
+		preempts bool
+	}{{"lower priority", 1, true}, {"higher priority", 20, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHandle(schedtest.NodeInfo(node("n1", 10), anti(pod("loner", tc.prio, 1, "n1", time.Minute))))
+			p := labeled(pod("web", 10, 1, "", 0), "app", "web")
+			state, m := statuses(t, h, p)
+			if st := m["n1"]; st == nil || st.Code != framework.Unschedulable {
+				t.Fatalf("filter status %+v, want the existing pod's anti-affinity", st)
+			}
+			e := &evictor{}
+			res, st := newPlugin(h, e).PostFilter(context.Background(), state, p, m)
+			if got := strings.Join(e.preempted, ","); st.IsSuccess() != tc.preempts || (tc.preempts && (got != "loner@n1" || res.NominatedNodeName != "n1")) {
+				t.Errorf("status %+v result %+v preempted %q", st, res, got)
+			}
+		})
 	}
 }

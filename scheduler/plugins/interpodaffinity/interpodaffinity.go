@@ -2,6 +2,7 @@ package interpodaffinity
 
 import (
 	"context"
+	"maps"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/scheduler/framework"
@@ -32,11 +33,12 @@ type Plugin struct {
 }
 
 var (
-	_ framework.PreFilterPlugin = (*Plugin)(nil)
-	_ framework.FilterPlugin    = (*Plugin)(nil)
-	_ framework.PreScorePlugin  = (*Plugin)(nil)
-	_ framework.ScorePlugin     = (*Plugin)(nil)
-	_ framework.ScoreNormalizer = (*Plugin)(nil)
+	_ framework.PreFilterPlugin     = (*Plugin)(nil)
+	_ framework.PreFilterExtensions = (*Plugin)(nil)
+	_ framework.FilterPlugin        = (*Plugin)(nil)
+	_ framework.PreScorePlugin      = (*Plugin)(nil)
+	_ framework.ScorePlugin         = (*Plugin)(nil)
+	_ framework.ScoreNormalizer     = (*Plugin)(nil)
 )
 
 // New returns the plugin reading the cluster through h.
@@ -102,6 +104,59 @@ func (p *Plugin) PreFilter(_ context.Context, state *framework.CycleState, pod *
 		return framework.NewStatus(framework.Skip)
 	}
 	state.Write(preFilterKey, s)
+	return nil
+}
+
+// Clone implements framework.Cloner: the counts are copied.
+func (s *preFilterState) Clone() any {
+	return &preFilterState{pod: s.pod, existingAnti: maps.Clone(s.existingAnti),
+		affinityCounts: maps.Clone(s.affinityCounts), antiAffinityCnts: maps.Clone(s.antiAffinityCnts)}
+}
+
+// update counts other (placed on node) m times more: its anti-affinity
+// terms that select the incoming pod, and the incoming pod's terms that
+// select it, as kube's updateWithPod.
+func (s *preFilterState) update(other *framework.PodInfo, node *api.Node, m int) {
+	if node == nil {
+		return
+	}
+	for i := range other.RequiredAntiAffinityTerms {
+		t := &other.RequiredAntiAffinityTerms[i]
+		if v, ok := node.Labels[t.TopologyKey]; ok && t.Matches(s.pod.Pod) {
+			s.existingAnti[topologyPair{t.TopologyKey, v}] += m
+		}
+	}
+	for i := range s.pod.RequiredAffinityTerms {
+		t := &s.pod.RequiredAffinityTerms[i]
+		if v, ok := node.Labels[t.TopologyKey]; ok && t.Matches(other.Pod) {
+			s.affinityCounts[topologyPair{t.TopologyKey, v}] += m
+		}
+	}
+	for i := range s.pod.RequiredAntiAffinityTerms {
+		t := &s.pod.RequiredAntiAffinityTerms[i]
+		if v, ok := node.Labels[t.TopologyKey]; ok && t.Matches(other.Pod) {
+			s.antiAffinityCnts[topologyPair{t.TopologyKey, v}] += m
+		}
+	}
+}
+
+// AddPod implements framework.PreFilterExtensions.
+func (p *Plugin) AddPod(_ context.Context, state *framework.CycleState, _ *api.Pod, podToAdd *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+	v, ok := state.Read(preFilterKey)
+	if !ok {
+		return framework.AsStatus(errNoPreFilter)
+	}
+	v.(*preFilterState).update(podToAdd, node.Node(), 1)
+	return nil
+}
+
+// RemovePod implements framework.PreFilterExtensions.
+func (p *Plugin) RemovePod(_ context.Context, state *framework.CycleState, _ *api.Pod, podToRemove *framework.PodInfo, node *framework.NodeInfo) *framework.Status {
+	v, ok := state.Read(preFilterKey)
+	if !ok {
+		return framework.AsStatus(errNoPreFilter)
+	}
+	v.(*preFilterState).update(podToRemove, node.Node(), -1)
 	return nil
 }
 
