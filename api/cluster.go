@@ -297,7 +297,7 @@ type PodCertificateRequest struct {
 	TypeMeta   `json:",inline"`
 	ObjectMeta `json:"metadata"`
 	Spec       PodCertificateRequestSpec   `json:"spec"`
-	Status     PodCertificateRequestStatus `json:"status,omitzero"`
+	Status     PodCertificateRequestStatus `json:"status"`
 }
 
 // PodCertificateRequestList is a list of PodCertificateRequests.

@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/field"
@@ -58,6 +59,8 @@ func Validate(obj api.Object) field.ErrorList {
 		return ValidateAPIService(o)
 	case *api.ClusterTrustBundle:
 		return validateClusterTrustBundle(o, nil)
+	case *api.PodCertificateRequest:
+		return ValidatePodCertificateRequest(o)
 	case *api.IPAddress:
 		return validateIPAddress(o)
 	}
@@ -116,6 +119,8 @@ func ValidateUpdate(obj, old api.Object) field.ErrorList {
 		return ValidateAPIServiceUpdate(o, old.(*api.APIService))
 	case *api.ClusterTrustBundle:
 		return validateClusterTrustBundle(o, old.(*api.ClusterTrustBundle))
+	case *api.PodCertificateRequest:
+		return ValidatePodCertificateRequestUpdate(o, old.(*api.PodCertificateRequest))
 	case *api.IPAddress:
 		return validateIPAddressUpdate(o, old.(*api.IPAddress))
 	}
@@ -150,6 +155,8 @@ func ValidateStatusUpdate(obj, old api.Object) field.ErrorList {
 		return ValidateJobStatusUpdate(o, old.(*api.Job))
 	case *api.CertificateSigningRequest:
 		return ValidateCertificateSigningRequestStatusUpdate(o, old.(*api.CertificateSigningRequest))
+	case *api.PodCertificateRequest:
+		return ValidatePodCertificateRequestStatusUpdate(o, old.(*api.PodCertificateRequest), time.Now())
 	}
 	return ValidateUpdate(obj, old)
 }

@@ -45,6 +45,7 @@ var kinds = map[string]kind{
 	"coordination.k8s.io/v1/leases":                     {strategy: BaseStrategy{CreateOnUpdate: true}},
 	"batch/v1/jobs":                                     {strategy: jobStrategy{}},
 	"certificates.k8s.io/v1/certificatesigningrequests": {strategy: csrStrategy{}},
+	"certificates.k8s.io/v1/podcertificaterequests":     {strategy: podCertificateRequestStrategy{}},
 	// autoscaling/v2 is the storage version; what v1 writes is defaulted
 	// as v2, as kube-apiserver defaults it when it reads it back.
 	"autoscaling/v2/horizontalpodautoscalers": {strategy: hpaStrategy{}},
@@ -69,7 +70,7 @@ var kinds = map[string]kind{
 	// kube's RuntimeClass and ClusterTrustBundle registries keep no
 	// generation.
 	"node.k8s.io/v1/runtimeclasses":              {strategy: noGenerationStrategy{}},
-	"certificates.k8s.io/v1/clustertrustbundles": {strategy: noGenerationStrategy{}},
+	"certificates.k8s.io/v1/clustertrustbundles": {strategy: clusterTrustBundleStrategy{}},
 }
 
 // noGenerationStrategy serves a kind whose objects kube-apiserver writes
