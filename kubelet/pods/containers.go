@@ -8,15 +8,22 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/api"
-	"github.com/minik8s/minik8s/kubelet/probes"
 	"github.com/minik8s/minik8s/kubelet/runtime"
 )
 
 // initContainers is the second step: the init containers in order, each to
-// completion. True once all have succeeded.
+// completion, a sidecar until it is started (see sidecar.go). True once all
+// are done.
 func (s *podSync) initContainers(ctx context.Context) bool {
+	done := initialized(s.pod, s.cs)
 	for i := range s.pod.Spec.InitContainers {
 		c := &s.pod.Spec.InitContainers[i]
+		if isSidecar(c) {
+			if !s.sidecar(ctx, c) && !done {
+				return false
+			}
+			continue
+		}
 		inst := instances(s.cs, c.Name, true)
 		if len(inst) == 0 {
 			s.after(s.start(ctx, c, true, 0, nil))
@@ -65,24 +72,11 @@ func (s *podSync) container(ctx context.Context, c *api.Container, inst []*runti
 	last := inst[0]
 	switch last.State {
 	case runtime.StateRunning:
-		reason := ""
-		switch {
-		case last.Hash != "" && last.Hash != containerHash(c):
-			reason = fmt.Sprintf("Container %s definition changed, will be restarted", c.Name)
-		case c.StartupProbe != nil && m.probes.Result(string(pod.UID), c.Name, last.ID, probes.Startup) == probes.Failure:
-			reason = fmt.Sprintf("Container %s failed startup probe, will be restarted", c.Name)
-		case c.LivenessProbe != nil && m.probes.Result(string(pod.UID), c.Name, last.ID, probes.Liveness) == probes.Failure:
-			reason = fmt.Sprintf("Container %s failed liveness probe, will be restarted", c.Name)
+		if reason := m.probeRestartReason(pod, c, last); reason != "" {
+			s.restartRunning(ctx, c, last, reason)
+			return retrySoon
 		}
-		if reason == "" {
-			return 0
-		}
-		m.rec.Event(pod, api.EventTypeNormal, "Killing", reason)
-		s.log.Info("restarting container", "container", c.Name, "reason", reason)
-		if err := m.rt.StopContainer(ctx, last.ID, m.gracePeriod(pod)); err != nil {
-			s.log.Warn("stop container", "container", c.Name, "id", last.ID, "err", err)
-		}
-		return retrySoon
+		return 0
 	case runtime.StateCreated, runtime.StateUnknown:
 		_ = m.rt.RemoveContainer(ctx, last.ID)
 		return retrySoon
@@ -247,6 +241,11 @@ func (s *podSync) startContainer(ctx context.Context, c *api.Container, init boo
 		if i > 0 {
 			_ = m.rt.RemoveContainer(ctx, o.ID)
 		}
+	}
+	// The container is not reported Running before its postStart hook
+	// returns: this pod's status is written after this pass.
+	if !eph.is && !s.postStart(ctx, c, id) {
+		return 2 * retrySoon
 	}
 	return 0
 }

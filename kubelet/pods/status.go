@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,6 +75,7 @@ func (m *Manager) containerStatus(w *worker, pod *api.Pod, c *api.Container, ini
 		return st
 	}
 	last := inst[0]
+	sidecar := init && isSidecar(c)
 	st.RestartCount = int32(last.RestartCount)
 	st.ImageID = last.ImageID
 	st.ContainerID = m.containerID(last)
@@ -84,11 +86,11 @@ func (m *Manager) containerStatus(w *worker, pod *api.Pod, c *api.Container, ini
 	case runtime.StateRunning:
 		st.State.Running = &api.ContainerStateRunning{StartedAt: api.NewTime(last.StartedAt)}
 		started := true
-		if c.StartupProbe != nil && !init {
-			started = m.probes.Result(string(pod.UID), c.Name, last.ID, probes.Startup) == probes.Success
+		if !init || sidecar {
+			started = m.started(pod, c, last)
 		}
 		st.Started = &started
-		if init {
+		if init && !sidecar {
 			st.Ready = false
 		} else if c.ReadinessProbe != nil {
 			st.Ready = started && m.probes.Result(string(pod.UID), c.Name, last.ID, probes.Readiness) == probes.Success
@@ -96,7 +98,7 @@ func (m *Manager) containerStatus(w *worker, pod *api.Pod, c *api.Container, ini
 			st.Ready = started
 		}
 	case runtime.StateExited:
-		if waiting != nil && waiting.Reason == "CrashLoopBackOff" || waiting != nil && shouldRestart(pod.Spec.RestartPolicy, last.ExitCode) {
+		if waiting != nil && waiting.Reason == "CrashLoopBackOff" || waiting != nil && (sidecar || shouldRestart(pod.Spec.RestartPolicy, last.ExitCode)) {
 			st.State.Waiting = waiting
 			st.LastTerminationState = api.ContainerState{Terminated: m.terminated(pod, c, last)}
 		} else {
@@ -177,18 +179,35 @@ func (m *Manager) podIP(w *worker, pod *api.Pod, cs []runtime.Container) string 
 // initProgress is the init containers' statuses and what they add up to.
 type initProgress struct {
 	statuses []api.ContainerStatus
-	// done: every init container succeeded; failed: one failed for good
+	// done: every init container succeeded and every sidecar started, or
+	// an app container was created; failed: one failed for good
 	// (restartPolicy Never).
 	done, failed bool
 	incomplete   []string
+	// sidecarsRunning counts running sidecars; unreadySidecars are those
+	// not ready, which keep the pod from being Ready.
+	sidecarsRunning int
+	unreadySidecars []string
 }
 
 func (m *Manager) initStatuses(w *worker, pod *api.Pod, cs []runtime.Container) initProgress {
 	p := initProgress{done: true}
+	init := initialized(pod, cs)
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		cst := m.containerStatus(w, pod, c, true, cs, "PodInitializing")
-		if t := cst.State.Terminated; t != nil && t.ExitCode == 0 {
+		if isSidecar(c) {
+			if !cst.Ready {
+				p.unreadySidecars = append(p.unreadySidecars, c.Name)
+			}
+			if cst.State.Running != nil {
+				p.sidecarsRunning++
+			}
+			if !init && (cst.Started == nil || !*cst.Started) {
+				p.done = false
+				p.incomplete = append(p.incomplete, c.Name)
+			}
+		} else if t := cst.State.Terminated; t != nil && t.ExitCode == 0 {
 			cst.Ready = true
 		} else {
 			p.done = false
@@ -256,7 +275,9 @@ func podPhase(pod *api.Pod, w *worker, inits initProgress, apps appProgress) api
 		return api.PodFailed
 	case !inits.done, apps.waiting > 0:
 		return api.PodPending
-	case apps.running > 0:
+	case apps.running+inits.sidecarsRunning > 0:
+		// Running sidecars keep the pod Running until they are stopped
+		// (kube's getPhase); run stops them once the apps are done.
 		return api.PodRunning
 	case apps.stopped > 0:
 		switch {
@@ -310,8 +331,9 @@ func podConditions(w *worker, pod *api.Pod, cs []runtime.Container, phase api.Po
 	cond(api.PodReadyToStartContainers, runningSandbox(cs) != nil, "", "")
 	cond(api.PodInitialized, inits.done, "ContainersNotInitialized", fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(inits.incomplete, " ")))
 	terminal := isTerminal(phase)
-	ready := len(apps.unready) == 0 && !terminal
-	msg := fmt.Sprintf("containers with unready status: [%s]", strings.Join(apps.unready, " "))
+	unready := append(slices.Clone(inits.unreadySidecars), apps.unready...)
+	ready := len(unready) == 0 && !terminal
+	msg := fmt.Sprintf("containers with unready status: [%s]", strings.Join(unready, " "))
 	reason := "ContainersNotReady"
 	if terminal {
 		reason, msg = "PodCompleted", ""
@@ -400,11 +422,19 @@ func (m *Manager) writeStatus(ctx context.Context, w *worker, pod *api.Pod, st a
 // syncProbes starts and stops the probe workers of running containers.
 func (m *Manager) syncProbes(pod *api.Pod, cs []runtime.Container, st api.PodStatus) {
 	running := map[string]probes.Running{}
-	for _, c := range pod.Spec.Containers {
-		inst := instances(cs, c.Name, false)
+	add := func(c *api.Container, init bool) {
+		inst := instances(cs, c.Name, init)
 		if len(inst) > 0 && inst[0].State == runtime.StateRunning {
 			running[c.Name] = probes.Running{ContainerID: inst[0].ID, StartedAt: inst[0].StartedAt}
 		}
+	}
+	for i := range pod.Spec.InitContainers {
+		if isSidecar(&pod.Spec.InitContainers[i]) {
+			add(&pod.Spec.InitContainers[i], true)
+		}
+	}
+	for i := range pod.Spec.Containers {
+		add(&pod.Spec.Containers[i], false)
 	}
 	m.probes.Sync(pod, st.PodIP, running)
 }

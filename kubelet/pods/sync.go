@@ -87,9 +87,15 @@ type podSync struct {
 
 // run is a pass over a pod that should be running.
 func (s *podSync) run(ctx context.Context) (time.Duration, bool) {
-	if !s.finished() && !s.enforceActiveDeadline(ctx) && s.admit(ctx) && s.sandbox(ctx) && s.initContainers(ctx) {
-		s.containers(ctx)
-		s.ephemeralContainers(ctx)
+	if !s.finished() && !s.enforceActiveDeadline(ctx) && s.admit(ctx) && s.sandbox(ctx) {
+		if hasSidecars(s.pod) && s.appsDone() {
+			// The app containers are done for good: the sidecars stop
+			// and the pod turns Succeeded or Failed.
+			s.m.stopSidecars(ctx, s.pod, s.cs, s.m.gracePeriod(s.pod))
+		} else if s.initContainers(ctx) {
+			s.containers(ctx)
+			s.ephemeralContainers(ctx)
+		}
 	}
 	if s.release != nil {
 		s.release()

@@ -50,23 +50,32 @@ func (m *Manager) removeGonePod(ctx context.Context, uid string, cs []runtime.Co
 	m.probes.RemovePod(uid)
 }
 
-// killPod stops the pod's running app containers in parallel with grace;
-// sandboxes are left to the caller (their network is torn down first).
+// killPod stops the pod's running containers within grace as kube's
+// killContainersWithSyncResult: the app (and regular init) containers in
+// parallel, each after its preStop hook, then the sidecars one by one in
+// reverse order; sandboxes are left to the caller (their network is torn
+// down first).
 func (m *Manager) killPod(ctx context.Context, pod *api.Pod, cs []runtime.Container, grace time.Duration) {
+	deadline := time.Now().Add(grace)
+	podIP := ""
+	if sb := runningSandbox(cs); sb != nil {
+		podIP = m.currentPodIP(pod, sb.PodIP)
+	}
 	var wg sync.WaitGroup
 	for _, c := range cs {
 		if c.Kind != runtime.KindContainer || c.State != runtime.StateRunning {
 			continue
 		}
+		spec := containerSpec(pod, c.Name, c.Init)
+		if spec != nil && c.Init && isSidecar(spec) {
+			continue
+		}
 		m.log.Info("killing container", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "grace", grace)
 		m.rec.Eventf(pod, api.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
-		wg.Go(func() {
-			if err := m.rt.StopContainer(ctx, c.ID, grace); err != nil {
-				m.log.Warn("stop container", "container", c.ID, "err", err)
-			}
-		})
+		wg.Go(func() { m.killContainer(ctx, pod, spec, &c, podIP, grace) })
 	}
 	wg.Wait()
+	m.stopSidecars(ctx, pod, cs, max(time.Until(deadline), 0))
 }
 
 func (m *Manager) stopSandboxes(ctx context.Context, pod *api.Pod, cs []runtime.Container) {

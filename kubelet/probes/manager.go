@@ -68,8 +68,18 @@ func (m *Manager) Sync(pod *api.Pod, podIP string, running map[string]Running) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	want := map[key]bool{}
+	// Sidecars (init containers with restartPolicy Always) are probed as
+	// app containers; container names are unique across both lists.
+	var probed []*api.Container
+	for i := range pod.Spec.InitContainers {
+		if c := &pod.Spec.InitContainers[i]; c.RestartPolicy != nil && *c.RestartPolicy == api.ContainerRestartPolicyAlways {
+			probed = append(probed, c)
+		}
+	}
 	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
+		probed = append(probed, &pod.Spec.Containers[i])
+	}
+	for _, c := range probed {
 		r, ok := running[c.Name]
 		if !ok {
 			continue
