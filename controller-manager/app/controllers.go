@@ -8,6 +8,7 @@ import (
 	"github.com/minik8s/minik8s/controller-manager/disruption"
 	"github.com/minik8s/minik8s/controller-manager/endpoints"
 	"github.com/minik8s/minik8s/controller-manager/endpointslice"
+	"github.com/minik8s/minik8s/controller-manager/endpointslicemirroring"
 	"github.com/minik8s/minik8s/controller-manager/garbagecollector"
 	"github.com/minik8s/minik8s/controller-manager/job"
 	"github.com/minik8s/minik8s/controller-manager/namespace"
@@ -33,6 +34,7 @@ var constructors = map[string]controller.Constructor{
 	"disruption":               disruption.New,
 	"endpoints":                endpoints.New,
 	"endpointslice":            endpointslice.New,
+	"endpointslicemirroring":   endpointslicemirroring.New,
 	"garbagecollector":         garbagecollector.New,
 	"horizontalpodautoscaling": podautoscaler.New,
 	"job":                      job.New,

@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
@@ -45,23 +44,10 @@ type Controller struct {
 	// MaxPerSlice bounds the endpoints of one slice.
 	MaxPerSlice int
 
-	// written remembers, per service, the resourceVersions of slices this
-	// controller wrote ("" for deleted ones) until the cache shows them, so
-	// a sync never acts on a cache older than its own writes (kube's
-	// endpointSliceTracker).
-	mu      sync.Mutex
-	written map[string]map[string]write
+	// written holds the slices this controller wrote until the cache
+	// shows them (kube's endpointSliceTracker).
+	written *controller.Writes
 }
-
-// write is one slice write awaited in the cache.
-type write struct {
-	rv string // "" for a delete
-	at time.Time
-}
-
-// writeTTL bounds how long a write is awaited: an informer that re-listed
-// past it (the slice created and deleted in between) never shows it.
-const writeTTL = 30 * time.Second
 
 var _ controller.Interface = (*Controller)(nil)
 
@@ -89,7 +75,7 @@ func NewController(c *client.Client, services *informer.Informer[api.Service], p
 	ctl := &Controller{
 		client: c, services: services, pods: pods, slices: slices, recorder: rec, log: log,
 		MaxPerSlice: MaxEndpointsPerSlice,
-		written:     map[string]map[string]write{},
+		written:     controller.NewWrites(),
 	}
 	ctl.Loop = controller.NewLoop(controller.LoopConfig[string]{Queue: "endpoint_slice", Sync: ctl.sync, Log: log})
 	if err := slices.AddIndexers(cache.Indexers[api.EndpointSlice]{byService: func(s *api.EndpointSlice) []string {
@@ -214,48 +200,16 @@ func (c *Controller) delete(ctx context.Context, key string, s *api.EndpointSlic
 	return nil
 }
 
-func (c *Controller) remember(key, slice, rv string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m := c.written[key]
-	if m == nil {
-		m = map[string]write{}
-		c.written[key] = m
-	}
-	m[slice] = write{rv: rv, at: time.Now()}
-}
+func (c *Controller) remember(key, slice, rv string) { c.written.Remember(key, slice, rv) }
 
 // stale reports whether the cache has not caught up with this
-// controller's writes for the service, forgetting the writes it has.
+// controller's writes for the service.
 func (c *Controller) stale(key string, cached []*api.EndpointSlice) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m := c.written[key]
-	if len(m) == 0 {
-		return false
-	}
-	have := map[string]string{}
+	have := make(map[string]string, len(cached))
 	for _, s := range cached {
 		have[s.Name] = s.ResourceVersion
 	}
-	for name, w := range m {
-		got, ok := have[name]
-		switch {
-		case w.rv == "" && !ok, w.rv != "" && ok && rvAtLeast(got, w.rv), time.Since(w.at) > writeTTL:
-			delete(m, name)
-		}
-	}
-	if len(m) == 0 {
-		delete(c.written, key)
-		return false
-	}
-	return true
-}
-
-func rvAtLeast(got, want string) bool {
-	g, err1 := strconv.ParseInt(got, 10, 64)
-	w, err2 := strconv.ParseInt(want, 10, 64)
-	return err1 != nil || err2 != nil || g >= w
+	return c.written.Stale(key, have)
 }
 
 // DesiredSlice is the content of one slice the service should have.

@@ -138,26 +138,3 @@ func TestSync(t *testing.T) {
 		})
 	}
 }
-
-func TestStaleCache(t *testing.T) {
-	c := &Controller{written: map[string]map[string]write{}}
-	have := func(name, rv string) []*api.EndpointSlice {
-		return []*api.EndpointSlice{{ObjectMeta: api.ObjectMeta{Name: name, ResourceVersion: rv}}}
-	}
-	c.remember("ns/web", "web-a", "10")
-	if !c.stale("ns/web", nil) || !c.stale("ns/web", have("web-a", "9")) {
-		t.Fatal("cache without the write (or older) is not stale")
-	}
-	if c.stale("ns/web", have("web-a", "10")) {
-		t.Fatal("cache with the write is stale")
-	}
-	c.remember("ns/web", "web-a", "")
-	if !c.stale("ns/web", have("web-a", "10")) || c.stale("ns/web", nil) {
-		t.Fatal("delete not awaited")
-	}
-	c.remember("ns/web", "web-b", "20")
-	c.written["ns/web"]["web-b"] = write{rv: "20", at: time.Now().Add(-2 * writeTTL)}
-	if c.stale("ns/web", nil) {
-		t.Fatal("expired write still awaited")
-	}
-}
