@@ -108,7 +108,8 @@ func (s *podSync) appsDone() bool {
 }
 
 // stopSidecars stops the running sidecars one by one, the last first, each
-// with its preStop hook, within what is left of grace.
+// with its preStop hook, within what is left of grace (at least
+// minimumGrace).
 func (m *Manager) stopSidecars(ctx context.Context, pod *api.Pod, cs []runtime.Container, grace time.Duration) {
 	deadline := time.Now().Add(grace)
 	podIP := ""
@@ -126,7 +127,9 @@ func (m *Manager) stopSidecars(ctx context.Context, pod *api.Pod, cs []runtime.C
 			}
 			m.log.Info("killing container", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "grace", time.Until(deadline).Round(time.Second))
 			m.rec.Eventf(pod, api.EventTypeNormal, "Killing", "Stopping container %s", c.Name)
-			m.killContainer(ctx, pod, c, inst, podIP, max(time.Until(deadline), 0))
+			// As kube's killContainer, a sidecar still gets a minimal
+			// shutdown window once the apps used up the grace period.
+			m.killContainer(ctx, pod, c, inst, podIP, max(time.Until(deadline), minimumGrace))
 		}
 	}
 }
