@@ -132,6 +132,7 @@ func (s *podSync) postStart(ctx context.Context, c *api.Container, id string) bo
 	}
 	s.log.Warn("postStart hook failed", "container", c.Name, "err", err)
 	m.rec.Event(pod, api.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed")
+	m.rec.Event(pod, api.EventTypeNormal, "Killing", "FailedPostStartHook")
 	m.killContainer(ctx, pod, c, &runtime.Container{ID: id}, m.currentPodIP(pod, s.sb.PodIP), m.gracePeriod(pod))
 	s.w.setWaiting(c.Name, &api.ContainerStateWaiting{Reason: "PostStartHookError", Message: msg})
 	return false

@@ -159,6 +159,9 @@ func TestFakePostStartHookFailure(t *testing.T) {
 	n.wait("main killed", func() bool {
 		return slices.ContainsFunc(n.rt.Actions(), func(a string) bool { return strings.HasPrefix(a, "StopContainer hook/main ") })
 	})
+	if !n.hasEvent("Normal Killing FailedPostStartHook") {
+		t.Errorf("no Killing event in %q", n.rec.Events())
+	}
 	p := n.waitPod("hook", "Failed", func(p *api.Pod) bool { return p.Status.Phase == api.PodFailed })
 	if s := statusOf(p, "main"); s.State.Running != nil {
 		t.Errorf("main reported running after its postStart hook failed: %+v", s)
