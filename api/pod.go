@@ -74,15 +74,16 @@ type PodSpec struct {
 
 // Container is one container of a pod.
 type Container struct {
-	Name       string               `json:"name"`
-	Image      string               `json:"image,omitempty"`
-	Command    []string             `json:"command,omitempty"`
-	Args       []string             `json:"args,omitempty"`
-	WorkingDir string               `json:"workingDir,omitempty"`
-	Ports      []ContainerPort      `json:"ports,omitempty"`
-	EnvFrom    []EnvFromSource      `json:"envFrom,omitempty"`
-	Env        []EnvVar             `json:"env,omitempty"`
-	Resources  ResourceRequirements `json:"resources,omitzero"`
+	Name       string          `json:"name"`
+	Image      string          `json:"image,omitempty"`
+	Command    []string        `json:"command,omitempty"`
+	Args       []string        `json:"args,omitempty"`
+	WorkingDir string          `json:"workingDir,omitempty"`
+	Ports      []ContainerPort `json:"ports,omitempty"`
+	EnvFrom    []EnvFromSource `json:"envFrom,omitempty"`
+	Env        []EnvVar        `json:"env,omitempty"`
+	// Always written, "resources": {} when empty, as kube writes it.
+	Resources ResourceRequirements `json:"resources"`
 	// RestartPolicy may only be set, to Always, on init containers: it makes
 	// them sidecars that keep running beside the main containers.
 	RestartPolicy            *ContainerRestartPolicy  `json:"restartPolicy,omitempty"`

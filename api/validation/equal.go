@@ -1,6 +1,8 @@
 package validation
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
 
 	"github.com/minik8s/minik8s/api"
@@ -11,13 +13,16 @@ var (
 	quantityType  = reflect.TypeFor[resource.Quantity]()
 	timeType      = reflect.TypeFor[api.Time]()
 	microTimeType = reflect.TypeFor[api.MicroTime]()
+	rawJSONType   = reflect.TypeFor[json.RawMessage]()
 )
 
 // semanticEqual is Kubernetes' semantic equality: like reflect.DeepEqual,
 // except that quantities compare by value ("1" equals "1000m"), times by
 // instant, and a nil slice or map equals an empty one. Immutability and
 // "may not change" rules use it so that re-encoding an unchanged object is
-// never mistaken for a change.
+// never mistaken for a change; for the same reason raw JSON (the volume
+// sources kept as written) compares by the value it encodes, not by its
+// bytes (a patch re-encodes it with sorted keys).
 func semanticEqual(a, b any) bool {
 	return equalValues(reflect.ValueOf(a), reflect.ValueOf(b))
 }
@@ -36,6 +41,8 @@ func equalValues(a, b reflect.Value) bool {
 		return a.Interface().(api.Time).Equal(b.Interface().(api.Time).Time)
 	case microTimeType:
 		return a.Interface().(api.MicroTime).Equal(b.Interface().(api.MicroTime).Time)
+	case rawJSONType:
+		return equalJSON(a.Interface().(json.RawMessage), b.Interface().(json.RawMessage))
 	}
 	switch a.Kind() {
 	case reflect.Pointer, reflect.Interface:
@@ -86,4 +93,17 @@ func equalValues(a, b reflect.Value) bool {
 		return true
 	}
 	return a.Interface() == b.Interface()
+}
+
+// equalJSON compares two raw JSON documents by the values they encode
+// (bytes when either does not decode).
+func equalJSON(a, b json.RawMessage) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var av, bv any
+	if json.Unmarshal(a, &av) != nil || json.Unmarshal(b, &bv) != nil {
+		return false
+	}
+	return reflect.DeepEqual(av, bv)
 }

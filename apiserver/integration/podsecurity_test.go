@@ -111,6 +111,11 @@ func TestPodSecurityConfigurationFile(t *testing.T) {
 	if a.code != http.StatusForbidden || a.body["message"] != wantMsg {
 		t.Errorf("hostNetwork pod under the default level: %d %v, want 403 %q", a.code, a.body["message"], wantMsg)
 	}
+	// The RuntimeClass admission plugin refuses a pod naming a class
+	// that does not exist (before PodSecurity sees it).
+	if a := psDo(t, admin, "POST", strings.TrimSuffix(base, "/api/v1/namespaces")+"/apis/node.k8s.io/v1/runtimeclasses", `{"metadata":{"name":"kata"},"handler":"kata"}`); a.code != http.StatusCreated {
+		t.Fatalf("create RuntimeClass kata: %d %v", a.code, a.body["message"])
+	}
 	for _, c := range []struct {
 		what string
 		hc   *http.Client

@@ -220,7 +220,8 @@ var (
 
 func (podStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
 	pod := obj.(*api.Pod)
-	pod.Status = api.PodStatus{Phase: api.PodPending}
+	// kube's pod strategy sets the QoS class at creation.
+	pod.Status = api.PodStatus{Phase: api.PodPending, QOSClass: api.ComputePodQOS(pod)}
 	syncAppArmorAnnotations(ctx, pod)
 }
 
