@@ -435,6 +435,10 @@ func (s *Server) streamLog(w http.ResponseWriter, r *http.Request, u *url.URL, r
 		relayKubeletError(w, r, resp)
 		return
 	}
+	if isLogWebSocket(r) {
+		streamLogWebSocket(w, r, resp.Body)
+		return
+	}
 	w.Header().Set("Content-Type", "text/plain")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +25,15 @@ import (
 const (
 	ProtocolV5 = "v5.channel.k8s.io"
 	ProtocolV4 = "v4.channel.k8s.io"
+	// ProtocolV4Base64 is v4 with each frame a text message: the channel
+	// as an ASCII digit, then the data in base64.
+	ProtocolV4Base64 = "v4.base64.channel.k8s.io"
+	// ProtocolV1 and ProtocolV1Base64 are the protocols before v4 (what
+	// browsers and old clients, the conformance suite among them, ask
+	// for; a client that offers none gets ProtocolV1's framing): the
+	// error channel carries only a failure's message, nothing on success.
+	ProtocolV1       = "channel.k8s.io"
+	ProtocolV1Base64 = "base64.channel.k8s.io"
 
 	channelStdin  byte = 0
 	channelStdout byte = 1
@@ -56,20 +66,60 @@ func parseExecOptions(r *http.Request) (execOptions, error) {
 	return o, nil
 }
 
+// remoteCommandProtocols are the subprotocols the exec and attach
+// WebSocket speaks, as the kubelet's streaming server (k8s.io/apiserver's
+// wsstream) plus v5.
+var remoteCommandProtocols = []string{ProtocolV5, ProtocolV4, ProtocolV4Base64, ProtocolV1, ProtocolV1Base64}
+
+// negotiateChannelProtocol is wsstream's handshake: the first of the
+// client's subprotocols the server speaks; a client offering none gets
+// "" (ProtocolV1's framing). ok is false when none of the offered is spoken.
+func negotiateChannelProtocol(r *http.Request) (proto string, ok bool) {
+	offered := websocket.Subprotocols(r)
+	if len(offered) == 0 {
+		return "", true
+	}
+	for _, p := range offered {
+		if slices.Contains(remoteCommandProtocols, p) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
 // wsConn serialises writes of channel messages on a WebSocket.
 type wsConn struct {
-	c  *websocket.Conn
-	mu sync.Mutex
+	c      *websocket.Conn
+	base64 bool // text frames: '0'+channel, then base64 data
+	mu     sync.Mutex
 }
 
 func (w *wsConn) send(channel byte, data []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	_ = w.c.SetWriteDeadline(time.Now().Add(30 * time.Second))
+	if w.base64 {
+		return w.c.WriteMessage(websocket.TextMessage, []byte(string(rune('0'+channel))+base64.StdEncoding.EncodeToString(data)))
+	}
 	msg := make([]byte, 1+len(data))
 	msg[0] = channel
 	copy(msg[1:], data)
-	_ = w.c.SetWriteDeadline(time.Now().Add(30 * time.Second))
 	return w.c.WriteMessage(websocket.BinaryMessage, msg)
+}
+
+// decode splits a received message into its channel and data.
+func (w *wsConn) decode(msg []byte) (byte, []byte, bool) {
+	if len(msg) == 0 {
+		return 0, nil, false
+	}
+	if !w.base64 {
+		return msg[0], msg[1:], true
+	}
+	data, err := base64.StdEncoding.DecodeString(string(msg[1:]))
+	if err != nil {
+		return 0, nil, false
+	}
+	return msg[0] - '0', data, true
 }
 
 // channelWriter is an io.Writer onto one output channel.
@@ -90,8 +140,10 @@ func (cw channelWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// upgrader takes the subprotocol from the response header, set from
+// negotiateChannelProtocol (the client's preference, as kube, not the
+// server's order).
 var upgrader = websocket.Upgrader{
-	Subprotocols:     []string{ProtocolV5, ProtocolV4},
 	HandshakeTimeout: 30 * time.Second,
 	// The apiserver proxies the client's Origin; authentication is by
 	// client certificate, so the origin is not what protects this endpoint.
@@ -137,27 +189,39 @@ func (s *Server) serveRemoteCommand(w http.ResponseWriter, r *http.Request, pod 
 		return
 	}
 	if !websocket.IsWebSocketUpgrade(r) {
-		writeStatus(w, apierrors.NewBadRequest(verb+" needs a WebSocket upgrade with subprotocol "+ProtocolV5+" or "+ProtocolV4+
+		writeStatus(w, apierrors.NewBadRequest(verb+" needs a WebSocket upgrade with subprotocol one of "+strings.Join(remoteCommandProtocols, ", ")+
 			", or a SPDY/3.1 upgrade with "+httpstream.RemoteCommandProtocolV4))
 		return
 	}
-	if !slices.ContainsFunc(websocket.Subprotocols(r), func(p string) bool { return p == ProtocolV5 || p == ProtocolV4 }) {
-		writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("%s: unsupported subprotocols %q, want %s or %s", verb, websocket.Subprotocols(r), ProtocolV5, ProtocolV4)))
+	proto, ok := negotiateChannelProtocol(r)
+	if !ok {
+		writeStatus(w, apierrors.NewBadRequest(fmt.Sprintf("%s: unsupported subprotocols %q, want one of %s", verb, websocket.Subprotocols(r), strings.Join(remoteCommandProtocols, ", "))))
 		return
 	}
-	c, err := upgrader.Upgrade(w, r, nil)
+	var hdr http.Header
+	if proto != "" {
+		hdr = http.Header{"Sec-Websocket-Protocol": {proto}}
+	}
+	c, err := upgrader.Upgrade(w, r, hdr)
 	if err != nil {
 		return // the upgrader has answered
 	}
 	defer c.Close()
-	proto := c.Subprotocol()
-	conn := &wsConn{c: c}
+	conn := &wsConn{c: c, base64: proto == ProtocolV4Base64 || proto == ProtocolV1Base64}
+	// Before v4 the error channel carries a failure's message only.
+	statusV1 := proto != ProtocolV5 && proto != ProtocolV4 && proto != ProtocolV4Base64
 	log := s.log.With("pod", pod.Namespace+"/"+pod.Name, "container", container)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 
-	// An empty message on each output channel tells the client it is open.
-	for _, ch := range outputChannels(opts) {
+	// An empty message tells the client the session is open: on each
+	// output channel for v5 and v4, on the lowest writable one otherwise
+	// (the kubelet's streaming server).
+	opened := outputChannels(opts)
+	if proto != ProtocolV5 && proto != ProtocolV4 {
+		opened = opened[:1]
+	}
+	for _, ch := range opened {
 		if err := conn.send(ch, nil); err != nil {
 			return
 		}
@@ -182,18 +246,26 @@ func (s *Server) serveRemoteCommand(w http.ResponseWriter, r *http.Request, pod 
 			}
 		}()
 		for {
-			typ, msg, err := c.ReadMessage()
+			_, msg, err := c.ReadMessage()
 			if err != nil {
 				cancel() // the client went away: stop the command
 				return
 			}
-			if typ != websocket.BinaryMessage || len(msg) == 0 {
+			if proto == ProtocolV5 && len(msg) > 0 && msg[0] == channelClose {
+				if len(msg) >= 2 && msg[1] == channelStdin && stdinW != nil {
+					_ = stdinW.Close()
+					stdinW = nil
+				}
 				continue
 			}
-			switch msg[0] {
+			ch, data, ok := conn.decode(msg)
+			if !ok {
+				continue
+			}
+			switch ch {
 			case channelStdin:
 				if stdinW != nil {
-					if _, err := stdinW.Write(msg[1:]); err != nil {
+					if _, err := stdinW.Write(data); err != nil {
 						stdinW = nil
 					}
 				}
@@ -202,17 +274,12 @@ func (s *Server) serveRemoteCommand(w http.ResponseWriter, r *http.Request, pod 
 					continue
 				}
 				var sz TerminalSize
-				if json.Unmarshal(msg[1:], &sz) == nil {
+				if json.Unmarshal(data, &sz) == nil {
 					select {
 					case resize <- sz:
 					case <-ctx.Done():
 						return
 					}
-				}
-			case channelClose:
-				if proto == ProtocolV5 && len(msg) >= 2 && msg[1] == channelStdin && stdinW != nil {
-					_ = stdinW.Close()
-					stdinW = nil
 				}
 			}
 		}
@@ -232,8 +299,17 @@ func (s *Server) serveRemoteCommand(w http.ResponseWriter, r *http.Request, pod 
 		_ = stdinR.CloseWithError(io.ErrClosedPipe)
 	}
 	b, _ := json.Marshal(st)
-	if err := conn.send(channelError, b); err != nil {
-		log.Debug("exec: write the result", "err", err)
+	if statusV1 {
+		// v1WriteStatusFunc: a failure's message, nothing on success.
+		b = nil
+		if st.Status != api.StatusSuccess {
+			b = []byte(st.Message)
+		}
+	}
+	if b != nil {
+		if err := conn.send(channelError, b); err != nil {
+			log.Debug("exec: write the result", "err", err)
+		}
 	}
 	conn.mu.Lock()
 	_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))

@@ -604,7 +604,7 @@ func TestExecProtocolsDirect(t *testing.T) {
 			Subprotocols: protos, HandshakeTimeout: 10 * time.Second}
 		return d.DialContext(e.ctx, u, nil)
 	}
-	if _, resp, err := dial("channel.k8s.io"); err == nil || resp == nil || resp.StatusCode != http.StatusBadRequest {
+	if _, resp, err := dial("v9.channel.k8s.io"); err == nil || resp == nil || resp.StatusCode != http.StatusBadRequest {
 		t.Fatalf("unsupported subprotocol: %v %v", resp, err)
 	}
 	for _, proto := range []string{server.ProtocolV4, server.ProtocolV5} {
