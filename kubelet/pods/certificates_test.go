@@ -150,8 +150,8 @@ func TestFakePodCertificateVolume(t *testing.T) {
 	chain := certPEM(t, "leaf")
 	now := time.Now()
 	req.Status = api.PodCertificateRequestStatus{CertificateChain: chain,
-		Conditions:     []api.Condition{{Type: "Issued", Status: api.ConditionTrue, Reason: "Signed", LastTransitionTime: api.Time{Time: now}}},
-		NotBefore:      &api.Time{Time: now}, NotAfter: &api.Time{Time: now.Add(24 * time.Hour)}, BeginRefreshAt: &api.Time{Time: now.Add(23 * time.Hour)}}
+		Conditions: []api.Condition{{Type: "Issued", Status: api.ConditionTrue, Reason: "Signed", LastTransitionTime: api.Time{Time: now}}},
+		NotBefore:  &api.Time{Time: now}, NotAfter: &api.Time{Time: now.Add(24 * time.Hour)}, BeginRefreshAt: &api.Time{Time: now.Add(23 * time.Hour)}}
 	if _, err := reqs.UpdateStatus(ctx, &req); err != nil {
 		t.Fatal(err)
 	}
