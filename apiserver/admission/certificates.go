@@ -69,7 +69,8 @@ func (p *CertificateApproval) Validate(ctx context.Context, a *Attributes) error
 
 // CertificateSigning refuses an update of certificatesigningrequests/NAME/status
 // that changes the certificate or the conditions by a user who may not
-// sign on signers/SIGNER (or signers/DOMAIN/*).
+// sign on signers/SIGNER (or signers/DOMAIN/*); likewise an update of
+// podcertificaterequests/NAME/status that changes the status.
 type CertificateSigning struct {
 	Authorizer authz.Authorizer
 	Log        *slog.Logger
@@ -85,6 +86,9 @@ func (*CertificateSigning) Handles(op Operation) bool { return op == Update }
 
 // Validate implements Validator.
 func (p *CertificateSigning) Validate(ctx context.Context, a *Attributes) error {
+	if a.Resource.Group == api.CertificatesGroupName && a.Resource.Resource == "podcertificaterequests" && a.Subresource == "status" && a.User != nil {
+		return p.validatePodCertificateRequestStatus(ctx, a)
+	}
 	if !isCSR(a) || a.Subresource != "status" || a.User == nil {
 		return nil
 	}

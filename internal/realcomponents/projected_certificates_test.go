@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"math/big"
 	"net/http"
 	"strings"
@@ -108,7 +109,12 @@ func pcrKey(t *testing.T, kind string) (crypto.Signer, []byte) {
 // which lists by spec.signerName).
 func TestPodCertificateRequestsAsKube(t *testing.T) {
 	t.Parallel()
-	both := startBoth(t)
+	k := startKubeAPIServer(t)
+	s := apiservertest.Start(t, apiservertest.WithTLS)
+	both := rbacUsers{
+		apiservers: apiservers{kube: k.admin, ours: &endpoint{name: "minik8s", base: s.URL(), hc: &http.Client{Timeout: 30 * time.Second}}},
+		kubeCA:     k.ca, oursCA: s.PKI().CA, oursBase: s.SecureURL(),
+	}
 	both.must(t, http.StatusCreated, "POST", "/api/v1/namespaces", `{"metadata":{"name":"pcr"}}`)
 	const pcrs = "/apis/certificates.k8s.io/v1/namespaces/pcr/podcertificaterequests"
 	key, stub := pcrKey(t, "ecdsa")
@@ -195,6 +201,15 @@ func TestPodCertificateRequestsAsKube(t *testing.T) {
 	} {
 		both.sameRefusal(t, "PATCH", pcrs+"/good/status", c)
 	}
+	// Issuing needs "sign" on the signer: a user who may update the
+	// status but not sign is refused (422 on spec.signerName).
+	const rbac = "/apis/rbac.authorization.k8s.io/v1"
+	both.must(t, http.StatusCreated, "POST", rbac+"/clusterroles", `{"metadata":{"name":"pcr-status-writer"},"rules":[
+		{"apiGroups":["certificates.k8s.io"],"resources":["podcertificaterequests","podcertificaterequests/status"],"verbs":["get","update","patch"]}]}`)
+	both.must(t, http.StatusCreated, "POST", rbac+"/clusterrolebindings", `{"metadata":{"name":"pcr-status-writer-mallory"},
+		"subjects":[{"kind":"User","apiGroup":"rbac.authorization.k8s.io","name":"mallory"}],
+		"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"pcr-status-writer"}}`)
+	both.as(t, "mallory", "dev").sameRefusal(t, "PATCH", pcrs+"/good/status", status(issued, good, notBefore, notBefore.Add(time.Hour), notBefore.Add(30*time.Minute)))
 	both.sameAcceptance(t, http.StatusOK, "PATCH", pcrs+"/good/status", status(issued, good, notBefore, notBefore.Add(time.Hour), notBefore.Add(30*time.Minute)))
 	// Issued, the status is frozen.
 	both.sameRefusal(t, "PATCH", pcrs+"/good/status", status(issued, good, notBefore, notBefore.Add(time.Hour), notBefore.Add(40*time.Minute)))
