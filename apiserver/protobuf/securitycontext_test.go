@@ -19,7 +19,7 @@ func TestSecurityContextSurvivesProtobuf(t *testing.T) {
  "runAsNonRoot":true,"supplementalGroupsPolicy":"Strict","fsGroupChangePolicy":"OnRootMismatch",
  "seccompProfile":{"type":"RuntimeDefault"},"appArmorProfile":{"type":"Localhost","localhostProfile":"p"},"seLinuxChangePolicy":"MountOption"},
 "volumes":[{"name":"d","gcePersistentDisk":{"pdName":"x"}},{"name":"s","scaleIO":{"gateway":"g","system":"s","secretRef":{"name":"n"}}}],
-"containers":[{"name":"c","image":"busybox",
+"containers":[{"name":"c","image":"busybox","resources":{},
  "securityContext":{"seLinuxOptions":{"type":"spc_t"},"windowsOptions":{"hostProcess":true},"procMount":"Unmasked",
   "appArmorProfile":{"type":"Unconfined"},"allowPrivilegeEscalation":false}}]}
 }`

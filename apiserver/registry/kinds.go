@@ -225,6 +225,14 @@ func (podStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
 	syncAppArmorAnnotations(ctx, pod)
 }
 
+// PrepareForStatusUpdate keeps the QoS class a status writer left out,
+// as kube's pod status strategy (it is set at creation and immutable).
+func (podStrategy) PrepareForStatusUpdate(ctx context.Context, obj, old api.Object) {
+	if pod := obj.(*api.Pod); pod.Status.QOSClass == "" {
+		pod.Status.QOSClass = old.(*api.Pod).Status.QOSClass
+	}
+}
+
 func (podStrategy) Fields(obj api.Object) map[string]string {
 	pod := obj.(*api.Pod)
 	return map[string]string{

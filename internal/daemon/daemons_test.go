@@ -25,9 +25,9 @@ var daemons = []struct {
 	{"apiserver", apiserver.NewCommand, []string{"Generic", "Etcd", "Secure serving", "Insecure serving", "Auditing", "Authentication", "Aggregation", "Admission", "Misc", "Logs", "Global"}},
 	{"scheduler", scheduler.NewCommand, []string{"Misc", "Scheduling", "Secure serving", "Authentication", "Authorization", "Leader election", "Logs", "Global"}},
 	{"controller-manager", controllermanager.NewCommand, []string{"Generic", "Secure serving", "Authentication", "Authorization", "Daemonset controller",
-		"Deployment controller", "Endpoint controller", "Endpointslice controller", "Garbagecollector controller", "Job controller",
+		"Deployment controller", "Endpoint controller", "Endpointslice controller", "Endpointslicemirroring controller", "Garbagecollector controller", "Job controller",
 		"Namespace controller", "Horizontalpodautoscaling controller", "Nodeipam controller", "Nodelifecycle controller",
-		"Podgc controller", "Replicaset controller", "Resourcequota controller", "Serviceaccount controller", "Statefulset controller", "Leader election", "Misc", "Logs", "Global"}},
+		"Podgc controller", "Replicaset controller", "Replicationcontroller controller", "Resourcequota controller", "Serviceaccount controller", "Statefulset controller", "Leader election", "Misc", "Logs", "Global"}},
 	{"kubelet", kubelet.NewCommand, []string{"Misc", "Bootstrap", "Node", "Serving", "Container runtime", "Pods", "Networking", "Proxy", "Logs", "Global"}},
 	{"cluster-dns", clusterdns.NewCommand, []string{"Misc", "DNS", "Serving", "Logs", "Global"}},
 }

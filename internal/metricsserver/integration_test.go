@@ -140,7 +140,7 @@ func TestTop(t *testing.T) {
 	}
 	// No metrics API yet: both say so.
 	kubectl := oracle.Path(t, "kubectl")
-	out, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", s.Options.WriteKubeconfig, "top", "nodes").CombinedOutput()
+	out, err := exec.CommandContext(ctx, kubectl, "--kubeconfig", s.Options.WriteKubeconfig, "--cache-dir", t.TempDir(), "top", "nodes").CombinedOutput()
 	var noAPI strings.Builder
 	code := root.Run(ctx, cli.Streams{Out: io.Discard, ErrOut: &noAPI}, []string{"--kubeconfig", s.Options.WriteKubeconfig, "top", "nodes"})
 	if err == nil || string(out) != "error: Metrics API not available\n" || code != 1 || noAPI.String() != string(out) {
