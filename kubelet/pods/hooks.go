@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -62,46 +59,17 @@ func (m *Manager) runHook(ctx context.Context, pod *api.Pod, c *api.Container, i
 
 // httpHook sends a hook's GET; the answer's status does not matter.
 func httpHook(ctx context.Context, g *api.HTTPGetAction, c *api.Container, podIP string) error {
-	port, err := probes.ResolvePort(g.Port, c)
-	if err != nil {
-		return err
-	}
-	host := g.Host
-	if host == "" {
-		host = podIP
-	}
-	if host == "" {
+	if g.Host == "" && podIP == "" {
 		return errors.New("failed to find networking container: the pod has no IP")
 	}
-	scheme := strings.ToLower(string(g.Scheme))
-	if scheme == "" {
-		scheme = "http"
-	}
-	path := g.Path
-	if !strings.HasPrefix(path, "/") {
-		path = "/" + path
-	}
-	u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, strconv.Itoa(port))}
-	if pu, err := url.Parse(path); err == nil {
-		u.Path, u.RawQuery = pu.Path, pu.RawQuery
+	req, err := probes.NewHTTPGetRequest(ctx, g, c, podIP, lifecycleUserAgent)
+	if err != nil {
+		return err
 	}
 	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: 10 * time.Second}
-	do := func(u *url.URL) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-		if err != nil {
-			return err
-		}
-		req.Header.Set("User-Agent", lifecycleUserAgent)
-		req.Header.Set("Accept", "*/*")
-		for _, hd := range g.HTTPHeaders {
-			if strings.EqualFold(hd.Name, "host") {
-				req.Host = hd.Value
-				continue
-			}
-			req.Header.Set(hd.Name, hd.Value)
-		}
+	do := func(req *http.Request) error {
 		resp, err := hc.Do(req)
 		if err != nil {
 			return err
@@ -109,11 +77,11 @@ func httpHook(ctx context.Context, g *api.HTTPGetAction, c *api.Container, podIP
 		_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
 		return resp.Body.Close()
 	}
-	err = do(u)
-	if err != nil && scheme == "https" && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
-		plain := *u
-		plain.Scheme = "http"
-		err = do(&plain)
+	err = do(req)
+	if err != nil && req.URL.Scheme == "https" && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+		plain := req.Clone(ctx)
+		plain.URL.Scheme = "http"
+		err = do(plain)
 	}
 	return err
 }

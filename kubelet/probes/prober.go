@@ -55,40 +55,11 @@ func Run(ctx context.Context, ex Execer, p *api.Probe, tgt Target) error {
 		}
 		return nil
 	case p.HTTPGet != nil:
-		h := p.HTTPGet
-		port, err := ResolvePort(h.Port, tgt.Container)
+		req, err := NewHTTPGetRequest(ctx, p.HTTPGet, tgt.Container, tgt.PodIP, probeUserAgent)
 		if err != nil {
 			return err
 		}
-		host := h.Host
-		if host == "" {
-			host = tgt.PodIP
-		}
-		scheme := strings.ToLower(string(h.Scheme))
-		if scheme == "" {
-			scheme = "http"
-		}
-		path := h.Path
-		if !strings.HasPrefix(path, "/") {
-			path = "/" + path
-		}
-		u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, strconv.Itoa(port))}
-		if pu, err := url.Parse(path); err == nil {
-			u.Path, u.RawQuery = pu.Path, pu.RawQuery
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-		if err != nil {
-			return err
-		}
-		req.Header.Set("User-Agent", "kube-probe/1.33")
-		req.Header.Set("Accept", "*/*")
-		for _, hd := range h.HTTPHeaders {
-			if strings.EqualFold(hd.Name, "host") {
-				req.Host = hd.Value
-				continue
-			}
-			req.Header.Set(hd.Name, hd.Value)
-		}
+		u := req.URL
 		tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, DisableKeepAlives: true}
 		defer tr.CloseIdleConnections()
 		resp, err := (&http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
@@ -123,6 +94,52 @@ func Run(ctx context.Context, ex Execer, p *api.Probe, tgt Target) error {
 		return errors.New("grpc probes are not supported by minik8s")
 	}
 	return errors.New("probe has no handler")
+}
+
+// probeUserAgent is the User-Agent of the kubelet's HTTP probes (kube's
+// "kube-probe/MAJOR.MINOR").
+const probeUserAgent = "kube-probe/1.37"
+
+// NewHTTPGetRequest is the GET of an httpGet action (a probe's or a
+// lifecycle hook's), as kube's kubelet builds it: the action's scheme,
+// host (the pod's IP when empty), port (by number or container port name),
+// path and query, kube's User-Agent and Accept, the action's headers (Host
+// as the request's host).
+func NewHTTPGetRequest(ctx context.Context, g *api.HTTPGetAction, c *api.Container, podIP, userAgent string) (*http.Request, error) {
+	port, err := ResolvePort(g.Port, c)
+	if err != nil {
+		return nil, err
+	}
+	host := g.Host
+	if host == "" {
+		host = podIP
+	}
+	scheme := strings.ToLower(string(g.Scheme))
+	if scheme == "" {
+		scheme = "http"
+	}
+	path := g.Path
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, strconv.Itoa(port))}
+	if pu, err := url.Parse(path); err == nil {
+		u.Path, u.RawQuery = pu.Path, pu.RawQuery
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", userAgent)
+	req.Header.Set("Accept", "*/*")
+	for _, hd := range g.HTTPHeaders {
+		if strings.EqualFold(hd.Name, "host") {
+			req.Host = hd.Value
+			continue
+		}
+		req.Header.Set(hd.Name, hd.Value)
+	}
+	return req, nil
 }
 
 // ResolvePort turns a probe port (number or container port name) into a

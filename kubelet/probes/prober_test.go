@@ -28,7 +28,7 @@ func TestRun(t *testing.T) {
 		if r.URL.Path == "/bad" {
 			w.WriteHeader(500)
 		}
-		if r.Header.Get("User-Agent") != "kube-probe/1.33" {
+		if r.Header.Get("User-Agent") != "kube-probe/1.37" {
 			w.WriteHeader(400)
 		}
 	}))
