@@ -87,6 +87,11 @@ kubelet_args() {
 		# (--kubelet-certificate-authority); requested again when the
 		# address changes across restarts.
 		--rotate-server-certificates
+		# Every node of this cluster is a container on one host's disk, as
+		# kind's: disk signals measure the host, not the node, and a host
+		# more than 90% full would taint every node disk-pressure at once.
+		# As kind, disk eviction is off (0%); memory keeps kube's default.
+		--eviction-hard "memory.available<100Mi,nodefs.available<0%,nodefs.inodesFree<0%,imagefs.available<0%"
 	)
 	if [ ! -s "$kubeconfig" ]; then
 		if [ ! -s "$join_file" ]; then

@@ -77,6 +77,14 @@ func TestSetStatusConditions(t *testing.T) {
 	manyPIDs.Processes = 32000
 	pidThresholds := DefaultThresholds
 	pidThresholds.PIDAvailable = 1000
+	fullDisk := healthy
+	fullDisk.FsAvailable, fullDisk.FsInodesFree = 1<<30, 1
+	// The compose nodes' --eviction-hard (deploy/node/entrypoint.sh), as kind's:
+	// disk signals at 0% never report pressure.
+	noDiskEviction, err := ParseThresholds("memory.available<100Mi,nodefs.available<0%,nodefs.inodesFree<0%,imagefs.available<0%")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	type want struct{ ready, mem, disk, pid api.ConditionStatus }
 	tests := []struct {
@@ -94,6 +102,8 @@ func TestSetStatusConditions(t *testing.T) {
 		{"inode pressure", lowInodes, DefaultThresholds, nil, want{"True", "False", "True", "False"}, messageReady},
 		{"no pid threshold by default", manyPIDs, DefaultThresholds, nil, want{"True", "False", "False", "False"}, messageReady},
 		{"pid pressure", manyPIDs, pidThresholds, nil, want{"True", "False", "False", "True"}, messageReady},
+		{"disk eviction off", fullDisk, noDiskEviction, nil, want{"True", "False", "False", "False"}, messageReady},
+		{"disk eviction off, memory kept", lowMem, noDiskEviction, nil, want{"True", "True", "False", "False"}, messageReady},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
