@@ -149,7 +149,9 @@ for k in "${keys[@]}"; do
 		build "$e2e/agnhost:2.66.1" deploy/images/conformance/agnhost.Dockerfile "" \
 			bin/conformance/agnhost bin/conformance/localhost.crt bin/conformance/localhost.key -- "BASE=$base"
 		docker tag "$e2e/agnhost:2.66.1" "$e2e/agnhost:2.55"
-		build "$e2e/busybox:1.37.0-2" deploy/images/conformance/busybox.Dockerfile "" bin/busybox
+		# busybox 1.37.0 built from its release source, as upstream's image
+		# (Debian's drops badly named environment variables: see the file).
+		build "$e2e/busybox:1.37.0-2" deploy/images/conformance/busybox.Dockerfile "" -- "BASE=$base"
 		build "$e2e/nginx:1.27.0-2" deploy/images/conformance/nginx.Dockerfile "" -- "BASE=$base"
 		docker tag "$e2e/nginx:1.27.0-2" "$e2e/nginx:1.28.0-2"
 		build registry.k8s.io/pause:3.10.2 deploy/images/conformance/pause.Dockerfile "" bin/busybox deploy/images/conformance/pause.sh
