@@ -44,10 +44,10 @@ test: deps-test build vet oracle-bin e2e oracle
 		$$($(GO) list ./... | grep -v '/internal/e2e\(/\|$$\)')
 
 # oracle-bin builds the real Kubernetes binaries the tests run (kubectl,
-# kube-scheduler, kube-controller-manager, kube-apiserver) once, before
-# the tests that wait for them; a clean machine takes several minutes.
+# kube-scheduler, kube-controller-manager, kube-apiserver) and Helm once,
+# before the tests that wait for them; a clean machine takes several minutes.
 oracle-bin:
-	scripts/oracle.sh >/dev/null
+	scripts/oracle.sh kubectl kube-scheduler kube-controller-manager kube-apiserver helm >/dev/null
 
 # oracle compares minik8s with Kubernetes v1.37 itself where it can be
 # linked in: internal/oracle/printers is a module of its own (so

@@ -12,6 +12,10 @@
 # test-image binary, ginkgo, the runner of its parallel part, and
 # sample-apiserver (k8s.io/sample-apiserver of the same release, the
 # Aggregator spec's image) are built on request only (e2e.test takes over ten minutes on two cores).
+# helm, Helm v4 (helm.sh/helm/v4 at the version pinned below), is the
+# client the Helm chart tests drive against both apiservers; it is built in
+# a module of its own, so neither minik8s' go.mod nor the kube sub-module
+# takes Helm's dependencies.
 #
 # A binary is rebuilt only when the pinned module files' contents changed
 # since it was built (a stamp beside it keeps their hash), so checkouts in
@@ -27,6 +31,7 @@ if [[ -z "$version" ]]; then
 	echo "oracle.sh: no k8s.io/kubernetes requirement in $mod/go.mod" >&2
 	exit 1
 fi
+helm_version=v4.3.2
 dir=${MINIK8S_ORACLE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/minik8s/oracle/$version}
 mkdir -p "$dir"
 
@@ -75,18 +80,30 @@ for name in "${names[@]}"; do
 		# to a copy of the module below.
 		build=(go build -mod=mod -trimpath -ldflags "-s -w" -o "$dir/$name.tmp" k8s.io/sample-apiserver)
 		;;
+	helm)
+		build=(go build -mod=mod -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$helm_version" -o "$dir/$name.tmp" helm.sh/helm/v4/cmd/helm)
+		;;
 	*)
-		echo "oracle.sh: unknown binary \"$name\" (kubectl, kube-scheduler, kube-controller-manager, kube-apiserver, e2e.test, agnhost, ginkgo, sample-apiserver)" >&2
+		echo "oracle.sh: unknown binary \"$name\" (kubectl, kube-scheduler, kube-controller-manager, kube-apiserver, e2e.test, agnhost, ginkgo, sample-apiserver, helm)" >&2
 		exit 2
 		;;
 	esac
 	out="$dir/$name"
 	want=$(cat "$mod/go.mod" "$mod/go.sum" | sha256sum | cut -d' ' -f1)
+	release=$version
+	if [[ $name == helm ]]; then
+		want="helm.sh/helm/v4@$helm_version"
+		release=$helm_version
+	fi
 	if [[ -x "$out" && "$(cat "$out.stamp" 2>/dev/null)" == "$want" ]]; then
 		continue
 	fi
-	echo "oracle.sh: building $name $version into $dir" >&2
-	if [[ $name == agnhost || $name == ginkgo || $name == sample-apiserver ]]; then
+	echo "oracle.sh: building $name $release into $dir" >&2
+	if [[ $name == helm ]]; then
+		tmp=$(mktemp -d)
+		(cd "$tmp" && go mod init minik8s.test/helm-oracle && go get "helm.sh/helm/v4@$helm_version" && CGO_ENABLED=0 "${build[@]}") >&2 || { rm -rf "$tmp"; exit 1; }
+		rm -rf "$tmp"
+	elif [[ $name == agnhost || $name == ginkgo || $name == sample-apiserver ]]; then
 		tmp=$(mktemp -d)
 		cp "$mod/go.mod" "$mod/go.sum" "$mod"/*.go "$tmp/"
 		if [[ $name == sample-apiserver ]]; then

@@ -17,7 +17,8 @@ var (
 )
 
 // Path returns the path of the named binary ("kubectl", "kube-scheduler",
-// "kube-controller-manager", "kube-apiserver"), building it on first use. A
+// "kube-controller-manager", "kube-apiserver", "helm", or another name
+// scripts/oracle.sh builds), building it on first use. A
 // build that fails fails the test: the oracle is part of the test, not an
 // optional extra.
 func Path(tb testing.TB, name string) string {
