@@ -152,3 +152,53 @@ func (n *testNet) get(url string) (string, error) {
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
 }
+
+// serveUDP starts a UDP server in pod i answering each datagram with its
+// own name, as agnhost netexec's --udp-port does.
+func (n *testNet) serveUDP(i int, port int) {
+	n.t.Helper()
+	var pc net.PacketConn
+	err := inNetns(n.pods[i], func() (err error) {
+		pc, err = net.ListenPacket("udp", fmt.Sprintf("%s:%d", n.podIP(i), port))
+		return err
+	})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	name := fmt.Sprintf("pod-%d", i)
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			_, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			_, _ = pc.WriteTo([]byte(name), from)
+		}
+	}()
+	n.t.Cleanup(func() { pc.Close() })
+}
+
+// udp sends a datagram to addr from the node namespace and returns the
+// answer, or the error: ECONNREFUSED when an ICMP port unreachable comes
+// back, a timeout when nothing does.
+func (n *testNet) udp(addr string) (string, error) {
+	var c net.Conn
+	err := inNetns(n.node, func() (err error) {
+		c, err = net.Dial("udp", addr)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	if err := c.SetDeadline(time.Now().Add(2 * time.Second)); err != nil {
+		return "", err
+	}
+	if _, err := c.Write([]byte("hostName")); err != nil {
+		return "", err
+	}
+	buf := make([]byte, 1500)
+	m, err := c.Read(buf)
+	return string(buf[:m]), err
+}

@@ -193,3 +193,137 @@ func TestProxyInNetns(t *testing.T) {
 		return nil
 	})
 }
+
+// TestProxySamePortTwoProtocols is the conformance spec "Services should
+// serve endpoints on same port and different protocols": one Service port
+// 80 over TCP and over UDP to the same pod port, then only TCP, then only
+// UDP. A protocol or port the Service does not have is refused at once
+// (kube-proxy's nftables mode rejects traffic to invalid ports of
+// ClusterIPs); without that the packet left by the node's default route,
+// and on a host whose network answers any address on port 80 the spec
+// read that answer as the Service still serving TCP.
+func TestProxySamePortTwoProtocols(t *testing.T) {
+	n := newTestNet(t, 1)
+	n.serve(0, 8080)
+	n.serveUDP(0, 8080)
+	s := apiservertest.Start(t)
+	c, err := client.New(&client.Config{Host: s.URL(), QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	runner := IPTables{Netns: n.node}
+	p, err := New(Config{Client: c, ClusterCIDR: "10.244.0.0/16", Runner: runner, MinSyncPeriod: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		if err := Cleanup(runner); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+
+	tcpPort := api.ServicePort{Name: "tcp-port", Port: 80, TargetPort: api.FromInt(8080), Protocol: api.ProtocolTCP}
+	udpPort := api.ServicePort{Name: "udp-port", Port: 80, TargetPort: api.FromInt(8080), Protocol: api.ProtocolUDP}
+	svcs := client.Resource[api.Service](c).Namespace("default")
+	svc, err := svcs.Create(ctx, &api.Service{
+		ObjectMeta: api.ObjectMeta{Name: "multiprotocol-test"},
+		Spec: api.ServiceSpec{Selector: map[string]string{"app": "multiport"},
+			Ports: []api.ServicePort{tcpPort, udpPort}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = client.Resource[api.EndpointSlice](c).Namespace("default").Create(ctx, &api.EndpointSlice{
+		ObjectMeta:  api.ObjectMeta{Name: "multiprotocol-test-abcde", Labels: map[string]string{api.LabelServiceName: "multiprotocol-test"}},
+		AddressType: api.AddressTypeIPv4,
+		Ports: []api.EndpointSlicePort{
+			{Name: ptr("tcp-port"), Port: ptr(int32(8080)), Protocol: ptr(api.ProtocolTCP)},
+			{Name: ptr("udp-port"), Port: ptr(int32(8080)), Protocol: ptr(api.ProtocolUDP)},
+		},
+		Endpoints: []api.Endpoint{readyEndpoint(n.podIP(0))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ip := svc.Spec.ClusterIP
+	addr := ip + ":80"
+	serves := func(proto string) error {
+		var body string
+		var err error
+		if proto == "tcp" {
+			body, err = n.get("http://" + addr + "/")
+		} else {
+			body, err = n.udp(addr)
+		}
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", proto, addr, err)
+		}
+		if body != "pod-0" {
+			return fmt.Errorf("%s %s answered %q, want pod-0", proto, addr, body)
+		}
+		return nil
+	}
+	// refused: the kernel's refusal, at once (not a timeout). A datagram
+	// sent from the node's own namespace and rejected in OUTPUT fails the
+	// send with EPERM; a pod's, rejected in FORWARD, gets the ICMP error.
+	refused := func(proto, addr string) error {
+		start := time.Now()
+		var err error
+		if proto == "tcp" {
+			_, err = n.get("http://" + addr + "/")
+		} else {
+			_, err = n.udp(addr)
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) && (proto == "tcp" || !errors.Is(err, syscall.EPERM)) {
+			return fmt.Errorf("%s %s: got %v, want connection refused", proto, addr, err)
+		}
+		if d := time.Since(start); d > time.Second {
+			return fmt.Errorf("%s %s: refusal took %v", proto, addr, d)
+		}
+		return nil
+	}
+	eventually(t, 10*time.Second, "TCP and UDP served", func() error { return errors.Join(serves("tcp"), serves("udp")) })
+	// Ports the Service does not have are refused on its ClusterIP.
+	eventually(t, 10*time.Second, "other ports refused", func() error {
+		return errors.Join(refused("tcp", ip+":81"), refused("udp", ip+":81"))
+	})
+
+	setPorts := func(ports ...api.ServicePort) {
+		t.Helper()
+		cur, err := svcs.Get(ctx, "multiprotocol-test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur.Spec.Ports = ports
+		if _, err := svcs.Update(ctx, cur); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setPorts(tcpPort)
+	eventually(t, 10*time.Second, "TCP only", func() error { return errors.Join(serves("tcp"), refused("udp", addr)) })
+	setPorts(udpPort)
+	eventually(t, 10*time.Second, "UDP only", func() error { return errors.Join(serves("udp"), refused("tcp", addr)) })
+
+	// A deleted Service's ClusterIP is no longer refused here (its rules
+	// are gone with it).
+	if err := svcs.Delete(ctx, "multiprotocol-test", nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "rules removed", func() error {
+		save, err := runner.Save("filter")
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(save), ip+"/32") {
+			return fmt.Errorf("rules for %s remain:\n%s", ip, save)
+		}
+		return nil
+	})
+}

@@ -155,6 +155,25 @@ func render(sps []*servicePort, clusterCIDR string) ruleSet {
 	add(chainServices, comment("kubernetes service nodeports; NOTE: this must be the last rule in this chain"),
 		"-m addrtype --dst-type LOCAL -j", chainNodePorts)
 
+	// Traffic to a ClusterIP on a port or protocol the Service does not
+	// have is refused, as kube-proxy's nftables mode does ("Reject traffic
+	// to invalid ports of ClusterIPs"). The filter chain sees a packet
+	// after the nat table: one DNATed to an endpoint no longer has the
+	// ClusterIP as its destination, so only the ones no rule took match.
+	// Without this such a packet leaves by the node's default route and
+	// may get an answer from whatever is out there (a transparent proxy
+	// answering any address on port 80), not the refusal a client sees
+	// when the Service drops the port.
+	seen := map[string]bool{}
+	for _, sp := range sps {
+		if seen[sp.ClusterIP] {
+			continue
+		}
+		seen[sp.ClusterIP] = true
+		reject("-A", chainServices, comment(sp.Namespace+"/"+sp.Name+" cluster IP: no such port"),
+			"-d", sp.ClusterIP+"/32", "-j REJECT --reject-with icmp-port-unreachable")
+	}
+
 	return rs
 }
 

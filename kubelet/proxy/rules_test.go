@@ -112,6 +112,10 @@ func TestRender(t *testing.T) {
 	mustContain(filter,
 		`-A KUBE-SERVICES -m comment --comment "default/none has no endpoints" -d 10.96.0.12/32 -p udp -m udp --dport 53 -j REJECT --reject-with icmp-port-unreachable`,
 		`-A KUBE-EXTERNAL-SERVICES -m comment --comment "default/none has no endpoints" -m addrtype --dst-type LOCAL -p udp -m udp --dport 30053 -j REJECT --reject-with icmp-port-unreachable`,
+		// Every ClusterIP refuses the ports and protocols its Service lacks.
+		`-A KUBE-SERVICES -m comment --comment "default/web cluster IP: no such port" -d 10.96.0.10/32 -j REJECT --reject-with icmp-port-unreachable`,
+		`-A KUBE-SERVICES -m comment --comment "default/sticky cluster IP: no such port" -d 10.96.0.11/32 -j REJECT --reject-with icmp-port-unreachable`,
+		`-A KUBE-SERVICES -m comment --comment "default/none cluster IP: no such port" -d 10.96.0.12/32 -j REJECT --reject-with icmp-port-unreachable`,
 	)
 	if strings.Contains(nat, "default/none") {
 		t.Errorf("a service without endpoints has nat rules:\n%s", nat)
