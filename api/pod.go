@@ -70,6 +70,33 @@ type PodSpec struct {
 	OS                        *PodOS                     `json:"os,omitempty"`
 	HostUsers                 *bool                      `json:"hostUsers,omitempty"`
 	SchedulingGates           []PodSchedulingGate        `json:"schedulingGates,omitempty"`
+	ResourceClaims            []PodResourceClaim         `json:"resourceClaims,omitempty"`
+	// Resources are pod-level requests and limits (cpu, memory,
+	// hugepages-*).
+	Resources          *ResourceRequirements `json:"resources,omitempty"`
+	HostnameOverride   *string               `json:"hostnameOverride,omitempty"`
+	SchedulingGroup    *PodSchedulingGroup   `json:"schedulingGroup,omitempty"`
+	EvictionResponders []EvictionResponder   `json:"evictionResponders,omitempty"`
+}
+
+// PodResourceClaim names a ResourceClaim, or a ResourceClaimTemplate to
+// make one from, that the pod's containers may use.
+type PodResourceClaim struct {
+	Name                      string  `json:"name"`
+	ResourceClaimName         *string `json:"resourceClaimName,omitempty"`
+	ResourceClaimTemplateName *string `json:"resourceClaimTemplateName,omitempty"`
+}
+
+// PodSchedulingGroup names the PodGroup the pod is scheduled with.
+type PodSchedulingGroup struct {
+	PodGroupName *string `json:"podGroupName,omitempty"`
+}
+
+// EvictionResponder is a controller that reacts to the pod's eviction
+// requests, chosen by priority.
+type EvictionResponder struct {
+	Name     string `json:"name"`
+	Priority *int32 `json:"priority"`
 }
 
 // Container is one container of a pod.
@@ -84,10 +111,17 @@ type Container struct {
 	Env        []EnvVar        `json:"env,omitempty"`
 	// Always written, "resources": {} when empty, as kube writes it.
 	Resources ResourceRequirements `json:"resources"`
+	// ResizePolicy says, per resource, whether an in-place resize restarts
+	// the container.
+	ResizePolicy []ContainerResizePolicy `json:"resizePolicy,omitempty"`
 	// RestartPolicy may only be set, to Always, on init containers: it makes
 	// them sidecars that keep running beside the main containers.
-	RestartPolicy            *ContainerRestartPolicy  `json:"restartPolicy,omitempty"`
+	RestartPolicy *ContainerRestartPolicy `json:"restartPolicy,omitempty"`
+	// RestartPolicyRules override the pod's restart policy for this
+	// container on the exit codes they match.
+	RestartPolicyRules       []ContainerRestartRule   `json:"restartPolicyRules,omitempty"`
 	VolumeMounts             []VolumeMount            `json:"volumeMounts,omitempty"`
+	VolumeDevices            []VolumeDevice           `json:"volumeDevices,omitempty"`
 	LivenessProbe            *Probe                   `json:"livenessProbe,omitempty"`
 	ReadinessProbe           *Probe                   `json:"readinessProbe,omitempty"`
 	StartupProbe             *Probe                   `json:"startupProbe,omitempty"`
@@ -104,8 +138,67 @@ type Container struct {
 // ContainerRestartPolicy is the restart policy of a single (init) container.
 type ContainerRestartPolicy string
 
-// ContainerRestartPolicyAlways is the only container-level restart policy.
-const ContainerRestartPolicyAlways ContainerRestartPolicy = "Always"
+// Container-level restart policies: Always makes an init container a
+// sidecar; Never and OnFailure go with restartPolicyRules.
+const (
+	ContainerRestartPolicyAlways    ContainerRestartPolicy = "Always"
+	ContainerRestartPolicyNever     ContainerRestartPolicy = "Never"
+	ContainerRestartPolicyOnFailure ContainerRestartPolicy = "OnFailure"
+)
+
+// ResourceResizeRestartPolicy says what an in-place resize of one resource
+// does to the container.
+type ResourceResizeRestartPolicy string
+
+// Resize restart policies.
+const (
+	NotRequired      ResourceResizeRestartPolicy = "NotRequired"
+	RestartContainer ResourceResizeRestartPolicy = "RestartContainer"
+)
+
+// ContainerResizePolicy is the resize restart policy of one resource
+// (cpu, memory) of a container.
+type ContainerResizePolicy struct {
+	ResourceName  ResourceName                `json:"resourceName"`
+	RestartPolicy ResourceResizeRestartPolicy `json:"restartPolicy"`
+}
+
+// ContainerRestartRuleAction is what a matching restart rule does.
+type ContainerRestartRuleAction string
+
+// Restart rule actions.
+const (
+	ContainerRestartRuleActionRestart              ContainerRestartRuleAction = "Restart"
+	ContainerRestartRuleActionRestartAllContainers ContainerRestartRuleAction = "RestartAllContainers"
+)
+
+// ContainerRestartRule restarts a container (or all of the pod's) when its
+// exit matches.
+type ContainerRestartRule struct {
+	Action    ContainerRestartRuleAction       `json:"action,omitempty"`
+	ExitCodes *ContainerRestartRuleOnExitCodes `json:"exitCodes,omitempty"`
+}
+
+// ContainerRestartRuleOnExitCodesOperator relates an exit code to a set.
+type ContainerRestartRuleOnExitCodesOperator string
+
+// Exit code operators.
+const (
+	ContainerRestartRuleOnExitCodesOpIn    ContainerRestartRuleOnExitCodesOperator = "In"
+	ContainerRestartRuleOnExitCodesOpNotIn ContainerRestartRuleOnExitCodesOperator = "NotIn"
+)
+
+// ContainerRestartRuleOnExitCodes matches a container's exit code.
+type ContainerRestartRuleOnExitCodes struct {
+	Operator ContainerRestartRuleOnExitCodesOperator `json:"operator,omitempty"`
+	Values   []int32                                 `json:"values,omitempty"`
+}
+
+// VolumeDevice maps a raw block volume (a PVC) into a container.
+type VolumeDevice struct {
+	Name       string `json:"name"`
+	DevicePath string `json:"devicePath"`
+}
 
 // Protocol is a network protocol.
 type Protocol string
@@ -140,6 +233,15 @@ type EnvVarSource struct {
 	ResourceFieldRef *ResourceFieldSelector `json:"resourceFieldRef,omitempty"`
 	ConfigMapKeyRef  *ConfigMapKeySelector  `json:"configMapKeyRef,omitempty"`
 	SecretKeyRef     *SecretKeySelector     `json:"secretKeyRef,omitempty"`
+	FileKeyRef       *FileKeySelector       `json:"fileKeyRef,omitempty"`
+}
+
+// FileKeySelector selects a key of an env file in a volume of the pod.
+type FileKeySelector struct {
+	VolumeName string `json:"volumeName"`
+	Path       string `json:"path"`
+	Key        string `json:"key"`
+	Optional   *bool  `json:"optional,omitempty"`
 }
 
 // ObjectFieldSelector selects a field of the pod ("metadata.name",
@@ -189,22 +291,45 @@ type SecretEnvSource struct {
 	Optional             *bool `json:"optional,omitempty"`
 }
 
-// ResourceRequirements are a container's resource requests and limits.
+// ResourceRequirements are a container's (or a pod's) resource requests
+// and limits, and the dynamic resource claims it uses.
 type ResourceRequirements struct {
-	Limits   ResourceList `json:"limits,omitempty"`
-	Requests ResourceList `json:"requests,omitempty"`
+	Limits   ResourceList             `json:"limits,omitempty"`
+	Requests ResourceList             `json:"requests,omitempty"`
+	Claims   []ContainerResourceClaim `json:"claims,omitempty"`
+}
+
+// ContainerResourceClaim names an entry of spec.resourceClaims (and optionally one
+// request of that claim) a container uses.
+type ContainerResourceClaim struct {
+	Name    string `json:"name"`
+	Request string `json:"request,omitempty"`
 }
 
 // VolumeMount mounts a pod volume into a container.
 type VolumeMount struct {
-	Name      string `json:"name"`
-	ReadOnly  bool   `json:"readOnly,omitempty"`
-	MountPath string `json:"mountPath"`
-	SubPath   string `json:"subPath,omitempty"`
+	Name     string `json:"name"`
+	ReadOnly bool   `json:"readOnly,omitempty"`
+	// RecursiveReadOnly (Disabled, IfPossible, Enabled) needs readOnly.
+	RecursiveReadOnly *RecursiveReadOnlyMode `json:"recursiveReadOnly,omitempty"`
+	MountPath         string                 `json:"mountPath"`
+	SubPath           string                 `json:"subPath,omitempty"`
 	// MountPropagation is None, HostToContainer or Bidirectional.
-	MountPropagation *string `json:"mountPropagation,omitempty"`
-	SubPathExpr      string  `json:"subPathExpr,omitempty"`
+	MountPropagation *string  `json:"mountPropagation,omitempty"`
+	SubPathExpr      string   `json:"subPathExpr,omitempty"`
+	BindMountOptions []string `json:"bindMountOptions,omitempty"`
 }
+
+// RecursiveReadOnlyMode says whether a read-only mount is read-only below
+// its submounts too.
+type RecursiveReadOnlyMode string
+
+// Recursive read-only modes.
+const (
+	RecursiveReadOnlyDisabled   RecursiveReadOnlyMode = "Disabled"
+	RecursiveReadOnlyIfPossible RecursiveReadOnlyMode = "IfPossible"
+	RecursiveReadOnlyEnabled    RecursiveReadOnlyMode = "Enabled"
+)
 
 // Probe is a health check of a container.
 type Probe struct {
@@ -246,7 +371,18 @@ type HTTPGetAction struct {
 	Host        string       `json:"host,omitempty"`
 	Scheme      URIScheme    `json:"scheme,omitempty"`
 	HTTPHeaders []HTTPHeader `json:"httpHeaders,omitempty"`
+	// Protocol is HTTP1 (when nil) or HTTP2 (h2c).
+	Protocol *HTTPProtocol `json:"protocol,omitempty"`
 }
+
+// HTTPProtocol is the wire protocol of an httpGet action.
+type HTTPProtocol string
+
+// HTTP protocols.
+const (
+	HTTPProtocolHTTP1 HTTPProtocol = "HTTP1"
+	HTTPProtocolHTTP2 HTTPProtocol = "HTTP2"
+)
 
 // HTTPHeader is a header of an HTTP probe.
 type HTTPHeader struct {
@@ -264,13 +400,30 @@ type TCPSocketAction struct {
 type GRPCAction struct {
 	Port    int32   `json:"port"`
 	Service *string `json:"service,omitempty"`
+	// Mode is Plaintext (when nil) or TLS without certificate checks.
+	Mode *GRPCProbeMode `json:"mode,omitempty"`
 }
+
+// GRPCProbeMode is the connection mode of a gRPC probe.
+type GRPCProbeMode string
+
+// gRPC probe modes.
+const (
+	GRPCProbeModePlaintext GRPCProbeMode = "Plaintext"
+	GRPCProbeModeTLS       GRPCProbeMode = "TLS"
+)
 
 // Lifecycle holds a container's lifecycle hooks.
 type Lifecycle struct {
 	PostStart *LifecycleHandler `json:"postStart,omitempty"`
 	PreStop   *LifecycleHandler `json:"preStop,omitempty"`
+	// StopSignal is the signal that stops the container; it needs
+	// spec.os.name.
+	StopSignal *Signal `json:"stopSignal,omitempty"`
 }
+
+// Signal is a signal's name, as SIGTERM.
+type Signal string
 
 // LifecycleHandler is the action of a hook; exactly one member is set.
 type LifecycleHandler struct {
@@ -532,6 +685,7 @@ const (
 type EmptyDirVolumeSource struct {
 	Medium    StorageMedium      `json:"medium,omitempty"`
 	SizeLimit *resource.Quantity `json:"sizeLimit,omitempty"`
+	Mode      *int32             `json:"mode,omitempty"`
 }
 
 // KeyToPath projects one key of a ConfigMap or Secret to a file.
@@ -539,6 +693,7 @@ type KeyToPath struct {
 	Key  string `json:"key"`
 	Path string `json:"path"`
 	Mode *int32 `json:"mode,omitempty"`
+	User *int64 `json:"user,omitempty"`
 }
 
 // ConfigMapVolumeSource projects a ConfigMap into files.
@@ -547,6 +702,7 @@ type ConfigMapVolumeSource struct {
 	Items                []KeyToPath `json:"items,omitempty"`
 	DefaultMode          *int32      `json:"defaultMode,omitempty"`
 	Optional             *bool       `json:"optional,omitempty"`
+	DefaultUser          *int64      `json:"defaultUser,omitempty"`
 }
 
 // SecretVolumeSource projects a Secret into files.
@@ -555,6 +711,7 @@ type SecretVolumeSource struct {
 	Items       []KeyToPath `json:"items,omitempty"`
 	DefaultMode *int32      `json:"defaultMode,omitempty"`
 	Optional    *bool       `json:"optional,omitempty"`
+	DefaultUser *int64      `json:"defaultUser,omitempty"`
 }
 
 // Default file modes of ConfigMap and Secret volumes.
@@ -990,6 +1147,84 @@ type PodStatus struct {
 	QOSClass              PodQOSClass       `json:"qosClass,omitempty"`
 	// EphemeralContainerStatuses report the containers kubectl debug added.
 	EphemeralContainerStatuses []ContainerStatus `json:"ephemeralContainerStatuses,omitempty"`
+	// Resize is deprecated (the PodResizePending and PodResizeInProgress
+	// conditions replace it) but still served.
+	Resize                               PodResizeStatus                      `json:"resize,omitempty"`
+	ResourceClaimStatuses                []PodResourceClaimStatus             `json:"resourceClaimStatuses,omitempty"`
+	ExtendedResourceClaimStatus          *PodExtendedResourceClaimStatus      `json:"extendedResourceClaimStatus,omitempty"`
+	AllocatedResources                   ResourceList                         `json:"allocatedResources,omitempty"`
+	Resources                            *ResourceRequirements                `json:"resources,omitempty"`
+	NodeAllocatableResourceClaimStatuses []NodeAllocatableResourceClaimStatus `json:"nodeAllocatableResourceClaimStatuses,omitempty"`
+	VolumeHealth                         []PodVolumeHealth                    `json:"volumeHealth,omitempty"`
+}
+
+// PodResizeStatus is the state of an in-place resize (deprecated field
+// status.resize).
+type PodResizeStatus string
+
+// Pod resize states.
+const (
+	PodResizeStatusInProgress PodResizeStatus = "InProgress"
+	PodResizeStatusDeferred   PodResizeStatus = "Deferred"
+	PodResizeStatusInfeasible PodResizeStatus = "Infeasible"
+)
+
+// PodResourceClaimStatus names the ResourceClaim made for a pod's claim
+// template.
+type PodResourceClaimStatus struct {
+	Name              string  `json:"name"`
+	ResourceClaimName *string `json:"resourceClaimName,omitempty"`
+}
+
+// PodExtendedResourceClaimStatus is the ResourceClaim made for a pod's
+// extended resource requests, and which request serves which container.
+type PodExtendedResourceClaimStatus struct {
+	RequestMappings   []ContainerExtendedResourceRequest `json:"requestMappings"`
+	ResourceClaimName string                             `json:"resourceClaimName"`
+}
+
+// ContainerExtendedResourceRequest maps a container's extended resource to
+// a request of the claim.
+type ContainerExtendedResourceRequest struct {
+	ContainerName string `json:"containerName"`
+	ResourceName  string `json:"resourceName"`
+	RequestName   string `json:"requestName"`
+}
+
+// NodeAllocatableResourceClaimStatus is how a claim's devices map onto the
+// node's allocatable resources for the pod.
+type NodeAllocatableResourceClaimStatus struct {
+	ResourceClaimName string                             `json:"resourceClaimName"`
+	Containers        []string                           `json:"containers,omitempty"`
+	Mapping           []NodeAllocatableMappedResources   `json:"mapping,omitempty"`
+	Overhead          []NodeAllocatableOverheadResources `json:"overhead,omitempty"`
+}
+
+// NodeAllocatableMappedResources is one node resource a claim accounts for.
+type NodeAllocatableMappedResources struct {
+	Name     ResourceName       `json:"name"`
+	Quantity *resource.Quantity `json:"quantity"`
+}
+
+// NodeAllocatableOverheadResources is the overhead of one node resource.
+type NodeAllocatableOverheadResources struct {
+	Name         ResourceName       `json:"name"`
+	PerPod       *resource.Quantity `json:"perPod,omitempty"`
+	PerContainer *resource.Quantity `json:"perContainer,omitempty"`
+}
+
+// PodVolumeHealth is the health of one volume of the pod.
+type PodVolumeHealth struct {
+	Name               string                  `json:"name"`
+	HealthConditions   []VolumeHealthCondition `json:"healthConditions,omitempty"`
+	LastTransitionTime Time                    `json:"lastTransitionTime,omitempty"`
+}
+
+// VolumeHealthCondition is one health condition of a volume.
+type VolumeHealthCondition struct {
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
 }
 
 // EphemeralContainer is a container added to a running pod through the
@@ -1033,6 +1268,64 @@ type ContainerStatus struct {
 	ImageID              string         `json:"imageID"`
 	ContainerID          string         `json:"containerID,omitempty"`
 	Started              *bool          `json:"started,omitempty"`
+	// AllocatedResources are the resources the node allocated to the
+	// container (its requests as admitted, which an in-place resize
+	// changes).
+	AllocatedResources ResourceList `json:"allocatedResources,omitempty"`
+	// Resources are the requests and limits the running container has.
+	Resources                *ResourceRequirements `json:"resources,omitempty"`
+	VolumeMounts             []VolumeMountStatus   `json:"volumeMounts,omitempty"`
+	User                     *ContainerUser        `json:"user,omitempty"`
+	AllocatedResourcesStatus []ResourceStatus      `json:"allocatedResourcesStatus,omitempty"`
+	StopSignal               *Signal               `json:"stopSignal,omitempty"`
+}
+
+// ContainerUser is the identity the container's first process runs as.
+type ContainerUser struct {
+	Linux *LinuxContainerUser `json:"linux,omitempty"`
+}
+
+// LinuxContainerUser is a Linux process's uid, gid and groups.
+type LinuxContainerUser struct {
+	UID                int64   `json:"uid"`
+	GID                int64   `json:"gid"`
+	SupplementalGroups []int64 `json:"supplementalGroups,omitempty"`
+}
+
+// VolumeMountStatus is a volume mount as the runtime made it.
+type VolumeMountStatus struct {
+	Name              string                 `json:"name"`
+	MountPath         string                 `json:"mountPath"`
+	ReadOnly          bool                   `json:"readOnly,omitempty"`
+	RecursiveReadOnly *RecursiveReadOnlyMode `json:"recursiveReadOnly,omitempty"`
+	VolumeStatus      *VolumeStatus          `json:"volumeStatus,omitempty"`
+}
+
+// VolumeStatus is the status of a mounted volume's source.
+type VolumeStatus struct {
+	Image *ImageVolumeStatus `json:"image,omitempty"`
+}
+
+// ImageVolumeStatus is the image an image volume was made from.
+type ImageVolumeStatus struct {
+	ImageRef string `json:"imageRef,omitempty"`
+}
+
+// ResourceStatus is the health of the devices allocated to a container
+// for one resource.
+type ResourceStatus struct {
+	Name      ResourceName     `json:"name"`
+	Resources []ResourceHealth `json:"resources,omitempty"`
+}
+
+// ResourceHealthStatus is Healthy, Unhealthy or Unknown.
+type ResourceHealthStatus string
+
+// ResourceHealth is the health of one allocated device.
+type ResourceHealth struct {
+	ResourceID string               `json:"resourceID"`
+	Health     ResourceHealthStatus `json:"health,omitempty"`
+	Message    *string              `json:"message,omitempty"`
 }
 
 // ContainerState is the state of a container; at most one member is set

@@ -76,7 +76,7 @@ func kubeTypes(t *testing.T) map[string]*kubeType {
 	}
 	for _, gv := range []string{"core/v1", "apps/v1", "batch/v1", "coordination/v1", "discovery/v1", "autoscaling/v1", "policy/v1", "rbac/v1", "certificates/v1",
 		"autoscaling/v2", "storage/v1", "resource/v1", "networking/v1", "admissionregistration/v1", "storagemigration/v1", "events/v1",
-		"scheduling/v1", "node/v1", "flowcontrol/v1"} {
+		"scheduling/v1", "scheduling/v1alpha3", "node/v1", "flowcontrol/v1"} {
 		sources = append(sources, source{"io.k8s.api." + strings.ReplaceAll(gv, "/", "."), filepath.Join(dirs[0], gv, "types.go")})
 	}
 	// apiregistration.k8s.io lives in k8s.io/kube-aggregator, released

@@ -80,16 +80,26 @@ var coreEntryTypes = map[string]bool{
 // renamedTypes are api types whose Go name differs from Kubernetes' because
 // package api holds every group in one namespace.
 var renamedTypes = map[string]string{
-	"EndpointSlicePort":               "io.k8s.api.discovery.v1.EndpointPort",
-	"EventV1":                         "io.k8s.api.events.v1.Event",
-	"HorizontalPodAutoscalerSpecV1":   "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec",
-	"HorizontalPodAutoscalerStatusV1": "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus",
-	"CrossVersionObjectReferenceV1":   "io.k8s.api.autoscaling.v1.CrossVersionObjectReference",
-	"CSITokenRequest":                 "io.k8s.api.storage.v1.TokenRequest",
-	"CRDWebhookClientConfig":          "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookClientConfig",
-	"CRDServiceReference":             "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ServiceReference",
-	"APIServiceReference":             "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference",
-	"FlowSchemaSubject":               "io.k8s.api.flowcontrol.v1.Subject",
+	"EndpointSlicePort":                     "io.k8s.api.discovery.v1.EndpointPort",
+	"EventV1":                               "io.k8s.api.events.v1.Event",
+	"HorizontalPodAutoscalerSpecV1":         "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec",
+	"HorizontalPodAutoscalerStatusV1":       "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus",
+	"CrossVersionObjectReferenceV1":         "io.k8s.api.autoscaling.v1.CrossVersionObjectReference",
+	"CSITokenRequest":                       "io.k8s.api.storage.v1.TokenRequest",
+	"CRDWebhookClientConfig":                "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookClientConfig",
+	"CRDServiceReference":                   "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ServiceReference",
+	"APIServiceReference":                   "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference",
+	"FlowSchemaSubject":                     "io.k8s.api.flowcontrol.v1.Subject",
+	"ContainerResourceClaim":                "io.k8s.api.core.v1.ResourceClaim",
+	"WorkloadPodGroupSchedulingPolicy":      "io.k8s.api.scheduling.v1alpha3.WorkloadPodGroupSchedulingPolicy",
+	"WorkloadPodGroupBasicSchedulingPolicy": "io.k8s.api.scheduling.v1alpha3.WorkloadPodGroupBasicSchedulingPolicy",
+	"WorkloadPodGroupGangSchedulingPolicy":  "io.k8s.api.scheduling.v1alpha3.WorkloadPodGroupGangSchedulingPolicy",
+	"WorkloadPodGroupSchedulingConstraints": "io.k8s.api.scheduling.v1alpha3.WorkloadPodGroupSchedulingConstraints",
+	"WorkloadTopologyConstraint":            "io.k8s.api.scheduling.v1alpha3.TopologyConstraint",
+	"WorkloadPodGroupDisruptionMode":        "io.k8s.api.scheduling.v1alpha3.WorkloadPodGroupDisruptionMode",
+	"WorkloadPodGroupSingleDisruptionMode":  "io.k8s.api.scheduling.v1alpha3.WorkloadPodGroupSingleDisruptionMode",
+	"WorkloadPodGroupAllDisruptionMode":     "io.k8s.api.scheduling.v1alpha3.WorkloadPodGroupAllDisruptionMode",
+	"WorkloadPodGroupResourceClaim":         "io.k8s.api.scheduling.v1alpha3.WorkloadPodGroupResourceClaim",
 }
 
 // optionalScalars are the fields, by api type, that are always written but
@@ -134,6 +144,7 @@ var multiKeyLists = map[string][]string{
 	"containerPort": {"containerPort", "protocol"},
 	"port":          {"port", "protocol"},
 	"topologyKey":   {"topologyKey", "whenUnsatisfiable"},
+	"status":        {"status", "reason"},
 }
 
 // patchSchema answers which strategic-merge metadata a list field of one kind
