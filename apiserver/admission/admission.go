@@ -3,6 +3,8 @@ package admission
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/util/managedfields"
+
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/request"
 )
@@ -38,6 +40,10 @@ type Attributes struct {
 	// converter and defaulter): a custom resource is pruned against its
 	// CRD's structural schema and defaulted.
 	Decode func(obj api.Object)
+	// TypeConverter is the resource's schema as server-side apply types
+	// it, which MutatingAdmissionPolicy's apply configurations merge
+	// with; nil for a resource without a field manager.
+	TypeConverter managedfields.TypeConverter
 }
 
 // Plugin is a named admission step. A plugin implements Mutator, Validator,

@@ -28,6 +28,7 @@ import (
 // the Services and EndpointSlices webhooks are reached through.
 type admissionSource struct {
 	mutating, validating, policies, bindings, namespaces, pods, services, slices *registry.Store
+	mutatingPolicies, mutatingBindings                                           *registry.Store
 	// stores are every built-in resource's, custom the custom resources',
 	// for policies' params.
 	stores map[string]*registry.Store
@@ -42,6 +43,7 @@ var (
 	_ serviceresolver.Lister = (*admissionSource)(nil)
 	_ policy.Source          = (*admissionSource)(nil)
 	_ policy.Params          = (*admissionSource)(nil)
+	_ policy.MutatingSource  = (*admissionSource)(nil)
 
 	_ admission.PodSecuritySource = (*admissionSource)(nil)
 )
@@ -104,6 +106,14 @@ func (s *admissionSource) ValidatingAdmissionPolicies() []*api.ValidatingAdmissi
 
 func (s *admissionSource) ValidatingAdmissionPolicyBindings() []*api.ValidatingAdmissionPolicyBinding {
 	return cachedValues[api.ValidatingAdmissionPolicyBinding](s.bindings, cacher.Predicate{})
+}
+
+func (s *admissionSource) MutatingAdmissionPolicies() []*api.MutatingAdmissionPolicy {
+	return cachedValues[api.MutatingAdmissionPolicy](s.mutatingPolicies, cacher.Predicate{})
+}
+
+func (s *admissionSource) MutatingAdmissionPolicyBindings() []*api.MutatingAdmissionPolicyBinding {
+	return cachedValues[api.MutatingAdmissionPolicyBinding](s.mutatingBindings, cacher.Predicate{})
 }
 
 // ParamObjects reads params from the watch cache of their resource; one

@@ -49,7 +49,7 @@ import (
 // Admit steps, then all Validate steps).
 var AdmissionPlugins = []string{"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "NodeRestriction", "PodSecurity", "DefaultTolerationSeconds",
 	"RuntimeClass", "CertificateApproval", "CertificateSigning", "CertificateSubjectRestriction",
-	"MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook", "ResourceQuota"}
+	"MutatingAdmissionPolicy", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook", "ResourceQuota"}
 
 // SystemNamespaces exist from the start and may not be deleted.
 var SystemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
@@ -242,6 +242,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	priorities := &priorityClasses{}
 	runtimeClasses := &runtimeClasses{}
 	policies := policy.New(policy.Config{Source: hooks, Params: hooks, Namespaces: hooks, Authorizer: celAuthz, Logger: a.log})
+	mutatingPolicies := policy.NewMutating(policy.MutatingConfig{Source: hooks, Params: hooks, Namespaces: hooks, Authorizer: celAuthz, Logger: a.log})
 	// RBAC writes are checked against the RBAC data the authorizer reads
 	// (filled once the stores exist), their exceptions asked of the
 	// authorizer.
@@ -272,7 +273,9 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		&admission.CertificateSubjectRestriction{},
 		// The dynamic plugins come last, as in kube-apiserver: webhooks
 		// see the object the built-in plugins mutated, and validate
-		// after the built-in validators.
+		// after the built-in validators; mutating policies run before
+		// mutating webhooks.
+		mutatingPolicies,
 		mutatingWebhooks,
 		policies,
 		validatingWebhooks,
@@ -362,12 +365,14 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		return errors.New("the namespaces resource is not registered")
 	}
 	*hooks = admissionSource{mutating: a.Store("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
-		validating: a.Store("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
-		policies:   a.Store("admissionregistration.k8s.io", "validatingadmissionpolicies"),
-		bindings:   a.Store("admissionregistration.k8s.io", "validatingadmissionpolicybindings"),
-		stores:     a.byName,
-		custom:     a.crds,
-		namespaces: nsGetter.store, pods: a.Store("", "pods"), services: a.Store("", "services"), slices: a.Store("discovery.k8s.io", "endpointslices")}
+		validating:       a.Store("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+		policies:         a.Store("admissionregistration.k8s.io", "validatingadmissionpolicies"),
+		bindings:         a.Store("admissionregistration.k8s.io", "validatingadmissionpolicybindings"),
+		mutatingPolicies: a.Store("admissionregistration.k8s.io", "mutatingadmissionpolicies"),
+		mutatingBindings: a.Store("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"),
+		stores:           a.byName,
+		custom:           a.crds,
+		namespaces:       nsGetter.store, pods: a.Store("", "pods"), services: a.Store("", "services"), slices: a.Store("discovery.k8s.io", "endpointslices")}
 	*saGetter = objectGetter{sas: a.Store("", "serviceaccounts"), pods: a.Store("", "pods"),
 		secrets: a.Store("", "secrets"), nodes: a.Store("", "nodes")}
 	a.sa, err = a.newServiceAccounts(a.saKeys, saGetter)

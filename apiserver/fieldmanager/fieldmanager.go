@@ -62,6 +62,11 @@ func (m *Manager) For(info api.ResourceInfo) *Kind {
 		hasStatus: info.HasSubresource("status")}
 }
 
+// TypeConverter is the kind's schema as structured-merge-diff types it
+// (for a built-in kind, every built-in kind's), which mutating admission
+// policies' apply configurations are merged with.
+func (k *Kind) TypeConverter() managedfields.TypeConverter { return k.tc }
+
 // Kind is the field manager of one kind, for all its subresources.
 type Kind struct {
 	tc        managedfields.TypeConverter

@@ -9,7 +9,7 @@ import (
 )
 
 // celStrategy serves the admissionregistration.k8s.io kinds whose CEL
-// expressions must compile: a ValidatingAdmissionPolicy's, and the
+// expressions must compile: a Validating- or MutatingAdmissionPolicy's, and the
 // matchConditions of webhook configurations.
 type celStrategy struct {
 	BaseStrategy
@@ -28,4 +28,8 @@ func (s celStrategy) ValidateUpdate(ctx context.Context, obj, old api.Object) fi
 
 func policyExpressions(obj api.Object) field.ErrorList {
 	return policy.ValidatePolicyExpressions(obj.(*api.ValidatingAdmissionPolicy))
+}
+
+func mutatingPolicyExpressions(obj api.Object) field.ErrorList {
+	return policy.ValidateMutatingPolicyExpressions(obj.(*api.MutatingAdmissionPolicy))
 }

@@ -65,6 +65,7 @@ var kinds = map[string]kind{
 	// kube's IPAddress registry keeps no generation.
 	"networking.k8s.io/v1/ipaddresses":                                {strategy: noGenerationStrategy{}},
 	"admissionregistration.k8s.io/v1/validatingadmissionpolicies":     {strategy: celStrategy{check: policyExpressions}},
+	"admissionregistration.k8s.io/v1/mutatingadmissionpolicies":       {strategy: celStrategy{check: mutatingPolicyExpressions}},
 	"admissionregistration.k8s.io/v1/mutatingwebhookconfigurations":   {strategy: celStrategy{check: policy.ValidateWebhookMatchConditions}},
 	"admissionregistration.k8s.io/v1/validatingwebhookconfigurations": {strategy: celStrategy{check: policy.ValidateWebhookMatchConditions}},
 	// kube's RuntimeClass and ClusterTrustBundle registries keep no

@@ -469,6 +469,9 @@ func (s *Store) attrs(ctx context.Context, op admission.Operation, sub, ns, name
 	if d, ok := s.strategy.(AdmissionDecoder); ok {
 		a.Decode = d.DecodeAdmitted
 	}
+	if s.fields != nil {
+		a.TypeConverter = s.fields.TypeConverter()
+	}
 	return a
 }
 
@@ -572,13 +575,16 @@ func (s *Store) CreateEncoded(ctx context.Context, ns string, obj api.Object, op
 	meta.ResourceVersion = ""
 	meta.DeletionTimestamp = nil
 	meta.DeletionGracePeriodSeconds = nil
-	s.strategy.PrepareForCreate(ctx, obj)
 	s.strategy.DefaultCreate(obj)
 	s.trackFields(nil, obj, opts)
 	a := s.attrs(ctx, admission.Create, "", meta.Namespace, meta.Name, obj, nil, opts.DryRun)
 	if err := s.admit.Admit(ctx, a); err != nil {
 		return nil, nil, err
 	}
+	// As kube's BeforeCreate, after mutating admission: the strategy
+	// prepares what webhooks, policies and LimitRanger left (a pod's QoS
+	// class counts the resources they added; a status they set is reset).
+	s.strategy.PrepareForCreate(ctx, obj)
 	if s.guard != nil {
 		if err := s.guard.CheckCreate(ctx, obj); err != nil {
 			return nil, nil, err
@@ -755,19 +761,21 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 	meta.DeletionGracePeriodSeconds = curMeta.DeletionGracePeriodSeconds
 	meta.GenerateName = curMeta.GenerateName
 	meta.Generation = curMeta.Generation
-	// A binding sets spec.nodeName without a new generation, as kube's
-	// BindingREST writes the pod without its update strategy.
-	if !specEqual(obj, cur) && opts.Subresource != "binding" {
-		meta.Generation++
-	}
 	meta.ResourceVersion = curMeta.ResourceVersion
 	s.trackFields(cur, obj, opts)
-	if opts.Subresource == "" {
-		s.strategy.PrepareForUpdate(ctx, obj, cur)
-	}
 	a := s.attrs(ctx, admission.Update, opts.Subresource, curMeta.Namespace, name, obj, cur, opts.DryRun)
 	if err := s.admit.Admit(ctx, a); err != nil {
 		return nil, err
+	}
+	// As kube's BeforeUpdate, after mutating admission: a spec change a
+	// webhook or policy undid is no new generation. A binding sets
+	// spec.nodeName without one, as kube's BindingREST writes the pod
+	// without its update strategy.
+	if !specEqual(obj, cur) && opts.Subresource != "binding" {
+		meta.Generation++
+	}
+	if opts.Subresource == "" {
+		s.strategy.PrepareForUpdate(ctx, obj, cur)
 	}
 	if s.guard != nil && !internal && !statusLike {
 		if err := s.guard.CheckUpdate(ctx, obj, cur); err != nil {

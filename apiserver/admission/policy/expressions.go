@@ -8,6 +8,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/mutating/patch"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
 	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
 	"k8s.io/apiserver/pkg/cel"
@@ -181,4 +182,53 @@ func (m *MatchConditions) Match(ctx context.Context, a *admission.Attributes, t 
 		return false, apierrors.NewForbidden(apierrors.GroupResource{Group: a.Resource.Group, Resource: a.Resource.Resource}, name, res.Error)
 	}
 	return res.Matches, nil
+}
+
+// ValidateMutatingPolicyExpressions compiles the expressions of a
+// MutatingAdmissionPolicy as kube's validation does: match conditions,
+// variables, and each mutation's apply configuration (which must be an
+// Object{...}) or JSON patch (a list of JSONPatch{...}), with the patch
+// types declared.
+func ValidateMutatingPolicyExpressions(mp *api.MutatingAdmissionPolicy) field.ErrorList {
+	spec, p := &mp.Spec, field.NewPath("spec")
+	hasParams := spec.ParamKind != nil
+	vars := plugincel.OptionalVariableDeclarations{HasParams: hasParams, HasAuthorizer: true}
+	var errs field.ErrorList
+	for i, mc := range spec.MatchConditions {
+		if strings.TrimSpace(mc.Expression) != "" {
+			errs = append(errs, check(stateless(), &matchconditions.MatchCondition{Name: mc.Name, Expression: strings.TrimSpace(mc.Expression)},
+				vars, p.Child("matchConditions").Index(i).Child("expression"))...)
+		}
+	}
+	cc, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+	if err != nil {
+		return append(errs, field.InternalError(p.Child("variables"), err))
+	}
+	for i, v := range spec.Variables {
+		if strings.TrimSpace(v.Expression) == "" || strings.TrimSpace(v.Name) == "" {
+			continue // required, said by api/validation
+		}
+		res := cc.CompileAndStoreVariable(&validating.Variable{Name: v.Name, Expression: v.Expression}, vars, environment.NewExpressions)
+		if res.Error != nil {
+			errs = append(errs, celError(p.Child("variables").Index(i).Child("expression"), v.Expression, res.Error))
+		}
+	}
+	patchVars := vars
+	patchVars.HasPatchTypes = true
+	for i, m := range spec.Mutations {
+		at := p.Child("mutations").Index(i)
+		switch {
+		case m.PatchType == api.PatchType(admissionregistrationv1.PatchTypeApplyConfiguration) && m.ApplyConfiguration != nil:
+			if e := strings.TrimSpace(m.ApplyConfiguration.Expression); e != "" {
+				errs = append(errs, check(cc, &patch.ApplyConfigurationCondition{Expression: e}, patchVars,
+					at.Child("applyConfiguration", "expression"))...)
+			}
+		case m.PatchType == api.PatchType(admissionregistrationv1.PatchTypeJSONPatch) && m.JSONPatch != nil:
+			if e := strings.TrimSpace(m.JSONPatch.Expression); e != "" {
+				errs = append(errs, check(cc, &patch.JSONPatchCondition{Expression: e}, patchVars,
+					at.Child("jsonPatch", "expression"))...)
+			}
+		}
+	}
+	return errs
 }

@@ -345,15 +345,20 @@ func reasonCode(r api.StatusReason) int32 {
 // does: none needed without paramKind (one evaluation without params),
 // by name or selector, in the paramRef's namespace or the request's.
 func (pl *Plugin) params(p *api.ValidatingAdmissionPolicy, b *api.ValidatingAdmissionPolicyBinding, reqNS string) ([]runtime.Object, error) {
-	pk, ref := p.Spec.ParamKind, b.Spec.ParamRef
+	return collectParams(pl.cfg.Params, p.Spec.ParamKind, b.Spec.ParamRef, reqNS)
+}
+
+// collectParams is kube's CollectParams for a policy's paramKind pk and a
+// binding's paramRef ref.
+func collectParams(params Params, pk *api.ParamKind, ref *api.ParamRef, reqNS string) ([]runtime.Object, error) {
 	if pk == nil || ref == nil {
 		return []runtime.Object{nil}, nil
 	}
 	kpk := admissionregistrationv1.ParamKind{APIVersion: pk.APIVersion, Kind: pk.Kind}
-	if pl.cfg.Params == nil {
+	if params == nil {
 		return nil, fmt.Errorf("paramKind kind `%v` not known", kpk.String())
 	}
-	info, ok := pl.cfg.Params.ParamResource(pk.APIVersion, pk.Kind)
+	info, ok := params.ParamResource(pk.APIVersion, pk.Kind)
 	if !ok {
 		return nil, fmt.Errorf("paramKind kind `%v` not known", kpk.String())
 	}
@@ -379,7 +384,7 @@ func (pl *Plugin) params(p *api.ValidatingAdmissionPolicy, b *api.ValidatingAdmi
 		}
 		sel = s
 	}
-	objs, err := pl.cfg.Params.ParamObjects(info, ns, ref.Name, sel)
+	objs, err := params.ParamObjects(info, ns, ref.Name, sel)
 	if err != nil {
 		return nil, err
 	}
@@ -409,6 +414,10 @@ type evaluation struct {
 }
 
 func (pl *Plugin) newEvaluation(ctx context.Context, a *admission.Attributes, t *matching.Target) (*evaluation, error) {
+	return newEvaluation(ctx, pl.cfg.Namespaces, a, t)
+}
+
+func newEvaluation(ctx context.Context, namespaces matching.Namespaces, a *admission.Attributes, t *matching.Target) (*evaluation, error) {
 	attrs, gvr, err := versionedAttributes(a, t)
 	if err != nil {
 		return nil, err
@@ -417,7 +426,7 @@ func (pl *Plugin) newEvaluation(ctx context.Context, a *admission.Attributes, t 
 	// namespaceObject: the request's namespace, none for a Namespace itself.
 	isNamespace := a.Resource.Group == "" && a.Resource.Resource == "namespaces"
 	if a.Namespace != "" && !isNamespace {
-		ns, found, err := pl.cfg.Namespaces.Namespace(ctx, a.Namespace)
+		ns, found, err := namespaces.Namespace(ctx, a.Namespace)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
