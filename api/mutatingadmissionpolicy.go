@@ -2,7 +2,8 @@ package api
 
 // admissionregistration.k8s.io/v1 MutatingAdmissionPolicies and their
 // bindings, with every field of k8s.io/api v0.37.2. They are served and
-// validated; the apiserver does not apply their mutations yet.
+// validated, and their mutations applied at admission
+// (apiserver/admission/policy).
 
 // MutatingAdmissionPolicy describes the definition of an admission mutation
 // policy that mutates the object coming into admission chain.

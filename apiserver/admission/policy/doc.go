@@ -1,7 +1,8 @@
-// Package policy is the ValidatingAdmissionPolicy admission plugin: CEL
-// validations of ValidatingAdmissionPolicies applied, through their
-// ValidatingAdmissionPolicyBindings, to the requests both match, as
-// kube-apiserver does.
+// Package policy is the ValidatingAdmissionPolicy and
+// MutatingAdmissionPolicy admission plugins: CEL validations of
+// ValidatingAdmissionPolicies, and CEL mutations (apply configurations,
+// JSON patches) of MutatingAdmissionPolicies, applied through their
+// bindings to the requests both match, as kube-apiserver does.
 //
 // Expressions are compiled and evaluated by k8s.io/apiserver's CEL
 // admission libraries (the Kubernetes CEL environment and libraries, the
@@ -16,5 +17,6 @@
 // matchConditions when they are written (refused with kube's causes), and
 // evaluates webhooks' matchConditions.
 //
-// Not done: status.typeChecking.
+// Not done: status.typeChecking; a mutating policy's reinvocationPolicy
+// IfNeeded (it is not run again after a webhook changes the object).
 package policy
