@@ -95,6 +95,30 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 		c.must(201, "POST", "/api/v1/namespaces/vap-msg/configmaps", configMap("ok-1", nil, nil))
 	})
 
+	t.Run("numbers", func(t *testing.T) {
+		// Whole numbers are CEL ints, as in kube (the conformance spec
+		// "should allow expressions to refer variables").
+		scenarioNamespace(c, "vap-numbers")
+		p := policyOnConfigMaps("odd-replicas", []map[string]any{{"expression": "variables.oddReplicas"}},
+			map[string]any{"variables": []map[string]any{{"name": "replicas", "expression": "object.spec.replicas"},
+				{"name": "oddReplicas", "expression": "variables.replicas % 2 == 1"}}})
+		p["spec"].(map[string]any)["matchConstraints"] = map[string]any{"resourceRules": []any{map[string]any{
+			"operations": []string{"CREATE"}, "apiGroups": []string{"apps"}, "apiVersions": []string{"v1"}, "resources": []string{"deployments"}}}}
+		policy(p)
+		binding(bindingInScenario("odd-replicas-binding", "odd-replicas", "vap-numbers", []string{"Deny"}, nil))
+		deployment := func(name string, replicas int) map[string]any {
+			return map[string]any{"metadata": map[string]any{"name": name}, "spec": map[string]any{"replicas": replicas,
+				"selector": map[string]any{"matchLabels": map[string]string{"app": "x"}},
+				"template": map[string]any{"metadata": map[string]any{"labels": map[string]string{"app": "x"}},
+					"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "busybox"}}}}}}
+		}
+		c.must(201, "POST", "/apis/apps/v1/namespaces/vap-numbers/deployments", deployment("odd", 3))
+		r := c.do("POST", "/apis/apps/v1/namespaces/vap-numbers/deployments", deployment("even", 2), "")
+		if r.Code != 422 || !strings.Contains(string(r.Body), "failed expression: variables.oddReplicas") {
+			t.Errorf("create with even replicas = %d %s", r.Code, r.Body)
+		}
+	})
+
 	t.Run("params", func(t *testing.T) {
 		scenarioNamespace(c, "vap-params")
 		c.must(201, "POST", "/api/v1/namespaces/vap-params/configmaps", configMap("limits", nil, map[string]string{"max": "1"}))

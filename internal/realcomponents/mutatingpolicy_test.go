@@ -47,6 +47,7 @@ func TestMutatingAdmissionPolicyAsKube(t *testing.T) {
 	}
 	create("deployments", mapPolicy("deployments", "apps", "deployments", `[
 	  {"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{metadata: Object.metadata{annotations: {\"mutated-by\": \"admission-policy\"}}}"}},
+	  {"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{metadata: Object.metadata{labels: {\"odd\": string(object.spec.replicas % 2 == 1)}}}"}},
 	  {"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{spec: Object.spec{replicas: 1337}}"}}]`, ""))
 	create("configmaps", mapPolicy("configmaps", "", "configmaps", `[
 	  {"patchType": "JSONPatch", "jsonPatch": {"expression": "[JSONPatch{op: \"add\", path: \"/data/patched\", value: string(object.data.size())}]"}}]`,

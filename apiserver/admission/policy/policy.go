@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	k8sadmission "k8s.io/apiserver/pkg/admission"
 	plugincel "k8s.io/apiserver/pkg/admission/plugin/cel"
 	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
@@ -503,7 +504,9 @@ func toUnstructured(obj api.Object, r api.ResourceInfo) (*unstructured.Unstructu
 		return nil, err
 	}
 	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(data, &u.Object); err != nil {
+	// Whole numbers as int64, as kube's unstructured objects hold them:
+	// CEL has no int-and-double arithmetic (object.spec.replicas % 2).
+	if err := utiljson.Unmarshal(data, &u.Object); err != nil {
 		return nil, err
 	}
 	if u.GetKind() == "" || u.GetAPIVersion() == "" {
