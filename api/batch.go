@@ -61,6 +61,64 @@ type JobSpec struct {
 
 	// SuccessPolicy lets an Indexed job succeed before every index did.
 	SuccessPolicy *SuccessPolicy `json:"successPolicy,omitempty"`
+	// Scheduling is the workload-aware (gang) scheduling of the job's pods
+	// as one pod group; kept, not acted on.
+	Scheduling *JobSchedulingConfiguration `json:"scheduling,omitempty"`
+}
+
+// JobSchedulingConfiguration is how a job's pods are scheduled as a group
+// (scheduling.k8s.io/v1alpha3 types, as kube's batch/v1 uses them).
+type JobSchedulingConfiguration struct {
+	SchedulingPolicy      *WorkloadPodGroupSchedulingPolicy      `json:"schedulingPolicy,omitempty"`
+	SchedulingConstraints *WorkloadPodGroupSchedulingConstraints `json:"schedulingConstraints,omitempty"`
+	DisruptionMode        *WorkloadPodGroupDisruptionMode        `json:"disruptionMode,omitempty"`
+	ResourceClaims        []WorkloadPodGroupResourceClaim        `json:"resourceClaims,omitempty"`
+}
+
+// WorkloadPodGroupSchedulingPolicy is basic or gang scheduling.
+type WorkloadPodGroupSchedulingPolicy struct {
+	Basic *WorkloadPodGroupBasicSchedulingPolicy `json:"basic,omitempty"`
+	Gang  *WorkloadPodGroupGangSchedulingPolicy  `json:"gang,omitempty"`
+}
+
+// WorkloadPodGroupBasicSchedulingPolicy schedules pods one by one.
+type WorkloadPodGroupBasicSchedulingPolicy struct{}
+
+// WorkloadPodGroupGangSchedulingPolicy schedules minCount pods or none.
+type WorkloadPodGroupGangSchedulingPolicy struct {
+	MinCount *int32 `json:"minCount,omitempty"`
+}
+
+// WorkloadPodGroupSchedulingConstraints are placement constraints of the
+// group.
+type WorkloadPodGroupSchedulingConstraints struct {
+	Topology []WorkloadTopologyConstraint `json:"topology,omitempty"`
+}
+
+// WorkloadTopologyConstraint places the whole group in one domain of a
+// node label (kube's scheduling.k8s.io TopologyConstraint).
+type WorkloadTopologyConstraint struct {
+	Key string `json:"key"`
+}
+
+// WorkloadPodGroupDisruptionMode says whether the group's pods are
+// disrupted one at a time or all together.
+type WorkloadPodGroupDisruptionMode struct {
+	Single *WorkloadPodGroupSingleDisruptionMode `json:"single,omitempty"`
+	All    *WorkloadPodGroupAllDisruptionMode    `json:"all,omitempty"`
+}
+
+// WorkloadPodGroupSingleDisruptionMode disrupts pods one at a time.
+type WorkloadPodGroupSingleDisruptionMode struct{}
+
+// WorkloadPodGroupAllDisruptionMode disrupts the whole group together.
+type WorkloadPodGroupAllDisruptionMode struct{}
+
+// WorkloadPodGroupResourceClaim is a resource claim shared by the group.
+type WorkloadPodGroupResourceClaim struct {
+	Name                      string  `json:"name"`
+	ResourceClaimName         *string `json:"resourceClaimName,omitempty"`
+	ResourceClaimTemplateName *string `json:"resourceClaimTemplateName,omitempty"`
 }
 
 // SuccessPolicy declares an Indexed job succeeded once one of its rules

@@ -77,7 +77,11 @@ func TestEveryKindFieldParity(t *testing.T) {
 		if err := os.MkdirAll(filepath.Dir(parityGaps), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(parityGaps, []byte(strings.Join(gaps, "\n")+"\n"), 0o644); err != nil {
+		var text string
+		for _, g := range gaps {
+			text += g + "\n"
+		}
+		if err := os.WriteFile(parityGaps, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -86,7 +90,12 @@ func TestEveryKindFieldParity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	known := strings.Split(strings.TrimSpace(string(data)), "\n")
+	var known []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if line != "" {
+			known = append(known, line)
+		}
+	}
 	for _, g := range gaps {
 		if !slices.Contains(known, g) {
 			t.Errorf("%s: Kubernetes' type has it, ours does not", g)

@@ -41,8 +41,31 @@ type NodeSpec struct {
 	ProviderID    string   `json:"providerID,omitempty"`
 	Unschedulable bool     `json:"unschedulable,omitempty"`
 	Taints        []Taint  `json:"taints,omitempty"`
+	// ConfigSource is the deprecated dynamic kubelet configuration, kept
+	// for manifests.
+	ConfigSource *NodeConfigSource `json:"configSource,omitempty"`
 	// DoNotUseExternalID is deprecated and kept for manifests.
-	DoNotUseExternalID string `json:"externalID,omitempty"`
+	DoNotUseExternalID  string                   `json:"externalID,omitempty"`
+	PodPreemptionPolicy *NodePodPreemptionPolicy `json:"podPreemptionPolicy,omitempty"`
+}
+
+// NodeConfigSource names a kubelet configuration (deprecated).
+type NodeConfigSource struct {
+	ConfigMap *ConfigMapNodeConfigSource `json:"configMap,omitempty"`
+}
+
+// ConfigMapNodeConfigSource is a ConfigMap holding a kubelet configuration.
+type ConfigMapNodeConfigSource struct {
+	Namespace        string `json:"namespace"`
+	Name             string `json:"name"`
+	UID              string `json:"uid,omitempty"`
+	ResourceVersion  string `json:"resourceVersion,omitempty"`
+	KubeletConfigKey string `json:"kubeletConfigKey"`
+}
+
+// NodePodPreemptionPolicy limits which preemptions the node allows.
+type NodePodPreemptionPolicy struct {
+	DisableResizePreemption []string `json:"disableResizePreemption,omitempty"`
 }
 
 // TaintEffect is what a taint does to pods that do not tolerate it.
@@ -108,6 +131,46 @@ type NodeStatus struct {
 	NodeInfo        NodeSystemInfo      `json:"nodeInfo,omitzero"`
 	Images          []ContainerImage    `json:"images,omitempty"`
 	VolumesInUse    []string            `json:"volumesInUse,omitempty"`
+	VolumesAttached []AttachedVolume    `json:"volumesAttached,omitempty"`
+	Config          *NodeConfigStatus   `json:"config,omitempty"`
+	// RuntimeHandlers are the container runtime's handlers and what each
+	// supports.
+	RuntimeHandlers  []NodeRuntimeHandler `json:"runtimeHandlers,omitempty"`
+	Features         *NodeFeatures        `json:"features,omitempty"`
+	DeclaredFeatures []string             `json:"declaredFeatures,omitempty"`
+}
+
+// AttachedVolume is a volume attached to the node.
+type AttachedVolume struct {
+	Name       string `json:"name"`
+	DevicePath string `json:"devicePath"`
+}
+
+// NodeConfigStatus is the state of the deprecated dynamic kubelet
+// configuration.
+type NodeConfigStatus struct {
+	Assigned      *NodeConfigSource `json:"assigned,omitempty"`
+	Active        *NodeConfigSource `json:"active,omitempty"`
+	LastKnownGood *NodeConfigSource `json:"lastKnownGood,omitempty"`
+	Error         string            `json:"error,omitempty"`
+}
+
+// NodeRuntimeHandler is one handler (runtime class) of the node's
+// container runtime.
+type NodeRuntimeHandler struct {
+	Name     string                      `json:"name"`
+	Features *NodeRuntimeHandlerFeatures `json:"features,omitempty"`
+}
+
+// NodeRuntimeHandlerFeatures are what a runtime handler supports.
+type NodeRuntimeHandlerFeatures struct {
+	RecursiveReadOnlyMounts *bool `json:"recursiveReadOnlyMounts,omitempty"`
+	UserNamespaces          *bool `json:"userNamespaces,omitempty"`
+}
+
+// NodeFeatures are the features the node's kubelet and runtime support.
+type NodeFeatures struct {
+	SupplementalGroupsPolicy *bool `json:"supplementalGroupsPolicy,omitempty"`
 }
 
 // NodeCondition is one condition of a node.
@@ -149,6 +212,15 @@ type NodeSystemInfo struct {
 	KubeProxyVersion        string `json:"kubeProxyVersion"`
 	OperatingSystem         string `json:"operatingSystem"`
 	Architecture            string `json:"architecture"`
+	// Swap is the node's swap; RunningInUserNamespace whether the kubelet
+	// runs in a user namespace.
+	Swap                   *NodeSwapStatus `json:"swap,omitempty"`
+	RunningInUserNamespace *bool           `json:"runningInUserNamespace,omitempty"`
+}
+
+// NodeSwapStatus is the node's swap memory.
+type NodeSwapStatus struct {
+	Capacity *int64 `json:"capacity,omitempty"`
 }
 
 // ContainerImage is an image present on the node.

@@ -226,33 +226,42 @@ func TestEveryKindApplies(t *testing.T) {
 	}
 }
 
-// TestApplyV137PodFields: server-side apply of a pod with the fields of
-// k8s.io/api v0.37 our types gained for field parity keeps every one (the
-// schema is built from our types, so a field it lacks fails the apply with
-// "field not declared in schema").
-func TestApplyV137PodFields(t *testing.T) {
+// TestApplyV137Fields: server-side apply of objects with the fields of
+// k8s.io/api v0.37 our types gained for field parity (pods, nodes, jobs)
+// keeps every one (the schema is built from our types, so a field it lacks
+// fails the apply with "field not declared in schema").
+func TestApplyV137Fields(t *testing.T) {
 	t.Parallel()
-	in, err := os.ReadFile("../../api/testdata/pod_v137_fields.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj, err := kind(t, "Pod").Apply(nil, in, "m", "", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj.GetObjectMeta().ManagedFields = nil
-	out, err := json.Marshal(obj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want, got any
-	if err := json.Unmarshal(in, &want); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(want, got) {
-		t.Errorf("applied pod differs:\n%s\n%s", in, out)
+	for _, tc := range []struct{ kind, file string }{
+		{"Pod", "pod_v137_fields.json"},
+		{"Node", "node_v137_fields.json"},
+		{"Job", "job_v137_fields.json"},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			t.Parallel()
+			in, err := os.ReadFile("../../api/testdata/" + tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj, err := kind(t, tc.kind).Apply(nil, in, "m", "", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj.GetObjectMeta().ManagedFields = nil
+			out, err := json.Marshal(obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want, got any
+			if err := json.Unmarshal(in, &want); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(want, got) {
+				t.Errorf("applied object differs:\n%s\n%s", in, out)
+			}
+		})
 	}
 }

@@ -8,32 +8,43 @@ import (
 	"github.com/minik8s/minik8s/api"
 )
 
-// TestV137PodFieldsSurviveProtobuf: a pod carrying the pod and container
-// fields of k8s.io/api v0.37 that our types gained for field parity
-// (resizePolicy, restartPolicyRules, resources.claims, status.resize,
-// containerStatuses[].resources, ...) keeps every one of them through
-// protobuf and our api.Pod, as client-go sends and reads it.
-func TestV137PodFieldsSurviveProtobuf(t *testing.T) {
+// TestV137FieldsSurviveProtobuf: objects carrying the fields of
+// k8s.io/api v0.37 that our types gained for field parity (pods'
+// resizePolicy, restartPolicyRules, resources.claims, status.resize,
+// containerStatuses[].resources...; nodes' runtimeHandlers, features,
+// config...; jobs' scheduling) keep every one of them through protobuf and
+// our types, as client-go sends and reads them.
+func TestV137FieldsSurviveProtobuf(t *testing.T) {
 	t.Parallel()
-	in, err := os.ReadFile("../../api/testdata/pod_v137_fields.json")
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		file string
+		obj  api.Object
+	}{
+		{"pod_v137_fields.json", &api.Pod{}},
+		{"node_v137_fields.json", &api.Node{}},
+		{"job_v137_fields.json", &api.Job{}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			in, err := os.ReadFile("../../api/testdata/" + tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wire, err := Encode(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			decoded, _, err := Decode(wire)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(decoded, tc.obj); err != nil {
+				t.Fatal(err)
+			}
+			out, err := json.Marshal(tc.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameJSON(t, in, out)
+		})
 	}
-	wire, err := Encode(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	decoded, _, err := Decode(wire)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pod api.Pod
-	if err := json.Unmarshal(decoded, &pod); err != nil {
-		t.Fatal(err)
-	}
-	out, err := json.Marshal(&pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameJSON(t, in, out)
 }
