@@ -73,7 +73,7 @@ func (s *podSync) container(ctx context.Context, c *api.Container, inst []*runti
 	switch last.State {
 	case runtime.StateRunning:
 		if reason := m.probeRestartReason(pod, c, last); reason != "" {
-			s.restartRunning(ctx, c, last, reason)
+			s.restartRunning(ctx, c, inst, reason)
 			return retrySoon
 		}
 		return 0

@@ -2,13 +2,16 @@ package pods
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/client/clienttest"
 	"github.com/minik8s/minik8s/kubelet/runtime"
 )
 
@@ -199,3 +202,45 @@ func TestFakeNetworkNotReady(t *testing.T) {
 type errFake string
 
 func (e errFake) Error() string { return string(e) }
+
+// A container whose definition changes (its image patched) is killed and
+// its next instance started in one pass, as kube's SyncPod does: no status
+// written in between shows it dead, so the pod stays Ready throughout
+// ('Pods should run through the lifecycle of Pods and PodStatus' reads
+// Ready and ContainersReady True right after the patch).
+func TestFakeDefinitionChangeRestartsInOnePass(t *testing.T) {
+	n := newFakeNode(t, nil, fakePod("patched", api.Container{Name: "main"}))
+	p := n.waitPod("patched", "Ready", func(p *api.Pod) bool { return isRunning(p) && podReady(p) })
+	var notReady atomic.Bool
+	n.api.PrependReactor("update", "pods", func(a clienttest.Action) (bool, any, error) {
+		var sent api.Pod
+		if a.Subresource == "status" && json.Unmarshal(a.Body, &sent) == nil && !podReady(&sent) {
+			notReady.Store(true)
+		}
+		return false, nil, nil
+	})
+	p.Spec.Containers[0].Image = "busybox:1.37"
+	n.rt.AddImage("docker.io/library/busybox:1.37")
+	if _, err := client.Resource[api.Pod](n.api.Client()).Namespace("default").Update(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	n.waitPod("patched", "restarted with the new image", func(p *api.Pod) bool {
+		s := statusOf(p, "main")
+		return s.RestartCount == 1 && s.State.Running != nil && podReady(p)
+	})
+	if !n.hasEvent("Normal Killing Container main definition changed, will be restarted") {
+		t.Errorf("no Killing event in %q", n.rec.Events())
+	}
+	if notReady.Load() {
+		t.Errorf("a status written between the kill and the start said Ready False")
+	}
+}
+
+func podReady(p *api.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == api.PodReady {
+			return c.Status == api.ConditionTrue
+		}
+	}
+	return false
+}

@@ -51,7 +51,7 @@ func (s *podSync) sidecar(ctx context.Context, c *api.Container) bool {
 	switch last.State {
 	case runtime.StateRunning:
 		if reason := s.m.probeRestartReason(s.pod, c, last); reason != "" {
-			s.restartRunning(ctx, c, last, reason)
+			s.restartRunning(ctx, c, inst, reason)
 			return false
 		}
 		return s.m.started(s.pod, c, last)
@@ -83,14 +83,17 @@ func (m *Manager) probeRestartReason(pod *api.Pod, c *api.Container, inst *runti
 	return ""
 }
 
-// restartRunning kills a running instance so that the next pass starts a
-// new one.
-func (s *podSync) restartRunning(ctx context.Context, c *api.Container, inst *runtime.Container, reason string) {
-	m, pod := s.m, s.pod
+// restartRunning kills the running instance of c (inst, newest first) and
+// starts the next one in the same pass, as kube's SyncPod kills and starts
+// in one go: the status written after the pass shows the new instance,
+// never the dead one in between (a container whose image was patched
+// stays Ready).
+func (s *podSync) restartRunning(ctx context.Context, c *api.Container, inst []*runtime.Container, reason string) {
+	m, pod, last := s.m, s.pod, inst[0]
 	m.rec.Event(pod, api.EventTypeNormal, "Killing", reason)
 	s.log.Info("restarting container", "container", c.Name, "reason", reason)
-	m.killContainer(ctx, pod, c, inst, m.currentPodIP(pod, s.sb.PodIP), m.gracePeriod(pod))
-	s.after(retrySoon)
+	m.killContainer(ctx, pod, c, last, m.currentPodIP(pod, s.sb.PodIP), m.gracePeriod(pod))
+	s.after(s.start(ctx, c, last.Init, last.RestartCount+1, inst))
 }
 
 // appsDone: every app container has exited and will not be restarted.
