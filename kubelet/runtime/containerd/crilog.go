@@ -51,7 +51,9 @@ func (l *logFile) Close() error { return l.f.Close() }
 
 // streamWriter turns one output stream into CRI records: every complete line
 // is an "F" record; an over-long line becomes "P" records; what is left
-// without a newline is flushed as "F" on Close.
+// without a newline when the stream ends is flushed as a "P" record, as
+// containerd's CRI plugin writes it (so `echo -n DONE` logs "DONE", and a
+// FallbackToLogsOnError termination message is "DONE", with no newline).
 type streamWriter struct {
 	log    *logFile
 	stream string
@@ -80,10 +82,10 @@ func (w *streamWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// Flush writes a pending unterminated line as a full record.
+// Flush writes a pending unterminated line as a partial record.
 func (w *streamWriter) Flush() {
 	if len(w.buf) > 0 {
-		w.log.record(w.stream, 'F', w.buf)
+		w.log.record(w.stream, 'P', w.buf)
 		w.buf = nil
 	}
 }

@@ -24,7 +24,7 @@ func TestStreamWriter(t *testing.T) {
 	lf.Close()
 	b, _ := os.ReadFile(path)
 	ts := "2026-12-02T17:00:00.123456789Z"
-	want := ts + " stdout F hello\n" + ts + " stdout F world\n" + ts + " stdout P " + strings.Repeat("x", maxLogLine) + "\n" + ts + " stdout F xxx\n"
+	want := ts + " stdout F hello\n" + ts + " stdout F world\n" + ts + " stdout P " + strings.Repeat("x", maxLogLine) + "\n" + ts + " stdout P xxx\n"
 	if string(b) != want {
 		t.Errorf("log:\n%q\nwant\n%q", b, want)
 	}
