@@ -182,10 +182,17 @@ func (gc *Collector) observe(info api.ResourceInfo, oldObj, obj *controller.Part
 		gc.enqueueDependents(n.uid)
 	}
 	for _, ref := range old.owners {
-		if n.ownerRef(ref.UID) == nil {
-			gc.Add(ref.UID) // a foreground owner may have been waiting for it
+		// A foreground owner may have been waiting for it: it is gone
+		// from the references, or no longer blocks.
+		if nr := n.ownerRef(ref.UID); nr == nil || blocks(ref) && !blocks(*nr) {
+			gc.Add(ref.UID)
 		}
 	}
+}
+
+// blocks: the reference holds its owner's foreground deletion.
+func blocks(ref api.OwnerReference) bool {
+	return ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion
 }
 
 // forget drops a deleted object: its owners may be waiting for it, and its
@@ -338,7 +345,18 @@ func (gc *Collector) attemptToDelete(ctx context.Context, n *node) error {
 	case len(waitingRefs) > 0 && len(gc.graph.dependentUIDs(n.uid)) > 0:
 		// An owner deletes in the foreground and this object has dependents
 		// of its own: delete it in the foreground too, so the whole tree
-		// goes bottom-up.
+		// goes bottom-up. When one of its dependents is itself deleting
+		// its dependents, the owners may form a cycle, each waiting for
+		// the next: as kube, its references stop blocking its owners
+		// first, which breaks the cycle.
+		for _, d := range gc.graph.dependentsOf(n.uid) {
+			if d.deletingDependents() {
+				if err := gc.unblockOwnerRefs(ctx, n); err != nil {
+					return err
+				}
+				break
+			}
+		}
 		return gc.deleteObject(ctx, n, api.DeletePropagationForeground)
 	default:
 		policy := api.DeletePropagationBackground
@@ -453,6 +471,22 @@ func (gc *Collector) removeOwnerRefs(ctx context.Context, n *node, uids []api.UI
 			m["ownerReferences"] = keep
 		}
 		return true
+	})
+}
+
+// unblockOwnerRefs sets blockOwnerDeletion false on every reference of n
+// that blocks its owner, as kube's unblockOwnerReferences.
+func (gc *Collector) unblockOwnerRefs(ctx context.Context, n *node) error {
+	return gc.mutate(ctx, n, func(m map[string]any) bool {
+		refs, _ := m["ownerReferences"].([]any)
+		changed := false
+		for _, r := range refs {
+			if rm, _ := r.(map[string]any); rm != nil && rm["blockOwnerDeletion"] == true {
+				rm["blockOwnerDeletion"] = false
+				changed = true
+			}
+		}
+		return changed
 	})
 }
 

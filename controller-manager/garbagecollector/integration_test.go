@@ -189,6 +189,36 @@ func TestDeletionPropagation(t *testing.T) {
 		}
 	})
 
+	t.Run("dependency cycle", func(t *testing.T) {
+		// The conformance spec 'Garbage collector should not be blocked by
+		// dependency circle': pod1 owned by pod3, pod2 by pod1, pod3 by
+		// pod2, every reference blocking; pod1 deleted in the foreground.
+		var pods [3]*api.Pod
+		for i := range pods {
+			p, err := podClient.Create(ctx, &api.Pod{ObjectMeta: api.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("cycle-%d", i)}, Spec: template().Spec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pods[i] = p
+		}
+		for i, p := range pods {
+			o := pods[(i+2)%3]
+			p.OwnerReferences = []api.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: o.Name, UID: o.UID, Controller: ptr(true), BlockOwnerDeletion: ptr(true)}}
+			if _, err := podClient.Update(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fg := api.DeletePropagationForeground
+		uid := pods[0].UID
+		if err := podClient.Delete(ctx, pods[0].Name, &api.DeleteOptions{PropagationPolicy: &fg, Preconditions: &api.Preconditions{UID: &uid}}); err != nil {
+			t.Fatal(err)
+		}
+		cl.Eventually(60*time.Second, "every pod of the cycle deleted", func() (bool, error) {
+			left := podsOf(t, ctx, c, "cycle")
+			return len(left) == 0, nil
+		})
+	})
+
 	t.Run("dangling reference beside a live owner", func(t *testing.T) {
 		// A dependent with two owners, one alive: only the dead reference goes.
 		rs := owner(t, ctx, c, "two", 0)
