@@ -91,7 +91,7 @@ func Run(ctx context.Context, ex Execer, p *api.Probe, tgt Target) error {
 		conn.Close()
 		return nil
 	case p.GRPC != nil:
-		return errors.New("grpc probes are not supported by minik8s")
+		return runGRPC(ctx, p.GRPC, tgt.PodIP, timeout)
 	}
 	return errors.New("probe has no handler")
 }
