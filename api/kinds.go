@@ -94,7 +94,7 @@ var Resources = []ResourceInfo{
 	// log, exec, attach and portforward are the apiserver's proxy to the
 	// pod's kubelet; proxy is its HTTP proxy to the pod itself.
 	{Version: "v1", Kind: "Pod", Resource: "pods", Singular: "pod", Namespaced: true,
-		ShortNames: []string{"po"}, Subresources: []string{"status", "binding", "eviction", "log", "exec", "attach", "portforward", "proxy", "ephemeralcontainers"}, Categories: []string{"all"},
+		ShortNames: []string{"po"}, Subresources: []string{"status", "binding", "eviction", "log", "exec", "attach", "portforward", "proxy", "ephemeralcontainers", "resize"}, Categories: []string{"all"},
 		New: newOf[Pod]},
 	{Group: RBACGroupName, Version: "v1", Kind: "Role", Resource: "roles", Singular: "role", Namespaced: true,
 		New: newOf[Role]},

@@ -83,7 +83,7 @@ func subresourceShape(ri api.ResourceInfo, sub string) apiResource {
 		r.Kind, r.Verbs = "PodAttachOptions", []string{"create", "get"}
 	case "portforward":
 		r.Kind, r.Verbs = "PodPortForwardOptions", []string{"create", "get"}
-	case "ephemeralcontainers":
+	case "ephemeralcontainers", "resize":
 		r.Verbs = []string{"get", "patch", "update"}
 	case "proxy":
 		r.Kind, r.Verbs = ri.Kind+"ProxyOptions", []string{"create", "delete", "get", "patch", "update"}

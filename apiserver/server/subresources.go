@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
@@ -98,6 +99,8 @@ func (s *Server) serveSubresource(w http.ResponseWriter, r *http.Request, info *
 		s.createToken(w, r, info, st, dry)
 	case "ephemeralcontainers":
 		s.serveEphemeralContainers(w, r, info, st, dry)
+	case "resize":
+		s.serveResize(w, r, info, st)
 	case "finalize":
 		if info.Verb != "update" {
 			methodNotAllowed(w, r)
@@ -199,6 +202,63 @@ func (s *Server) serveEphemeralContainers(w http.ResponseWriter, r *http.Request
 		}
 		out, err = registry.PatchEphemeralContainers(r.Context(), st, info.Namespace, info.Name,
 			registry.PatchType(r.Header.Get("Content-Type")), body, dry)
+	default:
+		methodNotAllowed(w, r)
+		return
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeObject(w, r, http.StatusOK, conv, out, nil)
+}
+
+// serveResize handles pods/NAME/resize (in-place pod resize): GET returns
+// the Pod, PUT and PATCH change only its containers' resources and resize
+// policies (kube's pod resize strategy).
+func (s *Server) serveResize(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {
+	if info.Verb == "get" {
+		s.get(w, r, info, st)
+		return
+	}
+	conv, err := s.converterFor(r, st)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var out *api.Pod
+	switch info.Verb {
+	case "update":
+		obj, opts, ok := writeInput(w, r, st, "UpdateOptions")
+		if !ok {
+			return
+		}
+		pod, isPod := obj.(*api.Pod)
+		if !isPod {
+			writeError(w, r, apierrors.NewInternalError(fmt.Errorf("pods decode to %T", obj)))
+			return
+		}
+		out, err = registry.UpdateResize(r.Context(), st, info.Namespace, info.Name, pod, opts)
+	case "patch":
+		pt := registry.PatchType(strings.TrimSpace(strings.Split(r.Header.Get("Content-Type"), ";")[0]))
+		switch pt {
+		case registry.JSONPatch, registry.MergePatch, registry.StrategicPatch:
+		default:
+			// Server-side apply of pods/resize is not served yet.
+			writeError(w, r, apierrors.NewUnsupportedMediaType([]string{string(registry.JSONPatch), string(registry.MergePatch), string(registry.StrategicPatch)}))
+			return
+		}
+		body, rerr := readAll(r)
+		if rerr != nil {
+			writeError(w, r, rerr)
+			return
+		}
+		o, oerr := parseWriteOptions(r, "PatchOptions", false)
+		if oerr != nil {
+			writeError(w, r, oerr)
+			return
+		}
+		out, err = registry.PatchResize(r.Context(), st, info.Namespace, info.Name, pt, body, o.WriteOptions)
 	default:
 		methodNotAllowed(w, r)
 		return

@@ -94,8 +94,8 @@ func TestAPIResourcesAsKube(t *testing.T) {
 
 // notYetServed are the core subresources kube-apiserver v1.37 serves and
 // minik8s does not yet (they are not kinds, so kubectl api-resources does
-// not list them): in-place pod resize.
-var notYetServed = []string{"pods/resize"}
+// not list them): none now.
+var notYetServed []string
 
 // discoveryDocs reads /api/v1 and every /apis/GROUP/VERSION an apiserver
 // lists, each resource summed up in one line.

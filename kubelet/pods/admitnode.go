@@ -139,6 +139,9 @@ type admission struct {
 	// finished: the pod reached a terminal phase and no longer holds what
 	// it was admitted with.
 	finished bool
+	// allocated is the resources the pod's containers were admitted with
+	// or last resized to (resize.go).
+	allocated allocation
 }
 
 // nodeAffinityRecheckTimeout bounds the live read of the Node when node
@@ -191,6 +194,14 @@ func createdBefore(a, b *api.Pod) bool {
 // for a rejection, the Warning event. It returns the Node it used (read
 // again when only node affinity refused). The caller holds admitMu.
 func (m *Manager) admitOne(ctx context.Context, pod *api.Pod, node *api.Node) *api.Node {
+	// A pod a previous kubelet admitted (or resized) is admitted again with
+	// what it was allocated, as kube's allocation checkpoint.
+	alloc := m.loadAllocation(string(pod.UID))
+	saved := alloc != nil
+	if !saved {
+		alloc = specAllocation(pod)
+	}
+	pod = alloc.apply(pod)
 	reason, msg := sysctlForbidden, admitSysctls(pod)
 	if msg == "" {
 		var affinityOnly bool
@@ -212,13 +223,21 @@ func (m *Manager) admitOne(ctx context.Context, pod *api.Pod, node *api.Node) *a
 		m.log.Info("pod rejected", "pod", pod.Namespace+"/"+pod.Name, "reason", reason, "message", msg)
 		m.rec.Event(pod, api.EventTypeWarning, reason, msg)
 		a.rejected = &rejection{reason: reason, message: rejectedPrefix + msg}
+	} else {
+		a.allocated = alloc
+		if !saved {
+			if err := m.saveAllocation(string(pod.UID), alloc); err != nil {
+				m.log.Warn("record the pod's resource allocation", "pod", pod.Namespace+"/"+pod.Name, "err", err)
+			}
+		}
 	}
 	m.admissions[string(pod.UID)] = a
 	return node
 }
 
 // activeAdmitted are the pods on the node, other than pod, the kubelet
-// admitted and that have not finished. The caller holds admitMu.
+// admitted and that have not finished, with the resources allocated to
+// them. The caller holds admitMu.
 func (m *Manager) activeAdmitted(pod *api.Pod) []*api.Pod {
 	var out []*api.Pod
 	for _, p := range m.pods.Store().List() {
@@ -226,7 +245,7 @@ func (m *Manager) activeAdmitted(pod *api.Pod) []*api.Pod {
 		if p.UID == pod.UID || a == nil || a.rejected != nil || a.finished || isTerminal(p.Status.Phase) {
 			continue
 		}
-		out = append(out, p)
+		out = append(out, a.allocated.apply(p))
 	}
 	return out
 }

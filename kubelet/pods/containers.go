@@ -32,6 +32,9 @@ func (s *podSync) initContainers(ctx context.Context) bool {
 		last := inst[0]
 		switch last.State {
 		case runtime.StateRunning:
+			if d, resized := s.resizeRunning(ctx, c, inst); resized {
+				s.after(d)
+			}
 			return false
 		case runtime.StateCreated, runtime.StateUnknown:
 			_ = s.m.rt.RemoveContainer(ctx, last.ID)
@@ -76,7 +79,8 @@ func (s *podSync) container(ctx context.Context, c *api.Container, inst []*runti
 			s.restartRunning(ctx, c, inst, reason)
 			return retrySoon
 		}
-		return 0
+		d, _ := s.resizeRunning(ctx, c, inst)
+		return d
 	case runtime.StateCreated, runtime.StateUnknown:
 		_ = m.rt.RemoveContainer(ctx, last.ID)
 		return retrySoon
@@ -213,7 +217,10 @@ func (s *podSync) startContainer(ctx context.Context, c *api.Container, init boo
 	if err != nil {
 		return fail("CreateContainerConfigError", err)
 	}
-	quota, period, shares, mem := resources(c)
+	res := cgroupResources(c.Resources)
+	if !eph.is {
+		res = cgroupResources(s.allocatedFor(c))
+	}
 	logPath := LogPath(m.opts.LogsDir, pod, c.Name, restartCount)
 	_ = os.Remove(logPath) // a stale file of a previous pod incarnation
 	t0 := time.Now()
@@ -221,7 +228,7 @@ func (s *podSync) startContainer(ctx context.Context, c *api.Container, init boo
 		PodUID: string(pod.UID), PodNamespace: pod.Namespace, PodName: pod.Name, Name: c.Name, Init: init,
 		RestartCount: restartCount, Hash: containerHash(c), Image: c.Image, ImageRef: ref,
 		Command: expandAll(c.Command, env), Args: expandAll(c.Args, env), Env: env, WorkingDir: c.WorkingDir,
-		Hostname: hostname(pod), Mounts: mounts, CPUQuota: quota, CPUPeriod: period, CPUShares: shares, MemoryLimit: mem,
+		Hostname: hostname(pod), Mounts: mounts, Resources: res,
 		TTY: c.TTY, Stdin: c.Stdin, StdinOnce: c.StdinOnce, Ephemeral: eph.is, TargetPID: eph.targetPID, SandboxPID: sb.PID, NetNS: sb.NetNSPath(), HostNetwork: pod.Spec.HostNetwork, SandboxID: sb.ID, LogPath: logPath,
 		Security: sec, Sysctls: podSysctls(pod),
 	})

@@ -351,6 +351,9 @@ type worker struct {
 	// lastStatus is the status last written.
 	lastStatus *api.PodStatus
 	startTime  *api.Time
+	// resizePending and resizeInProgress are the pod's resize conditions
+	// (nil: not set); see resize.go.
+	resizePending, resizeInProgress *api.PodCondition
 }
 
 func (w *worker) run(ctx context.Context) {

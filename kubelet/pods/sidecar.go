@@ -54,6 +54,9 @@ func (s *podSync) sidecar(ctx context.Context, c *api.Container) bool {
 			s.restartRunning(ctx, c, inst, reason)
 			return false
 		}
+		if d, resized := s.resizeRunning(ctx, c, inst); resized {
+			s.after(d)
+		}
 		return s.m.started(s.pod, c, last)
 	case runtime.StateCreated, runtime.StateUnknown:
 		_ = s.m.rt.RemoveContainer(ctx, last.ID)

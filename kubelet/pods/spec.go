@@ -22,15 +22,16 @@ import (
 )
 
 // containerHash fingerprints the parts of a container spec whose change
-// means the container must be recreated.
+// means the container must be recreated. Its resources are not among
+// them: a resize applies them in place (or restarts the container as its
+// resizePolicy says), as kube's hash leaves them out.
 func containerHash(c *api.Container) string {
 	b, _ := json.Marshal(struct {
 		Image, WorkingDir string
 		Command, Args     []string
 		Env               []api.EnvVar
-		Resources         api.ResourceRequirements
 		Mounts            []api.VolumeMount
-	}{c.Image, c.WorkingDir, c.Command, c.Args, c.Env, c.Resources, c.VolumeMounts})
+	}{c.Image, c.WorkingDir, c.Command, c.Args, c.Env, c.VolumeMounts})
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:8])
 }
@@ -374,30 +375,6 @@ func (m *Manager) subPathMount(podDir, container string, index int, volumeName, 
 		return "", fmt.Errorf("failed to prepare subPath for volumeMount %q of container %q", volumeName, container)
 	}
 	return target, nil
-}
-
-// resources turns limits and requests into cgroup settings the way the
-// kubelet does: shares from the cpu request (limit if no request), a CFS
-// quota from the cpu limit, the memory limit in bytes.
-func resources(c *api.Container) (quota int64, period uint64, shares uint64, mem int64) {
-	const p = 100000
-	cpuReq, hasReq := c.Resources.Requests[api.ResourceCPU]
-	cpuLim, hasLim := c.Resources.Limits[api.ResourceCPU]
-	if !hasReq && hasLim {
-		cpuReq, hasReq = cpuLim, true
-	}
-	shares = 2
-	if hasReq {
-		shares = max(uint64(cpuReq.MilliValue()*1024/1000), 2)
-	}
-	if hasLim {
-		quota = max(cpuLim.MilliValue()*p/1000, 1000)
-		period = p
-	}
-	if ml, ok := c.Resources.Limits[api.ResourceMemory]; ok {
-		mem = ml.Value()
-	}
-	return
 }
 
 // env resolves the container's environment: envFrom, then env with

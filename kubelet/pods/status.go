@@ -115,7 +115,7 @@ func (m *Manager) containerStatus(w *worker, pod *api.Pod, c *api.Container, ini
 
 // computeStatus builds the pod's status from the runtime's view, following
 // the kubelet's phase and condition rules.
-func (m *Manager) computeStatus(w *worker, pod *api.Pod, cs []runtime.Container) api.PodStatus {
+func (m *Manager) computeStatus(w *worker, pod *api.Pod, cs []runtime.Container, alloc allocation) api.PodStatus {
 	if w.rejected == nil && pod.Status.Phase == api.PodFailed && strings.HasPrefix(pod.Status.Message, rejectedPrefix) {
 		// Rejected by a previous kubelet: keep saying why.
 		w.rejected = &rejection{reason: pod.Status.Reason, message: pod.Status.Message}
@@ -150,6 +150,7 @@ func (m *Manager) computeStatus(w *worker, pod *api.Pod, cs []runtime.Container)
 		es.Ready = false // ephemeral containers are never ready
 		st.EphemeralContainerStatuses = append(st.EphemeralContainerStatuses, es)
 	}
+	setStatusResources(pod, alloc, cs, &st)
 	st.Phase = podPhase(pod, w, inits, apps)
 	if w.networkErr != "" && st.Phase == api.PodPending {
 		st.Message = w.networkErr
@@ -328,6 +329,9 @@ func podConditions(w *worker, pod *api.Pod, cs []runtime.Container, phase api.Po
 		cond(api.PodScheduled, true, "", "")
 	}
 	out = append(out, foreignConditions(pod.Status.Conditions)...)
+	if !isTerminal(phase) {
+		out = append(out, w.resizeConditions()...)
+	}
 	cond(api.PodReadyToStartContainers, runningSandbox(cs) != nil, "", "")
 	cond(api.PodInitialized, inits.done, "ContainersNotInitialized", fmt.Sprintf("containers with incomplete status: [%s]", strings.Join(inits.incomplete, " ")))
 	terminal := isTerminal(phase)
@@ -347,7 +351,7 @@ func podConditions(w *worker, pod *api.Pod, cs []runtime.Container, phase api.Po
 // PodConditionsByKubelet); PodScheduled is the scheduler's but kept as is.
 var kubeletConditions = map[api.PodConditionType]bool{
 	api.PodScheduled: true, api.PodReadyToStartContainers: true, api.PodInitialized: true,
-	api.ContainersReady: true, api.PodReady: true,
+	api.ContainersReady: true, api.PodReady: true, api.PodResizePending: true, api.PodResizeInProgress: true,
 }
 
 // foreignConditions are the conditions others own (DisruptionTarget from a

@@ -53,7 +53,7 @@ func TestComputeStatusPhase(t *testing.T) {
 				w.waiting = map[string]*api.ContainerStateWaiting{}
 			}
 			m := &Manager{rt: fake.New(), opts: Options{NodeIP: "192.0.2.1"}}
-			st := m.computeStatus(w, pod, tt.cs)
+			st := m.computeStatus(w, pod, tt.cs, nil)
 			if st.Phase != tt.phase {
 				t.Errorf("phase %s, want %s", st.Phase, tt.phase)
 			}
@@ -108,7 +108,7 @@ func TestComputeStatusPodIP(t *testing.T) {
 			sb.PodIP = tt.sandboxIP
 			m := &Manager{rt: fake.New(), opts: Options{NodeIP: "192.0.2.7"}}
 			w := &worker{waiting: map[string]*api.ContainerStateWaiting{}}
-			st := m.computeStatus(w, pod, []runtime.Container{sb, main})
+			st := m.computeStatus(w, pod, []runtime.Container{sb, main}, nil)
 			if st.PodIP != tt.want || len(st.PodIPs) != 1 || st.PodIPs[0].IP != tt.want || st.HostIP != "192.0.2.7" {
 				t.Errorf("podIP %s %v hostIP %s, want podIP %s", st.PodIP, st.PodIPs, st.HostIP, tt.want)
 			}

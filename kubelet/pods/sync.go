@@ -51,6 +51,7 @@ func (w *worker) observe(pod *api.Pod) {
 	}
 	w.firstSeen = time.Now()
 	w.waiting = map[string]*api.ContainerStateWaiting{}
+	w.backfillResizeConditions(pod)
 	if pod.Status.StartTime != nil {
 		w.startTime = pod.Status.StartTime
 	} else {
@@ -80,6 +81,9 @@ type podSync struct {
 	mu sync.Mutex
 	// volumes are the host paths of the pod's volumes by name, once set up.
 	volumes map[string]string
+	// alloc is the resources the kubelet allocated to the pod's
+	// containers (resize.go), once admitted.
+	alloc allocation
 	// next is the soonest time a step asked to look again (0: the resync
 	// period).
 	next time.Duration
@@ -87,8 +91,11 @@ type podSync struct {
 
 // run is a pass over a pod that should be running.
 func (s *podSync) run(ctx context.Context) (time.Duration, bool) {
-	if !s.finished() && !s.enforceActiveDeadline(ctx) && s.admit(ctx) && s.sandbox(ctx) {
-		if hasSidecars(s.pod) && s.appsDone() {
+	if !s.finished() && !s.enforceActiveDeadline(ctx) && s.admit(ctx) {
+		s.allocate(ctx)
+		if !s.sandbox(ctx) {
+			// Not ready for containers yet.
+		} else if hasSidecars(s.pod) && s.appsDone() {
 			// The app containers are done for good: the sidecars stop
 			// and the pod turns Succeeded or Failed.
 			s.m.stopSidecars(ctx, s.pod, s.cs, s.m.gracePeriod(s.pod))
@@ -126,7 +133,12 @@ func (s *podSync) report(ctx context.Context) (time.Duration, bool) {
 	if err != nil {
 		return 2 * retrySoon, false
 	}
-	status := m.computeStatus(w, pod, cs)
+	alloc := s.alloc
+	if alloc == nil {
+		alloc = m.allocated(w.uid)
+	}
+	m.trackResize(w, pod, alloc, cs, s.finished() || pod.DeletionTimestamp != nil)
+	status := m.computeStatus(w, pod, cs, alloc)
 	if w.deadlineExceeded {
 		deadlineStatus(&status)
 	}

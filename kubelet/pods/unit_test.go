@@ -42,9 +42,9 @@ func TestResources(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			quota, period, shares, mem := resources(&api.Container{Resources: tt.res})
-			if quota != tt.quota || period != tt.period || shares != tt.shares || mem != tt.memory {
-				t.Errorf("got %d %d %d %d", quota, period, shares, mem)
+			r := cgroupResources(tt.res)
+			if r.CPUQuota != tt.quota || r.CPUPeriod != tt.period || r.CPUShares != tt.shares || r.MemoryLimit != tt.memory {
+				t.Errorf("got %+v", r)
 			}
 		})
 	}

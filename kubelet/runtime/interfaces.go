@@ -64,6 +64,14 @@ type Attacher interface {
 	Attach(ctx context.Context, id string, tty bool, stdin io.Reader, stdout, stderr io.Writer, resize <-chan TerminalSize) error
 }
 
+// ResourceUpdater changes the cgroup settings of a running container in
+// place (an in-place pod resize, kube's UpdateContainerResources); the
+// container reports them as its Resources afterwards. Unset (zero) values
+// are left as they are.
+type ResourceUpdater interface {
+	UpdateContainerResources(ctx context.Context, id string, r Resources) error
+}
+
 // CgroupCleaner removes the cgroups a deleted pod left behind.
 type CgroupCleaner interface {
 	RemovePodCgroups(podUID string)

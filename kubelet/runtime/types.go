@@ -54,6 +54,22 @@ type Container struct {
 	CreatedAt    time.Time
 	StartedAt    time.Time
 	FinishedAt   time.Time
+	// Resources are the cgroup settings the container was created with or
+	// last updated to (ResourceUpdater); nil when the driver does not know
+	// them.
+	Resources *Resources
+}
+
+// Resources are a container's cgroup settings, what kube's kuberuntime
+// hands a CRI runtime as LinuxContainerResources: the CFS quota and
+// period (µs), the CPU shares (a cgroup v2 driver converts them to
+// cpu.weight) and the memory limit (bytes). Zero means unset: no quota,
+// no limit.
+type Resources struct {
+	CPUShares   uint64
+	CPUQuota    int64
+	CPUPeriod   uint64
+	MemoryLimit int64
 }
 
 // NetNSPath is the network namespace of a pause process.
@@ -115,13 +131,9 @@ type ContainerConfig struct {
 	WorkingDir    string
 	Hostname      string
 	Mounts        []Mount
-	// CPUQuota/CPUPeriod (CFS, µs), CPUShares and MemoryLimit (bytes); zero
-	// means unset.
-	CPUQuota    int64
-	CPUPeriod   uint64
-	CPUShares   uint64
-	MemoryLimit int64
-	TTY         bool
+	// Resources are the container's cgroup settings.
+	Resources
+	TTY bool
 	// Stdin keeps the container's stdin open for attach; StdinOnce closes
 	// it after the first attach session.
 	Stdin, StdinOnce bool

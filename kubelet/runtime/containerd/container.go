@@ -207,6 +207,9 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg runtime.ContainerConf
 	if cfg.MemoryLimit > 0 {
 		opts = append(opts, oci.WithMemoryLimit(uint64(cfg.MemoryLimit)))
 	}
+	l[LabelResources] = formatResources(cfg.Resources)
+	// Before the pod's mounts, which may replace it.
+	opts = append(opts, withCgroupMount(cfg.Security.Privileged))
 	if len(cfg.Mounts) > 0 {
 		ms := make([]specs.Mount, 0, len(cfg.Mounts))
 		for _, m := range cfg.Mounts {

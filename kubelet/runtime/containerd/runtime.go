@@ -44,6 +44,9 @@ const (
 	LabelFinishedAt   = "io.minik8s.container.finishedAt"
 	LabelExitCode     = "io.minik8s.container.exitCode"
 	LabelReason       = "io.minik8s.container.reason"
+	// LabelResources are the cgroup settings the container was created
+	// with or last updated to (formatResources).
+	LabelResources = "io.minik8s.container.resources"
 	// LabelNetNS and LabelHostNetwork describe a sandbox without a pause
 	// container.
 	LabelNetNS         = "io.minik8s.sandbox.netns"
@@ -264,6 +267,9 @@ func fromLabels(id string, l map[string]string) runtime.Container {
 		StartedAt: parseTime(l[LabelStartedAt]), FinishedAt: parseTime(l[LabelFinishedAt]),
 		Reason: l[LabelReason], State: runtime.StateCreated, PodIP: l[LabelPodIP],
 		NetNS: l[LabelNetNS], HostNetwork: l[LabelHostNetwork] == "true",
+	}
+	if r, ok := parseResources(l[LabelResources]); ok {
+		ct.Resources = &r
 	}
 	if s, ok := l[LabelExitCode]; ok {
 		code, _ := strconv.Atoi(s)

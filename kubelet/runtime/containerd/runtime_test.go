@@ -66,7 +66,7 @@ func TestSandboxContainerLogsAndExec(t *testing.T) {
 	logPath := filepath.Join(dir, "logs", "0.log")
 	id, err := rt.CreateContainer(ctx, runtime.ContainerConfig{PodUID: "u1", PodNamespace: "default", PodName: "p1", Name: "c",
 		Image: testimage.Ref, ImageRef: testimage.Ref, Command: []string{"sh", "-c", "echo hello; hostname; echo err >&2; sleep 30"},
-		SandboxPID: sb.PID, LogPath: logPath, MemoryLimit: 64 << 20, CPUQuota: 50000, CPUPeriod: 100000})
+		SandboxPID: sb.PID, LogPath: logPath, Resources: runtime.Resources{MemoryLimit: 64 << 20, CPUQuota: 50000, CPUPeriod: 100000}})
 	if err != nil {
 		t.Fatal(err)
 	}

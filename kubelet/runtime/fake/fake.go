@@ -28,13 +28,16 @@ type Runtime struct {
 	imageUsers map[string]string
 	// configs are what CreateContainer was asked, by container ID.
 	configs map[string]runtime.ContainerConfig
+	// updateErr fails UpdateContainerResources (nil: succeed).
+	updateErr error
 }
 
 var (
-	_ runtime.Runtime       = (*Runtime)(nil)
-	_ runtime.Adopter       = (*Runtime)(nil)
-	_ runtime.Execer        = (*Runtime)(nil)
-	_ runtime.CgroupCleaner = (*Runtime)(nil)
+	_ runtime.Runtime         = (*Runtime)(nil)
+	_ runtime.Adopter         = (*Runtime)(nil)
+	_ runtime.Execer          = (*Runtime)(nil)
+	_ runtime.CgroupCleaner   = (*Runtime)(nil)
+	_ runtime.ResourceUpdater = (*Runtime)(nil)
 )
 
 // New returns an empty runtime: no containers, no images.
@@ -168,6 +171,8 @@ func (f *Runtime) CreateContainer(_ context.Context, cfg runtime.ContainerConfig
 	c := &runtime.Container{ID: fmt.Sprintf("%s-%d", cfg.Name, f.seq), PodUID: cfg.PodUID, PodNamespace: cfg.PodNamespace, PodName: cfg.PodName,
 		Name: cfg.Name, Kind: runtime.KindContainer, Init: cfg.Init, RestartCount: cfg.RestartCount, Hash: cfg.Hash, Image: cfg.Image,
 		State: runtime.StateCreated, CreatedAt: time.Now()}
+	res := cfg.Resources
+	c.Resources = &res
 	f.containers[c.ID] = c
 	f.configs[c.ID] = cfg
 	f.record("CreateContainer", c)
@@ -254,6 +259,47 @@ func (f *Runtime) Exec(_ context.Context, id string, cmd []string, _ bool, _ io.
 		return -1, fmt.Errorf("container %s is not running", id)
 	}
 	return f.execCode[c.Name], nil
+}
+
+// UpdateContainerResources implements runtime.ResourceUpdater: the set
+// values replace the running container's, recorded as
+// "UpdateContainerResources POD/NAME shares=S quota=Q period=P memory=M"
+// with the values asked.
+func (f *Runtime) UpdateContainerResources(_ context.Context, id string, r runtime.Resources) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.containers[id]
+	if !ok || c.State != runtime.StateRunning {
+		return fmt.Errorf("container %s is not running", id)
+	}
+	f.actions = append(f.actions, fmt.Sprintf("UpdateContainerResources %s/%s shares=%d quota=%d period=%d memory=%d",
+		c.PodName, c.Name, r.CPUShares, r.CPUQuota, r.CPUPeriod, r.MemoryLimit))
+	if f.updateErr != nil {
+		return f.updateErr
+	}
+	cur := runtime.Resources{}
+	if c.Resources != nil {
+		cur = *c.Resources
+	}
+	if r.CPUShares > 0 {
+		cur.CPUShares = r.CPUShares
+	}
+	if r.CPUQuota > 0 {
+		cur.CPUQuota, cur.CPUPeriod = r.CPUQuota, r.CPUPeriod
+	}
+	if r.MemoryLimit > 0 {
+		cur.MemoryLimit = r.MemoryLimit
+	}
+	c.Resources = &cur
+	return nil
+}
+
+// FailUpdates makes every later UpdateContainerResources fail with err
+// (nil: updates succeed).
+func (f *Runtime) FailUpdates(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.updateErr = err
 }
 
 // RemovePodCgroups implements runtime.CgroupCleaner: there are none.
