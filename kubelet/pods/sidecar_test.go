@@ -138,8 +138,7 @@ func TestFakeSidecarTerminationOrder(t *testing.T) {
 	n.wait("the sandbox removed", func() bool { return slices.Contains(n.rt.Actions(), "RemoveContainer order/POD") })
 	var stops []string
 	for _, a := range n.rt.Actions() {
-		// The sandbox (order/POD) stops after them all.
-		if strings.HasPrefix(a, "StopContainer order/") && !strings.HasPrefix(a, "StopContainer order/POD ") {
+		if strings.HasPrefix(a, "StopContainer order/") {
 			stops = append(stops, strings.Fields(a)[1])
 		}
 	}
