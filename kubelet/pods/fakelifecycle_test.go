@@ -244,3 +244,63 @@ func podReady(p *api.Pod) bool {
 	}
 	return false
 }
+
+// An evicted pod (DisruptionTarget set, then deleted with its grace) gets
+// its terminal status before the kubelet's final delete, as kube's status
+// manager writes it: phase Failed, the killed container terminated, Ready
+// False, the eviction's condition kept. A Job with a pod failure policy
+// counts the pod only once it is Failed, and removes its finalizer then.
+func TestFakeDeletionWritesTerminalStatus(t *testing.T) {
+	pod := fakePod("evicted", api.Container{Name: "main"})
+	pod.Spec.RestartPolicy = api.RestartPolicyNever
+	pod.Finalizers = []string{"batch.kubernetes.io/job-tracking"}
+	n := newFakeNode(t, nil, pod)
+	p := n.waitPod("evicted", "Running", isRunning)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	pods := client.Resource[api.Pod](n.api.Client()).Namespace("default")
+	p.Status.Conditions = append(p.Status.Conditions, api.PodCondition{Type: api.DisruptionTarget, Status: api.ConditionTrue,
+		Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting"})
+	if _, err := pods.UpdateStatus(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	grace := int64(1)
+	if err := pods.Delete(ctx, "evicted", &api.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
+		t.Fatal(err)
+	}
+	finalDelete := func() int {
+		for i, a := range n.api.Actions() {
+			if a.Verb == "delete" && a.Resource == "pods" && strings.Contains(string(a.Body), `"gracePeriodSeconds":0`) {
+				return i
+			}
+		}
+		return -1
+	}
+	n.wait("the final delete", func() bool { return finalDelete() >= 0 })
+	p = n.pod("evicted")
+	if p.Status.Phase != api.PodFailed {
+		t.Errorf("phase %q, want Failed", p.Status.Phase)
+	}
+	if term := statusOf(p, "main").State.Terminated; term == nil || term.ExitCode != 137 {
+		t.Errorf("container state %+v, want terminated with exit 137", statusOf(p, "main").State)
+	}
+	conds := map[api.PodConditionType]api.PodCondition{}
+	for _, c := range p.Status.Conditions {
+		conds[c.Type] = c
+	}
+	if c := conds[api.DisruptionTarget]; c.Status != api.ConditionTrue || c.Reason != "EvictionByEvictionAPI" {
+		t.Errorf("DisruptionTarget %+v, want the eviction's", c)
+	}
+	if c := conds[api.PodReady]; c.Status != api.ConditionFalse || c.Reason != "PodCompleted" {
+		t.Errorf("Ready %+v, want False/PodCompleted", c)
+	}
+	lastStatus := -1
+	for i, a := range n.api.Actions() {
+		if a.Verb == "update" && a.Resource == "pods" && a.Subresource == "status" && strings.Contains(string(a.Body), `"phase":"Failed"`) {
+			lastStatus = i
+		}
+	}
+	if lastStatus < 0 || lastStatus > finalDelete() {
+		t.Errorf("the Failed status (action %d) must be written before the final delete (action %d)", lastStatus, finalDelete())
+	}
+}

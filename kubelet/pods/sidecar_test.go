@@ -138,7 +138,8 @@ func TestFakeSidecarTerminationOrder(t *testing.T) {
 	n.wait("the sandbox removed", func() bool { return slices.Contains(n.rt.Actions(), "RemoveContainer order/POD") })
 	var stops []string
 	for _, a := range n.rt.Actions() {
-		if strings.HasPrefix(a, "StopContainer order/") {
+		// The sandbox (order/POD) stops after them all.
+		if strings.HasPrefix(a, "StopContainer order/") && !strings.HasPrefix(a, "StopContainer order/POD ") {
 			stops = append(stops, strings.Fields(a)[1])
 		}
 	}

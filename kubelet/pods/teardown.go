@@ -15,8 +15,9 @@ import (
 )
 
 // terminate is a pass over a pod being deleted (deletionTimestamp set):
-// its containers get their grace period, the sandbox and network go, and
-// the pod object is deleted for good (grace 0, preconditioned on its UID).
+// its containers get their grace period, the sandbox and network go, the
+// pod's terminal status is written, and the pod object is deleted for good
+// (grace 0, preconditioned on its UID).
 func (s *podSync) terminate(ctx context.Context) (time.Duration, bool) {
 	m, pod := s.m, s.pod
 	grace := api.DefaultTerminationGracePeriodSeconds
@@ -26,11 +27,25 @@ func (s *podSync) terminate(ctx context.Context) (time.Duration, bool) {
 		grace = *pod.Spec.TerminationGracePeriodSeconds
 	}
 	m.killPod(ctx, pod, s.cs, time.Duration(grace)*time.Second)
-	m.teardown(ctx, string(pod.UID), pod.Namespace, pod.Name, nil, 0)
 	m.probes.RemovePod(string(pod.UID))
+	m.stopSandboxes(ctx, pod, s.cs)
+	// The terminal status goes first, while the exited containers are
+	// still there to report: kube's status manager deletes a pod only
+	// once its phase is terminal, and a Job with a pod failure policy
+	// (or a finalizer's owner) reads the phase and the exit codes.
+	cs, err := m.rt.ListPodContainers(ctx, string(pod.UID))
+	if err != nil {
+		s.log.Warn("list pod containers", "err", err)
+		return 2 * retrySoon, false
+	}
+	if err := m.writeStatus(ctx, s.w, pod, m.finalStatus(s.w, pod, cs)); err != nil {
+		s.log.Warn("update the status of a terminated pod", "err", err)
+		return 2 * retrySoon, false
+	}
+	m.teardown(ctx, string(pod.UID), pod.Namespace, pod.Name, cs, 0)
 	uid := pod.UID
 	zero := int64(0)
-	err := client.Resource[api.Pod](m.client).Namespace(pod.Namespace).Delete(ctx, pod.Name,
+	err = client.Resource[api.Pod](m.client).Namespace(pod.Namespace).Delete(ctx, pod.Name,
 		&api.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &api.Preconditions{UID: &uid}})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		s.log.Warn("delete terminated pod", "err", err)
@@ -132,4 +147,82 @@ func (m *Manager) teardown(ctx context.Context, uid, ns, name string, cs []runti
 	}
 	m.tokens.DeleteServiceAccountToken(api.UID(uid))
 	m.forgetCertificates(uid)
+}
+
+// finalStatus is the status of a pod whose containers were stopped for its
+// deletion, as kube's generateAPIPodStatus for a terminal pod followed by
+// the status manager's TerminatePod: Succeeded when every app container
+// exited 0, else Failed; a container that never reported an exit is
+// terminated with ContainerStatusUnknown (exit 137).
+func (m *Manager) finalStatus(w *worker, pod *api.Pod, cs []runtime.Container) api.PodStatus {
+	alloc := m.allocated(w.uid)
+	st := m.computeStatus(w, pod, cs, alloc)
+	if !isTerminal(st.Phase) {
+		phase := api.PodFailed
+		if allSucceeded(st.ContainerStatuses) {
+			phase = api.PodSucceeded
+		}
+		// The phase the conditions are computed with (Ready False,
+		// reason PodCompleted, as for any finished pod).
+		w.terminal = phase
+		st = m.computeStatus(w, pod, cs, alloc)
+	}
+	unknown := api.ContainerState{Terminated: &api.ContainerStateTerminated{
+		Reason: "ContainerStatusUnknown", Message: "The container could not be located when the pod was terminated", ExitCode: 137,
+	}}
+	if podHasInitialized(pod) {
+		for i := range st.ContainerStatuses {
+			if st.ContainerStatuses[i].State.Terminated == nil {
+				st.ContainerStatuses[i].State = unknown
+			}
+		}
+	}
+	// Init containers up to the last one with evidence of a start.
+	for i := len(st.InitContainerStatuses) - 1; i >= 0; i-- {
+		if c := st.InitContainerStatuses[i]; c.State.Waiting == nil || c.LastTerminationState.Terminated != nil {
+			for j := range st.InitContainerStatuses[:i+1] {
+				if st.InitContainerStatuses[j].State.Terminated == nil {
+					st.InitContainerStatuses[j].State = unknown
+				}
+			}
+			break
+		}
+	}
+	return st
+}
+
+// allSucceeded: every app container exited 0.
+func allSucceeded(sts []api.ContainerStatus) bool {
+	for _, c := range sts {
+		if c.State.Terminated == nil || c.State.Terminated.ExitCode != 0 {
+			return false
+		}
+	}
+	return len(sts) > 0
+}
+
+// podHasInitialized is kube's hasPodInitialized: no init containers, or
+// the pod's status shows an app container out of waiting or the last init
+// container done (a sidecar: started).
+func podHasInitialized(pod *api.Pod) bool {
+	if len(pod.Spec.InitContainers) == 0 {
+		return true
+	}
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.LastTerminationState.Terminated != nil || c.State.Waiting == nil {
+			return true
+		}
+	}
+	if l := len(pod.Status.InitContainerStatuses); l > 0 && l <= len(pod.Spec.InitContainers) {
+		last := pod.Status.InitContainerStatuses[l-1]
+		if isSidecar(&pod.Spec.InitContainers[l-1]) {
+			return last.State.Running != nil && last.Started != nil && *last.Started
+		}
+		for _, t := range []*api.ContainerStateTerminated{last.LastTerminationState.Terminated, last.State.Terminated} {
+			if t != nil && t.ExitCode == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
