@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
@@ -170,8 +171,20 @@ func (st allocatingServiceStrategy) allocatePorts(ctx context.Context, s *api.Se
 	return nil
 }
 
+// dropInternalTrafficPolicy clears an ExternalName Service's
+// internalTrafficPolicy once it passed validation. Kubernetes stores the
+// field and drops it on every read (defaultOnReadInternalTrafficPolicy: it
+// once defaulted it for ExternalName by mistake); what clients see is the
+// same.
+func dropInternalTrafficPolicy(s *api.Service) {
+	if s.Spec.Type == api.ServiceTypeExternalName {
+		s.Spec.InternalTrafficPolicy = nil
+	}
+}
+
 func (st allocatingServiceStrategy) AllocateCreate(ctx context.Context, obj api.Object, dryRun bool) (func(), error) {
 	s := obj.(*api.Service)
+	dropInternalTrafficPolicy(s)
 	got := &allocation{alloc: st.alloc, uid: string(s.UID)}
 	if needsClusterIP(s) {
 		if err := st.allocateIP(ctx, s, got, dryRun); err != nil {
@@ -189,6 +202,7 @@ func (st allocatingServiceStrategy) AllocateCreate(ctx context.Context, obj api.
 
 func (st allocatingServiceStrategy) AllocateUpdate(ctx context.Context, obj, old api.Object, dryRun bool) (func(), func(), error) {
 	s, o := obj.(*api.Service), old.(*api.Service)
+	dropInternalTrafficPolicy(s)
 	got := &allocation{alloc: st.alloc, uid: string(o.UID)}
 	if needsClusterIP(s) && heldIP(o) == "" {
 		// ExternalName (or headless, which validation keeps) to ClusterIP.
@@ -241,16 +255,54 @@ func (st allocatingServiceStrategy) Release(ctx context.Context, obj api.Object)
 }
 
 // PrepareForUpdate drops what only the old type needed, unless the client
-// changed it itself: Kubernetes' dropTypeDependentFields. Turning a
-// NodePort Service into a ClusterIP one then just works.
+// changed it itself (then validation reports it): Kubernetes'
+// dropTypeDependentFields. Turning a NodePort Service into a ClusterIP one,
+// or any Service into an ExternalName one, then just works with the object
+// the client read; AllocateUpdate's commit frees what was dropped.
 func (serviceStrategy) PrepareForUpdate(ctx context.Context, obj, old api.Object) {
 	s, o := obj.(*api.Service), old.(*api.Service)
-	if s.Spec.Type == o.Spec.Type {
-		return
+	policy := func(sv *api.Service) api.IPFamilyPolicy {
+		if sv.Spec.IPFamilyPolicy == nil {
+			return ""
+		}
+		return *sv.Spec.IPFamilyPolicy
 	}
-	if needsNodePorts(o) && !needsNodePorts(s) && sameNodePorts(s, o) {
+	// Even "None" is a ClusterIP value: only ExternalName has none.
+	hasClusterIP := func(sv *api.Service) bool { return sv.Spec.Type != api.ServiceTypeExternalName }
+	if hasClusterIP(o) && !hasClusterIP(s) {
+		if s.Spec.ClusterIP == o.Spec.ClusterIP && slices.Equal(s.Spec.ClusterIPs, o.Spec.ClusterIPs) {
+			s.Spec.ClusterIP, s.Spec.ClusterIPs = "", nil
+		}
+		if slices.Equal(s.Spec.IPFamilies, o.Spec.IPFamilies) {
+			s.Spec.IPFamilies = nil
+		}
+		// An unset policy and an empty one are the same to Kubernetes here.
+		if policy(s) == policy(o) {
+			s.Spec.IPFamilyPolicy = nil
+		}
+	}
+	// Kubernetes asks the type alone here, not allocateLoadBalancerNodePorts.
+	hasNodePorts := func(sv *api.Service) bool {
+		return sv.Spec.Type == api.ServiceTypeNodePort || sv.Spec.Type == api.ServiceTypeLoadBalancer
+	}
+	if hasNodePorts(o) && !hasNodePorts(s) && sameNodePorts(s, o) {
 		for i := range s.Spec.Ports {
 			s.Spec.Ports[i].NodePort = 0
+		}
+	}
+	hasHealthCheckPort := func(sv *api.Service) bool {
+		return sv.Spec.Type == api.ServiceTypeLoadBalancer && sv.Spec.ExternalTrafficPolicy == api.ServiceExternalTrafficPolicyLocal
+	}
+	if hasHealthCheckPort(o) && !hasHealthCheckPort(s) && s.Spec.HealthCheckNodePort == o.Spec.HealthCheckNodePort {
+		s.Spec.HealthCheckNodePort = 0
+	}
+	if o.Spec.Type == api.ServiceTypeLoadBalancer && s.Spec.Type != api.ServiceTypeLoadBalancer {
+		if s.Spec.AllocateLoadBalancerNodePorts != nil && o.Spec.AllocateLoadBalancerNodePorts != nil &&
+			*s.Spec.AllocateLoadBalancerNodePorts == *o.Spec.AllocateLoadBalancerNodePorts {
+			s.Spec.AllocateLoadBalancerNodePorts = nil
+		}
+		if ptrEqual(s.Spec.LoadBalancerClass, o.Spec.LoadBalancerClass) {
+			s.Spec.LoadBalancerClass = nil
 		}
 	}
 	external := func(sv *api.Service) bool {
@@ -261,9 +313,17 @@ func (serviceStrategy) PrepareForUpdate(ctx context.Context, obj, old api.Object
 	if external(o) && !external(s) && s.Spec.ExternalTrafficPolicy == o.Spec.ExternalTrafficPolicy {
 		s.Spec.ExternalTrafficPolicy = ""
 	}
-	if !needsNodePorts(s) && s.Spec.HealthCheckNodePort == o.Spec.HealthCheckNodePort {
-		s.Spec.HealthCheckNodePort = 0
+	if s.Spec.Type != api.ServiceTypeLoadBalancer {
+		s.Status.LoadBalancer = api.LoadBalancerStatus{}
 	}
+}
+
+// ptrEqual reports whether a and b are both nil or point to equal values.
+func ptrEqual[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // sameNodePorts reports whether every port of s that has a NodePort kept
