@@ -183,6 +183,14 @@ func (nd *node) cleanup() {
 			if err := subpath.Clean(filepath.Join(nd.opts.RootDir, "pods", d.Name())); err != nil {
 				nd.t.Logf("cleanup: %v", err)
 			}
+			// And their image volumes' mounts and snapshots.
+			imgs := filepath.Join(nd.opts.RootDir, "pods", d.Name(), "volumes", "kubernetes.io~image")
+			vols, _ := os.ReadDir(imgs)
+			for _, v := range vols {
+				if err := rt.UnmountImage(ctx, filepath.Join(imgs, v.Name())); err != nil {
+					nd.t.Logf("cleanup: %v", err)
+				}
+			}
 		}
 	}
 	nm, _ := network.New(nd.netConfig)

@@ -185,8 +185,10 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *api.Pod, v api.Volume, d
 		return m.writeVolume(pod, filepath.Join(dir, "kubernetes.io~projected", v.Name), func(g volume.Getter) (map[string]volume.FileProjection, error) {
 			return volume.ProjectedPayload(ctx, g, pod, v.Name, v.Projected)
 		})
+	case len(v.Image) > 0:
+		return m.setUpImageVolume(ctx, pod, v.Name, v.Image, filepath.Join(dir, imageVolumePlugin, v.Name))
 	default:
-		return "", fmt.Errorf("only emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes are supported")
+		return "", fmt.Errorf("only emptyDir, hostPath, configMap, secret, downwardAPI, projected and image volumes are supported")
 	}
 }
 
@@ -267,14 +269,14 @@ func (g volumeGetter) ServiceAccountToken(ctx context.Context, pod *api.Pod, src
 // the pod's /etc/resolv.conf and /etc/hosts (as kube's makeMounts: when
 // the kubelet wrote one and c mounts nothing of its own there). The
 // volumes the kubelet writes from the API (configMap, secret, downwardAPI, projected) are
-// always mounted read-only, as Kubernetes does since CVE-2017-1002102: a
+// always mounted read-only (and image volumes, which are read-only anyway), as Kubernetes does since CVE-2017-1002102: a
 // container that could rewrite their ..data link could make the kubelet
 // read and remove host paths at the next refresh. env is the container's
 // resolved environment, which subPathExpr expands from.
 func (m *Manager) mounts(pod *api.Pod, c *api.Container, volumes map[string]string, env []string) ([]runtime.Mount, error) {
 	apiData := map[string]bool{}
 	for _, v := range pod.Spec.Volumes {
-		if v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil {
+		if v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil || len(v.Image) > 0 {
 			apiData[v.Name] = true
 		}
 	}

@@ -137,9 +137,11 @@ func (m *Manager) teardown(ctx context.Context, uid, ns, name string, cs []runti
 	}
 	// The subPath bind mounts go first: RemoveAll through one would
 	// delete the volume's files, a hostPath's on the node. Then the
-	// Memory emptyDirs' tmpfs.
+	// image volumes and the Memory emptyDirs' tmpfs.
 	if err := subpath.Clean(m.podDir(uid)); err != nil {
 		m.log.Warn("clean subPath mounts; keeping the pod directory", "podUID", uid, "err", err)
+	} else if err := m.unmountImageVolumes(ctx, m.podDir(uid)); err != nil {
+		m.log.Warn("unmount image volumes; keeping the pod directory", "podUID", uid, "err", err)
 	} else if err := unmountEmptyDirs(m.podDir(uid)); err != nil {
 		m.log.Warn("unmount emptyDir tmpfs; keeping the pod directory", "podUID", uid, "err", err)
 	} else {

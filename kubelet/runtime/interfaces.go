@@ -76,3 +76,11 @@ type ResourceUpdater interface {
 type CgroupCleaner interface {
 	RemovePodCgroups(podUID string)
 }
+
+// ImageMounter mounts an image's root filesystem read-only on the node: a
+// pod's image volumes (volumes[].image). MountImage of a target already
+// mounted does nothing; UnmountImage of one not mounted neither.
+type ImageMounter interface {
+	MountImage(ctx context.Context, ref, target string) error
+	UnmountImage(ctx context.Context, target string) error
+}
