@@ -3,6 +3,7 @@ package pods_test
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,5 +61,30 @@ func TestImageVolume(t *testing.T) {
 	})
 	if n != 0 {
 		t.Errorf("%d image volume snapshots left after the pod's deletion", n)
+	}
+}
+
+// An image volume with pull policy Always pulls its image (here from a
+// local registry, the image absent before) before mounting it.
+func TestImageVolumePullAlways(t *testing.T) {
+	img, err := testimage.Busybox()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := httptest.NewServer(&testimage.Registry{Image: img, Tags: map[string]bool{"v1": true}})
+	defer reg.Close()
+	host := strings.TrimPrefix(reg.URL, "http://")
+	nd := newNode(t, func(nd *node) { nd.insecure = []string{host} })
+	ref := host + "/test/volume:v1"
+	p := nd.pod("imgpull", api.Container{Name: "main", Command: sh("sleep 600"),
+		VolumeMounts: []api.VolumeMount{{Name: "volume", MountPath: "/volume"}}})
+	src, _ := json.Marshal(map[string]string{"reference": ref, "pullPolicy": "Always"})
+	p.Spec.Volumes = []api.Volume{{Name: "volume", VolumeSource: api.VolumeSource{Image: src}}}
+	nd.create(p)
+	p = nd.waitPod("imgpull", 60*time.Second, "Running", running)
+	nd.waitEvent("imgpull", `Pulling: Pulling image "`+ref+`"`, 5*time.Second)
+	nd.waitEvent("imgpull", `Pulled: Successfully pulled image "`+ref+`" in `, 5*time.Second)
+	if out, code := nd.exec(p, "main", "ls", "/volume/bin/busybox"); code != 0 {
+		t.Fatalf("ls /volume/bin/busybox: exit %d: %s", code, out)
 	}
 }

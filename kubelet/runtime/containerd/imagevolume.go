@@ -80,4 +80,3 @@ func (r *Runtime) UnmountImage(ctx context.Context, target string) error {
 	}
 	return nil
 }
-
