@@ -6,7 +6,7 @@ type Deployment struct {
 	TypeMeta   `json:",inline"`
 	ObjectMeta `json:"metadata"`
 	Spec       DeploymentSpec   `json:"spec,omitzero"`
-	Status     DeploymentStatus `json:"status,omitzero"`
+	Status     DeploymentStatus `json:"status"` // written even when empty, as kube does
 }
 
 // DeploymentList is a list of Deployments.

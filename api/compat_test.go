@@ -187,11 +187,15 @@ func TestManifestDecodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Empty status and unset optional structs are omitted, not written as {}.
-	for _, absent := range []string{`"status"`, `"securityContext"`, `"creationTimestamp"`} {
+	// Unset optional structs are omitted, not written as {}; an empty
+	// status is written, as kube-apiserver writes it.
+	for _, absent := range []string{`"securityContext"`, `"creationTimestamp"`} {
 		if bytes.Contains(out, []byte(absent)) {
 			t.Errorf("encoded deployment contains %s: %s", absent, out)
 		}
+	}
+	if !bytes.HasSuffix(out, []byte(`,"status":{}}`)) {
+		t.Errorf("encoded deployment does not end with an empty status: %s", out)
 	}
 }
 

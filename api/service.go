@@ -5,7 +5,7 @@ type Service struct {
 	TypeMeta   `json:",inline"`
 	ObjectMeta `json:"metadata"`
 	Spec       ServiceSpec   `json:"spec,omitzero"`
-	Status     ServiceStatus `json:"status,omitzero"`
+	Status     ServiceStatus `json:"status"` // written even when empty, as kube does
 }
 
 // ServiceList is a list of Services.
@@ -129,7 +129,7 @@ type ClientIPConfig struct {
 
 // ServiceStatus is the observed state of a service.
 type ServiceStatus struct {
-	LoadBalancer LoadBalancerStatus `json:"loadBalancer,omitzero"`
+	LoadBalancer LoadBalancerStatus `json:"loadBalancer"`
 	Conditions   []Condition        `json:"conditions,omitempty"`
 }
 

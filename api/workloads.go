@@ -11,7 +11,7 @@ type StatefulSet struct {
 	TypeMeta   `json:",inline"`
 	ObjectMeta `json:"metadata"`
 	Spec       StatefulSetSpec   `json:"spec,omitzero"`
-	Status     StatefulSetStatus `json:"status,omitzero"`
+	Status     StatefulSetStatus `json:"status"` // written even when empty, as kube does
 }
 
 // StatefulSetList is a list of StatefulSets.
@@ -102,7 +102,7 @@ type DaemonSet struct {
 	TypeMeta   `json:",inline"`
 	ObjectMeta `json:"metadata"`
 	Spec       DaemonSetSpec   `json:"spec,omitzero"`
-	Status     DaemonSetStatus `json:"status,omitzero"`
+	Status     DaemonSetStatus `json:"status"` // written even when empty, as kube does
 }
 
 // DaemonSetList is a list of DaemonSets.
@@ -237,7 +237,7 @@ type PodDisruptionBudget struct {
 	TypeMeta   `json:",inline"`
 	ObjectMeta `json:"metadata"`
 	Spec       PodDisruptionBudgetSpec   `json:"spec,omitzero"`
-	Status     PodDisruptionBudgetStatus `json:"status,omitzero"`
+	Status     PodDisruptionBudgetStatus `json:"status"` // written even when empty, as kube does
 }
 
 // PodDisruptionBudgetList is a list of PodDisruptionBudgets.

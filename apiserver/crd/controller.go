@@ -317,6 +317,7 @@ func (c *Controller) syncNames(ctx context.Context, crd *api.CustomResourceDefin
 	names.Categories = want.Categories
 
 	established, had := condition(crd, api.CRDEstablished)
+	wasEstablished := established.Status == api.ConditionTrue
 	if !had {
 		established = api.CustomResourceDefinitionCondition{Type: api.CRDEstablished, Status: api.ConditionFalse,
 			Reason: "NotAccepted", Message: "not all names are accepted"}
@@ -335,6 +336,15 @@ func (c *Controller) syncNames(ctx context.Context, crd *api.CustomResourceDefin
 	if reflect.DeepEqual(conditionsWithoutTimes(next), conditionsWithoutTimes(crd)) &&
 		reflect.DeepEqual(next.Status.AcceptedNames, crd.Status.AcceptedNames) {
 		return crd, nil
+	}
+	if established.Status == api.ConditionTrue && !wasEstablished {
+		// Served, and in discovery, before the condition says so, as
+		// kube's handler serves an established CRD at once: a client that
+		// waits for Established (Helm, kubectl wait) and then reads
+		// discovery must find the resource.
+		if _, err := c.syncServing(ctx, next); err != nil {
+			return crd, err
+		}
 	}
 	out, err := c.cfg.CRDs.Mutate(ctx, "", crd.Name, crd.ResourceVersion, registry.WriteOptions{Subresource: "status"},
 		func(cur api.Object) (api.Object, error) {

@@ -119,7 +119,9 @@ func (k *Kind) Update(live, obj api.Object, manager, subresource string) {
 	}
 	var liveO runtime.Object
 	if live == nil {
-		liveO = k.empty()
+		if liveO, err = zeroObject(k.newObj, k.gvk); err != nil {
+			return
+		}
 	} else if liveO, err = toObject(live); err != nil {
 		return
 	}

@@ -59,6 +59,7 @@ type schema struct {
 	IntOrString          bool               `json:"x-kubernetes-int-or-string,omitempty"`
 	ListMapKeys          []string           `json:"x-kubernetes-list-map-keys,omitempty"`
 	ListType             string             `json:"x-kubernetes-list-type,omitempty"`
+	MapType              string             `json:"x-kubernetes-map-type,omitempty"`
 	PatchMergeKey        string             `json:"x-kubernetes-patch-merge-key,omitempty"`
 	PatchStrategy        string             `json:"x-kubernetes-patch-strategy,omitempty"`
 	PreserveUnknown      bool               `json:"x-kubernetes-preserve-unknown-fields,omitempty"`

@@ -137,6 +137,39 @@ var atomicLists = map[string]bool{
 	"JobStatus.conditions": true,
 }
 
+// atomicStructs are the api types Kubernetes declares +structType=atomic
+// (x-kubernetes-map-type: atomic): server-side apply and managedFields
+// treat each as one value, owned and replaced whole (a label selector,
+// a role reference, an env var's key reference).
+var atomicStructs = map[string]bool{
+	"ConfigMapKeySelector": true, "EndpointAddress": true, "EndpointPort": true,
+	"FileKeySelector": true, "LabelSelector": true, "LocalObjectReference": true,
+	"MatchResources": true, "NamedRuleWithOperations": true, "NodeSelector": true,
+	"NodeSelectorTerm": true, "ObjectFieldSelector": true, "ObjectReference": true,
+	"OwnerReference": true, "ParamKind": true, "ParamRef": true,
+	"ResourceFieldSelector": true, "RoleRef": true, "ScopeSelector": true,
+	"SecretKeySelector": true, "SecretReference": true, "ServiceBackendPort": true,
+	"Subject": true, "TopologySelectorTerm": true, "TypedLocalObjectReference": true,
+	"Variable": true,
+}
+
+// atomicMaps are the map fields, by api type and field, Kubernetes declares
+// +mapType=atomic: a Service's or ReplicationController's selector, a
+// pod's nodeSelector are owned and replaced whole.
+var atomicMaps = map[string]bool{
+	"PodSpec.nodeSelector":               true,
+	"ReplicationControllerSpec.selector": true,
+	"ServiceSpec.selector":               true,
+	"Scheduling.nodeSelector":            true,
+}
+
+// mapLists are the lists, by api type and field, Kubernetes declares
+// +listType=map with these keys though they have no strategic-merge key
+// (CRDs take no strategic merge patch).
+var mapLists = map[string][]string{
+	"CustomResourceDefinitionStatus.conditions": {"type"},
+}
+
 // multiKeyLists are the list-map keys of the lists whose items Kubernetes
 // identifies by more than their patch merge key (ports are unique per
 // protocol), keyed by that merge key. Keys the item type lacks are dropped.
@@ -401,6 +434,12 @@ func (b *builder) structSchema(t reflect.Type, w walk) (*schema, error) {
 		}
 		if p.Type == "array" {
 			b.listExtensions(p, fw, t.PkgPath() == apiPkg && atomicLists[t.Name()+"."+f.name])
+			if keys, ok := mapLists[t.Name()+"."+f.name]; ok && t.PkgPath() == apiPkg {
+				p.ListType, p.ListMapKeys = "map", keys
+			}
+		}
+		if t.PkgPath() == apiPkg && atomicMaps[t.Name()+"."+f.name] {
+			p.MapType = "atomic"
 		}
 		if d, ok := keyDefaults[t.Name()+"."+f.name]; ok && t.PkgPath() == apiPkg {
 			p.Default = d
@@ -412,6 +451,9 @@ func (b *builder) structSchema(t reflect.Type, w walk) (*schema, error) {
 	}
 	if len(s.Properties) == 0 {
 		s.Properties = nil
+	}
+	if t.PkgPath() == apiPkg && atomicStructs[t.Name()] {
+		s.MapType = "atomic"
 	}
 	slices.Sort(s.Required)
 	return s, nil

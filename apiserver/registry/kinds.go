@@ -34,7 +34,7 @@ var kinds = map[string]kind{
 	"v1/pods":                   {strategy: podStrategy{}},
 	"v1/nodes":                  {strategy: nodeStrategy{}},
 	"v1/namespaces":             {strategy: namespaceStrategy{}},
-	"v1/events":                 {strategy: eventStrategy{noGenerationStrategy{BaseStrategy{CreateOnUpdate: true}}}},
+	"v1/events":                 {strategy: eventStrategy{BaseStrategy{CreateOnUpdate: true}}},
 	"v1/endpoints":              {strategy: BaseStrategy{CreateOnUpdate: true}},
 	"v1/secrets":                {strategy: secretStrategy{}},
 	"v1/persistentvolumes":      {strategy: persistentVolumeStrategy{}},
@@ -42,6 +42,7 @@ var kinds = map[string]kind{
 	"v1/services": {strategy: serviceStrategy{},
 		allocating: func(alloc *servicealloc.Allocator) Strategy { return allocatingServiceStrategy{alloc: alloc} }},
 	"apps/v1/replicasets":                               {strategy: replicaSetStrategy{}},
+	"apps/v1/daemonsets":                                {strategy: daemonSetStrategy{}},
 	"coordination.k8s.io/v1/leases":                     {strategy: BaseStrategy{CreateOnUpdate: true}},
 	"batch/v1/jobs":                                     {strategy: jobStrategy{}},
 	"certificates.k8s.io/v1/certificatesigningrequests": {strategy: csrStrategy{}},
@@ -57,34 +58,16 @@ var kinds = map[string]kind{
 	}},
 	// events.k8s.io/v1 Events are core v1 Events in etcd, under the same
 	// keys, as in Kubernetes, so each API sees the other's writes.
-	"events.k8s.io/v1/events": {strategy: eventV1Strategy{noGenerationStrategy{BaseStrategy{CreateOnUpdate: true}}}, storage: &storageVersion{
+	"events.k8s.io/v1/events": {strategy: eventV1Strategy{BaseStrategy{CreateOnUpdate: true}}, storage: &storageVersion{
 		info:        servedResource("", "events"),
 		toStorage:   func(obj api.Object) api.Object { return api.EventFromV1(obj.(*api.EventV1)) },
 		fromStorage: func(obj api.Object) api.Object { return api.EventToV1(obj.(*api.Event)) },
 	}},
-	// kube's IPAddress registry keeps no generation.
-	"networking.k8s.io/v1/ipaddresses":                                {strategy: noGenerationStrategy{}},
 	"admissionregistration.k8s.io/v1/validatingadmissionpolicies":     {strategy: celStrategy{check: policyExpressions}},
 	"admissionregistration.k8s.io/v1/mutatingadmissionpolicies":       {strategy: celStrategy{check: mutatingPolicyExpressions}},
 	"admissionregistration.k8s.io/v1/mutatingwebhookconfigurations":   {strategy: celStrategy{check: policy.ValidateWebhookMatchConditions}},
 	"admissionregistration.k8s.io/v1/validatingwebhookconfigurations": {strategy: celStrategy{check: policy.ValidateWebhookMatchConditions}},
-	// kube's RuntimeClass and ClusterTrustBundle registries keep no
-	// generation.
-	"node.k8s.io/v1/runtimeclasses":              {strategy: noGenerationStrategy{}},
-	"certificates.k8s.io/v1/clustertrustbundles": {strategy: clusterTrustBundleStrategy{}},
-}
-
-// noGenerationStrategy serves a kind whose objects kube-apiserver writes
-// without metadata.generation.
-type noGenerationStrategy struct{ BaseStrategy }
-
-func (s noGenerationStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
-	s.BaseStrategy.PrepareForCreate(ctx, obj)
-	obj.GetObjectMeta().Generation = 0
-}
-
-func (noGenerationStrategy) PrepareForUpdate(ctx context.Context, obj, old api.Object) {
-	obj.GetObjectMeta().Generation = 0
+	"certificates.k8s.io/v1/clustertrustbundles":                      {strategy: clusterTrustBundleStrategy{}},
 }
 
 // kindKey is ri's key in kinds.
@@ -181,10 +164,8 @@ func dropHPARoundTrip(obj api.Object) {
 // eventV1Strategy serves events.k8s.io/v1 Events: Kubernetes validates the
 // core Event they convert to, with the stricter rules of the events.k8s.io
 // API on create (field paths are the core Event's, as Kubernetes reports
-// them), and selects on the events.k8s.io field names. Events keep no
-// generation (kube's event strategy sets none, and an update keeps the
-// old one).
-type eventV1Strategy struct{ noGenerationStrategy }
+// them), and selects on the events.k8s.io field names.
+type eventV1Strategy struct{ BaseStrategy }
 
 func (eventV1Strategy) Validate(ctx context.Context, obj api.Object) field.ErrorList {
 	return validation.ValidateEventV1Create(api.EventFromV1(obj.(*api.EventV1)))
@@ -318,9 +299,8 @@ type deletionBlocker interface {
 	markDeleting(obj api.Object)
 }
 
-// eventStrategy serves core Events, which keep no generation (as
-// eventV1Strategy).
-type eventStrategy struct{ noGenerationStrategy }
+// eventStrategy serves core Events.
+type eventStrategy struct{ BaseStrategy }
 
 func (eventStrategy) Fields(obj api.Object) map[string]string {
 	e := obj.(*api.Event)

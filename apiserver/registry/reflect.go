@@ -57,16 +57,21 @@ func specEqual(a, b api.Object) bool {
 		if isMetaOrStatus(va.Type().Field(i)) {
 			continue
 		}
-		ja, errA := json.Marshal(va.Field(i).Interface())
-		jb, errB := json.Marshal(vb.Field(i).Interface())
-		if errA != nil || errB != nil {
-			return false
-		}
-		if !bytes.Equal(ja, jb) && !sameJSONValue(ja, jb) {
+		if !sameEncoding(va.Field(i).Interface(), vb.Field(i).Interface()) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameEncoding reports whether a and b encode to the same JSON value.
+func sameEncoding(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	return bytes.Equal(ja, jb) || sameJSONValue(ja, jb)
 }
 
 // sameJSONValue: two encodings of the same value, as raw JSON kept as

@@ -55,6 +55,8 @@ type Store struct {
 	// storageAPIVersion, when set, is the apiVersion objects are written
 	// with (a custom resource's storage version).
 	storageAPIVersion string
+	// generation is how metadata.generation goes for the kind.
+	generation generationRule
 }
 
 // Config assembles a Store.
@@ -104,19 +106,20 @@ func NewStore(cfg Config) *Store {
 		log = slog.Default()
 	}
 	s := &Store{
-		Info:      cfg.Info,
-		GR:        apierrors.GroupResource{Group: cfg.Info.Group, Resource: cfg.Info.Resource},
-		GK:        apierrors.GroupKind{Group: cfg.Info.Group, Kind: cfg.Info.Kind},
-		strategy:  cfg.Strategy,
-		storage:   cfg.Storage,
-		admit:     cfg.Admission,
-		crypt:     cfg.Transformer,
-		fields:    cfg.FieldManager,
-		guard:     cfg.Guard,
-		log:       log.With("resource", cfg.Info.Resource),
-		now:       time.Now,
-		stored:    storageVersionFor(cfg.Info),
-		keyPrefix: cfg.Info.Resource,
+		Info:       cfg.Info,
+		GR:         apierrors.GroupResource{Group: cfg.Info.Group, Resource: cfg.Info.Resource},
+		GK:         apierrors.GroupKind{Group: cfg.Info.Group, Kind: cfg.Info.Kind},
+		strategy:   cfg.Strategy,
+		storage:    cfg.Storage,
+		admit:      cfg.Admission,
+		crypt:      cfg.Transformer,
+		fields:     cfg.FieldManager,
+		guard:      cfg.Guard,
+		log:        log.With("resource", cfg.Info.Resource),
+		now:        time.Now,
+		stored:     storageVersionFor(cfg.Info),
+		keyPrefix:  cfg.Info.Resource,
+		generation: generationRuleFor(cfg.Info),
 	}
 	if cfg.StorageAPIVersion != cfg.Info.GroupVersion() {
 		s.storageAPIVersion = cfg.StorageAPIVersion
@@ -351,7 +354,7 @@ func (s *Store) keepStored(st api.Object, prev *storage.KV, w writeKind) error {
 			copyStatus(st, old)
 		}
 		gen := old.GetObjectMeta().Generation
-		if !specEqual(st, old) {
+		if s.generation.counts() && !specEqual(st, old) {
 			gen++
 		}
 		st.GetObjectMeta().Generation = gen
@@ -571,7 +574,7 @@ func (s *Store) CreateEncoded(ctx context.Context, ns string, obj api.Object, op
 	}
 	meta.UID = api.UID(uuid.NewString())
 	meta.CreationTimestamp = api.NewTime(s.now())
-	meta.Generation = 1
+	meta.Generation = s.generation.atCreate()
 	meta.ResourceVersion = ""
 	meta.DeletionTimestamp = nil
 	meta.DeletionGracePeriodSeconds = nil
@@ -771,7 +774,7 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 	// webhook or policy undid is no new generation. A binding sets
 	// spec.nodeName without one, as kube's BindingREST writes the pod
 	// without its update strategy.
-	if !specEqual(obj, cur) && opts.Subresource != "binding" {
+	if s.generation.counts() && !specEqual(obj, cur) && opts.Subresource != "binding" {
 		meta.Generation++
 	}
 	if opts.Subresource == "" {
