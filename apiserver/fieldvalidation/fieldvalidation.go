@@ -220,3 +220,13 @@ func Answer(ctx context.Context, directive string, errs []error, refuse func(mes
 	}
 	return nil
 }
+
+// Decode decodes a JSON body (or a patch's result) into v as
+// kube-apiserver's decoder does: a key must match a field's JSON name
+// exactly, so "Replicas" is not spec.replicas but an unknown field,
+// dropped here (the checks above report it: Strict refuses it), where
+// encoding/json would match it case-insensitively and store it; numbers in
+// untyped values stay integers when they are.
+func Decode(data []byte, v any) error {
+	return kjson.UnmarshalCaseSensitivePreserveInts(data, v)
+}

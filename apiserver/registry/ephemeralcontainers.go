@@ -10,6 +10,7 @@ import (
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/api/defaults"
 	"github.com/minik8s/minik8s/api/validation"
+	"github.com/minik8s/minik8s/apiserver/fieldvalidation"
 )
 
 // UpdateEphemeralContainers is PUT pods/NAME/ephemeralcontainers: of the
@@ -65,7 +66,7 @@ func PatchEphemeralContainers(ctx context.Context, pods *Store, ns, name string,
 			return nil, err
 		}
 		var pod api.Pod
-		if err := json.Unmarshal(patched, &pod); err != nil {
+		if err := fieldvalidation.Decode(patched, &pod); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the patch produced a Pod that cannot be decoded: %v", err))
 		}
 		userRV := pod.ResourceVersion != cur.GetObjectMeta().ResourceVersion

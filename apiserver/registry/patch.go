@@ -11,6 +11,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/api/patch"
+	"github.com/minik8s/minik8s/apiserver/fieldvalidation"
 )
 
 // PatchType is the Content-Type of a PATCH body.
@@ -136,7 +137,7 @@ func (s *Store) Patch(ctx context.Context, ns, name string, pt PatchType, data [
 			}
 		}
 		obj := s.Info.New()
-		if err := json.Unmarshal(patched, obj); err != nil {
+		if err := fieldvalidation.Decode(patched, obj); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the patch produced an object that cannot be decoded: %v", err))
 		}
 		if rv := obj.GetObjectMeta().ResourceVersion; rv != "" && rv != cur.GetObjectMeta().ResourceVersion {

@@ -11,6 +11,7 @@ import (
 	"github.com/minik8s/minik8s/api/field"
 	"github.com/minik8s/minik8s/api/labels"
 	"github.com/minik8s/minik8s/api/patch"
+	"github.com/minik8s/minik8s/apiserver/fieldvalidation"
 )
 
 // Bind assigns a pod to a node (POST pods/NAME/binding), as the scheduler
@@ -195,7 +196,7 @@ func PatchScale(ctx context.Context, st *Store, ns, name string, pt PatchType, d
 			return nil, err
 		}
 		var sc api.Scale
-		if err := json.Unmarshal(patched, &sc); err != nil {
+		if err := fieldvalidation.Decode(patched, &sc); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the patch produced a Scale that cannot be decoded: %v", err))
 		}
 		userRV := sc.ResourceVersion != cur.ResourceVersion

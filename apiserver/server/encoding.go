@@ -192,7 +192,8 @@ func decodeBody(r *http.Request, obj any, gv, kind string) error {
 
 // decodeInto decodes a request body into obj, checking that the body's kind
 // and apiVersion, when given, are the resource's. Unknown fields are ignored,
-// as Kubernetes does by default.
+// as Kubernetes does by default, and field names match case-sensitively, as
+// in Kubernetes' decoder (fieldvalidation.Decode).
 func decodeInto(data []byte, obj any, gv, kind string) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return apierrors.NewBadRequest("the request body is empty: expected a " + kind + " object")
@@ -201,7 +202,7 @@ func decodeInto(data []byte, obj any, gv, kind string) error {
 	// body's kind and apiVersion. Errors take the two-pass path below, so
 	// a wrong kind or apiVersion is reported before a field's decode error.
 	if typed, ok := obj.(interface{ GetTypeMeta() *api.TypeMeta }); ok && *typed.GetTypeMeta() == (api.TypeMeta{}) {
-		if json.Unmarshal(data, obj) == nil {
+		if fieldvalidation.Decode(data, obj) == nil {
 			if err := checkType(*typed.GetTypeMeta(), gv, kind); err != nil {
 				return err
 			}
@@ -216,7 +217,7 @@ func decodeInto(data []byte, obj any, gv, kind string) error {
 	if err := checkType(tm, gv, kind); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(data, obj); err != nil {
+	if err := fieldvalidation.Decode(data, obj); err != nil {
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", kind, gv, kind, cleanJSONError(err)))
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/minik8s/minik8s/api/field"
 	"github.com/minik8s/minik8s/api/fields"
 	"github.com/minik8s/minik8s/api/labels"
+	"github.com/minik8s/minik8s/apiserver/fieldvalidation"
 	"github.com/minik8s/minik8s/apiserver/protobuf"
 	"github.com/minik8s/minik8s/apiserver/registry"
 	"github.com/minik8s/minik8s/apiserver/request"
@@ -502,7 +503,7 @@ func deleteOptions(r *http.Request) (*api.DeleteOptions, bool, error) {
 		return nil, false, err
 	}
 	if len(strings.TrimSpace(string(body))) > 0 {
-		if err := json.Unmarshal(body, opts); err != nil {
+		if err := fieldvalidation.Decode(body, opts); err != nil {
 			return nil, false, apierrors.NewBadRequest(fmt.Sprintf("DeleteOptions cannot be decoded: %v", err))
 		}
 	}
