@@ -47,13 +47,15 @@ func Default(obj api.Object) {
 	}
 }
 
-// DefaultCreate applies Default and then the defaults Kubernetes' registry
-// sets only on create: a Namespace gets phase Active and the "kubernetes"
+// DefaultCreate drops the fields of disabled features (DropDisabledFields),
+// applies Default and then the defaults Kubernetes' registry sets only on
+// create: a Namespace gets phase Active and the "kubernetes"
 // finalizer; a Job without manualSelector gets its generated selector and
 // template labels (which need metadata.uid, so call this after the uid is
 // assigned). Never call it on update: the namespace controller removes the
 // finalizer during deletion and must not see it come back.
 func DefaultCreate(obj api.Object) {
+	DropDisabledFields(obj, nil)
 	Default(obj)
 	switch o := obj.(type) {
 	case *api.Namespace:
@@ -68,12 +70,14 @@ func DefaultCreate(obj api.Object) {
 	}
 }
 
-// DefaultUpdate applies Default to obj, an update of old, and then keeps
+// DefaultUpdate drops the fields of disabled features old does not use
+// (DropDisabledFields), applies Default to obj, an update of old, and keeps
 // what the server allocated when the client's full replacement left it out,
 // as Kubernetes' service registry does: a Service keeps its clusterIP(s),
 // IP families and policy, node ports (matched by port and protocol) and
 // healthCheckNodePort, so "kubectl replace" of the original manifest works.
 func DefaultUpdate(obj, old api.Object) {
+	DropDisabledFields(obj, old)
 	if s, ok := obj.(*api.Service); ok {
 		if o, ok := old.(*api.Service); ok {
 			preserveServiceAllocations(s, o)
@@ -312,6 +316,9 @@ func Container(c *api.Container) {
 		if vf := c.Env[i].ValueFrom; vf != nil && vf.FieldRef != nil && vf.FieldRef.APIVersion == "" {
 			vf.FieldRef.APIVersion = "v1"
 		}
+		if vf := c.Env[i].ValueFrom; vf != nil && vf.FileKeyRef != nil && vf.FileKeyRef.Optional == nil {
+			vf.FileKeyRef.Optional = ptr(false)
+		}
 	}
 	for _, p := range []*api.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
 		if p != nil {
@@ -340,7 +347,8 @@ func ImagePullPolicy(image string) api.PullPolicy {
 }
 
 // Probe fills a probe's timings (timeout 1s, period 10s, success 1,
-// failure 3) and its HTTP defaults (path "/", scheme HTTP).
+// failure 3), its HTTP defaults (path "/", scheme HTTP) and a gRPC
+// probe's service ("").
 func Probe(p *api.Probe) {
 	if p.TimeoutSeconds == 0 {
 		p.TimeoutSeconds = 1
@@ -356,6 +364,9 @@ func Probe(p *api.Probe) {
 	}
 	if p.HTTPGet != nil {
 		httpGet(p.HTTPGet)
+	}
+	if p.GRPC != nil && p.GRPC.Service == nil {
+		p.GRPC.Service = ptr("")
 	}
 }
 

@@ -34,7 +34,7 @@ func validateEphemeralContainers(spec *api.PodSpec, vols map[string]*api.VolumeS
 	for i := range spec.EphemeralContainers {
 		ec := &spec.EphemeralContainers[i]
 		ip := p.Index(i)
-		errs = append(errs, validateContainerCommon(&ec.Container, vols, ip)...)
+		errs = append(errs, validateContainerCommon(&ec.Container, vols, spec.RestartPolicy, ip)...)
 		if all[ec.Name] {
 			errs = append(errs, field.Duplicate(ip.Child("name"), ec.Name))
 		} else {

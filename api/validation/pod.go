@@ -406,8 +406,8 @@ func validatePodSpec(spec *api.PodSpec, p *field.Path, opts podOptions) field.Er
 	grace := spec.TerminationGracePeriodSeconds
 	vols, verrs := validateVolumes(spec.Volumes, p.Child("volumes"))
 	errs = append(errs, verrs...)
-	errs = append(errs, validateContainers(spec.Containers, vols, grace, p.Child("containers"))...)
-	errs = append(errs, validateInitContainers(spec.InitContainers, spec.Containers, vols, grace, p.Child("initContainers"))...)
+	errs = append(errs, validateContainers(spec, vols, grace, p.Child("containers"))...)
+	errs = append(errs, validateInitContainers(spec, vols, grace, p.Child("initContainers"))...)
 	errs = append(errs, validateHostNetworkPorts(spec, p, opts)...)
 	errs = append(errs, validateRestartPolicy(spec.RestartPolicy, p.Child("restartPolicy"))...)
 	errs = append(errs, validateDNSPolicy(spec.DNSPolicy, p.Child("dnsPolicy"))...)
@@ -1166,7 +1166,8 @@ func validateLocalNonReservedPath(target string, p *field.Path) field.ErrorList 
 
 // Containers.
 
-func validateContainers(cs []api.Container, vols map[string]*api.VolumeSource, grace *int64, p *field.Path) field.ErrorList {
+func validateContainers(spec *api.PodSpec, vols map[string]*api.VolumeSource, grace *int64, p *field.Path) field.ErrorList {
+	cs := spec.Containers
 	if len(cs) == 0 {
 		return field.ErrorList{field.Required(p, "")}
 	}
@@ -1175,7 +1176,7 @@ func validateContainers(cs []api.Container, vols map[string]*api.VolumeSource, g
 	for i := range cs {
 		c := &cs[i]
 		cp := p.Index(i)
-		errs = append(errs, validateContainerCommon(c, vols, cp)...)
+		errs = append(errs, validateContainerCommon(c, vols, spec.RestartPolicy, cp)...)
 		if names[c.Name] {
 			errs = append(errs, field.Duplicate(cp.Child("name"), c.Name))
 		}
@@ -1184,30 +1185,24 @@ func validateContainers(cs []api.Container, vols map[string]*api.VolumeSource, g
 			errs = append(errs, validateLifecycle(c.Lifecycle, grace, cp.Child("lifecycle"))...)
 		}
 		errs = append(errs, validateProbes(c, grace, cp)...)
-		if c.RestartPolicy != nil {
-			errs = append(errs, field.Forbidden(cp.Child("restartPolicy"), "may not be set for non-init containers"))
-		}
+		errs = append(errs, validateContainerRestartRules(c.RestartPolicy, c.RestartPolicyRules, cp)...)
 	}
 	return append(errs, checkHostPortConflicts(cs, p)...)
 }
 
-func validateInitContainers(cs, regular []api.Container, vols map[string]*api.VolumeSource, grace *int64, p *field.Path) field.ErrorList {
+func validateInitContainers(spec *api.PodSpec, vols map[string]*api.VolumeSource, grace *int64, p *field.Path) field.ErrorList {
+	cs := spec.InitContainers
 	var errs field.ErrorList
 	names := map[string]bool{}
-	for _, c := range regular {
+	for _, c := range spec.Containers {
 		names[c.Name] = true
 	}
 	for i := range cs {
 		c := &cs[i]
 		cp := p.Index(i)
-		errs = append(errs, validateContainerCommon(c, vols, cp)...)
-		restartAlways := false
-		if c.RestartPolicy != nil {
-			if *c.RestartPolicy != api.ContainerRestartPolicyAlways {
-				errs = append(errs, field.NotSupported(cp.Child("restartPolicy"), string(*c.RestartPolicy), []string{"Always"}))
-			}
-			restartAlways = *c.RestartPolicy == api.ContainerRestartPolicyAlways
-		}
+		errs = append(errs, validateContainerCommon(c, vols, spec.RestartPolicy, cp)...)
+		errs = append(errs, validateInitContainerRestartRules(c.RestartPolicy, c.RestartPolicyRules, cp)...)
+		restartAlways := c.RestartPolicy != nil && *c.RestartPolicy == api.ContainerRestartPolicyAlways
 		if names[c.Name] {
 			errs = append(errs, field.Duplicate(cp.Child("name"), c.Name))
 		} else if c.Name != "" {
@@ -1220,6 +1215,12 @@ func validateInitContainers(cs, regular []api.Container, vols map[string]*api.Vo
 			}
 			errs = append(errs, validateProbes(c, grace, cp)...)
 			continue
+		}
+		for j, rp := range c.ResizePolicy {
+			if rp.RestartPolicy == api.RestartContainer {
+				errs = append(errs, field.Invalid(cp.Child("resizePolicy").Index(j).Child("restartPolicy"), string(rp.RestartPolicy),
+					"must not be set to 'RestartContainer' for non-sidecar initContainers"))
+			}
 		}
 		const msg = "may not be set for init containers without restartPolicy=Always"
 		if c.Lifecycle != nil {
@@ -1238,7 +1239,7 @@ func validateInitContainers(cs, regular []api.Container, vols map[string]*api.Vo
 	return errs
 }
 
-func validateContainerCommon(c *api.Container, vols map[string]*api.VolumeSource, p *field.Path) field.ErrorList {
+func validateContainerCommon(c *api.Container, vols map[string]*api.VolumeSource, podRestart api.RestartPolicy, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if c.Name == "" {
 		errs = append(errs, field.Required(p.Child("name"), ""))
@@ -1268,6 +1269,7 @@ func validateContainerCommon(c *api.Container, vols map[string]*api.VolumeSource
 		errs = append(errs, field.NotSupported(p.Child("imagePullPolicy"), string(c.ImagePullPolicy), []string{"Always", "IfNotPresent", "Never"}))
 	}
 	errs = append(errs, validateResourceRequirements(&c.Resources, p.Child("resources"))...)
+	errs = append(errs, validateResizePolicy(c.ResizePolicy, p.Child("resizePolicy"), podRestart)...)
 	errs = append(errs, validateSecurityContext(c.SecurityContext, p.Child("securityContext"))...)
 	return errs
 }
@@ -1393,9 +1395,13 @@ func validateEnvVarValueFrom(ev api.EnvVar, p *field.Path) field.ErrorList {
 		n++
 		errs = append(errs, validateKeySelector(vf.SecretKeyRef.Name, vf.SecretKeyRef.Key, p.Child("secretKeyRef"))...)
 	}
+	if vf.FileKeyRef != nil {
+		n++
+		errs = append(errs, validateFileKeySelector(vf.FileKeyRef, p.Child("fileKeyRef"))...)
+	}
 	switch {
 	case n == 0:
-		errs = append(errs, field.Invalid(p, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"))
+		errs = append(errs, field.Invalid(p, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`"))
 	case ev.Value != "":
 		errs = append(errs, field.Invalid(p, "", "may not be specified when `value` is not empty"))
 	case n > 1:
@@ -1582,6 +1588,7 @@ func validateVolumeMounts(c *api.Container, vols map[string]*api.VolumeSource, p
 				errs = append(errs, field.Forbidden(pp, "Bidirectional mount propagation is available only to privileged containers"))
 			}
 		}
+		errs = append(errs, validateMountRecursiveReadOnly(m, p.Child("recursiveReadOnly"))...)
 	}
 	return errs
 }

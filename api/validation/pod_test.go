@@ -85,7 +85,7 @@ func TestValidatePod(t *testing.T) {
 			c0 + ".env[0].name: Required value",
 			c0 + `.env[1].name: Invalid value: "A=B": ...`,
 			c0 + `.env[2].valueFrom: Invalid value: "": may not be specified when ` + "`value`" + ` is not empty`,
-			c0 + `.env[3].valueFrom: Invalid value: "": must specify one of: ` + "`fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
+			c0 + `.env[3].valueFrom: Invalid value: "": must specify one of: ` + "`fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`",
 			c0 + `.env[4].valueFrom.fieldRef.fieldPath: Unsupported value: "spec.restartPolicy": supported values: "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName", "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"`,
 			c0 + `.env[5].valueFrom.fieldRef.fieldPath: Invalid value: "metadata.foo": error converting fieldPath: field label not supported: metadata.foo`,
 			c0 + `.env[7].valueFrom.secretKeyRef.key: Invalid value: "bad key": a valid config key must consist of alphanumeric characters, '-', '_' or '.' ...`,
@@ -156,6 +156,27 @@ func TestValidatePod(t *testing.T) {
 			`spec.volumes[1].projected.sources[3].downwardAPI: Required value: one of fieldRef and resourceFieldRef is required`,
 			`spec.volumes[2].downwardAPI.resourceFieldRef.containerName: Required value`,
 		}},
+		{"v1.37 container fields: resizePolicy, restartPolicyRules, recursiveReadOnly", func(p *api.Pod) {
+			p.Spec.RestartPolicy = api.RestartPolicyNever
+			c := &p.Spec.Containers[0]
+			c.ResizePolicy = []api.ContainerResizePolicy{{ResourceName: "cpu", RestartPolicy: "RestartContainer"},
+				{ResourceName: "cpu", RestartPolicy: "NotRequired"}, {ResourceName: "gpu", RestartPolicy: "Sometimes"}}
+			c.RestartPolicyRules = []api.ContainerRestartRule{{Action: "Kill", ExitCodes: &api.ContainerRestartRuleOnExitCodes{Operator: "Is"}}, {Action: "Restart"}}
+			rro := api.RecursiveReadOnlyEnabled
+			p.Spec.Volumes = append(p.Spec.Volumes, api.Volume{Name: "scratch", VolumeSource: api.VolumeSource{EmptyDir: &api.EmptyDirVolumeSource{}}})
+			c.VolumeMounts = append(c.VolumeMounts, api.VolumeMount{Name: "scratch", MountPath: "/scratch", RecursiveReadOnly: &rro})
+		}, []string{
+			c0 + `.resizePolicy: Invalid value: "RestartContainer": must be 'NotRequired' when pod ` + "`restartPolicy`" + ` is 'Never'`,
+			c0 + `.resizePolicy[1]: Duplicate value: "cpu"`,
+			c0 + `.resizePolicy: Unsupported value: "gpu": supported values: "cpu", "memory"`,
+			c0 + `.resizePolicy: Unsupported value: "Sometimes": supported values: "NotRequired", "RestartContainer"`,
+			c0 + `.resizePolicy: Invalid value: "Sometimes": must be 'NotRequired' when pod ` + "`restartPolicy`" + ` is 'Never'`,
+			c0 + `.restartPolicy: Required value: must specify restartPolicy when restart rules are used`,
+			c0 + `.restartPolicyRules[0].action: Unsupported value: "Kill": supported values: "Restart", "RestartAllContainers"`,
+			c0 + `.restartPolicyRules[0].exitCodes.operator: Unsupported value: "Is": supported values: "In", "NotIn"`,
+			c0 + `.restartPolicyRules[1].exitCodes: Required value: must be specified`,
+			c0 + `.volumeMounts.recursiveReadOnly: Forbidden: may only be specified when readOnly is true`,
+		}},
 		{"policies", func(p *api.Pod) {
 			p.Spec.RestartPolicy = "Sometimes"
 			p.Spec.DNSPolicy = ""
@@ -181,10 +202,12 @@ func TestValidatePod(t *testing.T) {
 		{"init container probes need restartPolicy Always", func(p *api.Pod) {
 			p.Spec.InitContainers = []api.Container{{Name: "init", Image: "busybox", ImagePullPolicy: api.PullAlways,
 				TerminationMessagePolicy: api.TerminationMessageReadFile, LivenessProbe: p.Spec.Containers[0].ReadinessProbe}}
-			p.Spec.Containers[0].RestartPolicy = ptr(api.ContainerRestartPolicyAlways)
+			// kube v1.37 (ContainerRestartRules, beta) lets any container
+			// have Always, Never or OnFailure.
+			p.Spec.Containers[0].RestartPolicy = ptr(api.ContainerRestartPolicy("Sometimes"))
 		}, []string{
 			`spec.initContainers[0].livenessProbe: Forbidden: may not be set for init containers without restartPolicy=Always`,
-			c0 + `.restartPolicy: Forbidden: may not be set for non-init containers`,
+			c0 + `.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "OnFailure"`,
 		}},
 		{"tolerations", func(p *api.Pod) {
 			p.Spec.Tolerations = []api.Toleration{
