@@ -223,6 +223,9 @@ func (s *podSync) resizeRunning(ctx context.Context, c *api.Container, inst []*r
 	alloc := s.allocatedFor(c)
 	want := cgroupResources(alloc)
 	if last.Resources == nil || *last.Resources == want {
+		// (A container whose settings the runtime does not know, made by
+		// a kubelet that did not record them, keeps them until it is
+		// restarted.)
 		return 0, false
 	}
 	have := *last.Resources
