@@ -140,6 +140,16 @@ func applyOperation(doc any, op operation, copied *int64) (any, error) {
 		return doc, err
 	case "replace":
 		if _, err := get(doc, path, op, op.path); err != nil {
+			// kube-apiserver's evanphx/json-patch v4 replaces a member
+			// missing from an existing object: it adds it. A missing
+			// parent or array element still does not apply.
+			if len(path) > 0 {
+				if parent, perr := get(doc, path[:len(path)-1], op, op.path); perr == nil {
+					if _, isObject := parent.(map[string]any); isObject {
+						return add(doc, path, op.value, op)
+					}
+				}
+			}
 			return nil, err
 		}
 		doc, _, err := remove(doc, path, op)

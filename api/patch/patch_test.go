@@ -352,6 +352,8 @@ func TestJSONPatch(t *testing.T) {
 		{"int64 replicas", `{"spec":{"replicas":1}}`, `[{"op":"replace","path":"/spec/replicas","value":9223372036854775807}]`, `{"spec":{"replicas":9223372036854775807}}`},
 		{"add null value", `{}`, `[{"op":"add","path":"/a","value":null}]`, `{"a":null}`},
 		{"move to same path", `{"a":1}`, `[{"op":"move","from":"/a","path":"/a"}]`, `{"a":1}`},
+		// evanphx/json-patch v4, kube-apiserver's, adds a missing member.
+		{"replace missing member", `{"a":1}`, `[{"op":"replace","path":"/b","value":2}]`, `{"a":1,"b":2}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -377,7 +379,8 @@ func TestJSONPatchErrors(t *testing.T) {
 		{"test missing path", `{}`, `[{"op":"test","path":"/a","value":null}]`, "the test operation failed at /a", ErrCannotApply},
 		{"failed op undoes nothing visible", `{"a":1}`, `[{"op":"add","path":"/b","value":2},{"op":"test","path":"/a","value":2}]`, "operation 1: the test operation failed at /a", ErrCannotApply},
 		{"remove missing", `{"a":1}`, `[{"op":"remove","path":"/b"}]`, "the remove operation failed: the path /b does not exist", ErrCannotApply},
-		{"replace missing", `{"a":1}`, `[{"op":"replace","path":"/b","value":1}]`, "the replace operation failed: the path /b does not exist", ErrCannotApply},
+		{"replace missing parent", `{"a":1}`, `[{"op":"replace","path":"/b/c","value":1}]`, "the replace operation failed: the path /b/c does not exist", ErrCannotApply},
+		{"replace missing element", `{"a":[1]}`, `[{"op":"replace","path":"/a/1","value":1}]`, "the replace operation failed: the path /a/1 does not exist", ErrCannotApply},
 		{"add missing parent", `{}`, `[{"op":"add","path":"/a/b","value":1}]`, "the add operation failed: the parent of /a/b does not exist", ErrCannotApply},
 		{"add out of range", `{"a":[1]}`, `[{"op":"add","path":"/a/2","value":1}]`, "index 2 is out of range (array length 1)", ErrCannotApply},
 		{"add leading zero", `{"a":[1]}`, `[{"op":"add","path":"/a/01","value":1}]`, `"01" is not an array index`, ErrCannotApply},
