@@ -216,7 +216,9 @@ func TestFakeResizeDeferred(t *testing.T) {
 	if err := client.Resource[api.Pod](n.api.Client()).Namespace("default").Delete(t.Context(), "b", nil); err != nil {
 		t.Fatal(err)
 	}
-	p = n.waitPod("a", "resized", func(p *api.Pod) bool { return resized(p) && statusOf(p, "main").AllocatedResources.Cpu().MilliValue() == 700 })
+	p = n.waitPod("a", "resized", func(p *api.Pod) bool {
+		return resized(p) && statusOf(p, "main").AllocatedResources.Cpu().MilliValue() == 700
+	})
 	checkStatusResources(t, p, "main", api.ResourceRequirements{Requests: reqs("cpu", "700m")})
 }
 
