@@ -273,6 +273,13 @@ func (nodeStrategy) Fields(obj api.Object) map[string]string {
 
 type namespaceStrategy struct{ BaseStrategy }
 
+// PrepareForCreate: a new namespace is Active, as kube's strategy makes it
+// (after the status reset every kind gets).
+func (s namespaceStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
+	s.BaseStrategy.PrepareForCreate(ctx, obj)
+	obj.(*api.Namespace).Status = api.NamespaceStatus{Phase: api.NamespaceActive}
+}
+
 // PrepareForUpdate keeps spec.finalizers: only /finalize changes them.
 func (namespaceStrategy) PrepareForUpdate(ctx context.Context, obj, old api.Object) {
 	obj.(*api.Namespace).Spec.Finalizers = old.(*api.Namespace).Spec.Finalizers
