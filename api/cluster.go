@@ -134,7 +134,7 @@ type ResourceClaim struct {
 	TypeMeta   `json:",inline"`
 	ObjectMeta `json:"metadata"`
 	Spec       ResourceClaimSpec   `json:"spec"`
-	Status     ResourceClaimStatus `json:"status,omitzero"`
+	Status     ResourceClaimStatus `json:"status"` // written even when empty, as kube does
 }
 
 // ResourceClaimList is a list of ResourceClaims.
@@ -155,9 +155,24 @@ type DeviceClaim struct {
 
 // ResourceClaimStatus is a claim's allocation and its consumers.
 type ResourceClaimStatus struct {
-	Allocation  json.RawMessage                  `json:"allocation,omitempty"`
+	Allocation  *AllocationResult                `json:"allocation,omitempty"`
 	ReservedFor []ResourceClaimConsumerReference `json:"reservedFor,omitempty"`
 	Devices     []json.RawMessage                `json:"devices,omitempty"`
+}
+
+// AllocationResult is the devices allocated to a claim and where they
+// are reachable. Devices is written even when empty, as kube does.
+type AllocationResult struct {
+	Devices             DeviceAllocationResult `json:"devices"`
+	NodeSelector        *NodeSelector          `json:"nodeSelector,omitempty"`
+	AllocationTimestamp *Time                  `json:"allocationTimestamp,omitempty"`
+}
+
+// DeviceAllocationResult is the allocated devices and their
+// configuration, each kept as written.
+type DeviceAllocationResult struct {
+	Results []json.RawMessage `json:"results,omitempty"`
+	Config  []json.RawMessage `json:"config,omitempty"`
 }
 
 // ResourceClaimConsumerReference names an object (a pod) using a claim.
@@ -181,7 +196,7 @@ type ResourceClaimTemplateList = List[ResourceClaimTemplate]
 
 // ResourceClaimTemplateSpec is the claim to make.
 type ResourceClaimTemplateSpec struct {
-	ObjectMeta `json:"metadata,omitzero"`
+	ObjectMeta `json:"metadata"` // written even when empty, as kube does
 	Spec       ResourceClaimSpec `json:"spec"`
 }
 
@@ -332,7 +347,7 @@ type StorageVersionMigration struct {
 	TypeMeta   `json:",inline"`
 	ObjectMeta `json:"metadata"`
 	Spec       StorageVersionMigrationSpec   `json:"spec,omitzero"`
-	Status     StorageVersionMigrationStatus `json:"status,omitzero"`
+	Status     StorageVersionMigrationStatus `json:"status"` // written even when empty, as kube does
 }
 
 // StorageVersionMigrationList is a list of StorageVersionMigrations.

@@ -47,6 +47,10 @@ func builtinKinds(obj api.Object) bool {
 		if o.Spec.MaxExpirationSeconds == nil {
 			o.Spec.MaxExpirationSeconds = ptr(api.PodCertificateProjectionDefaultMaxExpirationSeconds)
 		}
+	case *api.ResourceClaim:
+		ResourceClaimSpec(&o.Spec)
+	case *api.ResourceClaimTemplate:
+		ResourceClaimSpec(&o.Spec.Spec)
 	case *api.Ingress, *api.RuntimeClass, *api.ClusterTrustBundle:
 		// No defaults in Kubernetes.
 	default:
