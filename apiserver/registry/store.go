@@ -14,6 +14,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/api/defaults"
 	"github.com/minik8s/minik8s/api/field"
 	"github.com/minik8s/minik8s/api/naming"
 	"github.com/minik8s/minik8s/apiserver/admission"
@@ -588,6 +589,9 @@ func (s *Store) CreateEncoded(ctx context.Context, ns string, obj api.Object, op
 	// prepares what webhooks, policies and LimitRanger left (a pod's QoS
 	// class counts the resources they added; a status they set is reset).
 	s.strategy.PrepareForCreate(ctx, obj)
+	// kube reads what it stored back through its defaults: status fields
+	// the defaults fill survive the reset.
+	defaults.Default(obj)
 	if s.guard != nil {
 		if err := s.guard.CheckCreate(ctx, obj); err != nil {
 			return nil, nil, err
