@@ -72,65 +72,163 @@ func NewController(c *client.Client, namespaces *informer.Informer[api.Namespace
 }
 
 func (c *Controller) sync(ctx context.Context, name string) error {
-	ns := controller.Cached(c.namespaces, name)
-	if ns == nil || ns.DeletionTimestamp == nil || !slices.Contains(ns.Spec.Finalizers, api.FinalizerKubernetes) {
+	cached := controller.Cached(c.namespaces, name)
+	if cached == nil || cached.DeletionTimestamp == nil || !slices.Contains(cached.Spec.Finalizers, api.FinalizerKubernetes) {
 		return nil
 	}
+	ns := api.DeepCopy(cached)
+	var conds conditionUpdate
 	resources, err := c.contentResources(ctx)
 	if err != nil {
-		return fmt.Errorf("namespace %s: %w", name, err)
+		// As kube's: what discovery did find is still deleted, but the
+		// namespace stays until discovery works.
+		conds.discoveryFailed(err)
+		resources = c.resources
 	}
-	deleteErrs := c.deleteContent(ctx, name, resources)
-	remaining, listErr := c.remaining(ctx, name, resources)
-	if listErr != nil {
-		return fmt.Errorf("namespace %s: %w", name, listErr)
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
 	}
-	if len(deleteErrs) > 0 {
-		return fmt.Errorf("namespace %s: %w", name, errors.Join(deleteErrs...))
+	// Pods go first, as kube v1.37's namespace deletion
+	// (OrderedNamespaceDeletion): the rest of the content (secrets,
+	// config maps, service accounts, claims) may be in use by them until
+	// they are gone.
+	pods := slices.IndexFunc(resources, func(r api.ResourceInfo) bool { return r.Group == "" && r.Resource == "pods" })
+	total := contentLeft{resources: map[string]int{}, finalizers: map[string]int{}}
+	if pods >= 0 {
+		left, err := c.deleteResource(ctx, ns, resources[pods])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("failed to delete pods for namespace: %s, err: %w", name, err))
+			conds.contentFailed(err)
+		}
+		total.add(resources[pods], left)
+		if left.count > 0 {
+			c.log.Debug("pods remaining, other content waits", "namespace", name, "pods", left.count)
+			c.writeConditions(ctx, ns, &conds)
+			return c.requeue(name, errs)
+		}
 	}
-	if len(remaining) > 0 {
-		// kube also reports this as the NamespaceContentRemaining
-		// condition; minik8s's apiserver currently finishes the deletion
-		// of a Terminating namespace on any write (it checks only
-		// metadata.finalizers), so the status is left alone.
-		c.log.Debug("namespace content remaining", "namespace", name, "remaining", remaining)
-		c.Queue.AddAfter(name, RecheckPeriod)
-		return nil
+	for i, info := range resources {
+		if i == pods {
+			continue
+		}
+		left, err := c.deleteResource(ctx, ns, info)
+		if err != nil {
+			errs = append(errs, err)
+			conds.contentFailed(err)
+		}
+		total.add(info, left)
+	}
+	conds.contentTotals(total)
+	c.writeConditions(ctx, ns, &conds)
+	if len(errs) > 0 || len(total.resources) > 0 {
+		c.log.Debug("namespace content remaining", "namespace", name, "remaining", total.resources)
+		return c.requeue(name, errs)
 	}
 	return c.finalize(ctx, ns)
 }
 
-// deleteContent deletes every object of every namespaced resource in ns.
-func (c *Controller) deleteContent(ctx context.Context, ns string, resources []api.ResourceInfo) []error {
-	background := api.DeletePropagationBackground
-	var errs []error
-	for _, info := range resources {
-		err := client.ResourceFor[controller.PartialObject](c.client, info).Namespace(ns).
-			DeleteCollection(ctx, &api.DeleteOptions{PropagationPolicy: &background}, client.ListOptions{})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsMethodNotSupported(err) {
-			errs = append(errs, fmt.Errorf("delete %s: %w", info.Resource, err))
-		}
+// requeue looks at name again: after errs with the queue's back-off, else
+// after RecheckPeriod.
+func (c *Controller) requeue(name string, errs []error) error {
+	if len(errs) > 0 {
+		return fmt.Errorf("namespace %s: %w", name, errors.Join(errs...))
 	}
-	return errs
+	c.Queue.AddAfter(name, RecheckPeriod)
+	return nil
 }
 
-// remaining counts the objects left in ns per resource.
-func (c *Controller) remaining(ctx context.Context, ns string, resources []api.ResourceInfo) (map[string]int, error) {
-	out := map[string]int{}
-	for _, info := range resources {
-		l, err := client.ResourceFor[controller.PartialObject](c.client, info).Namespace(ns).List(ctx, client.ListOptions{})
-		if err != nil {
-			return out, fmt.Errorf("list %s: %w", info.Resource, err)
-		}
-		if len(l.Items) > 0 {
-			name := info.Resource
-			if info.Group != "" {
-				name += "." + info.Group
-			}
-			out[name] = len(l.Items)
+// left is what deleting one resource's objects of a namespace left.
+type left struct {
+	count      int
+	finalizers map[string]int // objects left per finalizer
+}
+
+// contentLeft totals left over the resources of a namespace: objects per
+// "resource.group" and per finalizer.
+type contentLeft struct {
+	resources  map[string]int
+	finalizers map[string]int
+}
+
+func (t contentLeft) add(info api.ResourceInfo, l left) {
+	if l.count == 0 {
+		return
+	}
+	// kube's "resource.group", "pods." for the core group.
+	t.resources[info.Resource+"."+info.Group] += l.count
+	for f, n := range l.finalizers {
+		t.finalizers[f] += n
+	}
+}
+
+// deleteResource deletes every object of one resource in ns and reports
+// what is left, as kube's deleteAllContentForGroupVersionResource: objects
+// left are expected while they have finalizers or, for pods, while their
+// grace period (counted from the namespace's deletion) runs; others are an
+// error.
+func (c *Controller) deleteResource(ctx context.Context, ns *api.Namespace, info api.ResourceInfo) (left, error) {
+	var estimate time.Duration
+	if info.Group == "" && info.Resource == "pods" {
+		var err error
+		if estimate, err = c.podsGracePeriod(ctx, ns); err != nil {
+			return left{}, err
 		}
 	}
-	return out, nil
+	objs := client.ResourceFor[controller.PartialObject](c.client, info).Namespace(ns.Name)
+	background := api.DeletePropagationBackground
+	err := objs.DeleteCollection(ctx, &api.DeleteOptions{PropagationPolicy: &background}, client.ListOptions{})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsMethodNotSupported(err) {
+		return left{}, fmt.Errorf("delete %s: %w", info.Resource, err)
+	}
+	l, err := objs.List(ctx, client.ListOptions{})
+	if err != nil {
+		return left{}, fmt.Errorf("list %s: %w", info.Resource, err)
+	}
+	out := left{count: len(l.Items), finalizers: map[string]int{}}
+	for _, o := range l.Items {
+		for _, f := range o.Finalizers {
+			out.finalizers[f]++
+		}
+	}
+	if out.count == 0 || len(out.finalizers) > 0 || time.Since(ns.DeletionTimestamp.Time) < estimate {
+		return out, nil
+	}
+	return out, fmt.Errorf("unexpected items still remain in namespace: %s for gvr: %s/%s, Resource=%s", ns.Name, info.Group, info.Version, info.Resource)
+}
+
+// podsGracePeriod is the longest termination grace period of the pods of
+// ns that have not finished, as kube's estimateGracefulTerminationForPods.
+func (c *Controller) podsGracePeriod(ctx context.Context, ns *api.Namespace) (time.Duration, error) {
+	l, err := client.Resource[api.Pod](c.client).Namespace(ns.Name).List(ctx, client.ListOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("list pods: %w", err)
+	}
+	var longest int64
+	for _, p := range l.Items {
+		if p.Status.Phase == api.PodSucceeded || p.Status.Phase == api.PodFailed {
+			continue
+		}
+		if g := p.Spec.TerminationGracePeriodSeconds; g != nil && *g > longest {
+			longest = *g
+		}
+	}
+	return time.Duration(longest) * time.Second, nil
+}
+
+// writeConditions writes the deletion conditions into ns's status when
+// they changed; a failed write is logged, as kube's, and done again on the
+// next pass.
+func (c *Controller) writeConditions(ctx context.Context, ns *api.Namespace, u *conditionUpdate) {
+	if !u.apply(&ns.Status, time.Now()) {
+		return
+	}
+	updated, err := client.Resource[api.Namespace](c.client).UpdateStatus(ctx, ns)
+	if err != nil {
+		c.log.Warn("could not update the namespace's deletion conditions", "namespace", ns.Name, "err", err)
+		return
+	}
+	*ns = *updated
 }
 
 // finalize removes the kubernetes finalizer through /finalize.

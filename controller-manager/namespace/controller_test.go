@@ -22,24 +22,39 @@ func TestSync(t *testing.T) {
 		Spec: api.NamespaceSpec{Finalizers: []api.FinalizerName{api.FinalizerKubernetes}}, Status: api.NamespaceStatus{Phase: api.NamespaceTerminating}}
 	active := &api.Namespace{ObjectMeta: api.ObjectMeta{Name: "ns"}, Spec: api.NamespaceSpec{Finalizers: []api.FinalizerName{api.FinalizerKubernetes}}}
 	cm := &api.ConfigMap{ObjectMeta: api.ObjectMeta{Namespace: "ns", Name: "cm"}}
+	heldCM := &api.ConfigMap{ObjectMeta: api.ObjectMeta{Namespace: "ns", Name: "cm", Finalizers: []string{"example.com/hold"}}}
+	heldPod := &api.Pod{ObjectMeta: api.ObjectMeta{Namespace: "ns", Name: "p", Finalizers: []string{"example.com/hold"}},
+		Spec: api.PodSpec{Containers: []api.Container{{Name: "c", Image: "busybox"}}}}
 	tests := []struct {
 		name         string
 		objs         []api.Object
-		blockDelete  bool // the configmap survives deleteCollection, as one with a finalizer would
+		blockDelete  bool // deleteCollection of configmaps deletes nothing, as for one with a finalizer
+		blockPods    bool // deleteCollection of pods deletes nothing
 		wantWrites   []string
 		wantFinalize bool
 	}{
 		{name: "active namespace untouched", objs: []api.Object{active, cm}},
+		// Pods first, then the rest; the deletion conditions are written
+		// before the namespace is finalized.
 		{name: "empty terminating namespace is finalized", objs: []api.Object{terminating},
-			wantWrites: []string{"deletecollection configmaps ns", "deletecollection pods ns", "update namespaces ns/finalize"}, wantFinalize: true},
+			wantWrites: []string{"deletecollection pods ns", "deletecollection configmaps ns", "update namespaces ns/status", "update namespaces ns/finalize"}, wantFinalize: true},
 		{name: "content deleted then finalized", objs: []api.Object{terminating, cm},
-			wantWrites: []string{"deletecollection configmaps ns", "deletecollection pods ns", "update namespaces ns/finalize"}, wantFinalize: true},
-		{name: "remaining content waits", objs: []api.Object{terminating, cm}, blockDelete: true,
-			wantWrites: []string{"deletecollection configmaps ns", "deletecollection pods ns"}},
+			wantWrites: []string{"deletecollection pods ns", "deletecollection configmaps ns", "update namespaces ns/status", "update namespaces ns/finalize"}, wantFinalize: true},
+		{name: "remaining content waits", objs: []api.Object{terminating, heldCM}, blockDelete: true,
+			wantWrites: []string{"deletecollection pods ns", "deletecollection configmaps ns", "update namespaces ns/status"}},
+		// A pod left keeps the rest of the content, as kube v1.37's
+		// OrderedNamespaceDeletion.
+		{name: "remaining pods keep the other content", objs: []api.Object{terminating, heldPod, cm}, blockPods: true,
+			wantWrites: []string{"deletecollection pods ns", "update namespaces ns/status"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := clienttest.NewServer(t, tt.objs...)
+			if tt.blockPods {
+				srv.PrependReactor("deletecollection", "pods", func(clienttest.Action) (bool, any, error) {
+					return true, &api.Status{Status: api.StatusSuccess}, nil
+				})
+			}
 			if tt.blockDelete {
 				srv.PrependReactor("deletecollection", "configmaps", func(clienttest.Action) (bool, any, error) {
 					return true, &api.Status{Status: api.StatusSuccess}, nil

@@ -149,3 +149,56 @@ func TestNamespaceDeletionCustomResources(t *testing.T) {
 		t.Errorf("the gizmo outlived its namespace: %v", err)
 	}
 }
+
+// A deleted namespace's pods go before the rest of its content, as kube
+// v1.37's (the conformance spec 'OrderedNamespaceDeletion namespace
+// deletion should delete pod first'): while a pod held by a finalizer is
+// left, its configmap stays, and the namespace carries the deletion
+// conditions; once the pod goes, so do the configmap and the namespace.
+func TestNamespaceDeletionPodsFirst(t *testing.T) {
+	cl := controllermanagertest.Start(t, []string{"namespace"}, nil)
+	ctx := cl.Context(2 * time.Minute)
+	c := cl.Client
+	cl.Namespace("ordered")
+	pods := client.Resource[api.Pod](c).Namespace("ordered")
+	if _, err := pods.Create(ctx, &api.Pod{ObjectMeta: api.ObjectMeta{Name: "p", Finalizers: []string{"e2e.example.com/finalizer"}},
+		Spec: api.PodSpec{Containers: []api.Container{{Name: "c", Image: "busybox"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	cms := client.Resource[api.ConfigMap](c).Namespace("ordered")
+	if _, err := cms.Create(ctx, &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: "cm"}, Data: map[string]string{"k": "v"}}); err != nil {
+		t.Fatal(err)
+	}
+	nsClient := client.Resource[api.Namespace](c)
+	if err := nsClient.Delete(ctx, "ordered", nil); err != nil {
+		t.Fatal(err)
+	}
+	cl.Eventually(30*time.Second, "deletion conditions on the namespace", func() (bool, error) {
+		ns, err := nsClient.Get(ctx, "ordered")
+		if err != nil {
+			return false, err
+		}
+		for _, cond := range ns.Status.Conditions {
+			if cond.Type == api.NamespaceDeletionContentFailure {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	time.Sleep(2 * time.Second) // a few namespace controller passes
+	p, err := pods.Get(ctx, "p")
+	if err != nil || p.DeletionTimestamp == nil {
+		t.Fatalf("the pod is not being deleted: %+v, %v", p, err)
+	}
+	if _, err := cms.Get(ctx, "cm"); err != nil {
+		t.Fatalf("the configmap went before the pod: %v", err)
+	}
+	p.Finalizers = nil
+	if _, err := pods.Update(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	cl.Eventually(60*time.Second, "namespace ordered gone", func() (bool, error) {
+		_, err := nsClient.Get(ctx, "ordered")
+		return apierrors.IsNotFound(err), nil
+	})
+}
