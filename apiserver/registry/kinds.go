@@ -309,8 +309,14 @@ type deletionBlocker interface {
 // eventStrategy serves core Events.
 type eventStrategy struct{ BaseStrategy }
 
+// Fields are kube's: "source" is the reporting controller of an event
+// without a source (one written through events.k8s.io/v1).
 func (eventStrategy) Fields(obj api.Object) map[string]string {
 	e := obj.(*api.Event)
+	source := e.Source.Component
+	if source == "" {
+		source = e.ReportingController
+	}
 	return map[string]string{
 		"involvedObject.kind":            e.InvolvedObject.Kind,
 		"involvedObject.namespace":       e.InvolvedObject.Namespace,
@@ -321,7 +327,7 @@ func (eventStrategy) Fields(obj api.Object) map[string]string {
 		"involvedObject.fieldPath":       e.InvolvedObject.FieldPath,
 		"reason":                         e.Reason,
 		"reportingComponent":             e.ReportingController,
-		"source":                         e.Source.Component,
+		"source":                         source,
 		"type":                           e.Type,
 	}
 }
