@@ -191,9 +191,9 @@ type Event struct {
 	InvolvedObject ObjectReference `json:"involvedObject"`
 	Reason         string          `json:"reason,omitempty"`
 	Message        string          `json:"message,omitempty"`
-	Source         EventSource     `json:"source,omitzero"`
-	FirstTimestamp Time            `json:"firstTimestamp,omitzero"`
-	LastTimestamp  Time            `json:"lastTimestamp,omitzero"`
+	Source         EventSource     `json:"source"`         // written even when empty, as kube does
+	FirstTimestamp Time            `json:"firstTimestamp"` // null when unset, as kube writes it
+	LastTimestamp  Time            `json:"lastTimestamp"`  // null when unset, as kube writes it
 	Count          int32           `json:"count,omitempty"`
 	// Type is EventTypeNormal or EventTypeWarning.
 	Type      string           `json:"type,omitempty"`

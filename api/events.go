@@ -18,9 +18,9 @@ type EventV1 struct {
 	Note                string           `json:"note,omitempty"`
 	Type                string           `json:"type,omitempty"`
 	// The core Event's fields the events.k8s.io API deprecates.
-	DeprecatedSource         EventSource `json:"deprecatedSource,omitzero"`
-	DeprecatedFirstTimestamp Time        `json:"deprecatedFirstTimestamp,omitzero"`
-	DeprecatedLastTimestamp  Time        `json:"deprecatedLastTimestamp,omitzero"`
+	DeprecatedSource         EventSource `json:"deprecatedSource"`         // written even when empty, as kube does
+	DeprecatedFirstTimestamp Time        `json:"deprecatedFirstTimestamp"` // null when unset, as kube writes it
+	DeprecatedLastTimestamp  Time        `json:"deprecatedLastTimestamp"`  // null when unset, as kube writes it
 	DeprecatedCount          int32       `json:"deprecatedCount,omitempty"`
 }
 

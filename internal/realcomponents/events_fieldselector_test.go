@@ -46,4 +46,7 @@ func TestEventFieldSelectorsAsKube(t *testing.T) {
 			t.Errorf("GET %s?fieldSelector=%s:\nkube-apiserver: %q\nminik8s:        %q", tc.path, tc.selector, got[0], got[1])
 		}
 	}
+	// The rest of the spec: a series patched in reads back alike.
+	both.sameAcceptance(t, http.StatusOK, "PATCH", events+"/new-api",
+		`{"series":{"count":2,"lastObservedTime":"2017-09-19T13:49:11.000000Z"}}`, events+"/new-api", core+"/new-api")
 }
