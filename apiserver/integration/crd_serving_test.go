@@ -636,6 +636,19 @@ spec:
 	// Names: a second CRD wanting a short name the first has is not
 	// accepted, and not established.
 	c.must(201, "POST", crdPath, base("firsts", "firsts", "        type: object\n"))
+	// The first holds its names once they are accepted (kube checks a new
+	// CRD's names against the others' status.acceptedNames).
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		got := c.must(200, "GET", crdPath+"/firsts.example.com", nil)
+		st, _ := got["status"].(map[string]any)
+		if names, _ := st["acceptedNames"].(map[string]any); names != nil && names["plural"] == "firsts" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first CRD's names not accepted: %v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	second := base("seconds", "seconds", "        type: object\n")
 	second["spec"].(map[string]any)["names"].(map[string]any)["shortNames"] = []any{"firsts"}
 	c.must(201, "POST", crdPath, second)
