@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // TestRuntimeClassAdmissionAsKube sends kube-apiserver v1.37 and minik8s
@@ -38,6 +39,15 @@ func TestRuntimeClassAdmissionAsKube(t *testing.T) {
 	both.sameRefusal(t, "POST", pods+"?dryRun=All", pod("nonexistent", `"runtimeClassName":"nonesuch",`))
 	both.sameRefusal(t, "POST", pods, pod("nonexistent", `"runtimeClassName":"nonesuch",`))
 	both.must(t, http.StatusOK, "DELETE", classes+"/delete-me", "")
+	// kube-apiserver's RuntimeClass informer sees the deletion a moment
+	// later: wait for it before comparing.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if code, _ := both.kube.do(t, "POST", pods+"?dryRun=All", pod("deleted", `"runtimeClassName":"delete-me",`)); code == http.StatusForbidden {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("kube-apiserver still admits a pod of the deleted RuntimeClass: %d", code)
+		}
+	}
 	both.sameRefusal(t, "POST", pods+"?dryRun=All", pod("deleted", `"runtimeClassName":"delete-me",`))
 
 	// Overheads and node selectors at odds with the class.
