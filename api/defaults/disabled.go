@@ -141,7 +141,9 @@ func dropDisabledPodSpecFields(spec, old *api.PodSpec) {
 			}
 		})
 	}
-	probes := func(c *api.Container) []*api.Probe { return []*api.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} }
+	probes := func(c *api.Container) []*api.Probe {
+		return []*api.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe}
+	}
 	httpGets := func(c *api.Container) []*api.HTTPGetAction {
 		var out []*api.HTTPGetAction
 		for _, p := range probes(c) {
