@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -334,23 +333,12 @@ func (pl *Mutating) writeBack(a *admission.Attributes, t *matching.Target, ev *e
 	if dst.Type() != src.Type() {
 		return apierrors.NewInternalError(fmt.Errorf("mutating admission policy: mutated %T is not a %T", patched, a.Object))
 	}
-	before, after := a.Object.GetObjectMeta(), patched.GetObjectMeta()
-	if before != nil && after != nil {
-		if after.Namespace != before.Namespace {
-			return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	if before, after := a.Object.GetObjectMeta(), patched.GetObjectMeta(); before != nil && after != nil {
+		if err := admission.KeepServerFields(before, after); err != nil {
+			return err
 		}
-		if after.Name != before.Name {
-			return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", after.Name, before.Name))
-		}
-		after.UID, after.CreationTimestamp = before.UID, before.CreationTimestamp
-		after.Generation, after.ResourceVersion = before.Generation, before.ResourceVersion
-		after.DeletionTimestamp, after.DeletionGracePeriodSeconds = before.DeletionTimestamp, before.DeletionGracePeriodSeconds
 	}
-	old, _ := json.Marshal(a.Object)
 	dst.Elem().Set(src.Elem())
-	if now, _ := json.Marshal(a.Object); !bytes.Equal(old, now) {
-		pl.log.Debug("object mutated", "resource", a.Resource.Resource, "namespace", a.Namespace, "name", a.Name)
-	}
 	return nil
 }
 

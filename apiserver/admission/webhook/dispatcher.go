@@ -260,7 +260,7 @@ func (m *Mutating) callAndPatch(ctx context.Context, h *hook, a *admission.Attri
 		return false, apierrors.NewInternalError(fmt.Errorf("admission webhook %q: patched %T is not a %T", h.name, patched, a.Object))
 	}
 	if before := a.Object.GetObjectMeta(); before != nil {
-		if err := keepServerFields(before, patched.GetObjectMeta()); err != nil {
+		if err := admission.KeepServerFields(before, patched.GetObjectMeta()); err != nil {
 			return false, err
 		}
 	}
@@ -268,23 +268,6 @@ func (m *Mutating) callAndPatch(ctx context.Context, h *hook, a *admission.Attri
 	dst.Elem().Set(src.Elem())
 	now, _ := json.Marshal(a.Object)
 	return !bytes.Equal(old, now), nil
-}
-
-// keepServerFields refuses a patch that moves the object to another
-// namespace or name (what kube-apiserver checks after admission), and
-// keeps what the server set before admission (uid, creation time,
-// generation, resourceVersion), which kube sets after it.
-func keepServerFields(before, after *api.ObjectMeta) error {
-	if after.Namespace != before.Namespace {
-		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
-	}
-	if after.Name != before.Name {
-		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", after.Name, before.Name))
-	}
-	after.UID, after.CreationTimestamp = before.UID, before.CreationTimestamp
-	after.Generation, after.ResourceVersion = before.Generation, before.ResourceVersion
-	after.DeletionTimestamp, after.DeletionGracePeriodSeconds = before.DeletionTimestamp, before.DeletionGracePeriodSeconds
-	return nil
 }
 
 // Validating is the ValidatingAdmissionWebhook plugin.
