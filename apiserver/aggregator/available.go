@@ -162,23 +162,25 @@ func (a *Aggregator) Run(ctx context.Context) {
 			if st.fingerprint == fp && time.Since(st.checked) < every {
 				continue
 			}
-			if err := a.sync(ctx, s); err != nil {
+			cur, err := a.sync(ctx, s)
+			if err != nil {
 				if ctx.Err() != nil {
 					return
 				}
 				a.log.Warn("updating APIService status", "apiservice", s.Name, "err", err)
 				continue // retried on the next tick
 			}
-			// The status write changes the fingerprint; what was checked is
-			// the object as read, so take the next reading as the new base.
-			available := false
-			if cur, ok := a.get(s.Name); ok {
-				fp = a.fingerprint(cur)
-				c := cur.AvailableCondition()
-				available = c != nil && c.Status == api.ConditionTrue
-				a.refreshDiscovery(ctx, cur)
+			if cur == nil {
+				continue // changed meanwhile: its new version is checked next
 			}
-			seen[s.Name] = state{fingerprint: fp, checked: time.Now(), available: available}
+			// Discovery follows the condition as written, not the watch
+			// cache's copy, which may not have the status write yet (an
+			// APIService seen Available with its group missing from /apis);
+			// the written version is the base the cache catches up to.
+			c := cur.AvailableCondition()
+			available := c != nil && c.Status == api.ConditionTrue
+			a.refreshDiscovery(ctx, cur)
+			seen[s.Name] = state{fingerprint: a.fingerprint(cur), checked: time.Now(), available: available}
 		}
 		for name := range seen {
 			if !live[name] {
@@ -218,22 +220,31 @@ func (a *Aggregator) fingerprint(s *api.APIService) string {
 	return fp
 }
 
-// sync checks one APIService and records the outcome.
-func (a *Aggregator) sync(ctx context.Context, s *api.APIService) error {
+// sync checks one APIService and records the outcome; it returns the
+// APIService as it now is (as written when its status changed), or nil
+// when it changed or went meanwhile.
+func (a *Aggregator) sync(ctx context.Context, s *api.APIService) (*api.APIService, error) {
 	cond := a.check(ctx, s)
 	cond.LastTransitionTime = api.Now()
 	upd := api.DeepCopy(s)
 	if !setCondition(upd, cond) {
-		return nil
+		return s, nil
 	}
 	if cond.Status != api.ConditionTrue || s.AvailableCondition() == nil || s.AvailableCondition().Status != cond.Status {
 		a.log.Info("changing APIService availability", "name", s.Name, "status", cond.Status, "reason", cond.Reason, "message", cond.Message)
 	}
-	_, _, err := a.cfg.APIServices.Update(ctx, "", upd.Name, upd, registry.WriteOptions{Subresource: "status"})
+	out, _, err := a.cfg.APIServices.Update(ctx, "", upd.Name, upd, registry.WriteOptions{Subresource: "status"})
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-		return nil // changed meanwhile: its new version is checked next
+		return nil, nil
 	}
-	return err
+	if err != nil {
+		return nil, err
+	}
+	written, ok := out.(*api.APIService)
+	if !ok {
+		return nil, fmt.Errorf("status update of APIService %s returned %T", s.Name, out)
+	}
+	return written, nil
 }
 
 // check is the Available condition an APIService has now, as

@@ -162,21 +162,24 @@ func TestTop(t *testing.T) {
 		t.Errorf("unauthenticated request: %d", resp.StatusCode)
 	}
 
+	cache := t.TempDir()
 	run := func(args ...string) string {
-		out, err := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", s.Options.WriteKubeconfig}, args...)...).CombinedOutput()
+		out, err := exec.CommandContext(ctx, kubectl, append([]string{"--kubeconfig", s.Options.WriteKubeconfig, "--cache-dir", cache}, args...)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 		return string(out)
 	}
-	// Two scrapes make a rate.
+	// Two scrapes make a rate; kubectl top looks for the group in
+	// discovery, which follows the APIService's availability.
 	for {
 		b, err := c.Do(ctx, client.Request{Path: "/apis/metrics.k8s.io/v1beta1/pods"})
-		if err == nil && strings.Count(string(b), `"window"`) == 3 {
+		groups, gerr := c.Do(ctx, client.Request{Path: "/apis"})
+		if err == nil && strings.Count(string(b), `"window"`) == 3 && gerr == nil && strings.Contains(string(groups), `"metrics.k8s.io/v1beta1"`) {
 			break
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("no pod metrics: %v %s", err, b)
+			t.Fatalf("no pod metrics: %v %s; discovery: %v %s", err, b, gerr, groups)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

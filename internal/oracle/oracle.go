@@ -35,6 +35,17 @@ func Path(tb testing.TB, name string) string {
 		tb.Fatalf("building the oracle %s: %v\n%s", name, err, stderr.String())
 	}
 	p := filepath.Join(strings.TrimSpace(stdout.String()), name)
+	if name == "kubectl" && os.Getenv("KUBECACHEDIR") == "" {
+		// kubectl keeps discovery for 6 hours under ~/.kube/cache, keyed
+		// by host and port only: a test's apiserver on a loopback port an
+		// earlier test's apiserver had would be read with that one's
+		// groups. This test process keeps its own.
+		dir, err := os.MkdirTemp("", "kubectl-cache-")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		os.Setenv("KUBECACHEDIR", dir)
+	}
 	built[name] = p
 	return p
 }

@@ -116,15 +116,16 @@ func (c *cluster) kubectl(args ...string) (stdout, stderr string, code int) {
 }
 
 // runCLI runs bin (kubectl-lite or the real kubectl) with a fresh HOME
-// (no discovery cache), no KUBECONFIG, stdin and extra environment, and
-// returns its output and exit code; t fails when bin cannot run at all.
+// (no discovery cache: KUBECACHEDIR unset), no KUBECONFIG, stdin and
+// extra environment, and returns its output and exit code; t fails when
+// bin cannot run at all.
 func (c *cluster) runCLI(t testing.TB, bin, stdin string, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "KUBECONFIG=")
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "KUBECONFIG=", "KUBECACHEDIR=")
 	cmd.Env = append(cmd.Env, env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
