@@ -6,9 +6,8 @@ import (
 	"github.com/minik8s/minik8s/api/resource"
 )
 
-// PersistentVolume (core/v1) is a piece of storage in the cluster. minik8s
-// has no volume controllers yet: the API is served so that clients and the
-// real kube-scheduler and kube-controller-manager, which watch it, work.
+// PersistentVolume (core/v1) is a piece of storage in the cluster, bound
+// to claims by the controller-manager's persistentvolume-binder.
 type PersistentVolume struct {
 	TypeMeta   `json:",inline"`
 	ObjectMeta `json:"metadata"`
@@ -234,6 +233,41 @@ const (
 
 // IsDefaultStorageClassAnnotation marks the cluster's default class.
 const IsDefaultStorageClassAnnotation = "storageclass.kubernetes.io/is-default-class"
+
+// The annotations and finalizers of volume binding and provisioning, as
+// kube's PV controller, scheduler and external provisioners write them
+// (k8s.io/component-helpers/storage/volume).
+const (
+	// BetaIsDefaultStorageClassAnnotation is the beta spelling of the
+	// default-class mark, still honoured.
+	BetaIsDefaultStorageClassAnnotation = "storageclass.beta.kubernetes.io/is-default-class"
+	// BetaStorageClassAnnotation is the beta way of naming a claim's or a
+	// volume's class; it wins over spec.storageClassName.
+	BetaStorageClassAnnotation = "volume.beta.kubernetes.io/storage-class"
+	// AnnBindCompleted on a claim: the PV controller finished binding it.
+	AnnBindCompleted = "pv.kubernetes.io/bind-completed"
+	// AnnBoundByController on a claim or volume: the binding was made by
+	// the controller, not pre-bound by a user.
+	AnnBoundByController = "pv.kubernetes.io/bound-by-controller"
+	// AnnSelectedNode on a claim: the node the scheduler chose for a
+	// WaitForFirstConsumer claim's provisioning.
+	AnnSelectedNode = "volume.kubernetes.io/selected-node"
+	// AnnDynamicallyProvisioned on a volume: the provisioner that made it.
+	AnnDynamicallyProvisioned = "pv.kubernetes.io/provisioned-by"
+	// AnnStorageProvisioner and its beta spelling on a claim: the
+	// provisioner asked to make its volume.
+	AnnStorageProvisioner     = "volume.kubernetes.io/storage-provisioner"
+	AnnBetaStorageProvisioner = "volume.beta.kubernetes.io/storage-provisioner"
+	// NotSupportedProvisioner is the provisioner of classes without
+	// dynamic provisioning (static local volumes).
+	NotSupportedProvisioner = "kubernetes.io/no-provisioner"
+	// PVCProtectionFinalizer holds a claim used by a pod.
+	PVCProtectionFinalizer = "kubernetes.io/pvc-protection"
+	// PVProtectionFinalizer holds a volume bound to a claim.
+	PVProtectionFinalizer = "kubernetes.io/pv-protection"
+	// VACProtectionFinalizer holds a VolumeAttributesClass in use.
+	VACProtectionFinalizer = "kubernetes.io/vac-protection"
+)
 
 // TopologySelectorTerm is a set of label requirements on topology.
 type TopologySelectorTerm struct {
