@@ -234,33 +234,12 @@ const (
 // IsDefaultStorageClassAnnotation marks the cluster's default class.
 const IsDefaultStorageClassAnnotation = "storageclass.kubernetes.io/is-default-class"
 
-// The annotations and finalizers of volume binding and provisioning, as
-// kube's PV controller, scheduler and external provisioners write them
-// (k8s.io/component-helpers/storage/volume).
+// The default-class mark's beta spelling, still honoured, and the
+// protection finalizers of the StorageObjectInUseProtection admission
+// plugin and the protection controllers (the binding protocol's
+// annotations are in internal/storagevolume).
 const (
-	// BetaIsDefaultStorageClassAnnotation is the beta spelling of the
-	// default-class mark, still honoured.
 	BetaIsDefaultStorageClassAnnotation = "storageclass.beta.kubernetes.io/is-default-class"
-	// BetaStorageClassAnnotation is the beta way of naming a claim's or a
-	// volume's class; it wins over spec.storageClassName.
-	BetaStorageClassAnnotation = "volume.beta.kubernetes.io/storage-class"
-	// AnnBindCompleted on a claim: the PV controller finished binding it.
-	AnnBindCompleted = "pv.kubernetes.io/bind-completed"
-	// AnnBoundByController on a claim or volume: the binding was made by
-	// the controller, not pre-bound by a user.
-	AnnBoundByController = "pv.kubernetes.io/bound-by-controller"
-	// AnnSelectedNode on a claim: the node the scheduler chose for a
-	// WaitForFirstConsumer claim's provisioning.
-	AnnSelectedNode = "volume.kubernetes.io/selected-node"
-	// AnnDynamicallyProvisioned on a volume: the provisioner that made it.
-	AnnDynamicallyProvisioned = "pv.kubernetes.io/provisioned-by"
-	// AnnStorageProvisioner and its beta spelling on a claim: the
-	// provisioner asked to make its volume.
-	AnnStorageProvisioner     = "volume.kubernetes.io/storage-provisioner"
-	AnnBetaStorageProvisioner = "volume.beta.kubernetes.io/storage-provisioner"
-	// NotSupportedProvisioner is the provisioner of classes without
-	// dynamic provisioning (static local volumes).
-	NotSupportedProvisioner = "kubernetes.io/no-provisioner"
 	// PVCProtectionFinalizer holds a claim used by a pod.
 	PVCProtectionFinalizer = "kubernetes.io/pvc-protection"
 	// PVProtectionFinalizer holds a volume bound to a claim.

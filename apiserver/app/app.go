@@ -48,7 +48,7 @@ import (
 // kube-apiserver's order: mutating steps run first (the chain runs all
 // Admit steps, then all Validate steps).
 var AdmissionPlugins = []string{"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "NodeRestriction", "PodSecurity", "DefaultTolerationSeconds",
-	"RuntimeClass", "CertificateApproval", "CertificateSigning", "CertificateSubjectRestriction",
+	"DefaultStorageClass", "StorageObjectInUseProtection", "RuntimeClass", "CertificateApproval", "CertificateSigning", "CertificateSubjectRestriction",
 	"MutatingAdmissionPolicy", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook", "ResourceQuota"}
 
 // SystemNamespaces exist from the start and may not be deleted.
@@ -241,6 +241,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	ranges := &limitRanges{}
 	priorities := &priorityClasses{}
 	runtimeClasses := &runtimeClasses{}
+	storageClasses := &storageClasses{}
 	policies := policy.New(policy.Config{Source: hooks, Params: hooks, Namespaces: hooks, Authorizer: celAuthz, Logger: a.log})
 	mutatingPolicies := policy.NewMutating(policy.MutatingConfig{Source: hooks, Params: hooks, Namespaces: hooks, Authorizer: celAuthz, Logger: a.log})
 	// RBAC writes are checked against the RBAC data the authorizer reads
@@ -265,6 +266,8 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		&admission.Priority{Classes: priorities},
 		&admission.DefaultTolerationSeconds{NotReadySeconds: a.opts.DefaultNotReadyTolerationSeconds,
 			UnreachableSeconds: a.opts.DefaultUnreachableTolerationSeconds},
+		&admission.DefaultStorageClass{Classes: storageClasses},
+		&admission.StorageObjectInUseProtection{},
 		&admission.RuntimeClass{Classes: runtimeClasses},
 		// Which signers a user may approve and sign for, and no
 		// system:masters client certificates (issue 26).
@@ -361,6 +364,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	ranges.store = a.Store("", "limitranges")
 	priorities.store = a.Store("scheduling.k8s.io", "priorityclasses")
 	runtimeClasses.store = a.Store("node.k8s.io", "runtimeclasses")
+	storageClasses.store = a.Store("storage.k8s.io", "storageclasses")
 	if nsGetter.store == nil {
 		return errors.New("the namespaces resource is not registered")
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/minik8s/minik8s/apiserver/cacher"
+
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/admission"
 	"github.com/minik8s/minik8s/apiserver/registry"
@@ -22,4 +24,17 @@ func (r *runtimeClasses) GetRuntimeClass(ctx context.Context, name string) (*api
 		return nil, false, errors.New("the RuntimeClasses are not served yet")
 	}
 	return lookup[api.RuntimeClass](ctx, r.store, "", name, false)
+}
+
+// storageClasses is the DefaultStorageClass plugin's view of the
+// StorageClasses: the watch cache, as kube's plugin reads its informer.
+type storageClasses struct{ store *registry.Store }
+
+var _ admission.StorageClassLister = (*storageClasses)(nil)
+
+func (s *storageClasses) ListStorageClasses(context.Context) ([]*api.StorageClass, error) {
+	if s.store == nil {
+		return nil, errors.New("the StorageClasses are not served yet")
+	}
+	return cachedValues[api.StorageClass](s.store, cacher.Predicate{}), nil
 }
