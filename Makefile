@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X github.com/minik8s/minik8s/internal/version.release=$(VERS
 TESTFLAGS ?=
 BENCHTIME ?= 2s
 
-.PHONY: all build test oracle oracle-bin unit fuzz vet bench clean-bin cluster-dns metrics-server metrics-server-addon $(BINARIES) deps deps-test images up down clean demo e2e conformance real-control-plane minik8s-control-plane
+.PHONY: all build test oracle oracle-bin unit fuzz vet bench clean-bin cluster-dns metrics-server metrics-server-addon registry $(BINARIES) deps deps-test images up down clean demo e2e conformance real-control-plane minik8s-control-plane
 
 all: build
 
@@ -157,12 +157,19 @@ minik8s-control-plane:
 
 # down stops and removes the containers; volumes (etcd, PKI, node images) stay.
 down:
-	$(COMPOSE) down --remove-orphans
+	$(COMPOSE) --profile registry down --remove-orphans
 
 # clean also removes the volumes and the host kubeconfig.
 clean:
-	$(COMPOSE) down -v --remove-orphans
+	$(COMPOSE) --profile registry down -v --remove-orphans
 	rm -rf .minik8s
+
+# registry starts the cluster's image registry (CNCF Distribution, compose
+# profile registry): nodes pull registry.k8s.io images through it, the host
+# pushes to localhost:5001 (scripts/push-image.sh pushes images loaded into
+# the nodes).
+registry:
+	scripts/registry.sh
 
 # metrics-server-addon deploys the metrics server into the running cluster
 # (image built and loaded into the nodes, deploy/metrics-server applied).

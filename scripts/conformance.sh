@@ -3,8 +3,10 @@
 # scripts/oracle.sh from k8s.io/kubernetes at the pinned release) against
 # the running compose cluster (make up): it builds the suite's test images
 # under their registry.k8s.io names (scripts/images.sh conformance), loads
-# them into every node, runs the specs and writes a summary (passed, failed,
-# skipped, each failure's name, wall time, commit) beside the JUnit reports.
+# them into every node and pushes them into the compose network's registry
+# (scripts/registry.sh: the nodes' mirror of registry.k8s.io), runs the
+# specs and writes a summary (passed, failed, skipped, each failure's name,
+# wall time, commit) beside the JUnit reports.
 #
 #   scripts/conformance.sh                 the whole [Conformance] suite: the
 #                                          parallel part through ginkgo's own
@@ -47,8 +49,13 @@ esac
 oracle=$(scripts/oracle.sh e2e.test ginkgo)
 scripts/images.sh conformance
 e2e=registry.k8s.io/e2e-test-images
-scripts/load-image.sh "$e2e/agnhost:2.66.1,$e2e/agnhost:2.55,$e2e/busybox:1.37.0-2,$e2e/nginx:1.27.0-2,$e2e/nginx:1.28.0-2,registry.k8s.io/pause:3.10.2,\
+images="$e2e/agnhost:2.66.1,$e2e/agnhost:2.55,$e2e/busybox:1.37.0-2,$e2e/nginx:1.27.0-2,$e2e/nginx:1.28.0-2,registry.k8s.io/pause:3.10.2,\
 $e2e/glibc-dns-testing:2.1.1,$e2e/kitten:1.8,$e2e/nautilus:1.8,$e2e/nonroot:1.5,$e2e/nonewprivs:1.4,$e2e/sample-apiserver:1.29.2,registry.k8s.io/etcd:3.7.0-0"
+scripts/load-image.sh "$images"
+# Specs that pull with imagePullPolicy Always find them in the compose
+# network's registry, the nodes' mirror of registry.k8s.io.
+scripts/registry.sh
+scripts/push-image.sh "$images"
 
 rm -rf "$report"
 mkdir -p "$report"

@@ -6,7 +6,7 @@
 #
 #   scripts/images.sh [--force] [IMAGE-KEY...]   keys: apiserver scheduler
 #                     controller-manager node cluster-dns busybox busybox-v2
-#                     metrics-server (not built by default)
+#                     metrics-server, registry (not built by default)
 #                     (default all), conformance (on request only: the
 #                     test images of Kubernetes' conformance suite, under
 #                     their registry.k8s.io names), e2e-incluster (on
@@ -101,6 +101,7 @@ for k in "${keys[@]}"; do
 		"$(dirname "$0")/base-image.sh" "$base"
 		build minik8s/node:latest deploy/images/node.Dockerfile "" \
 			bin/busybox bin/kubectl-lite bin/kubelet deploy/node/containerd.toml \
+			deploy/node/certs.d/registry.k8s.io/hosts.toml deploy/node/certs.d/localhost_5001_/hosts.toml \
 			deploy/node/entrypoint.sh deploy/node/bootstrap.sh -- "BASE=$base"
 		;;
 	cluster-dns)
@@ -108,6 +109,14 @@ for k in "${keys[@]}"; do
 		# nodes' containerd like the workload images.
 		build minik8s/cluster-dns:latest deploy/images/cluster-dns.Dockerfile "" \
 			bin/busybox bin/cluster-dns
+		;;
+	registry)
+		# The compose network's image registry (docker-compose.yaml's
+		# registry service, profile registry).
+		mkdir -p bin/registry
+		cp "$("$(dirname "$0")/oracle.sh" registry)/registry" bin/registry/registry
+		build minik8s/registry:latest deploy/images/registry.Dockerfile "" \
+			bin/busybox bin/registry/registry deploy/images/registry-config.yml
 		;;
 	metrics-server)
 		# The opt-in metrics add-on (deploy/metrics-server), loaded into the

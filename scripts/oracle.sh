@@ -15,7 +15,10 @@
 # helm, Helm v4 (helm.sh/helm/v4 at the version pinned below), is the
 # client the Helm chart tests drive against both apiservers; it is built in
 # a module of its own, so neither minik8s' go.mod nor the kube sub-module
-# takes Helm's dependencies.
+# takes Helm's dependencies. registry, the CNCF Distribution registry
+# (github.com/distribution/distribution/v3 at the version pinned below), is
+# the compose cluster's image registry (scripts/images.sh registry), built
+# the same way.
 #
 # A binary is rebuilt only when the pinned module files' contents changed
 # since it was built (a stamp beside it keeps their hash), so checkouts in
@@ -32,6 +35,7 @@ if [[ -z "$version" ]]; then
 	exit 1
 fi
 helm_version=v4.3.2
+registry_version=v3.1.2
 dir=${MINIK8S_ORACLE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/minik8s/oracle/$version}
 mkdir -p "$dir"
 
@@ -80,11 +84,17 @@ for name in "${names[@]}"; do
 		# to a copy of the module below.
 		build=(go build -mod=mod -trimpath -ldflags "-s -w" -o "$dir/$name.tmp" k8s.io/sample-apiserver)
 		;;
+	registry)
+		# The compose cluster's image registry (minik8s/registry,
+		# scripts/images.sh registry): Distribution's registry program, in
+		# a module of its own as helm.
+		build=(go build -mod=mod -trimpath -ldflags "-s -w" -o "$dir/$name.tmp" github.com/distribution/distribution/v3/cmd/registry)
+		;;
 	helm)
 		build=(go build -mod=mod -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$helm_version" -o "$dir/$name.tmp" helm.sh/helm/v4/cmd/helm)
 		;;
 	*)
-		echo "oracle.sh: unknown binary \"$name\" (kubectl, kube-scheduler, kube-controller-manager, kube-apiserver, e2e.test, agnhost, ginkgo, sample-apiserver, helm)" >&2
+		echo "oracle.sh: unknown binary \"$name\" (kubectl, kube-scheduler, kube-controller-manager, kube-apiserver, e2e.test, agnhost, ginkgo, sample-apiserver, helm, registry)" >&2
 		exit 2
 		;;
 	esac
@@ -94,6 +104,9 @@ for name in "${names[@]}"; do
 	if [[ $name == helm ]]; then
 		want="helm.sh/helm/v4@$helm_version"
 		release=$helm_version
+	elif [[ $name == registry ]]; then
+		want="github.com/distribution/distribution/v3@$registry_version"
+		release=$registry_version
 	fi
 	if [[ -x "$out" && "$(cat "$out.stamp" 2>/dev/null)" == "$want" ]]; then
 		continue
@@ -102,6 +115,10 @@ for name in "${names[@]}"; do
 	if [[ $name == helm ]]; then
 		tmp=$(mktemp -d)
 		(cd "$tmp" && go mod init minik8s.test/helm-oracle && go get "helm.sh/helm/v4@$helm_version" && CGO_ENABLED=0 "${build[@]}") >&2 || { rm -rf "$tmp"; exit 1; }
+		rm -rf "$tmp"
+	elif [[ $name == registry ]]; then
+		tmp=$(mktemp -d)
+		(cd "$tmp" && go mod init minik8s.test/registry && go get "github.com/distribution/distribution/v3@$registry_version" && CGO_ENABLED=0 "${build[@]}") >&2 || { rm -rf "$tmp"; exit 1; }
 		rm -rf "$tmp"
 	elif [[ $name == agnhost || $name == ginkgo || $name == sample-apiserver ]]; then
 		tmp=$(mktemp -d)

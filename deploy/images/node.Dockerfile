@@ -12,6 +12,7 @@ RUN apt-get update \
  && apt-get clean && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /usr/share/doc/* /usr/share/man/*
 COPY bin/busybox /usr/bin/busybox
 COPY deploy/node/containerd.toml /etc/containerd/config.toml
+COPY deploy/node/certs.d /etc/containerd/certs.d
 COPY deploy/node/entrypoint.sh /usr/local/bin/minik8s-node
 COPY deploy/node/bootstrap.sh /usr/local/bin/minik8s-bootstrap
 COPY bin/kubectl-lite /usr/local/bin/kubectl-lite

@@ -74,6 +74,9 @@ kubelet_args() {
 		--node-ip "$(node_ip)"
 		--kubeconfig "$kubeconfig"
 		--containerd-address "$sock"
+		# Registry mirrors in containerd's layout (deploy/node/certs.d):
+		# registry.k8s.io through the compose network's registry.
+		--registry-config-path /etc/containerd/certs.d
 		--root-dir "$root_dir"
 		--cni-conf-dir /etc/cni/net.d
 		--cni-bin-dir /usr/lib/cni

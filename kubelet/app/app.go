@@ -43,6 +43,7 @@ type Options struct {
 	ContainerdNamespace    string
 	PodInfraContainerImage string
 	InsecureRegistries     stringList
+	RegistryConfigPath     string
 	RootDir                string
 	CgroupRoot             string
 	PodLogsDir             string
@@ -117,6 +118,7 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs.StringVar(&o.ContainerdNamespace, "containerd-namespace", o.ContainerdNamespace, "containerd namespace of the kubelet's images and containers.")
 	fs.StringVar(&o.PodInfraContainerImage, "pod-infra-container-image", o.PodInfraContainerImage, "Image of a pause container owning each pod's namespaces (its network, IPC and UTS); empty: each pod gets a network namespace without a pause container. Pulled when containerd lacks it (on a node without a registry, load it into --containerd-namespace first); it must provide sleep, the sandbox's command.")
 	fs.Var(&o.InsecureRegistries, "insecure-registry", "Registry host[:port] reached over plain HTTP (repeatable, or comma-separated).")
+	fs.StringVar(&o.RegistryConfigPath, "registry-config-path", o.RegistryConfigPath, "Hosts directory in containerd's layout (HOST/hosts.toml with the registry's mirrors, TLS and plain-HTTP settings), as containerd's config_path, usually /etc/containerd/certs.d; empty: registries are reached directly.")
 	fs.StringVar(&o.CgroupRoot, "cgroup-root", o.CgroupRoot, "Root cgroup (cgroupfs path) of the pods' cgroups; empty: /minik8s.")
 	fs.StringVar(&o.PodLogsDir, "pod-logs-dir", o.PodLogsDir, "Directory of the container log files.")
 	fs = fss.FlagSet("pods")
@@ -247,7 +249,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	}
 
 	rt, err := containerd.New(ctx, containerd.Config{
-		Address: o.ContainerdAddress, Namespace: o.ContainerdNamespace, InsecureRegistries: o.InsecureRegistries,
+		Address: o.ContainerdAddress, Namespace: o.ContainerdNamespace, InsecureRegistries: o.InsecureRegistries, RegistryConfigPath: o.RegistryConfigPath,
 		SandboxImage: o.PodInfraContainerImage, StateDir: RuntimeStateDir(o.ContainerdNamespace), CgroupParent: o.CgroupRoot, Logger: log,
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	containerd "github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/core/remotes/docker"
+	"github.com/containerd/containerd/v2/core/remotes/docker/config"
 	"github.com/containerd/errdefs"
 	"github.com/minik8s/minik8s/kubelet/runtime"
 )
@@ -25,23 +26,42 @@ func (r *Runtime) ImagePresent(ctx context.Context, ref string) (string, bool, e
 }
 
 // PullImage pulls and unpacks ref (normalized), reaching the registries in
-// Config.InsecureRegistries over plain HTTP. It returns the imageID and size.
+// Config.InsecureRegistries over plain HTTP and the others as the hosts
+// directory (Config.RegistryConfigPath) configures them. It returns the
+// imageID and size.
 func (r *Runtime) PullImage(ctx context.Context, ref string) (string, int64, error) {
 	ctx = r.nsctx(ctx)
-	insecure := r.cfg.InsecureRegistries
-	hosts := docker.ConfigureDefaultRegistries(
-		docker.WithPlainHTTP(func(host string) (bool, error) {
-			return slices.Contains(insecure, host), nil
-		}),
-		docker.WithClient(http.DefaultClient),
-	)
-	resolver := docker.NewResolver(docker.ResolverOptions{Hosts: hosts})
+	resolver := docker.NewResolver(docker.ResolverOptions{Hosts: r.registryHosts(ctx)})
 	img, err := r.client.Pull(ctx, ref, containerd.WithPullUnpack, containerd.WithResolver(resolver))
 	if err != nil {
 		return "", 0, err
 	}
 	size, _ := img.Size(ctx)
 	return runtime.ImageID(ref, img.Target().Digest.String()), size, nil
+}
+
+// registryHosts is where a registry host's images are pulled from: an
+// insecure registry over plain HTTP; with a hosts directory, the mirrors
+// and settings of its HOST/hosts.toml as containerd's CRI plugin reads
+// them (config_path), the host itself over HTTPS when it has none.
+func (r *Runtime) registryHosts(ctx context.Context) docker.RegistryHosts {
+	insecure := r.cfg.InsecureRegistries
+	plain := docker.ConfigureDefaultRegistries(
+		docker.WithPlainHTTP(func(host string) (bool, error) {
+			return slices.Contains(insecure, host), nil
+		}),
+		docker.WithClient(http.DefaultClient),
+	)
+	if r.cfg.RegistryConfigPath == "" {
+		return plain
+	}
+	configured := config.ConfigureHosts(ctx, config.HostOptions{HostDir: config.HostDirFromRoot(r.cfg.RegistryConfigPath)})
+	return func(host string) ([]docker.RegistryHost, error) {
+		if slices.Contains(insecure, host) {
+			return plain(host)
+		}
+		return configured(host)
+	}
 }
 
 // EnsureSandboxImage makes the pause image (Config.SandboxImage) available:

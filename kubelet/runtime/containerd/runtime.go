@@ -63,6 +63,11 @@ type Config struct {
 	// InsecureRegistries are registry hosts ("127.0.0.1:5000") reached over
 	// plain HTTP.
 	InsecureRegistries []string
+	// RegistryConfigPath is a hosts directory in containerd's layout
+	// (HOST/hosts.toml: mirrors, TLS, plain HTTP per registry host;
+	// containerd's config_path, usually /etc/containerd/certs.d); empty:
+	// every registry is reached directly.
+	RegistryConfigPath string
 	// SandboxImage and SandboxCommand make the pause container that owns a
 	// pod's namespaces.
 	SandboxImage   string
