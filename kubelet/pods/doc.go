@@ -12,7 +12,13 @@
 // and the API-backed ones (kubelet/volume)
 // are written again every VolumeResyncPeriod while the pod runs, which is
 // how edited ConfigMaps and refreshed service account tokens (kubelet/token)
-// reach its containers. It knows no driver: it sees the runtime only
+// reach its containers. A persistentVolumeClaim volume is resolved as kube's
+// volume manager does (claim Bound and not being deleted, its volume bound
+// back to it; else FailedMount "Unable to attach or mount volumes" and the
+// pod waits), then its hostPath or local PersistentVolume is used in place
+// on the node: the volume's node affinity must admit the node, a hostPath
+// is checked (or created) by its type, a local path must exist, and only
+// local volumes take the fsGroup, as in kube. It knows no driver: it sees the runtime only
 // through kubelet/runtime's interfaces (the kubelet wires in the containerd
 // driver, its unit tests kubelet/runtime/fake) and the pod network through
 // its own Network interface.

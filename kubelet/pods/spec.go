@@ -120,16 +120,37 @@ func (e *volumeError) Error() string {
 func (e *volumeError) Unwrap() error { return e.err }
 
 // setUpVolumes materializes the pod's volumes and returns their host paths
-// by volume name; a failure is a *volumeError.
+// by volume name. The claims of persistentVolumeClaim volumes are resolved
+// first: one that cannot be (missing, unbound) is a *mountWaitError once
+// the other volumes are set up, as kube's volume manager mounts what it
+// can while it waits. A volume that fails to set up is a *volumeError
+// (a *pvSetUpError for a claim's volume).
 func (m *Manager) setUpVolumes(ctx context.Context, pod *api.Pod) (map[string]string, error) {
+	claims, waitErr := m.resolveClaims(ctx, pod)
+	used := usedVolumes(pod)
 	paths := map[string]string{}
 	dir := filepath.Join(m.podDir(string(pod.UID)), "volumes")
 	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim != nil {
+			cv, ok := claims[v.Name]
+			if !ok || !used[v.Name] {
+				continue
+			}
+			p, err := m.setUpClaimedVolume(ctx, pod, v.Name, cv)
+			if err != nil {
+				return nil, err
+			}
+			paths[v.Name] = p
+			continue
+		}
 		p, err := m.setUpVolume(ctx, pod, v, dir)
 		if err != nil {
 			return nil, &volumeError{volume: v.Name, err: err}
 		}
 		paths[v.Name] = p
+	}
+	if waitErr != nil {
+		return nil, waitErr
 	}
 	return paths, nil
 }
@@ -140,35 +161,7 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *api.Pod, v api.Volume, d
 	case v.EmptyDir != nil:
 		return m.setUpEmptyDir(pod, v.EmptyDir, filepath.Join(dir, emptyDirPlugin, v.Name), v.Name)
 	case v.HostPath != nil:
-		p := v.HostPath.Path
-		t := api.HostPathUnset
-		if v.HostPath.Type != nil {
-			t = *v.HostPath.Type
-		}
-		switch t {
-		case api.HostPathDirectoryOrCreate:
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				return "", err
-			}
-		case api.HostPathFileOrCreate:
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				return "", err
-			}
-			f, err := os.OpenFile(p, os.O_CREATE|os.O_RDONLY, 0o644)
-			if err != nil {
-				return "", err
-			}
-			f.Close()
-		case api.HostPathDirectory, api.HostPathFile:
-			st, err := os.Stat(p)
-			if err != nil {
-				return "", fmt.Errorf("hostPath type check failed: %s is not a %s", p, strings.ToLower(string(t)))
-			}
-			if st.IsDir() != (t == api.HostPathDirectory) {
-				return "", fmt.Errorf("hostPath type check failed: %s is not a %s", p, strings.ToLower(string(t)))
-			}
-		}
-		return p, nil
+		return setUpHostPath(v.HostPath)
 	case v.ConfigMap != nil:
 		return m.writeVolume(pod, filepath.Join(dir, "kubernetes.io~configmap", v.Name), func(g volume.Getter) (map[string]volume.FileProjection, error) {
 			return volume.ConfigMapPayload(ctx, g, pod, v.ConfigMap)
@@ -188,7 +181,7 @@ func (m *Manager) setUpVolume(ctx context.Context, pod *api.Pod, v api.Volume, d
 	case len(v.Image) > 0:
 		return m.setUpImageVolume(ctx, pod, v.Name, v.Image, filepath.Join(dir, imageVolumePlugin, v.Name))
 	default:
-		return "", fmt.Errorf("only emptyDir, hostPath, configMap, secret, downwardAPI, projected and image volumes are supported")
+		return "", fmt.Errorf("only emptyDir, hostPath, configMap, secret, downwardAPI, projected, image and persistentVolumeClaim volumes are supported")
 	}
 }
 
@@ -274,10 +267,15 @@ func (g volumeGetter) ServiceAccountToken(ctx context.Context, pod *api.Pod, src
 // read and remove host paths at the next refresh. env is the container's
 // resolved environment, which subPathExpr expands from.
 func (m *Manager) mounts(pod *api.Pod, c *api.Container, volumes map[string]string, env []string) ([]runtime.Mount, error) {
-	apiData := map[string]bool{}
+	mustRO := map[string]bool{}
 	for _, v := range pod.Spec.Volumes {
 		if v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil || len(v.Image) > 0 {
-			apiData[v.Name] = true
+			mustRO[v.Name] = true
+		}
+		// A claim the pod names readOnly is mounted read-only in every
+		// container, as the volume's mounter says in kube.
+		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ReadOnly {
+			mustRO[v.Name] = true
 		}
 	}
 	dir := m.podDir(string(pod.UID))
@@ -304,7 +302,7 @@ func (m *Manager) mounts(pod *api.Pod, c *api.Container, volumes map[string]stri
 				return nil, err
 			}
 		}
-		out = append(out, runtime.Mount{HostPath: hp, ContainerPath: vm.MountPath, ReadOnly: vm.ReadOnly || apiData[vm.Name]})
+		out = append(out, runtime.Mount{HostPath: hp, ContainerPath: vm.MountPath, ReadOnly: vm.ReadOnly || mustRO[vm.Name]})
 	}
 	return out, nil
 }
