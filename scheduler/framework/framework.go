@@ -23,6 +23,8 @@ type Framework struct {
 	score       []ScorePlugin
 	scoreWeight []int64
 	postFilter  []PostFilterPlugin
+	reserve     []ReservePlugin
+	preBind     []PreBindPlugin
 	nominator   PodNominator
 	par         Parallelizer
 	// scoreBuf backs the per-plugin score lists, reused across cycles.
@@ -45,6 +47,12 @@ func New(plugins []WeightedPlugin, parallelism int) *Framework {
 		}
 		if p, ok := wp.Plugin.(PostFilterPlugin); ok {
 			f.postFilter = append(f.postFilter, p)
+		}
+		if p, ok := wp.Plugin.(ReservePlugin); ok {
+			f.reserve = append(f.reserve, p)
+		}
+		if p, ok := wp.Plugin.(PreBindPlugin); ok {
+			f.preBind = append(f.preBind, p)
 		}
 		if p, ok := wp.Plugin.(ScorePlugin); ok && wp.Weight > 0 {
 			f.score = append(f.score, p)
@@ -296,6 +304,50 @@ func (f *Framework) RunPostFilterPlugins(ctx context.Context, state *CycleState,
 		}
 	}
 	return result, &Status{Code: Unschedulable, Reasons: reasons, Plugin: plugin}
+}
+
+// RunReservePluginsReserve runs every Reserve in order; the first failure
+// ends the run, with Plugin set (a rejection kept as it is, an error
+// wrapped as kube's "running Reserve plugin ..."). The caller then runs
+// RunReservePluginsUnreserve.
+func (f *Framework) RunReservePluginsReserve(ctx context.Context, state *CycleState, pod *api.Pod, nodeName string) *Status {
+	for _, p := range f.reserve {
+		s := p.Reserve(ctx, state, pod, nodeName)
+		if s.IsSuccess() {
+			continue
+		}
+		s.Plugin = p.Name()
+		if !s.IsRejected() {
+			s = &Status{Code: Error, Reasons: s.Reasons, Err: fmt.Errorf("running Reserve plugin %q: %w", p.Name(), s.AsError()), Plugin: p.Name()}
+		}
+		return s
+	}
+	return nil
+}
+
+// RunReservePluginsUnreserve runs every Unreserve, in the reverse order of
+// the Reserves.
+func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state *CycleState, pod *api.Pod, nodeName string) {
+	for i := len(f.reserve) - 1; i >= 0; i-- {
+		f.reserve[i].Unreserve(ctx, state, pod, nodeName)
+	}
+}
+
+// RunPreBindPlugins runs every PreBind in order; the first failure ends
+// the run, as RunReservePluginsReserve ("running PreBind plugin ...").
+func (f *Framework) RunPreBindPlugins(ctx context.Context, state *CycleState, pod *api.Pod, nodeName string) *Status {
+	for _, p := range f.preBind {
+		s := p.PreBind(ctx, state, pod, nodeName)
+		if s.IsSuccess() {
+			continue
+		}
+		s.Plugin = p.Name()
+		if !s.IsRejected() {
+			s = &Status{Code: Error, Reasons: s.Reasons, Err: fmt.Errorf("running PreBind plugin %q: %w", p.Name(), s.AsError()), Plugin: p.Name()}
+		}
+		return s
+	}
+	return nil
 }
 
 // PodPriority is the pod's spec.priority, 0 when unset.

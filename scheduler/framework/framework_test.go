@@ -2,6 +2,7 @@ package framework_test
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -171,3 +172,98 @@ func TestFrameworkFiltersInOrderAndWeighsScores(t *testing.T) {
 		t.Error("a score above 100 was accepted")
 	}
 }
+
+// recordingPlugin records its Reserve, Unreserve and PreBind calls into a
+// shared log and answers with the statuses it was given.
+type recordingPlugin struct {
+	name             string
+	log              *[]string
+	reserve, preBind *framework.Status
+}
+
+func (p *recordingPlugin) Name() string { return p.name }
+
+func (p *recordingPlugin) Reserve(_ context.Context, _ *framework.CycleState, _ *api.Pod, node string) *framework.Status {
+	*p.log = append(*p.log, "reserve "+p.name+" "+node)
+	return p.reserve
+}
+
+func (p *recordingPlugin) Unreserve(_ context.Context, _ *framework.CycleState, _ *api.Pod, node string) {
+	*p.log = append(*p.log, "unreserve "+p.name+" "+node)
+}
+
+func (p *recordingPlugin) PreBind(_ context.Context, _ *framework.CycleState, _ *api.Pod, node string) *framework.Status {
+	*p.log = append(*p.log, "prebind "+p.name+" "+node)
+	return p.preBind
+}
+
+func TestReserveAndPreBind(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pod := schedtest.Pod("ns", "p", "", "")
+	cases := []struct {
+		name               string
+		aReserve, bReserve *framework.Status
+		bPreBind           *framework.Status
+		wantReserve        string // message of the Reserve run ("" success)
+		wantCode           framework.Code
+		wantPlugin         string
+		wantPreBind        string
+		wantLog            []string
+	}{
+		{
+			name:    "all succeed",
+			wantLog: []string{"reserve A n1", "reserve B n1", "unreserve B n1", "unreserve A n1", "prebind A n1", "prebind B n1"},
+		},
+		{
+			name:        "reserve error stops the run and is wrapped",
+			aReserve:    framework.AsStatus(errString("no room")),
+			wantReserve: `running Reserve plugin "A": no room`,
+			wantCode:    framework.Error,
+			wantPlugin:  "A",
+			wantLog:     []string{"reserve A n1", "unreserve B n1", "unreserve A n1", "prebind A n1", "prebind B n1"},
+		},
+		{
+			name:        "reserve rejection is kept as it is",
+			bReserve:    framework.NewStatus(framework.Unschedulable, "volume taken"),
+			wantReserve: "volume taken",
+			wantCode:    framework.Unschedulable,
+			wantPlugin:  "B",
+			wantLog:     []string{"reserve A n1", "reserve B n1", "unreserve B n1", "unreserve A n1", "prebind A n1", "prebind B n1"},
+		},
+		{
+			name:        "prebind error is wrapped",
+			bPreBind:    framework.AsStatus(errString("timed out")),
+			wantPreBind: `running PreBind plugin "B": timed out`,
+			wantLog:     []string{"reserve A n1", "reserve B n1", "unreserve B n1", "unreserve A n1", "prebind A n1", "prebind B n1"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var log []string
+			a := &recordingPlugin{name: "A", log: &log, reserve: tc.aReserve}
+			b := &recordingPlugin{name: "B", log: &log, reserve: tc.bReserve, preBind: tc.bPreBind}
+			f := framework.New([]framework.WeightedPlugin{{Plugin: a}, {Plugin: b}}, 1)
+			state := framework.NewCycleState()
+			st := f.RunReservePluginsReserve(ctx, state, pod, "n1")
+			if got := st.AsError(); (got == nil) != (tc.wantReserve == "") || (got != nil && got.Error() != tc.wantReserve) {
+				t.Fatalf("Reserve = %v, want %q", got, tc.wantReserve)
+			}
+			if tc.wantReserve != "" && (st.Code != tc.wantCode || st.Plugin != tc.wantPlugin) {
+				t.Errorf("Reserve status code %v plugin %q, want %v %q", st.Code, st.Plugin, tc.wantCode, tc.wantPlugin)
+			}
+			f.RunReservePluginsUnreserve(ctx, state, pod, "n1")
+			st = f.RunPreBindPlugins(ctx, state, pod, "n1")
+			if got := st.AsError(); (got == nil) != (tc.wantPreBind == "") || (got != nil && got.Error() != tc.wantPreBind) {
+				t.Fatalf("PreBind = %v, want %q", got, tc.wantPreBind)
+			}
+			if !slices.Equal(log, tc.wantLog) {
+				t.Errorf("calls:\n got %q\nwant %q", log, tc.wantLog)
+			}
+		})
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }

@@ -145,6 +145,28 @@ type PostFilterPlugin interface {
 	PostFilter(ctx context.Context, state *CycleState, pod *api.Pod, nodeToStatus map[string]*Status) (*PostFilterResult, *Status)
 }
 
+// ReservePlugin is told which node the pod was assumed on (kube's
+// Reserve), after the scheduling cycle picked it and before the binding
+// cycle starts, so it can set aside what the pod will use there (volumes
+// to bind). Reserve runs in the scheduling loop, one pod at a time. When a
+// later step fails (a Reserve of another plugin, a PreBind, the binding),
+// Unreserve undoes it; Unreserve must be idempotent and may be called
+// without a preceding Reserve of this plugin.
+type ReservePlugin interface {
+	Plugin
+	Reserve(ctx context.Context, state *CycleState, pod *api.Pod, nodeName string) *Status
+	Unreserve(ctx context.Context, state *CycleState, pod *api.Pod, nodeName string)
+}
+
+// PreBindPlugin runs in the binding cycle, off the scheduling loop, before
+// the pod's Binding is posted: it makes the API writes the pod needs first
+// (volumes bound or provisioned) and may wait for them. A failure
+// unreserves the pod and retries it with back-off.
+type PreBindPlugin interface {
+	Plugin
+	PreBind(ctx context.Context, state *CycleState, pod *api.Pod, nodeName string) *Status
+}
+
 // PodNominator lists the pods nominated to a node (pending pods that
 // preempted room there).
 type PodNominator interface {

@@ -17,9 +17,10 @@ import (
 // order (cheap, unresolvable checks first) with its default score weights:
 // NodeResourcesFit 1, BalancedAllocation 1, NodeAffinity 2,
 // TaintToleration 3, spreading 2 (PodTopologySpread's weight),
-// InterPodAffinity 2.
-func Default(h framework.Handle) []framework.WeightedPlugin {
-	return []framework.WeightedPlugin{
+// InterPodAffinity 2. The volume plugins (VolumeBinding), built by the
+// scheduler over its informers, filter after NodeResourcesFit, as in kube.
+func Default(h framework.Handle, volumes ...framework.Plugin) []framework.WeightedPlugin {
+	out := []framework.WeightedPlugin{
 		{Plugin: nodeunschedulable.Plugin{}},
 		{Plugin: nodename.Plugin{}},
 		{Plugin: tainttoleration.Plugin{}, Weight: 3},
@@ -27,8 +28,13 @@ func Default(h framework.Handle) []framework.WeightedPlugin {
 		{Plugin: nodeaffinity.Plugin{}, Weight: 2},
 		{Plugin: nodeports.Plugin{}},
 		{Plugin: noderesources.Fit{}, Weight: 1},
+	}
+	for _, p := range volumes {
+		out = append(out, framework.WeightedPlugin{Plugin: p})
+	}
+	return append(out, []framework.WeightedPlugin{
 		{Plugin: interpodaffinity.New(h), Weight: 2},
 		{Plugin: noderesources.BalancedAllocation{}, Weight: 1},
 		{Plugin: selectorspread.New(h), Weight: 2},
-	}
+	}...)
 }

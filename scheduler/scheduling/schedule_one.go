@@ -77,11 +77,34 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 		s.handleFailure(ctx, qpi, err, false, cycle, &nomination{})
 		return nil
 	}
+	// Reserve: the plugins set aside what the pod uses on host (volumes).
+	if st := s.fwk.RunReservePluginsReserve(ctx, state, &assumed, host); !st.IsSuccess() {
+		s.fwk.RunReservePluginsUnreserve(ctx, state, &assumed, host)
+		if ferr := s.Cache.ForgetPod(&assumed); ferr != nil {
+			s.log.Error("forget assumed pod", "pod", queue.Key(&assumed), "err", ferr)
+		}
+		var err error = st.AsError()
+		unschedulable := st.IsRejected()
+		if unschedulable {
+			err = &FitError{NumAllNodes: 1, Diagnosis: Diagnosis{
+				NodeToStatus:         map[string]*framework.Status{host: st},
+				UnschedulablePlugins: map[string]bool{st.Plugin: true},
+			}}
+			s.Stats.Unschedulable.Add(1)
+			s.observe(ResultUnschedulable, start)
+		} else {
+			s.Stats.Errors.Add(1)
+			s.observe(ResultError, start)
+			s.log.Error("reserving pod failed", "pod", queue.Key(pod), "node", host, "err", err)
+		}
+		s.handleFailure(ctx, qpi, err, unschedulable, cycle, &nomination{})
+		return nil
+	}
 	s.Nominator.DeleteNominatedPodIfExists(pod)
 	s.background.Add(1)
 	go func() {
 		defer s.background.Done()
-		s.bind(ctx, qpi, &assumed, cycle, start)
+		s.bind(ctx, state, qpi, &assumed, cycle, start)
 	}()
 	return nil
 }
@@ -113,21 +136,34 @@ func (s *Scheduler) observe(result string, start time.Time) {
 	s.metrics.E2EDuration.WithLabelValues(result, s.cfg.SchedulerName).Observe(d)
 }
 
-// bind posts the Binding. A pod already bound or gone is dropped; any
-// other failure forgets the assumption and retries the pod with back-off.
-// When the scheduler stops (ctx ends), bindings still waiting for the
-// client's rate limiter are abandoned rather than sent: the next leader
-// schedules those pods, and the apiserver refuses any second binding.
-func (s *Scheduler) bind(ctx context.Context, qpi *queue.QueuedPodInfo, assumed *api.Pod, cycle int64, start time.Time) {
-	bctx, cancel := context.WithTimeout(ctx, s.cfg.BindTimeout)
-	defer cancel()
-	b := &api.Binding{
-		TypeMeta:   api.TypeMeta{APIVersion: "v1", Kind: "Binding"},
-		ObjectMeta: api.ObjectMeta{Name: assumed.Name, Namespace: assumed.Namespace, UID: assumed.UID},
-		Target:     api.ObjectReference{Kind: "Node", Name: assumed.Spec.NodeName},
+// bind is the binding cycle: the PreBind plugins (volumes bound, which
+// may take long), then the Binding. A pod already bound or gone is
+// dropped; any other failure unreserves the pod, forgets the assumption
+// and retries the pod with back-off. When the scheduler stops (ctx ends),
+// bindings still waiting (for volumes, for the client's rate limiter) are
+// abandoned rather than sent: the next leader schedules those pods, and
+// the apiserver refuses any second binding.
+func (s *Scheduler) bind(ctx context.Context, state *framework.CycleState, qpi *queue.QueuedPodInfo, assumed *api.Pod, cycle int64, start time.Time) {
+	var err error
+	posted := false // err is the Binding's refusal
+	if st := s.fwk.RunPreBindPlugins(ctx, state, assumed, assumed.Spec.NodeName); !st.IsSuccess() {
+		err = st.AsError()
+	} else {
+		bctx, cancel := context.WithTimeout(ctx, s.cfg.BindTimeout)
+		b := &api.Binding{
+			TypeMeta:   api.TypeMeta{APIVersion: "v1", Kind: "Binding"},
+			ObjectMeta: api.ObjectMeta{Name: assumed.Name, Namespace: assumed.Namespace, UID: assumed.UID},
+			Target:     api.ObjectReference{Kind: "Node", Name: assumed.Spec.NodeName},
+		}
+		err = s.pods.Namespace(assumed.Namespace).Subresource(assumed.Name, "binding").Post(bctx, b, nil)
+		cancel()
+		if err != nil {
+			posted = true
+			err = fmt.Errorf("binding rejected: %w", err)
+		}
 	}
-	err := s.pods.Namespace(assumed.Namespace).Subresource(assumed.Name, "binding").Post(bctx, b, nil)
 	if err != nil {
+		s.fwk.RunReservePluginsUnreserve(ctx, state, assumed, assumed.Spec.NodeName)
 		if ferr := s.Cache.ForgetPod(assumed); ferr != nil {
 			s.log.Error("forget assumed pod", "pod", queue.Key(assumed), "err", ferr)
 		}
@@ -137,7 +173,7 @@ func (s *Scheduler) bind(ctx context.Context, qpi *queue.QueuedPodInfo, assumed 
 			return
 		}
 		s.observe(ResultError, start)
-		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		if posted && (apierrors.IsConflict(err) || apierrors.IsNotFound(err)) {
 			s.Stats.BindConflicts.Add(1)
 			s.log.Info("dropping pod: binding refused (already bound, or gone)", "pod", queue.Key(assumed), "node", assumed.Spec.NodeName, "err", err)
 			return
@@ -146,7 +182,7 @@ func (s *Scheduler) bind(ctx context.Context, qpi *queue.QueuedPodInfo, assumed 
 		s.log.Warn("binding failed; retrying with back-off", "pod", queue.Key(assumed), "node", assumed.Spec.NodeName, "err", err)
 		// The forgotten pod's resources are free again.
 		s.Queue.MoveAllToActiveOrBackoffQueue()
-		s.handleFailure(ctx, qpi, fmt.Errorf("binding rejected: %w", err), false, cycle, &nomination{})
+		s.handleFailure(ctx, qpi, err, false, cycle, &nomination{})
 		return
 	}
 	s.Cache.FinishBinding(assumed)

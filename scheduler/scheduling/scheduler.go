@@ -20,6 +20,7 @@ import (
 	"github.com/minik8s/minik8s/scheduler/plugins"
 	"github.com/minik8s/minik8s/scheduler/plugins/defaultpreemption"
 	"github.com/minik8s/minik8s/scheduler/plugins/nodeready"
+	"github.com/minik8s/minik8s/scheduler/plugins/volumebinding"
 	"github.com/minik8s/minik8s/scheduler/queue"
 )
 
@@ -48,6 +49,11 @@ type Config struct {
 	AssumedPodTTL time.Duration
 	// BindTimeout bounds one binding request (30 s by default).
 	BindTimeout time.Duration
+	// VolumeBindTimeout bounds the VolumeBinding plugin's wait for a
+	// pod's claims to be bound (kube's VolumeBindingArgs
+	// bindTimeoutSeconds; volumebinding.DefaultBindTimeout, 600 s, by
+	// default).
+	VolumeBindTimeout time.Duration
 }
 
 // Stats are running totals, for tests and benchmarks.
@@ -80,6 +86,7 @@ type Scheduler struct {
 	podLister icache.Lister[api.Pod]
 	pdbLister icache.Lister[api.PodDisruptionBudget]
 	factory   *informer.Factory
+	started   bool
 	synced    atomic.Bool
 
 	nextStartNodeIndex int
@@ -117,8 +124,10 @@ func New(cfg Config) (*Scheduler, error) {
 		Nominator: queue.NewNominator(),
 	}
 	s.metrics = NewMetrics(s.Queue)
+	volumes := s.newInformers()
 	preemption := defaultpreemption.New(s, defaultpreemption.NewAPIEvictor(cfg.Client, cfg.Recorder), s.metrics.Preemption, cfg.Logger)
-	s.fwk = framework.New(append(plugins.Default(s), framework.WeightedPlugin{Plugin: preemption}), cfg.Parallelism)
+	volumeBinding := volumebinding.New(volumes, volumebinding.NewAPIWriter(cfg.Client), cfg.VolumeBindTimeout, cfg.Logger)
+	s.fwk = framework.New(append(plugins.Default(s, volumeBinding), framework.WeightedPlugin{Plugin: preemption}), cfg.Parallelism)
 	s.fwk.SetPodNominator(s.Nominator)
 	if cfg.Registry != nil {
 		if err := s.metrics.Register(cfg.Registry); err != nil {
@@ -151,9 +160,6 @@ func (s *Scheduler) RunPreFilterExtensionRemovePod(ctx context.Context, state *f
 
 // PodDisruptionBudgets implements defaultpreemption.Handle.
 func (s *Scheduler) PodDisruptionBudgets() []*api.PodDisruptionBudget {
-	if s.factory == nil {
-		return nil
-	}
 	return s.pdbLister.List(nil)
 }
 
@@ -168,14 +174,12 @@ func (s *Scheduler) NominatedNode(pod *api.Pod) string { return s.Nominator.Nomi
 // HasSynced reports whether the informers delivered their first lists.
 func (s *Scheduler) HasSynced() bool { return s.synced.Load() }
 
-// StartInformers starts the pod and node informers, feeding the queue and
-// the cache until ctx ends. kube-scheduler starts them before leader
-// election, so a standby has warm caches when it takes over. Run calls it
-// when it was not called before.
-func (s *Scheduler) StartInformers(ctx context.Context) {
-	if s.factory != nil {
-		return
-	}
+// newInformers registers the informers (started by StartInformers) and
+// their handlers, and returns the listers of the VolumeBinding plugin.
+// Changes to claims, volumes and classes can make a pod waiting for its
+// volumes fit, so they move the unschedulable pods back, as kube's
+// VolumeBinding events do.
+func (s *Scheduler) newInformers() volumebinding.Listers {
 	s.factory = informer.NewFactory(s.cfg.Client, informer.FactoryOptions{Logger: s.log})
 	podInf := informer.Shared[api.Pod](s.factory, "", client.ListOptions{})
 	nodeInf := informer.Shared[api.Node](s.factory, "", client.ListOptions{})
@@ -192,6 +196,39 @@ func (s *Scheduler) StartInformers(ctx context.Context) {
 		OnUpdate: s.onNodeUpdate,
 		OnDelete: func(n *api.Node, _ bool) { s.Cache.RemoveNode(n) },
 	})
+	claimInf := informer.Shared[api.PersistentVolumeClaim](s.factory, "", client.ListOptions{})
+	volumeInf := informer.Shared[api.PersistentVolume](s.factory, "", client.ListOptions{})
+	classInf := informer.Shared[api.StorageClass](s.factory, "", client.ListOptions{})
+	claimInf.AddEventHandler(storageHandler[api.PersistentVolumeClaim](s))
+	volumeInf.AddEventHandler(storageHandler[api.PersistentVolume](s))
+	classInf.AddEventHandler(storageHandler[api.StorageClass](s))
+	return volumebinding.Listers{
+		Pods:    podInf.Lister(),
+		Nodes:   nodeInf.Lister(),
+		Claims:  claimInf.Lister(),
+		Volumes: volumeInf.Lister(),
+		Classes: classInf.Lister(),
+	}
+}
+
+// storageHandler moves the unschedulable pods back when a claim, volume
+// or class is added or changed.
+func storageHandler[T any](s *Scheduler) informer.Handler[T] {
+	return informer.Handler[T]{
+		OnAdd:    func(*T, bool) { s.Queue.MoveAllToActiveOrBackoffQueue() },
+		OnUpdate: func(_, _ *T) { s.Queue.MoveAllToActiveOrBackoffQueue() },
+	}
+}
+
+// StartInformers starts the informers, feeding the queue and the cache
+// until ctx ends. kube-scheduler starts them before leader election, so a
+// standby has warm caches when it takes over. Run calls it when it was
+// not called before.
+func (s *Scheduler) StartInformers(ctx context.Context) {
+	if s.started {
+		return
+	}
+	s.started = true
 	s.factory.Start(ctx)
 }
 
@@ -206,17 +243,13 @@ func (s *Scheduler) WaitForCacheSync(ctx context.Context) bool {
 
 // WaitInformers waits for the informers to stop (after the context given to
 // StartInformers ended).
-func (s *Scheduler) WaitInformers() {
-	if s.factory != nil {
-		s.factory.Wait()
-	}
-}
+func (s *Scheduler) WaitInformers() { s.factory.Wait() }
 
 // Run schedules until ctx ends; then it stops taking pods, lets in-flight
 // bindings and status updates finish, and returns. It starts the informers
 // (bound to ctx) unless StartInformers was called.
 func (s *Scheduler) Run(ctx context.Context) error {
-	if s.factory == nil {
+	if !s.started {
 		s.StartInformers(ctx)
 		defer s.WaitInformers()
 	}
