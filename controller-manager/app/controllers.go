@@ -11,6 +11,7 @@ import (
 	"github.com/minik8s/minik8s/controller-manager/endpointslicemirroring"
 	"github.com/minik8s/minik8s/controller-manager/garbagecollector"
 	"github.com/minik8s/minik8s/controller-manager/job"
+	"github.com/minik8s/minik8s/controller-manager/localpath"
 	"github.com/minik8s/minik8s/controller-manager/namespace"
 	"github.com/minik8s/minik8s/controller-manager/nodeipam"
 	"github.com/minik8s/minik8s/controller-manager/nodelifecycle"
@@ -23,6 +24,9 @@ import (
 	"github.com/minik8s/minik8s/controller-manager/serviceaccount"
 	"github.com/minik8s/minik8s/controller-manager/statefulset"
 	"github.com/minik8s/minik8s/controller-manager/ttlafterfinished"
+	"github.com/minik8s/minik8s/controller-manager/volume/persistentvolume"
+	"github.com/minik8s/minik8s/controller-manager/volume/pvcprotection"
+	"github.com/minik8s/minik8s/controller-manager/volume/pvprotection"
 )
 
 // constructors maps kube-controller-manager's controller names to their
@@ -38,10 +42,14 @@ var constructors = map[string]controller.Constructor{
 	"garbagecollector":         garbagecollector.New,
 	"horizontalpodautoscaling": podautoscaler.New,
 	"job":                      job.New,
+	"local-path-provisioner":   localpath.New,
 	"namespace":                namespace.New,
 	"nodeipam":                 nodeipam.New,
 	"nodelifecycle":            nodelifecycle.New,
+	"persistentvolume-binder":  persistentvolume.New,
 	"podgc":                    podgc.New,
+	"pv-protection":            pvprotection.New,
+	"pvc-protection":           pvcprotection.New,
 	"replicaset":               replicaset.New,
 	"replicationcontroller":    replicationcontroller.New,
 	"resourcequota":            resourcequota.New,

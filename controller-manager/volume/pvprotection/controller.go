@@ -1,0 +1,91 @@
+package pvprotection
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
+	"github.com/minik8s/minik8s/controller-manager/controller"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/events"
+	"github.com/minik8s/minik8s/internal/informer"
+)
+
+// Controller is the pv-protection controller.
+type Controller struct {
+	*controller.Loop[string]
+	client  *client.Client
+	volumes *informer.Informer[api.PersistentVolume]
+	log     *slog.Logger
+}
+
+var _ controller.Interface = (*Controller)(nil)
+
+// New is the "pv-protection" constructor.
+func New(ctx *controller.Context) (controller.Interface, error) {
+	return controller.FromFactory("pv-protection", "pv-protection-controller",
+		func(c *client.Client, f *informer.Factory, _ events.Recorder, log *slog.Logger, m *controller.SyncMetrics) (*Controller, error) {
+			ctl := NewController(c, informer.Shared[api.PersistentVolume](f, "", client.ListOptions{}), log)
+			ctl.SetMetrics(m)
+			return ctl, nil
+		})(ctx)
+}
+
+// NewController wires the controller over the volume informer.
+func NewController(c *client.Client, volumes *informer.Informer[api.PersistentVolume], log *slog.Logger) *Controller {
+	if log == nil {
+		log = slog.Default()
+	}
+	ctl := &Controller{client: c, volumes: volumes, log: log}
+	ctl.Loop = controller.NewLoop(controller.LoopConfig[string]{Queue: "pvprotection", Sync: ctl.sync, Log: log,
+		Started: "starting PV protection controller"})
+	enqueue := func(v *api.PersistentVolume) {
+		if needsFinalizer(v) || isDeletionCandidate(v) {
+			ctl.Add(v.Name)
+		}
+	}
+	controller.Watch(ctl.Loop, volumes, informer.Handler[api.PersistentVolume]{
+		OnAdd:    func(v *api.PersistentVolume, _ bool) { enqueue(v) },
+		OnUpdate: func(_, v *api.PersistentVolume) { enqueue(v) },
+	})
+	return ctl
+}
+
+func needsFinalizer(v *api.PersistentVolume) bool {
+	return v.DeletionTimestamp == nil && !slices.Contains(v.Finalizers, api.PVProtectionFinalizer)
+}
+
+func isDeletionCandidate(v *api.PersistentVolume) bool {
+	return v.DeletionTimestamp != nil && slices.Contains(v.Finalizers, api.PVProtectionFinalizer)
+}
+
+func (c *Controller) sync(ctx context.Context, name string) error {
+	v := controller.Cached(c.volumes, name)
+	if v == nil {
+		return nil
+	}
+	volumes := client.Resource[api.PersistentVolume](c.client)
+	switch {
+	case isDeletionCandidate(v):
+		if v.Status.Phase == api.VolumeBound {
+			// Still in use; the phase change brings it back here.
+			return nil
+		}
+		clone := api.DeepCopy(v)
+		clone.Finalizers = slices.DeleteFunc(clone.Finalizers, func(f string) bool { return f == api.PVProtectionFinalizer })
+		if _, err := volumes.Update(ctx, clone); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("remove the protection finalizer of volume %s: %w", name, err)
+		}
+		c.log.Info("removed the protection finalizer of an unbound volume", "pv", name)
+	case needsFinalizer(v):
+		clone := api.DeepCopy(v)
+		clone.Finalizers = append(clone.Finalizers, api.PVProtectionFinalizer)
+		if _, err := volumes.Update(ctx, clone); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("add the protection finalizer to volume %s: %w", name, err)
+		}
+	}
+	return nil
+}
