@@ -414,6 +414,9 @@ func (a *APIServer) startWatchCaches(ctx context.Context) error {
 			a.backend.RunCompactor(ctx, a.opts.EtcdCompactionInterval)
 		}()
 	}
+	if err := a.startSnapshots(ctx); err != nil {
+		return err
+	}
 	waitCtx, waitCancel := context.WithTimeout(ctx, time.Minute)
 	defer waitCancel()
 	for _, s := range a.stores {

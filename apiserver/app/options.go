@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/minik8s/minik8s/apiserver/snapshot"
 	"github.com/minik8s/minik8s/internal/daemon"
 )
 
@@ -51,7 +52,14 @@ type Options struct {
 	EtcdPeerURL   string
 
 	EtcdCompactionInterval time.Duration
-	MinRequestTimeout      time.Duration
+	// EtcdSnapshotSchedule is the cron expression of scheduled etcd
+	// snapshots ("" disables them), EtcdSnapshotRetention how many are
+	// kept, EtcdSnapshotDir where (default: "snapshots" beside DataDir).
+	EtcdSnapshotSchedule  string
+	EtcdSnapshotRetention int
+	EtcdSnapshotDir       string
+
+	MinRequestTimeout time.Duration
 	// WatchBookmarkInterval is how often bookmark-enabled watchers get a BOOKMARK.
 	WatchBookmarkInterval time.Duration
 	// WatchCacheEvents is the number of recent events each watch cache keeps.
@@ -154,6 +162,8 @@ func DefaultOptions() Options {
 		DataDir:                "/var/lib/minik8s/etcd",
 		EtcdPrefix:             "/registry",
 		EtcdCompactionInterval: 5 * time.Minute,
+		EtcdSnapshotSchedule:   snapshot.DefaultSchedule,
+		EtcdSnapshotRetention:  snapshot.DefaultRetention,
 		MinRequestTimeout:      30 * time.Minute,
 		WatchBookmarkInterval:  time.Minute,
 		WatchCacheEvents:       10000,
@@ -221,6 +231,9 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs.StringVar(&o.EtcdPeerURL, "embedded-etcd-peer-url", o.EtcdPeerURL, "The peer URL of the embedded etcd, https://IP:PORT (default: a free loopback port). It requires peer certificates of etcd/ca.crt in --cert-dir.")
 	fs.StringVar(&o.EncryptionProviderConfig, "encryption-provider-config", o.EncryptionProviderConfig, "The EncryptionConfiguration file: which resources are encrypted in etcd (aescbc, aesgcm, identity).")
 	fs.IntVar(&o.WatchCacheEvents, "watch-cache-events", o.WatchCacheEvents, "The number of recent events kept per resource for watch resumption.")
+	fs.StringVar(&o.EtcdSnapshotSchedule, "etcd-snapshot-schedule", o.EtcdSnapshotSchedule, "The cron expression of scheduled etcd snapshots, as k3s's (empty: none); \"apiserver snapshot save\" takes one at any time.")
+	fs.IntVar(&o.EtcdSnapshotRetention, "etcd-snapshot-retention", o.EtcdSnapshotRetention, "The number of scheduled etcd snapshots to keep.")
+	fs.StringVar(&o.EtcdSnapshotDir, "etcd-snapshot-dir", o.EtcdSnapshotDir, "The directory of scheduled etcd snapshots, named etcd-snapshot-HOSTNAME-UNIXTIME (default: snapshots beside --data-dir).")
 
 	fs = fss.FlagSet("secure serving")
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "The IP address to serve HTTPS on.")

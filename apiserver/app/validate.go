@@ -12,9 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/naming"
 	"github.com/minik8s/minik8s/apiserver/servicealloc"
+	"github.com/minik8s/minik8s/apiserver/snapshot"
 	"github.com/minik8s/minik8s/internal/daemon"
 )
 
@@ -92,6 +95,14 @@ func (o *Options) Validate() error {
 	}
 	if o.EtcdCompactionInterval < 0 {
 		add(fmt.Errorf("--etcd-compaction-interval must be >= 0 (0 disables), got %v", o.EtcdCompactionInterval))
+	}
+	if o.EtcdSnapshotSchedule != "" {
+		if _, err := snapshot.ParseSchedule(o.EtcdSnapshotSchedule); err != nil {
+			add(fmt.Errorf("--etcd-snapshot-schedule: %w", err))
+		}
+		if o.EtcdSnapshotRetention < 1 {
+			add(fmt.Errorf("--etcd-snapshot-retention must be >= 1, got %d", o.EtcdSnapshotRetention))
+		}
 	}
 	for _, t := range []struct {
 		flag string
@@ -242,5 +253,7 @@ watch caches and the proxy to kubelets for logs and exec.`,
 		Flags:    opts.AddFlags,
 		Validate: opts.Validate,
 		Run:      func(ctx context.Context, log *slog.Logger) error { return Run(ctx, opts, log) },
+		// "apiserver snapshot save|restore|status": etcd backups.
+		Subcommands: []*cobra.Command{snapshot.NewCommand()},
 	}
 }

@@ -50,7 +50,16 @@ type Command struct {
 	Validate func() error
 	// Run runs the daemon until ctx ends (SIGINT or SIGTERM).
 	Run func(ctx context.Context, log *slog.Logger) error
+	// Subcommands are the binary's other verbs (e.g. "apiserver snapshot
+	// save FILE"), each with its own flags and cobra's own help. Their
+	// errors are one line and exit codes as the daemon's: ExitUsage for
+	// a flag or an error wrapped by UsageError, ExitFailure otherwise.
+	Subcommands []*cobra.Command
 }
+
+// UsageError marks err as a wrong command line (ExitUsage), for a
+// subcommand's argument checks.
+func UsageError(err error) error { return usageError{err} }
 
 // Main runs the command line args and returns the exit code: see Execute.
 func (c Command) Main(args []string) int {
@@ -100,6 +109,15 @@ func (c Command) Execute(args []string, stdout, stderr io.Writer) int {
 			return c.run(cmd, configPath, &logs, stderr)
 		},
 	}
+	cmd.CompletionOptions.DisableDefaultCmd = true
+	for _, sub := range c.Subcommands {
+		// The daemon's help and usage print its flag sections: a
+		// subcommand gets cobra's defaults back (a parentless command's).
+		sub.SetHelpFunc((&cobra.Command{}).HelpFunc())
+		sub.SetUsageFunc((&cobra.Command{}).UsageFunc())
+		sub.SilenceErrors, sub.SilenceUsage = true, true
+		cmd.AddCommand(sub)
+	}
 	if args == nil {
 		args = []string{} // cobra reads os.Args for nil
 	}
@@ -115,6 +133,12 @@ func (c Command) Execute(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(out, "%s\n\n", strings.TrimSpace(c.Long))
 		}
 		fmt.Fprintf(out, "Usage:\n  %s\n", cmd.UseLine())
+		if len(c.Subcommands) > 0 {
+			fmt.Fprintf(out, "  %s [command]\n\nAvailable Commands:\n", c.Name)
+			for _, sub := range c.Subcommands {
+				fmt.Fprintf(out, "  %-12s %s\n", sub.Name(), sub.Short)
+			}
+		}
 		fss.print(out, terminalWidth(out))
 	})
 	// Errors are one line: cobra never prints the usage (SilenceUsage),
