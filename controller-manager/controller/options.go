@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -50,6 +51,12 @@ type Options struct {
 	HPATolerance               float64
 	HPACPUInitializationPeriod time.Duration
 	HPAInitialReadinessDelay   time.Duration
+	// The local-path provisioner: the directory on every node volumes are
+	// made under, the image of its helper pods (on every node) and the
+	// namespace they run in.
+	LocalPathRoot        string
+	LocalPathHelperImage string
+	LocalPathNamespace   string
 }
 
 // DefaultOptions returns kube-controller-manager's defaults.
@@ -89,6 +96,10 @@ func DefaultOptions() Options {
 		HPATolerance:               0.1,
 		HPACPUInitializationPeriod: 5 * time.Minute,
 		HPAInitialReadinessDelay:   30 * time.Second,
+
+		LocalPathRoot:        "/var/lib/minik8s/storage",
+		LocalPathHelperImage: "minik8s/busybox:latest",
+		LocalPathNamespace:   "kube-system",
 	}
 }
 
@@ -133,6 +144,10 @@ func (o *Options) AddFlags(section func(name string) *pflag.FlagSet) {
 	fs.Float64Var(&o.SecondaryNodeEvictionRate, "secondary-node-eviction-rate", o.SecondaryNodeEvictionRate, "Nodes per second whose pods are evicted when a zone is unhealthy (see --unhealthy-zone-threshold); 0 in zones of at most --large-cluster-size-threshold nodes.")
 	fs.Float64Var(&o.UnhealthyZoneThreshold, "unhealthy-zone-threshold", o.UnhealthyZoneThreshold, "Fraction of not-ready nodes (at least 3) that makes a zone unhealthy.")
 	fs.IntVar(&o.LargeClusterSizeThreshold, "large-cluster-size-threshold", o.LargeClusterSizeThreshold, "Zones with more nodes than this use --secondary-node-eviction-rate when unhealthy; smaller ones stop evicting.")
+	fs = section("local-path-provisioner controller")
+	fs.StringVar(&o.LocalPathRoot, "local-path-root", o.LocalPathRoot, "Directory on every node under which the local-path provisioner makes volumes.")
+	fs.StringVar(&o.LocalPathHelperImage, "local-path-helper-image", o.LocalPathHelperImage, "Image of the local-path provisioner's helper pods, which create and remove volume directories; it must be on every node.")
+	fs.StringVar(&o.LocalPathNamespace, "local-path-namespace", o.LocalPathNamespace, "Namespace of the local-path provisioner's helper pods.")
 	section("podgc controller").IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "Number of terminated pods kept before the pod GC deletes the oldest.")
 	o.addConcurrentSyncs(section, "replicaset", "replicationcontroller", "resourcequota")
 	section("resourcequota controller").DurationVar(&o.ResourceQuotaSyncPeriod, "resource-quota-sync-period", o.ResourceQuotaSyncPeriod, "The period for syncing quota usage status in the system")
@@ -197,6 +212,12 @@ func (o *Options) Validate() error {
 	}
 	if !(o.UnhealthyZoneThreshold >= 0 && o.UnhealthyZoneThreshold <= 1) {
 		errs = append(errs, fmt.Errorf("--unhealthy-zone-threshold must be in [0, 1], got %v", o.UnhealthyZoneThreshold))
+	}
+	if !filepath.IsAbs(o.LocalPathRoot) || filepath.Clean(o.LocalPathRoot) == "/" {
+		errs = append(errs, fmt.Errorf("--local-path-root must be an absolute path other than /, got %q", o.LocalPathRoot))
+	}
+	if o.LocalPathHelperImage == "" || o.LocalPathNamespace == "" {
+		errs = append(errs, errors.New("--local-path-helper-image and --local-path-namespace must not be empty"))
 	}
 	if o.LargeClusterSizeThreshold < 0 {
 		errs = append(errs, fmt.Errorf("--large-cluster-size-threshold must be >= 0, got %d", o.LargeClusterSizeThreshold))
