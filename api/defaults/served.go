@@ -38,6 +38,10 @@ func served(obj api.Object) bool {
 		if o.Spec.VolumeMode == nil {
 			o.Spec.VolumeMode = ptr(api.PersistentVolumeFilesystem)
 		}
+		// kube's SetDefaults_HostPathVolumeSource, as for pods' volumes.
+		if hp := o.Spec.HostPath; hp != nil && hp.Type == nil {
+			hp.Type = ptr(api.HostPathUnset)
+		}
 	case *api.PersistentVolumeClaim:
 		persistentVolumeClaimSpec(&o.Spec)
 	case *api.StorageClass:
