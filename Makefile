@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X github.com/minik8s/minik8s/internal/version.release=$(VERS
 TESTFLAGS ?=
 BENCHTIME ?= 2s
 
-.PHONY: all build test oracle oracle-bin unit fuzz vet bench clean-bin cluster-dns metrics-server metrics-server-addon registry $(BINARIES) deps deps-test images up down clean demo e2e conformance real-control-plane minik8s-control-plane
+.PHONY: all build test oracle oracle-bin unit fuzz vet bench clean-bin cluster-dns metrics-server metrics-server-addon registry $(BINARIES) deps deps-test images up down clean demo e2e conformance real-control-plane minik8s-control-plane snapshot restore
 
 all: build
 
@@ -163,6 +163,21 @@ down:
 clean:
 	$(COMPOSE) --profile registry down -v --remove-orphans
 	rm -rf .minik8s
+
+# snapshot saves the running cluster's etcd (apiserver snapshot save against
+# the embedded etcd) and its PKI to $(SNAPSHOT_DIR)/etcd-snapshot-manual-UNIXTIME.db
+# and .pki.tar; restore SNAPSHOT=FILE puts them into an empty cluster (after
+# make clean; a cluster with data is refused, unchanged) and starts it
+# (scripts/etcd-snapshot.sh).
+SNAPSHOT_DIR ?= snapshots
+snapshot:
+	COMPOSE="$(COMPOSE)" scripts/etcd-snapshot.sh save $(SNAPSHOT_DIR)
+
+restore:
+	@test -n "$(SNAPSHOT)" || { echo "usage: make restore SNAPSHOT=FILE (a file make snapshot saved)"; exit 2; }
+	$(MAKE) images
+	COMPOSE="$(COMPOSE)" scripts/etcd-snapshot.sh restore $(SNAPSHOT)
+	$(MAKE) up
 
 # registry starts the cluster's image registry (CNCF Distribution, compose
 # profile registry): nodes pull registry.k8s.io images through it, the host

@@ -14,6 +14,12 @@
 // etcd agree through a compare-and-swap on the "compact_rev_key" key, so only
 // one of them compacts per interval), and Backend.Close stops everything.
 //
+// Backend.SaveSnapshot streams a snapshot (etcdctl snapshot save) into a
+// file atomically; VerifySnapshot checks one (sha256, bbolt) and
+// RestoreSnapshot turns one into an embedded server's data directory with
+// etcdutl's restore, the revision bumped and compacted (apiserver/snapshot
+// has the commands).
+//
 // The embedded server is tuned for a small idle footprint: no metrics
 // listener, no gRPC gateway, a smaller raft snapshot interval so fewer raft
 // entries are held in memory, no mlock, no etcd auto-compaction (RunCompactor
