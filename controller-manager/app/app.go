@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/controller-manager/controller"
+	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
@@ -139,7 +140,11 @@ func Run(ctx context.Context, opts Options, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	c, err := opts.Client.Client("kube-controller-manager")
+	cfg, err := opts.Client.Config("kube-controller-manager")
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -181,13 +186,14 @@ func Run(ctx context.Context, opts Options, log *slog.Logger) error {
 		go b.Run(ctx)
 		factory := informer.NewFactory(c, informer.FactoryOptions{Resync: opts.MinResyncPeriod, Logger: log})
 		cctx := &controller.Context{
-			Client:  c,
-			Factory: factory,
-			Events:  b,
-			Logger:  log,
-			Metrics: srv.Registry,
-			Options: opts.Controller,
-			RootCA:  rootCA,
+			Client:       c,
+			ClientConfig: cfg,
+			Factory:      factory,
+			Events:       b,
+			Logger:       log,
+			Metrics:      srv.Registry,
+			Options:      opts.Controller,
+			RootCA:       rootCA,
 		}
 		return runControllers(ctx, cctx, enabled, factory, log)
 	})

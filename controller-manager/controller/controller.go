@@ -14,8 +14,12 @@ import (
 // must come from Factory (so controllers share one watch per kind); the
 // manager starts the factory after every controller's constructor ran.
 type Context struct {
-	Client  *client.Client
-	Factory *informer.Factory
+	Client *client.Client
+	// ClientConfig is Client's configuration, for controllers that act
+	// under an identity of their own (a service account's token) against
+	// the same server.
+	ClientConfig *client.Config
+	Factory      *informer.Factory
 	// Events makes each controller's recorder:
 	// Events.RecorderFor("replicaset-controller").
 	Events *events.Broadcaster

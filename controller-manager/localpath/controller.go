@@ -66,7 +66,7 @@ type Options struct {
 // Controller provisions and deletes local-path volumes.
 type Controller struct {
 	*controller.Loop[string]
-	client  *client.Client
+	creds   *credentials
 	claims  *informer.Informer[api.PersistentVolumeClaim]
 	volumes *informer.Informer[api.PersistentVolume]
 	classes *informer.Informer[api.StorageClass]
@@ -85,15 +85,17 @@ var _ controller.Interface = (*Controller)(nil)
 func New(ctx *controller.Context) (controller.Interface, error) {
 	host, _ := os.Hostname()
 	o := ctx.Options
-	c := NewController(ctx.Client, ctx.Factory, ctx.Events.RecorderFor(ProvisionerName+"_"+host), ctx.Logger,
+	c := NewController(ctx.Client, ctx.ClientConfig, ctx.Factory, ctx.Events.RecorderFor(ProvisionerName+"_"+host), ctx.Logger,
 		Options{Root: o.LocalPathRoot, HelperImage: o.LocalPathHelperImage, Namespace: o.LocalPathNamespace})
 	return controller.WithSyncMetrics(c, ctx.Metrics, "local_path_provisioner")
 }
 
-// NewController wires the provisioner over the shared informers.
-func NewController(c *client.Client, f *informer.Factory, rec events.Recorder, log *slog.Logger, opts Options) *Controller {
+// NewController wires the provisioner over the shared informers of f
+// (c's). Its writes act as its service account when base (c's
+// configuration) is given, else as c.
+func NewController(c *client.Client, base *client.Config, f *informer.Factory, rec events.Recorder, log *slog.Logger, opts Options) *Controller {
 	ctl := &Controller{
-		client:  c,
+		creds:   &credentials{base: base, manager: c, now: time.Now},
 		claims:  informer.Shared[api.PersistentVolumeClaim](f, "", client.ListOptions{}),
 		volumes: informer.Shared[api.PersistentVolume](f, "", client.ListOptions{}),
 		classes: informer.Shared[api.StorageClass](f, "", client.ListOptions{}),
@@ -136,6 +138,9 @@ func provisionerOf(pvc *api.PersistentVolumeClaim) string {
 }
 
 func (c *Controller) sync(ctx context.Context, key string) error {
+	if err := c.creds.refresh(ctx); err != nil {
+		return err
+	}
 	switch {
 	case strings.HasPrefix(key, claimPrefix):
 		return c.syncClaim(ctx, key)
@@ -144,6 +149,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	return nil
 }
+
+// api is the client the provisioner writes (and reads live) with.
+func (c *Controller) api() *client.Client { return c.creds.client() }
 
 // volumeName is the name of the volume provisioned for a claim.
 func volumeName(pvc *api.PersistentVolumeClaim) string { return "pvc-" + string(pvc.UID) }
@@ -227,7 +235,7 @@ func (c *Controller) syncClaim(ctx context.Context, key string) error {
 		return nil
 	}
 	pv := newVolume(pvc, class, node, pvName, path)
-	if _, err := client.Resource[api.PersistentVolume](c.client).Create(ctx, pv); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := client.Resource[api.PersistentVolume](c.api()).Create(ctx, pv); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("error saving volume %s: %w", pvName, err)
 	}
 	c.rec.Event(pvc, api.EventTypeNormal, "ProvisioningSucceeded", "Successfully provisioned volume "+pvName)
@@ -289,7 +297,7 @@ func newVolume(pvc *api.PersistentVolumeClaim, class *api.StorageClass, node *ap
 // chooses another (external-provisioner's rescheduleProvisioning).
 func (c *Controller) reschedule(ctx context.Context, pvc *api.PersistentVolumeClaim) error {
 	patch := []byte(`{"metadata":{"annotations":{"` + storagevolume.AnnSelectedNode + `":null}}}`)
-	_, err := client.Resource[api.PersistentVolumeClaim](c.client).Namespace(pvc.Namespace).Patch(ctx, pvc.Name, client.MergePatchType, patch)
+	_, err := client.Resource[api.PersistentVolumeClaim](c.api()).Namespace(pvc.Namespace).Patch(ctx, pvc.Name, client.MergePatchType, patch)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete annotation 'annSelectedNode' for PersistentVolumeClaim %q: %v", pvc.Namespace+"/"+pvc.Name, err)
 	}
@@ -337,7 +345,7 @@ func (c *Controller) syncVolume(ctx context.Context, key string) error {
 		}
 	}
 	uid := pv.UID
-	err = client.Resource[api.PersistentVolume](c.client).Delete(ctx, pv.Name, &api.DeleteOptions{Preconditions: &api.Preconditions{UID: &uid}})
+	err = client.Resource[api.PersistentVolume](c.api()).Delete(ctx, pv.Name, &api.DeleteOptions{Preconditions: &api.Preconditions{UID: &uid}})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("delete persistentvolume %s: %w", pv.Name, err)
 	}
@@ -383,7 +391,7 @@ func (c *Controller) node(ctx context.Context, name string) (*api.Node, error) {
 	if n := controller.Cached(c.nodes, name); n != nil {
 		return n, nil
 	}
-	return client.Resource[api.Node](c.client).Get(ctx, name)
+	return client.Resource[api.Node](c.api()).Get(ctx, name)
 }
 
 // volumeExists looks the volume up in the cache, then (the cache may be
@@ -392,7 +400,7 @@ func (c *Controller) volumeExists(ctx context.Context, name string) (bool, error
 	if controller.Cached(c.volumes, name) != nil {
 		return true, nil
 	}
-	_, err := client.Resource[api.PersistentVolume](c.client).Get(ctx, name)
+	_, err := client.Resource[api.PersistentVolume](c.api()).Get(ctx, name)
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
@@ -408,7 +416,7 @@ func helperName(action, pvName string) string { return "helper-pod-" + action + 
 // timeout (the pod's own updates requeue it sooner).
 func (c *Controller) runHelper(ctx context.Context, key, action, pvName, path, node string, size int64, started func()) (bool, error) {
 	name := helperName(action, pvName)
-	pods := client.Resource[api.Pod](c.client).Namespace(c.opts.Namespace)
+	pods := client.Resource[api.Pod](c.api()).Namespace(c.opts.Namespace)
 	pod := controller.Cached(c.pods, c.opts.Namespace+"/"+name)
 	if pod == nil {
 		p, err := pods.Get(ctx, name)
@@ -468,12 +476,12 @@ func (c *Controller) deleteHelper(ctx context.Context, action, pvName string) er
 	if controller.Cached(c.pods, c.opts.Namespace+"/"+name) == nil && action == actionCreate {
 		// The cache may lag a pod created a moment ago; the delete below
 		// is cheap, but most syncs of a provisioned claim have none.
-		if _, err := client.Resource[api.Pod](c.client).Namespace(c.opts.Namespace).Get(ctx, name); apierrors.IsNotFound(err) {
+		if _, err := client.Resource[api.Pod](c.api()).Namespace(c.opts.Namespace).Get(ctx, name); apierrors.IsNotFound(err) {
 			return nil
 		}
 	}
 	zero := int64(0)
-	err := client.Resource[api.Pod](c.client).Namespace(c.opts.Namespace).Delete(ctx, name, &api.DeleteOptions{GracePeriodSeconds: &zero})
+	err := client.Resource[api.Pod](c.api()).Namespace(c.opts.Namespace).Delete(ctx, name, &api.DeleteOptions{GracePeriodSeconds: &zero})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("unable to delete the helper pod: %w", err)
 	}
