@@ -24,6 +24,7 @@ import (
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/apiserver/etcd"
+	"github.com/minik8s/minik8s/apiserver/etcd/etcdtest"
 	"github.com/minik8s/minik8s/apiserver/snapshot"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/daemon"
@@ -338,4 +339,30 @@ func listing(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return strings.Join(names, ",")
+}
+
+// TestSaveExternal saves an external etcd named by --etcd-servers (plain
+// HTTP here) and refuses several URLs: a snapshot is one member's.
+func TestSaveExternal(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b := etcdtest.Start(t)
+	for i := range 20 {
+		if _, err := b.Client().Put(ctx, fmt.Sprintf("/registry/k%d", i), "v"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(t.TempDir(), "ext.db")
+	code, out, errOut := run("snapshot", "save", file, "--etcd-servers", b.Endpoints()[0])
+	if code != 0 {
+		t.Fatalf("save: exit %d: %s", code, errOut)
+	}
+	st, err := etcd.VerifySnapshot(file, false)
+	if err != nil || st.TotalKeys < 20 {
+		t.Errorf("saved snapshot: %+v, %v; want >= 20 keys (printed %s)", st, err, out)
+	}
+	if code, _, errOut := run("snapshot", "save", file+"2", "--etcd-servers", b.Endpoints()[0]+","+b.Endpoints()[0]); code != daemon.ExitUsage {
+		t.Errorf("save from two URLs: exit %d (%s), want %d", code, errOut, daemon.ExitUsage)
+	}
 }
