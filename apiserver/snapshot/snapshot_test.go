@@ -23,6 +23,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
+	"github.com/minik8s/minik8s/apiserver/app"
 	"github.com/minik8s/minik8s/apiserver/etcd"
 	"github.com/minik8s/minik8s/apiserver/etcd/etcdtest"
 	"github.com/minik8s/minik8s/apiserver/snapshot"
@@ -365,4 +366,50 @@ func TestSaveExternal(t *testing.T) {
 	if code, _, errOut := run("snapshot", "save", file+"2", "--etcd-servers", b.Endpoints()[0]+","+b.Endpoints()[0]); code != daemon.ExitUsage {
 		t.Errorf("save from two URLs: exit %d (%s), want %d", code, errOut, daemon.ExitUsage)
 	}
+}
+
+// TestScheduledInAPIServer runs the apiserver's scheduled snapshots
+// (--etcd-snapshot-schedule, -retention, -dir) and checks that they are
+// whole snapshots of its etcd and that no more than the retention stay.
+func TestScheduledInAPIServer(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := filepath.Join(t.TempDir(), "snapshots")
+	s := apiservertest.Start(t, func(o *app.Options) {
+		o.EtcdSnapshotSchedule = "@every 1s"
+		o.EtcdSnapshotRetention = 2
+		o.EtcdSnapshotDir = dir
+	})
+	createConfigMaps(ctx, t, newClient(t, s.URL()), "default", "scheduled")
+	first := ""
+	waitFor(ctx, t, "the first scheduled snapshot removed, 2 kept", func() bool {
+		names := snapshotNames(dir)
+		if first == "" && len(names) > 0 {
+			first = names[0]
+		}
+		if first == "" || slices.Contains(names, first) || len(names) != 2 {
+			return false
+		}
+		st, err := etcd.VerifySnapshot(filepath.Join(dir, names[1]), false)
+		return err == nil && st.Revision > 0
+	})
+	s.Shutdown()
+	if files, _ := os.ReadDir(dir); len(files) != 2 {
+		t.Errorf("%d files in the snapshot dir, want the 2 snapshots kept", len(files))
+	}
+}
+
+// snapshotNames are the scheduled snapshots in dir, oldest first (the
+// names end in the same number of digits).
+func snapshotNames(dir string) []string {
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), snapshot.Prefix) {
+			names = append(names, e.Name())
+		}
+	}
+	slices.Sort(names)
+	return names
 }
