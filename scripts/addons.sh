@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Deploys the cluster add-ons of deploy/addons (cluster DNS: the kube-dns
-# Service at 10.96.0.10 and the cluster-dns Deployment) into the compose
+# Service at 10.96.0.10 and the cluster-dns Deployment; the default
+# local-path StorageClass and its provisioner's identity) into the compose
 # cluster and waits for their rollout. Their images must be in the nodes'
 # containerd already (scripts/load-image.sh minik8s/cluster-dns:latest).
 #

@@ -488,7 +488,8 @@ func (c *Controller) deleteHelper(ctx context.Context, action, pvName string) er
 	return nil
 }
 
-// helperPod is rancher's helper pod: pinned to the node, the volume's
+// helperPod is rancher's helper pod: pinned to the node (node-critical,
+// tolerating disk pressure, as rancher's template), the volume's
 // parent directory mounted from the host at the same path, the script of
 // action run by sh with VOL_DIR, VOL_MODE and VOL_SIZE_BYTES set.
 func (c *Controller) helperPod(key, action, name, path, node string, size int64) (*api.Pod, error) {
@@ -510,6 +511,7 @@ func (c *Controller) helperPod(key, action, name, path, node string, size int64)
 		ObjectMeta: api.ObjectMeta{Name: name, Namespace: c.opts.Namespace, Annotations: map[string]string{annHelperFor: key}},
 		Spec: api.PodSpec{
 			NodeName:                     node,
+			PriorityClassName:            "system-node-critical",
 			RestartPolicy:                api.RestartPolicyNever,
 			AutomountServiceAccountToken: &no,
 			Tolerations:                  []api.Toleration{{Key: api.TaintNodeDiskPressure, Operator: api.TolerationOpExists, Effect: api.TaintEffectNoSchedule}},

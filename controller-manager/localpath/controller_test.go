@@ -150,6 +150,7 @@ func TestProvisionClaim(t *testing.T) {
 	p := helperPod(t, cl, "helper-pod-create-"+pvName)
 	hc := p.Spec.Containers[0]
 	if p.Spec.NodeName != "node-a" || p.Spec.RestartPolicy != api.RestartPolicyNever || hc.Image != "minik8s/busybox:test" ||
+		p.Spec.PriorityClassName != "system-node-critical" || p.Annotations["local.path.provisioner/helper-for"] != "claim:default/data" ||
 		hc.ImagePullPolicy != api.PullIfNotPresent || envOf(hc, "VOL_DIR") != dir || envOf(hc, "VOL_SIZE_BYTES") != "2147483648" ||
 		!slices.Equal(hc.Command, []string{"sh", "-c", "set -eu\nmkdir -m 0777 -p \"$VOL_DIR\"\n"}) {
 		t.Fatalf("helper pod: node %q restart %q container %+v", p.Spec.NodeName, p.Spec.RestartPolicy, hc)
@@ -319,4 +320,47 @@ func TestProvisioningBadInput(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The whole protocol with the PersistentVolume controller: a claim of the
+// default local-path class the scheduler gave a node is handed to the
+// provisioner by the PV controller, provisioned, and bound; once the claim
+// is deleted its volume is Released, its directory removed by a helper
+// pod, and the volume deleted.
+func TestProvisionWithPVController(t *testing.T) {
+	cl := controllermanagertest.Start(t, []string{"persistentvolume-binder", "pv-protection", "pvc-protection", "local-path-provisioner"}, func(o *app.Options) {
+		o.Controller.LocalPathRoot = root
+	})
+	ctx := cl.Context(60 * time.Second)
+	if _, err := client.Resource[api.Node](cl.Client).Create(ctx, &api.Node{ObjectMeta: api.ObjectMeta{Name: "node-a"}}); err != nil {
+		t.Fatal(err)
+	}
+	class(t, cl, "local-path", api.VolumeBindingWaitForFirstConsumer)
+	cname := "local-path"
+	claims := client.Resource[api.PersistentVolumeClaim](cl.Client).Namespace("default")
+	c, err := claims.Create(ctx, &api.PersistentVolumeClaim{
+		ObjectMeta: api.ObjectMeta{Name: "db", Namespace: "default", Annotations: map[string]string{"volume.kubernetes.io/selected-node": "node-a"}},
+		Spec: api.PersistentVolumeClaimSpec{AccessModes: []api.PersistentVolumeAccessMode{api.ReadWriteOnce}, StorageClassName: &cname,
+			Resources: api.VolumeResourceRequirements{Requests: api.ResourceList{api.ResourceStorage: resource.MustParse("1Gi")}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pvName := "pvc-" + string(c.UID)
+	finish(t, cl, helperPod(t, cl, "helper-pod-create-"+pvName), api.PodSucceeded, 0)
+	cl.Eventually(20*time.Second, "claim db Bound to "+pvName, func() (bool, error) {
+		c, err := claims.Get(ctx, "db")
+		if err != nil {
+			return false, err
+		}
+		return c.Status.Phase == api.ClaimBound && c.Spec.VolumeName == pvName, fmt.Errorf("phase %s volume %q", c.Status.Phase, c.Spec.VolumeName)
+	})
+	if err := claims.Delete(ctx, "db", nil); err != nil {
+		t.Fatal(err)
+	}
+	finish(t, cl, helperPod(t, cl, "helper-pod-delete-"+pvName), api.PodSucceeded, 0)
+	cl.Eventually(20*time.Second, "volume "+pvName+" deleted", func() (bool, error) {
+		_, err := client.Resource[api.PersistentVolume](cl.Client).Get(ctx, pvName)
+		return apierrors.IsNotFound(err), err
+	})
 }

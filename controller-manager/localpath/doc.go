@@ -23,6 +23,12 @@
 // VolumeFailedDelete event on the volume, retried with back-off. A volume
 // whose node no longer exists is deleted without cleanup, as rancher does.
 //
+// Its writes act as its own service account,
+// kube-system/local-path-provisioner-service-account, whose token the
+// controller-manager asks for (and renews) as kube-controller-manager does
+// with --use-service-account-credentials; the add-on grants it k3s' rules.
+// Its informers are the controller-manager's shared ones.
+//
 // The controller is level-based: one sync per claim or volume reads the
 // caches, starts or checks the helper pod (whose events requeue the claim
 // or volume it works for) and never blocks a worker while the pod runs. A

@@ -109,8 +109,8 @@ func TestServiceAccountIdentity(t *testing.T) {
 	applyAddon(ctx, t, admin)
 	dirOrCreate := api.HostPathDirectoryOrCreate
 	pv := &api.PersistentVolume{ObjectMeta: api.ObjectMeta{Name: "pvc-identity"}, Spec: api.PersistentVolumeSpec{
-		AccessModes: []api.PersistentVolumeAccessMode{api.ReadWriteOnce},
-		Capacity:    api.ResourceList{api.ResourceStorage: resource.MustParse("1Gi")},
+		AccessModes:            []api.PersistentVolumeAccessMode{api.ReadWriteOnce},
+		Capacity:               api.ResourceList{api.ResourceStorage: resource.MustParse("1Gi")},
 		PersistentVolumeSource: api.PersistentVolumeSource{HostPath: &api.HostPathVolumeSource{Path: "/var/lib/minik8s/storage/x", Type: &dirOrCreate}},
 	}}
 	for {

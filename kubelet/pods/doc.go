@@ -18,8 +18,8 @@
 // pod waits), then its hostPath or local PersistentVolume is used in place
 // on the node: the volume's node affinity must admit the node, a hostPath
 // is checked (or created) by its type, a local path must exist, and only
-// local volumes take the fsGroup, as in kube. It knows no driver: it sees the runtime only
-// through kubelet/runtime's interfaces (the kubelet wires in the containerd
+// local volumes take the fsGroup, as in kube. It knows no driver: it sees
+// the runtime only through kubelet/runtime's interfaces (the kubelet wires in the containerd
 // driver, its unit tests kubelet/runtime/fake) and the pod network through
 // its own Network interface.
 package pods
