@@ -18,13 +18,15 @@ type CycleState struct {
 	// SkipFilter and SkipScore name the plugins whose PreFilter/PreScore
 	// returned Skip.
 	SkipFilter, SkipScore map[string]bool
+	// SkipPreBind names the plugins whose PreBindPreFlight returned Skip.
+	SkipPreBind map[string]bool
 	// filters are the Filter plugins not skipped, set by RunPreFilterPlugins.
 	filters []FilterPlugin
 }
 
 // NewCycleState returns an empty state.
 func NewCycleState() *CycleState {
-	return &CycleState{SkipFilter: map[string]bool{}, SkipScore: map[string]bool{}}
+	return &CycleState{SkipFilter: map[string]bool{}, SkipScore: map[string]bool{}, SkipPreBind: map[string]bool{}}
 }
 
 // Write stores v under key.
@@ -59,10 +61,11 @@ type Cloner interface {
 // shared (they must then be read-only).
 func (c *CycleState) Clone() *CycleState {
 	out := &CycleState{
-		data:       make([]stateEntry, len(c.data)),
-		SkipFilter: make(map[string]bool, len(c.SkipFilter)),
-		SkipScore:  make(map[string]bool, len(c.SkipScore)),
-		filters:    c.filters,
+		data:        make([]stateEntry, len(c.data)),
+		SkipFilter:  make(map[string]bool, len(c.SkipFilter)),
+		SkipScore:   make(map[string]bool, len(c.SkipScore)),
+		SkipPreBind: make(map[string]bool, len(c.SkipPreBind)),
+		filters:     c.filters,
 	}
 	for i, e := range c.data {
 		if cl, ok := e.value.(Cloner); ok {
@@ -75,6 +78,9 @@ func (c *CycleState) Clone() *CycleState {
 	}
 	for k, v := range c.SkipScore {
 		out.SkipScore[k] = v
+	}
+	for k, v := range c.SkipPreBind {
+		out.SkipPreBind[k] = v
 	}
 	return out
 }

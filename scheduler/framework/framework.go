@@ -333,10 +333,35 @@ func (f *Framework) RunReservePluginsUnreserve(ctx context.Context, state *Cycle
 	}
 }
 
-// RunPreBindPlugins runs every PreBind in order; the first failure ends
-// the run, as RunReservePluginsReserve ("running PreBind plugin ...").
+// RunPreBindPreFlights asks every PreBind plugin whether it has work for
+// the pod, as kube: Success when one has, Skip when none has (the
+// skipped plugins are recorded in state), or the first error.
+func (f *Framework) RunPreBindPreFlights(ctx context.Context, state *CycleState, pod *api.Pod, nodeName string) *Status {
+	out := NewStatus(Skip)
+	for _, p := range f.preBind {
+		s := p.PreBindPreFlight(ctx, state, pod, nodeName)
+		switch {
+		case s.IsSuccess():
+			out = nil
+		case s.IsSkip():
+			state.SkipPreBind[p.Name()] = true
+		case s.Code == Error:
+			return &Status{Code: Error, Reasons: s.Reasons, Err: fmt.Errorf("running PreBindPreFlight %q: %w", p.Name(), s.AsError()), Plugin: p.Name()}
+		default:
+			return AsStatus(fmt.Errorf("PreBindPreFlight %s returned %q, which is unsupported. It is supposed to return Success, Skip, or Error status", p.Name(), s.Message()))
+		}
+	}
+	return out
+}
+
+// RunPreBindPlugins runs every PreBind not skipped by its PreBindPreFlight,
+// in order; the first failure ends the run, as RunReservePluginsReserve
+// ("running PreBind plugin ...").
 func (f *Framework) RunPreBindPlugins(ctx context.Context, state *CycleState, pod *api.Pod, nodeName string) *Status {
 	for _, p := range f.preBind {
+		if state.SkipPreBind[p.Name()] {
+			continue
+		}
 		s := p.PreBind(ctx, state, pod, nodeName)
 		if s.IsSuccess() {
 			continue

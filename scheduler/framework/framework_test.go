@@ -179,6 +179,14 @@ type recordingPlugin struct {
 	name             string
 	log              *[]string
 	reserve, preBind *framework.Status
+	skipPreBind      bool
+}
+
+func (p *recordingPlugin) PreBindPreFlight(context.Context, *framework.CycleState, *api.Pod, string) *framework.Status {
+	if p.skipPreBind {
+		return framework.NewStatus(framework.Skip)
+	}
+	return nil
 }
 
 func (p *recordingPlugin) Name() string { return p.name }
@@ -205,6 +213,7 @@ func TestReserveAndPreBind(t *testing.T) {
 		name               string
 		aReserve, bReserve *framework.Status
 		bPreBind           *framework.Status
+		aSkipPreBind       bool
 		wantReserve        string // message of the Reserve run ("" success)
 		wantCode           framework.Code
 		wantPlugin         string
@@ -232,6 +241,11 @@ func TestReserveAndPreBind(t *testing.T) {
 			wantLog:     []string{"reserve A n1", "reserve B n1", "unreserve B n1", "unreserve A n1", "prebind A n1", "prebind B n1"},
 		},
 		{
+			name:         "a plugin skipped by its preflight",
+			aSkipPreBind: true,
+			wantLog:      []string{"reserve A n1", "reserve B n1", "unreserve B n1", "unreserve A n1", "prebind B n1"},
+		},
+		{
 			name:        "prebind error is wrapped",
 			bPreBind:    framework.AsStatus(errString("timed out")),
 			wantPreBind: `running PreBind plugin "B": timed out`,
@@ -241,7 +255,7 @@ func TestReserveAndPreBind(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var log []string
-			a := &recordingPlugin{name: "A", log: &log, reserve: tc.aReserve}
+			a := &recordingPlugin{name: "A", log: &log, reserve: tc.aReserve, skipPreBind: tc.aSkipPreBind}
 			b := &recordingPlugin{name: "B", log: &log, reserve: tc.bReserve, preBind: tc.bPreBind}
 			f := framework.New([]framework.WeightedPlugin{{Plugin: a}, {Plugin: b}}, 1)
 			state := framework.NewCycleState()
@@ -253,6 +267,9 @@ func TestReserveAndPreBind(t *testing.T) {
 				t.Errorf("Reserve status code %v plugin %q, want %v %q", st.Code, st.Plugin, tc.wantCode, tc.wantPlugin)
 			}
 			f.RunReservePluginsUnreserve(ctx, state, pod, "n1")
+			if st := f.RunPreBindPreFlights(ctx, state, pod, "n1"); !st.IsSuccess() {
+				t.Fatalf("PreBindPreFlights = %v (one plugin has work)", st)
+			}
 			st = f.RunPreBindPlugins(ctx, state, pod, "n1")
 			if got := st.AsError(); (got == nil) != (tc.wantPreBind == "") || (got != nil && got.Error() != tc.wantPreBind) {
 				t.Fatalf("PreBind = %v, want %q", got, tc.wantPreBind)

@@ -161,9 +161,12 @@ type ReservePlugin interface {
 // PreBindPlugin runs in the binding cycle, off the scheduling loop, before
 // the pod's Binding is posted: it makes the API writes the pod needs first
 // (volumes bound or provisioned) and may wait for them. A failure
-// unreserves the pod and retries it with back-off.
+// unreserves the pod and retries it with back-off. PreBindPreFlight,
+// called first, says whether PreBind has anything to do for the pod:
+// Success, Skip (its PreBind is not called), or an error.
 type PreBindPlugin interface {
 	Plugin
+	PreBindPreFlight(ctx context.Context, state *CycleState, pod *api.Pod, nodeName string) *Status
 	PreBind(ctx context.Context, state *CycleState, pod *api.Pod, nodeName string) *Status
 }
 

@@ -109,6 +109,9 @@ func (s *Scheduler) scheduleOne(ctx context.Context) error {
 	return nil
 }
 
+// errCycleStateNotFound is kube's CycleState.Read error (fwk.ErrNotFound).
+const errCycleStateNotFound = "not found"
+
 // nomination is what a failed cycle does to the pod's nominated node: a
 // nil *nomination keeps it, an empty node clears it.
 type nomination struct{ node string }
@@ -116,6 +119,17 @@ type nomination struct{ node string }
 // runPostFilter runs preemption after no node fitted; its message joins
 // the FitError's, and its result says what becomes of the nomination.
 func (s *Scheduler) runPostFilter(ctx context.Context, state *framework.CycleState, pod *api.Pod, fe *FitError) *nomination {
+	if fe.Diagnosis.PreFilterMsg != "" {
+		// kube-scheduler v1.37's first PostFilter plugin, DynamicResources,
+		// reads the state its PreFilter writes; a PreFilter ordered before
+		// it (all of ours) rejecting the pod leaves none, and the read's
+		// error, "not found", ends the PostFilter run before preemption:
+		// kube's message reads "0/2 nodes are available: <reason>. not
+		// found", and the nomination is kept.
+		fe.Diagnosis.PostFilterMsg = errCycleStateNotFound
+		s.metrics.FrameworkExtension.WithLabelValues("PostFilter", "Error", s.cfg.SchedulerName).Observe(0)
+		return nil
+	}
 	t0 := time.Now()
 	result, st := s.fwk.RunPostFilterPlugins(ctx, state, pod, fe.Diagnosis.NodeToStatus)
 	s.metrics.FrameworkExtension.WithLabelValues("PostFilter", statusLabel(st), s.cfg.SchedulerName).Observe(time.Since(t0).Seconds())
@@ -146,7 +160,16 @@ func (s *Scheduler) observe(result string, start time.Time) {
 func (s *Scheduler) bind(ctx context.Context, state *framework.CycleState, qpi *queue.QueuedPodInfo, assumed *api.Pod, cycle int64, start time.Time) {
 	var err error
 	posted := false // err is the Binding's refusal
-	if st := s.fwk.RunPreBindPlugins(ctx, state, assumed, assumed.Spec.NodeName); !st.IsSuccess() {
+	host := assumed.Spec.NodeName
+	preFlight := s.fwk.RunPreBindPreFlights(ctx, state, assumed, host)
+	if preFlight.IsSuccess() {
+		// PreBind will work (and may wait): tell other components where
+		// the pod goes, as kube does (NominatedNodeNameForExpectation).
+		s.patchNominatedNodeName(ctx, assumed, host)
+	}
+	if !preFlight.IsSuccess() && !preFlight.IsSkip() {
+		err = preFlight.AsError()
+	} else if st := s.fwk.RunPreBindPlugins(ctx, state, assumed, host); !st.IsSuccess() {
 		err = st.AsError()
 	} else {
 		bctx, cancel := context.WithTimeout(ctx, s.cfg.BindTimeout)
@@ -191,6 +214,20 @@ func (s *Scheduler) bind(ctx context.Context, state *framework.CycleState, qpi *
 	s.metrics.PodSchedulingSLI.WithLabelValues(strconv.Itoa(min(qpi.Attempts, 15))).Observe(time.Since(qpi.InitialAttemptTimestamp).Seconds())
 	s.recorder.Eventf(assumed, api.EventTypeNormal, "Scheduled", "Successfully assigned %s/%s to %s", assumed.Namespace, assumed.Name, assumed.Spec.NodeName)
 	s.log.Debug("pod bound", "pod", queue.Key(assumed), "node", assumed.Spec.NodeName, "attempts", qpi.Attempts)
+}
+
+// patchNominatedNodeName sets the pod's status.nominatedNodeName to node,
+// logging a failure (the binding goes on without it).
+func (s *Scheduler) patchNominatedNodeName(ctx context.Context, pod *api.Pod, node string) {
+	if pod.Status.NominatedNodeName == node {
+		return
+	}
+	body, _ := json.Marshal(map[string]any{"status": map[string]any{"nominatedNodeName": node}})
+	pctx, cancel := context.WithTimeout(ctx, s.cfg.BindTimeout)
+	defer cancel()
+	if _, err := s.pods.Namespace(pod.Namespace).Patch(pctx, pod.Name, client.StrategicMergePatchType, body, "status"); err != nil && ctx.Err() == nil {
+		s.log.Warn("could not set the nominated node of a pod in binding", "pod", queue.Key(pod), "node", node, "err", err)
+	}
 }
 
 // schedulePod picks a node for pod: filter, score, select.

@@ -309,6 +309,10 @@ func (s *Scheduler) onPodUpdate(old, p *api.Pod) {
 		}
 	case assigned(p) && assigned(old):
 		s.logErr(s.Cache.UpdatePod(old, p), "update pod in cache", p)
+	case !assigned(p) && s.Cache.IsAssumed(p):
+		// In its binding cycle (PreBind may write its nominated node):
+		// neither queued nor nominated, or its resources would count
+		// twice.
 	case assigned(p):
 		// The binding landed (ours, or another scheduler's).
 		s.Queue.Delete(p)

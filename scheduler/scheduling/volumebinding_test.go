@@ -149,8 +149,10 @@ func TestVolumeBinding(t *testing.T) {
 
 	t.Run("missing claim", func(t *testing.T) {
 		e := e.sub(t)
+		// "not found" is kube v1.37's PostFilter message after a PreFilter
+		// rejection (see runPostFilter); TestVolumeBindingAsKube checks it.
 		e.createPod(podUsing("no-claim", "missing"))
-		e.unschedulable("no-claim", `0/2 nodes are available: persistentvolumeclaim "missing" not found. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.`)
+		e.unschedulable("no-claim", `0/2 nodes are available: persistentvolumeclaim "missing" not found. not found`)
 		// The claim appears: the pod is tried again and its volume
 		// provisioned on the node chosen.
 		e.create(newClaim("missing", "local-path"))
@@ -164,7 +166,7 @@ func TestVolumeBinding(t *testing.T) {
 		e := e.sub(t)
 		e.create(newClaim("imm", "standard"))
 		e.createPod(podUsing("imm-pod", "imm"))
-		e.unschedulable("imm-pod", "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
+		e.unschedulable("imm-pod", "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. not found")
 	})
 
 	t.Run("bound volume pins the pod to its node", func(t *testing.T) {
@@ -204,6 +206,11 @@ func TestVolumeBinding(t *testing.T) {
 		if n := e.pod("static-pod").Spec.NodeName; n != "" {
 			t.Fatalf("pod bound to %s before its claim was", n)
 		}
+		// Waiting in PreBind, the pod says where it goes, as kube's does.
+		e.eventually("nominatedNodeName node-a", func() (bool, string) {
+			n := e.pod("static-pod").Status.NominatedNodeName
+			return n == "node-a", "nominatedNodeName " + n
+		})
 		e.completeBinding("static", "pv-static-a")
 		e.waitBound("static-pod", "node-a")
 	})

@@ -180,6 +180,22 @@ func (pl *Plugin) Unreserve(_ context.Context, state *framework.CycleState, _ *a
 	}
 }
 
+// PreBindPreFlight implements framework.PreBindPlugin: Skip when every
+// claim is bound.
+func (pl *Plugin) PreBindPreFlight(_ context.Context, state *framework.CycleState, _ *api.Pod, nodeName string) *framework.Status {
+	s, err := getStateData(state)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	if s.allBound {
+		return framework.NewStatus(framework.Skip)
+	}
+	if _, ok := s.podVolumesByNode[nodeName]; !ok {
+		return framework.AsStatus(fmt.Errorf("no pod volumes found for node %q", nodeName))
+	}
+	return nil
+}
+
 // PreBind implements framework.PreBindPlugin: the bindings are written
 // and awaited (pod's spec.nodeName is the chosen node).
 func (pl *Plugin) PreBind(ctx context.Context, state *framework.CycleState, pod *api.Pod, nodeName string) *framework.Status {
