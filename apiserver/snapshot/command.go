@@ -86,7 +86,7 @@ func (o *saveOptions) run(ctx context.Context, path string, stdout, stderr io.Wr
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg := etcd.Config{Servers: o.servers, CAFile: o.caFile, CertFile: o.certFile, KeyFile: o.keyFile, StartTimeout: 30 * time.Second, Logger: quietLogger(stderr)}
+	cfg := etcd.Config{Servers: o.servers, CAFile: o.caFile, CertFile: o.certFile, KeyFile: o.keyFile, StartTimeout: 10 * time.Second, Logger: quietLogger(stderr)}
 	switch {
 	case len(o.servers) > 1:
 		return daemon.UsageError(fmt.Errorf("--etcd-servers: a snapshot is taken from one member, got %d URLs", len(o.servers)))
