@@ -178,8 +178,9 @@ func (c *Controller) shouldProvision(pvc *api.PersistentVolumeClaim) (*api.Stora
 // helper on the selected node, then create the PersistentVolume.
 func (c *Controller) syncClaim(ctx context.Context, key string) error {
 	pvc := controller.Cached(c.claims, strings.TrimPrefix(key, claimPrefix))
-	if pvc == nil {
-		return nil
+	if pvc == nil || pvc.DeletionTimestamp != nil {
+		// Gone, or going (held by pvc-protection): nothing to provision.
+		return c.cleanUpAfterClaim(ctx, key)
 	}
 	class, should, err := c.shouldProvision(pvc)
 	if err != nil || !should {
@@ -241,6 +242,52 @@ func (c *Controller) syncClaim(ctx context.Context, key string) error {
 	c.rec.Event(pvc, api.EventTypeNormal, "ProvisioningSucceeded", "Successfully provisioned volume "+pvName)
 	c.log.Info("volume provisioned", "volume", pvName, "claim", pvc.Namespace+"/"+pvc.Name, "node", node.Name)
 	return c.deleteHelper(ctx, actionCreate, pvName)
+}
+
+// cleanUpAfterClaim undoes a provisioning whose claim was deleted before
+// its volume was made (a volume made already is the PV controller's and
+// syncVolume's to reclaim): the create helper is let finish, then a delete
+// helper removes the directory it made, and both go.
+func (c *Controller) cleanUpAfterClaim(ctx context.Context, key string) error {
+	for _, p := range c.pods.Store().List() {
+		if p.Namespace != c.opts.Namespace || p.Annotations[annHelperFor] != key || p.DeletionTimestamp != nil {
+			continue
+		}
+		pvName, create := strings.CutPrefix(p.Name, helperName(actionCreate, ""))
+		if !create {
+			// The delete helper: done once it ended (a failure leaves the
+			// directory, reported in the log).
+			if pvName, ok := strings.CutPrefix(p.Name, helperName(actionDelete, "")); ok && isEnded(p) {
+				if p.Status.Phase == api.PodFailed {
+					c.log.Warn("removing the directory of a deleted claim failed", "claim", key, "volume", pvName)
+				}
+				return c.deleteHelper(ctx, actionDelete, pvName)
+			}
+			continue
+		}
+		if !isEnded(p) {
+			return nil // its end requeues the key
+		}
+		if p.Status.Phase == api.PodSucceeded && len(p.Spec.Containers) == 1 {
+			path := ""
+			for _, e := range p.Spec.Containers[0].Env {
+				if e.Name == "VOL_DIR" {
+					path = e.Value
+				}
+			}
+			if _, err := c.runHelper(ctx, key, actionDelete, pvName, path, p.Spec.NodeName, 0, func() {
+				c.log.Info("claim deleted while provisioning: removing its directory", "claim", key, "volume", pvName, "path", path)
+			}); err != nil {
+				return err
+			}
+		}
+		return c.deleteHelper(ctx, actionCreate, pvName)
+	}
+	return nil
+}
+
+func isEnded(p *api.Pod) bool {
+	return p.Status.Phase == api.PodSucceeded || p.Status.Phase == api.PodFailed
 }
 
 // validate is rancher's check of what it can provision on a node's disk.

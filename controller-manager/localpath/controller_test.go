@@ -364,3 +364,28 @@ func TestProvisionWithPVController(t *testing.T) {
 		return apierrors.IsNotFound(err), err
 	})
 }
+
+// A claim deleted while its directory is being made leaves nothing: once
+// the create helper finished, a delete helper removes the directory, and
+// both helper pods go; no volume is made.
+func TestClaimDeletedWhileProvisioning(t *testing.T) {
+	cl := start(t)
+	c := claim(t, cl, "brief", "local-path", "node-a")
+	pvName := "pvc-" + string(c.UID)
+	create := helperPod(t, cl, "helper-pod-create-"+pvName)
+	if err := client.Resource[api.PersistentVolumeClaim](cl.Client).Namespace("default").Delete(cl.Context(10*time.Second), "brief", nil); err != nil {
+		t.Fatal(err)
+	}
+	finish(t, cl, create, api.PodSucceeded, 0)
+	del := helperPod(t, cl, "helper-pod-delete-"+pvName)
+	if del.Spec.NodeName != "node-a" || envOf(del.Spec.Containers[0], "VOL_DIR") != filepath.Join(root, pvName+"_default_brief") ||
+		!slices.Equal(del.Spec.Containers[0].Command, []string{"sh", "-c", "set -eu\nrm -rf \"$VOL_DIR\"\n"}) {
+		t.Fatalf("delete helper: node %q container %+v", del.Spec.NodeName, del.Spec.Containers[0])
+	}
+	gone(t, cl, create.Name)
+	finish(t, cl, del, api.PodSucceeded, 0)
+	gone(t, cl, del.Name)
+	if _, err := client.Resource[api.PersistentVolume](cl.Client).Get(cl.Context(5*time.Second), pvName); !apierrors.IsNotFound(err) {
+		t.Errorf("volume of a deleted claim: %v", err)
+	}
+}
