@@ -91,6 +91,24 @@ func (e *env) waitBound(claim, volume string) (*api.PersistentVolumeClaim, *api.
 	return pvc, pv
 }
 
+// waitAvailable waits until every volume is Available: only Available
+// volumes are matched, and a new one is Pending until its first sync.
+func (e *env) waitAvailable() {
+	e.T.Helper()
+	e.Eventually(30*time.Second, "the volumes Available", func() (bool, error) {
+		list, err := e.volumes.List(e.ctx, client.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, v := range list.Items {
+			if v.Status.Phase != api.VolumeAvailable {
+				return false, fmt.Errorf("%s %s", v.Name, v.Status.Phase)
+			}
+		}
+		return true, nil
+	})
+}
+
 func (e *env) waitEvent(name, reason, message string) {
 	e.T.Helper()
 	e.Eventually(30*time.Second, fmt.Sprintf("event %s %q on %s", reason, message, name), func() (bool, error) {
@@ -135,6 +153,7 @@ func TestIntegrationBind(t *testing.T) {
 	e.volume("reserved", "1Gi", "", api.PersistentVolumeReclaimRetain, func(pv *api.PersistentVolume) {
 		pv.Spec.ClaimRef = &api.ObjectReference{Namespace: "store", Name: "owner"}
 	})
+	e.waitAvailable()
 
 	e.claim("data", "1500Mi", ptr(""), nil)
 	pvc, pv := e.waitBound("data", "small")
@@ -206,6 +225,7 @@ func TestIntegrationReclaim(t *testing.T) {
 	})
 	e.volume("scratch", "1Gi", "d", api.PersistentVolumeReclaimDelete, func(pv *api.PersistentVolume) { pv.Spec.HostPath.Path = "/tmp/scratch" })
 	e.volume("recycled", "1Gi", "e", api.PersistentVolumeReclaimRecycle, nil)
+	e.waitAvailable()
 	for name, class := range map[string]string{"kept": "a", "stuck": "b", "external": "c", "scratch": "d", "recycled": "e"} {
 		e.claim(name, "1Gi", ptr(class), nil)
 	}
@@ -253,6 +273,7 @@ func TestIntegrationReclaim(t *testing.T) {
 func TestIntegrationProtection(t *testing.T) {
 	e := start(t)
 	e.volume("vol", "1Gi", "", api.PersistentVolumeReclaimRetain, nil)
+	e.waitAvailable()
 	e.claim("data", "1Gi", ptr(""), nil)
 	e.waitBound("data", "vol")
 	pods := client.Resource[api.Pod](e.Client).Namespace(e.ns)
