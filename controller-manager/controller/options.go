@@ -78,6 +78,8 @@ func DefaultOptions() Options {
 			"daemonset":                2,
 			"resourcequota":            5,
 			"horizontalpodautoscaling": 5,
+			// external-provisioner's DefaultThreadiness.
+			"local-path-provisioner": 4,
 		},
 		NodeMonitorGracePeriod:    50 * time.Second,
 		NodeMonitorPeriod:         5 * time.Second,
