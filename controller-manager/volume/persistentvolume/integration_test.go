@@ -366,4 +366,35 @@ func TestIntegrationProvisioning(t *testing.T) {
 		pv.Spec.ClaimRef = storagevolume.ClaimRef(c)
 	})
 	e.waitBound("classless", "local-a")
+
+	// Provisioning on the node the scheduler chose: no provisioner asked
+	// before the selected-node annotation, asked after it.
+	e.claim("wffc", "1Gi", ptr("local-path"), nil)
+	e.waitEvent("wffc", "WaitForFirstConsumer", "waiting for first consumer to be created before binding")
+	if c, err := e.claims.Get(e.ctx, "wffc"); err != nil || c.Annotations[storagevolume.AnnStorageProvisioner] != "" {
+		t.Fatalf("a claim waiting for its first consumer: %v (%v)", c.Annotations, err)
+	}
+	e.Eventually(30*time.Second, "the selected node set", func() (bool, error) {
+		c, err := e.claims.Get(e.ctx, "wffc")
+		if err != nil {
+			return false, err
+		}
+		if c.Annotations == nil {
+			c.Annotations = map[string]string{}
+		}
+		c.Annotations[storagevolume.AnnSelectedNode] = "node-a"
+		_, err = e.claims.Update(e.ctx, c)
+		return err == nil, err
+	})
+	e.waitEvent("wffc", "ExternalProvisioning", "Waiting for a volume to be created either by the external provisioner 'rancher.io/local-path' "+
+		"or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.")
+	c, err = e.claims.Get(e.ctx, "wffc")
+	if err != nil || c.Annotations[storagevolume.AnnStorageProvisioner] != "rancher.io/local-path" {
+		t.Fatalf("claim annotations %v (%v)", c.Annotations, err)
+	}
+	e.volume("pvc-"+string(c.UID), "1Gi", "local-path", api.PersistentVolumeReclaimDelete, func(pv *api.PersistentVolume) {
+		pv.Annotations = map[string]string{storagevolume.AnnDynamicallyProvisioned: "rancher.io/local-path"}
+		pv.Spec.ClaimRef = storagevolume.ClaimRef(c)
+	})
+	e.waitBound("wffc", "pvc-"+string(c.UID))
 }
