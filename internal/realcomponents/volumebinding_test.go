@@ -128,10 +128,14 @@ func volumeBindingScenario(t *testing.T, c *client.Client) []string {
 		if len(size) > 0 {
 			want = resource.MustParse(size[0])
 		}
+		mode := api.ReadWriteOnce
+		if name == "single" {
+			mode = api.ReadWriteOncePod
+		}
 		must(claims.Create(ctx, &api.PersistentVolumeClaim{
 			ObjectMeta: api.ObjectMeta{Namespace: "default", Name: name},
 			Spec: api.PersistentVolumeClaimSpec{
-				AccessModes:      []api.PersistentVolumeAccessMode{api.ReadWriteOnce},
+				AccessModes:      []api.PersistentVolumeAccessMode{mode},
 				StorageClassName: &class,
 				Resources:        api.VolumeResourceRequirements{Requests: api.ResourceList{api.ResourceStorage: want}},
 			},
@@ -161,6 +165,9 @@ func volumeBindingScenario(t *testing.T, c *client.Client) []string {
 			ObjectMeta: api.ObjectMeta{Name: name, Namespace: "default"},
 			Spec:       api.PodSpec{NodeSelector: nodeSelector, Containers: []api.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}},
 		}
+		if name == "single-user" {
+			p.Spec.NodeName = "node-a" // placed already
+		}
 		for i, cn := range claimNames {
 			p.Spec.Volumes = append(p.Spec.Volumes, api.Volume{Name: fmt.Sprintf("v%d", i), VolumeSource: api.VolumeSource{PersistentVolumeClaim: &api.PersistentVolumeClaimVolumeSource{ClaimName: cn}}})
 		}
@@ -177,6 +184,10 @@ func volumeBindingScenario(t *testing.T, c *client.Client) []string {
 	pod("orphan", nil, "orphan")
 	claim("nothing-fits", "manual", "5Gi")
 	pod("nothing-fits", nil, "nothing-fits")
+	claim("single", "local-path")
+	pod("single-user", nil, "single")
+	time.Sleep(time.Second) // let the informers see the pod placed
+	pod("single-second", nil, "single")
 	// Pods that can.
 	volume("pv-b", "manual", "node-b")
 	claim("pinned", "manual")
@@ -204,7 +215,7 @@ func volumeBindingScenario(t *testing.T, c *client.Client) []string {
 		})
 		out = append(out, line)
 	}
-	for _, name := range []string{"missing", "immediate", "orphan", "nothing-fits"} {
+	for _, name := range []string{"missing", "immediate", "orphan", "nothing-fits", "single-second"} {
 		var line string
 		waitFor(ctx, t, "FailedScheduling of "+name, func() (bool, string) {
 			line = ""
