@@ -184,6 +184,11 @@ func volumeBindingScenario(t *testing.T, c *client.Client) []string {
 	pod("orphan", nil, "orphan")
 	claim("nothing-fits", "manual", "5Gi")
 	pod("nothing-fits", nil, "nothing-fits")
+	// A claim being deleted (held by the pvc-protection finalizer, which
+	// no controller lifts here).
+	claim("leaving", "local-path")
+	must(nil, claims.Delete(ctx, "leaving", nil))
+	pod("leaving", nil, "leaving")
 	claim("single", "local-path")
 	pod("single-user", nil, "single")
 	time.Sleep(time.Second) // let the informers see the pod placed
@@ -215,7 +220,7 @@ func volumeBindingScenario(t *testing.T, c *client.Client) []string {
 		})
 		out = append(out, line)
 	}
-	for _, name := range []string{"missing", "immediate", "orphan", "nothing-fits", "single-second"} {
+	for _, name := range []string{"missing", "immediate", "orphan", "nothing-fits", "single-second", "leaving"} {
 		var line string
 		waitFor(ctx, t, "FailedScheduling of "+name, func() (bool, string) {
 			line = ""
