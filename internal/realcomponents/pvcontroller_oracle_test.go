@@ -26,7 +26,8 @@ import (
 // volumes' phases, claimRefs and annotations, after binding (best match,
 // pre-bound both ways, an external provisioner's class) and after the
 // claims of a Retain, an undeletable Delete and an externally provisioned
-// Delete volume are deleted; and the controllers' events.
+// Delete volume are deleted, and once a bound volume is gone (Lost); and
+// the controllers' events.
 func TestPersistentVolumeControllerAsKube(t *testing.T) {
 	// controllermanagertest sets KUBECONFIG: not parallel.
 	kube := startKubeAPIServer(t)
@@ -190,6 +191,25 @@ func TestPersistentVolumeControllerAsKube(t *testing.T) {
 			strings.Contains(s, "volume ext: Released") && !strings.Contains(s, "claim keep")
 	})
 
+	// A bound volume deleted, its protection finalizer taken off by
+	// hand: the claim is Lost.
+	for _, cl := range clusters {
+		pvs := client.Resource[api.PersistentVolume](cl.c)
+		if err := pvs.Delete(ctx, "small", nil); err != nil {
+			t.Fatalf("%s: %v", cl.name, err)
+		}
+		waitFor(ctx, t, cl.name+": the finalizer of the deleted volume off", func() (bool, string) {
+			pv, err := pvs.Get(ctx, "small")
+			if err != nil {
+				return false, err.Error()
+			}
+			pv.Finalizers = nil
+			_, err = pvs.Update(ctx, pv)
+			return err == nil, fmt.Sprint(err)
+		})
+	}
+	converge("lost", func(s string) bool { return strings.Contains(s, "claim data: Lost") && !strings.Contains(s, "volume small") })
+
 	// The events: reason and message per object (kube's come as its
 	// operations finish: polled until both have the same).
 	var events [2][]string
@@ -213,7 +233,7 @@ func TestPersistentVolumeControllerAsKube(t *testing.T) {
 			}
 			sort.Strings(events[i])
 		}
-		return slices.Equal(events[0], events[1]) && len(events[0]) >= 4,
+		return slices.Equal(events[0], events[1]) && len(events[0]) >= 5,
 			"kube:\n" + strings.Join(events[0], "\n") + "\nminik8s:\n" + strings.Join(events[1], "\n")
 	})
 	t.Logf("events:\n%s", strings.Join(events[0], "\n"))
