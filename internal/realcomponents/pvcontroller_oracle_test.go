@@ -208,7 +208,9 @@ func TestPersistentVolumeControllerAsKube(t *testing.T) {
 			return err == nil, fmt.Sprint(err)
 		})
 	}
-	converge("lost", func(s string) bool { return strings.Contains(s, "claim data: Lost") && !strings.Contains(s, "volume small") })
+	converge("lost", func(s string) bool {
+		return strings.Contains(s, "claim data: Lost") && !strings.Contains(s, "volume small")
+	})
 
 	// The events: reason and message per object (kube's come as its
 	// operations finish: polled until both have the same).
