@@ -57,6 +57,9 @@ type Options struct {
 	LocalPathRoot        string
 	LocalPathHelperImage string
 	LocalPathNamespace   string
+	// PVClaimBinderSyncPeriod is how often the persistentvolume-binder
+	// syncs every claim and volume again.
+	PVClaimBinderSyncPeriod time.Duration
 }
 
 // DefaultOptions returns kube-controller-manager's defaults.
@@ -92,6 +95,7 @@ func DefaultOptions() Options {
 		AllocateNodeCIDRs:         true,
 		TerminatedPodGCThreshold:  12500,
 		ResourceQuotaSyncPeriod:   5 * time.Minute,
+		PVClaimBinderSyncPeriod:   15 * time.Second,
 
 		HPASyncPeriod:              15 * time.Second,
 		HPADownscaleStabilization:  5 * time.Minute,
@@ -150,6 +154,7 @@ func (o *Options) AddFlags(section func(name string) *pflag.FlagSet) {
 	fs.StringVar(&o.LocalPathRoot, "local-path-root", o.LocalPathRoot, "Directory on every node under which the local-path provisioner makes volumes.")
 	fs.StringVar(&o.LocalPathHelperImage, "local-path-helper-image", o.LocalPathHelperImage, "Image of the local-path provisioner's helper pods, which create and remove volume directories; it must be on every node.")
 	fs.StringVar(&o.LocalPathNamespace, "local-path-namespace", o.LocalPathNamespace, "Namespace of the local-path provisioner's helper pods.")
+	section("persistentvolume-binder controller").DurationVar(&o.PVClaimBinderSyncPeriod, "pvclaimbinder-sync-period", o.PVClaimBinderSyncPeriod, "The period for syncing persistent volumes and persistent volume claims")
 	section("podgc controller").IntVar(&o.TerminatedPodGCThreshold, "terminated-pod-gc-threshold", o.TerminatedPodGCThreshold, "Number of terminated pods kept before the pod GC deletes the oldest.")
 	o.addConcurrentSyncs(section, "replicaset", "replicationcontroller", "resourcequota")
 	section("resourcequota controller").DurationVar(&o.ResourceQuotaSyncPeriod, "resource-quota-sync-period", o.ResourceQuotaSyncPeriod, "The period for syncing quota usage status in the system")
@@ -199,7 +204,7 @@ func (o *Options) Validate() error {
 		flag string
 		v    time.Duration
 	}{{"node-monitor-grace-period", o.NodeMonitorGracePeriod}, {"node-monitor-period", o.NodeMonitorPeriod},
-		{"resource-quota-sync-period", o.ResourceQuotaSyncPeriod}} {
+		{"resource-quota-sync-period", o.ResourceQuotaSyncPeriod}, {"pvclaimbinder-sync-period", o.PVClaimBinderSyncPeriod}} {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Errorf("--%s must be positive, got %v", d.flag, d.v))
 		}

@@ -27,7 +27,7 @@ var daemons = []struct {
 	{"controller-manager", controllermanager.NewCommand, []string{"Generic", "Secure serving", "Authentication", "Authorization", "Daemonset controller",
 		"Deployment controller", "Endpoint controller", "Endpointslice controller", "Endpointslicemirroring controller", "Garbagecollector controller", "Job controller",
 		"Namespace controller", "Horizontalpodautoscaling controller", "Nodeipam controller", "Nodelifecycle controller",
-		"Podgc controller", "Replicaset controller", "Replicationcontroller controller", "Resourcequota controller", "Serviceaccount controller", "Statefulset controller", "Leader election", "Misc", "Logs", "Global"}},
+		"Local-path-provisioner controller", "Persistentvolume-binder controller", "Podgc controller", "Replicaset controller", "Replicationcontroller controller", "Resourcequota controller", "Serviceaccount controller", "Statefulset controller", "Leader election", "Misc", "Logs", "Global"}},
 	{"kubelet", kubelet.NewCommand, []string{"Misc", "Bootstrap", "Node", "Serving", "Container runtime", "Pods", "Networking", "Proxy", "Logs", "Global"}},
 	{"cluster-dns", clusterdns.NewCommand, []string{"Misc", "DNS", "Serving", "Logs", "Global"}},
 }

@@ -14,11 +14,6 @@ import (
 	"github.com/minik8s/minik8s/internal/informer"
 )
 
-// ResyncPeriod is kube's --pvclaimbinder-sync-period default: every claim
-// and volume is synced again this often (a default class that appeared, a
-// provisioner that never came, a WaitForFirstConsumer claim's event).
-const ResyncPeriod = 15 * time.Second
-
 // key is one unit of work: a volume (by name) or a claim (namespace/name).
 type key struct {
 	volume bool
@@ -35,7 +30,10 @@ type Controller struct {
 	pods    *informer.Informer[api.Pod]
 	events  events.Recorder
 	log     *slog.Logger
-	resync  time.Duration
+	// resync is --pvclaimbinder-sync-period: every claim and volume is
+	// synced again this often (a default class that appeared, a
+	// provisioner that never came, a WaitForFirstConsumer claim's event).
+	resync time.Duration
 
 	// written holds the objects this controller wrote until its
 	// informers show them (kube's storeVolumeUpdate/storeClaimUpdate), so
@@ -57,7 +55,7 @@ func New(ctx *controller.Context) (controller.Interface, error) {
 				informer.Shared[api.PersistentVolumeClaim](f, "", client.ListOptions{}),
 				informer.Shared[api.StorageClass](f, "", client.ListOptions{}),
 				informer.Shared[api.Pod](f, "", client.ListOptions{}),
-				rec, log, ResyncPeriod)
+				rec, log, ctx.Options.PVClaimBinderSyncPeriod)
 			if err != nil {
 				return nil, err
 			}
