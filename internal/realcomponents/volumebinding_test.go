@@ -88,11 +88,11 @@ func volumeBindingScenario(t *testing.T, c *client.Client) []string {
 			t.Fatal(err)
 		}
 	}
-	for _, n := range []string{"node-a", "node-b"} {
+	for zone, n := range map[string]string{"z1": "node-a", "z2": "node-b"} {
 		res := api.ResourceList{api.ResourceCPU: resource.MustParse("4"), api.ResourceMemory: resource.MustParse("8Gi"), api.ResourcePods: resource.MustParse("110")}
 		now := api.Now()
 		must(client.Resource[api.Node](c).Create(ctx, &api.Node{
-			ObjectMeta: api.ObjectMeta{Name: n, Labels: map[string]string{api.LabelHostname: n}},
+			ObjectMeta: api.ObjectMeta{Name: n, Labels: map[string]string{api.LabelHostname: n, api.LabelTopologyZone: zone}},
 			Status: api.NodeStatus{Capacity: res, Allocatable: res, Conditions: []api.NodeCondition{{Type: api.NodeReady, Status: api.ConditionTrue,
 				Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now}}},
 		}))
@@ -106,8 +106,12 @@ func volumeBindingScenario(t *testing.T, c *client.Client) []string {
 	pvs := client.Resource[api.PersistentVolume](c)
 	claims := client.Resource[api.PersistentVolumeClaim](c).Namespace("default")
 	volume := func(name, class, node string) {
+		var labels map[string]string
+		if name == "pv-zoned" {
+			labels = map[string]string{api.LabelTopologyZone: "z2"}
+		}
 		pv, err := pvs.Create(ctx, &api.PersistentVolume{
-			ObjectMeta: api.ObjectMeta{Name: name},
+			ObjectMeta: api.ObjectMeta{Name: name, Labels: labels},
 			Spec: api.PersistentVolumeSpec{
 				Capacity:                      api.ResourceList{api.ResourceStorage: resource.MustParse("1Gi")},
 				PersistentVolumeSource:        api.PersistentVolumeSource{Local: &api.LocalVolumeSource{Path: "/mnt/" + name}},
@@ -189,11 +193,34 @@ func volumeBindingScenario(t *testing.T, c *client.Client) []string {
 	claim("leaving", "local-path")
 	must(nil, claims.Delete(ctx, "leaving", nil))
 	pod("leaving", nil, "leaving")
+	// A claim bound to a volume that does not exist.
+	claim("ghost", "manual")
+	pvc, err := claims.Get(ctx, "ghost")
+	must(pvc, err)
+	pvc.Spec.VolumeName = "ghost"
+	pvc.Annotations = map[string]string{storagevolume.AnnBindCompleted: "yes"}
+	must(claims.Update(ctx, pvc))
+	pod("ghost", nil, "ghost")
 	claim("single", "local-path")
 	pod("single-user", nil, "single")
 	time.Sleep(time.Second) // let the informers see the pod placed
 	pod("single-second", nil, "single")
 	// Pods that can.
+	// A volume labelled with zone z2, reachable (by node affinity) from
+	// both nodes: the zone decides.
+	volume("pv-zoned", "manual", "node-a")
+	must(nil, func() error {
+		pv, err := pvs.Get(ctx, "pv-zoned")
+		if err != nil {
+			return err
+		}
+		pv.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0].Values = []string{"node-a", "node-b"}
+		_, err = pvs.Update(ctx, pv)
+		return err
+	}())
+	claim("zoned", "manual")
+	bind("zoned", "pv-zoned")
+	pod("zoned", nil, "zoned")
 	volume("pv-b", "manual", "node-b")
 	claim("pinned", "manual")
 	bind("pinned", "pv-b")
@@ -220,7 +247,7 @@ func volumeBindingScenario(t *testing.T, c *client.Client) []string {
 		})
 		out = append(out, line)
 	}
-	for _, name := range []string{"missing", "immediate", "orphan", "nothing-fits", "single-second", "leaving"} {
+	for _, name := range []string{"missing", "immediate", "orphan", "nothing-fits", "single-second", "leaving", "ghost"} {
 		var line string
 		waitFor(ctx, t, "FailedScheduling of "+name, func() (bool, string) {
 			line = ""
@@ -260,7 +287,7 @@ func volumeBindingScenario(t *testing.T, c *client.Client) []string {
 	bind("static", "pv-a")
 	volume("pvc-dynamic", "local-path", "node-b")
 	bind("dynamic", "pvc-dynamic")
-	for _, name := range []string{"pinned", "static", "dynamic"} {
+	for _, name := range []string{"pinned", "static", "dynamic", "zoned"} {
 		var node string
 		waitFor(ctx, t, name+" bound", func() (bool, string) {
 			p, err := pods.Get(ctx, name)

@@ -18,7 +18,7 @@ import (
 // NodeResourcesFit 1, BalancedAllocation 1, NodeAffinity 2,
 // TaintToleration 3, spreading 2 (PodTopologySpread's weight),
 // InterPodAffinity 2. The volume plugins (VolumeRestrictions,
-// VolumeBinding), built by the scheduler over its informers, filter after
+// VolumeBinding, VolumeZone), built by the scheduler over its informers, filter after
 // NodeResourcesFit, in the order given, as in kube.
 func Default(h framework.Handle, volumes ...framework.Plugin) []framework.WeightedPlugin {
 	out := []framework.WeightedPlugin{

@@ -22,6 +22,7 @@ import (
 	"github.com/minik8s/minik8s/scheduler/plugins/nodeready"
 	"github.com/minik8s/minik8s/scheduler/plugins/volumebinding"
 	"github.com/minik8s/minik8s/scheduler/plugins/volumerestrictions"
+	"github.com/minik8s/minik8s/scheduler/plugins/volumezone"
 	"github.com/minik8s/minik8s/scheduler/queue"
 )
 
@@ -129,7 +130,8 @@ func New(cfg Config) (*Scheduler, error) {
 	preemption := defaultpreemption.New(s, defaultpreemption.NewAPIEvictor(cfg.Client, cfg.Recorder), s.metrics.Preemption, cfg.Logger)
 	volumeBinding := volumebinding.New(volumes, volumebinding.NewAPIWriter(cfg.Client), cfg.VolumeBindTimeout, cfg.Logger)
 	volumeRestrictions := volumerestrictions.New(volumes.Claims, s)
-	s.fwk = framework.New(append(plugins.Default(s, volumeRestrictions, volumeBinding), framework.WeightedPlugin{Plugin: preemption}), cfg.Parallelism)
+	volumeZone := volumezone.New(volumezone.Listers{Claims: volumes.Claims, Volumes: volumes.Volumes, Classes: volumes.Classes})
+	s.fwk = framework.New(append(plugins.Default(s, volumeRestrictions, volumeBinding, volumeZone), framework.WeightedPlugin{Plugin: preemption}), cfg.Parallelism)
 	s.fwk.SetPodNominator(s.Nominator)
 	if cfg.Registry != nil {
 		if err := s.metrics.Register(cfg.Registry); err != nil {
