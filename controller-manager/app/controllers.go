@@ -24,6 +24,7 @@ import (
 	"github.com/minik8s/minik8s/controller-manager/serviceaccount"
 	"github.com/minik8s/minik8s/controller-manager/statefulset"
 	"github.com/minik8s/minik8s/controller-manager/ttlafterfinished"
+	"github.com/minik8s/minik8s/controller-manager/volume/ephemeral"
 	"github.com/minik8s/minik8s/controller-manager/volume/persistentvolume"
 	"github.com/minik8s/minik8s/controller-manager/volume/pvcprotection"
 	"github.com/minik8s/minik8s/controller-manager/volume/pvprotection"
@@ -39,6 +40,7 @@ var constructors = map[string]controller.Constructor{
 	"endpoints":                endpoints.New,
 	"endpointslice":            endpointslice.New,
 	"endpointslicemirroring":   endpointslicemirroring.New,
+	"ephemeral-volume":         ephemeral.New,
 	"garbagecollector":         garbagecollector.New,
 	"horizontalpodautoscaling": podautoscaler.New,
 	"job":                      job.New,

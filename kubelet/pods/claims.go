@@ -20,8 +20,8 @@ import (
 // plugin.
 const localVolumePlugin = "kubernetes.io~local-volume"
 
-// claimedVolume is a persistentVolumeClaim volume resolved to the
-// PersistentVolume bound to its claim.
+// claimedVolume is a persistentVolumeClaim or generic ephemeral volume
+// resolved to the PersistentVolume bound to its claim.
 type claimedVolume struct {
 	pv       *api.PersistentVolume
 	readOnly bool
@@ -63,15 +63,15 @@ func usedVolumes(pod *api.Pod) map[string]bool {
 	return used
 }
 
-// resolveClaims resolves every used persistentVolumeClaim volume of the
-// pod to its bound volume, as kube's desired-state populator does; the
-// volumes it could not resolve make a *mountWaitError.
+// resolveClaims resolves every used persistentVolumeClaim and generic
+// ephemeral volume of the pod to its bound volume, as kube's desired-state
+// populator does; the volumes it could not resolve make a *mountWaitError.
 func (m *Manager) resolveClaims(ctx context.Context, pod *api.Pod) (map[string]claimedVolume, error) {
 	used := usedVolumes(pod)
 	out := map[string]claimedVolume{}
 	werr := &mountWaitError{}
 	for _, v := range pod.Spec.Volumes {
-		if v.PersistentVolumeClaim == nil || !used[v.Name] {
+		if name, _ := storagevolume.PodVolumeClaimName(pod, &v); name == "" || !used[v.Name] {
 			continue
 		}
 		cv, err := m.resolveClaim(ctx, pod, v)
@@ -90,9 +90,12 @@ func (m *Manager) resolveClaims(ctx context.Context, pod *api.Pod) (map[string]c
 }
 
 // resolveClaim finds the volume bound to the claim of v, with kube's
-// checks and messages (createVolumeSpec, getPVCExtractPV, getPVSpec).
+// checks and messages (createVolumeSpec, getPVCExtractPV, getPVSpec). The
+// claim of an ephemeral volume (POD-VOLUME, made by the ephemeral volume
+// controller) is used as a persistentVolumeClaim's, once it is known to
+// be the pod's own: a claim of that name someone else made is refused.
 func (m *Manager) resolveClaim(ctx context.Context, pod *api.Pod, v api.Volume) (claimedVolume, error) {
-	name := v.PersistentVolumeClaim.ClaimName
+	name, ephemeral := storagevolume.PodVolumeClaimName(pod, &v)
 	fail := func(err error) (claimedVolume, error) {
 		return claimedVolume{}, fmt.Errorf("error processing PVC %s/%s: %v", pod.Namespace, name, err)
 	}
@@ -111,6 +114,11 @@ func (m *Manager) resolveClaim(ctx context.Context, pod *api.Pod, v api.Volume) 
 	if pvc.Spec.VolumeName == "" {
 		return fail(errors.New("PVC has empty pvc.Spec.VolumeName"))
 	}
+	if ephemeral {
+		if err := storagevolume.VolumeIsForPod(pod, pvc); err != nil {
+			return claimedVolume{}, err
+		}
+	}
 	pv, err := client.Resource[api.PersistentVolume](m.client).Get(ctx, pvc.Spec.VolumeName)
 	if err != nil {
 		return fail(fmt.Errorf("failed to fetch PV %s from API server: %v", pvc.Spec.VolumeName, err))
@@ -128,7 +136,8 @@ func (m *Manager) resolveClaim(ctx context.Context, pod *api.Pod, v api.Volume) 
 	if mode != api.PersistentVolumeFilesystem {
 		return claimedVolume{}, fmt.Errorf("volume %s has volumeMode %s, but is specified in volumeMounts", v.Name, mode)
 	}
-	return claimedVolume{pv: pv, readOnly: v.PersistentVolumeClaim.ReadOnly}, nil
+	// An ephemeral volume has no readOnly of its own.
+	return claimedVolume{pv: pv, readOnly: v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ReadOnly}, nil
 }
 
 // pvSetUpError is a volume of a claim that could not be set up, named by

@@ -223,3 +223,59 @@ func TestFakeLocalVolumeReadOnlyAndFSGroup(t *testing.T) {
 		}
 	}
 }
+
+// A generic ephemeral volume is the claim POD-VOLUME: while it is missing
+// the pod waits as for a missing claim; a claim of that name the pod does
+// not control is refused with kube's message (its volume never mounted);
+// the pod's own claim, bound, is mounted as a persistentVolumeClaim's.
+func TestFakeEphemeralVolume(t *testing.T) {
+	n := newFakeNode(t, nil)
+	pod := fakePod("db", api.Container{Name: "main", VolumeMounts: []api.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}})
+	pod.Spec.Volumes = []api.Volume{{Name: "scratch", VolumeSource: api.VolumeSource{
+		Ephemeral: []byte(`{"volumeClaimTemplate":{"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}}`)}}}
+	if err := n.api.Add(pod); err != nil {
+		t.Fatal(err)
+	}
+	if !n.api.Object(api.ResourceInfo{Resource: "pods", Namespaced: true}, "default", "db", pod) {
+		t.Fatal("pod not stored")
+	}
+	want := `Warning FailedMount Unable to attach or mount volumes: unmounted volumes=[scratch], unattached volumes=[], failed to process volumes=[scratch]: error processing PVC default/db-scratch: failed to fetch PVC from API server: persistentvolumeclaims "db-scratch" not found`
+	n.wait("FailedMount for the claim not yet made", func() bool { return n.hasEvent(want) })
+
+	// Someone else's claim of that name, bound: refused.
+	addBound(t, n.api, "db-scratch", hostPathPV("pv-other", t.TempDir()), "")
+	want = `Warning FailedMount Unable to attach or mount volumes: unmounted volumes=[scratch], unattached volumes=[], failed to process volumes=[scratch]: PVC default/db-scratch was not created for pod default/db (pod is not owner)`
+	n.wait("FailedMount for a claim the pod does not own", func() bool { return n.hasEvent(want) })
+	if acts := n.rt.Actions(); len(acts) > 0 {
+		t.Fatalf("runtime actions for a pod whose ephemeral claim is someone else's: %q", acts)
+	}
+
+	// The pod's own claim.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := client.Resource[api.PersistentVolumeClaim](n.api.Client()).Namespace("default").Delete(ctx, "db-scratch", nil); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "scratch")
+	yes := true
+	own := &api.PersistentVolumeClaim{
+		ObjectMeta: api.ObjectMeta{Name: "db-scratch", Namespace: "default",
+			OwnerReferences: []api.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "db", UID: pod.UID, Controller: &yes}}},
+		Spec:   api.PersistentVolumeClaimSpec{VolumeName: "pv-own"},
+		Status: api.PersistentVolumeClaimStatus{Phase: api.ClaimBound},
+	}
+	if err := n.api.Add(own); err != nil {
+		t.Fatal(err)
+	}
+	n.api.Object(api.ResourceInfo{Resource: "persistentvolumeclaims", Namespaced: true}, "default", "db-scratch", own)
+	pv := hostPathPV("pv-own", dir)
+	pv.Spec.ClaimRef = &api.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "default", Name: "db-scratch", UID: own.UID}
+	if err := n.api.Add(pv); err != nil {
+		t.Fatal(err)
+	}
+	n.waitPod("db", "Running", isRunning)
+	m, ok := n.mountOf("db", "/scratch")
+	if !ok || m.HostPath != dir || m.ReadOnly {
+		t.Errorf("mount of /scratch: %+v (found %v), want %s read-write", m, ok, dir)
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/storagevolume"
 	"github.com/minik8s/minik8s/kubelet/poddns"
 	"github.com/minik8s/minik8s/kubelet/runtime"
 	"github.com/minik8s/minik8s/kubelet/subpath"
@@ -120,7 +121,8 @@ func (e *volumeError) Error() string {
 func (e *volumeError) Unwrap() error { return e.err }
 
 // setUpVolumes materializes the pod's volumes and returns their host paths
-// by volume name. The claims of persistentVolumeClaim volumes are resolved
+// by volume name. The claims of persistentVolumeClaim and generic
+// ephemeral volumes are resolved
 // first: one that cannot be (missing, unbound) is a *mountWaitError once
 // the other volumes are set up, as kube's volume manager mounts what it
 // can while it waits. A volume that fails to set up is a *volumeError
@@ -131,7 +133,7 @@ func (m *Manager) setUpVolumes(ctx context.Context, pod *api.Pod) (map[string]st
 	paths := map[string]string{}
 	dir := filepath.Join(m.podDir(string(pod.UID)), "volumes")
 	for _, v := range pod.Spec.Volumes {
-		if v.PersistentVolumeClaim != nil {
+		if claim, _ := storagevolume.PodVolumeClaimName(pod, &v); claim != "" {
 			cv, ok := claims[v.Name]
 			if !ok || !used[v.Name] {
 				continue
