@@ -93,6 +93,7 @@ func TestPersistentVolumeControllerAsKube(t *testing.T) {
 		claim("stuck", "1Gi", str("b"), nil),
 		claim("ext", "1Gi", str("c"), nil),
 		claim("fast", "1Gi", str("fast"), nil),
+		claim("no-such-class", "1Gi", str("missing"), nil),
 	}
 	for _, cl := range clusters {
 		if _, err := client.Resource[api.StorageClass](cl.c).Create(ctx, &api.StorageClass{ObjectMeta: api.ObjectMeta{Name: "fast"},
@@ -235,7 +236,7 @@ func TestPersistentVolumeControllerAsKube(t *testing.T) {
 			}
 			sort.Strings(events[i])
 		}
-		return slices.Equal(events[0], events[1]) && len(events[0]) >= 5,
+		return slices.Equal(events[0], events[1]) && len(events[0]) >= 6,
 			"kube:\n" + strings.Join(events[0], "\n") + "\nminik8s:\n" + strings.Join(events[1], "\n")
 	})
 	t.Logf("events:\n%s", strings.Join(events[0], "\n"))

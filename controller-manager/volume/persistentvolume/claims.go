@@ -175,9 +175,15 @@ func (c *Controller) assignDefaultStorageClass(ctx context.Context, claim *api.P
 // names, which kube would run in-tree: they fail as kube's do when the
 // plugin is missing.
 func (c *Controller) provisionClaim(ctx context.Context, claim *api.PersistentVolumeClaim) error {
-	class, err := c.class(storagevolume.ClaimClass(claim))
+	name := storagevolume.ClaimClass(claim)
+	class, err := c.class(name)
 	if err != nil {
-		c.events.Event(claim, api.EventTypeWarning, reasonProvisioningFailed, err.Error())
+		msg := err.Error()
+		if apierrors.IsNotFound(err) {
+			// client-go's lister error, singular resource and all.
+			msg = fmt.Sprintf("storageclass.storage.k8s.io %q not found", name)
+		}
+		c.events.Event(claim, api.EventTypeWarning, reasonProvisioningFailed, msg)
 		return nil
 	}
 	provisioner := class.Provisioner
