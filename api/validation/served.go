@@ -3,7 +3,6 @@ package validation
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/minik8s/minik8s/api/cron"
 	"github.com/minik8s/minik8s/api/field"
 	"github.com/minik8s/minik8s/api/labels"
-	"github.com/minik8s/minik8s/api/naming"
 )
 
 // The kinds served for the real kube-scheduler and kube-controller-manager
@@ -63,19 +61,8 @@ func validateServed(obj, old api.Object) (errs field.ErrorList, ok bool) {
 			oldSpec = &old.(*api.HorizontalPodAutoscaler).Spec
 		}
 		errs = validateHorizontalPodAutoscalerSpec(&o.Spec, oldSpec, spec)
-	case *api.PersistentVolumeClaim:
-		errs = validatePersistentVolumeClaimSpec(&o.Spec, spec)
-	case *api.PersistentVolume:
-		errs = validatePersistentVolumeSpec(&o.Spec, spec)
-	case *api.StorageClass:
-		if o.Provisioner == "" {
-			errs = append(errs, field.Required(field.NewPath("provisioner"), ""))
-		}
-		if old != nil {
-			o2 := old.(*api.StorageClass)
-			errs = append(errs, validateImmutable(o.Provisioner, o2.Provisioner, field.NewPath("provisioner"))...)
-			errs = append(errs, validateImmutable(o.Parameters, o2.Parameters, field.NewPath("parameters"))...)
-		}
+	case *api.PersistentVolumeClaim, *api.PersistentVolume, *api.StorageClass, *api.CSIDriver, *api.CSINode, *api.VolumeAttachment:
+		errs = validateStorage(obj, old)
 	case *api.PodTemplate:
 		errs = ValidatePodTemplateSpec(&o.Template, field.NewPath("template"))
 	case *api.ControllerRevision:
@@ -246,89 +233,6 @@ func validatePodDisruptionBudgetSpec(s *api.PodDisruptionBudgetSpec, p *field.Pa
 		errs = append(errs, field.NotSupported(p.Child("unhealthyPodEvictionPolicy"), *pol, []string{"AlwaysAllow", "IfHealthyBudget"}))
 	}
 	return errs
-}
-
-var accessModes = []string{string(api.ReadWriteOnce), string(api.ReadOnlyMany), string(api.ReadWriteMany), string(api.ReadWriteOncePod)}
-
-func validateAccessModes(modes []api.PersistentVolumeAccessMode, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if len(modes) == 0 {
-		errs = append(errs, field.Required(p, "at least 1 access mode is required"))
-	}
-	for _, m := range modes {
-		if !slices.Contains(accessModes, string(m)) {
-			errs = append(errs, field.NotSupported(p, string(m), accessModes))
-		}
-	}
-	if slices.Contains(modes, api.ReadWriteOncePod) && len(modes) > 1 {
-		errs = append(errs, field.Forbidden(p, "may not use ReadWriteOncePod with other access modes"))
-	}
-	return errs
-}
-
-func validatePersistentVolumeClaimSpec(s *api.PersistentVolumeClaimSpec, p *field.Path) field.ErrorList {
-	errs := validateAccessModes(s.AccessModes, p.Child("accessModes"))
-	if s.Selector != nil {
-		errs = append(errs, ValidateLabelSelector(s.Selector, LabelSelectorOptions{}, p.Child("selector"))...)
-	}
-	storage := p.Child("resources").Key(string(api.ResourceStorage))
-	q, ok := s.Resources.Requests[api.ResourceStorage]
-	switch {
-	case !ok:
-		errs = append(errs, field.Required(storage, ""))
-	case q.Sign() <= 0:
-		errs = append(errs, field.Invalid(storage, q.String(), "must be greater than zero"))
-	}
-	if s.StorageClassName != nil && *s.StorageClassName != "" {
-		for _, msg := range naming.IsDNS1123Subdomain(*s.StorageClassName) {
-			errs = append(errs, field.Invalid(p.Child("storageClassName"), *s.StorageClassName, msg))
-		}
-	}
-	return errs
-}
-
-func validatePersistentVolumeSpec(s *api.PersistentVolumeSpec, p *field.Path) field.ErrorList {
-	errs := validateAccessModes(s.AccessModes, p.Child("accessModes"))
-	if len(s.Capacity) == 0 {
-		errs = append(errs, field.Required(p.Child("capacity"), ""))
-	} else if _, ok := s.Capacity[api.ResourceStorage]; !ok || len(s.Capacity) > 1 {
-		errs = append(errs, field.NotSupported(p.Child("capacity"), goValue{s.Capacity}, []string{string(api.ResourceStorage)}))
-	}
-	switch s.PersistentVolumeReclaimPolicy {
-	case api.PersistentVolumeReclaimRetain, api.PersistentVolumeReclaimDelete, api.PersistentVolumeReclaimRecycle, "":
-	default:
-		errs = append(errs, field.NotSupported(p.Child("persistentVolumeReclaimPolicy"), string(s.PersistentVolumeReclaimPolicy),
-			[]string{string(api.PersistentVolumeReclaimDelete), string(api.PersistentVolumeReclaimRecycle), string(api.PersistentVolumeReclaimRetain)}))
-	}
-	switch n := persistentVolumeSources(&s.PersistentVolumeSource); {
-	case n == 0:
-		errs = append(errs, field.Required(p, "must specify a volume type"))
-	case n > 1:
-		errs = append(errs, field.Forbidden(p, "may not specify more than 1 volume type"))
-	}
-	if s.Local != nil && (s.NodeAffinity == nil || s.NodeAffinity.Required == nil) {
-		errs = append(errs, field.Required(p.Child("nodeAffinity"), "Local volume requires node affinity"))
-	}
-	return errs
-}
-
-// persistentVolumeSources counts the sources set.
-func persistentVolumeSources(s *api.PersistentVolumeSource) int {
-	n := 0
-	for _, raw := range [][]byte{s.GCEPersistentDisk, s.AWSElasticBlockStore, s.Glusterfs, s.NFS, s.RBD, s.ISCSI, s.Cinder,
-		s.CephFS, s.FC, s.Flocker, s.FlexVolume, s.AzureFile, s.VsphereVolume, s.Quobyte, s.AzureDisk,
-		s.PhotonPersistentDisk, s.PortworxVolume, s.ScaleIO, s.StorageOS, s.CSI} {
-		if len(raw) > 0 && string(raw) != "null" {
-			n++
-		}
-	}
-	if s.HostPath != nil {
-		n++
-	}
-	if s.Local != nil {
-		n++
-	}
-	return n
 }
 
 // validateSchedule parses a schedule as the controller will; a TZ= or

@@ -48,7 +48,7 @@ import (
 // kube-apiserver's order: mutating steps run first (the chain runs all
 // Admit steps, then all Validate steps).
 var AdmissionPlugins = []string{"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "NodeRestriction", "PodSecurity", "DefaultTolerationSeconds",
-	"DefaultStorageClass", "StorageObjectInUseProtection", "RuntimeClass", "CertificateApproval", "CertificateSigning", "CertificateSubjectRestriction",
+	"DefaultStorageClass", "StorageObjectInUseProtection", "PersistentVolumeClaimResize", "RuntimeClass", "CertificateApproval", "CertificateSigning", "CertificateSubjectRestriction",
 	"MutatingAdmissionPolicy", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook", "ResourceQuota"}
 
 // SystemNamespaces exist from the start and may not be deleted.
@@ -268,6 +268,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 			UnreachableSeconds: a.opts.DefaultUnreachableTolerationSeconds},
 		&admission.DefaultStorageClass{Classes: storageClasses},
 		&admission.StorageObjectInUseProtection{},
+		&admission.PersistentVolumeClaimResize{Classes: storageClasses},
 		&admission.RuntimeClass{Classes: runtimeClasses},
 		// Which signers a user may approve and sign for, and no
 		// system:masters client certificates (issue 26).

@@ -417,9 +417,5 @@ func (persistentVolumeStrategy) PrepareForCreate(ctx context.Context, obj api.Ob
 	obj.(*api.PersistentVolume).Status = api.PersistentVolumeStatus{Phase: api.VolumePending, LastPhaseTransitionTime: &now}
 }
 
-// persistentVolumeClaimStrategy: a new claim is Pending until bound.
+// persistentVolumeClaimStrategy: see claims.go.
 type persistentVolumeClaimStrategy struct{ BaseStrategy }
-
-func (persistentVolumeClaimStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
-	obj.(*api.PersistentVolumeClaim).Status = api.PersistentVolumeClaimStatus{Phase: api.ClaimPending}
-}
