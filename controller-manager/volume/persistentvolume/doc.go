@@ -26,6 +26,6 @@
 // minik8s runs no recycler pods.
 //
 // Events come from "persistentvolume-controller" with kube's reasons and
-// messages. Every claim and volume is synced again each resync period
-// (15 s), as kube's --pvclaimbinder-sync-period.
+// messages. Every claim and volume is synced again every
+// --pvclaimbinder-sync-period (15 s), as in kube.
 package persistentvolume
