@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,6 +106,7 @@ func volumeBindingScenario(t *testing.T, c *client.Client) []string {
 	class("standard", "example.com/immediate", api.VolumeBindingImmediate)
 	pvs := client.Resource[api.PersistentVolume](c)
 	claims := client.Resource[api.PersistentVolumeClaim](c).Namespace("default")
+	// volume makes a local volume of class on the nodes (comma-separated).
 	volume := func(name, class, node string) {
 		var labels map[string]string
 		if name == "pv-zoned" {
@@ -119,7 +121,7 @@ func volumeBindingScenario(t *testing.T, c *client.Client) []string {
 				PersistentVolumeReclaimPolicy: api.PersistentVolumeReclaimRetain,
 				StorageClassName:              class,
 				NodeAffinity: &api.VolumeNodeAffinity{Required: &api.NodeSelector{NodeSelectorTerms: []api.NodeSelectorTerm{{
-					MatchExpressions: []api.NodeSelectorRequirement{{Key: api.LabelHostname, Operator: api.NodeSelectorOpIn, Values: []string{node}}},
+					MatchExpressions: []api.NodeSelectorRequirement{{Key: api.LabelHostname, Operator: api.NodeSelectorOpIn, Values: strings.Split(node, ",")}},
 				}}}},
 			},
 		})
@@ -178,21 +180,18 @@ func volumeBindingScenario(t *testing.T, c *client.Client) []string {
 		must(pods.Create(ctx, p))
 	}
 
-	// Pods that cannot be placed.
-	pod("missing", nil, "nope")
+	// The claims and volumes first, then (once the schedulers' informers
+	// have them) the pods: a pod seen before its claim's last change
+	// would be reported on differently on its first attempt.
 	claim("imm", "standard")
-	pod("immediate", nil, "imm")
 	volume("pv-gone", "manual", "node-gone")
 	claim("orphan", "manual")
 	bind("orphan", "pv-gone")
-	pod("orphan", nil, "orphan")
 	claim("nothing-fits", "manual", "5Gi")
-	pod("nothing-fits", nil, "nothing-fits")
 	// A claim being deleted (held by the pvc-protection finalizer, which
 	// no controller lifts here).
 	claim("leaving", "local-path")
 	must(nil, claims.Delete(ctx, "leaving", nil))
-	pod("leaving", nil, "leaving")
 	// A claim bound to a volume that does not exist.
 	claim("ghost", "manual")
 	pvc, err := claims.Get(ctx, "ghost")
@@ -200,38 +199,34 @@ func volumeBindingScenario(t *testing.T, c *client.Client) []string {
 	pvc.Spec.VolumeName = "ghost"
 	pvc.Annotations = map[string]string{storagevolume.AnnBindCompleted: "yes"}
 	must(claims.Update(ctx, pvc))
-	pod("ghost", nil, "ghost")
 	claim("single", "local-path")
-	pod("single-user", nil, "single")
-	time.Sleep(time.Second) // let the informers see the pod placed
-	pod("single-second", nil, "single")
-	// Pods that can.
 	// A volume labelled with zone z2, reachable (by node affinity) from
 	// both nodes: the zone decides.
-	volume("pv-zoned", "manual", "node-a")
-	must(nil, func() error {
-		pv, err := pvs.Get(ctx, "pv-zoned")
-		if err != nil {
-			return err
-		}
-		pv.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0].Values = []string{"node-a", "node-b"}
-		_, err = pvs.Update(ctx, pv)
-		return err
-	}())
+	volume("pv-zoned", "manual", "node-a,node-b")
 	claim("zoned", "manual")
 	bind("zoned", "pv-zoned")
-	pod("zoned", nil, "zoned")
 	volume("pv-b", "manual", "node-b")
 	claim("pinned", "manual")
 	bind("pinned", "pv-b")
-	pod("pinned", nil, "pinned")
 	volume("pv-a", "manual", "node-a")
 	claim("static", "manual")
 	claim("dynamic", "local-path")
-	time.Sleep(time.Second) // let the informers see the volumes first
+	pod("single-user", nil, "single") // placed already
+	time.Sleep(2 * time.Second)
+
+	// Pods that cannot be placed.
+	pod("missing", nil, "nope")
+	pod("immediate", nil, "imm")
+	pod("orphan", nil, "orphan")
+	pod("nothing-fits", nil, "nothing-fits")
+	pod("leaving", nil, "leaving")
+	pod("ghost", nil, "ghost")
+	pod("single-second", nil, "single")
+	// Pods that can.
+	pod("zoned", nil, "zoned")
+	pod("pinned", nil, "pinned")
 	pod("static", map[string]string{api.LabelHostname: "node-a"}, "static")
 	pod("dynamic", map[string]string{api.LabelHostname: "node-b"}, "dynamic")
-
 	var out []string
 	// kube-scheduler tells other components (the cluster autoscaler) where
 	// a pod waiting in PreBind will go (NominatedNodeNameForExpectation).
