@@ -74,6 +74,8 @@ func TestPersistentVolumeControllerAsKube(t *testing.T) {
 		volume("small", "2Gi", "", api.PersistentVolumeReclaimRetain, "/srv/small", nil),
 		volume("wanted", "1Gi", "", api.PersistentVolumeReclaimRetain, "/srv/wanted", nil),
 		volume("tiny", "500Mi", "", api.PersistentVolumeReclaimRetain, "/srv/tiny", nil),
+		volume("spare-a", "3Gi", "z", api.PersistentVolumeReclaimRetain, "/srv/spare-a", nil),
+		volume("spare-b", "3Gi", "z", api.PersistentVolumeReclaimRetain, "/srv/spare-b", nil),
 		volume("reserved", "1Gi", "", api.PersistentVolumeReclaimRetain, "/srv/reserved", func(pv *api.PersistentVolume) {
 			pv.Spec.ClaimRef = &api.ObjectReference{Namespace: "default", Name: "owner"}
 		}),
@@ -179,6 +181,33 @@ func TestPersistentVolumeControllerAsKube(t *testing.T) {
 	converge("bound", func(s string) bool {
 		return strings.Contains(s, `claim data: Bound volume="small"`) && strings.Contains(s, `claim owner: Bound`) &&
 			strings.Contains(s, `claim ext: Bound`) && strings.Contains(s, "example.com/fast")
+	})
+	// Volumes that say they are bound to claims bound elsewhere: the
+	// controller's binding (bound-by-controller) is undone, a user's
+	// pre-binding keeps the claim's name without its uid.
+	for _, cl := range clusters {
+		for _, vc := range [][2]string{{"spare-a", "data"}, {"spare-b", "named"}} {
+			vol, c := vc[0], vc[1]
+			claim, err := client.Resource[api.PersistentVolumeClaim](cl.c).Namespace("default").Get(ctx, c)
+			if err != nil {
+				t.Fatalf("%s: %v", cl.name, err)
+			}
+			pvs := client.Resource[api.PersistentVolume](cl.c)
+			pv, err := pvs.Get(ctx, vol)
+			if err != nil {
+				t.Fatalf("%s: %v", cl.name, err)
+			}
+			pv.Spec.ClaimRef = &api.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: "default", Name: c, UID: claim.UID}
+			if vol == "spare-a" {
+				pv.Annotations = map[string]string{"pv.kubernetes.io/bound-by-controller": "yes"}
+			}
+			if _, err := pvs.Update(ctx, pv); err != nil {
+				t.Fatalf("%s: %v", cl.name, err)
+			}
+		}
+	}
+	converge("unbound", func(s string) bool {
+		return strings.Contains(s, `volume spare-a: Available "" claim= ann=[]`) && strings.Contains(s, `volume spare-b: Available "" claim=default/named ann=[]`)
 	})
 	for _, cl := range clusters {
 		for _, name := range []string{"keep", "stuck", "ext"} {
