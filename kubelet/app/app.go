@@ -19,6 +19,7 @@ import (
 	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/kubelet/bootstrap"
+	"github.com/minik8s/minik8s/kubelet/eviction"
 	"github.com/minik8s/minik8s/kubelet/network"
 	"github.com/minik8s/minik8s/kubelet/nodestatus"
 	"github.com/minik8s/minik8s/kubelet/pods"
@@ -356,7 +357,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errc := make(chan error, 4+len(netRunners))
+	errc := make(chan error, 6+len(netRunners))
 	run := func(name string, f func(context.Context) error) {
 		wg.Go(func() {
 			if err := f(ctx); err != nil && !errors.Is(err, context.Canceled) {
@@ -367,6 +368,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	}
 	run("node status", ns.Run)
 	run("pod manager", mgr.Run)
+	run("eviction manager", eviction.New(mgr, rec, eviction.Options{Logger: log}).Run)
 	if serving != nil {
 		run("serving certificate", serving.Run)
 	}

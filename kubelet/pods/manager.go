@@ -344,10 +344,15 @@ type worker struct {
 	// deadlineExceeded: the pod ran past its activeDeadlineSeconds and was
 	// stopped (Failed, DeadlineExceeded).
 	deadlineExceeded bool
-	podIP            string
-	firstSeen        time.Time
-	observed         bool
-	lastSent         string
+	// evictOrder is the eviction manager's order (guarded by mu: it is
+	// given from another goroutine); evicted is it once the worker
+	// carried it out (the pod is then Failed, Evicted, for good).
+	evictOrder *evictionOrder
+	evicted    *evictionOrder
+	podIP      string
+	firstSeen  time.Time
+	observed   bool
+	lastSent   string
 	// lastStatus is the status last written.
 	lastStatus *api.PodStatus
 	startTime  *api.Time

@@ -91,7 +91,7 @@ type podSync struct {
 
 // run is a pass over a pod that should be running.
 func (s *podSync) run(ctx context.Context) (time.Duration, bool) {
-	if !s.finished() && !s.enforceActiveDeadline(ctx) && s.admit(ctx) {
+	if !s.finished() && !s.enforceEviction(ctx) && !s.enforceActiveDeadline(ctx) && s.admit(ctx) {
 		s.allocate(ctx)
 		if !s.sandbox(ctx) {
 			// Not ready for containers yet.
@@ -141,6 +141,9 @@ func (s *podSync) report(ctx context.Context) (time.Duration, bool) {
 	status := m.computeStatus(w, pod, cs, alloc)
 	if w.deadlineExceeded {
 		deadlineStatus(&status)
+	}
+	if w.evicted != nil {
+		evictedStatus(&status, w.evicted)
 	}
 	m.syncProbes(pod, cs, status)
 	if isTerminal(status.Phase) {
