@@ -75,6 +75,9 @@ func TestRows(t *testing.T) {
 			"data | Pending |  |  |  | fast | <unset> | 5m | <unset>"},
 		{"storageclass", "StorageClass", `{"metadata":{"name":"standard",` + created + `},"provisioner":"example.com/disk"}`,
 			"standard | example.com/disk | Delete | Immediate | false | 5m"},
+		{"default storageclass", "StorageClass", `{"metadata":{"name":"local-path","annotations":{"storageclass.kubernetes.io/is-default-class":"true"},` + created +
+			`},"provisioner":"rancher.io/local-path","reclaimPolicy":"Retain","volumeBindingMode":"WaitForFirstConsumer","allowVolumeExpansion":true}`,
+			"local-path (default) | rancher.io/local-path | Retain | WaitForFirstConsumer | true | 5m"},
 		{"resourcequota", "ResourceQuota", `{"metadata":{"name":"q",` + created + `},"status":{"hard":{"pods":"10","requests.cpu":"2","limits.memory":"4Gi"},"used":{"pods":"3","requests.cpu":"500m"}}}`,
 			"q | pods: 3/10, requests.cpu: 500m/2 | limits.memory: 0/4Gi | 5m"},
 		{"resourceclaim allocated", "ResourceClaim", `{"metadata":{"name":"gpu",` + created + `},"spec":{"devices":{"requests":[]}},"status":{"allocation":{},"reservedFor":[{"resource":"pods","name":"p","uid":"u"}]}}`,

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/internal/storagevolume"
 )
 
 // The printers of the kinds served for the real kube-scheduler and
@@ -201,7 +202,12 @@ var storageClassPrinter = printer([]api.TableColumnDefinition{
 	if o.VolumeBindingMode != nil {
 		binding = string(*o.VolumeBindingMode)
 	}
-	return cells(o.Name, o.Provisioner, reclaim, binding, o.AllowVolumeExpansion != nil && *o.AllowVolumeExpansion, age(&o.ObjectMeta, now))
+	// kube marks the default class (either annotation) after its name.
+	name := o.Name
+	if storagevolume.IsDefaultClass(o) {
+		name += " (default)"
+	}
+	return cells(name, o.Provisioner, reclaim, binding, o.AllowVolumeExpansion != nil && *o.AllowVolumeExpansion, age(&o.ObjectMeta, now))
 })
 
 var volumeAttributesClassPrinter = printer([]api.TableColumnDefinition{

@@ -221,6 +221,28 @@ func Describe(ctx context.Context, out io.Writer, c *client.Client, u *client.Un
 			return err
 		}
 		describeBinding(w, &b.ObjectMeta, b.RoleRef, b.Subjects)
+	case "PersistentVolume":
+		pv, err := decode[corev1.PersistentVolume](u)
+		if err != nil {
+			return err
+		}
+		describePersistentVolume(w, pv, evs, now)
+	case "PersistentVolumeClaim":
+		pvc, err := decode[api.PersistentVolumeClaim](u)
+		if err != nil {
+			return err
+		}
+		pods, err := podsUsingClaim(ctx, c, pvc)
+		if err != nil {
+			return err
+		}
+		describePersistentVolumeClaim(w, pvc, pods, evs, now)
+	case "StorageClass":
+		sc, err := decode[api.StorageClass](u)
+		if err != nil {
+			return err
+		}
+		describeStorageClass(w, sc, evs, now)
 	default:
 		describeGeneric(w, u.Object, evs, now)
 	}
