@@ -55,19 +55,32 @@ restore() {
 		exit 2
 	fi
 	abs=$(cd "$(dirname "$file")" && pwd)/$(basename "$file")
-	# The data dir must be empty: a running apiserver's is not, so a live
-	# cluster is refused here and nothing changes.
+	# The file is checked first (sha256, database): a truncated or corrupt
+	# one is refused before anything is written. The data dir must be
+	# empty: a running apiserver's is not, so a live cluster is refused
+	# here and nothing changes. A refusal is one line: the apiserver's
+	# reason (compose's own chatter dropped), with the host's file name.
+	errf=$(mktemp)
+	trap 'rm -f "$errf"' EXIT
 	if ! "${compose[@]}" run --rm --no-deps -T -v "$abs:/restore/snapshot.db:ro" apiserver \
 		snapshot restore /restore/snapshot.db --data-dir=/var/lib/minik8s/etcd \
-		--embedded-etcd-peer-url=https://127.0.0.1:2380; then
-		log "restore refused or failed; nothing changed. A cluster with data must be removed first: make clean (keep the snapshot outside .minik8s)"
+		--embedded-etcd-peer-url=https://127.0.0.1:2380 2>"$errf"; then
+		msg=$(grep '^apiserver: ' "$errf" | tail -n 1 || true)
+		[ -n "$msg" ] || msg=$(grep -v '^[[:space:]]*$' "$errf" | tail -n 1 || true)
+		msg=${msg#apiserver: }
+		msg=${msg//\/restore\/snapshot.db/$file}
+		case $msg in
+		*"is not empty"*) msg="$msg (this cluster has data: make clean first, with the snapshot kept outside .minik8s)" ;;
+		esac
+		log "restore of $file refused, nothing changed: ${msg:-the one-off apiserver container failed}"
 		exit 1
 	fi
+	cat "$errf" >&2
 	pki=${abs%.db}.pki.tar
 	if [ -f "$pki" ]; then
 		# busybox in the apiserver image unpacks it, only into an empty volume.
 		"${compose[@]}" run --rm --no-deps -T --entrypoint /bin/busybox apiserver sh -c \
-			'cd /var/lib/minik8s && if [ -n "$(ls -A pki)" ]; then echo "etcd-snapshot: the pki volume is not empty: kept as it is" >&2; cat >/dev/null; else tar -x -f -; fi' <"$pki"
+			'cd /var/lib/minik8s && if [ -n "$(busybox ls -A pki)" ]; then echo "etcd-snapshot: the pki volume is not empty: kept as it is" >&2; busybox cat >/dev/null; else busybox tar -x -f -; fi' <"$pki"
 		log "restored $file and $pki"
 	else
 		log "restored $file; no $pki: the apiserver makes a new CA and service-account key, so tokens and certificates issued before are not accepted"
