@@ -879,9 +879,20 @@ func TestEtcdSnapshotRestore(t *testing.T) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
+	// wiped: the cluster was taken down (etcd and PKI to be removed);
+	// restored: make restore succeeded.
+	var wiped, restored bool
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 		defer cancel()
+		if wiped && !restored {
+			// The tests after this one need a cluster: an empty one rather
+			// than none.
+			t.Logf("the restore failed: make up on an empty etcd for the tests that follow")
+			if _, err := c.Run(ctx, "make", "up"); err != nil {
+				t.Errorf("make up after the failed restore: %v", err)
+			}
+		}
 		if _, err := c.Kubectl(ctx, "delete", "namespace", snapNS, "--ignore-not-found", "--wait=false"); err != nil {
 			t.Logf("delete namespace %s: %v", snapNS, err)
 		}
@@ -975,6 +986,7 @@ func TestEtcdSnapshotRestore(t *testing.T) {
 		return strings.TrimSpace(out) == "", out, nil
 	})
 	t0 = time.Now()
+	wiped = true // from here on the cluster is down until make restore
 	if _, err := c.Run(ctx, "make", "down"); err != nil {
 		t.Fatal(err)
 	}
@@ -987,6 +999,7 @@ func TestEtcdSnapshotRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	restored = true
 	t.Logf("make restore SNAPSHOT=%s: %.1fs", file, time.Since(restoreStart).Seconds())
 	if !strings.Contains(out, "Cluster ready") {
 		t.Errorf("make restore printed\n%s", out)
