@@ -18,6 +18,10 @@ type Printer struct {
 	// Less, when set, orders a list's rows (kube sorts FlowSchemas by
 	// matching precedence); nil keeps the list's order.
 	Less func(a, b api.Object) bool
+	// List, when set, amends a list's rows (rows[i] printed from
+	// items[i]) with what only the whole list tells: kube marks the
+	// effective default StorageClass of a list, never a single object.
+	List func(items []api.Object, rows []api.TableRow)
 	row  func(obj api.Object, now time.Time) (api.TableRow, bool)
 }
 

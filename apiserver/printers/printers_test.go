@@ -77,7 +77,7 @@ func TestRows(t *testing.T) {
 			"standard | example.com/disk | Delete | Immediate | false | 5m"},
 		{"default storageclass", "StorageClass", `{"metadata":{"name":"local-path","annotations":{"storageclass.kubernetes.io/is-default-class":"true"},` + created +
 			`},"provisioner":"rancher.io/local-path","reclaimPolicy":"Retain","volumeBindingMode":"WaitForFirstConsumer","allowVolumeExpansion":true}`,
-			"local-path (default) | rancher.io/local-path | Retain | WaitForFirstConsumer | true | 5m"},
+			"local-path | rancher.io/local-path | Retain | WaitForFirstConsumer | true | 5m"}, // marked in lists only
 		{"resourcequota", "ResourceQuota", `{"metadata":{"name":"q",` + created + `},"status":{"hard":{"pods":"10","requests.cpu":"2","limits.memory":"4Gi"},"used":{"pods":"3","requests.cpu":"500m"}}}`,
 			"q | pods: 3/10, requests.cpu: 500m/2 | limits.memory: 0/4Gi | 5m"},
 		{"resourceclaim allocated", "ResourceClaim", `{"metadata":{"name":"gpu",` + created + `},"spec":{"devices":{"requests":[]}},"status":{"allocation":{},"reservedFor":[{"resource":"pods","name":"p","uid":"u"}]}}`,
@@ -461,6 +461,45 @@ func TestPrintersAreServedKinds(t *testing.T) {
 	for kind := range printers {
 		if !kinds[kind] {
 			t.Errorf("printers[%q] is not a kind of api.Resources", kind)
+		}
+	}
+}
+
+// TestMarkDefaultClass: a list marks its effective default class only, as
+// kube v1.37's printStorageClassList: the newest with either annotation,
+// the first by name among those of the same second.
+func TestMarkDefaultClass(t *testing.T) {
+	t.Parallel()
+	at := func(s int) api.Time { return api.Time{Time: time.Unix(1_700_000_000+int64(s), 0)} }
+	class := func(name string, created int, annotation string) *api.StorageClass {
+		sc := &api.StorageClass{ObjectMeta: api.ObjectMeta{Name: name, CreationTimestamp: at(created)}}
+		if annotation != "" {
+			sc.Annotations = map[string]string{annotation: "true"}
+		}
+		return sc
+	}
+	for _, tc := range []struct {
+		name  string
+		items []*api.StorageClass
+		want  []string
+	}{
+		{"none", []*api.StorageClass{class("a", 0, "")}, []string{"a"}},
+		{"newest wins", []*api.StorageClass{class("old", 0, "storageclass.kubernetes.io/is-default-class"), class("new", 5, "storageclass.beta.kubernetes.io/is-default-class"), class("plain", 9, "")},
+			[]string{"old", "new (default)", "plain"}},
+		{"same second, first name", []*api.StorageClass{class("b", 1, "storageclass.kubernetes.io/is-default-class"), class("a", 1, "storageclass.kubernetes.io/is-default-class")},
+			[]string{"b", "a (default)"}},
+	} {
+		objs := make([]api.Object, len(tc.items))
+		rows := make([]api.TableRow, len(tc.items))
+		for i, sc := range tc.items {
+			objs[i] = sc
+			rows[i] = storageClassPrinter.Row(sc, time.Now())
+		}
+		storageClassPrinter.List(objs, rows)
+		for i, r := range rows {
+			if r.Cells[0] != tc.want[i] {
+				t.Errorf("%s: row %d name %v, want %q", tc.name, i, r.Cells[0], tc.want[i])
+			}
 		}
 	}
 }

@@ -202,13 +202,33 @@ var storageClassPrinter = printer([]api.TableColumnDefinition{
 	if o.VolumeBindingMode != nil {
 		binding = string(*o.VolumeBindingMode)
 	}
-	// kube marks the default class (either annotation) after its name.
-	name := o.Name
-	if storagevolume.IsDefaultClass(o) {
-		name += " (default)"
-	}
-	return cells(name, o.Provisioner, reclaim, binding, o.AllowVolumeExpansion != nil && *o.AllowVolumeExpansion, age(&o.ObjectMeta, now))
+	// The default class is marked in lists only (markDefaultClass).
+	return cells(o.Name, o.Provisioner, reclaim, binding, o.AllowVolumeExpansion != nil && *o.AllowVolumeExpansion, age(&o.ObjectMeta, now))
 })
+
+func init() { storageClassPrinter.List = markDefaultClass }
+
+// markDefaultClass marks the effective default class of a list after its
+// name, as kube v1.37's printStorageClassList: of the classes with either
+// default annotation the most recently created, the first by name among
+// those created in the same instant (storagevolume.DefaultClass). A
+// single class is never marked.
+func markDefaultClass(items []api.Object, rows []api.TableRow) {
+	var classes []*api.StorageClass
+	for _, obj := range items {
+		if sc, ok := obj.(*api.StorageClass); ok {
+			classes = append(classes, sc)
+		}
+	}
+	def := storagevolume.DefaultClass(classes)
+	for i, obj := range items {
+		if def != nil && obj == api.Object(def) && len(rows[i].Cells) > 0 {
+			if name, ok := rows[i].Cells[0].(string); ok {
+				rows[i].Cells[0] = name + " (default)"
+			}
+		}
+	}
+}
 
 var volumeAttributesClassPrinter = printer([]api.TableColumnDefinition{
 	nameColumn, col("DriverName", "string", storagev1.VolumeAttributesClass{}.SwaggerDoc()["driverName"]), ageColumn,

@@ -133,6 +133,13 @@ func (c *Converter) List(res *registry.ListResult) ([]byte, error) {
 			}
 			rows[i] = row
 		}
+		if c.printer.List != nil {
+			objs := make([]api.Object, len(items))
+			for i, it := range items {
+				objs[i] = it.Object
+			}
+			c.printer.List(objs, rows)
+		}
 		return c.table(lm, rows)
 	case KindPartialObjectMetadataList:
 		meta, err := json.Marshal(lm)

@@ -11,7 +11,7 @@ import (
 // tables (what kubectl get shows) for the same volumes, claims and
 // classes: the column definitions, wide ones included, and every row's
 // cells but for the age, which depends on when each server made the
-// object.
+// object. The default class is marked in the list, not in a GET of it.
 func TestStorageTablesAsKube(t *testing.T) {
 	t.Parallel()
 	both := startBoth(t)
@@ -43,7 +43,7 @@ func TestStorageTablesAsKube(t *testing.T) {
 	both.must(t, http.StatusOK, "PATCH", claims+"/waiting/status", `{"status":{"currentVolumeAttributesClassName":"gold"}}`)
 
 	const accept = "application/json;as=Table;v=v1;g=meta.k8s.io"
-	for _, path := range []string{volumes, claims, classes, vacs, volumes + "/pv-csi", claims + "/waiting"} {
+	for _, path := range []string{volumes, claims, classes, vacs, volumes + "/pv-csi", claims + "/waiting", classes + "/plain"} {
 		var tables [2]map[string]any
 		for i, e := range both.each() {
 			code, _, body := getWith(t, e, path, accept, "")
