@@ -7,6 +7,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/scheduler/framework"
 	"github.com/minik8s/minik8s/scheduler/plugins"
+	"github.com/minik8s/minik8s/scheduler/plugins/nodevolumelimits"
 	"github.com/minik8s/minik8s/scheduler/plugins/volumebinding"
 	"github.com/minik8s/minik8s/scheduler/plugins/volumerestrictions"
 	"github.com/minik8s/minik8s/scheduler/plugins/volumezone"
@@ -17,13 +18,13 @@ import (
 func TestDefaultProfile(t *testing.T) {
 	var got []string
 	weights := map[string]int64{}
-	for _, wp := range plugins.Default(schedtest.Handle{}, &volumerestrictions.Plugin{}, &volumebinding.Plugin{}, &volumezone.Plugin{}) {
+	for _, wp := range plugins.Default(schedtest.Handle{}, &volumerestrictions.Plugin{}, &nodevolumelimits.Plugin{}, &volumebinding.Plugin{}, &volumezone.Plugin{}) {
 		got = append(got, wp.Plugin.Name())
 		if wp.Weight > 0 {
 			weights[wp.Plugin.Name()] = wp.Weight
 		}
 	}
-	want := []string{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeReady", "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "VolumeBinding", "VolumeZone", "InterPodAffinity", "NodeResourcesBalancedAllocation", "SelectorSpread"}
+	want := []string{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeReady", "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "InterPodAffinity", "NodeResourcesBalancedAllocation", "SelectorSpread"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("order = %v, want %v", got, want)
 	}

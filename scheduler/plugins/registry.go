@@ -18,8 +18,9 @@ import (
 // NodeResourcesFit 1, BalancedAllocation 1, NodeAffinity 2,
 // TaintToleration 3, spreading 2 (PodTopologySpread's weight),
 // InterPodAffinity 2. The volume plugins (VolumeRestrictions,
-// VolumeBinding, VolumeZone), built by the scheduler over its informers, filter after
-// NodeResourcesFit, in the order given, as in kube.
+// NodeVolumeLimits, VolumeBinding, VolumeZone), built by the scheduler over
+// its informers, filter after NodeResourcesFit, in the order given, as in
+// kube's default_plugins.go.
 func Default(h framework.Handle, volumes ...framework.Plugin) []framework.WeightedPlugin {
 	out := []framework.WeightedPlugin{
 		{Plugin: nodeunschedulable.Plugin{}},

@@ -20,6 +20,7 @@ import (
 	"github.com/minik8s/minik8s/scheduler/plugins"
 	"github.com/minik8s/minik8s/scheduler/plugins/defaultpreemption"
 	"github.com/minik8s/minik8s/scheduler/plugins/nodeready"
+	"github.com/minik8s/minik8s/scheduler/plugins/nodevolumelimits"
 	"github.com/minik8s/minik8s/scheduler/plugins/volumebinding"
 	"github.com/minik8s/minik8s/scheduler/plugins/volumerestrictions"
 	"github.com/minik8s/minik8s/scheduler/plugins/volumezone"
@@ -88,8 +89,11 @@ type Scheduler struct {
 	podLister icache.Lister[api.Pod]
 	pdbLister icache.Lister[api.PodDisruptionBudget]
 	factory   *informer.Factory
-	started   bool
-	synced    atomic.Bool
+	// csiNodes and attachments are NodeVolumeLimits' listers.
+	csiNodes    icache.Lister[api.CSINode]
+	attachments icache.Lister[api.VolumeAttachment]
+	started     bool
+	synced      atomic.Bool
 
 	nextStartNodeIndex int
 	statusBuf          []*framework.Status
@@ -130,8 +134,9 @@ func New(cfg Config) (*Scheduler, error) {
 	preemption := defaultpreemption.New(s, defaultpreemption.NewAPIEvictor(cfg.Client, cfg.Recorder), s.metrics.Preemption, cfg.Logger)
 	volumeBinding := volumebinding.New(volumes, volumebinding.NewAPIWriter(cfg.Client), cfg.VolumeBindTimeout, cfg.Logger)
 	volumeRestrictions := volumerestrictions.New(volumes.Claims, s)
+	volumeLimits := nodevolumelimits.New(nodevolumelimits.Listers{Claims: volumes.Claims, Volumes: volumes.Volumes, Classes: volumes.Classes, CSINodes: s.csiNodes, Attachments: s.attachments}, cfg.Logger)
 	volumeZone := volumezone.New(volumezone.Listers{Claims: volumes.Claims, Volumes: volumes.Volumes, Classes: volumes.Classes})
-	s.fwk = framework.New(append(plugins.Default(s, volumeRestrictions, volumeBinding, volumeZone), framework.WeightedPlugin{Plugin: preemption}), cfg.Parallelism)
+	s.fwk = framework.New(append(plugins.Default(s, volumeRestrictions, volumeLimits, volumeBinding, volumeZone), framework.WeightedPlugin{Plugin: preemption}), cfg.Parallelism)
 	s.fwk.SetPodNominator(s.Nominator)
 	if cfg.Registry != nil {
 		if err := s.metrics.Register(cfg.Registry); err != nil {
@@ -206,6 +211,24 @@ func (s *Scheduler) newInformers() volumebinding.Listers {
 	claimInf.AddEventHandler(storageHandler[api.PersistentVolumeClaim](s))
 	volumeInf.AddEventHandler(storageHandler[api.PersistentVolume](s))
 	classInf.AddEventHandler(storageHandler[api.StorageClass](s))
+	// NodeVolumeLimits' events: a CSINode added, or updated with a
+	// driver's count grown (kube's queueing hint); a VolumeAttachment
+	// deleted.
+	csiNodeInf := informer.Shared[api.CSINode](s.factory, "", client.ListOptions{})
+	csiNodeInf.AddEventHandler(informer.Handler[api.CSINode]{
+		OnAdd: func(*api.CSINode, bool) { s.Queue.MoveAllToActiveOrBackoffQueue() },
+		OnUpdate: func(old, cur *api.CSINode) {
+			if nodevolumelimits.CSINodeUpdateQueues(old, cur) {
+				s.Queue.MoveAllToActiveOrBackoffQueue()
+			}
+		},
+	})
+	attachmentInf := informer.Shared[api.VolumeAttachment](s.factory, "", client.ListOptions{})
+	attachmentInf.AddEventHandler(informer.Handler[api.VolumeAttachment]{
+		OnDelete: func(*api.VolumeAttachment, bool) { s.Queue.MoveAllToActiveOrBackoffQueue() },
+	})
+	s.csiNodes = csiNodeInf.Lister()
+	s.attachments = attachmentInf.Lister()
 	return volumebinding.Listers{
 		Pods:    podInf.Lister(),
 		Nodes:   nodeInf.Lister(),
