@@ -25,7 +25,8 @@ import (
 // scheduler did: the FailedScheduling messages and PodScheduled
 // conditions of the pods that cannot be placed, the nodes of those that
 // can, the claimRef written onto a chosen volume, and the selected-node
-// written onto a claim to provision.
+// written onto a claim to provision; and NodeVolumeLimits' rejection of a
+// pod over a CSINode's volume limit (volumeLimitsScenario).
 func TestVolumeBindingAsKube(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -294,5 +295,82 @@ func volumeBindingScenario(t *testing.T, c *client.Client) []string {
 		})
 		out = append(out, name+" bound to "+node)
 	}
+	out = append(out, volumeLimitsScenario(ctx, t, c, bind, pod)...)
 	return out
+}
+
+// volumeLimitsScenario checks NodeVolumeLimits: node-a's CSINode lets
+// driver csi.example.com attach one volume; a pod with a claim bound to a
+// CSI volume of that driver goes to node-a, a second one (pinned there)
+// with another such claim is Unschedulable there.
+func volumeLimitsScenario(ctx context.Context, t *testing.T, c *client.Client, bind func(claim, volume string), pod func(name string, nodeSelector map[string]string, claims ...string)) []string {
+	t.Helper()
+	must := func(_ any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	const driver = "csi.example.com"
+	one := int32(1)
+	must(client.Resource[api.CSINode](c).Create(ctx, &api.CSINode{
+		ObjectMeta: api.ObjectMeta{Name: "node-a"},
+		Spec:       api.CSINodeSpec{Drivers: []api.CSINodeDriver{{Name: driver, NodeID: "node-a", Allocatable: &api.VolumeNodeResources{Count: &one}}}},
+	}))
+	pvs := client.Resource[api.PersistentVolume](c)
+	claims := client.Resource[api.PersistentVolumeClaim](c).Namespace("default")
+	class := "csi"
+	for _, name := range []string{"csi-1", "csi-2"} {
+		pv, err := pvs.Create(ctx, &api.PersistentVolume{
+			ObjectMeta: api.ObjectMeta{Name: "pv-" + name},
+			Spec: api.PersistentVolumeSpec{
+				Capacity:                      api.ResourceList{api.ResourceStorage: resource.MustParse("1Gi")},
+				PersistentVolumeSource:        api.PersistentVolumeSource{CSI: []byte(fmt.Sprintf(`{"driver":%q,"volumeHandle":"handle-%s"}`, driver, name))},
+				AccessModes:                   []api.PersistentVolumeAccessMode{api.ReadWriteOnce},
+				PersistentVolumeReclaimPolicy: api.PersistentVolumeReclaimRetain,
+				StorageClassName:              class,
+			},
+		})
+		must(pv, err)
+		pv.Status.Phase = api.VolumeAvailable
+		must(pvs.UpdateStatus(ctx, pv))
+		must(claims.Create(ctx, &api.PersistentVolumeClaim{
+			ObjectMeta: api.ObjectMeta{Namespace: "default", Name: name},
+			Spec: api.PersistentVolumeClaimSpec{
+				AccessModes:      []api.PersistentVolumeAccessMode{api.ReadWriteOnce},
+				StorageClassName: &class,
+				Resources:        api.VolumeResourceRequirements{Requests: api.ResourceList{api.ResourceStorage: resource.MustParse("1Gi")}},
+			},
+		}))
+		bind(name, "pv-"+name)
+	}
+	time.Sleep(2 * time.Second)
+	pods := client.Resource[api.Pod](c).Namespace("default")
+	onA := map[string]string{api.LabelHostname: "node-a"}
+	pod("csi-first", onA, "csi-1")
+	var out []string
+	waitFor(ctx, t, "csi-first bound", func() (bool, string) {
+		p, err := pods.Get(ctx, "csi-first")
+		if err != nil {
+			return false, err.Error()
+		}
+		return p.Spec.NodeName != "", fmt.Sprintf("%+v", p.Status)
+	})
+	out = append(out, "csi-first bound")
+	pod("csi-second", onA, "csi-2")
+	var line string
+	waitFor(ctx, t, "FailedScheduling of csi-second", func() (bool, string) {
+		line = ""
+		p, err := pods.Get(ctx, "csi-second")
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, cd := range p.Status.Conditions {
+			if cd.Type == api.PodScheduled {
+				line = fmt.Sprintf("csi-second: node %q, PodScheduled %s %s %q", p.Spec.NodeName, cd.Status, cd.Reason, cd.Message)
+			}
+		}
+		return line != "", fmt.Sprintf("%+v", p.Status)
+	})
+	return append(out, line)
 }
