@@ -114,7 +114,7 @@ type ReplicaSet struct {
 	TypeMeta   `json:",inline"`
 	ObjectMeta `json:"metadata"`
 	Spec       ReplicaSetSpec   `json:"spec,omitzero"`
-	Status     ReplicaSetStatus `json:"status,omitzero"`
+	Status     ReplicaSetStatus `json:"status"` // written even when empty, as kube does
 }
 
 // ReplicaSetList is a list of ReplicaSets.

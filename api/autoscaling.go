@@ -252,23 +252,32 @@ type (
 		Value         int32
 		PeriodSeconds int32
 	}
-	// hpaBehavior is the same in autoscaling/v2's JSON.
-	hpaBehavior struct {
-		ScaleUp   *hpaRules `json:"scaleUp,omitempty"`
-		ScaleDown *hpaRules `json:"scaleDown,omitempty"`
-	}
-	hpaRules struct {
-		StabilizationWindowSeconds *int32             `json:"stabilizationWindowSeconds,omitempty"`
-		SelectPolicy               *string            `json:"selectPolicy,omitempty"`
-		Policies                   []hpaPolicy        `json:"policies,omitempty"`
-		Tolerance                  *resource.Quantity `json:"tolerance,omitempty"`
-	}
-	hpaPolicy struct {
-		Type          string `json:"type"`
-		Value         int32  `json:"value"`
-		PeriodSeconds int32  `json:"periodSeconds"`
-	}
 )
+
+// HorizontalPodAutoscalerBehavior is autoscaling/v2's scaling behavior:
+// the rules for scaling up and for scaling down.
+type HorizontalPodAutoscalerBehavior struct {
+	ScaleUp   *HPAScalingRules `json:"scaleUp,omitempty"`
+	ScaleDown *HPAScalingRules `json:"scaleDown,omitempty"`
+}
+
+// HPAScalingRules are the rules of one scaling direction: a stabilization
+// window, the policies (kube's +listType=atomic) and how one is chosen,
+// and a tolerance.
+type HPAScalingRules struct {
+	StabilizationWindowSeconds *int32             `json:"stabilizationWindowSeconds,omitempty"`
+	SelectPolicy               *string            `json:"selectPolicy,omitempty"`
+	Policies                   []HPAScalingPolicy `json:"policies,omitempty"`
+	Tolerance                  *resource.Quantity `json:"tolerance,omitempty"`
+}
+
+// HPAScalingPolicy allows Value pods (Type Pods) or percent of the current
+// replicas (Percent) to change within PeriodSeconds.
+type HPAScalingPolicy struct {
+	Type          string `json:"type"`
+	Value         int32  `json:"value"`
+	PeriodSeconds int32  `json:"periodSeconds"`
+}
 
 func decodeInto[T any](raw json.RawMessage) *T {
 	if len(raw) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
@@ -363,7 +372,7 @@ func HPAToV1(h *HorizontalPodAutoscaler) *HorizontalPodAutoscalerV1 {
 		}
 		set(HPAMetricStatusesAnnotation, current)
 	}
-	if b := decodeInto[hpaBehavior](c.Spec.Behavior); b != nil {
+	if b := c.Spec.Behavior; b != nil {
 		set(HPABehaviorAnnotation, hpaInternalBehavior{ScaleUp: rulesToInternal(b.ScaleUp), ScaleDown: rulesToInternal(b.ScaleDown)})
 	}
 	if len(c.Status.Conditions) > 0 {
@@ -429,7 +438,7 @@ func HPAFromV1(h *HorizontalPodAutoscalerV1) *HorizontalPodAutoscaler {
 	if enc, ok := ann[HPABehaviorAnnotation]; ok {
 		var b hpaInternalBehavior
 		if json.Unmarshal([]byte(enc), &b) == nil && (b.ScaleUp != nil || b.ScaleDown != nil) {
-			out.Spec.Behavior = encodeRaw(hpaBehavior{ScaleUp: rulesFromInternal(b.ScaleUp), ScaleDown: rulesFromInternal(b.ScaleDown)})
+			out.Spec.Behavior = &HorizontalPodAutoscalerBehavior{ScaleUp: rulesFromInternal(b.ScaleUp), ScaleDown: rulesFromInternal(b.ScaleDown)}
 		}
 	}
 	if enc, ok := ann[HPAMetricStatusesAnnotation]; ok {
@@ -461,7 +470,7 @@ func HPAFromV1(h *HorizontalPodAutoscalerV1) *HorizontalPodAutoscaler {
 	return out
 }
 
-func rulesToInternal(r *hpaRules) *hpaInternalRules {
+func rulesToInternal(r *HPAScalingRules) *hpaInternalRules {
 	if r == nil {
 		return nil
 	}
@@ -475,15 +484,15 @@ func rulesToInternal(r *hpaRules) *hpaInternalRules {
 	return out
 }
 
-func rulesFromInternal(r *hpaInternalRules) *hpaRules {
+func rulesFromInternal(r *hpaInternalRules) *HPAScalingRules {
 	if r == nil {
 		return nil
 	}
-	out := &hpaRules{StabilizationWindowSeconds: r.StabilizationWindowSeconds, SelectPolicy: r.SelectPolicy, Tolerance: r.Tolerance}
+	out := &HPAScalingRules{StabilizationWindowSeconds: r.StabilizationWindowSeconds, SelectPolicy: r.SelectPolicy, Tolerance: r.Tolerance}
 	if r.Policies != nil {
-		out.Policies = make([]hpaPolicy, len(r.Policies))
+		out.Policies = make([]HPAScalingPolicy, len(r.Policies))
 		for i, p := range r.Policies {
-			out.Policies[i] = hpaPolicy(p)
+			out.Policies[i] = HPAScalingPolicy(p)
 		}
 	}
 	return out

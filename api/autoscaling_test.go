@@ -13,6 +13,14 @@ import (
 
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
 
+func behavior(s string) *HorizontalPodAutoscalerBehavior {
+	b := new(HorizontalPodAutoscalerBehavior)
+	if err := json.Unmarshal([]byte(s), b); err != nil {
+		panic(err)
+	}
+	return b
+}
+
 // v2HPA has a CPU utilization target among other metrics, current
 // metrics, a behavior and conditions: everything v1 keeps in annotations.
 func v2HPA() *HorizontalPodAutoscaler {
@@ -32,7 +40,7 @@ func v2HPA() *HorizontalPodAutoscaler {
 				{Type: "External", External: raw(`{"metric":{"name":"queue","selector":{"matchLabels":{"q":"a"}}},"target":{"type":"AverageValue","averageValue":"30"}}`)},
 				{Type: "ContainerResource", ContainerResource: raw(`{"name":"cpu","target":{"type":"Utilization","averageUtilization":50},"container":"app"}`)},
 			},
-			Behavior: raw(`{"scaleUp":{"stabilizationWindowSeconds":0,"selectPolicy":"Max","policies":[{"type":"Pods","value":4,"periodSeconds":15}]},"scaleDown":{"selectPolicy":"Min","policies":[{"type":"Percent","value":100,"periodSeconds":15}],"tolerance":"50m"}}`),
+			Behavior: behavior(`{"scaleUp":{"stabilizationWindowSeconds":0,"selectPolicy":"Max","policies":[{"type":"Pods","value":4,"periodSeconds":15}]},"scaleDown":{"selectPolicy":"Min","policies":[{"type":"Percent","value":100,"periodSeconds":15}],"tolerance":"50m"}}`),
 		},
 		Status: HorizontalPodAutoscalerStatus{
 			ObservedGeneration: &gen, CurrentReplicas: 3, DesiredReplicas: 4,

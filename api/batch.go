@@ -5,7 +5,7 @@ type Job struct {
 	TypeMeta   `json:",inline"`
 	ObjectMeta `json:"metadata"`
 	Spec       JobSpec   `json:"spec,omitzero"`
-	Status     JobStatus `json:"status,omitzero"`
+	Status     JobStatus `json:"status"` // written even when empty, as kube does
 }
 
 // JobList is a list of Jobs.

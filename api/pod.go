@@ -24,8 +24,8 @@ const MirrorPodAnnotationKey = "kubernetes.io/config.mirror"
 
 // PodTemplateSpec describes the pods a controller creates.
 type PodTemplateSpec struct {
-	ObjectMeta `json:"metadata,omitzero"`
-	Spec       PodSpec `json:"spec,omitzero"`
+	ObjectMeta `json:"metadata"` // written even when empty, as kube does
+	Spec       PodSpec           `json:"spec,omitzero"`
 }
 
 // PodSpec is the desired state of a pod.
@@ -1241,8 +1241,8 @@ type PodCondition struct {
 	Type               PodConditionType `json:"type"`
 	ObservedGeneration int64            `json:"observedGeneration,omitempty"`
 	Status             ConditionStatus  `json:"status"`
-	LastProbeTime      Time             `json:"lastProbeTime,omitzero"`
-	LastTransitionTime Time             `json:"lastTransitionTime,omitzero"`
+	LastProbeTime      Time             `json:"lastProbeTime"`      // null when unset, as kube writes it
+	LastTransitionTime Time             `json:"lastTransitionTime"` // likewise
 	Reason             string           `json:"reason,omitempty"`
 	Message            string           `json:"message,omitempty"`
 }
@@ -1260,8 +1260,8 @@ type HostIP struct {
 // ContainerStatus is the observed state of one container.
 type ContainerStatus struct {
 	Name                 string         `json:"name"`
-	State                ContainerState `json:"state,omitzero"`
-	LastTerminationState ContainerState `json:"lastState,omitzero"`
+	State                ContainerState `json:"state"`     // written even when empty, as kube does
+	LastTerminationState ContainerState `json:"lastState"` // likewise
 	Ready                bool           `json:"ready"`
 	RestartCount         int32          `json:"restartCount"`
 	Image                string         `json:"image"`

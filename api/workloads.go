@@ -162,7 +162,7 @@ type ReplicationController struct {
 	TypeMeta   `json:",inline"`
 	ObjectMeta `json:"metadata"`
 	Spec       ReplicationControllerSpec   `json:"spec,omitzero"`
-	Status     ReplicationControllerStatus `json:"status,omitzero"`
+	Status     ReplicationControllerStatus `json:"status"` // written even when empty, as kube does
 }
 
 // ReplicationControllerList is a list of ReplicationControllers.
@@ -191,7 +191,7 @@ type CronJob struct {
 	TypeMeta   `json:",inline"`
 	ObjectMeta `json:"metadata"`
 	Spec       CronJobSpec   `json:"spec,omitzero"`
-	Status     CronJobStatus `json:"status,omitzero"`
+	Status     CronJobStatus `json:"status"` // written even when empty, as kube does
 }
 
 // CronJobList is a list of CronJobs.
@@ -221,8 +221,8 @@ type CronJobSpec struct {
 
 // JobTemplateSpec is the Job a CronJob creates.
 type JobTemplateSpec struct {
-	ObjectMeta `json:"metadata,omitzero"`
-	Spec       JobSpec `json:"spec,omitzero"`
+	ObjectMeta `json:"metadata"` // written even when empty, as kube does
+	Spec       JobSpec           `json:"spec,omitzero"`
 }
 
 // CronJobStatus is the observed state of a CronJob.
@@ -276,12 +276,11 @@ type HorizontalPodAutoscalerList = List[HorizontalPodAutoscaler]
 // HorizontalPodAutoscalerSpec is what to scale, between which bounds, by
 // which metrics.
 type HorizontalPodAutoscalerSpec struct {
-	ScaleTargetRef CrossVersionObjectReference `json:"scaleTargetRef"`
-	MinReplicas    *int32                      `json:"minReplicas,omitempty"`
-	MaxReplicas    int32                       `json:"maxReplicas"`
-	Metrics        []MetricSpec                `json:"metrics,omitempty"`
-	// Behavior is kept as written.
-	Behavior json.RawMessage `json:"behavior,omitempty"`
+	ScaleTargetRef CrossVersionObjectReference      `json:"scaleTargetRef"`
+	MinReplicas    *int32                           `json:"minReplicas,omitempty"`
+	MaxReplicas    int32                            `json:"maxReplicas"`
+	Metrics        []MetricSpec                     `json:"metrics,omitempty"`
+	Behavior       *HorizontalPodAutoscalerBehavior `json:"behavior,omitempty"`
 }
 
 // CrossVersionObjectReference names the scaled object.

@@ -15,10 +15,23 @@ func TestHPABehaviorDefaults(t *testing.T) {
 		{`{"scaleDown":{"stabilizationWindowSeconds":0,"policies":[{"type":"Pods","value":1,"periodSeconds":60}]},"scaleUp":{"selectPolicy":"Disabled"}}`,
 			`{"scaleUp":{"stabilizationWindowSeconds":0,"selectPolicy":"Disabled","policies":[{"type":"Pods","value":4,"periodSeconds":15},{"type":"Percent","value":100,"periodSeconds":15}]},"scaleDown":{"stabilizationWindowSeconds":0,"selectPolicy":"Max","policies":[{"type":"Pods","value":1,"periodSeconds":60}]}}`},
 	} {
-		h := &api.HorizontalPodAutoscaler{Spec: api.HorizontalPodAutoscalerSpec{Behavior: json.RawMessage(tc.in)}}
+		h := &api.HorizontalPodAutoscaler{}
+		if tc.in != "" {
+			if err := json.Unmarshal([]byte(tc.in), &h.Spec.Behavior); err != nil {
+				t.Fatal(err)
+			}
+		}
 		HorizontalPodAutoscaler(h)
-		if string(h.Spec.Behavior) != tc.want {
-			t.Errorf("behavior %s defaulted to\n%s\nwant\n%s", tc.in, h.Spec.Behavior, tc.want)
+		got := ""
+		if h.Spec.Behavior != nil {
+			b, err := json.Marshal(h.Spec.Behavior)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = string(b)
+		}
+		if got != tc.want {
+			t.Errorf("behavior %s defaulted to\n%s\nwant\n%s", tc.in, got, tc.want)
 		}
 	}
 }

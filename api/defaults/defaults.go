@@ -2,7 +2,6 @@ package defaults
 
 import (
 	"math"
-	"slices"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/api/resource"
@@ -47,81 +46,24 @@ func Default(obj api.Object) {
 	}
 }
 
-// DefaultCreate drops the fields of disabled features (DropDisabledFields),
-// applies Default and then the defaults Kubernetes' registry sets only on
-// create: a Namespace gets phase Active and the "kubernetes"
-// finalizer; a Job without manualSelector gets its generated selector and
-// template labels (which need metadata.uid, so call this after the uid is
-// assigned). Never call it on update: the namespace controller removes the
-// finalizer during deletion and must not see it come back.
+// DefaultCreate drops the fields of disabled features (DropDisabledFields)
+// and applies Default to a new object. What Kubernetes' registry sets only
+// on create (a Namespace's "kubernetes" finalizer, a Job's generated
+// selector: GenerateJobSelector) is apiserver/registry's, set after the
+// field manager recorded what the client sent.
 func DefaultCreate(obj api.Object) {
 	DropDisabledFields(obj, nil)
 	Default(obj)
-	switch o := obj.(type) {
-	case *api.Namespace:
-		o.Status = api.NamespaceStatus{Phase: api.NamespaceActive}
-		if !slices.Contains(o.Spec.Finalizers, api.FinalizerKubernetes) {
-			o.Spec.Finalizers = append(o.Spec.Finalizers, api.FinalizerKubernetes)
-		}
-	case *api.Job:
-		if o.Spec.ManualSelector == nil || !*o.Spec.ManualSelector {
-			GenerateJobSelector(o)
-		}
-	}
 }
 
 // DefaultUpdate drops the fields of disabled features old does not use
-// (DropDisabledFields), applies Default to obj, an update of old, and keeps
-// what the server allocated when the client's full replacement left it out,
-// as Kubernetes' service registry does: a Service keeps its clusterIP(s),
-// IP families and policy, node ports (matched by port and protocol) and
-// healthCheckNodePort, so "kubectl replace" of the original manifest works.
+// (DropDisabledFields) and applies Default to obj, an update of old. What
+// a Service's registry allocated and a replacement left out is put back
+// by the registry after the field manager ran, as Kubernetes' service
+// REST does (apiserver/registry's service strategy).
 func DefaultUpdate(obj, old api.Object) {
 	DropDisabledFields(obj, old)
-	if s, ok := obj.(*api.Service); ok {
-		if o, ok := old.(*api.Service); ok {
-			preserveServiceAllocations(s, o)
-		}
-	}
 	Default(obj)
-}
-
-func preserveServiceAllocations(s, old *api.Service) {
-	sp, op := &s.Spec, &old.Spec
-	needsIP := func(t api.ServiceType) bool { return t != api.ServiceTypeExternalName }
-	if needsIP(sp.Type) && needsIP(op.Type) && sp.ClusterIP == "" && len(sp.ClusterIPs) == 0 {
-		sp.ClusterIP = op.ClusterIP
-		sp.ClusterIPs = append([]string(nil), op.ClusterIPs...)
-		if len(sp.IPFamilies) == 0 {
-			sp.IPFamilies = append([]api.IPFamily(nil), op.IPFamilies...)
-		}
-		if sp.IPFamilyPolicy == nil && op.IPFamilyPolicy != nil {
-			sp.IPFamilyPolicy = ptr(*op.IPFamilyPolicy)
-		}
-	}
-	needsNodePorts := func(t api.ServiceType) bool {
-		return t == api.ServiceTypeNodePort || t == api.ServiceTypeLoadBalancer
-	}
-	if needsNodePorts(sp.Type) && needsNodePorts(op.Type) {
-		for i := range sp.Ports {
-			if sp.Ports[i].NodePort != 0 {
-				continue
-			}
-			for _, o := range op.Ports {
-				proto := sp.Ports[i].Protocol
-				if proto == "" {
-					proto = api.ProtocolTCP
-				}
-				if o.Port == sp.Ports[i].Port && o.Protocol == proto {
-					sp.Ports[i].NodePort = o.NodePort
-				}
-			}
-		}
-	}
-	if sp.HealthCheckNodePort == 0 && sp.Type == api.ServiceTypeLoadBalancer &&
-		sp.ExternalTrafficPolicy == api.ServiceExternalTrafficPolicyLocal {
-		sp.HealthCheckNodePort = op.HealthCheckNodePort
-	}
 }
 
 // Pod defaults a pod: its spec (see PodSpec) plus what Kubernetes applies
@@ -405,8 +347,9 @@ func Node(n *api.Node) {
 // Service defaults a service: sessionAffinity None (ClientIP gets a 3h
 // timeout), type ClusterIP, port protocol TCP, targetPort equal to port,
 // externalTrafficPolicy Cluster when externally reachable,
-// internalTrafficPolicy Cluster, allocateLoadBalancerNodePorts for load
-// balancers, and a single-stack IP family for services that get an IP.
+// internalTrafficPolicy Cluster and allocateLoadBalancerNodePorts for load
+// balancers, and ipMode VIP for a load balancer's ingress points with an
+// IP, as Kubernetes' SetDefaults_Service.
 func Service(s *api.Service) {
 	spec := &s.Spec
 	if spec.SessionAffinity == "" {
@@ -447,41 +390,17 @@ func Service(s *api.Service) {
 	if spec.Type == api.ServiceTypeLoadBalancer && spec.AllocateLoadBalancerNodePorts == nil {
 		spec.AllocateLoadBalancerNodePorts = ptr(true)
 	}
-	// clusterIP and clusterIPs are one field in two shapes; a client may set
-	// either (Kubernetes' service strategy syncs them the same way).
-	if spec.Type != api.ServiceTypeExternalName {
-		if spec.ClusterIP != "" && len(spec.ClusterIPs) == 0 {
-			spec.ClusterIPs = []string{spec.ClusterIP}
-		} else if spec.ClusterIP == "" && len(spec.ClusterIPs) > 0 {
-			spec.ClusterIP = spec.ClusterIPs[0]
-		}
-	}
-	// Kubernetes' IP allocator sets the families; minik8s runs single-stack,
-	// so the family follows the cluster IP when one is given and is IPv4
-	// otherwise. Headless services without a selector and ExternalName
-	// services get no IP and no family.
-	headlessWithoutSelector := spec.ClusterIP == api.ClusterIPNone && len(spec.Selector) == 0
-	if spec.Type != api.ServiceTypeExternalName && !headlessWithoutSelector {
-		if spec.IPFamilyPolicy == nil {
-			spec.IPFamilyPolicy = ptr(api.IPFamilyPolicySingleStack)
-		}
-		if len(spec.IPFamilies) == 0 {
-			family := api.IPv4Protocol
-			if isIPv6(spec.ClusterIP) {
-				family = api.IPv6Protocol
+	if spec.Type == api.ServiceTypeLoadBalancer {
+		for i, ing := range s.Status.LoadBalancer.Ingress {
+			if ing.IP != "" && ing.IPMode == nil {
+				s.Status.LoadBalancer.Ingress[i].IPMode = ptr("VIP")
 			}
-			spec.IPFamilies = []api.IPFamily{family}
 		}
 	}
-}
-
-func isIPv6(ip string) bool {
-	for i := 0; i < len(ip); i++ {
-		if ip[i] == ':' {
-			return true
-		}
-	}
-	return false
+	// clusterIPs, ipFamilies and ipFamilyPolicy are not defaults in
+	// Kubernetes: its service REST sets them when it allocates, after the
+	// field manager recorded what the client sent (apiserver/registry's
+	// service strategy does the same).
 }
 
 // Namespace labels a named namespace with kubernetes.io/metadata.name, as
@@ -620,6 +539,9 @@ func Job(j *api.Job) {
 	}
 	if s.Suspend == nil {
 		s.Suspend = ptr(false)
+	}
+	if s.ManualSelector == nil {
+		s.ManualSelector = ptr(false)
 	}
 	if s.PodFailurePolicy != nil {
 		for i := range s.PodFailurePolicy.Rules {

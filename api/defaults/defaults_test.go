@@ -242,6 +242,10 @@ func TestJobGeneratedSelector(t *testing.T) {
 	j := &api.Job{ObjectMeta: api.ObjectMeta{Name: "pi", UID: "uid-1"},
 		Spec: api.JobSpec{Template: api.PodTemplateSpec{ObjectMeta: api.ObjectMeta{Labels: map[string]string{"job-name": "custom"}}}}}
 	DefaultCreate(j)
+	if j.Spec.Selector != nil || j.Spec.ManualSelector == nil || *j.Spec.ManualSelector {
+		t.Errorf("create defaults: selector %v, manualSelector %v; want none (the registry generates it) and false", j.Spec.Selector, j.Spec.ManualSelector)
+	}
+	GenerateJobSelector(j)
 	want := map[string]string{
 		"job-name": "custom", "batch.kubernetes.io/job-name": "pi",
 		"controller-uid": "uid-1", "batch.kubernetes.io/controller-uid": "uid-1",
@@ -256,13 +260,8 @@ func TestJobGeneratedSelector(t *testing.T) {
 		t.Errorf("job labels = %v (copied before the generated labels, as Kubernetes does)", j.Labels)
 	}
 
-	manual := &api.Job{ObjectMeta: api.ObjectMeta{Name: "m", UID: "u"}, Spec: api.JobSpec{ManualSelector: ptr2(true)}}
-	DefaultCreate(manual)
-	if manual.Spec.Selector != nil || manual.Spec.Template.Labels != nil {
-		t.Errorf("manual selector job got generated selector: %+v", manual.Spec)
-	}
 	noUID := &api.Job{ObjectMeta: api.ObjectMeta{Name: "n"}}
-	DefaultCreate(noUID)
+	GenerateJobSelector(noUID)
 	if noUID.Spec.Selector != nil {
 		t.Errorf("job without uid got a selector")
 	}
@@ -281,7 +280,7 @@ func TestServiceDefaults(t *testing.T) {
 	sp := s.Spec
 	if sp.Type != api.ServiceTypeClusterIP || sp.SessionAffinity != api.ServiceAffinityNone ||
 		*sp.InternalTrafficPolicy != api.ServiceInternalTrafficPolicyCluster || sp.ExternalTrafficPolicy != "" ||
-		*sp.IPFamilyPolicy != api.IPFamilyPolicySingleStack || !reflect.DeepEqual(sp.IPFamilies, []api.IPFamily{api.IPv4Protocol}) {
+		sp.IPFamilyPolicy != nil || sp.IPFamilies != nil || sp.ClusterIPs != nil {
 		t.Errorf("service defaults wrong: %+v", sp)
 	}
 	if p := sp.Ports[0]; p.Protocol != api.ProtocolTCP || p.TargetPort != api.FromInt(80) {
@@ -291,10 +290,14 @@ func TestServiceDefaults(t *testing.T) {
 		t.Errorf("port 1 = %+v", p)
 	}
 
-	lb := &api.Service{Spec: api.ServiceSpec{Type: api.ServiceTypeLoadBalancer, SessionAffinity: api.ServiceAffinityClientIP, ClusterIP: "fd00::1"}}
+	lb := &api.Service{Spec: api.ServiceSpec{Type: api.ServiceTypeLoadBalancer, SessionAffinity: api.ServiceAffinityClientIP, ClusterIP: "fd00::1"},
+		Status: api.ServiceStatus{LoadBalancer: api.LoadBalancerStatus{Ingress: []api.LoadBalancerIngress{{IP: "192.0.2.1"}, {Hostname: "lb.example.com"}}}}}
 	Default(lb)
+	if ing := lb.Status.LoadBalancer.Ingress; ing[0].IPMode == nil || *ing[0].IPMode != "VIP" || ing[1].IPMode != nil {
+		t.Errorf("load balancer ingress ipMode: %+v", ing)
+	}
 	if lb.Spec.ExternalTrafficPolicy != api.ServiceExternalTrafficPolicyCluster || !*lb.Spec.AllocateLoadBalancerNodePorts ||
-		*lb.Spec.SessionAffinityConfig.ClientIP.TimeoutSeconds != 10800 || lb.Spec.IPFamilies[0] != api.IPv6Protocol {
+		*lb.Spec.SessionAffinityConfig.ClientIP.TimeoutSeconds != 10800 || lb.Spec.ClusterIPs != nil {
 		t.Errorf("load balancer defaults wrong: %+v", lb.Spec)
 	}
 
@@ -309,11 +312,6 @@ func TestServiceDefaults(t *testing.T) {
 	if ext.Spec.InternalTrafficPolicy != nil || ext.Spec.IPFamilyPolicy != nil || ext.Spec.IPFamilies != nil {
 		t.Errorf("ExternalName service got IP defaults: %+v", ext.Spec)
 	}
-	headless := &api.Service{Spec: api.ServiceSpec{ClusterIP: "None"}}
-	Default(headless)
-	if headless.Spec.IPFamilies != nil {
-		t.Errorf("selectorless headless service got IP families")
-	}
 }
 
 func TestNamespaceDefaults(t *testing.T) {
@@ -324,16 +322,11 @@ func TestNamespaceDefaults(t *testing.T) {
 		t.Errorf("namespace defaults wrong: %+v", n)
 	}
 	DefaultCreate(n)
-	DefaultCreate(n)
-	if !reflect.DeepEqual(n.Spec.Finalizers, []api.FinalizerName{"kubernetes"}) {
-		t.Errorf("finalizers = %v", n.Spec.Finalizers)
+	if n.Spec.Finalizers != nil {
+		t.Errorf("finalizers = %v; the registry adds kubernetes after the field manager", n.Spec.Finalizers)
 	}
-	other := &api.Namespace{Spec: api.NamespaceSpec{Finalizers: []api.FinalizerName{"example.com/x"}},
-		Status: api.NamespaceStatus{Phase: api.NamespaceTerminating}}
+	other := &api.Namespace{}
 	DefaultCreate(other)
-	if !reflect.DeepEqual(other.Spec.Finalizers, []api.FinalizerName{"example.com/x", "kubernetes"}) || other.Status.Phase != api.NamespaceActive {
-		t.Errorf("create defaults = %+v", other)
-	}
 	if other.Labels != nil {
 		t.Errorf("nameless namespace got labels %v", other.Labels)
 	}
@@ -380,47 +373,6 @@ func TestSecretStringDataMerged(t *testing.T) {
 	want := map[string][]byte{"a": []byte("1"), "b": []byte("two"), "c": []byte("three")}
 	if !reflect.DeepEqual(s.Data, want) || s.StringData != nil {
 		t.Errorf("secret = %v / %v", s.Data, s.StringData)
-	}
-}
-
-func TestServiceClusterIPSync(t *testing.T) {
-	t.Parallel()
-	a := &api.Service{Spec: api.ServiceSpec{ClusterIP: "10.96.0.10"}}
-	Default(a)
-	if !reflect.DeepEqual(a.Spec.ClusterIPs, []string{"10.96.0.10"}) {
-		t.Errorf("clusterIPs = %v", a.Spec.ClusterIPs)
-	}
-	b := &api.Service{Spec: api.ServiceSpec{ClusterIPs: []string{"10.96.0.11"}}}
-	Default(b)
-	if b.Spec.ClusterIP != "10.96.0.11" {
-		t.Errorf("clusterIP = %q", b.Spec.ClusterIP)
-	}
-}
-
-func TestDefaultUpdateKeepsServiceAllocations(t *testing.T) {
-	t.Parallel()
-	old := &api.Service{Spec: api.ServiceSpec{
-		Type: api.ServiceTypeNodePort, ClusterIP: "10.96.0.5", ClusterIPs: []string{"10.96.0.5"},
-		IPFamilies: []api.IPFamily{api.IPv4Protocol}, IPFamilyPolicy: ptr2(api.IPFamilyPolicySingleStack),
-		Ports: []api.ServicePort{{Port: 80, Protocol: api.ProtocolTCP, NodePort: 30080}, {Port: 53, Protocol: api.ProtocolUDP, NodePort: 30053}},
-	}}
-	upd := &api.Service{Spec: api.ServiceSpec{Type: api.ServiceTypeNodePort,
-		Ports: []api.ServicePort{{Port: 80}, {Port: 53, Protocol: api.ProtocolUDP}, {Port: 8080}}}}
-	DefaultUpdate(upd, old)
-	if upd.Spec.ClusterIP != "10.96.0.5" || upd.Spec.Ports[0].NodePort != 30080 || upd.Spec.Ports[1].NodePort != 30053 || upd.Spec.Ports[2].NodePort != 0 {
-		t.Errorf("allocations not kept: %+v", upd.Spec)
-	}
-	// A client that sets its own value keeps it (validation then decides).
-	own := &api.Service{Spec: api.ServiceSpec{ClusterIP: "10.96.0.9"}}
-	DefaultUpdate(own, old)
-	if own.Spec.ClusterIP != "10.96.0.9" {
-		t.Errorf("explicit clusterIP replaced: %q", own.Spec.ClusterIP)
-	}
-	// Becoming ExternalName drops the IP.
-	ext := &api.Service{Spec: api.ServiceSpec{Type: api.ServiceTypeExternalName, ExternalName: "x.example.com"}}
-	DefaultUpdate(ext, old)
-	if ext.Spec.ClusterIP != "" {
-		t.Errorf("ExternalName kept clusterIP")
 	}
 }
 

@@ -52,24 +52,6 @@ type hpaMetricTarget struct {
 	AverageUtilization *int32             `json:"averageUtilization"`
 }
 
-type hpaBehavior struct {
-	ScaleUp   *hpaScalingRules `json:"scaleUp"`
-	ScaleDown *hpaScalingRules `json:"scaleDown"`
-}
-
-type hpaScalingRules struct {
-	StabilizationWindowSeconds *int32             `json:"stabilizationWindowSeconds"`
-	SelectPolicy               *string            `json:"selectPolicy"`
-	Policies                   []hpaScalingPolicy `json:"policies"`
-	Tolerance                  *resource.Quantity `json:"tolerance"`
-}
-
-type hpaScalingPolicy struct {
-	Type          string `json:"type"`
-	Value         int32  `json:"value"`
-	PeriodSeconds int32  `json:"periodSeconds"`
-}
-
 // hpaRefOptions are kube's CrossVersionObjectReferenceValidationOptions.
 type hpaRefOptions struct {
 	allowEmptyAPIGroup, allowInvalidAPIVersion bool
@@ -120,11 +102,9 @@ func validateHorizontalPodAutoscalerSpec(s, old *api.HorizontalPodAutoscalerSpec
 	}
 	errs = append(errs, validateCrossVersionObjectReference(s.ScaleTargetRef, p.Child("scaleTargetRef"), targetOpts)...)
 	errs = append(errs, validateHPAMetrics(s.Metrics, s.MinReplicas, p.Child("metrics"), objectOpts)...)
-	if present(s.Behavior) {
-		if b, ok := decodeHPAPart[hpaBehavior](s.Behavior, p.Child("behavior"), &errs); ok {
-			errs = append(errs, validateHPAScalingRules(b.ScaleUp, p.Child("behavior", "scaleUp"))...)
-			errs = append(errs, validateHPAScalingRules(b.ScaleDown, p.Child("behavior", "scaleDown"))...)
-		}
+	if b := s.Behavior; b != nil {
+		errs = append(errs, validateHPAScalingRules(b.ScaleUp, p.Child("behavior", "scaleUp"))...)
+		errs = append(errs, validateHPAScalingRules(b.ScaleDown, p.Child("behavior", "scaleDown"))...)
 	}
 
 	// The declarative rules (beta, so enforced in place of the hand-written
@@ -343,7 +323,7 @@ func validateHPAMetricIdentifier(name string, p *field.Path) field.ErrorList {
 	return errs
 }
 
-func validateHPAScalingRules(r *hpaScalingRules, p *field.Path) field.ErrorList {
+func validateHPAScalingRules(r *api.HPAScalingRules, p *field.Path) field.ErrorList {
 	if r == nil {
 		return nil
 	}

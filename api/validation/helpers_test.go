@@ -112,6 +112,7 @@ func validJob() *api.Job {
 	}
 	j.Spec.Template.Spec.RestartPolicy = api.RestartPolicyNever
 	defaults.DefaultCreate(j)
+	defaults.GenerateJobSelector(j)
 	return j
 }
 

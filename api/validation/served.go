@@ -22,7 +22,9 @@ func validateServed(obj, old api.Object) (errs field.ErrorList, ok bool) {
 	spec := field.NewPath("spec")
 	switch o := obj.(type) {
 	case *api.StatefulSet:
-		errs = validateStatefulSetSpec(&o.Spec, spec)
+		// The claim templates are immutable: kube checks them on create
+		// only, tolerating invalid ones stored before.
+		errs = validateStatefulSetSpec(&o.Spec, old == nil, spec)
 		if old != nil {
 			o2 := old.(*api.StatefulSet)
 			errs = append(errs, validateImmutable(o.Spec.Selector, o2.Spec.Selector, spec.Child("selector"))...)
@@ -81,7 +83,7 @@ func validateServed(obj, old api.Object) (errs field.ErrorList, ok bool) {
 
 // kube's pod template checks of the replicated kinds, which admit only
 // restartPolicy Always.
-func validateStatefulSetSpec(s *api.StatefulSetSpec, p *field.Path) field.ErrorList {
+func validateStatefulSetSpec(s *api.StatefulSetSpec, claimTemplates bool, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	switch s.PodManagementPolicy {
 	case "":
@@ -106,6 +108,19 @@ func validateStatefulSetSpec(s *api.StatefulSetSpec, p *field.Path) field.ErrorL
 	default:
 		errs = append(errs, field.Invalid(p.Child("updateStrategy"), goValue{s.UpdateStrategy},
 			"must be 'RollingUpdate' or 'OnDelete'"))
+	}
+	if r := s.PersistentVolumeClaimRetentionPolicy; r != nil {
+		rp := p.Child("persistentVolumeClaimRetentionPolicy")
+		for _, f := range []struct{ name, value string }{{"whenDeleted", r.WhenDeleted}, {"whenScaled", r.WhenScaled}} {
+			if f.value != "Retain" && f.value != "Delete" {
+				errs = append(errs, field.NotSupported(rp.Child(f.name), f.value, []string{"Retain", "Delete"}))
+			}
+		}
+	}
+	if claimTemplates {
+		for i := range s.VolumeClaimTemplates {
+			errs = append(errs, validatePersistentVolumeClaimSpec(&s.VolumeClaimTemplates[i].Spec, p.Child("volumeClaimTemplates").Index(i).Child("spec"))...)
+		}
 	}
 	if s.Replicas != nil {
 		errs = append(errs, validateNonnegative(int64(*s.Replicas), p.Child("replicas"))...)

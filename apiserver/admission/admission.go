@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
@@ -44,6 +45,91 @@ type Attributes struct {
 	// it, which MutatingAdmissionPolicy's apply configurations merge
 	// with; nil for a resource without a field manager.
 	TypeConverter managedfields.TypeConverter
+
+	// reinvoke is kube's reinvocation context, kept across the chain's
+	// second pass (see Chain.Admit and Reinvocations).
+	reinvoke struct {
+		second, requested bool
+		plugins           map[string]*Reinvocations
+	}
+}
+
+// Reinvocations is what one plugin whose hooks (webhooks, policy bindings)
+// may ask to run again keeps across the chain's passes, as kube's
+// webhookReinvokeContext and policyReinvokeContext: which hooks with
+// reinvocationPolicy IfNeeded ran since the object last changed, which of
+// them must run again, and the object as the plugin left it.
+type Reinvocations struct {
+	last     api.Object
+	invoked  map[string]bool
+	reinvoke map[string]bool
+}
+
+// Reinvocations returns plugin's reinvocation state for this request.
+func (a *Attributes) Reinvocations(plugin string) *Reinvocations {
+	if a.reinvoke.plugins == nil {
+		a.reinvoke.plugins = map[string]*Reinvocations{}
+	}
+	r := a.reinvoke.plugins[plugin]
+	if r == nil {
+		r = &Reinvocations{invoked: map[string]bool{}, reinvoke: map[string]bool{}}
+		a.reinvoke.plugins[plugin] = r
+	}
+	return r
+}
+
+// Reinvoking reports whether the chain is in its second pass.
+func (a *Attributes) Reinvoking() bool { return a.reinvoke.second }
+
+// Begin starts one of the plugin's passes: in the second, an object
+// changed since the plugin last saw it (by the in-tree plugins or another
+// plugin's hooks) makes every IfNeeded hook that ran before run again.
+func (r *Reinvocations) Begin(a *Attributes) {
+	if a.reinvoke.second && !reflect.DeepEqual(r.last, a.Object) {
+		r.requireAll()
+	}
+}
+
+// End records the object as the plugin leaves it.
+func (r *Reinvocations) End(a *Attributes) {
+	r.last = nil
+	if a.Object != nil {
+		r.last = api.DeepCopyObject(a.Object)
+	}
+}
+
+// Skip reports whether hook id does not run in this pass: in the second
+// pass only the hooks that must run again do.
+func (r *Reinvocations) Skip(a *Attributes, id string) bool {
+	return a.reinvoke.second && !r.reinvoke[id]
+}
+
+// Ran records that hook id ran: a change it made makes the IfNeeded hooks
+// that ran before it run again and asks the chain for a second pass; an
+// IfNeeded hook is one of those from now on.
+func (r *Reinvocations) Ran(a *Attributes, id string, changed, ifNeeded bool) {
+	if changed {
+		r.Changed(a)
+	}
+	if ifNeeded {
+		r.invoked[id] = true
+	}
+}
+
+// Changed records that the plugin changed the object: the IfNeeded hooks
+// that ran before run again, in a second pass of the chain.
+func (r *Reinvocations) Changed(a *Attributes) {
+	r.requireAll()
+	a.reinvoke.requested = true
+}
+
+// requireAll makes every IfNeeded hook that ran since the last change run
+// again.
+func (r *Reinvocations) requireAll() {
+	for id := range r.invoked {
+		r.reinvoke[id] = true
+	}
+	clear(r.invoked)
 }
 
 // Plugin is a named admission step. A plugin implements Mutator, Validator,
@@ -77,11 +163,26 @@ func NewChain(plugins ...Plugin) *Chain { return &Chain{plugins: plugins} }
 // Plugins returns the plugins in order.
 func (c *Chain) Plugins() []Plugin { return c.plugins }
 
-// Admit runs every mutating plugin that handles a.Operation, stopping at the first error.
+// Admit runs every mutating plugin that handles a.Operation, stopping at
+// the first error; when a plugin's hook changed the object and asked for it
+// (Reinvocations.Ran), every mutating plugin runs once more, as kube's
+// reinvoker: the in-tree ones again, the webhooks and policies only those
+// with reinvocationPolicy IfNeeded that a later change concerns.
 func (c *Chain) Admit(ctx context.Context, a *Attributes) error {
 	if c == nil {
 		return nil
 	}
+	if err := c.admitOnce(ctx, a); err != nil {
+		return err
+	}
+	if a.reinvoke.requested && !a.reinvoke.second {
+		a.reinvoke.second = true
+		return c.admitOnce(ctx, a)
+	}
+	return nil
+}
+
+func (c *Chain) admitOnce(ctx context.Context, a *Attributes) error {
 	for _, p := range c.plugins {
 		if m, ok := p.(Mutator); ok && p.Handles(a.Operation) {
 			if err := m.Admit(ctx, a); err != nil {

@@ -150,7 +150,8 @@ var atomicStructs = map[string]bool{
 	"ResourceFieldSelector": true, "RoleRef": true, "ScopeSelector": true,
 	"SecretKeySelector": true, "SecretReference": true, "ServiceBackendPort": true,
 	"Subject": true, "TopologySelectorTerm": true, "TypedLocalObjectReference": true,
-	"Variable": true,
+	"Variable": true, "EvictionResponder": true, "CrossVersionObjectReferenceV1": true,
+	"EndpointSlicePort": true,
 }
 
 // atomicMaps are the map fields, by api type and field, Kubernetes declares
@@ -165,9 +166,37 @@ var atomicMaps = map[string]bool{
 
 // mapLists are the lists, by api type and field, Kubernetes declares
 // +listType=map with these keys though they have no strategic-merge key
-// (CRDs take no strategic merge patch).
+// (CRDs take no strategic merge patch; newer fields have no patch tags).
 var mapLists = map[string][]string{
-	"CustomResourceDefinitionStatus.conditions": {"type"},
+	"CustomResourceDefinitionStatus.conditions":  {"type"},
+	"ResourceRequirements.claims":                {"name"},
+	"PodStatus.volumeHealth":                     {"name"},
+	"ResourceStatus.resources":                   {"resourceID"},
+	"ValidatingAdmissionPolicyStatus.conditions": {"type"},
+	"CertificateSigningRequestStatus.conditions": {"type"},
+}
+
+// setLists are the lists of scalars, by api type and field, Kubernetes
+// declares +listType=set without a strategic-merge strategy: server-side
+// apply owns and merges their values one by one.
+var setLists = map[string]bool{
+	"ContainerRestartRuleOnExitCodes.values":                 true,
+	"NodeAllocatableResourceClaimStatus.containers":          true,
+	"NodePodPreemptionPolicy.disableResizePreemption":        true,
+	"VolumeMount.bindMountOptions":                           true,
+	"ValidatingAdmissionPolicyBindingSpec.validationActions": true,
+	"PodFailurePolicyOnExitCodesRequirement.values":          true,
+	"UncountedTerminatedPods.failed":                         true,
+	"UncountedTerminatedPods.succeeded":                      true,
+	"Endpoint.addresses":                                     true,
+	"NonResourcePolicyRule.nonResourceURLs":                  true,
+	"NonResourcePolicyRule.verbs":                            true,
+	"ResourcePolicyRule.apiGroups":                           true,
+	"ResourcePolicyRule.namespaces":                          true,
+	"ResourcePolicyRule.resources":                           true,
+	"ResourcePolicyRule.verbs":                               true,
+	"ResourceSliceSpec.skipNodeOperations":                   true,
+	"CSIDriverSpec.volumeLifecycleModes":                     true,
 }
 
 // multiKeyLists are the list-map keys of the lists whose items Kubernetes
@@ -436,6 +465,9 @@ func (b *builder) structSchema(t reflect.Type, w walk) (*schema, error) {
 			b.listExtensions(p, fw, t.PkgPath() == apiPkg && atomicLists[t.Name()+"."+f.name])
 			if keys, ok := mapLists[t.Name()+"."+f.name]; ok && t.PkgPath() == apiPkg {
 				p.ListType, p.ListMapKeys = "map", keys
+			}
+			if setLists[t.Name()+"."+f.name] && t.PkgPath() == apiPkg {
+				p.ListType = "set"
 			}
 		}
 		if t.PkgPath() == apiPkg && atomicMaps[t.Name()+"."+f.name] {

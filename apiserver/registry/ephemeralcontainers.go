@@ -48,6 +48,17 @@ func UpdateEphemeralContainers(ctx context.Context, pods *Store, ns, name string
 // spec.ephemeralContainers expects), then updates as
 // UpdateEphemeralContainers.
 func PatchEphemeralContainers(ctx context.Context, pods *Store, ns, name string, pt PatchType, data []byte, dryRun bool) (*api.Pod, error) {
+	return patchPodSubresource(ctx, pods, ns, name, pt, data, func(pod *api.Pod) (*api.Pod, error) {
+		return UpdateEphemeralContainers(ctx, pods, ns, name, pod, dryRun)
+	})
+}
+
+// patchPodSubresource is a PATCH of a pod subresource that shows the whole
+// Pod (ephemeralcontainers, resize): the patch applies to the stored Pod,
+// decoded as a request body is, and update writes the result. A conflict
+// on our own read's resourceVersion retries; one on a resourceVersion the
+// patch set is the client's.
+func patchPodSubresource(ctx context.Context, pods *Store, ns, name string, pt PatchType, data []byte, update func(*api.Pod) (*api.Pod, error)) (*api.Pod, error) {
 	apply, err := pods.patcher(pt, data)
 	if err != nil {
 		return nil, err
@@ -74,7 +85,7 @@ func PatchEphemeralContainers(ctx context.Context, pods *Store, ns, name string,
 			// Our own read's version: a conflict retries instead of failing.
 			pod.ResourceVersion = cur.GetObjectMeta().ResourceVersion
 		}
-		out, err := UpdateEphemeralContainers(ctx, pods, ns, name, &pod, dryRun)
+		out, err := update(&pod)
 		if apierrors.IsConflict(err) && !userRV {
 			continue
 		}

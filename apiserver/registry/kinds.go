@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"slices"
 	"strconv"
 
 	"github.com/minik8s/minik8s/api"
@@ -40,7 +41,9 @@ var kinds = map[string]kind{
 	"v1/persistentvolumes":      {strategy: persistentVolumeStrategy{}},
 	"v1/persistentvolumeclaims": {strategy: persistentVolumeClaimStrategy{}},
 	"v1/services": {strategy: serviceStrategy{},
-		allocating: func(alloc *servicealloc.Allocator) Strategy { return allocatingServiceStrategy{alloc: alloc} }},
+		allocating: func(alloc *servicealloc.Allocator) Strategy {
+			return allocatingServiceStrategy{serviceStrategy: serviceStrategy{primaryFamily: familyOf(alloc.CIDR())}, alloc: alloc}
+		}},
 	"apps/v1/replicasets":                               {strategy: replicaSetStrategy{}},
 	"apps/v1/daemonsets":                                {strategy: daemonSetStrategy{}},
 	"coordination.k8s.io/v1/leases":                     {strategy: BaseStrategy{CreateOnUpdate: true}},
@@ -207,12 +210,47 @@ func (podStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
 	syncAppArmorAnnotations(ctx, pod)
 }
 
-// PrepareForStatusUpdate keeps the QoS class a status writer left out,
-// as kube's pod status strategy (it is set at creation and immutable).
+// PrepareForStatusUpdate is kube's pod status strategy's PrepareForUpdate:
+// it keeps what a status writer left out and the server or other writers
+// own (the QoS class, set at creation and immutable; the DRA claim
+// statuses, which only a non-nil empty list clears; the observedGeneration
+// of the status and of each condition), and drops the status fields of
+// disabled features the pod did not use (DropDisabledPodStatusFields).
 func (podStrategy) PrepareForStatusUpdate(ctx context.Context, obj, old api.Object) {
-	if pod := obj.(*api.Pod); pod.Status.QOSClass == "" {
-		pod.Status.QOSClass = old.(*api.Pod).Status.QOSClass
+	pod, o := obj.(*api.Pod), old.(*api.Pod)
+	st, os := &pod.Status, &o.Status
+	if st.QOSClass == "" {
+		st.QOSClass = os.QOSClass
 	}
+	if st.ResourceClaimStatuses == nil && os.ResourceClaimStatuses != nil {
+		st.ResourceClaimStatuses = os.ResourceClaimStatuses
+	}
+	if st.ExtendedResourceClaimStatus == nil && os.ExtendedResourceClaimStatus != nil {
+		st.ExtendedResourceClaimStatus = os.ExtendedResourceClaimStatus
+	}
+	if st.NodeAllocatableResourceClaimStatuses == nil && os.NodeAllocatableResourceClaimStatuses != nil {
+		st.NodeAllocatableResourceClaimStatuses = os.NodeAllocatableResourceClaimStatuses
+	}
+	if st.ObservedGeneration == 0 {
+		st.ObservedGeneration = os.ObservedGeneration
+	}
+	// Conditions of one type take the old ones' generations in order
+	// (validation allows several of a type).
+	oldGenerations := map[api.PodConditionType][]int64{}
+	for _, c := range os.Conditions {
+		oldGenerations[c.Type] = append(oldGenerations[c.Type], c.ObservedGeneration)
+	}
+	for i := range st.Conditions {
+		c := &st.Conditions[i]
+		var g int64
+		if gens := oldGenerations[c.Type]; len(gens) > 0 {
+			g, oldGenerations[c.Type] = gens[0], gens[1:]
+		}
+		if c.ObservedGeneration == 0 {
+			c.ObservedGeneration = g
+		}
+	}
+	defaults.DropDisabledPodStatusFields(st, os)
 }
 
 func (podStrategy) Fields(obj api.Object) map[string]string {
@@ -273,11 +311,18 @@ func (nodeStrategy) Fields(obj api.Object) map[string]string {
 
 type namespaceStrategy struct{ BaseStrategy }
 
-// PrepareForCreate: a new namespace is Active, as kube's strategy makes it
-// (after the status reset every kind gets).
+// PrepareForCreate: a new namespace is Active and has the "kubernetes"
+// finalizer, as kube's strategy makes it (after the status reset every kind
+// gets, and after the field manager: the creator does not own the
+// finalizer). Only on create: the namespace controller removes the
+// finalizer during deletion and must not see it come back.
 func (s namespaceStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
 	s.BaseStrategy.PrepareForCreate(ctx, obj)
-	obj.(*api.Namespace).Status = api.NamespaceStatus{Phase: api.NamespaceActive}
+	ns := obj.(*api.Namespace)
+	ns.Status = api.NamespaceStatus{Phase: api.NamespaceActive}
+	if !slices.Contains(ns.Spec.Finalizers, api.FinalizerKubernetes) {
+		ns.Spec.Finalizers = append(ns.Spec.Finalizers, api.FinalizerKubernetes)
+	}
 }
 
 // PrepareForUpdate keeps spec.finalizers: only /finalize changes them.
@@ -338,7 +383,12 @@ func (secretStrategy) Fields(obj api.Object) map[string]string {
 	return map[string]string{"type": string(obj.(*api.Secret).Type)}
 }
 
-type serviceStrategy struct{ BaseStrategy }
+// serviceStrategy is the Service strategy; primaryFamily is the IP family
+// of the cluster's service range ("": IPv4).
+type serviceStrategy struct {
+	BaseStrategy
+	primaryFamily api.IPFamily
+}
 
 func (serviceStrategy) Fields(obj api.Object) map[string]string {
 	s := obj.(*api.Service)
@@ -352,6 +402,17 @@ func (replicaSetStrategy) Fields(obj api.Object) map[string]string {
 }
 
 type jobStrategy struct{ BaseStrategy }
+
+// PrepareForCreate resets the status and, unless manualSelector is true,
+// generates the selector and template labels from the Job's uid, as kube's
+// job strategy (after the field manager: the creator owns neither).
+func (s jobStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
+	s.BaseStrategy.PrepareForCreate(ctx, obj)
+	j := obj.(*api.Job)
+	if j.Spec.ManualSelector == nil || !*j.Spec.ManualSelector {
+		defaults.GenerateJobSelector(j)
+	}
+}
 
 func (jobStrategy) Fields(obj api.Object) map[string]string {
 	return map[string]string{"status.successful": strconv.Itoa(int(obj.(*api.Job).Status.Succeeded))}

@@ -2,8 +2,6 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/minik8s/minik8s/api"
@@ -97,37 +95,7 @@ func resizedContainers(cs, old []api.Container) ([]api.Container, bool) {
 // whole Pod: a strategic-merge patch of spec.containers[].resources),
 // then updates as UpdateResize.
 func PatchResize(ctx context.Context, pods *Store, ns, name string, pt PatchType, data []byte, opts WriteOptions) (*api.Pod, error) {
-	apply, err := pods.patcher(pt, data)
-	if err != nil {
-		return nil, err
-	}
-	for attempt := 0; attempt < maxUpdateRetries; attempt++ {
-		cur, err := pods.Get(ctx, ns, name)
-		if err != nil {
-			return nil, err
-		}
-		curJSON, err := json.Marshal(cur)
-		if err != nil {
-			return nil, apierrors.NewInternalError(err)
-		}
-		patched, err := apply(curJSON)
-		if err != nil {
-			return nil, err
-		}
-		var pod api.Pod
-		if err := json.Unmarshal(patched, &pod); err != nil {
-			return nil, apierrors.NewBadRequest(fmt.Sprintf("the patch produced a Pod that cannot be decoded: %v", err))
-		}
-		userRV := pod.ResourceVersion != cur.GetObjectMeta().ResourceVersion
-		if !userRV {
-			// Our own read's version: a conflict retries instead of failing.
-			pod.ResourceVersion = cur.GetObjectMeta().ResourceVersion
-		}
-		out, err := UpdateResize(ctx, pods, ns, name, &pod, opts)
-		if apierrors.IsConflict(err) && !userRV {
-			continue
-		}
-		return out, err
-	}
-	return nil, apierrors.NewConflict(pods.GR, name, errors.New("too many concurrent writers"))
+	return patchPodSubresource(ctx, pods, ns, name, pt, data, func(pod *api.Pod) (*api.Pod, error) {
+		return UpdateResize(ctx, pods, ns, name, pod, opts)
+	})
 }

@@ -254,13 +254,168 @@ func (st allocatingServiceStrategy) Release(ctx context.Context, obj api.Object)
 	free.undo(ctx)
 }
 
-// PrepareForUpdate drops what only the old type needed, unless the client
-// changed it itself (then validation reports it): Kubernetes'
-// dropTypeDependentFields. Turning a NodePort Service into a ClusterIP one,
-// or any Service into an ExternalName one, then just works with the object
-// the client read; AllocateUpdate's commit frees what was dropped.
-func (serviceStrategy) PrepareForUpdate(ctx context.Context, obj, old api.Object) {
+// family is the IP family of the cluster's service range (IPv4 without an
+// allocator).
+func (st serviceStrategy) family() api.IPFamily {
+	if st.primaryFamily == "" {
+		return api.IPv4Protocol
+	}
+	return st.primaryFamily
+}
+
+// PrepareForCreate resets the status, puts clusterIP into clusterIPs and
+// initializes the IP families and their policy, as kube's service REST does
+// when it begins a create: after the field manager recorded what the
+// client sent, so no client owns what the server chose.
+func (st serviceStrategy) PrepareForCreate(ctx context.Context, obj api.Object) {
+	st.BaseStrategy.PrepareForCreate(ctx, obj)
+	s := obj.(*api.Service)
+	normalizeClusterIPs(s, nil)
+	initIPFamilies(s, nil, st.family())
+}
+
+// PrepareForUpdate puts back what the server allocated and a replacement
+// left out, and initializes the IP families, as kube's service REST when
+// it begins an update; then it drops what only the old type needed,
+// unless the client changed it itself (then validation reports it):
+// Kubernetes' dropTypeDependentFields. Turning a NodePort Service into a
+// ClusterIP one, or any Service into an ExternalName one, then just works
+// with the object the client read; AllocateUpdate's commit frees what was
+// dropped.
+func (st serviceStrategy) PrepareForUpdate(ctx context.Context, obj, old api.Object) {
 	s, o := obj.(*api.Service), old.(*api.Service)
+	patchAllocatedValues(s, o)
+	normalizeClusterIPs(s, o)
+	initIPFamilies(s, o, st.family())
+	dropTypeDependentFields(s, o)
+}
+
+// patchAllocatedValues keeps what the server allocated when a replacement
+// leaves it out (kube's patchAllocatedValues), so "kubectl replace" of the
+// original manifest works: the cluster IPs while the Service keeps one,
+// node ports by port name while it keeps them (never one another port of
+// the new object uses), and the health check node port.
+func patchAllocatedValues(s, old *api.Service) {
+	hasClusterIP := func(sv *api.Service) bool { return sv.Spec.Type != api.ServiceTypeExternalName }
+	if hasClusterIP(old) && hasClusterIP(s) {
+		if s.Spec.ClusterIP == "" {
+			s.Spec.ClusterIP = old.Spec.ClusterIP
+		}
+		if len(s.Spec.ClusterIPs) == 0 && len(old.Spec.ClusterIPs) > 0 {
+			s.Spec.ClusterIPs = slices.Clone(old.Spec.ClusterIPs)
+		}
+	}
+	if needsNodePorts(old) && needsNodePorts(s) {
+		used, now := heldPorts(old), heldPorts(s)
+		byName := map[string]int32{}
+		for _, p := range old.Spec.Ports {
+			byName[p.Name] = p.NodePort
+		}
+		for i := range s.Spec.Ports {
+			p := &s.Spec.Ports[i]
+			if v := byName[p.Name]; p.NodePort == 0 && !(used[v] && now[v]) {
+				p.NodePort = v
+			}
+		}
+	}
+	if needsHealthCheckNodePort(old) && needsHealthCheckNodePort(s) && s.Spec.HealthCheckNodePort == 0 {
+		s.Spec.HealthCheckNodePort = old.Spec.HealthCheckNodePort
+	}
+}
+
+func needsHealthCheckNodePort(s *api.Service) bool {
+	return s.Spec.Type == api.ServiceTypeLoadBalancer && s.Spec.ExternalTrafficPolicy == api.ServiceExternalTrafficPolicyLocal
+}
+
+// normalizeClusterIPs keeps clusterIPs in step with clusterIP, as kube's
+// normalizeClusterIPs: a client that sets only the singular gets the
+// plural (never the other way: a client that knows the plural sends
+// both); on update, an old client's missing clusterIPs are the old ones,
+// and a changed or cleared clusterIP with unchanged clusterIPs changes or
+// clears them too. old is nil on create.
+func normalizeClusterIPs(s, old *api.Service) {
+	if old == nil {
+		if s.Spec.ClusterIP != "" && len(s.Spec.ClusterIPs) == 0 {
+			s.Spec.ClusterIPs = []string{s.Spec.ClusterIP}
+		}
+		return
+	}
+	if len(old.Spec.ClusterIPs) > 0 && len(s.Spec.ClusterIPs) == 0 && old.Spec.ClusterIP == s.Spec.ClusterIP {
+		s.Spec.ClusterIPs = old.Spec.ClusterIPs
+	}
+	if old.Spec.ClusterIP != s.Spec.ClusterIP && slices.Equal(old.Spec.ClusterIPs, s.Spec.ClusterIPs) {
+		if old.Spec.ClusterIP != "" && s.Spec.ClusterIP == "" {
+			s.Spec.ClusterIPs = nil
+		} else {
+			s.Spec.ClusterIPs = []string{s.Spec.ClusterIP}
+		}
+	}
+}
+
+// initIPFamilies sets the IP family policy and families a Service left
+// out, as kube's allocator (initIPFamilyFields) on a cluster with one
+// service IP family: the policy is the old one, or RequireDualStack for a
+// headless Service without a selector, or SingleStack; SingleStack trims
+// unchanged second cluster IPs and families; families follow the cluster
+// IPs, then the cluster's family; a headless Service without a selector
+// that is not SingleStack gets both families. Inconsistent input is left
+// to validation.
+func initIPFamilies(s, old *api.Service, family api.IPFamily) {
+	spec := &s.Spec
+	if spec.Type == api.ServiceTypeExternalName {
+		return
+	}
+	headlessBare := spec.ClusterIP == api.ClusterIPNone && len(spec.Selector) == 0
+	if spec.IPFamilyPolicy == nil {
+		policy := api.IPFamilyPolicySingleStack
+		switch {
+		case old != nil && old.Spec.IPFamilyPolicy != nil:
+			policy = *old.Spec.IPFamilyPolicy
+		case headlessBare:
+			policy = api.IPFamilyPolicyRequireDualStack
+		}
+		spec.IPFamilyPolicy = &policy
+	}
+	single := *spec.IPFamilyPolicy == api.IPFamilyPolicySingleStack
+	if old != nil && single {
+		if slices.Equal(old.Spec.ClusterIPs, spec.ClusterIPs) && len(spec.ClusterIPs) > 1 {
+			spec.ClusterIPs = spec.ClusterIPs[:1]
+		}
+		if slices.Equal(old.Spec.IPFamilies, spec.IPFamilies) && len(spec.IPFamilies) > 1 {
+			spec.IPFamilies = spec.IPFamilies[:1]
+		}
+	}
+	for i, ip := range spec.ClusterIPs {
+		if ip == api.ClusterIPNone {
+			break
+		}
+		parsed := net.ParseIP(ip)
+		if parsed == nil {
+			return // validation reports it
+		}
+		if i >= len(spec.IPFamilies) {
+			f := api.IPv6Protocol
+			if parsed.To4() != nil {
+				f = api.IPv4Protocol
+			}
+			spec.IPFamilies = append(spec.IPFamilies, f)
+		}
+	}
+	if len(spec.IPFamilies) == 0 {
+		spec.IPFamilies = []api.IPFamily{family}
+	}
+	if headlessBare && !single && len(spec.IPFamilies) == 1 {
+		other := api.IPv6Protocol
+		if spec.IPFamilies[0] == api.IPv6Protocol {
+			other = api.IPv4Protocol
+		}
+		spec.IPFamilies = append(spec.IPFamilies, other)
+	}
+}
+
+// dropTypeDependentFields drops what only old's type needed and the client
+// left as it was (Kubernetes' dropTypeDependentFields).
+func dropTypeDependentFields(s, o *api.Service) {
 	policy := func(sv *api.Service) api.IPFamilyPolicy {
 		if sv.Spec.IPFamilyPolicy == nil {
 			return ""
@@ -336,4 +491,12 @@ func sameNodePorts(s, o *api.Service) bool {
 		}
 	}
 	return true
+}
+
+// familyOf is the IP family of a service range.
+func familyOf(cidr *net.IPNet) api.IPFamily {
+	if cidr != nil && cidr.IP.To4() == nil {
+		return api.IPv6Protocol
+	}
+	return api.IPv4Protocol
 }

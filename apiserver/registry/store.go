@@ -749,7 +749,7 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 	switch {
 	case statusLike:
 		applied := meta.ManagedFields
-		obj = s.statusUpdate(ctx, obj, cur, status)
+		obj = s.statusUpdate(obj, cur)
 		meta = obj.GetObjectMeta()
 		if opts.applied {
 			meta.ManagedFields = applied
@@ -770,6 +770,9 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 	meta.Generation = curMeta.Generation
 	meta.ResourceVersion = curMeta.ResourceVersion
 	s.trackFields(cur, obj, opts)
+	if statusLike {
+		status.PrepareForStatusUpdate(ctx, obj, cur)
+	}
 	a := s.attrs(ctx, admission.Update, opts.Subresource, curMeta.Namespace, name, obj, cur, opts.DryRun)
 	if err := s.admit.Admit(ctx, a); err != nil {
 		return nil, err
@@ -897,14 +900,16 @@ func (u updateRules) ValidateStatusUpdate(ctx context.Context, obj, old api.Obje
 }
 
 // statusUpdate keeps everything of cur but the status of obj (and, like
-// Kubernetes, the labels and annotations a status writer may also touch),
-// then lets the subresource's rules prepare the result.
-func (s *Store) statusUpdate(ctx context.Context, obj, cur api.Object, status StatusStrategy) api.Object {
+// Kubernetes, the labels and annotations a status writer may also touch).
+// The subresource's rules (PrepareForStatusUpdate) prepare the result
+// after the field manager recorded the write, as in kube, where the
+// strategy runs after the handler's field manager: a field the rules drop
+// stays owned by its writer.
+func (s *Store) statusUpdate(obj, cur api.Object) api.Object {
 	out := s.copyObject(cur)
 	copyStatus(out, obj)
 	om, nm := out.GetObjectMeta(), obj.GetObjectMeta()
 	om.Labels, om.Annotations = nm.Labels, nm.Annotations
-	status.PrepareForStatusUpdate(ctx, out, cur)
 	return out
 }
 

@@ -139,12 +139,18 @@ func TestAutoscaling(t *testing.T) {
 		t.Fatal(err)
 	}
 	// At most two pods a minute up; down at once.
-	hpa.Spec.Behavior = json.RawMessage(`{"scaleUp":{"policies":[{"type":"Pods","value":2,"periodSeconds":60}]},"scaleDown":{"stabilizationWindowSeconds":0}}`)
+	if err := json.Unmarshal([]byte(`{"scaleUp":{"policies":[{"type":"Pods","value":2,"periodSeconds":60}]},"scaleDown":{"stabilizationWindowSeconds":0}}`), &hpa.Spec.Behavior); err != nil {
+		t.Fatal(err)
+	}
 	if hpa, err = hc.Update(ctx, hpa); err != nil {
 		t.Fatal(err)
 	}
 	// The apiserver defaults what the behavior leaves out, as kube's.
-	if got := string(hpa.Spec.Behavior); got != `{"scaleUp":{"stabilizationWindowSeconds":0,"selectPolicy":"Max","policies":[{"type":"Pods","value":2,"periodSeconds":60}]},"scaleDown":{"stabilizationWindowSeconds":0,"selectPolicy":"Max","policies":[{"type":"Percent","value":100,"periodSeconds":15}]}}` {
+	behavior, err := json.Marshal(hpa.Spec.Behavior)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(behavior); got != `{"scaleUp":{"stabilizationWindowSeconds":0,"selectPolicy":"Max","policies":[{"type":"Pods","value":2,"periodSeconds":60}]},"scaleDown":{"stabilizationWindowSeconds":0,"selectPolicy":"Max","policies":[{"type":"Percent","value":100,"periodSeconds":15}]}}` {
 		t.Errorf("defaulted behavior %s", got)
 	}
 

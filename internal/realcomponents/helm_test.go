@@ -148,14 +148,7 @@ func TestHelmChartsAsKube(t *testing.T) {
 var helmKnownDifferences = []struct {
 	re  *regexp.Regexp
 	why string
-}{
-	{regexp.MustCompile(`^api/v1/namespaces/default/services/csa-[a-z]+ \.metadata\.managedFields\[0\]\.fieldsV1\.f:spec\.f:(ipFamilies|ipFamilyPolicy|clusterIPs): kube-apiserver has none, minik8s has \{\}$`),
-		"minik8s defaults a Service's clusterIPs, ipFamilies and ipFamilyPolicy before the field manager sees a create (api/defaults.Service), " +
-			"so a client-side writer owns them; kube's service REST sets them after it, owned by no one"},
-	{regexp.MustCompile(`^apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers/ssa-web \.metadata\.managedFields\[0\]\.fieldsV1\.f:spec\.f:behavior\.f:scaleDown\.\.: kube-apiserver has none, minik8s has \{\}$`),
-		"an HPA's spec.behavior is kept as raw JSON (api.HorizontalPodAutoscalerSpec.Behavior), so its schema has no HPAScalingRules " +
-			"and an apply owns scaleDown itself besides its fields"},
-}
+}{}
 
 // helmTarget is Helm pointed at one apiserver, with its own Helm homes.
 type helmTarget struct {

@@ -143,3 +143,45 @@ func sameMutation(t *testing.T, both apiservers, code int, method, path, body st
 		}
 	}
 }
+
+// TestMutatingAdmissionPolicyReinvocationAsKube: a policy with
+// reinvocationPolicy IfNeeded runs again when the object was mutated after
+// it ran, as kube-apiserver v1.37 runs its admission chain a second time
+// (any mutation applied asks for it, even the policy's own); one with Never
+// does not. Each policy counts its runs in an annotation: kube stores 2 for
+// the IfNeeded one and 1 for the other, whatever order the policies run in.
+// (apiserver/integration's reinvocation scenario covers the webhooks.)
+func TestMutatingAdmissionPolicyReinvocationAsKube(t *testing.T) {
+	t.Parallel()
+	both := startBoth(t)
+	const ns = "/api/v1/namespaces/map-reinvoke"
+	both.must(t, 201, "POST", "/api/v1/namespaces", `{"metadata": {"name": "map-reinvoke", "labels": {"map": "on"}}}`)
+	counter := func(name, reinvocation string) string {
+		count := fmt.Sprintf(`string(has(object.metadata.annotations) && %[1]q in object.metadata.annotations ? int(object.metadata.annotations[%[1]q]) + 1 : 1)`, name)
+		return fmt.Sprintf(`{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicy",
+  "metadata": {"name": %q},
+  "spec": {"reinvocationPolicy": %q,
+    "matchConstraints": {"resourceRules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"]}]},
+    "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": %q}}]}}`,
+			name, reinvocation, fmt.Sprintf(`Object{metadata: Object.metadata{annotations: {%q: %s}}}`, name, count))
+	}
+	for _, p := range []struct{ name, reinvocation string }{{"count-never", "Never"}, {"count-ifneeded", "IfNeeded"}} {
+		both.must(t, 201, "POST", "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicies", counter(p.name, p.reinvocation))
+		both.must(t, 201, "POST", "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings", mapBinding(p.name+"-binding", p.name))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	for _, e := range both.each() {
+		waitFor(ctx, t, e.name+" applies both policies", func() (bool, string) {
+			code, out := e.do(t, "POST", ns+"/configmaps?dryRun=All", `{"metadata": {"name": "probe"}}`)
+			md, _ := out["metadata"].(map[string]any)
+			annotations, _ := md["annotations"].(map[string]any)
+			return code == 201 && annotations["count-never"] != nil && annotations["count-ifneeded"] != nil, fmt.Sprintf("%d %v", code, annotations)
+		})
+	}
+	sameMutation(t, both, 201, "POST", ns+"/configmaps", `{"metadata": {"name": "c"}}`, ns+"/configmaps/c")
+	got := both.kube.must(t, 200, "GET", ns+"/configmaps/c", "")
+	if a := got["metadata"].(map[string]any)["annotations"].(map[string]any); a["count-ifneeded"] != "2" || a["count-never"] != "1" {
+		t.Errorf("kube-apiserver's annotations %v: the case expects count-ifneeded 2 (reinvoked), count-never 1", a)
+	}
+}

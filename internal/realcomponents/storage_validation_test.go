@@ -178,6 +178,22 @@ func TestStorageValidationAsKube(t *testing.T) {
 		both.sameAcceptance(t, http.StatusOK, "PATCH", volumes+"/pv-host", `{"spec":{"capacity":{"storage":"5Gi"},"accessModes":["ReadWriteMany"],"persistentVolumeReclaimPolicy":"Delete","storageClassName":"growable"}}`)
 	})
 
+	t.Run("statefulsets", func(t *testing.T) {
+		sts := func(extra, claimSpec string) string {
+			return `{"metadata":{"name":"db"},"spec":{"selector":{"matchLabels":{"app":"db"}},"serviceName":"db",` + extra +
+				`"template":{"metadata":{"labels":{"app":"db"}},"spec":{"containers":[{"name":"db","image":"busybox","volumeMounts":[{"name":"data","mountPath":"/data"}]}]}},` +
+				`"volumeClaimTemplates":[{"metadata":{"name":"data"},"spec":{` + claimSpec + `}}]}}`
+		}
+		const statefulsets = "/apis/apps/v1/namespaces/default/statefulsets"
+		for _, body := range []string{
+			sts("", `"accessModes":["Sometimes"],"volumeMode":"Fast"`),
+			sts("", `"accessModes":["ReadWriteOncePod","ReadWriteOnce"],"resources":{"requests":{"storage":"0"}}`),
+			sts(`"persistentVolumeClaimRetentionPolicy":{"whenDeleted":"Keep","whenScaled":"Delete"},`, rwo+gi),
+		} {
+			both.sameRefusal(t, "POST", statefulsets, body)
+		}
+	})
+
 	t.Run("csi", func(t *testing.T) {
 		for _, c := range []struct{ path, body string }{
 			{drivers, `{"metadata":{"name":"Bad_Driver"},"spec":{}}`},

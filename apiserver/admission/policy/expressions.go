@@ -60,33 +60,47 @@ func check(c plugincel.Compiler, acc plugincel.ExpressionAccessor, vars plugince
 	return field.ErrorList{celError(p, acc.GetExpression(), res.Error)}
 }
 
+// checkMatchConditions compiles a policy's match conditions (under p).
+func checkMatchConditions(conds []api.MatchCondition, vars plugincel.OptionalVariableDeclarations, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, mc := range conds {
+		if e := strings.TrimSpace(mc.Expression); e != "" {
+			errs = append(errs, check(stateless(), &matchconditions.MatchCondition{Name: mc.Name, Expression: e},
+				vars, p.Child("matchConditions").Index(i).Child("expression"))...)
+		}
+	}
+	return errs
+}
+
+// checkVariables compiles a policy's variables into cc, in order, so that
+// each and the expressions compiled after see those before it.
+func checkVariables(cc *plugincel.CompositedCompiler, variables []api.Variable, vars plugincel.OptionalVariableDeclarations, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, v := range variables {
+		if strings.TrimSpace(v.Expression) == "" || strings.TrimSpace(v.Name) == "" {
+			continue // required, said by api/validation
+		}
+		res := cc.CompileAndStoreVariable(&validating.Variable{Name: v.Name, Expression: v.Expression}, vars, environment.NewExpressions)
+		if res.Error != nil {
+			errs = append(errs, celError(p.Child("variables").Index(i).Child("expression"), v.Expression, res.Error))
+		}
+	}
+	return errs
+}
+
 // ValidatePolicyExpressions compiles the expressions of a policy.
 func ValidatePolicyExpressions(vap *api.ValidatingAdmissionPolicy) field.ErrorList {
 	spec, p := &vap.Spec, field.NewPath("spec")
 	hasParams := spec.ParamKind != nil
 	vars := plugincel.OptionalVariableDeclarations{HasParams: hasParams, HasAuthorizer: true}
-	var errs field.ErrorList
-	for i, mc := range spec.MatchConditions {
-		if strings.TrimSpace(mc.Expression) != "" {
-			errs = append(errs, check(stateless(), &matchconditions.MatchCondition{Name: mc.Name, Expression: strings.TrimSpace(mc.Expression)},
-				vars, p.Child("matchConditions").Index(i).Child("expression"))...)
-		}
-	}
+	errs := checkMatchConditions(spec.MatchConditions, vars, p)
 	var compiler plugincel.Compiler = stateless()
 	if len(spec.Variables) > 0 {
 		cc, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
 		if err != nil {
 			return append(errs, field.InternalError(p.Child("variables"), err))
 		}
-		for i, v := range spec.Variables {
-			if strings.TrimSpace(v.Expression) == "" || strings.TrimSpace(v.Name) == "" {
-				continue // required, said by api/validation
-			}
-			res := cc.CompileAndStoreVariable(&validating.Variable{Name: v.Name, Expression: v.Expression}, vars, environment.NewExpressions)
-			if res.Error != nil {
-				errs = append(errs, celError(p.Child("variables").Index(i).Child("expression"), v.Expression, res.Error))
-			}
-		}
+		errs = append(errs, checkVariables(cc, spec.Variables, vars, p)...)
 		compiler = cc
 	}
 	for i, v := range spec.Validations {
@@ -193,26 +207,12 @@ func ValidateMutatingPolicyExpressions(mp *api.MutatingAdmissionPolicy) field.Er
 	spec, p := &mp.Spec, field.NewPath("spec")
 	hasParams := spec.ParamKind != nil
 	vars := plugincel.OptionalVariableDeclarations{HasParams: hasParams, HasAuthorizer: true}
-	var errs field.ErrorList
-	for i, mc := range spec.MatchConditions {
-		if strings.TrimSpace(mc.Expression) != "" {
-			errs = append(errs, check(stateless(), &matchconditions.MatchCondition{Name: mc.Name, Expression: strings.TrimSpace(mc.Expression)},
-				vars, p.Child("matchConditions").Index(i).Child("expression"))...)
-		}
-	}
+	errs := checkMatchConditions(spec.MatchConditions, vars, p)
 	cc, err := plugincel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
 	if err != nil {
 		return append(errs, field.InternalError(p.Child("variables"), err))
 	}
-	for i, v := range spec.Variables {
-		if strings.TrimSpace(v.Expression) == "" || strings.TrimSpace(v.Name) == "" {
-			continue // required, said by api/validation
-		}
-		res := cc.CompileAndStoreVariable(&validating.Variable{Name: v.Name, Expression: v.Expression}, vars, environment.NewExpressions)
-		if res.Error != nil {
-			errs = append(errs, celError(p.Child("variables").Index(i).Child("expression"), v.Expression, res.Error))
-		}
-	}
+	errs = append(errs, checkVariables(cc, spec.Variables, vars, p)...)
 	patchVars := vars
 	patchVars.HasPatchTypes = true
 	for i, m := range spec.Mutations {

@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -177,6 +179,9 @@ func (pl *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 	if len(bindings) == 0 {
 		return nil
 	}
+	r := a.Reinvocations(pl.Name())
+	r.Begin(a)
+	defer r.End(a)
 	var failures []policyError
 	var ev *evaluation
 	var target *matching.Target
@@ -224,7 +229,7 @@ func (pl *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 				if ev != nil {
 					// A policy matched through another kind: carry the
 					// mutations so far over before reading the object again.
-					if err := pl.writeBack(a, target, ev); err != nil {
+					if err := pl.writeBack(a, target, ev, r); err != nil {
 						return err
 					}
 				}
@@ -234,7 +239,7 @@ func (pl *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 				target = t
 			}
 			for _, param := range params {
-				if err := pl.mutate(ctx, p, compiled, ev, a, param); err != nil {
+				if err := pl.mutate(ctx, p, b.Name, compiled, ev, a, param, r); err != nil {
 					var se *apierrors.StatusError
 					if errors.As(err, &se) {
 						return err
@@ -245,7 +250,7 @@ func (pl *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 		}
 	}
 	if ev != nil {
-		if err := pl.writeBack(a, target, ev); err != nil {
+		if err := pl.writeBack(a, target, ev, r); err != nil {
 			return err
 		}
 	}
@@ -257,10 +262,14 @@ func sameTarget(a, b *matching.Target) bool {
 		a.Resource.Resource == b.Resource.Resource && a.Subresource == b.Subresource
 }
 
-// mutate runs one policy's match conditions and mutations, with one param,
-// on the versioned object of ev.
-func (pl *Mutating) mutate(ctx context.Context, p *api.MutatingAdmissionPolicy, c *compiledMutating, ev *evaluation,
-	a *admission.Attributes, param runtime.Object) error {
+// mutate runs one policy's match conditions and mutations, through one
+// binding with one param, on the versioned object of ev. In the admission
+// chain's second pass only an invocation r says must run again does; one
+// whose policy is reinvocationPolicy IfNeeded is recorded as run, and a
+// change it made makes those recorded before it run again (kube's
+// reinvocation of mutating admission policies).
+func (pl *Mutating) mutate(ctx context.Context, p *api.MutatingAdmissionPolicy, binding string, c *compiledMutating, ev *evaluation,
+	a *admission.Attributes, param runtime.Object, r *admission.Reinvocations) error {
 	if c.compiler != nil {
 		ctx = c.compiler.CreateContext(ctx)
 	}
@@ -274,6 +283,20 @@ func (pl *Mutating) mutate(ctx context.Context, p *api.MutatingAdmissionPolicy, 
 			return nil
 		}
 	}
+	key := p.Name + "/" + binding
+	if param != nil {
+		if m, err := meta.Accessor(param); err == nil {
+			key += "/" + m.GetNamespace() + "/" + m.GetName()
+		}
+	}
+	if r.Skip(a, key) {
+		return nil
+	}
+	before := ev.attrs.VersionedObject.Object()
+	defer func() {
+		r.Ran(a, key, !apiequality.Semantic.DeepEqual(before, ev.attrs.VersionedObject.Object()),
+			p.Spec.ReinvocationPolicy == api.ReinvocationIfNeeded)
+	}()
 	if a.TypeConverter == nil {
 		return apierrors.NewServiceUnavailable(fmt.Sprintf("Resource kind %s not found. There can be a delay between when CustomResourceDefinitions are created and when they are available.", ev.attrs.VersionedKind))
 	}
@@ -300,11 +323,13 @@ func (pl *Mutating) mutate(ctx context.Context, p *api.MutatingAdmissionPolicy, 
 
 // writeBack decodes the mutated versioned object into a.Object (in place),
 // defaulted and decoded as an object of the resource, keeping what the
-// server set before admission.
-func (pl *Mutating) writeBack(a *admission.Attributes, t *matching.Target, ev *evaluation) error {
+// server set before admission. Any mutation applied (even one that changed
+// nothing) asks for the chain's second pass, as kube's dispatcher does.
+func (pl *Mutating) writeBack(a *admission.Attributes, t *matching.Target, ev *evaluation, r *admission.Reinvocations) error {
 	if !ev.attrs.Dirty {
 		return nil
 	}
+	r.Changed(a)
 	obj := ev.attrs.VersionedObject.Object()
 	if obj == nil {
 		return nil

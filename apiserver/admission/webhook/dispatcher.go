@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
-	"slices"
 	"sync"
 	"time"
 
@@ -146,8 +145,10 @@ func (*Mutating) Handles(admission.Operation) bool { return true }
 
 // Admit calls the matching mutating webhooks in order (configurations by
 // name, webhooks as listed), applying each one's patch before calling the
-// next; then once more those with reinvocationPolicy IfNeeded that ran
-// before a later webhook changed the object.
+// next. A webhook that changes the object asks the admission chain for a
+// second pass, in which only the webhooks with reinvocationPolicy IfNeeded
+// that ran before a later change (theirs, another plugin's) are called
+// again, as kube's webhook dispatcher.
 func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 	if matching.Exempt(a) {
 		return nil
@@ -157,44 +158,28 @@ func (m *Mutating) Admit(ctx context.Context, a *admission.Attributes) error {
 	if len(hooks) == 0 {
 		return nil
 	}
-	// invoked are the IfNeeded webhooks called since the object last
-	// changed; reinvoke those a later change makes call again.
-	var invoked, reinvoke []string
-	changedAny := false
-	for round := 0; round < 2; round++ {
-		if round == 1 && (!changedAny || len(reinvoke) == 0) {
-			break
+	r := a.Reinvocations(m.Name())
+	r.Begin(a)
+	defer r.End(a)
+	for i := range hooks {
+		h := &hooks[i]
+		t, err := m.d.match(ctx, h, a)
+		if err != nil {
+			return err
 		}
-		for i := range hooks {
-			h := &hooks[i]
-			if round == 1 && !slices.Contains(reinvoke, h.id) {
-				continue
-			}
-			t, err := m.d.match(ctx, h, a)
-			if err != nil {
+		if t == nil || r.Skip(a, h.id) {
+			continue
+		}
+		start := time.Now()
+		changed, err := m.callAndPatch(ctx, h, a, t)
+		m.d.metrics.observe(h, string(a.Operation), time.Since(start), err)
+		r.Ran(a, h.id, changed, h.reinvokeIfNeeded)
+		if err != nil {
+			if err := m.d.failure(h, err); err != nil {
 				return err
 			}
-			if t == nil {
-				continue
-			}
-			start := time.Now()
-			changed, err := m.callAndPatch(ctx, h, a, t)
-			m.d.metrics.observe(h, string(a.Operation), time.Since(start), err)
-			if changed {
-				changedAny = true
-				reinvoke = append(reinvoke, invoked...)
-				invoked = nil
-			}
-			if h.reinvokeIfNeeded && round == 0 {
-				invoked = append(invoked, h.id)
-			}
-			if err != nil {
-				if err := m.d.failure(h, err); err != nil {
-					return err
-				}
-				if ctx.Err() != nil {
-					return apierrors.NewTimeout("request did not complete within requested timeout", 0)
-				}
+			if ctx.Err() != nil {
+				return apierrors.NewTimeout("request did not complete within requested timeout", 0)
 			}
 		}
 	}
