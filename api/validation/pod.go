@@ -727,7 +727,7 @@ var volumeSourceChecks = []volumeSourceCheck{
 	{"projected", func(v *api.VolumeSource) bool { return v.Projected != nil }, validateProjectedVolume},
 	{"scaleIO", func(v *api.VolumeSource) bool { return v.ScaleIO != nil }, nil},
 	{"csi", func(v *api.VolumeSource) bool { return v.CSI != nil }, nil},
-	{"ephemeral", func(v *api.VolumeSource) bool { return v.Ephemeral != nil }, nil},
+	{"ephemeral", func(v *api.VolumeSource) bool { return v.Ephemeral != nil }, validateEphemeralVolume},
 	{"image", func(v *api.VolumeSource) bool { return v.Image != nil }, nil},
 }
 
