@@ -119,21 +119,45 @@ func yamlObject(t *testing.T, doc string) map[string]any {
 }
 
 // createCRD creates a CRD and waits until its first version answers a
-// list; it returns how long that took from the create.
+// list and its Established condition is True, as a client waits with
+// kubectl wait --for condition=Established: as in kube, the resource may
+// be served a moment before the status says so. It returns how long
+// serving took from the create.
 func createCRD(t *testing.T, c *tclient, doc, listPath string) time.Duration {
 	t.Helper()
 	start := time.Now()
-	c.must(http.StatusCreated, "POST", crdPath, yamlObject(t, doc))
+	obj := yamlObject(t, doc)
+	c.must(http.StatusCreated, "POST", crdPath, obj)
+	name, _ := obj["metadata"].(map[string]any)["name"].(string)
 	deadline := time.Now().Add(10 * time.Second)
+	var took time.Duration
 	for {
-		if r := c.do("GET", listPath, nil, ""); r.Code == http.StatusOK {
-			return time.Since(start)
+		if took == 0 {
+			if r := c.do("GET", listPath, nil, ""); r.Code == http.StatusOK {
+				took = time.Since(start)
+			}
+		}
+		if took != 0 && crdEstablished(c.must(http.StatusOK, "GET", crdPath+"/"+name, nil)) {
+			return took
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s not served 10s after its CRD was created", listPath)
+			t.Fatalf("%s not served and Established 10s after its CRD was created", listPath)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// crdEstablished reports whether the CRD object's Established condition
+// is True.
+func crdEstablished(crd map[string]any) bool {
+	st, _ := crd["status"].(map[string]any)
+	conds, _ := st["conditions"].([]any)
+	for _, x := range conds {
+		if m, _ := x.(map[string]any); m["type"] == "Established" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
 }
 
 func widget(name string, spec map[string]any) map[string]any {

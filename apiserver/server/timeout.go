@@ -71,7 +71,7 @@ func (s *Server) withTimeout(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		tw := &timeoutWriter{w: w, headers: w.Header().Clone()}
+		tw := &timeoutWriter{w: w, headers: w.Header().Clone(), ctx: r.Context()}
 		done := make(chan any, 1)
 		inner := r.Clone(r.Context())
 		go func() {
@@ -92,15 +92,21 @@ func (s *Server) withTimeout(next http.Handler) http.Handler {
 				tw.passHeaders()
 				panic(v)
 			}
-		case <-r.Context().Done():
-			// The deadline, or the client gone: either way nobody waits
-			// for the handler any longer; only the deadline is counted.
-			if errors.Is(r.Context().Err(), context.DeadlineExceeded) {
-				s.metrics.terminated(r, info, http.StatusGatewayTimeout)
-				s.log.Info("request timed out", "method", r.Method, "path", r.URL.Path)
+			if !tw.cutOff() {
+				return
 			}
-			tw.timeout()
+			// The handler ended after the deadline with its answer
+			// dropped (an error it wrote because its context ended, say):
+			// the request timed out.
+		case <-r.Context().Done():
 		}
+		// The deadline, or the client gone: either way nobody waits for
+		// the handler any longer; only the deadline is counted.
+		if errors.Is(r.Context().Err(), context.DeadlineExceeded) {
+			s.metrics.terminated(r, info, http.StatusGatewayTimeout)
+			s.log.Info("request timed out", "method", r.Method, "path", r.URL.Path)
+		}
+		tw.timeout()
 	})
 }
 
@@ -117,9 +123,14 @@ type handlerPanic struct {
 type timeoutWriter struct {
 	w       http.ResponseWriter
 	headers http.Header
+	// ctx is the request's, with its deadline: an answer the handler
+	// begins after it ended is dropped, so that a handler woken by the
+	// same deadline (a proxy whose backend call it cut off) cannot race
+	// the 504 with its own error.
+	ctx context.Context
 
-	mu                        sync.Mutex
-	timedOut, wrote, hijacked bool
+	mu                                 sync.Mutex
+	timedOut, wrote, hijacked, dropped bool
 }
 
 func (tw *timeoutWriter) Header() http.Header {
@@ -147,8 +158,28 @@ func (tw *timeoutWriter) WriteHeader(code int) {
 		tw.w.WriteHeader(code)
 		return
 	}
+	if tw.lateLocked() {
+		return
+	}
 	tw.writeHeaders()
 	tw.w.WriteHeader(code)
+}
+
+// lateLocked reports whether an answer begun now comes after the
+// request's context ended: it is dropped, and the timeout answers.
+func (tw *timeoutWriter) lateLocked() bool {
+	if !tw.wrote && tw.ctx.Err() != nil {
+		tw.dropped = true
+	}
+	return tw.dropped
+}
+
+// cutOff reports whether the handler's answer was dropped because the
+// request's context ended first.
+func (tw *timeoutWriter) cutOff() bool {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	return tw.dropped || (!tw.wrote && !tw.hijacked && tw.ctx.Err() != nil)
 }
 
 func (tw *timeoutWriter) Write(p []byte) (int, error) {
@@ -159,6 +190,9 @@ func (tw *timeoutWriter) Write(p []byte) (int, error) {
 	}
 	if tw.hijacked {
 		return 0, http.ErrHijacked
+	}
+	if tw.lateLocked() {
+		return 0, http.ErrHandlerTimeout
 	}
 	if !tw.wrote {
 		tw.writeHeaders()

@@ -48,6 +48,14 @@ func TestTimeout(t *testing.T) {
 				wroteLate <- err
 			},
 			wantCode: http.StatusGatewayTimeout, wantBody: `"message":"Timeout: request did not complete within the allotted timeout"`},
+		{name: "an error written as the deadline wakes the handler: 504", path: "/api/v1/namespaces",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				// A proxy whose backend call the deadline cut off answers
+				// at once; the timeout's 504 must win every time.
+				<-r.Context().Done()
+				http.Error(w, "backend gone", http.StatusBadGateway)
+			},
+			wantCode: http.StatusGatewayTimeout, wantBody: `"message":"Timeout: request did not complete within the allotted timeout"`},
 		{name: "an informational answer begins nothing: 504 at the deadline", path: "/api/v1/namespaces",
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Link", "</x>; rel=preload")

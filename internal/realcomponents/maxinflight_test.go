@@ -62,13 +62,14 @@ type slowServer struct {
 
 // hold sends slow's request until the server holds it (an internal
 // request of kube-apiserver's may take the one slot for a moment), and
-// returns its answer to come.
-func (s *slowServer) hold(t *testing.T, method, path string) <-chan limitAnswer {
+// returns its answer to come and when the request that is held was sent.
+func (s *slowServer) hold(t *testing.T, method, path string) (<-chan limitAnswer, time.Time) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 retry:
 	for {
 		answer := make(chan limitAnswer, 1)
+		sent := time.Now()
 		go func() {
 			a, err := s.slow.send(method, path, `{"metadata":{"name":"held"}}`)
 			if err != nil {
@@ -94,7 +95,7 @@ retry:
 			case <-time.After(20 * time.Millisecond):
 			}
 		}
-		return answer
+		return answer, sent
 	}
 }
 
@@ -110,8 +111,10 @@ type limits struct {
 func (s *slowServer) scenario(t *testing.T, timeout time.Duration) limits {
 	t.Helper()
 	var l limits
-	start := time.Now()
-	read := s.hold(t, "GET", aggregatortest.HeldPath)
+	// The timeout counts from the send of the request that is held: an
+	// earlier attempt refused (an internal request held the slot) does
+	// not count.
+	read, start := s.hold(t, "GET", aggregatortest.HeldPath)
 	l.ReadOverLimit = s.bob.limitAnswer(t, "GET", "/api/v1/namespaces/default/configmaps", "")
 	l.HealthzOverLimit = s.bob.limitAnswer(t, "GET", "/healthz", "")
 	l.ReadyzOverLimit = s.bob.limitAnswer(t, "GET", "/readyz", "")
@@ -119,7 +122,7 @@ func (s *slowServer) scenario(t *testing.T, timeout time.Duration) limits {
 	l.TimedOutRead = <-read
 	elapsed := time.Since(start)
 	l.ReadElapsedOK = elapsed >= timeout && elapsed < 3*timeout // generous: a loaded machine answers late
-	write := s.hold(t, "POST", aggregatortest.HeldPath)
+	write, _ := s.hold(t, "POST", aggregatortest.HeldPath)
 	l.WriteOverLimit = s.bob.limitAnswer(t, "POST", "/api/v1/namespaces/default/configmaps", `{"metadata":{"name":"bobs"}}`)
 	l.TimedOutWrite = <-write
 	return l
