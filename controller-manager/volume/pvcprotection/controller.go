@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/minik8s/minik8s/api"
-	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/controller-manager/controller"
 	"github.com/minik8s/minik8s/internal/cache"
 	"github.com/minik8s/minik8s/internal/client"
@@ -99,16 +98,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		if err != nil || used {
 			return err
 		}
-		clone := api.DeepCopy(cl)
-		clone.Finalizers = slices.DeleteFunc(clone.Finalizers, func(f string) bool { return f == api.PVCProtectionFinalizer })
-		if _, err := claims.Update(ctx, clone); err != nil && !apierrors.IsNotFound(err) {
+		if err := controller.SetFinalizer(ctx, claims, cl, api.PVCProtectionFinalizer, false); err != nil {
 			return fmt.Errorf("remove the protection finalizer of claim %s: %w", key, err)
 		}
 		c.log.Info("removed the protection finalizer of an unused claim", "pvc", key)
 	case needsFinalizer(cl):
-		clone := api.DeepCopy(cl)
-		clone.Finalizers = append(clone.Finalizers, api.PVCProtectionFinalizer)
-		if _, err := claims.Update(ctx, clone); err != nil && !apierrors.IsNotFound(err) {
+		if err := controller.SetFinalizer(ctx, claims, cl, api.PVCProtectionFinalizer, true); err != nil {
 			return fmt.Errorf("add the protection finalizer to claim %s: %w", key, err)
 		}
 	}

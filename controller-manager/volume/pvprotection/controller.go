@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/minik8s/minik8s/api"
-	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/controller-manager/controller"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/events"
@@ -74,16 +73,12 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 			// Still in use; the phase change brings it back here.
 			return nil
 		}
-		clone := api.DeepCopy(v)
-		clone.Finalizers = slices.DeleteFunc(clone.Finalizers, func(f string) bool { return f == api.PVProtectionFinalizer })
-		if _, err := volumes.Update(ctx, clone); err != nil && !apierrors.IsNotFound(err) {
+		if err := controller.SetFinalizer(ctx, volumes, v, api.PVProtectionFinalizer, false); err != nil {
 			return fmt.Errorf("remove the protection finalizer of volume %s: %w", name, err)
 		}
 		c.log.Info("removed the protection finalizer of an unbound volume", "pv", name)
 	case needsFinalizer(v):
-		clone := api.DeepCopy(v)
-		clone.Finalizers = append(clone.Finalizers, api.PVProtectionFinalizer)
-		if _, err := volumes.Update(ctx, clone); err != nil && !apierrors.IsNotFound(err) {
+		if err := controller.SetFinalizer(ctx, volumes, v, api.PVProtectionFinalizer, true); err != nil {
 			return fmt.Errorf("add the protection finalizer to volume %s: %w", name, err)
 		}
 	}
