@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -77,28 +76,10 @@ func TestMetricsAutoscalingAndWebhooks(t *testing.T) {
 	})
 	x.apply(t, ctx, x.kubectl, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+xNS+"\n  labels:\n    e2e.minik8s.io/webhooks: enabled\n")
 
-	var wg sync.WaitGroup
-	for _, p := range []struct {
-		name string
-		fn   func(*testing.T, context.Context)
-	}{
-		{"ResourceMetricsAndHPA", x.metricsAndHPA},
-		{"AdmissionWebhooks", x.webhooks},
-	} {
-		wg.Go(func() {
-			t.Run(p.name, func(t *testing.T) {
-				partStart := time.Now()
-				defer func() {
-					if t.Failed() {
-						x.diagnose(t)
-					}
-					t.Logf("%s: %.1fs", p.name, time.Since(partStart).Seconds())
-				}()
-				p.fn(t, ctx)
-			})
-		})
-	}
-	wg.Wait()
+	runParts(t, ctx, x.diagnose,
+		part{"ResourceMetricsAndHPA", x.metricsAndHPA},
+		part{"AdmissionWebhooks", x.webhooks},
+	)
 }
 
 // extend is the scenario's state: the workloads scenario's helpers.

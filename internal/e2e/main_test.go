@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -107,4 +108,34 @@ func requireCluster(t *testing.T) *Cluster {
 		t.Fatalf("the compose cluster did not come up: %v", setupErr)
 	}
 	return cluster
+}
+
+// part is one named part of a scenario that runs beside the others.
+type part struct {
+	name string
+	fn   func(*testing.T, context.Context)
+}
+
+// runParts runs the parts side by side as subtests of t (t.Parallel would
+// hold all but -parallel of them back, GOMAXPROCS by default: 2 here),
+// each logging its wall time and calling diagnose when it failed, and
+// returns when all are done.
+func runParts(t *testing.T, ctx context.Context, diagnose func(*testing.T), parts ...part) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for _, p := range parts {
+		wg.Go(func() {
+			t.Run(p.name, func(t *testing.T) {
+				start := time.Now()
+				defer func() {
+					if t.Failed() {
+						diagnose(t)
+					}
+					t.Logf("%s: %.1fs", p.name, time.Since(start).Seconds())
+				}()
+				p.fn(t, ctx)
+			})
+		})
+	}
+	wg.Wait()
 }

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -87,31 +86,13 @@ func TestStorage(t *testing.T) {
 	s.nodes = len(nodes.Items)
 	s.apply(t, ctx, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+stNS+"\n")
 
-	var wg sync.WaitGroup
-	for _, p := range []struct {
-		name string
-		fn   func(*testing.T, context.Context)
-	}{
-		{"MySQL", s.mysql},
-		{"StatefulSetClaims", s.statefulSet},
-		{"ReclaimDelete", s.reclaimDelete},
-		{"MissingClaim", s.missingClaim},
-		{"BadSubPath", s.badSubPath},
-	} {
-		wg.Go(func() {
-			t.Run(p.name, func(t *testing.T) {
-				partStart := time.Now()
-				defer func() {
-					if t.Failed() {
-						s.diagnose(t)
-					}
-					t.Logf("%s: %.1fs", p.name, time.Since(partStart).Seconds())
-				}()
-				p.fn(t, ctx)
-			})
-		})
-	}
-	wg.Wait()
+	runParts(t, ctx, s.diagnose,
+		part{"MySQL", s.mysql},
+		part{"StatefulSetClaims", s.statefulSet},
+		part{"ReclaimDelete", s.reclaimDelete},
+		part{"MissingClaim", s.missingClaim},
+		part{"BadSubPath", s.badSubPath},
+	)
 	t.Logf("storage scenario: parts done after %.1fs", time.Since(start).Seconds())
 }
 

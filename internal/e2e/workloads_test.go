@@ -13,7 +13,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -103,32 +102,12 @@ func TestWorkloads(t *testing.T) {
 	}
 	w.apply(t, ctx, w.kubectl, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+wlNS+"\n")
 
-	// The parts run side by side (t.Parallel would hold all but
-	// -parallel of them back, GOMAXPROCS by default: 2 here).
-	var wg sync.WaitGroup
-	for _, p := range []struct {
-		name string
-		fn   func(*testing.T, context.Context)
-	}{
-		{"CronJob", w.cronJob},
-		{"StatefulSet", w.statefulSet},
-		{"DaemonSetAndDrain", w.daemonSetAndDrain},
-		{"InClusterClient", w.inClusterClient},
-	} {
-		wg.Go(func() {
-			t.Run(p.name, func(t *testing.T) {
-				partStart := time.Now()
-				defer func() {
-					if t.Failed() {
-						w.diagnose(t)
-					}
-					t.Logf("%s: %.1fs", p.name, time.Since(partStart).Seconds())
-				}()
-				p.fn(t, ctx)
-			})
-		})
-	}
-	wg.Wait()
+	runParts(t, ctx, w.diagnose,
+		part{"CronJob", w.cronJob},
+		part{"StatefulSet", w.statefulSet},
+		part{"DaemonSetAndDrain", w.daemonSetAndDrain},
+		part{"InClusterClient", w.inClusterClient},
+	)
 	t.Logf("workloads scenario: parts done after %.1fs", time.Since(start).Seconds())
 }
 
