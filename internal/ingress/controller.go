@@ -164,7 +164,10 @@ func New(cfg Config) (*Controller, error) {
 	addHandlers(c.secrets, changed)
 	addHandlers(c.classes, func() { changed(); c.queueAllIngresses() })
 	c.ingresses.AddEventHandler(informer.Handler[api.Ingress]{
-		OnAdd:    func(ing *api.Ingress, _ bool) { changed(); c.status.Add(cache.MetaNamespaceKey(ing.Namespace, ing.Name)) },
+		OnAdd: func(ing *api.Ingress, _ bool) {
+			changed()
+			c.status.Add(cache.MetaNamespaceKey(ing.Namespace, ing.Name))
+		},
 		OnUpdate: func(_, ing *api.Ingress) { changed(); c.status.Add(cache.MetaNamespaceKey(ing.Namespace, ing.Name)) },
 		OnDelete: func(*api.Ingress, bool) { changed() },
 	})
