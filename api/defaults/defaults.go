@@ -1,6 +1,8 @@
 package defaults
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 
 	"github.com/minik8s/minik8s/api"
@@ -153,6 +155,9 @@ func Volume(v *api.Volume) {
 	}
 	if src.HostPath != nil && src.HostPath.Type == nil {
 		src.HostPath.Type = ptr(api.HostPathUnset)
+	}
+	if src.Ephemeral != nil {
+		src.Ephemeral = ephemeralVolume(src.Ephemeral)
 	}
 	if src.Secret != nil && src.Secret.DefaultMode == nil {
 		src.Secret.DefaultMode = ptr(api.SecretVolumeSourceDefaultMode)
@@ -598,3 +603,31 @@ func GenerateJobSelector(j *api.Job) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// ephemeralTemplate is a generic ephemeral volume's source as defaulting
+// sees it: the claim template's metadata stays as written.
+type ephemeralTemplate struct {
+	VolumeClaimTemplate *struct {
+		Metadata json.RawMessage              `json:"metadata,omitempty"`
+		Spec     api.PersistentVolumeClaimSpec `json:"spec"`
+	} `json:"volumeClaimTemplate,omitempty"`
+}
+
+// ephemeralVolume defaults the claim template of a generic ephemeral
+// volume as kube's SetDefaults_PersistentVolumeClaimSpec does inside a pod
+// (volumeMode Filesystem). The source is kept as raw JSON in the pod type;
+// one that does not decode, or needs nothing, is returned unchanged, for
+// validation to judge.
+func ephemeralVolume(raw json.RawMessage) json.RawMessage {
+	var e ephemeralTemplate
+	d := json.NewDecoder(bytes.NewReader(raw))
+	if err := d.Decode(&e); err != nil || e.VolumeClaimTemplate == nil || e.VolumeClaimTemplate.Spec.VolumeMode != nil {
+		return raw
+	}
+	e.VolumeClaimTemplate.Spec.VolumeMode = ptr(api.PersistentVolumeFilesystem)
+	out, err := json.Marshal(e)
+	if err != nil {
+		return raw
+	}
+	return out
+}

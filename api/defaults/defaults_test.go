@@ -407,3 +407,23 @@ func TestServiceAccountAliasAndProjectedDefaults(t *testing.T) {
 		t.Errorf("projected %+v, downwardAPI %+v", p, d)
 	}
 }
+
+// TestEphemeralVolumeTemplateDefaults: a generic ephemeral volume's claim
+// template gets volumeMode Filesystem as kube v1.37 defaults it in a pod;
+// its metadata stays as written, a mode given is kept, and a source that
+// does not decode is left for validation.
+func TestEphemeralVolumeTemplateDefaults(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"volumeClaimTemplate":{"metadata":{"labels":{"b":"1","a":"2"}},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}}`,
+			`{"volumeClaimTemplate":{"metadata":{"labels":{"b":"1","a":"2"}},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}},"volumeMode":"Filesystem"}}}`},
+		{`{"volumeClaimTemplate":{"spec":{"volumeMode":"Block"}}}`, `{"volumeClaimTemplate":{"spec":{"volumeMode":"Block"}}}`},
+		{`{}`, `{}`},
+		{`{"volumeClaimTemplate":"x"}`, `{"volumeClaimTemplate":"x"}`},
+	} {
+		p := &api.Pod{Spec: api.PodSpec{Volumes: []api.Volume{{Name: "v", VolumeSource: api.VolumeSource{Ephemeral: json.RawMessage(tc.in)}}}}}
+		Pod(p)
+		if got := string(p.Spec.Volumes[0].Ephemeral); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.in, got, tc.want)
+		}
+	}
+}

@@ -38,8 +38,8 @@ func TestEphemeralVolumeValidationAsKube(t *testing.T) {
 			both.sameRefusal(t, "POST", "/api/v1/namespaces/default/pods", pod(c.name, c.ephemeral))
 		})
 	}
-	// volumeMode is given: minik8s does not yet default it inside an
-	// ephemeral claim template (kube sets Filesystem).
+	// No volumeMode: both default it to Filesystem inside the template.
 	both.sameAcceptance(t, http.StatusCreated, "POST", "/api/v1/namespaces/default/pods",
-		pod("valid", `{"volumeClaimTemplate":{"metadata":{"labels":{"app":"db"}},"spec":{"accessModes":["ReadWriteOnce"],"volumeMode":"Filesystem","resources":{"requests":{"storage":"1Gi"}}}}}`))
+		pod("valid", `{"volumeClaimTemplate":{"metadata":{"labels":{"app":"db"}},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}}`),
+		"/api/v1/namespaces/default/pods/valid")
 }
