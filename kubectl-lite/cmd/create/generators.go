@@ -26,6 +26,7 @@ func addGenerators(create *cobra.Command, streams cli.Streams, g *cli.Globals) {
 		newCreateService(streams, g),
 		newCreateServiceAccount(streams, g),
 		newCreateToken(streams, g),
+		newCreateIngress(streams, g),
 	)
 }
 
