@@ -63,7 +63,7 @@ func validateServed(obj, old api.Object) (errs field.ErrorList, ok bool) {
 			oldSpec = &old.(*api.HorizontalPodAutoscaler).Spec
 		}
 		errs = validateHorizontalPodAutoscalerSpec(&o.Spec, oldSpec, spec)
-	case *api.PersistentVolumeClaim, *api.PersistentVolume, *api.StorageClass, *api.CSIDriver, *api.CSINode, *api.VolumeAttachment:
+	case *api.PersistentVolumeClaim, *api.PersistentVolume, *api.StorageClass, *api.CSIDriver, *api.CSINode, *api.VolumeAttachment, *api.VolumeAttributesClass:
 		errs = validateStorage(obj, old)
 	case *api.PodTemplate:
 		errs = ValidatePodTemplateSpec(&o.Template, field.NewPath("template"))

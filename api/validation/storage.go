@@ -53,6 +53,21 @@ func validateStorage(obj, old api.Object) field.ErrorList {
 			}
 		}
 		return errs
+	case *api.VolumeAttributesClass:
+		var errs field.ErrorList
+		if old != nil {
+			// kube's ValidateVolumeAttributesClassUpdate: the update's
+			// refusals first, then the object's own checks.
+			o2 := old.(*api.VolumeAttributesClass)
+			if o.DriverName != o2.DriverName {
+				errs = append(errs, field.Forbidden(field.NewPath("driverName"), "updates to driverName are forbidden."))
+			}
+			if !semanticEqual(o.Parameters, o2.Parameters) {
+				errs = append(errs, field.Forbidden(field.NewPath("parameters"), "updates to parameters are forbidden."))
+			}
+		}
+		errs = append(errs, validateProvisionerName(o.DriverName, field.NewPath("driverName"))...)
+		return append(errs, validateClassParameters(o.Parameters, false, field.NewPath("parameters"))...)
 	case *api.CSIDriver:
 		errs := validateCSIDriverSpec(&o.Spec, field.NewPath("spec"))
 		if old != nil {
@@ -618,25 +633,8 @@ func validatePersistentVolumeUpdate(v, old *api.PersistentVolume) field.ErrorLis
 }
 
 func validateStorageClass(c *api.StorageClass) field.ErrorList {
-	var errs field.ErrorList
-	pp := field.NewPath("provisioner")
-	if c.Provisioner == "" {
-		errs = append(errs, field.Required(pp, ""))
-	} else {
-		errs = append(errs, validateQualifiedName(strings.ToLower(c.Provisioner), pp)...)
-	}
-	size := 0
-	for k, v := range c.Parameters {
-		if k == "" {
-			errs = append(errs, field.Invalid(field.NewPath("parameters"), k, "field can not be empty."))
-		}
-		size += len(k) + len(v)
-	}
-	if len(c.Parameters) > 512 {
-		errs = append(errs, field.TooLong(field.NewPath("parameters"), "", 512))
-	} else if size > 256*1024 {
-		errs = append(errs, field.TooLong(field.NewPath("parameters"), "", 256*1024))
-	}
+	errs := validateProvisionerName(c.Provisioner, field.NewPath("provisioner"))
+	errs = append(errs, validateClassParameters(c.Parameters, true, field.NewPath("parameters"))...)
 	if rp := c.ReclaimPolicy; rp != nil && *rp != "" && *rp != api.PersistentVolumeReclaimDelete && *rp != api.PersistentVolumeReclaimRetain {
 		errs = append(errs, field.NotSupported(field.NewPath("reclaimPolicy"), string(*rp), []string{"Delete", "Retain"}))
 	}
@@ -647,6 +645,40 @@ func validateStorageClass(c *api.StorageClass) field.ErrorList {
 		errs = append(errs, field.NotSupported(bp, string(*m), []string{"Immediate", "WaitForFirstConsumer"}))
 	}
 	return append(errs, validateAllowedTopologies(c.AllowedTopologies, field.NewPath("allowedTopologies"))...)
+}
+
+// validateProvisionerName is kube's validateProvisioner, for a
+// StorageClass' provisioner and a VolumeAttributesClass' driverName:
+// required, and a qualified name once lower-cased.
+func validateProvisionerName(name string, p *field.Path) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(p, "")}
+	}
+	return validateQualifiedName(strings.ToLower(name), p)
+}
+
+// validateClassParameters is kube's validateParameters: at most 512 keys
+// (nothing else checked past that), none empty, 256 KiB of keys and values
+// in all, and at least one when allowEmpty is false (VolumeAttributesClass).
+func validateClassParameters(params map[string]string, allowEmpty bool, p *field.Path) field.ErrorList {
+	if len(params) > 512 {
+		return field.ErrorList{field.TooLong(p, "", 512)}
+	}
+	var errs field.ErrorList
+	size := 0
+	for k, v := range params {
+		if k == "" {
+			errs = append(errs, field.Invalid(p, k, "field can not be empty."))
+		}
+		size += len(k) + len(v)
+	}
+	if size > 256*1024 {
+		errs = append(errs, field.TooLong(p, "", 256*1024))
+	}
+	if !allowEmpty && len(params) == 0 {
+		errs = append(errs, field.Required(p, "must contain at least one key/value pair"))
+	}
+	return errs
 }
 
 // validateAllowedTopologies is kube's, duplicates included: it compares

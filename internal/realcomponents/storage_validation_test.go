@@ -214,4 +214,26 @@ func TestStorageValidationAsKube(t *testing.T) {
 		both.must(t, http.StatusCreated, "POST", csinodes, `{"metadata":{"name":"n1"},"spec":{"drivers":[{"name":"disk.example.com","nodeID":"a","topologyKeys":["zone"]}]}}`)
 		both.sameRefusal(t, "PATCH", csinodes+"/n1", `{"spec":{"drivers":[{"name":"disk.example.com","nodeID":"b","topologyKeys":["zone"]}]}}`)
 	})
+
+	t.Run("volumeattributesclasses", func(t *testing.T) {
+		const vacs = "/apis/storage.k8s.io/v1/volumeattributesclasses"
+		for _, body := range []string{
+			`{"metadata":{"name":"bad"},"driverName":"example.com/disk"}`,
+			`{"metadata":{"name":"bad"},"driverName":"example.com/disk","parameters":{}}`,
+			`{"metadata":{"name":"bad"},"parameters":{"iops":"100"}}`,
+			`{"metadata":{"name":"bad"},"driverName":"Bad Driver!","parameters":{"":"x"}}`,
+			`{"metadata":{"name":"Bad_Name"},"driverName":"example.com/disk","parameters":{"iops":"100"}}`,
+		} {
+			both.sameRefusal(t, "POST", vacs, body)
+		}
+		both.must(t, http.StatusCreated, "POST", vacs, `{"metadata":{"name":"gold"},"driverName":"example.com/disk","parameters":{"iops":"100"}}`)
+		for _, patch := range []string{
+			`{"driverName":"example.com/other"}`,
+			`{"parameters":{"iops":"200"}}`,
+			`{"driverName":"example.com/other","parameters":null}`,
+		} {
+			both.sameRefusal(t, "PATCH", vacs+"/gold", patch)
+		}
+		both.sameAcceptance(t, http.StatusOK, "PATCH", vacs+"/gold", `{"metadata":{"labels":{"tier":"gold"}}}`)
+	})
 }
