@@ -105,6 +105,7 @@ spec:
   - hosts: [web.example, www.web.example]
     secretName: web-cert
   - hosts: [sni.example]
+  - secretName: wildcard-cert
   rules:
   - host: web.example
     http:
@@ -112,6 +113,7 @@ spec:
       - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
       - {path: /metrics, pathType: Exact, backend: {service: {name: web, port: {name: metrics}}}}
       - {path: /empty, pathType: Prefix, backend: {service: {name: lonely, port: {number: 8080}}}}
+      - {path: /wrong-port, pathType: Prefix, backend: {service: {name: web, port: {number: 81}}}}
       - {path: /rpc, pathType: Prefix, backend: {service: {name: noslice, port: {name: grpc}}}}
       - {path: /gone, pathType: ImplementationSpecific, backend: {service: {name: gone, port: {number: 81}}}}
   - host: nopaths.example
@@ -273,11 +275,19 @@ func TestIntegrationDescribeNetworkingOracle(t *testing.T) {
 		"describe netpol allow-all-egress",
 		"describe networkpolicies.networking.k8s.io",
 		"describe netpol de",
+		"get ing,ingressclass,netpol",
+		"get ing -o wide --show-labels",
+		"get netpol -o wide -A",
+		"get ingressclasses dsc-nginx dsc-bare",
 	} {
 		t.Run(strings.ReplaceAll(args, " ", "-"), func(t *testing.T) {
 			full := append([]string{"-n", "dsc-net"}, strings.Fields(args)...)
 			want, wantErr, wantCode := c.kubectl(full...)
 			got, gotErr, gotCode := c.run("", full...)
+			if strings.HasPrefix(args, "get") {
+				// Ages of objects made during the test.
+				got, want = maskVolatile(got), maskVolatile(want)
+			}
 			if got != want {
 				t.Errorf("kubectl-lite %s differs from kubectl:\n--- kubectl-lite\n%s\n--- kubectl\n%s", args, got, want)
 			}
