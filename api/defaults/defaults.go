@@ -608,7 +608,7 @@ func ptr[T any](v T) *T { return &v }
 // sees it: the claim template's metadata stays as written.
 type ephemeralTemplate struct {
 	VolumeClaimTemplate *struct {
-		Metadata json.RawMessage              `json:"metadata,omitempty"`
+		Metadata json.RawMessage               `json:"metadata,omitempty"`
 		Spec     api.PersistentVolumeClaimSpec `json:"spec"`
 	} `json:"volumeClaimTemplate,omitempty"`
 }

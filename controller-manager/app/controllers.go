@@ -28,6 +28,7 @@ import (
 	"github.com/minik8s/minik8s/controller-manager/volume/persistentvolume"
 	"github.com/minik8s/minik8s/controller-manager/volume/pvcprotection"
 	"github.com/minik8s/minik8s/controller-manager/volume/pvprotection"
+	"github.com/minik8s/minik8s/controller-manager/volume/vacprotection"
 )
 
 // constructors maps kube-controller-manager's controller names to their
@@ -59,4 +60,5 @@ var constructors = map[string]controller.Constructor{
 	"serviceaccount":           serviceaccount.New,
 	"statefulset":              statefulset.New,
 	"ttl-after-finished":       ttlafterfinished.New,
+	vacprotection.Name:         vacprotection.New,
 }
