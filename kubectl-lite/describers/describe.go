@@ -243,26 +243,10 @@ func Describe(ctx context.Context, out io.Writer, c *client.Client, u *client.Un
 			return err
 		}
 		describeStorageClass(w, sc, evs, now)
-	case "Ingress":
-		ing, err := decode[api.Ingress](u)
-		if err != nil {
+	case "Ingress", "IngressClass", "NetworkPolicy":
+		if err := describeNetworking(ctx, w, c, u, evs, now); err != nil {
 			return err
 		}
-		describeIngress(w, ing, func(b *api.IngressBackend) string {
-			return ingressBackend(ctx, c, ing.Namespace, b)
-		}, evs, now)
-	case "IngressClass":
-		ic, err := decode[api.IngressClass](u)
-		if err != nil {
-			return err
-		}
-		describeIngressClass(w, ic, evs, now)
-	case "NetworkPolicy":
-		np, err := decode[api.NetworkPolicy](u)
-		if err != nil {
-			return err
-		}
-		describeNetworkPolicy(w, np)
 	default:
 		describeGeneric(w, u.Object, evs, now)
 	}

@@ -12,6 +12,40 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 )
 
+// describeNetworking describes networking.k8s.io's Ingresses,
+// IngressClasses and NetworkPolicies with kubectl's describers, and a
+// custom resource of the same kind name in another group (Calico's
+// NetworkPolicy) with the generic one, as kubectl does.
+func describeNetworking(ctx context.Context, w *prefixWriter, c *client.Client, u *client.Unstructured, evs []api.Event, now time.Time) error {
+	if group, _, _ := strings.Cut(u.GetAPIVersion(), "/"); group != "networking.k8s.io" {
+		describeGeneric(w, u.Object, evs, now)
+		return nil
+	}
+	switch u.GetKind() {
+	case "Ingress":
+		ing, err := decode[api.Ingress](u)
+		if err != nil {
+			return err
+		}
+		describeIngress(w, ing, func(b *api.IngressBackend) string {
+			return ingressBackend(ctx, c, ing.Namespace, b)
+		}, evs, now)
+	case "IngressClass":
+		ic, err := decode[api.IngressClass](u)
+		if err != nil {
+			return err
+		}
+		describeIngressClass(w, ic, evs, now)
+	case "NetworkPolicy":
+		np, err := decode[api.NetworkPolicy](u)
+		if err != nil {
+			return err
+		}
+		describeNetworkPolicy(w, np)
+	}
+	return nil
+}
+
 // ingressBackend is how kubectl's IngressDescriber shows a backend: a
 // Service backend as "name:port (endpoints)", the endpoints those of the
 // Service port the backend names, or the error that kept them from being

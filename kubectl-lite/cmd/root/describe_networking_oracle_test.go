@@ -11,6 +11,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/oracle"
+	"github.com/minik8s/minik8s/kubectl-lite/internal/crdtest"
 )
 
 // networkingObjects are Ingresses (rules, TLS with and without a secret,
@@ -199,6 +200,29 @@ spec:
   egress: [{}]
 `
 
+// calicoPolicyCRD is a custom NetworkPolicy kind in another group, as
+// Calico installs one: kubectl describes its objects with the generic
+// describer, not the NetworkPolicy one.
+const calicoPolicyCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: networkpolicies.crd.example.org}
+spec:
+  group: crd.example.org
+  scope: Namespaced
+  names: {plural: networkpolicies, singular: networkpolicy, kind: NetworkPolicy}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-preserve-unknown-fields: true
+`
+
 // TestIntegrationDescribeNetworkingOracle describes Ingresses,
 // IngressClasses and NetworkPolicies with kubectl-lite and the real
 // kubectl v1.37 against the same objects and events: the outputs are
@@ -209,6 +233,14 @@ func TestIntegrationDescribeNetworkingOracle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c.mustRun(networkingObjects, "create", "-f", "-")
+	calico := crdtest.Create(t, c.client, calicoPolicyCRD)[0]
+	if _, err := c.client.Dynamic(calico).Namespace("dsc-net").Create(ctx, &client.Unstructured{Object: map[string]any{
+		"apiVersion": "crd.example.org/v1", "kind": "NetworkPolicy",
+		"metadata": map[string]any{"name": "db"},
+		"spec":     map[string]any{"selector": "app == 'db'", "ingress": []any{map[string]any{"action": "Allow"}}},
+	}}); err != nil {
+		t.Fatalf("create custom network policy: %v", err)
+	}
 
 	ings, ok := api.FindResource("ingresses")
 	if !ok {
@@ -275,6 +307,7 @@ func TestIntegrationDescribeNetworkingOracle(t *testing.T) {
 		"describe netpol allow-all-egress",
 		"describe networkpolicies.networking.k8s.io",
 		"describe netpol de",
+		"describe networkpolicies.crd.example.org db",
 		"get ing,ingressclass,netpol",
 		"get ing -o wide --show-labels",
 		"get netpol -o wide -A",
