@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X github.com/minik8s/minik8s/internal/version.release=$(VERS
 TESTFLAGS ?=
 BENCHTIME ?= 2s
 
-.PHONY: all build test oracle oracle-bin unit fuzz vet bench clean-bin cluster-dns metrics-server metrics-server-addon registry $(BINARIES) deps deps-test images up down clean demo e2e conformance real-control-plane minik8s-control-plane snapshot restore
+.PHONY: all build test oracle oracle-bin unit fuzz vet bench clean-bin cluster-dns metrics-server metrics-server-addon registry $(BINARIES) deps deps-test images up down clean demo e2e conformance bench-storage real-control-plane minik8s-control-plane snapshot restore
 
 all: build
 
@@ -207,6 +207,13 @@ demo:
 # serial run (scripts/conformance.sh).
 conformance:
 	scripts/conformance.sh
+
+# bench-storage times N pods (default 200) to Running on the compose
+# cluster with a WaitForFirstConsumer local-path claim each, against the
+# same pods without volumes (make up first).
+N ?= 200
+bench-storage:
+	scripts/bench-storage.sh $(N)
 
 # e2e runs internal/e2e against a compose cluster it starts from a clean
 # state and tears down at the end.
