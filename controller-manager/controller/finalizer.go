@@ -9,6 +9,19 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 )
 
+// NeedsFinalizer reports whether a protection controller must add
+// finalizer to the object: it is not being deleted and lacks it (kube's
+// protectionutil.NeedToAddFinalizer).
+func NeedsFinalizer(meta *api.ObjectMeta, finalizer string) bool {
+	return meta.DeletionTimestamp == nil && !slices.Contains(meta.Finalizers, finalizer)
+}
+
+// IsDeletionCandidate reports whether the object is being deleted and
+// still held by finalizer (kube's protectionutil.IsDeletionCandidate).
+func IsDeletionCandidate(meta *api.ObjectMeta, finalizer string) bool {
+	return meta.DeletionTimestamp != nil && slices.Contains(meta.Finalizers, finalizer)
+}
+
 // SetFinalizer adds finalizer to obj (present) or removes it, with an
 // update of a copy through rc (the object's namespace already chosen). It
 // is a no-op when obj already has it so, and an object gone meanwhile is

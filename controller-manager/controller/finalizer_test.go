@@ -57,3 +57,27 @@ func TestSetFinalizer(t *testing.T) {
 		t.Errorf("a claim gone meanwhile: %v", err)
 	}
 }
+
+// TestProtectionPredicates: a finalizer is added only to objects not being
+// deleted, and an object being deleted is a candidate only while it holds
+// the finalizer.
+func TestProtectionPredicates(t *testing.T) {
+	const f = api.PVProtectionFinalizer
+	now := api.Now()
+	for _, tc := range []struct {
+		meta              api.ObjectMeta
+		needs, candidates bool
+	}{
+		{api.ObjectMeta{}, true, false},
+		{api.ObjectMeta{Finalizers: []string{f}}, false, false},
+		{api.ObjectMeta{DeletionTimestamp: &now, Finalizers: []string{f}}, false, true},
+		{api.ObjectMeta{DeletionTimestamp: &now, Finalizers: []string{"other"}}, false, false},
+	} {
+		if got := NeedsFinalizer(&tc.meta, f); got != tc.needs {
+			t.Errorf("NeedsFinalizer(%+v) = %v", tc.meta, got)
+		}
+		if got := IsDeletionCandidate(&tc.meta, f); got != tc.candidates {
+			t.Errorf("IsDeletionCandidate(%+v) = %v", tc.meta, got)
+		}
+	}
+}

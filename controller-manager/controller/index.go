@@ -22,13 +22,19 @@ func AddControllerUIDIndex[T any, PT interface {
 	*T
 	api.Object
 }](inf *informer.Informer[T]) error {
-	err := inf.AddIndexers(cache.Indexers[T]{ControllerUIDIndex: func(obj *T) []string {
+	return AddIndex(inf, ControllerUIDIndex, func(obj *T) []string {
 		meta := PT(obj).GetObjectMeta()
 		if ref := api.GetControllerOf(meta); ref != nil {
 			return []string{string(ref.UID)}
 		}
 		return []string{OrphanIndexKey(meta.Namespace)}
-	}})
+	})
+}
+
+// AddIndex adds the index name to a shared informer, a no-op when another
+// controller sharing the informer added it already.
+func AddIndex[T any](inf *informer.Informer[T], name string, index cache.IndexFunc[T]) error {
+	err := inf.AddIndexers(cache.Indexers[T]{name: index})
 	if err != nil && strings.Contains(err.Error(), "indexer conflict") {
 		return nil
 	}

@@ -1,10 +1,7 @@
 package controller
 
 import (
-	"strings"
-
 	"github.com/minik8s/minik8s/api"
-	"github.com/minik8s/minik8s/internal/cache"
 	"github.com/minik8s/minik8s/internal/informer"
 )
 
@@ -31,17 +28,13 @@ func PodClaimNames(pod *api.Pod) []string {
 // AddPodClaimIndex adds PodClaimIndex to the pod informer (a no-op when
 // another controller sharing it added it already).
 func AddPodClaimIndex(pods *informer.Informer[api.Pod]) error {
-	err := pods.AddIndexers(cache.Indexers[api.Pod]{PodClaimIndex: func(pod *api.Pod) []string {
+	return AddIndex(pods, PodClaimIndex, func(pod *api.Pod) []string {
 		var keys []string
 		for _, name := range PodClaimNames(pod) {
 			keys = append(keys, pod.Namespace+"/"+name)
 		}
 		return keys
-	}})
-	if err != nil && strings.Contains(err.Error(), "indexer conflict") {
-		return nil
-	}
-	return err
+	})
 }
 
 // PodsUsingClaim are the cached pods whose volumes use the claim ns/name.

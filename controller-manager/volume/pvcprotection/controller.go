@@ -67,7 +67,7 @@ func NewController(c *client.Client, claims *informer.Informer[api.PersistentVol
 }
 
 func (c *Controller) enqueueClaim(cl *api.PersistentVolumeClaim) {
-	if needsFinalizer(cl) || isDeletionCandidate(cl) {
+	if controller.NeedsFinalizer(&cl.ObjectMeta, api.PVCProtectionFinalizer) || controller.IsDeletionCandidate(&cl.ObjectMeta, api.PVCProtectionFinalizer) {
 		c.Add(cl.Namespace + "/" + cl.Name)
 	}
 }
@@ -78,14 +78,6 @@ func (c *Controller) enqueuePodClaims(p *api.Pod) {
 	}
 }
 
-func needsFinalizer(cl *api.PersistentVolumeClaim) bool {
-	return cl.DeletionTimestamp == nil && !slices.Contains(cl.Finalizers, api.PVCProtectionFinalizer)
-}
-
-func isDeletionCandidate(cl *api.PersistentVolumeClaim) bool {
-	return cl.DeletionTimestamp != nil && slices.Contains(cl.Finalizers, api.PVCProtectionFinalizer)
-}
-
 func (c *Controller) sync(ctx context.Context, key string) error {
 	cl := controller.Cached(c.claims, key)
 	if cl == nil {
@@ -93,7 +85,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	claims := client.Resource[api.PersistentVolumeClaim](c.client).Namespace(cl.Namespace)
 	switch {
-	case isDeletionCandidate(cl):
+	case controller.IsDeletionCandidate(&cl.ObjectMeta, api.PVCProtectionFinalizer):
 		used, err := c.inUse(ctx, cl)
 		if err != nil || used {
 			return err
@@ -102,7 +94,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			return fmt.Errorf("remove the protection finalizer of claim %s: %w", key, err)
 		}
 		c.log.Info("removed the protection finalizer of an unused claim", "pvc", key)
-	case needsFinalizer(cl):
+	case controller.NeedsFinalizer(&cl.ObjectMeta, api.PVCProtectionFinalizer):
 		if err := controller.SetFinalizer(ctx, claims, cl, api.PVCProtectionFinalizer, true); err != nil {
 			return fmt.Errorf("add the protection finalizer to claim %s: %w", key, err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/controller-manager/controller"
@@ -42,7 +41,7 @@ func NewController(c *client.Client, volumes *informer.Informer[api.PersistentVo
 	ctl.Loop = controller.NewLoop(controller.LoopConfig[string]{Queue: "pvprotection", Sync: ctl.sync, Log: log,
 		Started: "starting PV protection controller"})
 	enqueue := func(v *api.PersistentVolume) {
-		if needsFinalizer(v) || isDeletionCandidate(v) {
+		if controller.NeedsFinalizer(&v.ObjectMeta, api.PVProtectionFinalizer) || controller.IsDeletionCandidate(&v.ObjectMeta, api.PVProtectionFinalizer) {
 			ctl.Add(v.Name)
 		}
 	}
@@ -53,14 +52,6 @@ func NewController(c *client.Client, volumes *informer.Informer[api.PersistentVo
 	return ctl
 }
 
-func needsFinalizer(v *api.PersistentVolume) bool {
-	return v.DeletionTimestamp == nil && !slices.Contains(v.Finalizers, api.PVProtectionFinalizer)
-}
-
-func isDeletionCandidate(v *api.PersistentVolume) bool {
-	return v.DeletionTimestamp != nil && slices.Contains(v.Finalizers, api.PVProtectionFinalizer)
-}
-
 func (c *Controller) sync(ctx context.Context, name string) error {
 	v := controller.Cached(c.volumes, name)
 	if v == nil {
@@ -68,7 +59,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	}
 	volumes := client.Resource[api.PersistentVolume](c.client)
 	switch {
-	case isDeletionCandidate(v):
+	case controller.IsDeletionCandidate(&v.ObjectMeta, api.PVProtectionFinalizer):
 		if v.Status.Phase == api.VolumeBound {
 			// Still in use; the phase change brings it back here.
 			return nil
@@ -77,7 +68,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 			return fmt.Errorf("remove the protection finalizer of volume %s: %w", name, err)
 		}
 		c.log.Info("removed the protection finalizer of an unbound volume", "pv", name)
-	case needsFinalizer(v):
+	case controller.NeedsFinalizer(&v.ObjectMeta, api.PVProtectionFinalizer):
 		if err := controller.SetFinalizer(ctx, volumes, v, api.PVProtectionFinalizer, true); err != nil {
 			return fmt.Errorf("add the protection finalizer to volume %s: %w", name, err)
 		}

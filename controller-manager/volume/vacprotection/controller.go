@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/controller-manager/controller"
-	"github.com/minik8s/minik8s/internal/cache"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/informer"
@@ -59,14 +57,14 @@ func NewController(c *client.Client, classes *informer.Informer[api.VolumeAttrib
 	ctl := &Controller{client: c, classes: classes, claims: claims, volumes: volumes, log: log}
 	ctl.Loop = controller.NewLoop(controller.LoopConfig[string]{Queue: "vacprotection", Sync: ctl.sync, Log: log,
 		Started: "starting VAC protection controller"})
-	if err := addIndex(claims, claimClasses); err != nil {
+	if err := controller.AddIndex(claims, classIndex, claimClasses); err != nil {
 		return nil, err
 	}
-	if err := addIndex(volumes, volumeClasses); err != nil {
+	if err := controller.AddIndex(volumes, classIndex, volumeClasses); err != nil {
 		return nil, err
 	}
 	enqueue := func(v *api.VolumeAttributesClass) {
-		if needsFinalizer(v) || isDeletionCandidate(v) {
+		if controller.NeedsFinalizer(&v.ObjectMeta, api.VACProtectionFinalizer) || controller.IsDeletionCandidate(&v.ObjectMeta, api.VACProtectionFinalizer) {
 			ctl.Add(v.Name)
 		}
 	}
@@ -84,16 +82,6 @@ func NewController(c *client.Client, classes *informer.Informer[api.VolumeAttrib
 		OnDelete: func(v *api.PersistentVolume, _ bool) { ctl.enqueueFreed(volumeClasses(v), nil) },
 	})
 	return ctl, nil
-}
-
-// addIndex adds classIndex to a shared informer (a no-op when another
-// controller sharing it added it already).
-func addIndex[T any](inf *informer.Informer[T], classes func(*T) []string) error {
-	err := inf.AddIndexers(cache.Indexers[T]{classIndex: classes})
-	if err != nil && strings.Contains(err.Error(), "indexer conflict") {
-		return nil
-	}
-	return err
 }
 
 // claimClasses are the classes a claim names, as kube's
@@ -135,14 +123,6 @@ func (c *Controller) enqueueFreed(before, after []string) {
 	}
 }
 
-func needsFinalizer(v *api.VolumeAttributesClass) bool {
-	return v.DeletionTimestamp == nil && !slices.Contains(v.Finalizers, api.VACProtectionFinalizer)
-}
-
-func isDeletionCandidate(v *api.VolumeAttributesClass) bool {
-	return v.DeletionTimestamp != nil && slices.Contains(v.Finalizers, api.VACProtectionFinalizer)
-}
-
 func (c *Controller) sync(ctx context.Context, name string) error {
 	v := controller.Cached(c.classes, name)
 	if v == nil {
@@ -150,7 +130,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	}
 	classes := client.Resource[api.VolumeAttributesClass](c.client)
 	switch {
-	case isDeletionCandidate(v):
+	case controller.IsDeletionCandidate(&v.ObjectMeta, api.VACProtectionFinalizer):
 		if used := c.inUse(name); used != "" {
 			// Still in use; the user's change brings it back here.
 			c.log.Debug("keeping a VolumeAttributesClass in use", "vac", name, "by", used)
@@ -160,7 +140,7 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 			return fmt.Errorf("remove the protection finalizer of VolumeAttributesClass %s: %w", name, err)
 		}
 		c.log.Info("removed the protection finalizer of an unused VolumeAttributesClass", "vac", name)
-	case needsFinalizer(v):
+	case controller.NeedsFinalizer(&v.ObjectMeta, api.VACProtectionFinalizer):
 		if err := controller.SetFinalizer(ctx, classes, v, api.VACProtectionFinalizer, true); err != nil {
 			return fmt.Errorf("add the protection finalizer to VolumeAttributesClass %s: %w", name, err)
 		}
