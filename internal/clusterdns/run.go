@@ -148,34 +148,19 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	health.AddCheck(daemon.Check{Name: "informer-sync", Ready: true, Func: srv.Ready})
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	healthErr := make(chan error, 1)
-	go func() {
-		var err error
-		if healthLn != nil {
-			err = health.ServeListener(ctx, healthLn)
+	health.AddCheck(daemon.InformerSyncCheck(srv.Ready))
+	var serve func(context.Context) error
+	if healthLn != nil {
+		serve = func(ctx context.Context) error { return health.ServeListener(ctx, healthLn) }
+	}
+	return daemon.ServeAndRun(ctx, serve, func(ctx context.Context) error {
+		if err := srv.Start(ctx); err != nil {
+			return err
 		}
-		if err != nil {
-			cancel()
-		}
-		healthErr <- err
-	}()
-	err = srv.Start(ctx)
-	if err == nil {
 		log.Info("serving DNS", "listen", o.Listen, "domain", o.Domain, "upstreams", strings.Join(ups, ","))
-		if err = srv.ServeOn(ctx, udp, tcp); err != nil {
-			err = fmt.Errorf("serve DNS on %s: %w", o.Listen, err)
+		if err := srv.ServeOn(ctx, udp, tcp); err != nil {
+			return fmt.Errorf("serve DNS on %s: %w", o.Listen, err)
 		}
-	}
-	cancel()
-	if herr := <-healthErr; herr != nil {
-		return herr
-	}
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		return nil
-	}
-	return err
+	})
 }

@@ -42,7 +42,11 @@
 // with, so an update never drops one in flight, and servers never restart.
 // The status.loadBalancer.ingress of each owned Ingress is set to the
 // --publish-address values (an IP as ip, a name as hostname) through the
-// status subresource, only when it differs. /healthz, /readyz and /metrics
-// (ingress_controller_requests_total by namespace, ingress, service and
-// status) are served on --health-port.
+// status subresource, only when it differs. /healthz, /livez, /readyz and
+// /metrics (ingress_controller_requests_total by namespace, ingress,
+// service and status) are served over HTTPS on --secure-port (10254,
+// ingress-nginx's port of them), each request authenticated and
+// authorized by delegation to the apiserver as kube-scheduler's are
+// (internal/secureserving): the health paths are open to anyone, /metrics
+// needs get on the non-resource URL /metrics.
 package ingress

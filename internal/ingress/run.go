@@ -11,14 +11,16 @@ import (
 
 	"github.com/minik8s/minik8s/api/naming"
 	"github.com/minik8s/minik8s/internal/daemon"
+	"github.com/minik8s/minik8s/internal/secureserving"
 )
 
 // Defaults of the flags.
 const (
 	DefaultControllerClass = "minik8s.io/ingress-controller"
 	DefaultIngressClass    = "minik8s"
-	// DefaultHealthPort is ingress-nginx's port of /healthz and /metrics.
-	DefaultHealthPort = 10254
+	// DefaultSecurePort is ingress-nginx's port of /healthz and /metrics,
+	// served here over HTTPS as kube-scheduler serves its own.
+	DefaultSecurePort = 10254
 )
 
 // Options are the ingress-controller flags.
@@ -26,7 +28,10 @@ type Options struct {
 	Client           daemon.ClientOptions
 	HTTPPort         int
 	HTTPSPort        int
-	HealthPort       int
+	// Serving serves /healthz, /livez, /readyz and /metrics over HTTPS on
+	// --secure-port, authenticated and authorized by the apiserver, as
+	// kube-scheduler and kube-controller-manager serve theirs.
+	Serving secureserving.Options
 	ControllerClass  string
 	IngressClass     string
 	PublishAddresses []string
@@ -35,7 +40,8 @@ type Options struct {
 // DefaultOptions serve HTTP on 80 and HTTPS on 443 for the "minik8s"
 // class of controller minik8s.io/ingress-controller.
 func DefaultOptions() Options {
-	return Options{Client: daemon.ClientOptions{QPS: 20, Burst: 50}, HTTPPort: 80, HTTPSPort: 443, HealthPort: DefaultHealthPort,
+	return Options{Client: daemon.ClientOptions{QPS: 20, Burst: 50}, HTTPPort: 80, HTTPSPort: 443,
+		Serving:         secureserving.DefaultOptions(DefaultSecurePort, "ingress-controller"),
 		ControllerClass: DefaultControllerClass, IngressClass: DefaultIngressClass}
 }
 
@@ -52,10 +58,9 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 		o.PublishAddresses = append(o.PublishAddresses, s)
 		return nil
 	})
-	fs = fss.FlagSet("serving")
-	fs.IntVar(&o.HTTPPort, "http-port", o.HTTPPort, "Port to serve HTTP on.")
-	fs.IntVar(&o.HTTPSPort, "https-port", o.HTTPSPort, "Port to serve HTTPS on.")
-	fs.IntVar(&o.HealthPort, "health-port", o.HealthPort, "Port of /healthz, /readyz and /metrics (plain HTTP); 0 disables.")
+	fs.IntVar(&o.HTTPPort, "http-port", o.HTTPPort, "Port to serve the Ingresses' HTTP on.")
+	fs.IntVar(&o.HTTPSPort, "https-port", o.HTTPSPort, "Port to serve the Ingresses' HTTPS on.")
+	o.Serving.AddFlags(fss)
 }
 
 func validateAddress(s string) error {
@@ -73,11 +78,14 @@ func (o *Options) Validate() error {
 	errs := []error{
 		daemon.ValidatePort("http-port", o.HTTPPort, false),
 		daemon.ValidatePort("https-port", o.HTTPSPort, false),
-		daemon.ValidatePort("health-port", o.HealthPort, true),
+		o.Serving.Validate(),
 		o.Client.Validate(),
 	}
 	if o.HTTPPort == o.HTTPSPort {
 		errs = append(errs, fmt.Errorf("--http-port and --https-port must differ, both are %d", o.HTTPPort))
+	}
+	if p := o.Serving.SecurePort; p != 0 && (p == o.HTTPPort || p == o.HTTPSPort) {
+		errs = append(errs, fmt.Errorf("--secure-port %d is also --http-port or --https-port", p))
 	}
 	// IngressClass' own rule for spec.controller: a domain-prefixed path.
 	domain, path, ok := strings.Cut(o.ControllerClass, "/")
@@ -105,8 +113,8 @@ publishes its addresses in the Ingresses' status.`,
 	}
 }
 
-// Run serves until ctx ends. The kubeconfig and the ports are checked
-// first.
+// Run serves until ctx ends. The kubeconfig, the files of the secure
+// serving flags and the ports are checked first.
 func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	c, err := o.Client.Client("ingress-controller")
 	if err != nil {
@@ -129,50 +137,31 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		return err
 	}
 	defer httpsLn.Close()
-	health := daemon.NewServer("", log)
-	var healthLn net.Listener
-	if o.HealthPort > 0 {
-		if healthLn, err = listen("health-port", o.HealthPort); err != nil {
-			return err
-		}
-		defer healthLn.Close()
-	}
-	ctrl, err := New(Config{Client: c, Class: Class{Controller: o.ControllerClass, Name: o.IngressClass},
-		PublishAddresses: o.PublishAddresses, Logger: log, Metrics: health.Registry})
+	endpoints := daemon.NewServer("", log)
+	secure, err := secureserving.New(o.Serving, endpoints.Handler(), log)
 	if err != nil {
 		return err
 	}
-	health.AddCheck(daemon.Check{Name: "informer-sync", Ready: true, Func: ctrl.Ready})
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	healthErr := make(chan error, 1)
-	go func() {
-		var err error
-		if healthLn != nil {
-			err = health.ServeListener(ctx, healthLn)
-		}
-		if err != nil {
-			cancel()
-		}
-		healthErr <- err
-	}()
+	ctrl, err := New(Config{Client: c, Class: Class{Controller: o.ControllerClass, Name: o.IngressClass},
+		PublishAddresses: o.PublishAddresses, Logger: log, Metrics: endpoints.Registry})
+	if err != nil {
+		return err
+	}
+	endpoints.AddCheck(daemon.InformerSyncCheck(ctrl.Ready))
 	if len(o.PublishAddresses) == 0 {
 		log.Info("no --publish-address: the Ingresses' status is left alone")
 	}
-	err = ctrl.Start(ctx)
-	if err == nil {
+	return daemon.ServeAndRun(ctx, secure.Serve, func(ctx context.Context) error {
+		// The controller's loops stop (cancel runs first) before Run
+		// returns, whichever way the proxy stopped.
+		ctx, cancel := context.WithCancel(ctx)
+		defer ctrl.Wait()
+		defer cancel()
+		if err := ctrl.Start(ctx); err != nil {
+			return err
+		}
 		log.Info("ingress controller started", "controllerClass", o.ControllerClass, "ingressClass", o.IngressClass,
 			"publish", strings.Join(o.PublishAddresses, ","))
-		err = ctrl.Serve(ctx, httpLn, httpsLn)
-	}
-	cancel()
-	ctrl.Wait()
-	if herr := <-healthErr; herr != nil {
-		return herr
-	}
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
+		return ctrl.Serve(ctx, httpLn, httpsLn)
+	})
 }
