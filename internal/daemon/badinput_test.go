@@ -327,6 +327,27 @@ func clusterDNSCases(f fixtures) []badCase {
 	}...)
 }
 
+func ingressControllerCases(f fixtures) []badCase {
+	return append(append(commonCases(), clientCases(f)...), []badCase{
+		{"http port zero", []string{"--http-port=0"}, "-http-port", usage},
+		{"https port over 65535", []string{"--https-port=70000"}, "-https-port", usage},
+		{"http port not a number", []string{"--http-port=eighty"}, "-http-port", usage},
+		{"http and https port the same", []string{"--http-port=8443", "--https-port=8443"}, "-http-port and --https-port", usage},
+		{"secure port negative", []string{"--secure-port=-1"}, "-secure-port", usage},
+		{"secure port is the http port", []string{"--secure-port=8080", "--http-port=8080"}, "-secure-port", usage},
+		{"plain health port gone", []string{"--health-port=10254"}, "-health-port", usage},
+		{"bind address not an IP", []string{"--bind-address=nowhere"}, "-bind-address", usage},
+		{"certificate without key", []string{"--tls-cert-file=" + f.ca}, "-tls-private-key-file", usage},
+		{"controller class without a path", []string{"--controller-class=example.com"}, "-controller-class", usage},
+		{"ingress class not a name", []string{"--ingress-class=Bad_Name"}, "-ingress-class", usage},
+		{"publish address not an address", []string{"--publish-address=not an address"}, "-publish-address", usage},
+		{"client CA missing", []string{"--client-ca-file=" + f.missing}, "-client-ca-file", failure},
+		{"client CA not PEM", []string{"--client-ca-file=" + f.notPEM}, "-client-ca-file", failure},
+		{"authentication kubeconfig missing", []string{"--authentication-kubeconfig=" + f.missing}, "-authentication-kubeconfig", failure},
+		{"authorization kubeconfig garbage", []string{"--authorization-kubeconfig=" + f.garbage}, "-authorization-kubeconfig", failure},
+	}...)
+}
+
 func kubeletCases(f fixtures) []badCase {
 	cases := append(commonCases(), configCases(f, f.kubeletWrongType, f.kubeletBadValue, "syncFrequency", f.kubeletRefused, "evictionHard")...)
 	return append(cases, []badCase{
@@ -443,6 +464,15 @@ func TestBadInputOneLineNonZeroExit(t *testing.T) {
 					"--resolv-conf=" + f.resolvConf}
 			},
 			cases:   clusterDNSCases(f),
+			started: stillRunning,
+		},
+		{
+			name: "ingress-controller", pkg: "github.com/minik8s/minik8s/internal/cmd/ingress-controller", listeners: 3,
+			base: func(ls []*net.TCPListener) []string {
+				return []string{master, "--http-port=" + daemontest.Port(ls[0]), "--https-port=" + daemontest.Port(ls[1]),
+					"--bind-address=127.0.0.1", "--secure-port=" + daemontest.Port(ls[2])}
+			},
+			cases:   ingressControllerCases(f),
 			started: stillRunning,
 		},
 		{

@@ -10,6 +10,7 @@ import (
 	controllermanager "github.com/minik8s/minik8s/controller-manager/app"
 	"github.com/minik8s/minik8s/internal/clusterdns"
 	"github.com/minik8s/minik8s/internal/daemon"
+	"github.com/minik8s/minik8s/internal/ingress"
 	"github.com/minik8s/minik8s/internal/version"
 	kubelet "github.com/minik8s/minik8s/kubelet/app"
 	scheduler "github.com/minik8s/minik8s/scheduler/app"
@@ -30,6 +31,7 @@ var daemons = []struct {
 		"Local-path-provisioner controller", "Persistentvolume-binder controller", "Podgc controller", "Replicaset controller", "Replicationcontroller controller", "Resourcequota controller", "Serviceaccount controller", "Statefulset controller", "Leader election", "Misc", "Logs", "Global"}},
 	{"kubelet", kubelet.NewCommand, []string{"Misc", "Bootstrap", "Node", "Serving", "Container runtime", "Pods", "Networking", "Proxy", "Logs", "Global"}},
 	{"cluster-dns", clusterdns.NewCommand, []string{"Misc", "DNS", "Serving", "Logs", "Global"}},
+	{"ingress-controller", ingress.NewCommand, []string{"Misc", "Ingress", "Secure serving", "Authentication", "Authorization", "Logs", "Global"}},
 }
 
 // TestDaemonsHelp: every daemon prints its flags grouped in sections on
