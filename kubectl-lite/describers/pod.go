@@ -274,53 +274,6 @@ func mounts(w *prefixWriter, ms []api.VolumeMount) {
 	}
 }
 
-func volumes(w *prefixWriter, vs []api.Volume, space string) {
-	if len(vs) == 0 {
-		w.write(level0, "%sVolumes:\t<none>\n", space)
-		return
-	}
-	w.write(level0, "%sVolumes:\n", space)
-	for _, v := range vs {
-		nameIndent := ""
-		if space != "" {
-			nameIndent = " "
-		}
-		w.write(level1, "%s%v:\n", nameIndent, v.Name)
-		switch {
-		case v.HostPath != nil:
-			t := ""
-			if v.HostPath.Type != nil {
-				t = string(*v.HostPath.Type)
-			}
-			w.write(level2, "Type:\tHostPath (bare host directory volume)\n")
-			w.write(level2, "Path:\t%v\n", v.HostPath.Path)
-			w.write(level2, "HostPathType:\t%v\n", t)
-		case v.EmptyDir != nil:
-			limit := "<unset>"
-			if v.EmptyDir.SizeLimit != nil && v.EmptyDir.SizeLimit.Sign() > 0 {
-				limit = v.EmptyDir.SizeLimit.String()
-			}
-			w.write(level2, "Type:\tEmptyDir (a temporary directory that shares a pod's lifetime)\n")
-			w.write(level2, "Medium:\t%s\n", v.EmptyDir.Medium)
-			w.write(level2, "SizeLimit:\t%s\n", limit)
-		case v.Secret != nil:
-			w.write(level2, "Type:\tSecret (a volume populated by a Secret)\n")
-			w.write(level2, "SecretName:\t%v\n", v.Secret.SecretName)
-			w.write(level2, "Optional:\t%v\n", v.Secret.Optional != nil && *v.Secret.Optional)
-		case v.ConfigMap != nil:
-			w.write(level2, "Type:\tConfigMap (a volume populated by a ConfigMap)\n")
-			w.write(level2, "Name:\t%v\n", v.ConfigMap.Name)
-			w.write(level2, "Optional:\t%v\n", v.ConfigMap.Optional != nil && *v.ConfigMap.Optional)
-		case v.PersistentVolumeClaim != nil:
-			w.write(level2, "Type:\tPersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)\n")
-			w.write(level2, "ClaimName:\t%v\n", v.PersistentVolumeClaim.ClaimName)
-			w.write(level2, "ReadOnly:\t%v\n", v.PersistentVolumeClaim.ReadOnly)
-		default:
-			w.write(level1, "<unknown>\n")
-		}
-	}
-}
-
 // qosClass is the pod's QoS class, computed as Kubernetes does when the
 // status does not carry it.
 func qosClass(p *api.Pod) string {

@@ -122,42 +122,34 @@ func persistentVolumeSource(w *prefixWriter, s *corev1.PersistentVolumeSource) {
 	case s.CSI != nil:
 		w.write(level2, "Type:\tCSI (a Container Storage Interface (CSI) volume source)\n    Driver:\t%v\n    FSType:\t%v\n    VolumeHandle:\t%v\n    ReadOnly:\t%v\n",
 			s.CSI.Driver, s.CSI.FSType, s.CSI.VolumeHandle, s.CSI.ReadOnly)
-		w.write(level2, "VolumeAttributes:\t")
-		if len(s.CSI.VolumeAttributes) == 0 {
-			w.write(level0, "<none>\n")
-			break
-		}
-		for i, k := range slices.Sorted(maps.Keys(s.CSI.VolumeAttributes)) {
-			if i != 0 {
-				w.write(level2, "    \t") // kubectl writes the level's indent twice
-			}
-			line := k + "=" + s.CSI.VolumeAttributes[k]
-			if len(line) > maxAnnotationLen {
-				line = line[:maxAnnotationLen] + "..."
-			}
-			w.write(level2, "%s\n", line)
-		}
+		csiAttributes(w, s.CSI.VolumeAttributes)
 	default:
 		w.write(level1, "<unknown>\n")
 	}
 }
 
-// describePersistentVolumeClaim follows kubectl's
-// PersistentVolumeClaimDescriber; pods are those of the claim's namespace
-// that use it (see podsUsingClaim).
-func describePersistentVolumeClaim(w *prefixWriter, pvc *api.PersistentVolumeClaim, pods []api.Pod, evs []api.Event, now time.Time) {
-	w.write(level0, "Name:\t%s\n", pvc.Name)
-	w.write(level0, "Namespace:\t%s\n", pvc.Namespace)
+// printClaim is kubectl's printPersistentVolumeClaim: a whole claim's
+// head (full) or, for a generic ephemeral volume's template, the part of
+// it a template has.
+func printClaim(w *prefixWriter, pvc *api.PersistentVolumeClaim, full bool, now time.Time) {
+	if full {
+		w.write(level0, "Name:\t%s\n", pvc.Name)
+		w.write(level0, "Namespace:\t%s\n", pvc.Namespace)
+	}
 	w.write(level0, "StorageClass:\t%s\n", storagevolume.ClaimClass(pvc))
-	if pvc.DeletionTimestamp != nil {
-		w.write(level0, "Status:\tTerminating (lasts %s)\n", since(pvc.DeletionTimestamp.Time, now))
-	} else {
-		w.write(level0, "Status:\t%v\n", pvc.Status.Phase)
+	if full {
+		if pvc.DeletionTimestamp != nil {
+			w.write(level0, "Status:\tTerminating (lasts %s)\n", since(pvc.DeletionTimestamp.Time, now))
+		} else {
+			w.write(level0, "Status:\t%v\n", pvc.Status.Phase)
+		}
 	}
 	w.write(level0, "Volume:\t%s\n", pvc.Spec.VolumeName)
 	w.labels("Labels", pvc.Labels)
 	w.annotations("Annotations", pvc.Annotations)
-	w.write(level0, "Finalizers:\t%v\n", pvc.Finalizers)
+	if full {
+		w.write(level0, "Finalizers:\t%v\n", pvc.Finalizers)
+	}
 	capacity, modes := "", ""
 	if pvc.Spec.VolumeName != "" {
 		modes = accessModesString(pvc.Status.AccessModes)
@@ -177,6 +169,32 @@ func describePersistentVolumeClaim(w *prefixWriter, pvc *api.PersistentVolumeCla
 		w.write(level1, "Kind:\t%v\n", ds.Kind)
 		w.write(level1, "Name:\t%v\n", ds.Name)
 	}
+}
+
+// csiAttributes is kubectl's printCSIPersistentVolumeAttributesMultiline.
+func csiAttributes(w *prefixWriter, attrs map[string]string) {
+	w.write(level2, "VolumeAttributes:\t")
+	if len(attrs) == 0 {
+		w.write(level0, "<none>\n")
+		return
+	}
+	for i, k := range slices.Sorted(maps.Keys(attrs)) {
+		if i != 0 {
+			w.write(level2, "    \t") // kubectl writes the level's indent twice
+		}
+		line := k + "=" + attrs[k]
+		if len(line) > maxAnnotationLen {
+			line = line[:maxAnnotationLen] + "..."
+		}
+		w.write(level2, "%s\n", line)
+	}
+}
+
+// describePersistentVolumeClaim follows kubectl's
+// PersistentVolumeClaimDescriber; pods are those of the claim's namespace
+// that use it (see podsUsingClaim).
+func describePersistentVolumeClaim(w *prefixWriter, pvc *api.PersistentVolumeClaim, pods []api.Pod, evs []api.Event, now time.Time) {
+	printClaim(w, pvc, true, now)
 	w.write(level0, "Used By:\t")
 	if len(pods) == 0 {
 		w.write(level0, "<none>\n")

@@ -26,6 +26,9 @@ const (
 // one tabwriter, so consecutive lines align as kubectl's do.
 type prefixWriter struct {
 	tw *tabwriter.Writer
+	// indent is added to every level: a nested writer's (kubectl's
+	// NewNestedPrefixWriter).
+	indent int
 }
 
 func newWriter(out io.Writer) *prefixWriter {
@@ -33,11 +36,16 @@ func newWriter(out io.Writer) *prefixWriter {
 }
 
 func (w *prefixWriter) write(level int, format string, a ...any) {
-	fmt.Fprint(w.tw, strings.Repeat("  ", level))
+	fmt.Fprint(w.tw, strings.Repeat("  ", level+w.indent))
 	fmt.Fprintf(w.tw, format, a...)
 }
 
 func (w *prefixWriter) flush() { w.tw.Flush() }
+
+// nested writes through w, levels moved right by indent.
+func (w *prefixWriter) nested(indent int) *prefixWriter {
+	return &prefixWriter{tw: w.tw, indent: w.indent + indent}
+}
 
 // skipAnnotations are left out of describe output, as kubectl does.
 var skipAnnotations = map[string]bool{api.LastAppliedConfigAnnotation: true}

@@ -151,6 +151,55 @@ spec:
   containers: [{name: work, image: busybox}]
 ---
 apiVersion: v1
+kind: Pod
+metadata: {name: volumes-all, namespace: dsc}
+spec:
+  restartPolicy: Never
+  automountServiceAccountToken: false
+  containers:
+  - name: work
+    image: busybox
+    volumeMounts: [{name: host, mountPath: /host, readOnly: true}, {name: scratch, mountPath: /scratch, subPath: a}]
+  volumes:
+  - {name: host, hostPath: {path: /var/log}}
+  - {name: host-typed, hostPath: {path: /run/x.sock, type: Socket}}
+  - {name: scratch, emptyDir: {medium: Memory, sizeLimit: 64Mi}}
+  - {name: scratch-plain, emptyDir: {}}
+  - {name: creds, secret: {secretName: builder-token, optional: true}}
+  - {name: settings, configMap: {name: settings}}
+  - {name: share, nfs: {server: nfs.example, path: /exports, readOnly: true}}
+  - {name: data, persistentVolumeClaim: {claimName: data, readOnly: true}}
+  - name: tmp
+    ephemeral:
+      volumeClaimTemplate:
+        metadata: {labels: {tier: cache}, annotations: {note: scratch}}
+        spec: {accessModes: [ReadWriteOnce], storageClassName: fast, resources: {requests: {storage: 1Gi}}}
+  - name: info
+    downwardAPI:
+      items:
+      - {path: labels, fieldRef: {fieldPath: metadata.labels}}
+      - {path: cpu, resourceFieldRef: {containerName: work, resource: limits.cpu}}
+  - name: kube-api-access
+    projected:
+      sources:
+      - serviceAccountToken: {expirationSeconds: 3607, path: token}
+      - configMap: {name: kube-root-ca.crt, items: [{key: ca.crt, path: ca.crt}]}
+      - downwardAPI: {items: [{path: namespace, fieldRef: {apiVersion: v1, fieldPath: metadata.namespace}}]}
+      - secret: {name: extra, optional: false}
+  - name: inline-csi
+    csi: {driver: hostpath.csi.k8s.io, readOnly: true, volumeAttributes: {size: 1Gi, zone: a}}
+  - name: inline-csi-bare
+    csi: {driver: hostpath.csi.k8s.io}
+  - name: tools
+    image: {reference: "registry.example/tools:1.0", pullPolicy: IfNotPresent}
+  - name: repo
+    gitRepo: {repository: "https://git.example/repo.git", revision: main}
+  - name: lun
+    fc: {targetWWNs: ["500a0982991b8dc5", "500a0982891b8dc5"], lun: 2, fsType: ext4}
+  - name: block
+    iscsi: {targetPortal: "10.0.2.15:3260", iqn: "iqn.2001-04.com.example:storage.kube.sys1.xyz", lun: 0, fsType: ext4}
+---
+apiVersion: v1
 kind: ResourceQuota
 metadata: {name: compute, namespace: dsc}
 spec:
@@ -480,6 +529,7 @@ func TestIntegrationDescribeOracle(t *testing.T) {
 		{args: "describe sa bare --show-events=false"},
 		{args: "describe cm settings"},
 		{args: "describe pod batch-abcde"},
+		{args: "describe pod volumes-all"},
 		{args: "describe secret builder-token"},
 		{args: "describe quota compute"},
 		{args: "describe quota scoped"},
