@@ -15,7 +15,7 @@ import (
 // characters.
 const (
 	chainTop = "MINIK8S-NETPOL"
-	// chainPrefix starts every chain of ours.
+	// chainPrefix starts every chain of ours but chainTop.
 	chainPrefix = "MINIK8S-NP"
 	// podIngressPrefix and podEgressPrefix: one chain per isolated pod and
 	// direction, ending in REJECT.
@@ -195,7 +195,7 @@ func ourChains(save []byte) []string {
 			continue
 		}
 		name, _, _ = strings.Cut(name, " ")
-		if strings.HasPrefix(name, chainPrefix) {
+		if name == chainTop || strings.HasPrefix(name, chainPrefix) {
 			out = append(out, name)
 		}
 	}
