@@ -302,7 +302,9 @@ func volumeBindingScenario(t *testing.T, c *client.Client) []string {
 // volumeLimitsScenario checks NodeVolumeLimits: node-a's CSINode lets
 // driver csi.example.com attach one volume; a pod with a claim bound to a
 // CSI volume of that driver goes to node-a, a second one (pinned there)
-// with another such claim is Unschedulable there.
+// with another such claim is Unschedulable there; a pod whose volume's
+// driver opts in with preventPodSchedulingIfMissing and is on no node is
+// Unschedulable everywhere (VolumeLimitScaling).
 func volumeLimitsScenario(ctx context.Context, t *testing.T, c *client.Client, bind func(claim, volume string), pod func(name string, nodeSelector map[string]string, claims ...string)) []string {
 	t.Helper()
 	must := func(_ any, err error) {
@@ -320,7 +322,8 @@ func volumeLimitsScenario(ctx context.Context, t *testing.T, c *client.Client, b
 	pvs := client.Resource[api.PersistentVolume](c)
 	claims := client.Resource[api.PersistentVolumeClaim](c).Namespace("default")
 	class := "csi"
-	for _, name := range []string{"csi-1", "csi-2"} {
+	// boundClaim makes claim name bound to a CSI volume of driver.
+	boundClaim := func(name, driver string) {
 		pv, err := pvs.Create(ctx, &api.PersistentVolume{
 			ObjectMeta: api.ObjectMeta{Name: "pv-" + name},
 			Spec: api.PersistentVolumeSpec{
@@ -344,6 +347,16 @@ func volumeLimitsScenario(ctx context.Context, t *testing.T, c *client.Client, b
 		}))
 		bind(name, "pv-"+name)
 	}
+	for _, name := range []string{"csi-1", "csi-2"} {
+		boundClaim(name, driver)
+	}
+	// VolumeLimitScaling (beta, on in v1.37): a driver whose CSIDriver
+	// sets preventPodSchedulingIfMissing, listed by no CSINode.
+	const strict = "strict.csi.example.com"
+	yes := true
+	must(client.Resource[api.CSIDriver](c).Create(ctx, &api.CSIDriver{ObjectMeta: api.ObjectMeta{Name: strict},
+		Spec: api.CSIDriverSpec{PreventPodSchedulingIfMissing: &yes}}))
+	boundClaim("csi-strict", strict)
 	time.Sleep(2 * time.Second)
 	pods := client.Resource[api.Pod](c).Namespace("default")
 	onA := map[string]string{api.LabelHostname: "node-a"}
@@ -368,6 +381,21 @@ func volumeLimitsScenario(ctx context.Context, t *testing.T, c *client.Client, b
 		for _, cd := range p.Status.Conditions {
 			if cd.Type == api.PodScheduled {
 				line = fmt.Sprintf("csi-second: node %q, PodScheduled %s %s %q", p.Spec.NodeName, cd.Status, cd.Reason, cd.Message)
+			}
+		}
+		return line != "", fmt.Sprintf("%+v", p.Status)
+	})
+	out = append(out, line)
+	pod("csi-strict-pod", nil, "csi-strict")
+	waitFor(ctx, t, "FailedScheduling of csi-strict-pod", func() (bool, string) {
+		line = ""
+		p, err := pods.Get(ctx, "csi-strict-pod")
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, cd := range p.Status.Conditions {
+			if cd.Type == api.PodScheduled {
+				line = fmt.Sprintf("csi-strict-pod: node %q, PodScheduled %s %s %q", p.Spec.NodeName, cd.Status, cd.Reason, cd.Message)
 			}
 		}
 		return line != "", fmt.Sprintf("%+v", p.Status)

@@ -89,8 +89,9 @@ type Scheduler struct {
 	podLister icache.Lister[api.Pod]
 	pdbLister icache.Lister[api.PodDisruptionBudget]
 	factory   *informer.Factory
-	// csiNodes and attachments are NodeVolumeLimits' listers.
+	// csiNodes, csiDrivers and attachments are NodeVolumeLimits' listers.
 	csiNodes    icache.Lister[api.CSINode]
+	csiDrivers  icache.Lister[api.CSIDriver]
 	attachments icache.Lister[api.VolumeAttachment]
 	started     bool
 	synced      atomic.Bool
@@ -134,7 +135,7 @@ func New(cfg Config) (*Scheduler, error) {
 	preemption := defaultpreemption.New(s, defaultpreemption.NewAPIEvictor(cfg.Client, cfg.Recorder), s.metrics.Preemption, cfg.Logger)
 	volumeBinding := volumebinding.New(volumes, volumebinding.NewAPIWriter(cfg.Client), cfg.VolumeBindTimeout, cfg.Logger)
 	volumeRestrictions := volumerestrictions.New(volumes.Claims, s)
-	volumeLimits := nodevolumelimits.New(nodevolumelimits.Listers{Claims: volumes.Claims, Volumes: volumes.Volumes, Classes: volumes.Classes, CSINodes: s.csiNodes, Attachments: s.attachments}, cfg.Logger)
+	volumeLimits := nodevolumelimits.New(nodevolumelimits.Listers{Claims: volumes.Claims, Volumes: volumes.Volumes, Classes: volumes.Classes, CSINodes: s.csiNodes, Attachments: s.attachments, CSIDrivers: s.csiDrivers}, cfg.Logger)
 	volumeZone := volumezone.New(volumezone.Listers{Claims: volumes.Claims, Volumes: volumes.Volumes, Classes: volumes.Classes})
 	s.fwk = framework.New(append(plugins.Default(s, volumeRestrictions, volumeLimits, volumeBinding, volumeZone), framework.WeightedPlugin{Plugin: preemption}), cfg.Parallelism)
 	s.fwk.SetPodNominator(s.Nominator)
@@ -229,6 +230,9 @@ func (s *Scheduler) newInformers() volumebinding.Listers {
 	})
 	s.csiNodes = csiNodeInf.Lister()
 	s.attachments = attachmentInf.Lister()
+	// CSIDrivers are read, not watched: kube's plugin registers no event
+	// for them.
+	s.csiDrivers = informer.Shared[api.CSIDriver](s.factory, "", client.ListOptions{}).Lister()
 	return volumebinding.Listers{
 		Pods:    podInf.Lister(),
 		Nodes:   nodeInf.Lister(),

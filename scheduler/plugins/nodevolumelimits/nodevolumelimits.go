@@ -29,6 +29,10 @@ type Listers struct {
 	Classes     icache.Lister[api.StorageClass]
 	CSINodes    icache.Lister[api.CSINode]
 	Attachments icache.Lister[api.VolumeAttachment]
+	// CSIDrivers serve kube v1.37's VolumeLimitScaling (beta, on by
+	// default): a driver whose CSIDriver says preventPodSchedulingIfMissing
+	// keeps pods off nodes whose CSINode does not list it.
+	CSIDrivers icache.Lister[api.CSIDriver]
 }
 
 // Plugin is the NodeVolumeLimits plugin.
@@ -94,6 +98,15 @@ func (pl *Plugin) Filter(_ context.Context, _ *framework.CycleState, pod *api.Po
 	if len(newVolumes) == 0 {
 		return nil
 	}
+	for _, driver := range newVolumes {
+		installed, err := pl.driverOnNode(driver, csiNode)
+		if err != nil {
+			return framework.AsStatus(err)
+		}
+		if !installed {
+			return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("%s CSI driver is not installed on the node", driver))
+		}
+	}
 	limits := volumeLimits(csiNode)
 	if len(limits) == 0 {
 		return nil
@@ -131,6 +144,32 @@ func (pl *Plugin) Filter(_ context.Context, _ *framework.CycleState, pod *api.Po
 		}
 	}
 	return nil
+}
+
+// driverOnNode is kube's checkCSIDriverOnNode: false only for a driver
+// whose CSIDriver opts in with preventPodSchedulingIfMissing and that the
+// node's CSINode (if any) does not list. A driver without a CSIDriver
+// object may not be CSI at all and is let through.
+func (pl *Plugin) driverOnNode(driver string, csiNode *api.CSINode) (bool, error) {
+	d, err := pl.l.CSIDrivers.Get(driver)
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("error getting CSIDriver for provider %s: %w", driver, err)
+	}
+	if d.Spec.PreventPodSchedulingIfMissing == nil || !*d.Spec.PreventPodSchedulingIfMissing {
+		return true, nil
+	}
+	if csiNode == nil {
+		return false, nil
+	}
+	for _, nd := range csiNode.Spec.Drivers {
+		if nd.Name == driver {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // notFoundError is kube's lister NotFound for a claim.

@@ -17,6 +17,7 @@ type fixture struct {
 	classes     *icache.Store[api.StorageClass]
 	csiNodes    *icache.Store[api.CSINode]
 	attachments *icache.Store[api.VolumeAttachment]
+	drivers     *icache.Store[api.CSIDriver]
 	pl          *Plugin
 }
 
@@ -27,6 +28,7 @@ func newFixture() *fixture {
 		classes:     icache.NewStore[api.StorageClass](nil),
 		csiNodes:    icache.NewStore[api.CSINode](nil),
 		attachments: icache.NewStore[api.VolumeAttachment](nil),
+		drivers:     icache.NewStore[api.CSIDriver](nil),
 	}
 	storage := func(r string) apierrors.GroupResource {
 		return apierrors.GroupResource{Group: "storage.k8s.io", Resource: r}
@@ -37,6 +39,7 @@ func newFixture() *fixture {
 		Classes:     icache.NewLister(f.classes, storage("storageclasses")),
 		CSINodes:    icache.NewLister(f.csiNodes, storage("csinodes")),
 		Attachments: icache.NewLister(f.attachments, storage("volumeattachments")),
+		CSIDrivers:  icache.NewLister(f.drivers, storage("csidrivers")),
 	}, nil)
 	return f
 }
@@ -162,6 +165,41 @@ func TestFilterCountsVolumeAttachments(t *testing.T) {
 	// An attachment of a pod's volume is not counted twice.
 	if got := schedtest.Filter(f.pl, claimPod("p", "a"), schedtest.NodeInfo(one, claimPod("existing", "a"))).Message(); got != "" {
 		t.Errorf("vol-a attached and used by a pod, pod with vol-a: %q", got)
+	}
+}
+
+// TestFilterDriverNotInstalled is kube v1.37's VolumeLimitScaling: a
+// driver whose CSIDriver sets preventPodSchedulingIfMissing keeps the pod
+// off nodes whose CSINode does not list it (none at all included), before
+// any limit is looked at; other drivers, with the field false or without
+// a CSIDriver, are let through.
+func TestFilterDriverNotInstalled(t *testing.T) {
+	f := newFixture()
+	yes, no := true, false
+	f.drivers.Add(&api.CSIDriver{ObjectMeta: api.ObjectMeta{Name: "strict.csi"}, Spec: api.CSIDriverSpec{PreventPodSchedulingIfMissing: &yes}})
+	f.drivers.Add(&api.CSIDriver{ObjectMeta: api.ObjectMeta{Name: "lax.csi"}, Spec: api.CSIDriverSpec{PreventPodSchedulingIfMissing: &no}})
+	f.boundCSI("strict", "strict.csi", "vol-s")
+	f.boundCSI("lax", "lax.csi", "vol-l")
+	f.boundCSI("unknown", "unknown.csi", "vol-u")
+	f.limit("with", map[string]int32{"strict.csi": -1})
+	f.limit("other", map[string]int32{"lax.csi": 5})
+	for _, c := range []struct {
+		node, claim, want string
+	}{
+		{"with", "strict", ""},
+		{"other", "strict", "strict.csi CSI driver is not installed on the node"},
+		{"no-csinode", "strict", "strict.csi CSI driver is not installed on the node"},
+		{"other", "lax", ""},
+		{"no-csinode", "lax", ""},
+		{"no-csinode", "unknown", ""},
+	} {
+		s := schedtest.Filter(f.pl, claimPod("p", c.claim), schedtest.NodeInfo(schedtest.Node(c.node, "1", "1Gi", 10)))
+		if s.Message() != c.want {
+			t.Errorf("claim %s on node %s: %q, want %q", c.claim, c.node, s.Message(), c.want)
+		}
+		if c.want != "" && s.Code != framework.Unschedulable {
+			t.Errorf("claim %s on node %s: code %v, want Unschedulable", c.claim, c.node, s.Code)
+		}
 	}
 }
 
