@@ -121,6 +121,11 @@ func NodeRules() []api.PolicyRule {
 	)
 }
 
+// NetworkPolicyAgentRole is the cluster role of the nodes' network policy
+// enforcer (read pods, namespaces, network policies); not one of
+// Kubernetes' bootstrap roles, see BootstrapPolicy.
+const NetworkPolicyAgentRole = "minik8s:network-policy-agent"
+
 // MonitoringGroup may read /metrics and the health checks: kube's
 // system:monitoring role is bound to it.
 const MonitoringGroup = "system:monitoring"
@@ -145,6 +150,10 @@ const MonitoringGroup = "system:monitoring"
 //     decides for kubelets.
 //   - The aggregated admin, edit and view roles are left out: nothing
 //     aggregates cluster roles here.
+//   - One role of minik8s's own, minik8s:network-policy-agent, bound to
+//     system:kube-proxy: the NetworkPolicy enforcer that runs beside the
+//     service proxy reads every Pod, Namespace and NetworkPolicy, as a
+//     network plugin's role lets its node agent do.
 func BootstrapPolicy() (clusterRoles []*api.ClusterRole, bindings []*api.ClusterRoleBinding) {
 	role := func(name string, rs ...ruleBuilder) *api.ClusterRole {
 		return &api.ClusterRole{ObjectMeta: api.ObjectMeta{Name: name}, Rules: rules(rs...)}
@@ -179,6 +188,16 @@ func BootstrapPolicy() (clusterRoles []*api.ClusterRole, bindings []*api.Cluster
 			rule("get", "list", "watch").groups(legacyGroup).resources("nodes"),
 			eventsRule(),
 			rule("list", "watch").groups(discoveryGroup).resources("endpointslices")),
+		// The network policy enforcer on every node (kubelet/netpol),
+		// which runs with kube-proxy's credentials beside the service
+		// proxy. Kubernetes has no such role: policy is the network
+		// plugin's, and each plugin ships its own (kube-router's
+		// "kube-router", Calico's "calico-node") bound to its DaemonSet's
+		// service account. This is minik8s's, bound to system:kube-proxy,
+		// rather than widening system:node-proxier, which stays kube's.
+		role(NetworkPolicyAgentRole,
+			rule(read...).groups(legacyGroup).resources("pods", "namespaces"),
+			rule(read...).groups(networkingGroup).resources("networkpolicies")),
 		role("system:kube-scheduler",
 			eventsRule(),
 			// Leader election.
@@ -266,6 +285,7 @@ func BootstrapPolicy() (clusterRoles []*api.ClusterRole, bindings []*api.Cluster
 		bind("system:service-account-issuer-discovery", "system:service-account-issuer-discovery", groups(ServiceAccountsGroup)),
 		bind("system:cluster-trust-bundle-discovery", "system:cluster-trust-bundle-discovery", groups(ServiceAccountsGroup)),
 		bind("system:node-proxier", "system:node-proxier", users(KubeProxy)),
+		bind(NetworkPolicyAgentRole, NetworkPolicyAgentRole, users(KubeProxy)),
 		bind("system:kube-controller-manager", "system:kube-controller-manager", users(KubeControllerManager)),
 		bind("system:kube-scheduler", "system:kube-scheduler", users(KubeScheduler)),
 		bind("system:volume-scheduler", "system:volume-scheduler", users(KubeScheduler)),

@@ -56,7 +56,7 @@ func TestKubeletRunsPod(t *testing.T) {
 	// This test runs on the host's network namespace: no service rules or
 	// pod routes there (kubelet/proxy and internal/podroutes test those in
 	// namespaces of their own).
-	o.Network.ProxyMode, o.Network.PodRoutes = "none", false
+	o.Network.ProxyMode, o.Network.PodRoutes, o.Network.RunFirewall = "none", false, false
 	cidr := fmt.Sprintf("10.244.%d.0/24", n)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -11,6 +11,7 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/kubeconfig"
 	"github.com/minik8s/minik8s/internal/podroutes"
+	"github.com/minik8s/minik8s/kubelet/netpol"
 	"github.com/minik8s/minik8s/kubelet/proxy"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
@@ -28,9 +29,14 @@ type NetworkOptions struct {
 	MinSyncPeriod time.Duration
 	// PodRoutes enables the routes to other nodes' pod CIDRs.
 	PodRoutes bool
-	// Kubeconfig holds the credentials of the service proxy and the pod
-	// routes: kube-proxy's (system:kube-proxy, whose system:node-proxier
-	// role reads every Node, Service and EndpointSlice). Empty: the
+	// RunFirewall enforces NetworkPolicies on the node's pods
+	// (kube-router's --run-firewall).
+	RunFirewall bool
+	// Kubeconfig holds the credentials of the service proxy, the pod
+	// routes and the network policy enforcer: kube-proxy's
+	// (system:kube-proxy, whose system:node-proxier role reads every Node,
+	// Service and EndpointSlice, and minik8s:network-policy-agent every
+	// Pod, Namespace and NetworkPolicy). Empty: the
 	// kubelet's own, with which the Node authorizer lets it read only
 	// its own Node, so the pod routes cannot list the other nodes.
 	Kubeconfig string
@@ -38,7 +44,7 @@ type NetworkOptions struct {
 
 // DefaultNetworkOptions runs both.
 func DefaultNetworkOptions() NetworkOptions {
-	return NetworkOptions{ProxyMode: "iptables", ClusterCIDR: "10.244.0.0/16", MinSyncPeriod: proxy.DefaultMinSyncPeriod, PodRoutes: true}
+	return NetworkOptions{ProxyMode: "iptables", ClusterCIDR: "10.244.0.0/16", MinSyncPeriod: proxy.DefaultMinSyncPeriod, PodRoutes: true, RunFirewall: true}
 }
 
 // AddFlags registers the flags (kube-proxy's names where it has them).
@@ -47,6 +53,7 @@ func (o *NetworkOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClusterCIDR, "cluster-cidr", o.ClusterCIDR, "The pods' CIDR across the cluster: pod traffic leaving it is masqueraded (one node rule; none between pods), and so is service traffic from outside it. Empty: the bridge masquerades everything off the node's own pod CIDR, and all service traffic is masqueraded.")
 	fs.DurationVar(&o.MinSyncPeriod, "iptables-min-sync-period", o.MinSyncPeriod, "Shortest interval between service rule rewrites when changes keep coming.")
 	fs.BoolVar(&o.PodRoutes, "pod-routes", o.PodRoutes, "Keep routes to the other nodes' spec.podCIDR via their InternalIP (host-gateway pod networking).")
+	fs.BoolVar(&o.RunFirewall, "run-firewall", o.RunFirewall, "Enforce NetworkPolicies on this node's pods with iptables (kube-router's flag). Needs credentials that read every Pod, Namespace and NetworkPolicy: --proxy-kubeconfig's. false also removes rules a previous run left.")
 	fs.StringVar(&o.Kubeconfig, "proxy-kubeconfig", o.Kubeconfig, "kube-proxy's kubeconfig (system:kube-proxy) for the service proxy and the pod routes, which read every Node; empty: the kubelet's credentials, which may read only its own Node (no pod routes to other nodes).")
 }
 
@@ -112,6 +119,24 @@ func (o *NetworkOptions) networkRunners(c *client.Client, nodeName string, reg p
 	case "none", "":
 	default:
 		return nil, fmt.Errorf("--proxy-mode %q: want iptables or none", o.ProxyMode)
+	}
+	if o.RunFirewall {
+		if o.Kubeconfig == "" {
+			log.Warn("--run-firewall without --proxy-kubeconfig: the kubelet's credentials may not read every Pod, Namespace and NetworkPolicy, so policies may never be enforced")
+		}
+		e, err := netpol.New(netpol.Config{Client: c, NodeName: nodeName, MinSyncPeriod: o.MinSyncPeriod,
+			Logger: log.With("component", "netpol"), Metrics: reg})
+		if err != nil {
+			return nil, err
+		}
+		out["network policy"] = e.Run
+	} else {
+		out["network policy cleanup"] = func(context.Context) error {
+			if err := netpol.Cleanup(proxy.IPTables{}); err != nil {
+				log.Warn("removing network policy rules", "err", err)
+			}
+			return nil
+		}
 	}
 	if o.PodRoutes {
 		out["pod routes"] = podroutes.New(podroutes.Config{Client: c, NodeName: nodeName, Logger: log.With("component", "routes")}).Run
