@@ -25,13 +25,13 @@ const (
 
 // Options are the ingress-controller flags.
 type Options struct {
-	Client           daemon.ClientOptions
-	HTTPPort         int
-	HTTPSPort        int
+	Client    daemon.ClientOptions
+	HTTPPort  int
+	HTTPSPort int
 	// Serving serves /healthz, /livez, /readyz and /metrics over HTTPS on
 	// --secure-port, authenticated and authorized by the apiserver, as
 	// kube-scheduler and kube-controller-manager serve theirs.
-	Serving secureserving.Options
+	Serving          secureserving.Options
 	ControllerClass  string
 	IngressClass     string
 	PublishAddresses []string
