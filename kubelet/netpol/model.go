@@ -91,7 +91,7 @@ func Compute(st State, nodeName string) []PodRules {
 		}
 		pr := PodRules{Namespace: pod.Namespace, Name: pod.Name, IP: ip}
 		for _, pol := range ix.policies {
-			if pol.Namespace != pod.Namespace || !matches(&pol.Spec.PodSelector, pod.Labels) {
+			if pol.Namespace != pod.Namespace || !ix.matches(&pol.Spec.PodSelector, pod.Labels) {
 				continue
 			}
 			ingress, egress := policyTypes(pol)
@@ -99,16 +99,22 @@ func Compute(st State, nodeName string) []PodRules {
 				if pr.Ingress == nil {
 					pr.Ingress = &Direction{}
 				}
-				for _, r := range pol.Spec.Ingress {
-					pr.Ingress.Rules = append(pr.Ingress.Rules, ix.ingressRules(pol, r, pod)...)
+				for i, r := range pol.Spec.Ingress {
+					pr.Ingress.Rules = append(pr.Ingress.Rules, ix.ingressRules(ruleKey{pol, i}, r, pod)...)
 				}
 			}
 			if egress {
 				if pr.Egress == nil {
 					pr.Egress = &Direction{}
 				}
-				for _, r := range pol.Spec.Egress {
-					pr.Egress.Rules = append(pr.Egress.Rules, ix.egressRules(pol, r)...)
+				for i, r := range pol.Spec.Egress {
+					k := ruleKey{pol, i}
+					rules, ok := ix.egress[k]
+					if !ok {
+						rules = ix.egressRules(pol, r)
+						ix.egress[k] = rules
+					}
+					pr.Egress.Rules = append(pr.Egress.Rules, rules...)
 				}
 			}
 		}
@@ -135,15 +141,29 @@ func policyTypes(pol *api.NetworkPolicy) (ingress, egress bool) {
 	return ingress, egress
 }
 
-// index holds the live pods with IPs and the namespaces' labels.
+// index holds the live pods and the namespaces' labels, and memoizes
+// what does not depend on the pod being computed: parsed selectors and
+// the rules of each policy's egress rules and ingress peers.
 type index struct {
 	pods     []*api.Pod
+	ips      map[*api.Pod]string
 	nsLabels map[string]map[string]string
 	policies []*api.NetworkPolicy
+
+	selectors map[*api.LabelSelector]labels.Selector
+	egress    map[ruleKey][]Rule
+	ingress   map[ruleKey]*Peers
+}
+
+// ruleKey names one rule of one policy.
+type ruleKey struct {
+	pol *api.NetworkPolicy
+	i   int
 }
 
 func newIndex(st State) *index {
-	ix := &index{nsLabels: map[string]map[string]string{}}
+	ix := &index{nsLabels: map[string]map[string]string{}, ips: map[*api.Pod]string{},
+		selectors: map[*api.LabelSelector]labels.Selector{}, egress: map[ruleKey][]Rule{}, ingress: map[ruleKey]*Peers{}}
 	for _, ns := range st.Namespaces {
 		ix.nsLabels[ns.Name] = ns.Labels
 	}
@@ -152,6 +172,7 @@ func newIndex(st State) *index {
 			continue // its IP may already be another pod's
 		}
 		ix.pods = append(ix.pods, p)
+		ix.ips[p] = podIPv4(p)
 	}
 	sort.Slice(ix.pods, func(i, j int) bool {
 		a, b := ix.pods[i], ix.pods[j]
@@ -180,10 +201,14 @@ func podIPv4(p *api.Pod) string {
 
 // matches reports whether sel selects set; a selector that does not parse
 // (validation refuses those) selects nothing.
-func matches(sel *api.LabelSelector, set map[string]string) bool {
-	s, err := labels.SelectorFromLabelSelector(sel)
-	if err != nil {
-		return false
+func (ix *index) matches(sel *api.LabelSelector, set map[string]string) bool {
+	s, ok := ix.selectors[sel]
+	if !ok {
+		var err error
+		if s, err = labels.SelectorFromLabelSelector(sel); err != nil {
+			s = labels.Nothing()
+		}
+		ix.selectors[sel] = s
 	}
 	return s.Matches(labels.Set(set))
 }
@@ -191,8 +216,12 @@ func matches(sel *api.LabelSelector, set map[string]string) bool {
 // ingressRules turns one ingress rule of pol into the rules for the
 // selected pod dst: named ports are resolved against dst's containers. A
 // rule whose ports all fail to resolve allows nothing (not everything).
-func (ix *index) ingressRules(pol *api.NetworkPolicy, r api.NetworkPolicyIngressRule, dst *api.Pod) []Rule {
-	peers := ix.peers(pol, r.From)
+func (ix *index) ingressRules(k ruleKey, r api.NetworkPolicyIngressRule, dst *api.Pod) []Rule {
+	peers, ok := ix.ingress[k]
+	if !ok {
+		peers = ix.peers(k.pol, r.From)
+		ix.ingress[k] = peers
+	}
 	if len(r.Ports) == 0 {
 		return []Rule{{Peers: peers}}
 	}
@@ -232,7 +261,7 @@ func (ix *index) egressRules(pol *api.NetworkPolicy, r api.NetworkPolicyEgressRu
 			continue
 		}
 		for _, pod := range ix.pods {
-			ip := podIPv4(pod)
+			ip := ix.ips[pod]
 			if ip == "" || !peers.contains(ip) {
 				continue
 			}
@@ -313,7 +342,7 @@ func (ix *index) peers(pol *api.NetworkPolicy, list []api.NetworkPolicyPeer) *Pe
 			if !ix.selectsPod(pol, peer, pod) {
 				continue
 			}
-			if ip := podIPv4(pod); ip != "" {
+			if ip := ix.ips[pod]; ip != "" {
 				ips = append(ips, ip)
 			}
 		}
@@ -331,13 +360,13 @@ func (ix *index) selectsPod(pol *api.NetworkPolicy, peer api.NetworkPolicyPeer, 
 		if pod.Namespace != pol.Namespace {
 			return false
 		}
-	} else if !matches(peer.NamespaceSelector, ix.nsLabels[pod.Namespace]) {
+	} else if !ix.matches(peer.NamespaceSelector, ix.nsLabels[pod.Namespace]) {
 		return false
 	}
 	if peer.PodSelector == nil {
 		return peer.NamespaceSelector != nil
 	}
-	return matches(peer.PodSelector, pod.Labels)
+	return ix.matches(peer.PodSelector, pod.Labels)
 }
 
 // ipv4Block normalizes an ipBlock; IPv6 blocks are left out (the node's

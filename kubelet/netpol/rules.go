@@ -155,7 +155,7 @@ func render(pods []PodRules, existing []string) (data []byte, live []string) {
 	sort.Strings(existing)
 	var gone []string
 	for _, c := range existing {
-		if _, ok := body[c]; !ok {
+		if _, ok := body[c]; !ok && isOurs(c) {
 			gone = append(gone, c)
 			b.WriteString(":" + c + " - [0:0]\n")
 		}
@@ -195,9 +195,13 @@ func ourChains(save []byte) []string {
 			continue
 		}
 		name, _, _ = strings.Cut(name, " ")
-		if name == chainTop || strings.HasPrefix(name, chainPrefix) {
+		if isOurs(name) {
 			out = append(out, name)
 		}
 	}
 	return out
+}
+
+func isOurs(chain string) bool {
+	return chain == chainTop || strings.HasPrefix(chain, chainPrefix)
 }
