@@ -11,11 +11,11 @@ LDFLAGS   := -s -w -X github.com/minik8s/minik8s/internal/version.release=$(VERS
 TESTFLAGS ?=
 BENCHTIME ?= 2s
 
-.PHONY: all build test oracle oracle-bin unit fuzz vet bench clean-bin cluster-dns metrics-server metrics-server-addon registry $(BINARIES) deps deps-test images up down clean demo e2e conformance bench-storage real-control-plane minik8s-control-plane snapshot restore
+.PHONY: all build test oracle oracle-bin unit fuzz vet bench clean-bin cluster-dns ingress-controller metrics-server metrics-server-addon registry $(BINARIES) deps deps-test images up down clean demo e2e conformance bench-storage real-control-plane minik8s-control-plane snapshot restore
 
 all: build
 
-build: $(BINARIES) cluster-dns
+build: $(BINARIES) cluster-dns ingress-controller
 
 $(BINARIES):
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$@ ./$@
@@ -23,6 +23,11 @@ $(BINARIES):
 # cluster-dns is the in-cluster DNS add-on (a Deployment in kube-system).
 cluster-dns:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$@ ./internal/cmd/cluster-dns
+
+# ingress-controller is the built-in ingress controller add-on (a DaemonSet
+# with hostPorts 80 and 443, deploy/addons/ingress-controller.yaml).
+ingress-controller:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$@ ./internal/cmd/ingress-controller
 
 # metrics-server serves metrics.k8s.io (kubectl top, the HPA): an opt-in
 # add-on, deploy/metrics-server (make metrics-server-addon).
@@ -109,7 +114,7 @@ COMPOSE    ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker com
 KUBECONFIG_FILE := .minik8s/kubeconfig
 KUBECTL    := $(BIN)/kubectl-lite --kubeconfig $(KUBECONFIG_FILE)
 WORKLOAD_IMAGES := minik8s/busybox:latest,minik8s/busybox:v2
-ADDON_IMAGES    := minik8s/cluster-dns:latest
+ADDON_IMAGES    := minik8s/cluster-dns:latest,minik8s/ingress-controller:latest
 E2E_TIMEOUT ?= 30m
 
 # deps installs what the cluster needs (Docker, Compose, debootstrap,
@@ -128,7 +133,9 @@ images: deps build
 	scripts/images.sh
 
 # up starts the cluster, waits until every node is Ready and deploys the
-# add-ons (deploy/addons: cluster DNS).
+# add-ons (deploy/addons: cluster DNS, the local-path StorageClass, the
+# ingress controller; node-1's ports 80 and 443 are published on the
+# host's loopback, MINIK8S_HTTP_PORT and MINIK8S_HTTPS_PORT to change them).
 up: images
 	@mkdir -p .minik8s
 	$(COMPOSE) up -d --remove-orphans

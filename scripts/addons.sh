@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Deploys the cluster add-ons of deploy/addons (cluster DNS: the kube-dns
 # Service at 10.96.0.10 and the cluster-dns Deployment; the default
-# local-path StorageClass and its provisioner's identity) into the compose
-# cluster and waits for their rollout. Their images must be in the nodes'
-# containerd already (scripts/load-image.sh minik8s/cluster-dns:latest).
+# local-path StorageClass and its provisioner's identity; the ingress
+# controller: the default IngressClass minik8s and a DaemonSet on hostPorts
+# 80 and 443) into the compose cluster and waits for their rollout. Their
+# images must be in the nodes' containerd already (scripts/load-image.sh
+# minik8s/cluster-dns:latest,minik8s/ingress-controller:latest).
 #
 #   scripts/addons.sh [-t TIMEOUT_SECONDS]
 set -euo pipefail
@@ -22,8 +24,14 @@ k() { "$kubectl" --kubeconfig "$kubeconfig" "$@"; }
 
 start=$(date +%s)
 k apply -f deploy/addons/ >&2
-if ! k rollout status deployment/cluster-dns -n kube-system --timeout="${timeout}s" >&2; then
-	k get pods -n kube-system -o wide >&2 || true
-	exit 1
-fi
-echo "addons: cluster-dns rolled out after $(($(date +%s) - start)) s" >&2
+# rollout NAMESPACE KIND/NAME waits for one add-on; the pods of its
+# namespace are shown when it does not roll out.
+rollout() {
+	if ! k rollout status "$2" -n "$1" --timeout="${timeout}s" >&2; then
+		k get pods -n "$1" -o wide >&2 || true
+		exit 1
+	fi
+	echo "addons: $2 rolled out after $(($(date +%s) - start)) s" >&2
+}
+rollout kube-system deployment/cluster-dns
+rollout ingress-minik8s daemonset/ingress-controller

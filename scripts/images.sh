@@ -5,8 +5,9 @@
 # matches is left alone. The build context is exactly the image's inputs.
 #
 #   scripts/images.sh [--force] [IMAGE-KEY...]   keys: apiserver scheduler
-#                     controller-manager node cluster-dns busybox busybox-v2
-#                     metrics-server, registry (not built by default)
+#                     controller-manager node cluster-dns ingress-controller
+#                     busybox busybox-v2 metrics-server, registry (not
+#                     built by default)
 #                     (default all), conformance (on request only: the
 #                     test images of Kubernetes' conformance suite, under
 #                     their registry.k8s.io names), e2e-incluster (on
@@ -25,7 +26,7 @@ if [ "${1:-}" = "--force" ]; then
 	shift
 fi
 keys=("$@")
-[ ${#keys[@]} -gt 0 ] || keys=(apiserver scheduler controller-manager node cluster-dns busybox busybox-v2)
+[ ${#keys[@]} -gt 0 ] || keys=(apiserver scheduler controller-manager node cluster-dns ingress-controller busybox busybox-v2)
 
 base=minik8s/debian-base:bookworm
 log() { echo "images: $*" >&2; }
@@ -109,6 +110,12 @@ for k in "${keys[@]}"; do
 		# nodes' containerd like the workload images.
 		build minik8s/cluster-dns:latest deploy/images/cluster-dns.Dockerfile "" \
 			bin/busybox bin/cluster-dns
+		;;
+	ingress-controller)
+		# The ingress add-on (deploy/addons/ingress-controller.yaml),
+		# loaded into the nodes' containerd like the workload images.
+		build minik8s/ingress-controller:latest deploy/images/ingress-controller.Dockerfile "" \
+			bin/busybox bin/ingress-controller
 		;;
 	registry)
 		# The compose network's image registry (docker-compose.yaml's
