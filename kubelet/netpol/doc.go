@@ -19,6 +19,13 @@
 // are implementation-defined). Denied packets are rejected with an ICMP
 // port unreachable, as kube-router does, so clients fail at once.
 //
+// Peers are pod IPs (podSelector, namespaceSelector) and CIDRs (ipBlock);
+// pods on the host network count with their IP, the node's, so a policy
+// that allows the cluster DNS pods (hostNetwork here) allows DNS. Named
+// ports are resolved against the destination pod's container ports: for
+// ingress the protected pod, for egress every pod among the peers that
+// has the name (a name nobody has allows nothing). IPv4 only.
+//
 // The enforcer is its own loop beside the service proxy, not part of the
 // kubelet's pod workers; it runs with the proxy's credentials, which the
 // minik8s:network-policy-agent cluster role lets read pods, namespaces and
