@@ -110,7 +110,7 @@ func (o *NetworkOptions) networkRunners(c *client.Client, nodeName string, reg p
 	}
 	switch o.ProxyMode {
 	case "iptables":
-		p, err := proxy.New(proxy.Config{Client: c, ClusterCIDR: o.ClusterCIDR, MinSyncPeriod: o.MinSyncPeriod,
+		p, err := proxy.New(proxy.Config{Client: c, NodeName: nodeName, ClusterCIDR: o.ClusterCIDR, MinSyncPeriod: o.MinSyncPeriod,
 			Logger: log.With("component", "proxy"), Metrics: reg})
 		if err != nil {
 			return nil, err

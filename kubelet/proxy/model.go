@@ -18,8 +18,26 @@ type servicePort struct {
 	NodePort        int32
 	// Affinity is the ClientIP session affinity timeout; 0 means none.
 	AffinitySeconds int32
-	// Endpoints are "ip:port" of ready backends, sorted.
-	Endpoints []string
+	// ExternalIPs are spec.externalIPs; LoadBalancerIPs the VIP-mode
+	// addresses of status.loadBalancer.ingress, with SourceRanges
+	// (spec.loadBalancerSourceRanges) allowed to reach them.
+	ExternalIPs, LoadBalancerIPs, SourceRanges []string
+	// ExternalLocal: externalTrafficPolicy Local (external traffic only to
+	// this node's endpoints, client address kept); InternalLocal:
+	// internalTrafficPolicy Local (ClusterIP traffic only to this node's).
+	ExternalLocal, InternalLocal bool
+	// HealthCheckNodePort serves the count of local endpoints to load
+	// balancers (externalTrafficPolicy Local).
+	HealthCheckNodePort int32
+	// Endpoints are "ip:port" of ready backends, sorted; LocalEndpoints
+	// the ones on this node.
+	Endpoints, LocalEndpoints []string
+}
+
+// hasExternal tells whether the port is reachable from outside the
+// cluster network: a node port, external IPs or load balancer addresses.
+func (sp *servicePort) hasExternal() bool {
+	return sp.NodePort != 0 || len(sp.ExternalIPs) > 0 || len(sp.LoadBalancerIPs) > 0
 }
 
 // String is kube-proxy's service port name, "ns/name:port" ("ns/name" for
@@ -35,8 +53,8 @@ func (sp *servicePort) String() string {
 // buildServicePorts joins Services and their EndpointSlices. Only Services
 // with a ClusterIP (not headless, not ExternalName) are proxied; endpoints
 // count when ready (kube-proxy falls back to serving-and-terminating ones
-// only when none is ready).
-func buildServicePorts(services []*api.Service, slices []*api.EndpointSlice) []*servicePort {
+// only when none is ready). nodeName tells this node's endpoints apart.
+func buildServicePorts(services []*api.Service, slices []*api.EndpointSlice, nodeName string) []*servicePort {
 	type key struct{ ns, svc string }
 	byService := map[key][]*api.EndpointSlice{}
 	for _, sl := range slices {
@@ -63,6 +81,17 @@ func buildServicePorts(services []*api.Service, slices []*api.EndpointSlice) []*
 				affinity = *c.ClientIP.TimeoutSeconds
 			}
 		}
+		var lbIPs []string
+		if svc.Spec.Type == api.ServiceTypeLoadBalancer {
+			for _, in := range svc.Status.LoadBalancer.Ingress {
+				// ipMode Proxy: the load balancer sends to the nodes itself,
+				// the address is not the node's to answer.
+				if in.IP != "" && (in.IPMode == nil || *in.IPMode == "VIP") {
+					lbIPs = append(lbIPs, in.IP)
+				}
+			}
+		}
+		external := svc.Spec.Type == api.ServiceTypeNodePort || svc.Spec.Type == api.ServiceTypeLoadBalancer || len(svc.Spec.ExternalIPs) > 0
 		for _, p := range svc.Spec.Ports {
 			proto := p.Protocol
 			if proto == "" {
@@ -74,8 +103,15 @@ func buildServicePorts(services []*api.Service, slices []*api.EndpointSlice) []*
 			sp := &servicePort{
 				Namespace: svc.Namespace, Name: svc.Name, PortName: p.Name, Protocol: proto,
 				ClusterIP: ip, Port: p.Port, NodePort: p.NodePort, AffinitySeconds: affinity,
+				ExternalIPs: svc.Spec.ExternalIPs, LoadBalancerIPs: lbIPs,
+				ExternalLocal:       external && svc.Spec.ExternalTrafficPolicy == api.ServiceExternalTrafficPolicyLocal,
+				InternalLocal:       svc.Spec.InternalTrafficPolicy != nil && *svc.Spec.InternalTrafficPolicy == api.ServiceInternalTrafficPolicyLocal,
+				HealthCheckNodePort: svc.Spec.HealthCheckNodePort,
 			}
-			sp.Endpoints = endpointsFor(byService[key{svc.Namespace, svc.Name}], p.Name, proto)
+			if len(lbIPs) > 0 {
+				sp.SourceRanges = svc.Spec.LoadBalancerSourceRanges
+			}
+			sp.Endpoints, sp.LocalEndpoints = endpointsFor(byService[key{svc.Namespace, svc.Name}], p.Name, proto, nodeName)
 			out = append(out, sp)
 		}
 	}
@@ -87,9 +123,11 @@ func buildServicePorts(services []*api.Service, slices []*api.EndpointSlice) []*
 
 // endpointsFor lists the "ip:port" backends of the slice port named
 // portName: the ready ones, or, when none is ready, the serving ones that
-// are terminating.
-func endpointsFor(slices []*api.EndpointSlice, portName string, proto api.Protocol) []string {
+// are terminating; and, chosen the same way among them, those on node
+// nodeName.
+func endpointsFor(slices []*api.EndpointSlice, portName string, proto api.Protocol, nodeName string) (all, local []string) {
 	ready, terminating := map[string]bool{}, map[string]bool{}
+	localReady, localTerminating := map[string]bool{}, map[string]bool{}
 	for _, sl := range slices {
 		var port int32
 		found := false
@@ -115,17 +153,30 @@ func endpointsFor(slices []*api.EndpointSlice, portName string, proto api.Protoc
 			isReady := c.Ready == nil || *c.Ready
 			serving := c.Serving != nil && *c.Serving
 			term := c.Terminating != nil && *c.Terminating
+			isLocal := nodeName != "" && ep.NodeName != nil && *ep.NodeName == nodeName
 			for _, addr := range ep.Addresses {
 				hp := addr + ":" + strconv.Itoa(int(port))
 				switch {
 				case isReady && !term:
 					ready[hp] = true
+					if isLocal {
+						localReady[hp] = true
+					}
 				case serving && term:
 					terminating[hp] = true
+					if isLocal {
+						localTerminating[hp] = true
+					}
 				}
 			}
 		}
 	}
+	return pick(ready, terminating), pick(localReady, localTerminating)
+}
+
+// pick is the sorted ready endpoints, or the terminating ones if none is
+// ready.
+func pick(ready, terminating map[string]bool) []string {
 	use := ready
 	if len(use) == 0 {
 		use = terminating

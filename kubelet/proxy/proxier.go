@@ -21,6 +21,9 @@ type Config struct {
 	// Factory, if set, is shared with the rest of the node agent; otherwise
 	// the proxier makes its own.
 	Factory *informer.Factory
+	// NodeName is this node's: its endpoints serve the Local traffic
+	// policies.
+	NodeName string
 	// ClusterCIDR is the pod network; traffic from outside it to a
 	// ClusterIP is masqueraded. Empty masquerades all service traffic.
 	ClusterCIDR string
@@ -42,6 +45,7 @@ type Proxier struct {
 	services *informer.Informer[api.Service]
 	slices   *informer.Informer[api.EndpointSlice]
 	trigger  chan struct{}
+	health   *healthChecks
 	syncDur  prometheus.Histogram
 	syncs    prometheus.Counter
 
@@ -90,6 +94,7 @@ func New(cfg Config) (*Proxier, error) {
 		services: informer.Shared[api.Service](f, "", client.ListOptions{}),
 		slices:   informer.Shared[api.EndpointSlice](f, "", client.ListOptions{}),
 		trigger:  make(chan struct{}, 1),
+		health:   newHealthChecks(cfg.Logger),
 		syncDur: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "kubeproxy_sync_proxy_rules_duration_seconds",
 			Help:    "How long one rewrite of the service rules took.",
@@ -137,6 +142,7 @@ func (p *Proxier) Synced() bool {
 // Run syncs rules until ctx ends. It starts the factory if it made it.
 func (p *Proxier) Run(ctx context.Context) error {
 	p.cfg.Factory.Start(ctx)
+	defer p.health.close()
 	if !informer.WaitForCacheSync(ctx, p.services, p.slices) {
 		return ctx.Err()
 	}
@@ -197,7 +203,7 @@ func (p *Proxier) Sync() error {
 	}()
 	services := p.services.Store().List()
 	slices := p.slices.Store().List()
-	sps := buildServicePorts(services, slices)
+	sps := buildServicePorts(services, slices, p.cfg.NodeName)
 	rs := render(sps, p.cfg.ClusterCIDR)
 	var existing []string
 	if prev == nil {
@@ -208,7 +214,7 @@ func (p *Proxier) Sync() error {
 		existing = existingChains(save)
 	} else {
 		for c := range prev {
-			if strings.HasPrefix(c, svcPrefix) || strings.HasPrefix(c, sepPrefix) {
+			if isServiceChain(c) {
 				existing = append(existing, c)
 			}
 		}
@@ -246,6 +252,7 @@ func (p *Proxier) Sync() error {
 	p.written = rs.bodies()
 	p.writtenFilter = rs.filter
 	p.mu.Unlock()
+	p.health.sync(sps)
 	p.cfg.Logger.Debug("synced service rules", "servicePorts", len(sps), "full", prev == nil, "took", d)
 	return nil
 }

@@ -18,6 +18,9 @@ const (
 	chainPostrouting      = "KUBE-POSTROUTING"
 	chainMarkMasq         = "KUBE-MARK-MASQ"
 	svcPrefix             = "KUBE-SVC-"
+	svlPrefix             = "KUBE-SVL-"
+	extPrefix             = "KUBE-EXT-"
+	fwPrefix              = "KUBE-FW-"
 	sepPrefix             = "KUBE-SEP-"
 	masqMark              = "0x4000"
 )
@@ -35,6 +38,7 @@ var jumps = []jump{
 	{"nat", "POSTROUTING", []string{"-m", "comment", "--comment", "kubernetes postrouting rules", "-j", chainPostrouting}},
 	{"filter", "INPUT", []string{"-m", "conntrack", "--ctstate", "NEW", "-m", "comment", "--comment", "kubernetes externally-visible service portals", "-j", chainExternalServices}},
 	{"filter", "FORWARD", []string{"-m", "conntrack", "--ctstate", "NEW", "-m", "comment", "--comment", "kubernetes service portals", "-j", chainServices}},
+	{"filter", "FORWARD", []string{"-m", "conntrack", "--ctstate", "NEW", "-m", "comment", "--comment", "kubernetes externally-visible service portals", "-j", chainExternalServices}},
 	{"filter", "OUTPUT", []string{"-m", "conntrack", "--ctstate", "NEW", "-m", "comment", "--comment", "kubernetes service portals", "-j", chainServices}},
 }
 
@@ -47,6 +51,32 @@ func portProtoHash(s string) string {
 
 func svcChain(sp *servicePort) string {
 	return svcPrefix + portProtoHash(sp.String()+strings.ToLower(string(sp.Protocol)))
+}
+
+// svlChain balances over the node's own endpoints (a Local traffic
+// policy); extChain takes the traffic of node ports, external IPs and load
+// balancer addresses; fwChain checks loadBalancerSourceRanges.
+func svlChain(sp *servicePort) string {
+	return svlPrefix + portProtoHash(sp.String()+strings.ToLower(string(sp.Protocol)))
+}
+
+func extChain(sp *servicePort) string {
+	return extPrefix + portProtoHash(sp.String()+strings.ToLower(string(sp.Protocol)))
+}
+
+func fwChain(sp *servicePort) string {
+	return fwPrefix + portProtoHash(sp.String()+strings.ToLower(string(sp.Protocol)))
+}
+
+// isServiceChain tells the per-service chains (made and deleted as
+// Services come and go) from the fixed ones.
+func isServiceChain(name string) bool {
+	for _, p := range []string{svcPrefix, svlPrefix, extPrefix, fwPrefix, sepPrefix} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func sepChain(sp *servicePort, endpoint string) string {
@@ -100,56 +130,119 @@ func render(sps []*servicePort, clusterCIDR string) ruleSet {
 	for _, sp := range sps {
 		proto := strings.ToLower(string(sp.Protocol))
 		name := sp.String()
-		dst := fmt.Sprintf("-d %s/32 -p %s -m %s --dport %d", sp.ClusterIP, proto, proto, sp.Port)
+		port := fmt.Sprintf("-p %s -m %s --dport %d", proto, proto, sp.Port)
+		dst := fmt.Sprintf("-d %s/32 %s", sp.ClusterIP, port)
+		nodePort := fmt.Sprintf("-m addrtype --dst-type LOCAL -p %s -m %s --dport %d", proto, proto, sp.NodePort)
+		// externalDsts are the external IPs' and the load balancer
+		// addresses' matches (filter rules for what nat does not take).
+		var externalDsts []string
+		for _, ip := range append(append([]string(nil), sp.ExternalIPs...), sp.LoadBalancerIPs...) {
+			externalDsts = append(externalDsts, "-d "+ip+"/32 "+port)
+		}
 		if len(sp.Endpoints) == 0 {
 			// No endpoints: refuse at once instead of letting clients hang.
 			reject("-A", chainServices, comment(name+" has no endpoints"), dst, "-j REJECT --reject-with icmp-port-unreachable")
 			if sp.NodePort != 0 {
-				reject("-A", chainExternalServices, comment(name+" has no endpoints"),
-					fmt.Sprintf("-m addrtype --dst-type LOCAL -p %s -m %s --dport %d", proto, proto, sp.NodePort),
-					"-j REJECT --reject-with icmp-port-unreachable")
+				reject("-A", chainExternalServices, comment(name+" has no endpoints"), nodePort, "-j REJECT --reject-with icmp-port-unreachable")
+			}
+			for _, d := range externalDsts {
+				reject("-A", chainExternalServices, comment(name+" has no endpoints"), d, "-j REJECT --reject-with icmp-port-unreachable")
 			}
 			continue
 		}
-		svc := svcChain(sp)
-		add(chainServices, comment(name+" cluster IP"), dst, "-j", svc)
-		if clusterCIDR != "" {
-			add(svc, comment(name+" cluster IP"), dst, "! -s", clusterCIDR, "-j", chainMarkMasq)
-		} else {
-			add(svc, comment(name+" cluster IP"), dst, "-j", chainMarkMasq)
+		svc, svl, ext := svcChain(sp), svlChain(sp), extChain(sp)
+		usesSVC := !sp.InternalLocal || sp.hasExternal()
+		usesSVL := sp.InternalLocal || (sp.hasExternal() && sp.ExternalLocal)
+
+		// ClusterIP traffic: to every endpoint, or (internalTrafficPolicy
+		// Local) to this node's, dropped when it has none.
+		cluster := svc
+		if sp.InternalLocal {
+			cluster = svl
 		}
-		if sp.NodePort != 0 {
-			np := fmt.Sprintf("-p %s -m %s --dport %d", proto, proto, sp.NodePort)
-			add(chainNodePorts, comment(name), np, "-j", chainMarkMasq)
-			add(chainNodePorts, comment(name), np, "-j", svc)
-		}
-		seps := make([]string, len(sp.Endpoints))
-		for i, ep := range sp.Endpoints {
-			seps[i] = sepChain(sp, ep)
-		}
-		if sp.AffinitySeconds > 0 {
-			for i, ep := range sp.Endpoints {
-				add(svc, comment(name+" -> "+ep), "-m recent --name", seps[i],
-					fmt.Sprintf("--rcheck --seconds %d --reap", sp.AffinitySeconds), "-j", seps[i])
-			}
-		}
-		n := len(sp.Endpoints)
-		for i, ep := range sp.Endpoints {
-			if i < n-1 {
-				add(svc, comment(name+" -> "+ep),
-					fmt.Sprintf("-m statistic --mode random --probability %0.10f", 1/float64(n-i)), "-j", seps[i])
+		if !sp.InternalLocal || len(sp.LocalEndpoints) > 0 {
+			add(chainServices, comment(name+" cluster IP"), dst, "-j", cluster)
+			if clusterCIDR != "" {
+				add(cluster, comment(name+" cluster IP"), dst, "! -s", clusterCIDR, "-j", chainMarkMasq)
 			} else {
-				add(svc, comment(name+" -> "+ep), "-j", seps[i])
+				add(cluster, comment(name+" cluster IP"), dst, "-j", chainMarkMasq)
+			}
+		} else {
+			reject("-A", chainServices, comment(name+" has no local endpoints"), dst, "-j DROP")
+		}
+
+		// External traffic: node ports, external IPs and load balancer
+		// addresses share the EXT chain. With externalTrafficPolicy
+		// Cluster it is masqueraded and goes anywhere; with Local it keeps
+		// its source address and goes only to this node's endpoints, but
+		// pods and the node itself are sent anywhere, as kube-proxy does.
+		if sp.hasExternal() {
+			if !sp.ExternalLocal {
+				add(ext, comment("masquerade traffic for "+name+" external destinations"), "-j", chainMarkMasq)
+				add(ext, "-j", svc)
+			} else {
+				if clusterCIDR != "" {
+					add(ext, comment("pod traffic for "+name+" external destinations"), "-s", clusterCIDR, "-j", svc)
+				}
+				add(ext, comment("masquerade LOCAL traffic for "+name+" external destinations"), "-m addrtype --src-type LOCAL -j", chainMarkMasq)
+				add(ext, comment("route LOCAL traffic for "+name+" external destinations"), "-m addrtype --src-type LOCAL -j", svc)
+				if len(sp.LocalEndpoints) > 0 {
+					add(ext, "-j", svl)
+				} else {
+					// What the EXT chain leaves is not DNATed: drop it.
+					if sp.NodePort != 0 {
+						reject("-A", chainExternalServices, comment(name+" has no local endpoints"), nodePort, "-j DROP")
+					}
+					for _, d := range externalDsts {
+						reject("-A", chainExternalServices, comment(name+" has no local endpoints"), d, "-j DROP")
+					}
+				}
+			}
+			if sp.NodePort != 0 {
+				add(chainNodePorts, comment(name), fmt.Sprintf("-p %s -m %s --dport %d", proto, proto, sp.NodePort), "-j", ext)
+			}
+			for _, ip := range sp.ExternalIPs {
+				add(chainServices, comment(name+" external IP"), "-d", ip+"/32", port, "-j", ext)
+			}
+			lbTarget := ext
+			if len(sp.SourceRanges) > 0 {
+				// Only the allowed sources reach the EXT chain; the rest
+				// is dropped in the filter table.
+				lbTarget = fwChain(sp)
+				for _, r := range sp.SourceRanges {
+					add(lbTarget, comment(name+" loadbalancer IP"), "-s", r, "-j", ext)
+				}
+				for _, ip := range sp.LoadBalancerIPs {
+					reject("-A", chainExternalServices, comment(name+" traffic not accepted by "+lbTarget), "-d", ip+"/32", port, "-j DROP")
+				}
+			}
+			for _, ip := range sp.LoadBalancerIPs {
+				add(chainServices, comment(name+" loadbalancer IP"), "-d", ip+"/32", port, "-j", lbTarget)
 			}
 		}
-		for i, ep := range sp.Endpoints {
+
+		seps := map[string]string{}
+		for _, ep := range sp.Endpoints {
+			seps[ep] = sepChain(sp, ep)
+		}
+		if usesSVC {
+			balance(add, comment, sp, svc, sp.Endpoints, seps)
+		}
+		if usesSVL {
+			if len(sp.LocalEndpoints) > 0 {
+				balance(add, comment, sp, svl, sp.LocalEndpoints, seps)
+			} else {
+				declare(svl)
+			}
+		}
+		for _, ep := range sp.Endpoints {
 			host := ep[:strings.LastIndexByte(ep, ':')]
-			add(seps[i], comment(name), "-s", host+"/32", "-j", chainMarkMasq)
+			add(seps[ep], comment(name), "-s", host+"/32", "-j", chainMarkMasq)
 			recent := ""
 			if sp.AffinitySeconds > 0 {
-				recent = "-m recent --name " + seps[i] + " --set "
+				recent = "-m recent --name " + seps[ep] + " --set "
 			}
-			add(seps[i], comment(name), "-p", proto, recent+"-m", proto, "-j DNAT --to-destination", ep)
+			add(seps[ep], comment(name), "-p", proto, recent+"-m", proto, "-j DNAT --to-destination", ep)
 		}
 	}
 	add(chainServices, comment("kubernetes service nodeports; NOTE: this must be the last rule in this chain"),
@@ -175,6 +268,27 @@ func render(sps []*servicePort, clusterCIDR string) ruleSet {
 	}
 
 	return rs
+}
+
+// balance fills chain with the rules choosing one of endpoints at random
+// (first the ClientIP affinity checks, when the port has affinity).
+func balance(add func(chain string, args ...string), comment func(string) string, sp *servicePort, chain string, endpoints []string, seps map[string]string) {
+	name := sp.String()
+	if sp.AffinitySeconds > 0 {
+		for _, ep := range endpoints {
+			add(chain, comment(name+" -> "+ep), "-m recent --name", seps[ep],
+				fmt.Sprintf("--rcheck --seconds %d --reap", sp.AffinitySeconds), "-j", seps[ep])
+		}
+	}
+	n := len(endpoints)
+	for i, ep := range endpoints {
+		if i < n-1 {
+			add(chain, comment(name+" -> "+ep),
+				fmt.Sprintf("-m statistic --mode random --probability %0.10f", 1/float64(n-i)), "-j", seps[ep])
+		} else {
+			add(chain, comment(name+" -> "+ep), "-j", seps[ep])
+		}
+	}
 }
 
 // filterRestore is the iptables-restore input for the filter table with
@@ -263,7 +377,7 @@ func existingChains(save []byte) []string {
 			continue
 		}
 		name, _, _ := strings.Cut(line[1:], " ")
-		if strings.HasPrefix(name, svcPrefix) || strings.HasPrefix(name, sepPrefix) {
+		if isServiceChain(name) {
 			out = append(out, name)
 		}
 	}
