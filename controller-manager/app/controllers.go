@@ -22,6 +22,7 @@ import (
 	"github.com/minik8s/minik8s/controller-manager/resourcequota"
 	"github.com/minik8s/minik8s/controller-manager/rootcacertpublisher"
 	"github.com/minik8s/minik8s/controller-manager/serviceaccount"
+	"github.com/minik8s/minik8s/controller-manager/servicelb"
 	"github.com/minik8s/minik8s/controller-manager/statefulset"
 	"github.com/minik8s/minik8s/controller-manager/ttlafterfinished"
 	"github.com/minik8s/minik8s/controller-manager/volume/ephemeral"
@@ -58,6 +59,7 @@ var constructors = map[string]controller.Constructor{
 	"resourcequota":            resourcequota.New,
 	"root-ca-cert-publisher":   rootcacertpublisher.New,
 	"serviceaccount":           serviceaccount.New,
+	servicelb.Name:             servicelb.New,
 	"statefulset":              statefulset.New,
 	"ttl-after-finished":       ttlafterfinished.New,
 	vacprotection.Name:         vacprotection.New,
