@@ -297,6 +297,7 @@ func (s *Store) writeKindOf(sub string) writeKind {
 // served one cannot fully say (storageVersion.partial).
 func (s *Store) encode(obj api.Object, prev *storage.KV, w writeKind) ([]byte, error) {
 	s.setType(obj)
+	dropEmptyCollections(obj)
 	meta := obj.GetObjectMeta()
 	rv := meta.ResourceVersion
 	meta.ResourceVersion = ""
@@ -304,6 +305,7 @@ func (s *Store) encode(obj api.Object, prev *storage.KV, w writeKind) ([]byte, e
 	var err error
 	if s.stored != nil {
 		st := s.stored.toStorage(obj)
+		dropEmptyCollections(st)
 		*st.GetTypeMeta() = api.TypeMeta{Kind: s.stored.info.Kind, APIVersion: s.stored.info.GroupVersion()}
 		if s.stored.partial {
 			err = s.keepStored(st, prev, w)
@@ -780,8 +782,10 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 	// As kube's BeforeUpdate, after mutating admission: a spec change a
 	// webhook or policy undid is no new generation. A binding sets
 	// spec.nodeName without one, as kube's BindingREST writes the pod
-	// without its update strategy.
-	if s.generation.counts() && !specEqual(obj, cur) && opts.Subresource != "binding" {
+	// without its update strategy. The spec is compared as it would be
+	// stored (an empty list is none), the object itself left as written
+	// for validation and the validating webhooks.
+	if s.generation.counts() && !specEqual(asStoredCollections(obj), cur) && opts.Subresource != "binding" {
 		meta.Generation++
 	}
 	if opts.Subresource == "" {
