@@ -263,14 +263,16 @@ func internalIP(n api.Node) string {
 
 // noLeaks: on every node, exactly one network namespace and one veth per
 // pod with a network of its own running there, one containerd sandbox per
-// pod, and no CNI chains of pods that are gone.
+// pod, and no CNI chains of pods that are gone: one hostPort chain
+// (CNI-DN-) per running pod with hostPorts (the ingress controller add-on's
+// on node-1), none else.
 func (s *netScenario) noLeaks() {
 	var all api.List[api.Pod]
 	if err := s.c.KubectlJSON(s.ctx, &all, "get", "pods", "-A"); err != nil {
 		s.t.Fatal(err)
 	}
 	for _, n := range s.nodes {
-		podNet, pods := 0, 0
+		podNet, pods, hostPorts := 0, 0, 0
 		for _, p := range all.Items {
 			if p.Spec.NodeName != n.Name || p.DeletionTimestamp != nil || p.Status.Phase != api.PodRunning {
 				continue
@@ -278,6 +280,9 @@ func (s *netScenario) noLeaks() {
 			pods++
 			if !p.Spec.HostNetwork {
 				podNet++
+				if hasHostPort(p) {
+					hostPorts++
+				}
 			}
 		}
 		s.within(time.Minute, "no leftovers on "+n.Name, func(ctx context.Context) (bool, string, error) {
@@ -300,12 +305,25 @@ func (s *netScenario) noLeaks() {
 			if err != nil {
 				return false, "", Retry(err)
 			}
-			got := fmt.Sprintf("%d netns, %d veths, %d sandboxes, %d CNI-DN chains; want %d, %d, %d, 0",
-				lines(netns), lines(veths), lines(sandboxes), strings.Count(nat, ":CNI-DN-"), podNet, podNet, pods)
+			dn := strings.Count(nat, ":CNI-DN-")
+			got := fmt.Sprintf("%d netns, %d veths, %d sandboxes, %d CNI-DN chains; want %d, %d, %d, %d",
+				lines(netns), lines(veths), lines(sandboxes), dn, podNet, podNet, pods, hostPorts)
 			return lines(netns) == podNet && lines(veths) == podNet && lines(sandboxes) == pods &&
-				!strings.Contains(nat, ":CNI-DN-"), got, nil
+				dn == hostPorts, got, nil
 		})
 	}
+}
+
+// hasHostPort says whether a container of p maps a hostPort.
+func hasHostPort(p api.Pod) bool {
+	for _, c := range p.Spec.Containers {
+		for _, port := range c.Ports {
+			if port.HostPort != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // lines counts the non-empty lines of a command's output.
