@@ -2,9 +2,11 @@ package netpol
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -169,6 +171,13 @@ func TestEnforcerInNetns(t *testing.T) {
 	expect("default-deny-ingress in x", everyone(80, func(from string, to int) bool {
 		return to == 2 || from == n.node // the node always reaches its pods
 	}))
+	// Refused at once, as kube-router does, not left to time out: on the
+	// bridge (x/b -> x/a) and routed from outside.
+	for _, from := range []string{b, n.ext} {
+		if err := connect(from, "tcp", addr(0, 80)); !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("%s -> x/a under default deny: %v, want connection refused", from, err)
+		}
+	}
 	// Replies of open connections pass: policies apply to new connections.
 	if _, err := old.Write([]byte("x")); err != nil {
 		t.Fatal(err)
