@@ -13,7 +13,8 @@
 // nodes) and INPUT (a pod to its own node, checked against the pod's
 // egress policies). OUTPUT is not filtered: traffic from the node to its
 // pods (kubelet probes, hostNetwork pods) is always allowed, as Kubernetes
-// requires. Replies (conntrack ESTABLISHED,RELATED) always pass, so a
+// requires, and a pod may always reach itself (through a Service too).
+// Replies (conntrack ESTABLISHED,RELATED) always pass, so a
 // policy applies to new connections; connections open before a policy
 // changed keep going, which Kubernetes allows ("existing connections"
 // are implementation-defined). Denied packets are rejected with an ICMP

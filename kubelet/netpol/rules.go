@@ -116,6 +116,9 @@ func render(pods []PodRules, existing []string) (data []byte, live []string) {
 		if dir == "-d" { // ingress: the pod is the destination, peers the sources
 			peerDir = "-s"
 		}
+		// "A pod cannot block access to itself" (Kubernetes' docs): its own
+		// connections through a Service come back to it by the bridge.
+		add(name, peerDir, pr.IP+"/32", "-j RETURN")
 		for _, r := range d.Rules {
 			target := "-j RETURN"
 			if r.Peers != nil {

@@ -52,6 +52,8 @@ func TestRender(t *testing.T) {
 		"-p tcp -m tcp --dport 80:90 -j MINIK8S-NPP-",
 		"-s 10.0.0.1/32 -j MARK --set-xmark 0x10000/0x10000",
 		"-s 10.1.2.0/24 -j RETURN",
+		"-s 10.0.0.10/32 -j RETURN", // x/a may reach itself
+		"-d 10.0.0.11/32 -j RETURN", // x/b too
 		`-m comment --comment "x/b egress not allowed by network policy" -j REJECT --reject-with icmp-port-unreachable`,
 	} {
 		if !strings.Contains(text, want) {
