@@ -38,6 +38,9 @@ const (
 	ingOtherHost   = "other.example"
 	ingTLSSecret   = "web-tls"
 	ingAddonLabels = "app.kubernetes.io/name=ingress-controller"
+	// ingMetricsReader may get /metrics (a ServiceAccount, its
+	// ClusterRole and binding).
+	ingMetricsReader = "e2e-ingress-metrics-reader"
 )
 
 // ingressPort is the host port compose publishes node-1's port on:
@@ -77,6 +80,8 @@ func TestIngress(t *testing.T) {
 		for _, args := range [][]string{
 			{"delete", "namespace", ingNS, "--ignore-not-found"},
 			{"delete", "ingressclass", ingOtherClass, "--ignore-not-found"},
+			{"delete", "clusterrolebinding", ingMetricsReader, "--ignore-not-found"},
+			{"delete", "clusterrole", ingMetricsReader, "--ignore-not-found"},
 		} {
 			if _, err := c.Kubectl(ctx, args...); err != nil {
 				t.Errorf("kubectl-lite %s: %v", strings.Join(args, " "), err)
@@ -90,6 +95,7 @@ func TestIngress(t *testing.T) {
 		{"TLSPresentsSecretCertificate", s.tlsSecret},
 		{"StatusLoadBalancer", s.statusLoadBalancer},
 		{"OtherClassLeftAlone", s.otherClass},
+		{"MetricsNeedAuthorization", s.metricsAuthorized},
 	})
 }
 
@@ -414,6 +420,75 @@ func (s *ingressScenario) otherClass() {
 	if err != nil || code != http.StatusNotFound {
 		s.t.Errorf("GET with Host %s (an Ingress of class %s): %d %v %.200q; want 404, the host is not served", ingOtherHost, ingOtherClass, code, err, body)
 	}
+}
+
+// metricsAuthorized: the controller's secure port, reached on node-1 at
+// its pod's address with kubectl-lite, answers /healthz to anyone,
+// refuses /metrics to an anonymous client (403) and serves it to a
+// ServiceAccount allowed get on the non-resource URL /metrics: the add-on
+// may create the TokenReviews and SubjectAccessReviews that takes.
+func (s *ingressScenario) metricsAuthorized() {
+	var pods api.List[api.Pod]
+	if err := s.c.KubectlJSON(s.ctx, &pods, "get", "pods", "-n", ingAddonNS, "-l", ingAddonLabels); err != nil {
+		s.t.Fatal(err)
+	}
+	podIP := ""
+	for _, p := range live(pods.Items) {
+		if p.Spec.NodeName == "node-1" && running(p) {
+			podIP = p.Status.PodIP
+		}
+	}
+	if podIP == "" {
+		s.t.Fatalf("no running controller pod on node-1:\n%s", describe(pods.Items))
+	}
+	server := "https://" + net.JoinHostPort(podIP, "10254")
+	raw := func(ctx context.Context, path string, extra ...string) (string, error) {
+		args := append([]string{"kubectl-lite", "--server", server, "--insecure-skip-tls-verify"}, extra...)
+		return s.c.Exec(ctx, "node-1", append(args, "get", "--raw", path)...)
+	}
+	if out, err := raw(s.ctx, "/healthz"); err != nil || out != "ok" {
+		s.t.Errorf("anonymous GET %s/healthz: %q %v; want ok", server, out, err)
+	}
+	if out, err := raw(s.ctx, "/metrics"); err == nil || !strings.Contains(err.Error(), `cannot get path "/metrics"`) {
+		s.t.Errorf("anonymous GET %s/metrics: %.200q %v; want 403 Forbidden", server, out, err)
+	}
+	s.applyStdin(`apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: ` + ingMetricsReader + `
+  namespace: ` + ingNS + `
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: ` + ingMetricsReader + `
+rules:
+  - nonResourceURLs: ["/metrics"]
+    verbs: ["get"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: ` + ingMetricsReader + `
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: ` + ingMetricsReader + `
+subjects:
+  - kind: ServiceAccount
+    name: ` + ingMetricsReader + `
+    namespace: ` + ingNS + `
+`)
+	token := strings.TrimSpace(s.kubectl("create", "token", ingMetricsReader, "-n", ingNS))
+	// The controller caches a refusal for 10 s (kube's
+	// --authorization-webhook-cache-unauthorized-ttl); the binding is new.
+	s.within(time.Minute, "/metrics for ServiceAccount "+ingMetricsReader, func(ctx context.Context) (bool, string, error) {
+		out, err := raw(ctx, "/metrics", "--token", token)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return strings.Contains(out, "ingress_controller_requests_total{"), fmt.Sprintf("no ingress_controller_requests_total in %.300q", out), nil
+	})
 }
 
 // diagnoseIngress logs the add-on's and the scenario's state.
