@@ -119,7 +119,9 @@ func TestNetworkPolicy(t *testing.T) {
 
 	// probe connects from every pod to every other on port, one exec per
 	// source pod, and returns the cells that answered.
+	var slow []string
 	probe := func(ctx context.Context, port int) (map[netpolCell]bool, error) {
+		slow = nil
 		got := map[netpolCell]bool{}
 		for _, from := range pods {
 			var script strings.Builder
@@ -127,7 +129,7 @@ func TestNetworkPolicy(t *testing.T) {
 				if to == from {
 					continue
 				}
-				fmt.Fprintf(&script, "if timeout 3 wget -q -O - http://%s:%d/ >/dev/null 2>&1; then echo 'ok %s'; else echo 'no %s'; fi; ", ips[to], port, to, to)
+				fmt.Fprintf(&script, "s=$(date +%%s); if timeout 3 wget -q -O - http://%s:%d/ >/dev/null 2>&1; then echo 'ok %s'; else echo \"no %s $(( $(date +%%s) - s ))\"; fi; ", ips[to], port, to, to)
 			}
 			out, err := c.Kubectl(ctx, "exec", "-n", "e2e-netpol-"+nsOf(from), from[2:], "--", "sh", "-c", script.String())
 			if err != nil {
@@ -136,6 +138,10 @@ func TestNetworkPolicy(t *testing.T) {
 			for _, line := range strings.Split(out, "\n") {
 				if to, ok := strings.CutPrefix(strings.TrimSpace(line), "ok "); ok {
 					got[netpolCell{from, to}] = true
+				}
+				// A denial should be refused at once (REJECT), not time out.
+				if f := strings.Fields(line); len(f) == 3 && f[0] == "no" && f[2] >= "2" {
+					slow = append(slow, from+"->"+f[1]+":"+f[2]+"s")
 				}
 			}
 		}
@@ -158,7 +164,7 @@ func TestNetworkPolicy(t *testing.T) {
 					}
 				}
 				if len(wrong) == 0 {
-					t.Logf("%s, port %d: all 72 cells as expected after %.1fs", step, port, time.Since(start).Seconds())
+					t.Logf("%s, port %d: all 72 cells as expected after %.1fs; denials not refused within 2s: %v", step, port, time.Since(start).Seconds(), slow)
 					return
 				}
 				last = strings.Join(wrong, "\n")

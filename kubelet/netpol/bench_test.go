@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/kubelet/proxy"
 )
 
 // benchState is a cluster of 2,000 pods in 50 namespaces (100 on the
@@ -60,4 +61,51 @@ func BenchmarkComputeAndRender(b *testing.B) {
 		rules = len(data)
 	}
 	b.ReportMetric(float64(rules), "bytes/restore")
+}
+
+// BenchmarkSyncInNetns: a whole sync for that node (compute, render,
+// iptables-restore into a network namespace): "full" from an empty table,
+// "policy added" when a new policy selecting 10 of its pods came in (what
+// a NetworkPolicy create costs once the informers have it; it alternates
+// with the policy removed).
+func BenchmarkSyncInNetns(b *testing.B) {
+	n := newTestNet(b, 0)
+	runner := proxy.IPTables{Netns: n.node}
+	b.Cleanup(func() { _ = Cleanup(runner) })
+	st := benchState()
+	extra := &api.NetworkPolicy{ObjectMeta: api.ObjectMeta{Namespace: "ns-3", Name: "new"},
+		Spec: api.NetworkPolicySpec{PodSelector: api.LabelSelector{MatchLabels: map[string]string{"app": "app-9"}},
+			Ingress: []api.NetworkPolicyIngressRule{{From: []api.NetworkPolicyPeer{{NamespaceSelector: nsSel(map[string]string{"team": "1"})}}}}}}
+	with := st
+	with.Policies = append(append([]*api.NetworkPolicy(nil), st.Policies...), extra)
+	sync := func(st State, existing []string) []string {
+		data, live := render(Compute(st, "node-3"), existing)
+		if err := runner.Restore(data); err != nil {
+			b.Fatal(err)
+		}
+		return live
+	}
+	b.Run("full", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			if err := Cleanup(runner); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+			sync(st, nil)
+		}
+	})
+	b.Run("policy added", func(b *testing.B) {
+		live := sync(st, nil)
+		i := 0
+		for b.Loop() {
+			if i%2 == 0 {
+				live = sync(with, live)
+			} else {
+				live = sync(st, live)
+			}
+			i++
+		}
+		b.ReportMetric(float64(len(live)), "chains")
+	})
 }

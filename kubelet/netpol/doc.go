@@ -16,8 +16,7 @@
 // requires, and a pod may always reach itself (through a Service too).
 // Replies (conntrack ESTABLISHED,RELATED) always pass, so a
 // policy applies to new connections; connections open before a policy
-// changed keep going, which Kubernetes allows ("existing connections"
-// are implementation-defined). Denied packets are rejected with an ICMP
+// changed keep going, which Kubernetes leaves to the implementation. Denied packets are rejected with an ICMP
 // port unreachable, as kube-router does, so clients fail at once.
 //
 // Peers are pod IPs (podSelector, namespaceSelector) and CIDRs (ipBlock);

@@ -53,7 +53,7 @@ func requireNetAdmin(t testing.TB) {
 	}
 }
 
-func newTestNet(t *testing.T, pods int) *testNet {
+func newTestNet(t testing.TB, pods int) *testNet {
 	requireNetAdmin(t)
 	tag := fmt.Sprintf("%d", os.Getpid()%100000)
 	n := &testNet{t: t, node: "mk8s-np-node-" + tag, ext: "mk8s-np-ext-" + tag}
