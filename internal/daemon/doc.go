@@ -7,7 +7,9 @@
 // one line on stderr and exit code 2 for a wrong command line, 1 for a bad
 // file or a failure, and a context that ends on SIGINT or SIGTERM (a
 // second signal exits at once). Besides: the /healthz, /livez, /readyz
-// and /metrics HTTP endpoints, listening on sockets inherited from the
-// parent process (Listen), the API client flags (--kubeconfig, --master,
-// --kube-api-qps, --kube-api-burst) and the leader election flags.
+// and /metrics HTTP endpoints (ServeAndRun serves them beside a daemon's
+// work, InformerSyncCheck holds /readyz until its caches synced),
+// listening on sockets inherited from the parent process (Listen), the
+// API client flags (--kubeconfig, --master, --kube-api-qps,
+// --kube-api-burst) and the leader election flags.
 package daemon
