@@ -201,11 +201,14 @@ metrics-server-addon: metrics-server
 	$(KUBECTL) apply -f deploy/metrics-server/
 	$(KUBECTL) rollout status deployment/metrics-server -n kube-system --timeout=120s
 
-# demo applies deploy/examples (Deployment web + Service) and waits for it.
+# demo applies deploy/examples (Deployment web, its Service and Ingress)
+# and waits for it.
 demo:
 	$(KUBECTL) apply -f deploy/examples/
 	$(KUBECTL) rollout status deployment/web --timeout=120s
 	$(KUBECTL) get pods -l app=web -o wide
+	@echo
+	@echo "Through the ingress controller: curl -H 'Host: web.example' http://localhost:$${MINIK8S_HTTP_PORT:-80}/"
 
 # conformance runs Kubernetes' own conformance specs (e2e.test of the pinned
 # release, with its test images built locally) against the running cluster
