@@ -55,11 +55,7 @@ func (a *APIServer) runServiceRepair(ctx context.Context, alloc *servicealloc.Al
 				if s.Spec.Type != api.ServiceTypeExternalName && s.Spec.ClusterIP != "" && s.Spec.ClusterIP != api.ClusterIPNone {
 					h.IPs = append(h.IPs, s.Spec.ClusterIP)
 				}
-				for _, p := range s.Spec.Ports {
-					if p.NodePort != 0 {
-						h.Ports = append(h.Ports, int(p.NodePort))
-					}
-				}
+				h.Ports = registry.HeldPorts(s)
 				held = append(held, h)
 			}
 			res, rerr := alloc.Repair(ctx, held, time.Minute)

@@ -175,3 +175,57 @@ func TestServiceAllocation(t *testing.T) {
 		t.Fatalf("the dry run reserved %s", dryIP)
 	}
 }
+
+// TestHealthCheckNodePortAllocation: a LoadBalancer Service with
+// externalTrafficPolicy Local gets a healthCheckNodePort from the node port
+// range, as kube-apiserver allocates it (one asked for is kept), held
+// against every other Service until the Service stops needing it or goes.
+func TestHealthCheckNodePortAllocation(t *testing.T) {
+	s := apiservertest.Start(t, func(o *app.Options) {
+		o.ServiceNodePortRange = "30000-30009"
+	})
+	c := newClient(t, s)
+	hcPort := func(m map[string]any) int {
+		v, _ := specOf(m)["healthCheckNodePort"].(float64)
+		return int(v)
+	}
+	lb := c.must(201, "POST", svcPath, svcBody("lb", "LoadBalancer", map[string]any{"externalTrafficPolicy": "Local"}))
+	h, ports := hcPort(lb), nodePorts(lb)
+	if h < 30000 || h > 30009 || len(ports) != 1 || ports[0] == h {
+		t.Fatalf("LoadBalancer Local: healthCheckNodePort %d, nodePorts %v; want a port of 30000-30009 apart from the node ports", h, ports)
+	}
+	// Held: no other Service gets it.
+	r := c.do("POST", svcPath, svcBody("taker", "NodePort", nil, map[string]any{"port": 80, "nodePort": h}), "")
+	if want := fmt.Sprintf(`Service "taker" is invalid: spec.ports[0].nodePort: Invalid value: %d: provided port is already allocated`, h); r.Code != 422 || statusMessage(t, r) != want {
+		t.Fatalf("a NodePort Service asking for the health check port: %d %q, want 422 %q", r.Code, statusMessage(t, r), want)
+	}
+	// An update that keeps Local keeps the port; Cluster frees it.
+	specOf(lb)["selector"] = map[string]any{"app": "lb2"}
+	delete(specOf(lb), "healthCheckNodePort")
+	lb = c.must(200, "PUT", svcPath+"/lb", lb)
+	if hcPort(lb) != h {
+		t.Fatalf("after an update: healthCheckNodePort %d, want %d kept", hcPort(lb), h)
+	}
+	specOf(lb)["externalTrafficPolicy"] = "Cluster"
+	delete(specOf(lb), "healthCheckNodePort")
+	lb = c.must(200, "PUT", svcPath+"/lb", lb)
+	if hcPort(lb) != 0 {
+		t.Fatalf("externalTrafficPolicy Cluster: healthCheckNodePort %d, want none", hcPort(lb))
+	}
+	c.must(201, "POST", svcPath, svcBody("taker", "NodePort", nil, map[string]any{"port": 80, "nodePort": h}))
+
+	// One asked for is given; deleting the Service frees it.
+	var free int
+	for p := 30000; p <= 30009; p++ {
+		if p != h && p != ports[0] {
+			free = p
+			break
+		}
+	}
+	asked := c.must(201, "POST", svcPath, svcBody("asked", "LoadBalancer", map[string]any{"externalTrafficPolicy": "Local", "healthCheckNodePort": free}))
+	if hcPort(asked) != free {
+		t.Fatalf("healthCheckNodePort %d asked for, got %d", free, hcPort(asked))
+	}
+	c.must(200, "DELETE", svcPath+"/asked", nil)
+	c.must(201, "POST", svcPath, svcBody("taker2", "NodePort", nil, map[string]any{"port": 80, "nodePort": free}))
+}

@@ -68,13 +68,27 @@ func heldIP(s *api.Service) string {
 	return s.Spec.ClusterIP
 }
 
-// heldPorts are the NodePorts s holds.
+// heldPorts are the NodePorts s holds, its health check node port
+// included.
 func heldPorts(s *api.Service) map[int32]bool {
 	out := map[int32]bool{}
 	for _, p := range s.Spec.Ports {
 		if p.NodePort != 0 {
 			out[p.NodePort] = true
 		}
+	}
+	if needsHealthCheckNodePort(s) && s.Spec.HealthCheckNodePort != 0 {
+		out[s.Spec.HealthCheckNodePort] = true
+	}
+	return out
+}
+
+// HeldPorts lists the node ports s holds (its ports' and its health check
+// node port), for the allocation repair.
+func HeldPorts(s *api.Service) []int {
+	var out []int
+	for p := range heldPorts(s) {
+		out = append(out, int(p))
 	}
 	return out
 }
@@ -171,6 +185,26 @@ func (st allocatingServiceStrategy) allocatePorts(ctx context.Context, s *api.Se
 	return nil
 }
 
+// allocateHealthCheckPort gives a LoadBalancer Service with
+// externalTrafficPolicy Local the node port its load balancer checks, the
+// one asked for or the next free, as kube-apiserver's
+// allocHealthCheckNodePort (a failure is its internal error).
+func (st allocatingServiceStrategy) allocateHealthCheckPort(ctx context.Context, s *api.Service, got *allocation, dryRun bool) error {
+	want := s.Spec.HealthCheckNodePort
+	port, err := st.alloc.AllocatePort(ctx, int(want), ownerOf(s), dryRun)
+	if err != nil {
+		if want != 0 {
+			return apierrors.NewInternalError(fmt.Errorf("failed to allocate requested HealthCheck NodePort %v: %v", want, err))
+		}
+		return apierrors.NewInternalError(fmt.Errorf("failed to allocate a HealthCheck NodePort %v: %v", port, err))
+	}
+	if !dryRun {
+		got.ports = append(got.ports, int32(port))
+	}
+	s.Spec.HealthCheckNodePort = int32(port)
+	return nil
+}
+
 // dropInternalTrafficPolicy clears an ExternalName Service's
 // internalTrafficPolicy once it passed validation. Kubernetes stores the
 // field and drops it on every read (defaultOnReadInternalTrafficPolicy: it
@@ -197,6 +231,12 @@ func (st allocatingServiceStrategy) AllocateCreate(ctx context.Context, obj api.
 			return nil, err
 		}
 	}
+	if needsHealthCheckNodePort(s) {
+		if err := st.allocateHealthCheckPort(ctx, s, got, dryRun); err != nil {
+			got.undo(ctx)
+			return nil, err
+		}
+	}
 	return func() { got.undo(ctx) }, nil
 }
 
@@ -218,6 +258,14 @@ func (st allocatingServiceStrategy) AllocateUpdate(ctx context.Context, obj, old
 	}
 	if needsNodePorts(s) {
 		if err := st.allocatePorts(ctx, s, heldPorts(o), got, dryRun); err != nil {
+			got.undo(ctx)
+			return nil, nil, err
+		}
+	}
+	// A health check node port newly needed (or asked to change) is
+	// allocated; one no longer needed is freed with the old ports below.
+	if needsHealthCheckNodePort(s) && !(needsHealthCheckNodePort(o) && o.Spec.HealthCheckNodePort != 0 && s.Spec.HealthCheckNodePort == o.Spec.HealthCheckNodePort) {
+		if err := st.allocateHealthCheckPort(ctx, s, got, dryRun); err != nil {
 			got.undo(ctx)
 			return nil, nil, err
 		}
