@@ -49,7 +49,7 @@ import (
 // Admit steps, then all Validate steps).
 var AdmissionPlugins = []string{"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "NodeRestriction", "PodSecurity", "DefaultTolerationSeconds",
 	"DefaultStorageClass", "StorageObjectInUseProtection", "PersistentVolumeClaimResize", "RuntimeClass", "CertificateApproval", "CertificateSigning", "CertificateSubjectRestriction",
-	"MutatingAdmissionPolicy", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook", "ResourceQuota"}
+	"DefaultIngressClass", "MutatingAdmissionPolicy", "MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook", "ResourceQuota"}
 
 // SystemNamespaces exist from the start and may not be deleted.
 var SystemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
@@ -242,6 +242,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	priorities := &priorityClasses{}
 	runtimeClasses := &runtimeClasses{}
 	storageClasses := &storageClasses{}
+	ingressClasses := &ingressClasses{}
 	policies := policy.New(policy.Config{Source: hooks, Params: hooks, Namespaces: hooks, Authorizer: celAuthz, Logger: a.log})
 	mutatingPolicies := policy.NewMutating(policy.MutatingConfig{Source: hooks, Params: hooks, Namespaces: hooks, Authorizer: celAuthz, Logger: a.log})
 	// RBAC writes are checked against the RBAC data the authorizer reads
@@ -275,6 +276,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 		&admission.CertificateApproval{Authorizer: celAuthz, Log: a.log},
 		&admission.CertificateSigning{Authorizer: celAuthz, Log: a.log},
 		&admission.CertificateSubjectRestriction{},
+		&admission.DefaultIngressClass{Classes: ingressClasses},
 		// The dynamic plugins come last, as in kube-apiserver: webhooks
 		// see the object the built-in plugins mutated, and validate
 		// after the built-in validators; mutating policies run before
@@ -366,6 +368,7 @@ func (a *APIServer) startStorage(ctx context.Context) error {
 	priorities.store = a.Store("scheduling.k8s.io", "priorityclasses")
 	runtimeClasses.store = a.Store("node.k8s.io", "runtimeclasses")
 	storageClasses.store = a.Store("storage.k8s.io", "storageclasses")
+	ingressClasses.store = a.Store("networking.k8s.io", "ingressclasses")
 	if nsGetter.store == nil {
 		return errors.New("the namespaces resource is not registered")
 	}

@@ -38,3 +38,16 @@ func (s *storageClasses) ListStorageClasses(context.Context) ([]*api.StorageClas
 	}
 	return cachedValues[api.StorageClass](s.store, cacher.Predicate{}), nil
 }
+
+// ingressClasses is the DefaultIngressClass plugin's view of the
+// IngressClasses: the watch cache, as kube's plugin reads its informer.
+type ingressClasses struct{ store *registry.Store }
+
+var _ admission.IngressClassLister = (*ingressClasses)(nil)
+
+func (s *ingressClasses) ListIngressClasses(context.Context) ([]*api.IngressClass, error) {
+	if s.store == nil {
+		return nil, errors.New("the IngressClasses are not served yet")
+	}
+	return cachedValues[api.IngressClass](s.store, cacher.Predicate{}), nil
+}

@@ -269,6 +269,11 @@ func TestBuiltinKindsAsKube(t *testing.T) {
 	for _, c := range []struct{ path, body string }{
 		{networking + "/ingressclasses", `{"metadata":{"name":"nginx","annotations":{"ingressclass.kubernetes.io/is-default-class":"true"}},"spec":{"controller":"k8s.io/ingress-nginx","parameters":{"kind":"Params","name":"p","apiGroup":"example.com"}}}`},
 		{networking + "/namespaces/default/ingresses", `{"metadata":{"name":"web"},"spec":{"ingressClassName":"nginx","tls":[{"hosts":["a.example.com"],"secretName":"tls"}],"rules":[{"host":"a.example.com","http":{"paths":[{"path":"/","pathType":"Prefix","backend":{"service":{"name":"web","port":{"number":80}}}}]}}]}}`},
+		// DefaultIngressClass: without a class (and without the
+		// deprecated annotation) the default one, nginx, is written in;
+		// with the annotation the Ingress is left alone.
+		{networking + "/namespaces/default/ingresses", `{"metadata":{"name":"classless"},"spec":{"defaultBackend":{"service":{"name":"web","port":{"number":80}}}}}`},
+		{networking + "/namespaces/default/ingresses", `{"metadata":{"name":"annotated","annotations":{"kubernetes.io/ingress.class":"other"}},"spec":{"defaultBackend":{"service":{"name":"web","port":{"number":80}}}}}`},
 		{networking + "/namespaces/default/networkpolicies", `{"metadata":{"name":"deny"},"spec":{"podSelector":{"matchLabels":{"app":"web"}},"ingress":[{"ports":[{"port":80}],"from":[{"ipBlock":{"cidr":"10.0.0.0/8"}}]}],"egress":[{"to":[{"namespaceSelector":{}}]}]}}`},
 		{scheduling + "/priorityclasses", `{"metadata":{"name":"high"},"value":1000,"description":"high"}`},
 		{node + "/runtimeclasses", `{"metadata":{"name":"gvisor"},"handler":"runsc","overhead":{"podFixed":{"cpu":"100m"}},"scheduling":{"nodeSelector":{"sandbox":"true"}}}`},
