@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -267,4 +268,48 @@ spec:
 	expect("egress from y nowhere on 81", 81, func(from, to string) bool { return nsOf(from) != "y" })
 	remove("e2e-netpol-y", "egress-to-z-on-80")
 	expect("egress policy deleted", 81, everyone)
+
+	// Egress denied but DNS: only to the cluster DNS pods (host network
+	// here, so their address is their node's, reached through the DNS
+	// Service 10.96.0.10 on either node).
+	apply(`apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: egress-dns-only
+  namespace: e2e-netpol-y
+spec:
+  podSelector: {}
+  policyTypes: ["Egress"]
+  egress:
+    - to:
+        - namespaceSelector:
+            matchLabels:
+              kubernetes.io/metadata.name: kube-system
+          podSelector:
+            matchLabels:
+              k8s-app: kube-dns
+      ports:
+        - protocol: UDP
+          port: 53
+        - protocol: TCP
+          port: 53
+`)
+	expect("egress from y denied but DNS", 80, func(from, to string) bool { return nsOf(from) != "y" })
+	var kube api.Service
+	if err := c.KubectlJSON(ctx, &kube, "get", "service", "kubernetes", "-n", "default"); err != nil {
+		t.Fatal(err)
+	}
+	answer := regexp.MustCompile(`Name:\s+kubernetes\.default\.svc\.cluster\.local\s+Address:\s*` + regexp.QuoteMeta(kube.Spec.ClusterIP) + `\s`)
+	for _, p := range netpolPods {
+		name := "kubernetes.default.svc.cluster.local"
+		s.within(30*time.Second, fmt.Sprintf("nslookup %s from y/%s on %s", name, p, where["y/"+p]), func(ctx context.Context) (bool, string, error) {
+			out, err := c.Kubectl(ctx, "exec", "-n", "e2e-netpol-y", p, "--", "nslookup", name)
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			return answer.MatchString(out + "\n"), out, nil
+		})
+	}
+	remove("e2e-netpol-y", "egress-dns-only")
+	expect("DNS policy deleted", 80, everyone)
 }
