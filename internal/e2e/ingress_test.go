@@ -389,10 +389,16 @@ func (s *ingressScenario) ingressStatus(ctx context.Context, name string) (api.I
 }
 
 // statusLoadBalancer: the Ingresses of the controller's class, web by
-// being of none while minik8s is the default class, carry the address its
-// pods publish (hostname localhost, where the compose cluster's Ingresses
-// answer from the host).
+// being created without one while minik8s is the default class (the
+// DefaultIngressClass admission plugin writes it in), carry the address
+// its pods publish (hostname localhost, where the compose cluster's
+// Ingresses answer from the host).
 func (s *ingressScenario) statusLoadBalancer() {
+	if ing, err := s.ingressStatus(s.ctx, "web"); err != nil {
+		s.t.Error(err)
+	} else if ing.Spec.IngressClassName == nil || *ing.Spec.IngressClassName != "minik8s" {
+		s.t.Errorf("Ingress web, created without a class: spec.ingressClassName %v, want minik8s (the default class)", ing.Spec.IngressClassName)
+	}
 	for _, name := range []string{"web", "web-tls"} {
 		s.within(2*time.Minute, "status.loadBalancer of Ingress "+name, func(ctx context.Context) (bool, string, error) {
 			ing, err := s.ingressStatus(ctx, name)
