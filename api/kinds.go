@@ -148,10 +148,10 @@ var Resources = []ResourceInfo{
 	{Group: "autoscaling", Version: "v1", Kind: "HorizontalPodAutoscaler", Resource: "horizontalpodautoscalers", Singular: "horizontalpodautoscaler", Namespaced: true,
 		ShortNames: []string{"hpa"}, Subresources: []string{"status"}, Categories: []string{"all"},
 		New: newOf[HorizontalPodAutoscalerV1]},
-	// The kinds served for what they are, with no minik8s machinery
-	// behind them yet (issue 25): Ingress routing, NetworkPolicy
-	// enforcement, runtime handlers, API priority and fairness and
-	// mutating admission policies come with that work.
+	// The kinds issue 25 added: Ingresses are routed by the ingress
+	// controller add-on and NetworkPolicies enforced on every node
+	// (issue 29); API priority and fairness is served without its
+	// machinery.
 	{Group: "networking.k8s.io", Version: "v1", Kind: "Ingress", Resource: "ingresses", Singular: "ingress", Namespaced: true,
 		ShortNames: []string{"ing"}, Subresources: []string{"status"}, New: newOf[Ingress]},
 	{Group: "networking.k8s.io", Version: "v1", Kind: "IngressClass", Resource: "ingressclasses", Singular: "ingressclass",

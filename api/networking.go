@@ -1,8 +1,9 @@
 package api
 
 // networking.k8s.io/v1 Ingresses, IngressClasses and NetworkPolicies, with
-// every field of k8s.io/api v0.37.2. They are served and validated; no
-// minik8s component routes Ingresses or enforces NetworkPolicies yet.
+// every field of k8s.io/api v0.37.2. The ingress controller add-on
+// (internal/ingress) routes the Ingresses of its class; every node's
+// enforcer (kubelet/netpol) applies the NetworkPolicies.
 
 // Ingress is a collection of rules that allow inbound connections to reach
 // the endpoints defined by a backend.
