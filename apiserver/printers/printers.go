@@ -69,6 +69,7 @@ var printers = map[string]*Printer{
 	"ConfigMap":                        configMapPrinter,
 	"ControllerRevision":               controllerRevisionPrinter,
 	"CronJob":                          cronJobPrinter,
+	"CustomResourceDefinition":         customResourceDefinitionPrinter,
 	"DaemonSet":                        daemonSetPrinter,
 	"Deployment":                       deploymentPrinter,
 	"DeviceClass":                      deviceClassPrinter,

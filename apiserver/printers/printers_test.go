@@ -349,8 +349,8 @@ func TestColumns(t *testing.T) {
 		"ComponentStatus":                  "Name Status Message Error",
 		// Bindings are create-only: the default table, never printed.
 		"Binding": "Name Created At:date",
-		// kube-apiserver prints CRDs with the default table.
-		"CustomResourceDefinition": "Name Created At:date",
+		// apiextensions-apiserver's own table (TestCRDTableAsKube).
+		"CustomResourceDefinition": "Name Scope Versions Created At:date Group* Kind* ShortNames* Established:boolean*",
 	}
 	kinds := []string{"Scale"}
 	for _, info := range append(api.Resources, api.ComputedResources...) {
