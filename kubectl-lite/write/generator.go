@@ -103,5 +103,10 @@ func (gen *Generator) Create(cmd *cobra.Command, streams cli.Streams, g *cli.Glo
 		fmt.Fprintln(streams.Out, name)
 		return nil
 	}
-	return printers.PrintObjects(streams.Out, gen.Output, []printers.Obj{result}, false)
+	var buf bytes.Buffer
+	if err := printers.PrintGenerated(&buf, gen.Output, result); err != nil {
+		return err
+	}
+	_, err = streams.Out.Write(buf.Bytes())
+	return err
 }
