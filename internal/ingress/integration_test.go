@@ -34,7 +34,7 @@ type backend struct {
 	started chan struct{}
 }
 
-func newBackend(t *testing.T, ip, name string) *backend {
+func newBackend(t testing.TB, ip, name string) *backend {
 	b := &backend{name: name, release: make(chan struct{}), started: make(chan struct{}, 10)}
 	b.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
@@ -59,7 +59,7 @@ func newBackend(t *testing.T, ip, name string) *backend {
 
 // hostIP is a non-loopback IPv4 address of this machine: EndpointSlice
 // validation refuses loopback addresses, so the backends listen on it.
-func hostIP(t *testing.T) string {
+func hostIP(t testing.TB) string {
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
 		t.Fatal(err)
