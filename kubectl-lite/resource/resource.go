@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -131,6 +132,7 @@ func parse(args []string, ns string, listing bool, find Finder, categories categ
 	if len(args) == 0 {
 		return sel, errors.New("You must provide one or more resources by argument or filename.")
 	}
+	args = typesTimesNames(args)
 	if strings.Contains(args[0], "/") {
 		for _, a := range args {
 			t, name, ok := strings.Cut(a, "/")
@@ -167,6 +169,30 @@ func parse(args []string, ns string, listing bool, find Finder, categories categ
 		sel.Refs = append(sel.Refs, ref(infos[0], ns, n))
 	}
 	return sel, nil
+}
+
+// typesTimesNames is kubectl's normalizeMultipleResourcesArgs: "T1,T2
+// N1 N2" names every object of each type, "T1/N1 T1/N2 T2/N1 T2/N2".
+func typesTimesNames(args []string) []string {
+	if len(args) < 2 || strings.Contains(args[0], "/") {
+		return args
+	}
+	var types []string
+	for _, t := range strings.Split(args[0], ",") {
+		if t != "" && !slices.Contains(types, t) {
+			types = append(types, t)
+		}
+	}
+	if len(types) < 2 {
+		return args
+	}
+	var out []string
+	for _, t := range types {
+		for _, n := range args[1:] {
+			out = append(out, t+"/"+n)
+		}
+	}
+	return out
 }
 
 func ref(info api.ResourceInfo, ns, name string) Ref {

@@ -18,7 +18,10 @@ func TestParse(t *testing.T) {
 		{args: []string{"po,svc"}, listing: true, want: "+pods +services"},
 		{args: []string{"po"}, wantErr: "resource(s) were provided, but no name was specified"},
 		{args: []string{"frob", "x"}, wantErr: `the server doesn't have a resource type "frob"`},
-		{args: []string{"po,svc", "x"}, wantErr: "you must specify only one resource type when naming objects"},
+		// kubectl's normalizeMultipleResourcesArgs: every name of each type.
+		{args: []string{"po,svc,po", "x", "y"}, want: "pod/x@ns pod/y@ns service/x@ns service/y@ns"},
+		{args: []string{"clusterrolebinding,clusterrole", "admin"}, want: "clusterrolebinding.rbac.authorization.k8s.io/admin@ clusterrole.rbac.authorization.k8s.io/admin@"},
+		{args: []string{"all", "x"}, wantErr: "you must specify only one resource type when naming objects"},
 		{args: nil, wantErr: "You must provide one or more resources"},
 	}
 	for _, tt := range tests {

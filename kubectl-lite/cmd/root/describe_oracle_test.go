@@ -559,6 +559,7 @@ func TestIntegrationDescribeOracle(t *testing.T) {
 		{args: "describe pdb min max --show-events=true"},
 		{args: "describe sa nothere builder"},
 		{args: "describe sa/builder sa/nothere"},
+		{args: "describe sa,cm builder settings"},
 		// A name prefix: each match followed by a blank line, no events.
 		{args: "describe jobs ba"},
 		{args: "describe cronjob/night"},
