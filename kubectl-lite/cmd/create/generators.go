@@ -27,6 +27,10 @@ func addGenerators(create *cobra.Command, streams cli.Streams, g *cli.Globals) {
 		newCreateServiceAccount(streams, g),
 		newCreateToken(streams, g),
 		newCreateIngress(streams, g),
+		newCreateRole(streams, g),
+		newCreateClusterRole(streams, g),
+		newCreateRoleBinding(streams, g),
+		newCreateClusterRoleBinding(streams, g),
 	)
 }
 

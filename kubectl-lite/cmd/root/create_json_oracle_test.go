@@ -8,9 +8,8 @@ import (
 )
 
 // TestIntegrationCreateJSONOracle: every generator kubectl-lite has (not
-// yet: create quota, role, rolebinding, clusterrole, clusterrolebinding,
-// priorityclass, poddisruptionbudget, secret docker-registry, service
-// loadbalancer and externalname) prints in a client dry run, with -o
+// yet: create quota, priorityclass, poddisruptionbudget, secret
+// docker-registry, service loadbalancer and externalname) prints in a client dry run, with -o
 // json and -o yaml, the bytes the real kubectl v1.37 prints (kubectl
 // builds these objects typed, so its JSON follows the types' field order,
 // not sorted keys, and writes their empty structs).
@@ -27,10 +26,21 @@ func TestIntegrationCreateJSONOracle(t *testing.T) {
 		`create service clusterip svc --tcp=80:8080 --tcp=443`,
 		`create service nodeport np --tcp=80:8080 --node-port=30080`,
 		`create serviceaccount sa`,
+		`create role r1 --verb=get,list,get --verb=watch --resource=pods,rs.apps,pods/status,deploy --resource-name=a --resource-name=b --resource-name=a`,
+		`create role r2 --verb=* --resource=*`,
+		`create role r3 --verb=get --verb=* --resource=widgets.example.com,services`,
+		`create role r4 --verb=bind,escalate --resource=roles.rbac.authorization.k8s.io`,
+		`create clusterrole cr1 --verb=get,list --resource=nodes,pods/log --non-resource-url=/logs/* --non-resource-url=/healthz`,
+		`create clusterrole cr2 --aggregation-rule=rbac.example.com/aggregate-to-view=true,b=c`,
+		`create clusterrole cr3 --verb=get --non-resource-url=*`,
+		`create rolebinding rb1 --role=r1 --user=u1 --user=u2 --group=g1 --serviceaccount=ns:sa`,
+		`create rolebinding rb2 --clusterrole=view`,
+		`create clusterrolebinding crb1 --clusterrole=view --group=g1 --user=u1 --serviceaccount=kube-system:default`,
+		`create clusterrolebinding crb2 --clusterrole=edit`,
 		`run pod1 --image=nginx --port=80 --labels=app=x --env=A=1`,
 	} {
 		for _, out := range []string{"json", "yaml"} {
-			name := strings.Join(strings.Fields(args)[:2], "-") + "-" + out
+			name := strings.Join(strings.Fields(args)[:3], "-") + "-" + out
 			t.Run(name, func(t *testing.T) {
 				fields := strings.Fields(args)
 				for i, f := range fields {
@@ -48,5 +58,59 @@ func TestIntegrationCreateJSONOracle(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestIntegrationCreateRBACErrorsOracle: create role, clusterrole,
+// rolebinding and clusterrolebinding refuse what kubectl v1.37 refuses,
+// with its exit code and stderr (warnings included), and print what it
+// prints for the rest.
+func TestIntegrationCreateRBACErrorsOracle(t *testing.T) {
+	oracle.Path(t, "kubectl")
+	c := startCluster(t)
+	for _, args := range []string{
+		`create role`,
+		`create role a b --verb=get --resource=pods`,
+		`create role r --resource=pods`,
+		`create role r --verb=get`,
+		`create role r --verb=frob --resource=pods`,
+		`create role r --verb=get --resource=nosuchthings`,
+		`create role r --verb=get --resource=pods.nosuchgroup`,
+		`create role r --verb=get --resource=.apps`,
+		`create role r --verb=get --resource=/status`,
+		`create role r --verb=use --resource=pods`,
+		`create role r --verb=impersonate --resource=users,serviceaccounts`,
+		`create role r --verb=get --resource=pods --dry-run=maybe`,
+		`create role r --verb=get --resource=pods -o name`,
+		`create clusterrole cr`,
+		`create clusterrole cr --verb=get`,
+		`create clusterrole cr --verb=post --non-resource-url=/x`,
+		`create clusterrole cr --verb=get --non-resource-url=x`,
+		`create clusterrole cr --verb=get --non-resource-url=/a*/b`,
+		`create clusterrole cr --verb=get --aggregation-rule=a=b`,
+		`create clusterrole cr --verb=frob --resource=pods --non-resource-url=/x`,
+		`create rolebinding rb`,
+		`create rolebinding rb --role=a --clusterrole=b`,
+		`create rolebinding rb --role=a --serviceaccount=nocolon`,
+		`create rolebinding rb --role=a --serviceaccount=:x`,
+		`create rolebinding rb --role=a -o name`,
+		`create clusterrolebinding crb`,
+		`create clusterrolebinding crb --clusterrole=x --serviceaccount=a:b:c`,
+	} {
+		t.Run(strings.ReplaceAll(args, " ", "_"), func(t *testing.T) {
+			full := append(strings.Fields(args), "--dry-run=client")
+			if strings.Contains(args, "--dry-run") {
+				full = strings.Fields(args)
+			}
+			want, wantErr, wantCode := c.kubectl(full...)
+			got, gotErr, gotCode := c.run("", full...)
+			gotErr = strings.ReplaceAll(gotErr, "kubectl-lite", "kubectl")
+			if got != want {
+				t.Errorf("kubectl-lite %s differs from kubectl:\n--- kubectl-lite\n%s\n--- kubectl\n%s", full, got, want)
+			}
+			if gotErr != wantErr || gotCode != wantCode {
+				t.Errorf("kubectl-lite %s: exit %d, stderr %q; kubectl: exit %d, stderr %q", full, gotCode, gotErr, wantCode, wantErr)
+			}
+		})
 	}
 }
