@@ -14,6 +14,7 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/informer"
 	"github.com/minik8s/minik8s/kubelet/proxy"
+	"github.com/minik8s/minik8s/kubelet/syncloop"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -47,7 +48,7 @@ type Enforcer struct {
 	pods       *informer.Informer[api.Pod]
 	namespaces *informer.Informer[api.Namespace]
 	policies   *informer.Informer[api.NetworkPolicy]
-	trigger    chan struct{}
+	loop       *syncloop.Loop
 
 	syncDur  prometheus.Histogram
 	syncs    prometheus.Counter
@@ -58,7 +59,6 @@ type Enforcer struct {
 	syncMu sync.Mutex
 
 	mu     sync.Mutex
-	last   time.Time
 	synced bool
 	// written is the restore input of the last successful sync and live
 	// the chains it left; nil live forces a look at the table first.
@@ -92,7 +92,7 @@ func New(cfg Config) (*Enforcer, error) {
 		pods:       informer.Shared[api.Pod](f, "", client.ListOptions{}),
 		namespaces: informer.Shared[api.Namespace](f, "", client.ListOptions{}),
 		policies:   informer.Shared[api.NetworkPolicy](f, "", client.ListOptions{}),
-		trigger:    make(chan struct{}, 1),
+		loop:       syncloop.New(cfg.MinSyncPeriod),
 		// kube-proxy's sync metrics, named for this loop.
 		syncDur: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "netpol_sync_policy_rules_duration_seconds",
@@ -160,12 +160,7 @@ func equalLabels(a, b map[string]string) bool {
 	return true
 }
 
-func (e *Enforcer) kick() {
-	select {
-	case e.trigger <- struct{}{}:
-	default:
-	}
-}
+func (e *Enforcer) kick() { e.loop.Kick() }
 
 // Synced reports whether the rules have been written from synced caches.
 func (e *Enforcer) Synced() bool {
@@ -183,37 +178,18 @@ func (e *Enforcer) Run(ctx context.Context) error {
 		return ctx.Err()
 	}
 	e.cfg.Logger.Info("network policy caches synced", "node", e.cfg.NodeName)
-	resync := time.NewTicker(e.cfg.SyncPeriod)
-	defer resync.Stop()
-	e.kick()
-	for {
-		full := false
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-e.trigger:
-		case <-resync.C:
-			full = true
-		}
-		e.mu.Lock()
-		wait := e.cfg.MinSyncPeriod - time.Since(e.last)
-		e.mu.Unlock()
-		if wait > 0 {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(wait):
-			}
-		}
+	// Every periodic sync reads the table and writes everything; a failed
+	// one does the same when retried.
+	return e.loop.Run(ctx, syncloop.Periods{Full: e.cfg.SyncPeriod}, "network policy rules", e.cfg.Logger, func(full bool) error {
 		if full {
 			e.forget()
 		}
-		if err := e.Sync(); err != nil {
-			e.cfg.Logger.Error("syncing network policy rules failed", "err", err)
+		err := e.Sync()
+		if err != nil {
 			e.forget()
-			time.AfterFunc(time.Second, e.kick)
 		}
-	}
+		return err
+	})
 }
 
 // forget makes the next Sync read the table and write everything.
@@ -229,11 +205,7 @@ func (e *Enforcer) Sync() error {
 	e.syncMu.Lock()
 	defer e.syncMu.Unlock()
 	start := time.Now()
-	defer func() {
-		e.mu.Lock()
-		e.last = time.Now()
-		e.mu.Unlock()
-	}()
+	defer e.loop.Ran()
 	st := State{Pods: e.pods.Store().List(), Namespaces: e.namespaces.Store().List(), Policies: e.policies.Store().List()}
 	pods := Compute(st, e.cfg.NodeName)
 	e.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/informer"
+	"github.com/minik8s/minik8s/kubelet/syncloop"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -44,7 +45,7 @@ type Proxier struct {
 	cfg      Config
 	services *informer.Informer[api.Service]
 	slices   *informer.Informer[api.EndpointSlice]
-	trigger  chan struct{}
+	loop     *syncloop.Loop
 	health   *healthChecks
 	syncDur  prometheus.Histogram
 	syncs    prometheus.Counter
@@ -52,9 +53,8 @@ type Proxier struct {
 	// syncMu serializes Sync.
 	syncMu sync.Mutex
 
-	mu       sync.Mutex
-	lastSync time.Time
-	synced   bool
+	mu     sync.Mutex
+	synced bool
 	// written holds the nat chain bodies of the last successful sync;
 	// nil forces a full rewrite (first sync, periodic resync, after errors).
 	written map[string]string
@@ -93,7 +93,7 @@ func New(cfg Config) (*Proxier, error) {
 		cfg:      cfg,
 		services: informer.Shared[api.Service](f, "", client.ListOptions{}),
 		slices:   informer.Shared[api.EndpointSlice](f, "", client.ListOptions{}),
-		trigger:  make(chan struct{}, 1),
+		loop:     syncloop.New(cfg.MinSyncPeriod),
 		health:   newHealthChecks(cfg.Logger),
 		syncDur: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "kubeproxy_sync_proxy_rules_duration_seconds",
@@ -124,12 +124,7 @@ func New(cfg Config) (*Proxier, error) {
 	return p, nil
 }
 
-func (p *Proxier) kick() {
-	select {
-	case p.trigger <- struct{}{}:
-	default:
-	}
-}
+func (p *Proxier) kick() { p.loop.Kick() }
 
 // Synced reports whether the rules have been written at least once from
 // synced caches (the node agent's readiness).
@@ -140,50 +135,24 @@ func (p *Proxier) Synced() bool {
 }
 
 // Run syncs rules until ctx ends. It starts the factory if it made it.
+// Changes usually come in bursts (a rollout): the loop waits out the
+// minimum period since the last write, then writes everything once; the
+// periodic resync rewrites changed chains, the full one everything.
 func (p *Proxier) Run(ctx context.Context) error {
 	p.cfg.Factory.Start(ctx)
 	defer p.health.close()
 	if !informer.WaitForCacheSync(ctx, p.services, p.slices) {
 		return ctx.Err()
 	}
-	resync := time.NewTicker(p.cfg.SyncPeriod)
-	defer resync.Stop()
-	fullResync := time.NewTicker(p.cfg.FullSyncPeriod)
-	defer fullResync.Stop()
-	p.kick()
-	for {
-		full := false
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-p.trigger:
-		case <-resync.C:
-		case <-fullResync.C:
-			full = true
-		}
-		// Changes usually come in bursts (a rollout): wait out the minimum
-		// period since the last write, then write everything once.
-		p.mu.Lock()
-		wait := p.cfg.MinSyncPeriod - time.Since(p.lastSync)
-		p.mu.Unlock()
-		if wait > 0 {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(wait):
+	return p.loop.Run(ctx, syncloop.Periods{Resync: p.cfg.SyncPeriod, Full: p.cfg.FullSyncPeriod}, "service rules", p.cfg.Logger,
+		func(full bool) error {
+			if full {
+				p.mu.Lock()
+				p.written = nil
+				p.mu.Unlock()
 			}
-		}
-		if full {
-			p.mu.Lock()
-			p.written = nil
-			p.mu.Unlock()
-		}
-		if err := p.Sync(); err != nil {
-			p.cfg.Logger.Error("syncing service rules failed", "err", err)
-			// Retry soon; a later change also retries.
-			time.AfterFunc(time.Second, p.kick)
-		}
-	}
+			return p.Sync()
+		})
 }
 
 // Sync writes the rules from the informers' caches: the per-service chains
@@ -196,11 +165,7 @@ func (p *Proxier) Sync() error {
 	prev, prevFilter := p.written, p.writtenFilter
 	p.written = nil // until this sync succeeds
 	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		p.lastSync = time.Now()
-		p.mu.Unlock()
-	}()
+	defer p.loop.Ran()
 	services := p.services.Store().List()
 	slices := p.slices.Store().List()
 	sps := buildServicePorts(services, slices, p.cfg.NodeName)
