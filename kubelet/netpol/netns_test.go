@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netns"
+	"github.com/minik8s/minik8s/kubelet/netnstest"
 )
 
 // testNet is a node network namespace with a bridge (10.244.250.1/24, pod
@@ -27,102 +25,38 @@ type testNet struct {
 }
 
 const (
-	nodeIP = "10.244.250.1"
+	nodeIP = netnstest.BridgeIP
 	extIP  = "192.168.250.2"
 )
 
-func run(t testing.TB, args ...string) {
-	t.Helper()
-	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, out)
-	}
-}
+func run(t testing.TB, args ...string) { t.Helper(); netnstest.Run(t, args...) }
 
-func requireNetAdmin(t testing.TB) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("needs network namespaces")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for network namespaces and iptables")
-	}
-	for _, tool := range []string{"ip", "iptables", "iptables-restore", "iptables-save"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s (installed by scripts/deps.sh test)", tool)
-		}
-	}
-}
+func requireNetAdmin(t testing.TB) { t.Helper(); netnstest.RequireNetAdmin(t) }
 
 func newTestNet(t testing.TB, pods int) *testNet {
-	requireNetAdmin(t)
-	tag := fmt.Sprintf("%d", os.Getpid()%100000)
-	n := &testNet{t: t, node: "mk8s-np-node-" + tag, ext: "mk8s-np-ext-" + tag}
-	run(t, "ip", "netns", "add", n.node)
-	run(t, "ip", "netns", "add", n.ext)
-	t.Cleanup(func() {
-		for _, p := range n.pods {
-			_ = exec.Command("ip", "netns", "del", p).Run()
+	var ext string
+	n := netnstest.New(t, "mk8s-np", pods, func(n *netnstest.Net) {
+		ext = n.AddNamespace("mk8s-np-ext-" + n.Tag)
+		n.In(n.Node, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+		if out, err := exec.Command("ip", "netns", "exec", n.Node, "cat", "/proc/sys/net/bridge/bridge-nf-call-iptables").Output(); err != nil || strings.TrimSpace(string(out)) != "1" {
+			t.Skipf("bridged traffic does not reach iptables here (br_netfilter: %q, %v)", out, err)
 		}
-		_ = exec.Command("ip", "netns", "del", n.ext).Run()
-		_ = exec.Command("ip", "netns", "del", n.node).Run()
+		n.In(n.Node, "ip", "link", "add", "uplink0", "type", "veth", "peer", "name", "uplink1")
+		n.In(n.Node, "ip", "link", "set", "uplink1", "netns", ext)
+		n.In(n.Node, "ip", "addr", "add", "192.168.250.1/24", "dev", "uplink0")
+		n.In(n.Node, "ip", "link", "set", "uplink0", "up")
+		n.In(ext, "ip", "link", "set", "lo", "up")
+		n.In(ext, "ip", "addr", "add", extIP+"/24", "dev", "uplink1")
+		n.In(ext, "ip", "link", "set", "uplink1", "up")
+		n.In(ext, "ip", "route", "add", "10.244.0.0/16", "via", "192.168.250.1")
 	})
-	in := func(ns string, args ...string) { run(t, append([]string{"ip", "netns", "exec", ns}, args...)...) }
-	in(n.node, "ip", "link", "set", "lo", "up")
-	in(n.node, "sysctl", "-qw", "net.ipv4.ip_forward=1")
-	if out, err := exec.Command("ip", "netns", "exec", n.node, "cat", "/proc/sys/net/bridge/bridge-nf-call-iptables").Output(); err != nil || strings.TrimSpace(string(out)) != "1" {
-		t.Skipf("bridged traffic does not reach iptables here (br_netfilter: %q, %v)", out, err)
-	}
-	in(n.node, "ip", "link", "add", "br0", "type", "bridge")
-	in(n.node, "ip", "addr", "add", nodeIP+"/24", "dev", "br0")
-	in(n.node, "ip", "link", "set", "br0", "up")
-	in(n.node, "ip", "link", "add", "uplink0", "type", "veth", "peer", "name", "uplink1")
-	in(n.node, "ip", "link", "set", "uplink1", "netns", n.ext)
-	in(n.node, "ip", "addr", "add", "192.168.250.1/24", "dev", "uplink0")
-	in(n.node, "ip", "link", "set", "uplink0", "up")
-	in(n.ext, "ip", "link", "set", "lo", "up")
-	in(n.ext, "ip", "addr", "add", extIP+"/24", "dev", "uplink1")
-	in(n.ext, "ip", "link", "set", "uplink1", "up")
-	in(n.ext, "ip", "route", "add", "10.244.0.0/16", "via", "192.168.250.1")
-	for i := 0; i < pods; i++ {
-		pod := fmt.Sprintf("mk8s-np-pod%d-%s", i, tag)
-		run(t, "ip", "netns", "add", pod)
-		n.pods = append(n.pods, pod)
-		host, peer := fmt.Sprintf("vh%d", i), fmt.Sprintf("vp%d", i)
-		in(n.node, "ip", "link", "add", host, "type", "veth", "peer", "name", peer)
-		in(n.node, "ip", "link", "set", peer, "netns", pod)
-		in(n.node, "ip", "link", "set", host, "master", "br0")
-		in(n.node, "ip", "link", "set", host, "up")
-		in(pod, "ip", "link", "set", "lo", "up")
-		in(pod, "ip", "addr", "add", n.podIP(i)+"/24", "dev", peer)
-		in(pod, "ip", "link", "set", peer, "up")
-		in(pod, "ip", "route", "add", "default", "via", nodeIP)
-	}
-	return n
+	return &testNet{t: t, node: n.Node, ext: ext, pods: n.Pods}
 }
 
-func (n *testNet) podIP(i int) string { return fmt.Sprintf("10.244.250.%d", 10+i) }
+func (n *testNet) podIP(i int) string { return netnstest.PodIP(i) }
 
 // inNetns runs f on an OS thread switched into the named namespace.
-func inNetns(name string, f func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		// The thread stays locked (and is discarded when the goroutine
-		// ends) so no other goroutine runs in the wrong namespace.
-		runtime.LockOSThread()
-		target, err := netns.GetFromName(name)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer target.Close()
-		if err := netns.Set(target); err != nil {
-			errc <- err
-			return
-		}
-		errc <- f()
-	}()
-	return <-errc
-}
+func inNetns(name string, f func() error) error { return netnstest.Do(name, f) }
 
 // serveTCP answers every connection to ip:port in namespace ns with "ok".
 func (n *testNet) serveTCP(ns, ip string, port int) {

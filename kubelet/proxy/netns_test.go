@@ -6,110 +6,43 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/vishvananda/netns"
+	"github.com/minik8s/minik8s/kubelet/netnstest"
 )
 
 // testNet is a node network namespace with a bridge (10.244.250.1/24) and
-// pod namespaces attached to it, all made by the test and removed after.
+// pod namespaces attached to it (kubelet/netnstest), all made by the test
+// and removed after.
 type testNet struct {
 	t    testing.TB
 	node string
 	pods []string
 }
 
-func run(t testing.TB, args ...string) {
-	t.Helper()
-	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, out)
-	}
-}
+func run(t testing.TB, args ...string) { t.Helper(); netnstest.Run(t, args...) }
 
-func requireNetAdmin(t testing.TB) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("needs network namespaces")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for network namespaces and iptables")
-	}
-	for _, tool := range []string{"ip", "iptables", "iptables-restore", "iptables-save"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s (installed by scripts/deps.sh test)", tool)
-		}
-	}
-}
+func requireNetAdmin(t testing.TB) { t.Helper(); netnstest.RequireNetAdmin(t) }
 
 func newTestNet(t *testing.T, pods int) *testNet { return newTestNetB(t, pods) }
 
 // newTestNetB is newTestNet for tests and benchmarks.
 func newTestNetB(t testing.TB, pods int) *testNet {
-	requireNetAdmin(t)
-	tag := fmt.Sprintf("%d", os.Getpid()%100000)
-	n := &testNet{t: t, node: "mk8s-px-node-" + tag}
-	run(t, "ip", "netns", "add", n.node)
-	t.Cleanup(func() {
-		for _, p := range n.pods {
-			_ = exec.Command("ip", "netns", "del", p).Run()
-		}
-		_ = exec.Command("ip", "netns", "del", n.node).Run()
+	n := netnstest.New(t, "mk8s-px", pods, func(n *netnstest.Net) {
+		// Like a real node, a default route (ClusterIPs route nowhere real).
+		n.In(n.Node, "ip", "link", "add", "uplink0", "type", "veth", "peer", "name", "uplink1")
+		n.In(n.Node, "ip", "link", "set", "uplink0", "up")
+		n.In(n.Node, "ip", "link", "set", "uplink1", "up")
+		n.In(n.Node, "ip", "route", "add", "default", "dev", "uplink0")
 	})
-	in := func(ns string, args ...string) { run(t, append([]string{"ip", "netns", "exec", ns}, args...)...) }
-	in(n.node, "ip", "link", "set", "lo", "up")
-	in(n.node, "ip", "link", "add", "br0", "type", "bridge")
-	in(n.node, "ip", "addr", "add", "10.244.250.1/24", "dev", "br0")
-	in(n.node, "ip", "link", "set", "br0", "up")
-	// Like a real node, a default route (ClusterIPs route nowhere real).
-	in(n.node, "ip", "link", "add", "uplink0", "type", "veth", "peer", "name", "uplink1")
-	in(n.node, "ip", "link", "set", "uplink0", "up")
-	in(n.node, "ip", "link", "set", "uplink1", "up")
-	in(n.node, "ip", "route", "add", "default", "dev", "uplink0")
-	for i := 0; i < pods; i++ {
-		pod := fmt.Sprintf("mk8s-px-pod%d-%s", i, tag)
-		run(t, "ip", "netns", "add", pod)
-		n.pods = append(n.pods, pod)
-		host, peer := fmt.Sprintf("vh%d", i), fmt.Sprintf("vp%d", i)
-		in(n.node, "ip", "link", "add", host, "type", "veth", "peer", "name", peer)
-		in(n.node, "ip", "link", "set", peer, "netns", pod)
-		in(n.node, "ip", "link", "set", host, "master", "br0")
-		in(n.node, "ip", "link", "set", host, "up")
-		in(pod, "ip", "link", "set", "lo", "up")
-		in(pod, "ip", "addr", "add", n.podIP(i)+"/24", "dev", peer)
-		in(pod, "ip", "link", "set", peer, "up")
-		in(pod, "ip", "route", "add", "default", "via", "10.244.250.1")
-	}
-	return n
+	return &testNet{t: t, node: n.Node, pods: n.Pods}
 }
 
-func (n *testNet) podIP(i int) string { return fmt.Sprintf("10.244.250.%d", 10+i) }
+func (n *testNet) podIP(i int) string { return netnstest.PodIP(i) }
 
 // inNetns runs f on an OS thread switched into the named namespace.
-func inNetns(name string, f func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		// The thread is left locked (and so discarded when the goroutine
-		// ends) so no other goroutine ever runs in the wrong namespace.
-		runtime.LockOSThread()
-		target, err := netns.GetFromName(name)
-		if err != nil {
-			errc <- err
-			return
-		}
-		defer target.Close()
-		if err := netns.Set(target); err != nil {
-			errc <- err
-			return
-		}
-		errc <- f()
-	}()
-	return <-errc
-}
+func inNetns(name string, f func() error) error { return netnstest.Do(name, f) }
 
 // serve starts an HTTP server in pod i answering its own name.
 func (n *testNet) serve(i int, port int) {
