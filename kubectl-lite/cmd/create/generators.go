@@ -27,11 +27,16 @@ func addGenerators(create *cobra.Command, streams cli.Streams, g *cli.Globals) {
 		newCreateServiceAccount(streams, g),
 		newCreateToken(streams, g),
 		newCreateIngress(streams, g),
+	)
+	create.AddCommand(withFlagUsage(
 		newCreateRole(streams, g),
 		newCreateClusterRole(streams, g),
 		newCreateRoleBinding(streams, g),
 		newCreateClusterRoleBinding(streams, g),
-	)
+		newCreateQuota(streams, g),
+		newCreatePriorityClass(streams, g),
+		newCreatePodDisruptionBudget(streams, g),
+	)...)
 }
 
 func newCreateNamespace(streams cli.Streams, g *cli.Globals) *cobra.Command {

@@ -132,6 +132,20 @@ func plainError(streams cli.Streams, err error) error {
 	return err
 }
 
+// flagUsage is kubectl's flag error: the error, then where to read the
+// usage.
+func flagUsage(cmd *cobra.Command, err error) error {
+	return fmt.Errorf("%w\nSee '%s --help' for usage.", err, cmd.CommandPath())
+}
+
+// withFlagUsage sets flagUsage on each of cmds and returns them.
+func withFlagUsage(cmds ...*cobra.Command) []*cobra.Command {
+	for _, c := range cmds {
+		c.SetFlagErrorFunc(flagUsage)
+	}
+	return cmds
+}
+
 // oneName is kubectl's NameFromCommandArgs for the generators that say
 // where to get help after the error.
 func oneName(cmd *cobra.Command, args []string) error {

@@ -8,8 +8,8 @@ import (
 )
 
 // TestIntegrationCreateJSONOracle: every generator kubectl-lite has (not
-// yet: create quota, priorityclass, poddisruptionbudget, secret
-// docker-registry, service loadbalancer and externalname) prints in a client dry run, with -o
+// yet: create secret docker-registry, service loadbalancer and
+// externalname) prints in a client dry run, with -o
 // json and -o yaml, the bytes the real kubectl v1.37 prints (kubectl
 // builds these objects typed, so its JSON follows the types' field order,
 // not sorted keys, and writes their empty structs).
@@ -37,6 +37,15 @@ func TestIntegrationCreateJSONOracle(t *testing.T) {
 		`create rolebinding rb2 --clusterrole=view`,
 		`create clusterrolebinding crb1 --clusterrole=view --group=g1 --user=u1 --serviceaccount=kube-system:default`,
 		`create clusterrolebinding crb2 --clusterrole=edit`,
+		`create quota q1 --hard=cpu=1000m,memory=1G,pods=2,requests.storage=1.5Gi,services=3e3 --scopes=BestEffort,NotTerminating`,
+		`create quota q2`,
+		`create resourcequota q3 --hard=pods=0.5`,
+		`create priorityclass pc1 --value=1000 --description=high --global-default`,
+		`create priorityclass pc2`,
+		`create pc pc3 --value=-5 --preemption-policy=Never`,
+		`create poddisruptionbudget pdb1 --selector=app=rails,tier!=db --min-available=1`,
+		`create pdb pdb2 --selector=app=nginx --max-unavailable=50%`,
+		`create pdb pdb3 --selector=app,!legacy,env_in_(a,b) --min-available=0`,
 		`run pod1 --image=nginx --port=80 --labels=app=x --env=A=1`,
 	} {
 		for _, out := range []string{"json", "yaml"} {
@@ -62,7 +71,7 @@ func TestIntegrationCreateJSONOracle(t *testing.T) {
 }
 
 // TestIntegrationCreateRBACErrorsOracle: create role, clusterrole,
-// rolebinding and clusterrolebinding refuse what kubectl v1.37 refuses,
+// rolebinding, clusterrolebinding, quota, priorityclass and pdb refuse what kubectl v1.37 refuses,
 // with its exit code and stderr (warnings included), and print what it
 // prints for the rest.
 func TestIntegrationCreateRBACErrorsOracle(t *testing.T) {
@@ -96,6 +105,22 @@ func TestIntegrationCreateRBACErrorsOracle(t *testing.T) {
 		`create rolebinding rb --role=a -o name`,
 		`create clusterrolebinding crb`,
 		`create clusterrolebinding crb --clusterrole=x --serviceaccount=a:b:c`,
+		`create quota q --hard=cpu=lots`,
+		`create quota q --hard=cpu`,
+		`create quota q --hard=cpu=1=2`,
+		`create quota q --hard=pods=1 --scopes=BestEffort,`,
+		`create quota`,
+		`create clusterrole cr --aggregation-rule=novalue`,
+		`create quota q --bogus`,
+		`create priorityclass pc --value=x`,
+		`create priorityclass pc --value=5 -o name`,
+		`create pdb p --min-available=1`,
+		`create pdb p --selector=a=b`,
+		`create pdb p --selector=a=b --min-available=1 --max-unavailable=1`,
+		`create pdb p --selector=a=b --min-available=-1`,
+		`create pdb p --selector=a=b --max-unavailable=1.5`,
+		`create pdb p --selector=a==b=c --min-available=1`,
+		`create pdb p --selector=a=b --min-available=1 --dry-run=nope`,
 	} {
 		t.Run(strings.ReplaceAll(args, " ", "_"), func(t *testing.T) {
 			full := append(strings.Fields(args), "--dry-run=client")
