@@ -151,6 +151,7 @@ func newCreateSecret(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	src.bind(generic)
 	generic.Flags().StringVar(&typ, "type", "", "The type of secret to create")
 	secret.AddCommand(generic)
+	secret.AddCommand(withFlagUsage(newCreateSecretDockerRegistry(streams, g))...)
 	return secret
 }
 

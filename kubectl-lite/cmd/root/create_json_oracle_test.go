@@ -8,8 +8,7 @@ import (
 )
 
 // TestIntegrationCreateJSONOracle: every generator kubectl-lite has (not
-// yet: create secret docker-registry, service loadbalancer and
-// externalname) prints in a client dry run, with -o
+// yet: create service loadbalancer and externalname) prints in a client dry run, with -o
 // json and -o yaml, the bytes the real kubectl v1.37 prints (kubectl
 // builds these objects typed, so its JSON follows the types' field order,
 // not sorted keys, and writes their empty structs).
@@ -45,6 +44,10 @@ func TestIntegrationCreateJSONOracle(t *testing.T) {
 		`create pc pc3 --value=-5 --preemption-policy=Never`,
 		`create poddisruptionbudget pdb1 --selector=app=rails,tier!=db --min-available=1`,
 		`create pdb pdb2 --selector=app=nginx --max-unavailable=50%`,
+		`create secret docker-registry d1 --docker-username=u --docker-password=p --docker-email=e@x.org --docker-server=reg.example.com:5000`,
+		`create secret docker-registry d2 --docker-username=u --docker-password=p`,
+		`create secret docker-registry d3 --docker-username=u --docker-password=p --append-hash`,
+		`create secret docker-registry d4 --from-file=/etc/hostname --from-file=other=/etc/hostname`,
 		`create pdb pdb3 --selector=app,!legacy,env_in_(a,b) --min-available=0`,
 		`run pod1 --image=nginx --port=80 --labels=app=x --env=A=1`,
 	} {
@@ -114,6 +117,11 @@ func TestIntegrationCreateRBACErrorsOracle(t *testing.T) {
 		`create quota q --bogus`,
 		`create priorityclass pc --value=x`,
 		`create priorityclass pc --value=5 -o name`,
+		`create secret docker-registry d`,
+		`create secret docker-registry d --docker-username=u`,
+		`create secret docker-registry d --from-file=/nonexistent/config.json`,
+		`create secret docker-registry d --from-file=/tmp`,
+		`create secret docker-registry d --docker-username=u --docker-password=p -o name`,
 		`create pdb p --min-available=1`,
 		`create pdb p --selector=a=b`,
 		`create pdb p --selector=a=b --min-available=1 --max-unavailable=1`,
