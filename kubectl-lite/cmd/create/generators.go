@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/minik8s/minik8s/kubectl-lite/cli"
 	"github.com/minik8s/minik8s/kubectl-lite/write"
@@ -225,7 +226,7 @@ func newCreateDeployment(streams cli.Streams, g *cli.Globals) *cobra.Command {
 
 func newCreateService(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	svc := &cobra.Command{
-		Use:     "service (clusterip | nodeport) NAME",
+		Use:     "service (clusterip | externalname | loadbalancer | nodeport) NAME",
 		Aliases: []string{"svc"},
 		Short:   "Create a service using a specified subcommand",
 		Long:    "Create a service using a specified subcommand. Its selector is app=NAME, as kubectl sets it.",
@@ -289,5 +290,6 @@ func newCreateService(streams cli.Streams, g *cli.Globals) *cobra.Command {
 		}
 		svc.AddCommand(sub)
 	}
+	svc.AddCommand(newCreateServiceOfType(streams, g, corev1.ServiceTypeLoadBalancer), newCreateServiceOfType(streams, g, corev1.ServiceTypeExternalName))
 	return svc
 }

@@ -7,8 +7,7 @@ import (
 	"github.com/minik8s/minik8s/internal/oracle"
 )
 
-// TestIntegrationCreateJSONOracle: every generator kubectl-lite has (not
-// yet: create service loadbalancer and externalname) prints in a client dry run, with -o
+// TestIntegrationCreateJSONOracle: every generator kubectl-lite has prints in a client dry run, with -o
 // json and -o yaml, the bytes the real kubectl v1.37 prints (kubectl
 // builds these objects typed, so its JSON follows the types' field order,
 // not sorted keys, and writes their empty structs).
@@ -25,6 +24,9 @@ func TestIntegrationCreateJSONOracle(t *testing.T) {
 		`create service clusterip svc --tcp=80:8080 --tcp=443`,
 		`create service nodeport np --tcp=80:8080 --node-port=30080`,
 		`create serviceaccount sa`,
+		`create service loadbalancer lb --tcp=80:8080 --tcp=443:https --tcp=0`,
+		`create service externalname en --external-name=bar.example.com`,
+		`create service externalname en2 --external-name=bar.com --tcp=80`,
 		`create role r1 --verb=get,list,get --verb=watch --resource=pods,rs.apps,pods/status,deploy --resource-name=a --resource-name=b --resource-name=a`,
 		`create role r2 --verb=* --resource=*`,
 		`create role r3 --verb=get --verb=* --resource=widgets.example.com,services`,
@@ -122,6 +124,14 @@ func TestIntegrationCreateRBACErrorsOracle(t *testing.T) {
 		`create secret docker-registry d --from-file=/nonexistent/config.json`,
 		`create secret docker-registry d --from-file=/tmp`,
 		`create secret docker-registry d --docker-username=u --docker-password=p -o name`,
+		`create service loadbalancer lb`,
+		`create service loadbalancer lb --tcp=x`,
+		`create service loadbalancer lb --tcp=70000`,
+		`create service loadbalancer lb --tcp=80:0`,
+		`create service loadbalancer lb --tcp=80:Bad_Name`,
+		`create service loadbalancer lb --tcp=80 -o name`,
+		`create service externalname en`,
+		`create service externalname en --external-name=Bad_Name`,
 		`create pdb p --min-available=1`,
 		`create pdb p --selector=a=b`,
 		`create pdb p --selector=a=b --min-available=1 --max-unavailable=1`,
