@@ -157,3 +157,55 @@ func TestIntegrationCreateRBACErrorsOracle(t *testing.T) {
 		})
 	}
 }
+
+// TestIntegrationCreateGeneratorsServerOracle: the generators added after
+// the first ones (role to service externalname) against the server: a
+// server dry run says what kubectl says, a real create prints kubectl's
+// "KIND/NAME created" and the object exists, and creating it again fails
+// with kubectl's exit code and message.
+func TestIntegrationCreateGeneratorsServerOracle(t *testing.T) {
+	oracle.Path(t, "kubectl")
+	c := startCluster(t)
+	for _, args := range []string{
+		`create role sr --verb=get,list --resource=pods,deployments.apps`,
+		`create clusterrole scr --verb=get --resource=nodes --non-resource-url=/healthz`,
+		`create clusterrole sagg --aggregation-rule=a=b`,
+		`create rolebinding srb --role=sr --user=u1 --serviceaccount=default:default`,
+		`create clusterrolebinding scrb --clusterrole=scr --group=g1`,
+		`create quota sq --hard=pods=2,cpu=1`,
+		`create priorityclass spc --value=100`,
+		`create pdb spdb --selector=app=x --min-available=50%`,
+		`create secret docker-registry sdr --docker-username=u --docker-password=p`,
+		`create service loadbalancer slb --tcp=80:8080`,
+		`create service externalname sen --external-name=example.com`,
+	} {
+		t.Run(strings.Join(strings.Fields(args)[1:3], "-"), func(t *testing.T) {
+			full := strings.Fields(args)
+			for _, extra := range [][]string{{"--dry-run=server"}, {"--dry-run=server", "-o", "name"}} {
+				a := append(append([]string{}, full...), extra...)
+				want, wantErr, wantCode := c.kubectl(a...)
+				got, gotErr, gotCode := c.run("", a...)
+				if got != want || gotErr != wantErr || gotCode != wantCode {
+					t.Errorf("kubectl-lite %s: exit %d, stdout %q, stderr %q; kubectl: exit %d, stdout %q, stderr %q", a, gotCode, got, gotErr, wantCode, want, wantErr)
+				}
+				if wantCode != 0 {
+					t.Fatalf("kubectl %s failed: %s", a, wantErr)
+				}
+			}
+			dry, _, _ := c.kubectl(append(append([]string{}, full...), "--dry-run=server")...)
+			got, gotErr, gotCode := c.run("", full...)
+			if want := strings.Replace(dry, " (server dry run)", "", 1); got != want || gotCode != 0 {
+				t.Fatalf("kubectl-lite %s: exit %d, stdout %q, stderr %q; want %q", full, gotCode, got, gotErr, want)
+			}
+			name := strings.TrimSuffix(strings.TrimSpace(got), " created")
+			if out, errOut, code := c.kubectl("get", name, "-o", "name"); code != 0 || strings.TrimSpace(out) != name {
+				t.Errorf("kubectl get %s after kubectl-lite created it: exit %d, %q %q", name, code, out, errOut)
+			}
+			want, wantErr, wantCode := c.kubectl(full...)
+			got, gotErr, gotCode = c.run("", full...)
+			if got != want || gotErr != wantErr || gotCode != wantCode || wantCode == 0 {
+				t.Errorf("kubectl-lite %s again: exit %d, stdout %q, stderr %q; kubectl: exit %d, stdout %q, stderr %q", full, gotCode, got, gotErr, wantCode, want, wantErr)
+			}
+		})
+	}
+}
