@@ -1,6 +1,10 @@
 // Package create implements "create -f" (each manifest object POSTed, an
 // existing one an error; --save-config records the last-applied
 // annotation as apply would) and kubectl's "create KIND NAME" generators:
-// namespace, configmap and secret generic (from literals, files and env
-// files), deployment, and service clusterip|nodeport.
+// namespace, configmap, secret generic (from literals, files and env
+// files) and docker-registry, deployment, job, cronjob, service
+// clusterip|nodeport|loadbalancer|externalname, serviceaccount, token,
+// ingress, role and clusterrole (one rule per API group, resources
+// resolved through discovery as kubectl's RESTMapper does), rolebinding,
+// clusterrolebinding, quota, priorityclass and poddisruptionbudget.
 package create
