@@ -28,12 +28,22 @@ type Generator struct {
 	// create KIND commands say so, as a plain "error:", where run, expose
 	// and create namespace pass the server's error on.
 	Failed string
+	// FieldManager is --field-manager, the manager the server records
+	// for the fields the create sets ("kubectl-create" by default).
+	FieldManager string
 }
 
 // Bind adds --dry-run and -o to cmd.
 func (gen *Generator) Bind(cmd *cobra.Command) {
 	gen.DryRun.Bind(cmd)
 	BindOutput(cmd, &gen.Output)
+	// kubectl's managers: kubectl-run and kubectl-expose for those
+	// commands, kubectl-create for the create generators.
+	manager := "kubectl-create"
+	if cmd.Name() == "run" || cmd.Name() == "expose" {
+		manager = "kubectl-" + cmd.Name()
+	}
+	cmd.Flags().StringVar(&gen.FieldManager, "field-manager", manager, "Name of the manager used to track field ownership.")
 }
 
 // Create creates obj (or only prints it with --dry-run=client) and reports
@@ -76,7 +86,10 @@ func (gen *Generator) Create(cmd *cobra.Command, streams cli.Streams, g *cli.Glo
 			return err
 		}
 		w := New(c, gen.DryRun)
-		w.SetFieldManager("kubectl-create")
+		if gen.FieldManager == "" {
+			gen.FieldManager = "kubectl-create"
+		}
+		w.SetFieldManager(gen.FieldManager)
 		resp, err := w.send(cmd.Context(), http.MethodPost, o, "", "", body, nil)
 		if err != nil && gen.Failed != "" {
 			return errors.New(gen.Failed + err.Error())

@@ -213,3 +213,26 @@ func TestIntegrationCreateGeneratorsServerOracle(t *testing.T) {
 		})
 	}
 }
+
+// TestIntegrationCreateFieldManager: the generators, run and expose
+// record the field manager kubectl does: kubectl-create, kubectl-run and
+// kubectl-expose by default, --field-manager's value when given.
+func TestIntegrationCreateFieldManager(t *testing.T) {
+	oracle.Path(t, "kubectl")
+	c := startCluster(t)
+	for _, tc := range []struct{ args, object, want string }{
+		{`create role fm1 --verb=get --resource=pods`, "role/fm1", "kubectl-create"},
+		{`create quota fm2 --hard=pods=1 --field-manager=mine`, "quota/fm2", "mine"},
+		{`create configmap fm3 --from-literal=a=b --field-manager=other`, "configmap/fm3", "other"},
+		{`run fm4 --image=nginx`, "pod/fm4", "kubectl-run"},
+		{`expose pod fm4 --port=80 --name=fm5`, "service/fm5", "kubectl-expose"},
+	} {
+		if out, errOut, code := c.run("", strings.Fields(tc.args)...); code != 0 {
+			t.Fatalf("kubectl-lite %s: exit %d, %q %q", tc.args, code, out, errOut)
+		}
+		got, errOut, code := c.kubectl("get", tc.object, "-o", "jsonpath={.metadata.managedFields[*].manager}")
+		if code != 0 || got != tc.want {
+			t.Errorf("%s after kubectl-lite %s: managers %q (exit %d, %q), want %q", tc.object, tc.args, got, code, errOut, tc.want)
+		}
+	}
+}
