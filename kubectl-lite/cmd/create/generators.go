@@ -112,7 +112,7 @@ func isText(v []byte) bool { return utf8.Valid(v) }
 
 func newCreateSecret(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	secret := &cobra.Command{
-		Use:   "secret (generic) NAME",
+		Use:   "secret (docker-registry | generic) NAME",
 		Short: "Create a secret using a specified subcommand",
 		Long:  "Create a secret with specified type. A generic secret is made from local files, directories or literal values.",
 	}

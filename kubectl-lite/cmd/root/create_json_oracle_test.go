@@ -29,6 +29,7 @@ func TestIntegrationCreateJSONOracle(t *testing.T) {
 		`create service externalname en2 --external-name=bar.com --tcp=80`,
 		`create role r1 --verb=get,list,get --verb=watch --resource=pods,rs.apps,pods/status,deploy --resource-name=a --resource-name=b --resource-name=a`,
 		`create role r2 --verb=* --resource=*`,
+		`create role r6 --verb=get --resource=Pods,Deployment.apps,pod,cm,sts.apps,rs/scale,services/status`,
 		`create role r3 --verb=get --verb=* --resource=widgets.example.com,services`,
 		`create role r4 --verb=bind,escalate --resource=roles.rbac.authorization.k8s.io`,
 		`create clusterrole cr1 --verb=get,list --resource=nodes,pods/log --non-resource-url=/logs/* --non-resource-url=/healthz`,
