@@ -112,7 +112,7 @@ func isText(v []byte) bool { return utf8.Valid(v) }
 
 func newCreateSecret(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	secret := &cobra.Command{
-		Use:   "secret (docker-registry | generic) NAME",
+		Use:   "secret (docker-registry | generic | tls) NAME",
 		Short: "Create a secret using a specified subcommand",
 		Long:  "Create a secret with specified type. A generic secret is made from local files, directories or literal values.",
 	}
@@ -152,7 +152,7 @@ func newCreateSecret(streams cli.Streams, g *cli.Globals) *cobra.Command {
 	src.bind(generic)
 	generic.Flags().StringVar(&typ, "type", "", "The type of secret to create")
 	secret.AddCommand(generic)
-	secret.AddCommand(withFlagUsage(newCreateSecretDockerRegistry(streams, g))...)
+	secret.AddCommand(withFlagUsage(newCreateSecretDockerRegistry(streams, g), newCreateSecretTLS(streams, g))...)
 	return secret
 }
 

@@ -1,8 +1,18 @@
 package root_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/minik8s/minik8s/internal/oracle"
 )
@@ -235,5 +245,53 @@ func TestIntegrationCreateFieldManager(t *testing.T) {
 		if code != 0 || got != tc.want {
 			t.Errorf("%s after kubectl-lite %s: managers %q (exit %d, %q), want %q", tc.object, tc.args, got, code, errOut, tc.want)
 		}
+	}
+}
+
+// TestIntegrationCreateSecretTLSOracle: create secret tls from a key pair
+// prints kubectl's bytes (json, yaml, --append-hash), and a missing flag,
+// an unreadable file or a key that does not match fail as kubectl's.
+func TestIntegrationCreateSecretTLSOracle(t *testing.T) {
+	oracle.Path(t, "kubectl")
+	c := startCluster(t)
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "example.com"},
+		NotBefore: time.Unix(0, 0), NotAfter: time.Unix(4e9, 0)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"t1", "--cert=" + certFile, "--key=" + keyFile, "-o", "json"},
+		{"t2", "--cert=" + certFile, "--key=" + keyFile, "-o", "yaml", "--append-hash"},
+		{"t3", "--cert=" + certFile, "--key=" + keyFile},
+		{"t4", "--cert=" + certFile},
+		{"t5", "--cert=" + certFile, "--key=" + filepath.Join(dir, "missing.key")},
+		{"t6", "--cert=" + certFile, "--key=" + certFile},
+		{"t7", "--cert=" + keyFile, "--key=" + keyFile},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			full := append([]string{"create", "secret", "tls", "--dry-run=client"}, args...)
+			want, wantErr, wantCode := c.kubectl(full...)
+			got, gotErr, gotCode := c.run("", full...)
+			if got != want || gotErr != wantErr || gotCode != wantCode {
+				t.Errorf("kubectl-lite %s: exit %d, stdout %q, stderr %q; kubectl: exit %d, stdout %q, stderr %q", full, gotCode, got, gotErr, wantCode, want, wantErr)
+			}
+		})
 	}
 }
