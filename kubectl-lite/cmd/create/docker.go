@@ -29,6 +29,23 @@ type dockerConfigJSON struct {
 	Auths map[string]dockerConfigEntry `json:"auths"`
 }
 
+// createSecret creates s through gen, its name suffixed with its hash
+// when appendHash (--append-hash).
+func createSecret(cmd *cobra.Command, streams cli.Streams, g *cli.Globals, gen *write.Generator, s *corev1.Secret, appendHash bool) error {
+	if appendHash {
+		h, err := secretHash(s)
+		if err != nil {
+			return err
+		}
+		s.Name += "-" + h
+	}
+	obj, err := asMap(s)
+	if err != nil {
+		return err
+	}
+	return gen.Create(cmd, streams, g, obj)
+}
+
 // secretHash is kubectl's --append-hash suffix: the first ten hex digits
 // of the SHA-256 of the secret's kind, name, type and data as JSON, with
 // 0, 1, 3, a and e replaced so that it reads as no word.
@@ -107,18 +124,7 @@ pulls the pod's images.`,
 				}
 				s.Data[corev1.DockerConfigJsonKey] = b
 			}
-			if appendHash {
-				h, err := secretHash(s)
-				if err != nil {
-					return err
-				}
-				s.Name += "-" + h
-			}
-			obj, err := asMap(s)
-			if err != nil {
-				return err
-			}
-			return gen.Create(cmd, streams, g, obj)
+			return createSecret(cmd, streams, g, &gen, s, appendHash)
 		},
 	}
 	gen.Bind(cmd)

@@ -57,18 +57,7 @@ func newCreateSecretTLS(streams cli.Streams, g *cli.Globals) *cobra.Command {
 			s := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 				ObjectMeta: metav1.ObjectMeta{Name: args[0]}, Type: corev1.SecretTypeTLS,
 				Data: map[string][]byte{corev1.TLSCertKey: certPEM, corev1.TLSPrivateKeyKey: keyPEM}}
-			if appendHash {
-				h, err := secretHash(s)
-				if err != nil {
-					return err
-				}
-				s.Name += "-" + h
-			}
-			obj, err := asMap(s)
-			if err != nil {
-				return err
-			}
-			return gen.Create(cmd, streams, g, obj)
+			return createSecret(cmd, streams, g, &gen, s, appendHash)
 		},
 	}
 	gen.Bind(cmd)
