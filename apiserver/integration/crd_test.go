@@ -51,7 +51,8 @@ func TestCRDKubectl(t *testing.T) {
 		t.Errorf("apply crd: %q", out)
 	}
 	k.must("wait", "--for=condition=Established", "crd/crontabs.stable.example.com", "--timeout=10s")
-	if out := k.must("get", "crd"); !strings.HasPrefix(out, "NAME                          CREATED AT\ncrontabs.stable.example.com   20") {
+	// kube-apiserver v1.37's CRD table (TestCRDTableAsKube compares it).
+	if out := k.must("get", "crd"); !strings.HasPrefix(out, "NAME                          SCOPE        VERSIONS      CREATED AT\ncrontabs.stable.example.com   Namespaced   v1(storage)   20") {
 		t.Errorf("get crd:\n%s", out)
 	}
 	if out := k.must("get", "crd", "-o", "custom-columns=NAME:.metadata.name,ACCEPTED:.status.conditions[?(@.type=='NamesAccepted')].reason"); out != "NAME                          ACCEPTED\ncrontabs.stable.example.com   NoConflicts\n" {
