@@ -109,9 +109,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger}
 	mux := http.NewServeMux()
-	// /healthz on this port is authorized as kube's kubelet does it
-	// (nodes/healthz, or nodes/proxy); the plain health port answers anyone.
-	mux.Handle("GET /healthz", s.authorized(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mux.Handle("GET /pods", s.authorized(http.HandlerFunc(s.servePods)))
 	mux.Handle("GET /containerLogs/{namespace}/{pod}/{container}", s.authorized(http.HandlerFunc(s.serveContainerLogs)))
 	mux.Handle("GET /exec/{namespace}/{pod}/{container}", s.authorized(http.HandlerFunc(s.serveExec)))
@@ -230,48 +228,30 @@ func (s *Server) authorized(next http.Handler) http.Handler {
 			strings.HasPrefix(r.URL.Path, "/attach/") || strings.HasPrefix(r.URL.Path, "/portForward/") {
 			verb = "create"
 		}
-		subs := requestSubresources(r.URL.Path)
-		if s.cfg.Authorizer != nil {
-			// Each subresource in turn, as kube's kubelet: the fine-grained
-			// one first, then nodes/proxy.
-			for _, sub := range subs {
-				allowed, reason, err := s.cfg.Authorizer.Authorize(r.Context(), u.name, u.groups, verb, sub)
-				if err != nil {
-					s.log.Warn("authorizing kubelet request", "user", u.name, "path", r.URL.Path, "err", err)
-					http.Error(w, fmt.Sprintf("Authorization error (user=%s, verb=%s, resource=nodes, subresource(s)=%v)", u.name, verb, subs), http.StatusInternalServerError)
-					return
-				}
-				if allowed {
-					next.ServeHTTP(w, r)
-					return
-				}
-				s.log.Debug("kubelet request forbidden", "user", u.name, "verb", verb, "subresource", sub, "reason", reason)
-			}
+		sub := "proxy"
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/stats/"):
+			sub = "stats"
+		case strings.HasPrefix(r.URL.Path, "/metrics"):
+			sub = "metrics"
+		case strings.HasPrefix(r.URL.Path, "/logs"):
+			sub = "log"
 		}
-		http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=nodes, subresource(s)=%v)", u.name, verb, subs), http.StatusForbidden)
+		if s.cfg.Authorizer != nil {
+			allowed, reason, err := s.cfg.Authorizer.Authorize(r.Context(), u.name, u.groups, verb, sub)
+			if err != nil {
+				s.log.Warn("authorizing kubelet request", "user", u.name, "path", r.URL.Path, "err", err)
+				http.Error(w, fmt.Sprintf("Authorization error (user=%s, verb=%s, resource=nodes, subresource=%s)", u.name, verb, sub), http.StatusInternalServerError)
+				return
+			}
+			if allowed {
+				next.ServeHTTP(w, r)
+				return
+			}
+			s.log.Debug("kubelet request forbidden", "user", u.name, "verb", verb, "subresource", sub, "reason", reason)
+		}
+		http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=nodes, subresource=%s)", u.name, verb, sub), http.StatusForbidden)
 	})
-}
-
-// requestSubresources are the nodes subresources that authorize a path,
-// as kube's kubelet maps them (KubeletFineGrainedAuthz, on by default in
-// v1.37): stats, metrics and log alone; healthz, pods and configz, or
-// else proxy; anything else proxy.
-func requestSubresources(path string) []string {
-	switch {
-	case strings.HasPrefix(path, "/stats/"):
-		return []string{"stats"}
-	case strings.HasPrefix(path, "/metrics"):
-		return []string{"metrics"}
-	case strings.HasPrefix(path, "/logs"):
-		return []string{"log"}
-	case path == "/healthz" || strings.HasPrefix(path, "/healthz/"):
-		return []string{"healthz", "proxy"}
-	case path == "/pods" || strings.HasPrefix(path, "/pods/"):
-		return []string{"pods", "proxy"}
-	case path == "/configz":
-		return []string{"configz", "proxy"}
-	}
-	return []string{"proxy"}
 }
 
 // lookupContainer resolves {namespace}/{pod}/{container} to a pod this
