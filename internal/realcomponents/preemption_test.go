@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +85,9 @@ func TestPreemptionAsKube(t *testing.T) {
 		}
 	}
 }
+
+// victimsRE finds the number of victims a preempting attempt announced.
+var victimsRE = regexp.MustCompile(`preempting (\d+) victims`)
 
 // preemptionScenario sets up one case (its own nodes, pods and classes,
 // suffixed by the case) and waits for the preemption's traces.
@@ -189,7 +194,13 @@ func preemptionScenario(t *testing.T, c *client.Client, withPDB bool) preemption
 			}
 		}
 		slices.Sort(out.Preempted)
-		return out.Nominated != "" && len(out.Victims) > 0 && len(out.Preempted) == len(out.Victims) && out.FailedScheduling != "", fmt.Sprintf("%+v", out)
+		// Victims are deleted one by one (kube-scheduler does it in
+		// parallel): wait for as many as the attempt announced.
+		var want int
+		if m := victimsRE.FindStringSubmatch(out.FailedScheduling); m != nil {
+			want, _ = strconv.Atoi(m[1])
+		}
+		return out.Nominated != "" && want > 0 && len(out.Victims) == want && len(out.Preempted) == want, fmt.Sprintf("%+v", out)
 	})
 	return out
 }
