@@ -406,19 +406,12 @@ func (p *NodeRestriction) admitMirrorPod(ctx context.Context, node string, a *At
 		return NewForbidden(a, fmt.Errorf("node %s UID mismatch: expected %s got %s", node, owner.UID, n.UID))
 	}
 	// A mirror pod may not reach objects the node could not read itself.
-	if pod.Spec.ServiceAccountName != "" {
-		return NewForbidden(a, fmt.Errorf("node %q can not create pods that reference a service account", node))
+	resource, err := api.PodAPIObjectReference(pod)
+	if err != nil {
+		return NewForbidden(a, fmt.Errorf("error checking mirror pod for API references: %w", err))
 	}
-	if !api.VisitPodSecretNames(pod, func(string) bool { return false }) {
-		return NewForbidden(a, fmt.Errorf("node %q can not create pods that reference secrets", node))
-	}
-	if !api.VisitPodConfigMapNames(pod, func(string) bool { return false }) {
-		return NewForbidden(a, fmt.Errorf("node %q can not create pods that reference configmaps", node))
-	}
-	for _, v := range pod.Spec.Volumes {
-		if v.PersistentVolumeClaim != nil {
-			return NewForbidden(a, fmt.Errorf("node %q can not create pods that reference persistentvolumeclaims", node))
-		}
+	if resource != "" {
+		return NewForbidden(a, fmt.Errorf("node %q can not create pods that reference %s", node, resource))
 	}
 	return nil
 }

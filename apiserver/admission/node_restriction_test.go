@@ -187,12 +187,31 @@ func TestNodeRestriction(t *testing.T) {
 			`pods "static-web-node-a" is forbidden: node "node-a" can not create pods that reference configmaps`},
 		{"mirror pod with a service account", Attributes{Operation: Create, Resource: pods, Namespace: "default", Name: "static-web-node-a", User: nodeA,
 			Object: mirror(func(p *api.Pod) { p.Spec.ServiceAccountName = "default" })},
-			`pods "static-web-node-a" is forbidden: node "node-a" can not create pods that reference a service account`},
+			`pods "static-web-node-a" is forbidden: node "node-a" can not create pods that reference serviceaccounts`},
 		{"mirror pod with a claim", Attributes{Operation: Create, Resource: pods, Namespace: "default", Name: "static-web-node-a", User: nodeA,
 			Object: mirror(func(p *api.Pod) {
 				p.Spec.Volumes = []api.Volume{{Name: "d", VolumeSource: api.VolumeSource{PersistentVolumeClaim: &api.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}}}
 			})},
 			`pods "static-web-node-a" is forbidden: node "node-a" can not create pods that reference persistentvolumeclaims`},
+		{"mirror pod with a hostPath and an emptyDir", Attributes{Operation: Create, Resource: pods, Namespace: "default", Name: "static-web-node-a", User: nodeA,
+			Object: mirror(func(p *api.Pod) {
+				p.Spec.Volumes = []api.Volume{{Name: "h", VolumeSource: api.VolumeSource{HostPath: &api.HostPathVolumeSource{Path: "/etc"}}},
+					{Name: "e", VolumeSource: api.VolumeSource{EmptyDir: &api.EmptyDirVolumeSource{}}}}
+			})}, ""},
+		{"mirror pod with a projected token", Attributes{Operation: Create, Resource: pods, Namespace: "default", Name: "static-web-node-a", User: nodeA,
+			Object: mirror(func(p *api.Pod) {
+				p.Spec.Volumes = []api.Volume{{Name: "t", VolumeSource: api.VolumeSource{Projected: &api.ProjectedVolumeSource{
+					Sources: []api.VolumeProjection{{ServiceAccountToken: &api.ServiceAccountTokenProjection{Path: "token"}}}}}}}
+			})},
+			`pods "static-web-node-a" is forbidden: node "node-a" can not create pods that reference serviceaccounts (via projected volumes)`},
+		{"mirror pod with an ephemeral volume", Attributes{Operation: Create, Resource: pods, Namespace: "default", Name: "static-web-node-a", User: nodeA,
+			Object: mirror(func(p *api.Pod) {
+				p.Spec.Volumes = []api.Volume{{Name: "x", VolumeSource: api.VolumeSource{Ephemeral: []byte(`{"volumeClaimTemplate":{}}`)}}}
+			})},
+			`pods "static-web-node-a" is forbidden: node "node-a" can not create pods that reference persistentvolumeclaims (via ephemeral volumes)`},
+		{"mirror pod with a resource claim", Attributes{Operation: Create, Resource: pods, Namespace: "default", Name: "static-web-node-a", User: nodeA,
+			Object: mirror(func(p *api.Pod) { p.Spec.ResourceClaims = []api.PodResourceClaim{{Name: "gpu"}} })},
+			`pods "static-web-node-a" is forbidden: node "node-a" can not create pods that reference resourceclaims`},
 
 		// Leases.
 		{"create its lease", Attributes{Operation: Create, Resource: leases, Namespace: api.NamespaceNodeLease, Name: "node-a", User: nodeA,
