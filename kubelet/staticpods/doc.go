@@ -1,0 +1,22 @@
+// Package staticpods is the kubelet's file pod source, as kube's
+// pkg/kubelet/config file source: the pods of --pod-manifest-path
+// (staticPodPath), a directory of manifests (or one file), one Pod per
+// file in YAML or JSON. Hidden files (a leading dot) and subdirectories
+// are skipped. Each manifest is decoded, defaulted and validated as the
+// apiserver would a created Pod, then given kube's static pod identity:
+// name "<name>-<node>", namespace default when empty, spec.nodeName the
+// node, a NoExecute toleration, and a UID that is a hash of the manifest,
+// the node and the file (unless the manifest sets one), repeated in the
+// kubernetes.io/config.hash annotation, with kubernetes.io/config.source
+// "file" and kubernetes.io/config.seen. A pod that references API objects
+// (service accounts, secrets, configmaps, claims) is refused, as kube
+// refuses it: the node could not read them for a pod the API does not
+// know.
+//
+// The source watches the path with inotify (golang.org/x/sys/unix) and
+// lists it again every 20 seconds, as kube does, and hands the complete set
+// of pods to its consumer after every change. A manifest that does not
+// decode or validate is logged once (naming the file), reported through
+// the optional Report hook (the kubelet records an Event on its Node) and
+// left out; the other pods are unaffected.
+package staticpods
