@@ -477,11 +477,17 @@ func renderNFT(sps []*servicePort, clusterCIDR string) *nftRuleset {
 	for _, d := range nftSetDefs {
 		rs.elems[d.name] = map[string]nftElem{}
 	}
-	elem := func(set, text string, key []byte, v *expr.Verdict) {
+	// elem adds an element; of two with the same key (two Services
+	// claiming one load balancer address and port) the first stays.
+	elem := func(set, keyText string, key []byte, v *expr.Verdict) {
+		if _, dup := rs.elems[set][keyText]; dup {
+			return
+		}
+		text := keyText
 		if v != nil {
 			text += " : " + verdictText(v)
 		}
-		rs.elems[set][text] = nftElem{key: key, verdict: v, text: text}
+		rs.elems[set][keyText] = nftElem{key: key, verdict: v, text: text}
 	}
 	ipProtoPort := func(ip string, proto api.Protocol, port int32) ([]byte, string) {
 		return concatKey(ip4(ip), []byte{protoNum(string(proto))}, be16(port)),
@@ -663,8 +669,8 @@ func renderNFT(sps []*servicePort, clusterCIDR string) *nftRuleset {
 // elemTexts lists a set's elements as text, sorted (for tests and logs).
 func (rs *nftRuleset) elemTexts(set string) []string {
 	var out []string
-	for t := range rs.elems[set] {
-		out = append(out, t)
+	for _, e := range rs.elems[set] {
+		out = append(out, e.text)
 	}
 	sort.Strings(out)
 	return out

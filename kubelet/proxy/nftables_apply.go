@@ -250,8 +250,8 @@ func (w *nftWriter) write(rs *nftRuleset, prev *nftState) (*nftState, error) {
 	}
 	for _, d := range nftSetDefs {
 		var del []nftElem
-		for t, e := range prev.elems[d.name] {
-			if _, ok := rs.elems[d.name][t]; !ok {
+		for k, e := range prev.elems[d.name] {
+			if n, ok := rs.elems[d.name][k]; !ok || n.text != e.text {
 				del = append(del, e)
 			}
 		}
@@ -274,8 +274,8 @@ func (w *nftWriter) write(rs *nftRuleset, prev *nftState) (*nftState, error) {
 	}
 	for _, d := range nftSetDefs {
 		var add []nftElem
-		for t, e := range rs.elems[d.name] {
-			if _, ok := prev.elems[d.name][t]; !ok {
+		for k, e := range rs.elems[d.name] {
+			if o, ok := prev.elems[d.name][k]; !ok || o.text != e.text {
 				add = append(add, e)
 			}
 		}
