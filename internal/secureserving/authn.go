@@ -44,7 +44,7 @@ type authenticator struct {
 	// them.
 	clientCAs func() *x509.CertPool
 	// tokens reviews bearer tokens; nil ignores them.
-	tokens *tokenReviewer
+	tokens *TokenReviewer
 }
 
 // authenticate returns the request's user, or an error for 401.
@@ -59,7 +59,7 @@ func (a *authenticator) authenticate(r *http.Request) (*User, error) {
 	}
 	if a.tokens != nil {
 		if token, ok := bearerToken(r); ok {
-			u, err := a.tokens.review(r.Context(), token)
+			u, err := a.tokens.Review(r.Context(), token)
 			if err == nil {
 				// Nobody below needs the token; kube removes it too.
 				r.Header.Del("Authorization")
@@ -119,16 +119,25 @@ func withAuthenticated(groups []string) []string {
 	return append(slices.Clone(groups), authenticatedGroup)
 }
 
-// tokenReviewer asks the apiserver who a bearer token belongs to with a
-// TokenReview, keeping answers (authenticated or not; not errors) for ttl
-// under the token's SHA-256.
-type tokenReviewer struct {
-	client *client.Client
-	ttl    time.Duration
-	cache  ttlCache[[sha256.Size]byte, *User]
+// TokenReviewer asks the apiserver who a bearer token belongs to with a
+// TokenReview, as kube's webhook token authenticator does (the secure
+// ports here, and the kubelet's --authentication-token-webhook), keeping
+// answers (authenticated or not; not errors) for TTL under the token's
+// SHA-256.
+type TokenReviewer struct {
+	Client *client.Client
+	TTL    time.Duration
+
+	cache ttlCache[[sha256.Size]byte, *User]
 }
 
-func (t *tokenReviewer) review(ctx context.Context, token string) (*User, error) {
+// ErrInvalidToken is Review's answer to a token the apiserver does not
+// vouch for.
+var ErrInvalidToken = errInvalidToken
+
+// Review returns the token's user (with system:authenticated), or
+// ErrInvalidToken.
+func (t *TokenReviewer) Review(ctx context.Context, token string) (*User, error) {
 	if token == "" {
 		return nil, errInvalidToken
 	}
@@ -145,7 +154,7 @@ func (t *tokenReviewer) review(ctx context.Context, token string) (*User, error)
 	if err != nil {
 		return nil, err
 	}
-	b, err := t.client.Do(ctx, client.Request{Method: http.MethodPost, Path: "/apis/authentication.k8s.io/v1/tokenreviews", Body: body})
+	b, err := t.Client.Do(ctx, client.Request{Method: http.MethodPost, Path: "/apis/authentication.k8s.io/v1/tokenreviews", Body: body})
 	if err != nil {
 		return nil, fmt.Errorf("token review: %w", err)
 	}
@@ -158,7 +167,7 @@ func (t *tokenReviewer) review(ctx context.Context, token string) (*User, error)
 		s := out.Status.User
 		u = &User{Name: s.Username, UID: s.UID, Groups: withAuthenticated(s.Groups), Extra: s.Extra}
 	}
-	t.cache.put(key, u, t.ttl)
+	t.cache.put(key, u, t.TTL)
 	if u == nil {
 		return nil, errInvalidToken
 	}

@@ -82,7 +82,7 @@ func New(opts Options, handler http.Handler, log *slog.Logger) (*Server, error) 
 
 	s.authn = &authenticator{clientCAs: s.clientCAs.Load}
 	if authnClient != nil {
-		s.authn.tokens = &tokenReviewer{client: authnClient, ttl: opts.Authentication.CacheTTL}
+		s.authn.tokens = &TokenReviewer{Client: authnClient, TTL: opts.Authentication.CacheTTL}
 	}
 	switch {
 	case opts.Authentication.ClientCAFile != "", opts.Authentication.SkipLookup:

@@ -40,3 +40,21 @@ func (a *SubjectAccessReviews) Authorize(ctx context.Context, user string, group
 	return a.reviews.Review(ctx, api.SubjectAccessReviewSpec{User: user, Groups: groups,
 		ResourceAttributes: &api.ResourceAttributes{Verb: verb, Version: "v1", Resource: "nodes", Subresource: sub, Name: a.NodeName}})
 }
+
+// TokenReviews authenticates bearer tokens with the apiserver, as the
+// kubelet's --authentication-token-webhook: a TokenReview, its answer
+// cached (secureserving.TokenReviewer).
+type TokenReviews struct {
+	Reviewer *secureserving.TokenReviewer
+}
+
+var _ server.TokenAuthenticator = (*TokenReviews)(nil)
+
+// AuthenticateToken implements server.TokenAuthenticator.
+func (t *TokenReviews) AuthenticateToken(ctx context.Context, token string) (string, []string, error) {
+	u, err := t.Reviewer.Review(ctx, token)
+	if err != nil {
+		return "", nil, err
+	}
+	return u.Name, u.Groups, nil
+}

@@ -43,11 +43,16 @@ type KubeletConfiguration struct {
 	Logging                   *LoggingConfiguration   `json:"logging"`
 }
 
-// KubeletAuthentication is authentication: only the x509 client CA.
+// KubeletAuthentication is authentication: the x509 client CA and the
+// bearer token webhook.
 type KubeletAuthentication struct {
 	X509 *struct {
 		ClientCAFile *string `json:"clientCAFile"`
 	} `json:"x509"`
+	Webhook *struct {
+		Enabled  *bool   `json:"enabled"`
+		CacheTTL *string `json:"cacheTTL"`
+	} `json:"webhook"`
 }
 
 // CrashLoopBackOffConfig is crashLoopBackOff: the longest restart delay.
@@ -79,6 +84,10 @@ func (c *KubeletConfiguration) FlagValues() (daemon.FlagValues, error) {
 	v.Bool("serverTLSBootstrap", "rotate-server-certificates", c.ServerTLSBootstrap)
 	if a := c.Authentication; a != nil && a.X509 != nil {
 		v.String("authentication.x509.clientCAFile", "client-ca-file", a.X509.ClientCAFile)
+	}
+	if a := c.Authentication; a != nil && a.Webhook != nil {
+		v.Bool("authentication.webhook.enabled", "authentication-token-webhook", a.Webhook.Enabled)
+		v.String("authentication.webhook.cacheTTL", "authentication-token-webhook-cache-ttl", a.Webhook.CacheTTL)
 	}
 	v.String("healthzBindAddress", "healthz-bind-address", c.HealthzBindAddress)
 	v.Int("healthzPort", "healthz-port", c.HealthzPort)

@@ -503,14 +503,23 @@ func TestPodsEndpoint(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `"kind":"PodList"`) || !strings.Contains(string(b), `"name":"a"`) || !strings.Contains(string(b), `"name":"b"`) {
 		t.Errorf("/pods = %d %s", resp.StatusCode, b)
 	}
-	// /healthz answers anyone.
+	// /healthz on the kubelet port needs authentication, as kube's kubelet
+	// (the plain health port answers anyone); an allowed user gets ok.
 	resp2, err := (&http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}).Get(e.kubelet + "/healthz") //nolint:gosec // self-signed kubelet
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp2.Body.Close()
-	if resp2.StatusCode != 200 {
-		t.Errorf("/healthz = %d", resp2.StatusCode)
+	if resp2.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/healthz without credentials = %d, want 401", resp2.StatusCode)
+	}
+	resp3, err := hc.Get(e.kubelet + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp3.Body.Close()
+	if resp3.StatusCode != 200 {
+		t.Errorf("/healthz with the client certificate = %d", resp3.StatusCode)
 	}
 }
 

@@ -68,3 +68,10 @@ type PortForwarder interface {
 type Authorizer interface {
 	Authorize(ctx context.Context, user string, groups []string, verb, subresource string) (allowed bool, reason string, err error)
 }
+
+// TokenAuthenticator says whose a bearer token is; the kubelet app asks
+// the apiserver with a TokenReview (--authentication-token-webhook). An
+// unknown token is an error.
+type TokenAuthenticator interface {
+	AuthenticateToken(ctx context.Context, token string) (user string, groups []string, err error)
+}

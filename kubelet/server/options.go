@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -29,10 +30,18 @@ type Options struct {
 	// it (bootstrap.ServingManager); the self-signed certificate, or
 	// --tls-cert-file's, is served until one is issued.
 	RotateServerCertificates bool
+	// AuthenticationTokenWebhook authenticates bearer tokens with a
+	// TokenReview (kube's --authentication-token-webhook; on here, as the
+	// kubelet configuration file's default authentication.webhook.enabled),
+	// keeping answers for TokenWebhookCacheTTL.
+	AuthenticationTokenWebhook bool
+	TokenWebhookCacheTTL       time.Duration
 }
 
 // DefaultOptions are the kubelet's defaults.
-func DefaultOptions() Options { return Options{Address: "0.0.0.0", Port: DefaultPort} }
+func DefaultOptions() Options {
+	return Options{Address: "0.0.0.0", Port: DefaultPort, AuthenticationTokenWebhook: true, TokenWebhookCacheTTL: 2 * time.Minute}
+}
 
 // AddFlags registers the options on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
@@ -41,6 +50,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "CA bundle that client certificates must chain to (default: the CA of --kubeconfig)")
 	fs.StringVar(&o.TLSCertFile, "tls-cert-file", o.TLSCertFile, "serving certificate (default: a self-signed one in --root-dir/pki)")
 	fs.StringVar(&o.TLSPrivateKeyFile, "tls-private-key-file", o.TLSPrivateKeyFile, "key of --tls-cert-file")
+	fs.BoolVar(&o.AuthenticationTokenWebhook, "authentication-token-webhook", o.AuthenticationTokenWebhook, "Use the TokenReview API to determine authentication for bearer tokens.")
+	fs.DurationVar(&o.TokenWebhookCacheTTL, "authentication-token-webhook-cache-ttl", o.TokenWebhookCacheTTL, "The duration to cache responses from the webhook token authenticator.")
 	fs.BoolVar(&o.RotateServerCertificates, "rotate-server-certificates", o.RotateServerCertificates, "Auto-request and rotate the kubelet serving certificates by requesting new certificates from the kube-apiserver when the certificate expiration approaches (signer kubernetes.io/kubelet-serving; the requests need approval, see the apiserver's --approve-kubelet-serving-certificates)")
 }
 
@@ -53,6 +64,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Port < 1 || o.Port > 65535 {
 		errs = append(errs, fmt.Errorf("--port must be in [1, 65535], got %d", o.Port))
+	}
+	if o.TokenWebhookCacheTTL < 0 {
+		errs = append(errs, fmt.Errorf("--authentication-token-webhook-cache-ttl must be >= 0, got %v", o.TokenWebhookCacheTTL))
 	}
 	if (o.TLSCertFile == "") != (o.TLSPrivateKeyFile == "") {
 		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file must be given together"))

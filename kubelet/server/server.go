@@ -29,6 +29,7 @@ const (
 	// client certificate (kubeadm's apiserver-kubelet-client).
 	APIServerKubeletClientUser = "kube-apiserver-kubelet-client"
 	mastersGroup               = "system:masters"
+	authenticatedGroup         = "system:authenticated"
 )
 
 // Config assembles a Server.
@@ -65,6 +66,10 @@ type Config struct {
 	// Metrics serves the kubelet's own /metrics, authorized as
 	// nodes/metrics as in Kubernetes; nil serves none.
 	Metrics http.Handler
+	// Tokens authenticates bearer tokens (a ServiceAccount's, say) when
+	// no client certificate does, as the kubelet's webhook token
+	// authentication; nil accepts client certificates only.
+	Tokens TokenAuthenticator
 	// Authorizer decides the requests of users the fixed rule (masters,
 	// AllowedUsers) does not admit, as the kubelet's webhook authorization
 	// does; nil refuses them.
@@ -109,7 +114,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	// /healthz on this port is authorized as kube's kubelet does it
+	// (nodes/healthz, or nodes/proxy); the plain health port answers anyone.
+	mux.Handle("GET /healthz", s.authorized(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })))
 	mux.Handle("GET /pods", s.authorized(http.HandlerFunc(s.servePods)))
 	mux.Handle("GET /containerLogs/{namespace}/{pod}/{container}", s.authorized(http.HandlerFunc(s.serveContainerLogs)))
 	mux.Handle("GET /exec/{namespace}/{pod}/{container}", s.authorized(http.HandlerFunc(s.serveExec)))
@@ -187,14 +194,40 @@ type user struct {
 	groups []string
 }
 
-// authenticate returns the user of a verified client certificate.
+// authenticate returns the user of a verified client certificate or,
+// without one, of a bearer token Tokens vouches for; every authenticated
+// user is in system:authenticated, as kube adds it. A certificate or
+// token that fails is 401, never anonymous: the kubelet does not serve
+// anonymous requests (kube's config-file default).
 func (s *Server) authenticate(r *http.Request) (*user, bool) {
-	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
+		if u, ok := s.certificateUser(r.TLS.PeerCertificates); ok {
+			return u, true
+		}
+	}
+	if s.cfg.Tokens == nil {
 		return nil, false
 	}
-	leaf := r.TLS.PeerCertificates[0]
+	token, ok := bearerToken(r)
+	if !ok {
+		return nil, false
+	}
+	name, groups, err := s.cfg.Tokens.AuthenticateToken(r.Context(), token)
+	if err != nil {
+		s.log.Debug("bearer token refused", "path", r.URL.Path, "err", err)
+		return nil, false
+	}
+	// What the kubelet proxies or runs never sees the token.
+	r.Header.Del("Authorization")
+	return &user{name: name, groups: withAuthenticated(groups)}, true
+}
+
+// certificateUser verifies a client certificate chain against ClientCAs:
+// CN is the user, each O a group.
+func (s *Server) certificateUser(chain []*x509.Certificate) (*user, bool) {
+	leaf := chain[0]
 	inter := x509.NewCertPool()
-	for _, c := range r.TLS.PeerCertificates[1:] {
+	for _, c := range chain[1:] {
 		inter.AddCert(c)
 	}
 	if _, err := leaf.Verify(x509.VerifyOptions{Roots: s.cfg.ClientCAs, Intermediates: inter,
@@ -204,7 +237,24 @@ func (s *Server) authenticate(r *http.Request) (*user, bool) {
 	if leaf.Subject.CommonName == "" {
 		return nil, false
 	}
-	return &user{name: leaf.Subject.CommonName, groups: leaf.Subject.Organization}, true
+	return &user{name: leaf.Subject.CommonName, groups: withAuthenticated(leaf.Subject.Organization)}, true
+}
+
+// bearerToken is the token of "Authorization: Bearer TOKEN".
+func bearerToken(r *http.Request) (string, bool) {
+	parts := strings.Fields(r.Header.Get("Authorization"))
+	if len(parts) != 2 || !strings.EqualFold(parts[0], "bearer") {
+		return "", false
+	}
+	return parts[1], true
+}
+
+// withAuthenticated adds system:authenticated to the groups.
+func withAuthenticated(groups []string) []string {
+	if slices.Contains(groups, authenticatedGroup) {
+		return groups
+	}
+	return append(slices.Clone(groups), authenticatedGroup)
 }
 
 // authorized admits members of system:masters and AllowedUsers, and asks
@@ -228,30 +278,48 @@ func (s *Server) authorized(next http.Handler) http.Handler {
 			strings.HasPrefix(r.URL.Path, "/attach/") || strings.HasPrefix(r.URL.Path, "/portForward/") {
 			verb = "create"
 		}
-		sub := "proxy"
-		switch {
-		case strings.HasPrefix(r.URL.Path, "/stats/"):
-			sub = "stats"
-		case strings.HasPrefix(r.URL.Path, "/metrics"):
-			sub = "metrics"
-		case strings.HasPrefix(r.URL.Path, "/logs"):
-			sub = "log"
-		}
+		subs := requestSubresources(r.URL.Path)
 		if s.cfg.Authorizer != nil {
-			allowed, reason, err := s.cfg.Authorizer.Authorize(r.Context(), u.name, u.groups, verb, sub)
-			if err != nil {
-				s.log.Warn("authorizing kubelet request", "user", u.name, "path", r.URL.Path, "err", err)
-				http.Error(w, fmt.Sprintf("Authorization error (user=%s, verb=%s, resource=nodes, subresource=%s)", u.name, verb, sub), http.StatusInternalServerError)
-				return
+			// Each subresource in turn, as kube's kubelet: the fine-grained
+			// one first, then nodes/proxy.
+			for _, sub := range subs {
+				allowed, reason, err := s.cfg.Authorizer.Authorize(r.Context(), u.name, u.groups, verb, sub)
+				if err != nil {
+					s.log.Warn("authorizing kubelet request", "user", u.name, "path", r.URL.Path, "err", err)
+					http.Error(w, fmt.Sprintf("Authorization error (user=%s, verb=%s, resource=nodes, subresource(s)=%v)", u.name, verb, subs), http.StatusInternalServerError)
+					return
+				}
+				if allowed {
+					next.ServeHTTP(w, r)
+					return
+				}
+				s.log.Debug("kubelet request forbidden", "user", u.name, "verb", verb, "subresource", sub, "reason", reason)
 			}
-			if allowed {
-				next.ServeHTTP(w, r)
-				return
-			}
-			s.log.Debug("kubelet request forbidden", "user", u.name, "verb", verb, "subresource", sub, "reason", reason)
 		}
-		http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=nodes, subresource=%s)", u.name, verb, sub), http.StatusForbidden)
+		http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=nodes, subresource(s)=%v)", u.name, verb, subs), http.StatusForbidden)
 	})
+}
+
+// requestSubresources are the nodes subresources that authorize a path,
+// as kube's kubelet maps them (KubeletFineGrainedAuthz, on by default in
+// v1.37): stats, metrics and log alone; healthz, pods and configz, or
+// else proxy; anything else proxy.
+func requestSubresources(path string) []string {
+	switch {
+	case strings.HasPrefix(path, "/stats/"):
+		return []string{"stats"}
+	case strings.HasPrefix(path, "/metrics"):
+		return []string{"metrics"}
+	case strings.HasPrefix(path, "/logs"):
+		return []string{"log"}
+	case path == "/healthz" || strings.HasPrefix(path, "/healthz/"):
+		return []string{"healthz", "proxy"}
+	case path == "/pods" || strings.HasPrefix(path, "/pods/"):
+		return []string{"pods", "proxy"}
+	case path == "/configz":
+		return []string{"configz", "proxy"}
+	}
+	return []string{"proxy"}
 }
 
 // lookupContainer resolves {namespace}/{pod}/{container} to a pod this

@@ -24,6 +24,7 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/events"
 	"github.com/minik8s/minik8s/internal/kubeconfig"
+	"github.com/minik8s/minik8s/internal/secureserving"
 	"github.com/minik8s/minik8s/kubectl-lite/remotecommand"
 	"github.com/minik8s/minik8s/kubelet/app"
 	"github.com/minik8s/minik8s/kubelet/bootstrap"
@@ -183,7 +184,8 @@ func startNode(t *testing.T, ctx context.Context, index int) *node {
 	}
 	srv, err := server.New(server.Config{Certificate: cert, ClientCAs: s.PKI().CA.Pool(), PodLogsDir: logsDir,
 		Pods: mgr, Exec: app.Executor{Pods: mgr}, Attach: app.Executor{Pods: mgr}, PortForward: app.Executor{Pods: mgr},
-		Stats: sp, Authorizer: &app.SubjectAccessReviews{Client: c, NodeName: nodeName, DeniedTTL: time.Second}, Logger: apiservertest.Logger()})
+		Stats: sp, Authorizer: &app.SubjectAccessReviews{Client: c, NodeName: nodeName, DeniedTTL: time.Second},
+		Tokens: &app.TokenReviews{Reviewer: &secureserving.TokenReviewer{Client: c, TTL: time.Minute}}, Logger: apiservertest.Logger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,12 +137,13 @@ func TestResourceStats(t *testing.T) {
 		t.Errorf("anonymous /stats/summary: %d", resp.StatusCode)
 	}
 	// Another user: 403 naming nodes/stats and nodes/metrics, until RBAC
-	// grants them (the kubelet asks with a SubjectAccessReview). The other
-	// endpoints stay nodes/proxy.
+	// grants them (the kubelet asks with a SubjectAccessReview). /pods and
+	// /healthz are nodes/pods and nodes/healthz or else nodes/proxy, as kube's
+	// kubelet with KubeletFineGrainedAuthz.
 	hc = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{n.other}}}}
-	for path, sub := range map[string]string{"/stats/summary": "stats", "/metrics/resource": "metrics", "/pods": "proxy"} {
+	for path, sub := range map[string]string{"/stats/summary": "stats", "/metrics/resource": "metrics", "/pods": "pods proxy", "/healthz": "healthz proxy"} {
 		body, code := get(path)
-		if code != http.StatusForbidden || body != "Forbidden (user=e2e-other, verb=get, resource=nodes, subresource="+sub+")\n" {
+		if code != http.StatusForbidden || body != "Forbidden (user=e2e-other, verb=get, resource=nodes, subresource(s)=["+sub+"])\n" {
 			t.Errorf("%s as another user: %d %q", path, code, body)
 		}
 	}
