@@ -3,7 +3,7 @@
 export PATH := $(PATH):/usr/local/go/bin
 GO        ?= go
 BIN       := bin
-BINARIES  := apiserver scheduler controller-manager kubelet kubectl-lite
+BINARIES  := apiserver scheduler controller-manager kubelet kube-proxy kubectl-lite
 # A semantic version, as Kubernetes components report (kubectl get nodes
 # shows it): the nearest v* tag, else v0.1.0 with the commit.
 VERSION   ?= $(shell git describe --tags --match 'v*' --dirty 2>/dev/null || echo v0.1.0-g$$(git rev-parse --short HEAD 2>/dev/null || echo dev))

@@ -327,6 +327,20 @@ func clusterDNSCases(f fixtures) []badCase {
 	}...)
 }
 
+func kubeProxyCases(f fixtures) []badCase {
+	return append(append(commonCases(), clientCases(f)...), []badCase{
+		{"proxy mode unknown", []string{"--proxy-mode=ipvs"}, "-proxy-mode", usage},
+		{"cluster CIDR garbage", []string{"--cluster-cidr=garbage"}, "-cluster-cidr", usage},
+		{"iptables min sync period negative", []string{"--iptables-min-sync-period=-1s"}, "-iptables-min-sync-period", usage},
+		{"iptables sync period zero", []string{"--iptables-sync-period=0"}, "-iptables-sync-period", usage},
+		{"pod routes not a bool", []string{"--pod-routes=maybe"}, "-pod-routes", usage},
+		{"run firewall not a bool", []string{"--run-firewall=maybe"}, "-run-firewall", usage},
+		{"healthz bind address without port", []string{"--healthz-bind-address=0.0.0.0"}, "-healthz-bind-address", usage},
+		{"metrics bind address not an IP", []string{"--metrics-bind-address=localhost:10249"}, "-metrics-bind-address", usage},
+		{"hostname override not a name", []string{"--hostname-override=Bad_Name"}, "-hostname-override", usage},
+	}...)
+}
+
 func ingressControllerCases(f fixtures) []badCase {
 	return append(append(commonCases(), clientCases(f)...), []badCase{
 		{"http port zero", []string{"--http-port=0"}, "-http-port", usage},
@@ -386,10 +400,8 @@ func kubeletCases(f fixtures) []badCase {
 		{"sync frequency zero", []string{"--sync-frequency=0"}, "-sync-frequency", usage},
 		{"backoff initial negative", []string{"--restart-backoff-initial=-1s"}, "-restart-backoff-initial", usage},
 		{"backoff initial over max", []string{"--restart-backoff-initial=10m", "--restart-backoff-max=1m"}, "-restart-backoff-max", usage},
-		{"proxy mode unknown", []string{"--proxy-mode=ipvs"}, "-proxy-mode", usage},
-		{"cluster CIDR garbage", []string{"--cluster-cidr=garbage"}, "-cluster-cidr", usage},
-		{"iptables sync period negative", []string{"--iptables-min-sync-period=-1s"}, "-iptables-min-sync-period", usage},
-		{"pod routes not a bool", []string{"--pod-routes=maybe"}, "-pod-routes", usage},
+		{"non-masquerade CIDR garbage", []string{"--non-masquerade-cidr=garbage"}, "-non-masquerade-cidr", usage},
+		{"proxy mode gone (kube-proxy's)", []string{"--proxy-mode=iptables"}, "-proxy-mode", usage},
 		{"kubeconfig garbage", []string{"--kubeconfig=" + f.garbage}, f.garbage, failure},
 		{"kubeconfig empty", []string{"--kubeconfig=" + f.empty}, f.empty, failure},
 		{"kubeconfig a directory", []string{"--kubeconfig=" + f.aDir}, f.aDir, failure},
@@ -476,14 +488,24 @@ func TestBadInputOneLineNonZeroExit(t *testing.T) {
 			started: stillRunning,
 		},
 		{
+			// Without an apiserver its loops wait for their caches and
+			// write no rule.
+			name: "kube-proxy", pkg: "github.com/minik8s/minik8s/kube-proxy", listeners: 2,
+			base: func(ls []*net.TCPListener) []string {
+				return []string{master, "--hostname-override=badinput-node",
+					"--healthz-bind-address=127.0.0.1:" + daemontest.Port(ls[0]), "--metrics-bind-address=127.0.0.1:" + daemontest.Port(ls[1])}
+			},
+			cases:   kubeProxyCases(f),
+			started: stillRunning,
+		},
+		{
 			name: "kubelet", pkg: "github.com/minik8s/minik8s/kubelet", listeners: 2,
 			base: func(ls []*net.TCPListener) []string {
 				dir := filepath.Join(f.dir, "kubelet")
 				return []string{"--kubeconfig=" + f.kubeletKubeconfig, "--hostname-override=badinput-node", "--node-ip=127.0.0.1",
 					"--address=127.0.0.1", "--port=" + daemontest.Port(ls[0]), "--healthz-port=" + daemontest.Port(ls[1]),
 					"--root-dir=" + dir + "/root", "--pod-logs-dir=" + dir + "/logs", "--cni-conf-dir=" + dir + "/net.d",
-					"--containerd-address=" + dir + "/no-containerd.sock", "--containerd-namespace=minik8s-badinput",
-					"--proxy-mode=none", "--pod-routes=false"}
+					"--containerd-address=" + dir + "/no-containerd.sock", "--containerd-namespace=minik8s-badinput"}
 			},
 			cases: kubeletCases(f),
 			// Like the kubelet, it starts without its container runtime

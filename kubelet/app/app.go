@@ -18,7 +18,6 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/events"
-	"github.com/minik8s/minik8s/internal/secureserving"
 	"github.com/minik8s/minik8s/kubelet/bootstrap"
 	"github.com/minik8s/minik8s/kubelet/eviction"
 	"github.com/minik8s/minik8s/kubelet/network"
@@ -39,7 +38,6 @@ type Options struct {
 	Bootstrap  bootstrap.Options
 	Node       nodestatus.Options
 	Server     server.Options
-	Network    NetworkOptions
 
 	ContainerdAddress      string
 	ContainerdNamespace    string
@@ -52,12 +50,18 @@ type Options struct {
 	CNIConfDir             string
 	CNIBinDir              string
 	CNIBridge              string
-	ClusterDNS             string
-	ClusterDomain          string
-	ResolvConf             string
-	HealthzBindAddress     string
-	HealthzPort            int
-	SyncFrequency          time.Duration
+	// NonMasqueradeCIDR is the pods' range across the cluster: the
+	// bridge does not masquerade per pod, one node rule masquerades only
+	// pod traffic leaving this range, so pods on different nodes see
+	// each other's own addresses. Empty: the bridge masquerades
+	// everything off the node's pod CIDR.
+	NonMasqueradeCIDR  string
+	ClusterDNS         string
+	ClusterDomain      string
+	ResolvConf         string
+	HealthzBindAddress string
+	HealthzPort        int
+	SyncFrequency      time.Duration
 	// Restart back-off bounds (kube: 10 s doubling to 5 min; not flags in
 	// kube, settable here for tests).
 	BackoffInitial, BackoffMax time.Duration
@@ -72,10 +76,10 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		KubeAPIQPS: 50, KubeBurst: 100,
-		Node: nodestatus.DefaultOptions(), Server: server.DefaultOptions(), Network: DefaultNetworkOptions(),
+		Node: nodestatus.DefaultOptions(), Server: server.DefaultOptions(),
 		ContainerdAddress: "/run/containerd/containerd.sock", ContainerdNamespace: "minik8s",
 		RootDir: "/var/lib/kubelet", PodLogsDir: server.DefaultPodLogsDir,
-		CNIConfDir: "/etc/cni/net.d", CNIBinDir: "/usr/lib/cni,/opt/cni/bin", CNIBridge: "cni0",
+		CNIConfDir: "/etc/cni/net.d", CNIBinDir: "/usr/lib/cni,/opt/cni/bin", CNIBridge: "cni0", NonMasqueradeCIDR: "10.244.0.0/16",
 		ClusterDomain: "cluster.local", ResolvConf: "/etc/resolv.conf",
 		HealthzBindAddress: "127.0.0.1", HealthzPort: 10248, SyncFrequency: 10 * time.Second,
 		BackoffInitial: 10 * time.Second, BackoffMax: 300 * time.Second,
@@ -134,7 +138,7 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs.StringVar(&o.ClusterDNS, "cluster-dns", o.ClusterDNS, "Comma-separated DNS server IPs for pods with dnsPolicy ClusterFirst.")
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", o.ClusterDomain, "The cluster's DNS domain.")
 	fs.StringVar(&o.ResolvConf, "resolv-conf", o.ResolvConf, "Resolver configuration used by pods with dnsPolicy Default.")
-	o.Network.AddFlags(fss.FlagSet("proxy"))
+	fs.StringVar(&o.NonMasqueradeCIDR, "non-masquerade-cidr", o.NonMasqueradeCIDR, "Traffic from pods to IPs outside this range is masqueraded (one node rule; none between pods, so pods on other nodes see their own addresses): the pods' range across the cluster. Empty: the bridge masquerades everything off the node's own pod CIDR.")
 }
 
 // Validate checks every flag's value, format and combination; it reads no
@@ -155,7 +159,11 @@ func (o *Options) Validate() error {
 	add(o.Bootstrap.Validate())
 	add(o.Node.Validate())
 	add(o.Server.Validate())
-	add(o.Network.Validate())
+	if o.NonMasqueradeCIDR != "" {
+		if _, _, err := net.ParseCIDR(o.NonMasqueradeCIDR); err != nil {
+			add(fmt.Errorf("--non-masquerade-cidr %q is not a CIDR", o.NonMasqueradeCIDR))
+		}
+	}
 	for _, f := range []struct{ flag, v string }{
 		{"containerd-address", o.ContainerdAddress}, {"containerd-namespace", o.ContainerdNamespace}, {"root-dir", o.RootDir},
 		{"pod-logs-dir", o.PodLogsDir}, {"cni-conf-dir", o.CNIConfDir}, {"cni-bin-dir", o.CNIBinDir},
@@ -262,7 +270,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		return err
 	}
 	nm, err := network.New(network.Config{ConfDir: o.CNIConfDir, BinDirs: splitList(o.CNIBinDir),
-		StateDir: filepath.Join(o.RootDir, "cni"), BridgeName: o.CNIBridge, ClusterCIDR: o.Network.ClusterCIDR, Logger: log})
+		StateDir: filepath.Join(o.RootDir, "cni"), BridgeName: o.CNIBridge, ClusterCIDR: o.NonMasqueradeCIDR, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -342,9 +350,6 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	srvCfg := server.Config{Addr: o.Server.Addr(), Certificate: cert, ClientCAs: cas, PodLogsDir: o.PodLogsDir,
 		Pods: mgr, Exec: Executor{mgr}, Attach: Executor{mgr}, PortForward: Executor{mgr}, Stats: sp, Metrics: health.MetricsHandler(),
 		Authorizer: &SubjectAccessReviews{Client: c, NodeName: nodeName}, Logger: log}
-	if o.Server.AuthenticationTokenWebhook {
-		srvCfg.Tokens = &TokenReviews{Reviewer: &secureserving.TokenReviewer{Client: c, TTL: o.Server.TokenWebhookCacheTTL}}
-	}
 	if serving != nil {
 		srvCfg.GetCertificate = serving.GetCertificate
 	}
@@ -353,15 +358,10 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		return err
 	}
 
-	netRunners, err := o.Network.networkRunners(c, nodeName, health.Registry, log)
-	if err != nil {
-		return err
-	}
-
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errc := make(chan error, 6+len(netRunners))
+	errc := make(chan error, 6)
 	run := func(name string, f func(context.Context) error) {
 		wg.Go(func() {
 			if err := f(ctx); err != nil && !errors.Is(err, context.Canceled) {
@@ -382,9 +382,6 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		}
 		return srv.Run(ctx)
 	})
-	for name, f := range netRunners {
-		run(name, f)
-	}
 	switch {
 	case o.HealthzListener != nil:
 		run("healthz server", func(ctx context.Context) error { return health.ServeListener(ctx, o.HealthzListener) })

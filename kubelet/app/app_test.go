@@ -53,10 +53,6 @@ func TestKubeletRunsPod(t *testing.T) {
 	o.RootDir, o.PodLogsDir = filepath.Join(dir, "root"), filepath.Join(dir, "logs")
 	o.CNIConfDir, o.CNIBridge = filepath.Join(dir, "net.d"), fmt.Sprintf("mk8sapp%d", n)
 	o.ClusterDNS = "10.96.0.10"
-	// This test runs on the host's network namespace: no service rules or
-	// pod routes there (kubelet/proxy and internal/podroutes test those in
-	// namespaces of their own).
-	o.Network.ProxyMode, o.Network.PodRoutes, o.Network.RunFirewall = "none", false, false
 	cidr := fmt.Sprintf("10.244.%d.0/24", n)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

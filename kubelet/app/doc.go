@@ -12,7 +12,8 @@
 //	core               pods (workers, sync, status; uses probes, volume,
 //	                   token, network), server (logs, exec, attach,
 //	                   port-forward, stats), stats, nodestatus (Node,
-//	                   Lease), network (CNI), proxy
+//	                   Lease), network (CNI; the service proxy, NetworkPolicies and pod routes
+//	                   are kube-proxy's, see kube-proxy/app)
 //	       |
 //	       v  the runtime only through
 //	driver contract    runtime: Container, SandboxConfig, ContainerConfig,

@@ -73,7 +73,6 @@ func TestKubeletKill9Restart(t *testing.T) {
 		"--containerd-address", "/run/containerd/containerd.sock", "--containerd-namespace", o.ContainerdNamespace,
 		"--root-dir", o.RootDir, "--pod-logs-dir", o.PodLogsDir, "--cgroup-root", o.CgroupRoot,
 		"--cni-conf-dir", o.CNIConfDir, "--cni-bridge", o.CNIBridge, "--cluster-dns", "10.96.0.10",
-		"--proxy-mode", "none", "--pod-routes=false", "--run-firewall=false",
 		"--restart-backoff-initial", "1s", "--restart-backoff-max", "4s", "--sync-frequency", "2s",
 	}
 
