@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/kubelet/staticpods"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/podplacement"
 	"github.com/minik8s/minik8s/scheduler/framework"
@@ -161,10 +162,17 @@ func (m *Manager) decideAdmission(ctx context.Context, pod *api.Pod) (a *admissi
 	}
 	node := m.node()
 	if node == nil {
-		return nil, false
+		if !staticpods.IsStatic(pod) {
+			return nil, false
+		}
+		// A static pod runs without the API: without its Node the pod is
+		// admitted on what the kubelet knows alone (sysctls, AppArmor), as
+		// kube's kubelet admits against the node it builds locally.
+		m.admitOne(ctx, pod, nil)
+		return m.admissions[string(pod.UID)], true
 	}
 	var pending []*api.Pod
-	for _, p := range m.pods.Store().List() {
+	for _, p := range m.allPods() {
 		if p.UID != pod.UID && m.admissions[string(p.UID)] == nil && !isTerminal(p.Status.Phase) && createdBefore(p, pod) {
 			pending = append(pending, p)
 		}
@@ -205,7 +213,9 @@ func (m *Manager) admitOne(ctx context.Context, pod *api.Pod, node *api.Node) *a
 	reason, msg := sysctlForbidden, admitSysctls(pod)
 	if msg == "" {
 		var affinityOnly bool
-		reason, msg, affinityOnly = admitOnNode(pod, node, m.activeAdmitted(pod))
+		if node != nil {
+			reason, msg, affinityOnly = admitOnNode(pod, node, m.activeAdmitted(pod))
+		}
 		if affinityOnly {
 			// The Node's labels in the cache may lag behind a label just
 			// added: read it live and check again, as kube does.
@@ -240,7 +250,7 @@ func (m *Manager) admitOne(ctx context.Context, pod *api.Pod, node *api.Node) *a
 // them. The caller holds admitMu.
 func (m *Manager) activeAdmitted(pod *api.Pod) []*api.Pod {
 	var out []*api.Pod
-	for _, p := range m.pods.Store().List() {
+	for _, p := range m.allPods() {
 		a := m.admissions[string(p.UID)]
 		if p.UID == pod.UID || a == nil || a.rejected != nil || a.finished || isTerminal(p.Status.Phase) {
 			continue

@@ -22,11 +22,8 @@ type evictionOrder struct {
 // ActivePods are the node's pods that may still run: not finished, not
 // being deleted (kube's filterOutInactivePods, from the pod cache).
 func (m *Manager) ActivePods() []*api.Pod {
-	if m.pods == nil {
-		return nil
-	}
 	var out []*api.Pod
-	for _, p := range m.pods.Store().List() {
+	for _, p := range m.allPods() {
 		if p.DeletionTimestamp != nil || isTerminal(p.Status.Phase) {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
@@ -15,6 +16,7 @@ import (
 	"github.com/minik8s/minik8s/internal/informer"
 	"github.com/minik8s/minik8s/kubelet/probes"
 	"github.com/minik8s/minik8s/kubelet/runtime"
+	"github.com/minik8s/minik8s/kubelet/staticpods"
 	"github.com/minik8s/minik8s/kubelet/token"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -93,6 +95,15 @@ type Manager struct {
 	startSlots chan struct{}
 	ctx        context.Context
 	wg         sync.WaitGroup
+
+	// static are the static pods by UID (static.go); removedStatic those
+	// removed whose containers are still being stopped.
+	staticMu      sync.Mutex
+	static        map[string]*api.Pod
+	removedStatic map[string]*api.Pod
+	// apiSynced: the API's pods are known and may run.
+	apiSynced     atomic.Bool
+	mirrorCleanup chan struct{}
 }
 
 // New returns a manager; start it with Run. rt may also be a
@@ -140,6 +151,7 @@ func New(c *client.Client, rt runtime.Runtime, nm Network, rec events.Recorder, 
 		backoff: NewBackoff(opts.BackoffInitial, opts.BackoffMax, opts.BackoffReset),
 		metrics: newMetrics(opts.Registry),
 		workers: map[string]*worker{}, admissions: map[string]*admission{},
+		static: map[string]*api.Pod{}, removedStatic: map[string]*api.Pod{}, mirrorCleanup: make(chan struct{}, 1),
 	}
 }
 
@@ -173,25 +185,37 @@ func (m *Manager) Run(ctx context.Context) error {
 		OnUpdate: func(_, n *api.Node) { m.onNode(n) },
 	})
 	f.Start(ctx)
-	if !f.WaitForCacheSync(ctx) {
-		return ctx.Err()
-	}
-	if err := m.adopt(ctx); err != nil {
-		return fmt.Errorf("adopt containers: %w", err)
-	}
-	// Workers start only now (kick is a no-op before): none may create a
-	// container while the previous kubelet's are being re-adopted.
+	// Static pods run at once, before (and without) the apiserver: their
+	// containers a previous kubelet left are re-adopted first.
+	m.adoptStatic(ctx)
 	m.mu.Lock()
 	m.ctx = ctx
 	m.mu.Unlock()
-	for _, p := range m.pods.Store().List() {
+	for _, p := range m.staticPods() {
+		m.kick(string(p.UID))
+	}
+	if !f.WaitForCacheSync(ctx) {
+		m.wg.Wait()
+		return ctx.Err()
+	}
+	if err := m.adopt(ctx); err != nil {
+		m.wg.Wait()
+		return fmt.Errorf("adopt containers: %w", err)
+	}
+	// The API's pods start only now (kick ignores them before): none may
+	// create a container while the previous kubelet's are being
+	// re-adopted.
+	m.apiSynced.Store(true)
+	for _, p := range m.allPods() {
 		m.kick(string(p.UID))
 	}
 	m.pods.AddEventHandler(informer.Handler[api.Pod]{
-		OnAdd:    func(p *api.Pod, _ bool) { m.kick(string(p.UID)) },
-		OnUpdate: func(_, p *api.Pod) { m.kick(string(p.UID)) },
-		OnDelete: func(p *api.Pod, _ bool) { m.kick(string(p.UID)) },
+		OnAdd:    func(p *api.Pod, _ bool) { m.onAPIPod(p) },
+		OnUpdate: func(_, p *api.Pod) { m.onAPIPod(p) },
+		OnDelete: func(p *api.Pod, _ bool) { m.onAPIPod(p) },
 	})
+	m.wg.Go(func() { m.runMirrorCleanup(ctx, m.opts.ResyncPeriod) })
+	m.kickMirrorCleanup()
 	t := time.NewTicker(m.opts.ResyncPeriod)
 	defer t.Stop()
 	for {
@@ -202,7 +226,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		case <-t.C:
 			m.backoff.GC()
 			m.updateGauges(ctx)
-			for _, p := range m.pods.Store().List() {
+			for _, p := range m.allPods() {
 				m.kick(string(p.UID))
 			}
 		}
@@ -218,7 +242,7 @@ func (m *Manager) onNode(n *api.Node) {
 		return
 	}
 	// Pods waiting for the network can proceed.
-	for _, p := range m.pods.Store().List() {
+	for _, p := range m.allPods() {
 		m.kick(string(p.UID))
 	}
 }
@@ -271,11 +295,15 @@ func (m *Manager) adopt(ctx context.Context) error {
 		return err
 	}
 	known := map[string]bool{}
-	for _, p := range m.pods.Store().List() {
+	for _, p := range m.allPods() {
 		known[string(p.UID)] = true
 	}
 	orphans := map[string][]runtime.Container{}
 	for _, c := range cs {
+		if m.isStaticUID(c.PodUID) {
+			// adoptStatic had these.
+			continue
+		}
 		if !known[c.PodUID] {
 			orphans[c.PodUID] = append(orphans[c.PodUID], c)
 			continue
@@ -300,6 +328,9 @@ func (m *Manager) kick(uid string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.ctx == nil || m.ctx.Err() != nil {
+		return
+	}
+	if !m.apiSynced.Load() && !m.isStaticUID(uid) {
 		return
 	}
 	w := m.workers[uid]
@@ -353,6 +384,9 @@ type worker struct {
 	firstSeen  time.Time
 	observed   bool
 	lastSent   string
+	// lastSentTo is the pod lastSent went to (a static pod's mirror pod
+	// changes).
+	lastSentTo api.UID
 	// lastStatus is the status last written.
 	lastStatus *api.PodStatus
 	startTime  *api.Time
@@ -395,24 +429,21 @@ func (w *worker) run(ctx context.Context) {
 }
 
 // GetPodByName returns the pod namespace/name bound to this node.
+// A static pod is found under its name (its mirror pod's).
 func (m *Manager) GetPodByName(namespace, name string) (*api.Pod, bool) {
-	if m.pods == nil {
-		return nil, false
+	if p := m.staticByName(namespace, name); p != nil {
+		return p, true
 	}
-	p, err := m.pods.Lister().Namespace(namespace).Get(name)
-	if err != nil {
+	p := m.apiPodByName(namespace, name)
+	if p == nil || staticpods.IsMirror(p) {
 		return nil, false
 	}
 	return p, true
 }
 
-// GetPods returns every pod bound to this node.
-func (m *Manager) GetPods() []*api.Pod {
-	if m.pods == nil {
-		return nil
-	}
-	return m.pods.Store().List()
-}
+// GetPods returns every pod bound to this node: the static pods, not
+// their mirror pods.
+func (m *Manager) GetPods() []*api.Pod { return m.allPods() }
 
 // ErrContainerNotFound is wrapped by Exec when the container does not run.
 var ErrContainerNotFound = errors.New("container not found")

@@ -13,6 +13,7 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/kubelet/probes"
 	"github.com/minik8s/minik8s/kubelet/runtime"
+	"github.com/minik8s/minik8s/kubelet/staticpods"
 )
 
 func (w *worker) getWaiting(name string) *api.ContainerStateWaiting {
@@ -386,18 +387,26 @@ func withForeignConditions(st api.PodStatus, cur []api.PodCondition) api.PodStat
 // writeStatus writes status through /status when it differs from what the
 // pod has and from what this worker last wrote.
 func (m *Manager) writeStatus(ctx context.Context, w *worker, pod *api.Pod, st api.PodStatus) error {
+	target := pod
+	if staticpods.IsStatic(pod) {
+		// A static pod's status goes to its mirror pod, once there is
+		// one (kube's status manager translates the UID).
+		if target = m.mirrorOf(pod); target == nil {
+			return nil
+		}
+	}
 	b, _ := json.Marshal(st)
-	cur, _ := json.Marshal(pod.Status)
-	if string(b) == string(cur) || string(b) == w.lastSent {
+	cur, _ := json.Marshal(target.Status)
+	if string(b) == string(cur) || (string(b) == w.lastSent && w.lastSentTo == target.UID) {
 		return nil
 	}
 	pods := client.Resource[api.Pod](m.client).Namespace(pod.Namespace)
-	p := api.DeepCopy(pod)
+	p := api.DeepCopy(target)
 	for range 3 {
 		p.Status = st
 		_, err := pods.UpdateStatus(ctx, p)
 		if err == nil {
-			w.lastSent = string(b)
+			w.lastSent, w.lastSentTo = string(b), target.UID
 			w.lastStatus = &st
 			return nil
 		}
@@ -411,7 +420,7 @@ func (m *Manager) writeStatus(ctx context.Context, w *worker, pod *api.Pod, st a
 		if err != nil {
 			return err
 		}
-		if fresh.UID != pod.UID {
+		if fresh.UID != target.UID {
 			return nil
 		}
 		p = fresh

@@ -9,12 +9,22 @@ import (
 
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/kubelet/runtime"
+	"github.com/minik8s/minik8s/kubelet/staticpods"
 )
 
 const retrySoon = time.Second
 
 func (m *Manager) podByUID(uid string) *api.Pod {
+	if p := m.staticPod(uid); p != nil {
+		return p
+	}
+	if m.pods == nil {
+		return nil
+	}
 	for _, p := range m.pods.Store().List() {
+		if staticpods.IsMirror(p) {
+			continue
+		}
 		if string(p.UID) == uid {
 			return p
 		}
@@ -32,9 +42,22 @@ func (m *Manager) syncPod(ctx context.Context, w *worker) (time.Duration, bool) 
 		return 2 * retrySoon, false
 	}
 	if pod == nil {
+		if gone := m.removedStaticPod(w.uid); gone != nil {
+			m.terminateRemovedStatic(ctx, w, gone)
+			m.forgetAdmission(w.uid)
+			m.kickStaticNamed(gone.Namespace, gone.Name)
+			return 0, true
+		}
 		m.removeGonePod(ctx, w.uid, cs)
 		m.forgetAdmission(w.uid)
 		return 0, true
+	}
+	if staticpods.IsStatic(pod) {
+		if m.startBlocked(pod) {
+			m.log.Info("static pod waits for the previous pod of its name to stop", "pod", pod.Namespace+"/"+pod.Name)
+			return retrySoon, false
+		}
+		m.syncMirror(ctx, pod)
 	}
 	w.observe(pod)
 	s := &podSync{m: m, w: w, pod: pod, cs: cs, log: m.log.With("pod", pod.Namespace+"/"+pod.Name)}
