@@ -23,7 +23,8 @@ authentication:
   x509:
     clientCAFile: /etc/kubernetes/pki/ca.crt
   webhook:
-    enabled: true
+    enabled: false
+    cacheTTL: 30s
 cgroupDriver: systemd
 containerRuntimeEndpoint: unix:///run/containerd/other.sock
 clusterDNS: [10.96.0.10, 10.96.0.11]
@@ -68,13 +69,14 @@ logging:
 		o.ContainerdAddress != "/run/containerd/other.sock" || o.ClusterDNS != "10.96.0.10,10.96.0.11" || o.ClusterDomain != "cluster.example" ||
 		o.Node.MaxPods != 50 || o.SyncFrequency != 30*time.Second || o.BackoffMax != time.Minute || o.Node.NodeLeaseDurationSeconds != 20 ||
 		o.Node.EvictionHard != "memory.available<200Mi,nodefs.available<5%" || o.Node.SystemReserved != "cpu=100m,memory=100Mi" ||
-		o.Node.RegisterWithTaints != "dedicated=infra:NoSchedule,gpu:NoExecute" || !o.Server.RotateServerCertificates {
+		o.Node.RegisterWithTaints != "dedicated=infra:NoSchedule,gpu:NoExecute" || !o.Server.RotateServerCertificates ||
+		o.Server.AuthenticationTokenWebhook || o.Server.TokenWebhookCacheTTL != 30*time.Second {
 		t.Errorf("the file's fields did not take effect: %+v", o)
 	}
 	if !log.Enabled(context.Background(), slog.LevelDebug) {
 		t.Error("logging.verbosity 4 did not enable debug records")
 	}
-	if !bytes.Contains([]byte(logs), []byte("authentication.webhook cgroupDriver")) {
+	if !bytes.Contains([]byte(logs), []byte("fields=[cgroupDriver]")) {
 		t.Errorf("no warning naming the fields ignored: %q", logs)
 	}
 
