@@ -66,6 +66,9 @@ type Options struct {
 	// kube, settable here for tests).
 	BackoffInitial, BackoffMax time.Duration
 
+	// StaticPodPath is --pod-manifest-path (staticPodPath).
+	StaticPodPath string
+
 	// ServerListener and HealthzListener, when set, replace binding the
 	// kubelet server's and the healthz server's addresses (tests pass
 	// listeners on 127.0.0.1:0). Not flags.
@@ -129,6 +132,7 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs.StringVar(&o.PodLogsDir, "pod-logs-dir", o.PodLogsDir, "Directory of the container log files.")
 	fs = fss.FlagSet("pods")
 	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "How often every pod is re-synced.")
+	fs.StringVar(&o.StaticPodPath, "pod-manifest-path", o.StaticPodPath, "Directory (or file) of static pod manifests, one Pod per file in YAML or JSON (hidden files ignored), watched and read again every 20 s; each runs on this node without the apiserver and is mirrored to it. Empty: no static pods.")
 	fs.DurationVar(&o.BackoffInitial, "restart-backoff-initial", o.BackoffInitial, "First delay of the container restart and image pull back-off.")
 	fs.DurationVar(&o.BackoffMax, "restart-backoff-max", o.BackoffMax, "Longest delay of the container restart and image pull back-off.")
 	fs = fss.FlagSet("networking")
@@ -325,6 +329,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		Logger: log, Registry: health.Registry,
 	})
 	rt.SetOnExit(mgr.OnContainerExit)
+	staticPods := staticPodsRunner(o.StaticPodPath, nodeName, mgr, rec, log)
 
 	if !haveCert {
 		var ips []net.IP
@@ -372,6 +377,9 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	}
 	run("node status", ns.Run)
 	run("pod manager", mgr.Run)
+	if staticPods != nil {
+		run("static pod source", staticPods)
+	}
 	run("eviction manager", eviction.New(mgr, rec, eviction.Options{Logger: log}).Run)
 	if serving != nil {
 		run("serving certificate", serving.Run)

@@ -28,6 +28,7 @@ type KubeletConfiguration struct {
 	CgroupRoot                *string                 `json:"cgroupRoot"`
 	PodLogsDir                *string                 `json:"podLogsDir"`
 	SyncFrequency             *string                 `json:"syncFrequency"`
+	StaticPodPath             *string                 `json:"staticPodPath"`
 	CrashLoopBackOff          *CrashLoopBackOffConfig `json:"crashLoopBackOff"`
 	ClusterDNS                []string                `json:"clusterDNS"`
 	ClusterDomain             *string                 `json:"clusterDomain"`
@@ -97,6 +98,7 @@ func (c *KubeletConfiguration) FlagValues() (daemon.FlagValues, error) {
 	v.String("cgroupRoot", "cgroup-root", c.CgroupRoot)
 	v.String("podLogsDir", "pod-logs-dir", c.PodLogsDir)
 	v.String("syncFrequency", "sync-frequency", c.SyncFrequency)
+	v.String("staticPodPath", "pod-manifest-path", c.StaticPodPath)
 	if c.CrashLoopBackOff != nil {
 		v.String("crashLoopBackOff.maxContainerRestartPeriod", "restart-backoff-max", c.CrashLoopBackOff.MaxContainerRestartPeriod)
 	}
