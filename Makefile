@@ -114,7 +114,7 @@ COMPOSE    ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker com
 KUBECONFIG_FILE := .minik8s/kubeconfig
 KUBECTL    := $(BIN)/kubectl-lite --kubeconfig $(KUBECONFIG_FILE)
 WORKLOAD_IMAGES := minik8s/busybox:latest,minik8s/busybox:v2
-ADDON_IMAGES    := minik8s/cluster-dns:latest,minik8s/ingress-controller:latest
+ADDON_IMAGES    := minik8s/kube-proxy:latest,minik8s/cluster-dns:latest,minik8s/ingress-controller:latest
 E2E_TIMEOUT ?= 30m
 
 # deps installs what the cluster needs (Docker, Compose, debootstrap,
@@ -133,8 +133,8 @@ images: deps build
 	scripts/images.sh
 
 # up starts the cluster, waits until every node is Ready and deploys the
-# add-ons (deploy/addons: cluster DNS, the local-path StorageClass, the
-# ingress controller; node-1's ports 80 and 443 are published on the
+# add-ons (deploy/addons: kube-proxy on every node, cluster DNS, the
+# local-path StorageClass, the ingress controller; node-1's ports 80 and 443 are published on the
 # host's loopback, MINIK8S_HTTP_PORT and MINIK8S_HTTPS_PORT to change them).
 up: images
 	@mkdir -p .minik8s

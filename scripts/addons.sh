@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Deploys the cluster add-ons of deploy/addons (cluster DNS: the kube-dns
+# Deploys the cluster add-ons of deploy/addons (kube-proxy: the Services'
+# rules, NetworkPolicies and pod routes on every node, waited for first, so
+# that Services answer when this returns; cluster DNS: the kube-dns
 # Service at 10.96.0.10 and the cluster-dns Deployment; the default
 # local-path StorageClass and its provisioner's identity; the ingress
 # controller: the default IngressClass minik8s and a DaemonSet on hostPorts
 # 80 and 443) into the compose cluster and waits for their rollout. Their
 # images must be in the nodes' containerd already (scripts/load-image.sh
-# minik8s/cluster-dns:latest,minik8s/ingress-controller:latest).
+# minik8s/kube-proxy:latest,minik8s/cluster-dns:latest,minik8s/ingress-controller:latest).
 #
 #   scripts/addons.sh [-t TIMEOUT_SECONDS]
 set -euo pipefail
@@ -33,5 +35,6 @@ rollout() {
 	fi
 	echo "addons: $2 rolled out after $(($(date +%s) - start)) s" >&2
 }
+rollout kube-system daemonset/kube-proxy
 rollout kube-system deployment/cluster-dns
 rollout ingress-minik8s daemonset/ingress-controller

@@ -5,8 +5,8 @@
 # matches is left alone. The build context is exactly the image's inputs.
 #
 #   scripts/images.sh [--force] [IMAGE-KEY...]   keys: apiserver scheduler
-#                     controller-manager node cluster-dns ingress-controller
-#                     busybox busybox-v2 metrics-server, registry (not
+#                     controller-manager node kube-proxy cluster-dns
+#                     ingress-controller busybox busybox-v2 metrics-server, registry (not
 #                     built by default)
 #                     (default all), conformance (on request only: the
 #                     test images of Kubernetes' conformance suite, under
@@ -26,7 +26,7 @@ if [ "${1:-}" = "--force" ]; then
 	shift
 fi
 keys=("$@")
-[ ${#keys[@]} -gt 0 ] || keys=(apiserver scheduler controller-manager node cluster-dns ingress-controller busybox busybox-v2)
+[ ${#keys[@]} -gt 0 ] || keys=(apiserver scheduler controller-manager node kube-proxy cluster-dns ingress-controller busybox busybox-v2)
 
 base=minik8s/debian-base:bookworm
 log() { echo "images: $*" >&2; }
@@ -104,6 +104,12 @@ for k in "${keys[@]}"; do
 			bin/busybox bin/kubectl-lite bin/kubelet deploy/node/containerd.toml \
 			deploy/node/certs.d/registry.k8s.io/hosts.toml deploy/node/certs.d/localhost_5001_/hosts.toml \
 			deploy/node/entrypoint.sh deploy/node/bootstrap.sh -- "BASE=$base"
+		;;
+	kube-proxy)
+		# The node network agent (deploy/addons/kube-proxy.yaml), loaded
+		# into the nodes' containerd like the other add-ons.
+		"$(dirname "$0")/base-image.sh" "$base"
+		build minik8s/kube-proxy:latest deploy/images/kube-proxy.Dockerfile "" bin/kube-proxy -- "BASE=$base"
 		;;
 	cluster-dns)
 		# The DNS add-on (deploy/addons/cluster-dns.yaml), loaded into the

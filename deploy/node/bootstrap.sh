@@ -5,13 +5,12 @@
 #     volume to the host (MINIK8S_HOST_DIR, a bind mount of ./.minik8s), with
 #     the server address the host reaches (127.0.0.1:MINIK8S_API_PORT) and
 #     owned by whoever owns that directory;
-#  2. copies kube-proxy's kubeconfig (system:kube-proxy, written by the
-#     apiserver) into the join volume, for the nodes' service proxy and pod
-#     routes (kubelet --proxy-kubeconfig): they read every Node, which the
-#     kubelet's own credentials may not;
-#  3. makes sure a bootstrap token for joining nodes exists and writes the
+#  2. makes sure a bootstrap token for joining nodes exists and writes the
 #     join file nodes read (SERVER, TOKEN, CA_CERT_HASH) into the join volume.
-#     Nodes see only these two files, never the CA key or admin credentials.
+#     Nodes see only this file, never the CA key or admin credentials.
+# kube-proxy runs as a DaemonSet with its ServiceAccount's token
+# (deploy/addons/kube-proxy.yaml), so nodes get no kube-proxy credentials
+# from here.
 set -euo pipefail
 
 log() { echo "minik8s-bootstrap: $*" >&2; }
@@ -44,17 +43,9 @@ if [ -d "$host_dir" ]; then
 	log "wrote $host_dir/kubeconfig (server $host_server)"
 fi
 
-proxy=$pki/kube-proxy.kubeconfig
-for _ in $(seq 1 100); do
-	[ -s "$proxy" ] && break
-	sleep 0.2
-done
-[ -s "$proxy" ] || { log "no kube-proxy kubeconfig at $proxy"; exit 1; }
-mkdir -p "$join_dir"
-sed -E "s#^([[:space:]]*server:).*#\1 $server#" "$proxy" >"$join_dir/.kube-proxy.kubeconfig.tmp"
-chmod 600 "$join_dir/.kube-proxy.kubeconfig.tmp"
-mv -f "$join_dir/.kube-proxy.kubeconfig.tmp" "$join_dir/kube-proxy.kubeconfig"
-log "wrote $join_dir/kube-proxy.kubeconfig (server $server)"
+# Nodes joined before kube-proxy was an add-on read its kubeconfig from
+# here; it goes, as the credentials it held are kube-proxy's alone.
+rm -f "$join_dir/kube-proxy.kubeconfig"
 
 # Reuse the token of the join file while the server still has it.
 join=$join_dir/join.env

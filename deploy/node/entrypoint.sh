@@ -16,9 +16,6 @@ log() { echo "minik8s-node: $*" >&2; }
 root_dir=${KUBELET_ROOT_DIR:-/var/lib/kubelet}
 kubeconfig=${KUBELET_KUBECONFIG:-$root_dir/kubeconfig}
 join_file=${MINIK8S_JOIN_FILE:-/var/lib/minik8s/join/join.env}
-# kube-proxy's credentials, for the service proxy and the pod routes, which
-# read every Node (the kubelet's own may read only its own).
-proxy_kubeconfig=${MINIK8S_PROXY_KUBECONFIG:-$(dirname "$join_file")/kube-proxy.kubeconfig}
 node_name=${NODE_NAME:-$(hostname)}
 sock=/run/containerd/containerd.sock
 
@@ -38,8 +35,8 @@ stop() {
 trap stop TERM INT
 
 # Docker mounts /proc/sys read-only in a container that is not privileged;
-# CNI plugins and the service proxy set per-interface sysctls in pod and
-# node network namespaces, so make it writable (CAP_SYS_ADMIN allows it).
+# CNI plugins and kube-proxy (a host-network pod of this node) set
+# per-interface sysctls in pod and node network namespaces, so make it writable (CAP_SYS_ADMIN allows it).
 mount -o remount,bind,rw /proc/sys 2>/dev/null || log "cannot remount /proc/sys read-write"
 # Pods route through this node (compose sets these too).
 sysctl -qw net.ipv4.ip_forward=1 2>/dev/null || log "cannot enable net.ipv4.ip_forward"
@@ -104,11 +101,6 @@ kubelet_args() {
 		# shellcheck disable=SC1090
 		. "$join_file"
 		args+=(--server "$SERVER" --token "$TOKEN" --discovery-token-ca-cert-hash "$CA_CERT_HASH")
-	fi
-	if [ -s "$proxy_kubeconfig" ]; then
-		args+=(--proxy-kubeconfig "$proxy_kubeconfig")
-	else
-		log "no kube-proxy kubeconfig at $proxy_kubeconfig: no pod routes to the other nodes"
 	fi
 	# shellcheck disable=SC2206
 	args+=(${KUBELET_EXTRA_ARGS:-})
