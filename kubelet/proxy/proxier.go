@@ -33,8 +33,18 @@ type Config struct {
 	// FullSyncPeriod the interval of complete rewrites, which on a large
 	// nf_tables ruleset take seconds (kube-proxy: 30 s and 1 h).
 	MinSyncPeriod, SyncPeriod, FullSyncPeriod time.Duration
-	Runner                                    Runner
-	Logger                                    *slog.Logger
+	// Mode is the proxy mode, one of Modes: "iptables" (the default, also
+	// for "") or "nftables". New refuses any other.
+	Mode string
+	// Runner runs the iptables tools: the iptables mode's rules, and in
+	// nftables mode the removal of the iptables mode's chains.
+	Runner Runner
+	// NFTables reaches nf_tables: the nftables mode's table, and in
+	// iptables mode its removal. Unset, it is the namespace of an
+	// IPTables Runner (the host's for the default one); with another
+	// Runner (a test's fake) the iptables mode leaves nf_tables alone.
+	NFTables *NFTables
+	Logger   *slog.Logger
 	// Metrics, if set, receives the sync duration histogram.
 	Metrics prometheus.Registerer
 }
@@ -60,6 +70,13 @@ type Proxier struct {
 	written map[string]string
 	// writtenFilter is the REJECT rules of the last successful sync.
 	writtenFilter []string
+
+	// nft writes the nftables mode's table; nftWritten is what the last
+	// successful sync put there (nil: rewrite the table).
+	nft        *nftWriter
+	nftWritten *nftState
+	// otherModeCleaned is set once the other mode's rules were removed.
+	otherModeCleaned bool
 }
 
 // DefaultMinSyncPeriod is the shortest interval between rule rewrites when
@@ -69,8 +86,22 @@ const DefaultMinSyncPeriod = 100 * time.Millisecond
 
 // New registers the informers the proxier needs.
 func New(cfg Config) (*Proxier, error) {
+	if err := ValidateMode(cfg.Mode); err != nil {
+		return nil, err
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = ModeIPTables
+	}
 	if cfg.Runner == nil {
 		cfg.Runner = IPTables{}
+	}
+	if cfg.NFTables == nil {
+		if r, ok := cfg.Runner.(IPTables); ok {
+			cfg.NFTables = &NFTables{Netns: r.Netns}
+		}
+	}
+	if cfg.Mode == ModeNFTables && cfg.NFTables == nil {
+		cfg.NFTables = &NFTables{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -103,6 +134,9 @@ func New(cfg Config) (*Proxier, error) {
 		syncs: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "kubeproxy_sync_proxy_rules_total", Help: "Rewrites of the service rules.",
 		}),
+	}
+	if cfg.Mode == ModeNFTables {
+		p.nft = newNFTWriter(*cfg.NFTables)
 	}
 	if cfg.Metrics != nil {
 		for _, c := range []prometheus.Collector{p.syncDur, p.syncs} {
@@ -148,7 +182,7 @@ func (p *Proxier) Run(ctx context.Context) error {
 		func(full bool) error {
 			if full {
 				p.mu.Lock()
-				p.written = nil
+				p.written, p.nftWritten = nil, nil
 				p.mu.Unlock()
 			}
 			return p.Sync()
@@ -160,15 +194,25 @@ func (p *Proxier) Run(ctx context.Context) error {
 func (p *Proxier) Sync() error {
 	p.syncMu.Lock()
 	defer p.syncMu.Unlock()
+	defer p.loop.Ran()
+	return p.syncFrom(p.services.Store().List(), p.slices.Store().List())
+}
+
+// syncFrom writes the rules for services and slices (Sync's body; the
+// benchmark feeds it directly).
+func (p *Proxier) syncFrom(services []*api.Service, slices []*api.EndpointSlice) error {
 	start := time.Now()
 	p.mu.Lock()
 	prev, prevFilter := p.written, p.writtenFilter
 	p.written = nil // until this sync succeeds
 	p.mu.Unlock()
-	defer p.loop.Ran()
-	services := p.services.Store().List()
-	slices := p.slices.Store().List()
 	sps := buildServicePorts(services, slices, p.cfg.NodeName)
+	if err := p.cleanupOtherMode(); err != nil {
+		return err
+	}
+	if p.nft != nil {
+		return p.syncNFT(start, sps)
+	}
 	rs := render(sps, p.cfg.ClusterCIDR)
 	var existing []string
 	if prev == nil {
@@ -222,16 +266,73 @@ func (p *Proxier) Sync() error {
 	return nil
 }
 
+// syncNFT is Sync in nftables mode: one netlink transaction, the whole
+// table when nothing was written yet, else the changes.
+func (p *Proxier) syncNFT(start time.Time, sps []*servicePort) error {
+	p.mu.Lock()
+	prev := p.nftWritten
+	p.nftWritten = nil // until this sync succeeds
+	p.mu.Unlock()
+	next, err := p.nft.write(renderNFT(sps, p.cfg.ClusterCIDR), prev)
+	if err != nil {
+		return err
+	}
+	d := time.Since(start)
+	p.syncDur.Observe(d.Seconds())
+	p.syncs.Inc()
+	p.mu.Lock()
+	p.synced = true
+	p.nftWritten = next
+	p.mu.Unlock()
+	p.health.sync(sps)
+	p.cfg.Logger.Debug("synced service rules", "mode", ModeNFTables, "servicePorts", len(sps), "full", prev == nil, "took", d)
+	return nil
+}
+
+// cleanupOtherMode removes, once, what the other proxy mode left behind
+// (kube-proxy does so at start): the iptables mode's chains in nftables
+// mode, the table "kube-proxy" in iptables mode.
+func (p *Proxier) cleanupOtherMode() error {
+	if p.otherModeCleaned {
+		return nil
+	}
+	var err error
+	if p.cfg.Mode == ModeNFTables {
+		// A node without the iptables tools has no such chains either.
+		if err := cleanupIPTables(p.cfg.Runner); err != nil {
+			p.cfg.Logger.Warn("could not remove the iptables mode's rules", "err", err)
+		}
+	} else if p.cfg.NFTables != nil {
+		err = CleanupNFTables(*p.cfg.NFTables)
+	}
+	if err != nil {
+		return fmt.Errorf("removing the other proxy mode's rules: %w", err)
+	}
+	p.otherModeCleaned = true
+	return nil
+}
+
 // FullSync forgets what was written, so the next Sync rewrites everything.
 func (p *Proxier) FullSync() error {
 	p.mu.Lock()
-	p.written = nil
+	p.written, p.nftWritten = nil, nil
 	p.mu.Unlock()
 	return p.Sync()
 }
 
-// Cleanup removes every rule and chain the proxier made.
+// Cleanup removes every rule and chain the proxier made, in either mode:
+// the iptables mode's chains through r and, when r is IPTables, the
+// nftables mode's table in the same network namespace.
 func Cleanup(r Runner) error {
+	err := cleanupIPTables(r)
+	if ipt, ok := r.(IPTables); ok {
+		err = errors.Join(err, CleanupNFTables(NFTables{Netns: ipt.Netns}))
+	}
+	return err
+}
+
+// cleanupIPTables removes the iptables mode's jumps and KUBE- chains.
+func cleanupIPTables(r Runner) error {
 	var errs []error
 	for _, j := range jumps {
 		if err := r.DeleteRule(j.table, j.chain, j.args...); err != nil {

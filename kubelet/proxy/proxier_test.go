@@ -37,7 +37,9 @@ func readyEndpoint(ip string) api.Endpoint {
 // TestProxyInNetns runs the proxier against a real apiserver, writing real
 // iptables rules inside a network namespace the test made, and checks
 // traffic to a ClusterIP and a NodePort as endpoints come and go.
-func TestProxyInNetns(t *testing.T) {
+func TestProxyInNetns(t *testing.T) { forEachMode(t, testProxyInNetns) }
+
+func testProxyInNetns(t *testing.T, mode string) {
 	n := newTestNet(t, 3)
 	for i := range 3 {
 		n.serve(i, 8080)
@@ -51,7 +53,7 @@ func TestProxyInNetns(t *testing.T) {
 	defer cancel()
 
 	runner := IPTables{Netns: n.node}
-	p, err := New(Config{Client: c, ClusterCIDR: "10.244.0.0/16", Runner: runner, MinSyncPeriod: 50 * time.Millisecond})
+	p, err := New(Config{Client: c, ClusterCIDR: "10.244.0.0/16", Runner: runner, MinSyncPeriod: 50 * time.Millisecond, Mode: mode})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +68,9 @@ func TestProxyInNetns(t *testing.T) {
 		save, _ := runner.Save("nat")
 		if strings.Contains(string(save), "KUBE-") {
 			t.Errorf("rules left after cleanup:\n%s", save)
+		}
+		if tables := n.nftTables(); tables != "" {
+			t.Errorf("nftables left after cleanup:\n%s", tables)
 		}
 	})
 
@@ -157,6 +162,10 @@ func TestProxyInNetns(t *testing.T) {
 
 	// Deleting the Service removes its rules: every line naming it and
 	// every chain of its (the apiserver's own default/kubernetes stays).
+	if mode == ModeNFTables {
+		checkNFTServiceRemoved(t, n, func() error { return svcs.Delete(ctx, "web", nil) }, svc.Spec.ClusterIP)
+		return
+	}
 	save, err := runner.Save("nat")
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +211,9 @@ func TestProxyInNetns(t *testing.T) {
 // ClusterIPs); without that the packet left by the node's default route,
 // and on a host whose network answers any address on port 80 the spec
 // read that answer as the Service still serving TCP.
-func TestProxySamePortTwoProtocols(t *testing.T) {
+func TestProxySamePortTwoProtocols(t *testing.T) { forEachMode(t, testProxySamePortTwoProtocols) }
+
+func testProxySamePortTwoProtocols(t *testing.T, mode string) {
 	n := newTestNet(t, 1)
 	n.serve(0, 8080)
 	n.serveUDP(0, 8080)
@@ -215,7 +226,7 @@ func TestProxySamePortTwoProtocols(t *testing.T) {
 	defer cancel()
 
 	runner := IPTables{Netns: n.node}
-	p, err := New(Config{Client: c, ClusterCIDR: "10.244.0.0/16", Runner: runner, MinSyncPeriod: 50 * time.Millisecond})
+	p, err := New(Config{Client: c, ClusterCIDR: "10.244.0.0/16", Runner: runner, MinSyncPeriod: 50 * time.Millisecond, Mode: mode})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,6 +331,9 @@ func TestProxySamePortTwoProtocols(t *testing.T) {
 		save, err := runner.Save("filter")
 		if err != nil {
 			return err
+		}
+		if mode == ModeNFTables {
+			save = []byte(strings.ReplaceAll(n.nftTables(), ip+" ", ip+"/32 "))
 		}
 		if strings.Contains(string(save), ip+"/32") {
 			return fmt.Errorf("rules for %s remain:\n%s", ip, save)
