@@ -75,6 +75,7 @@ kubelet_args() {
 		# registry.k8s.io through the compose network's registry.
 		--registry-config-path /etc/containerd/certs.d
 		--root-dir "$root_dir"
+		--pod-manifest-path /etc/kubernetes/manifests
 		--cni-conf-dir /etc/cni/net.d
 		--cni-bin-dir /usr/lib/cni
 		# Pods resolve through the cluster-dns add-on behind the kube-dns

@@ -22,4 +22,11 @@
 // the runtime only through kubelet/runtime's interfaces (the kubelet wires in the containerd
 // driver, its unit tests kubelet/runtime/fake) and the pod network through
 // its own Network interface.
+//
+// Static pods (kubelet/staticpods, given through SetStaticPods) run
+// through the same workers, also before and without the apiserver; each
+// gets a mirror pod in the API (config.mirror = its hash, owned by the
+// Node) that carries its status, is created again when deleted, replaced
+// when the manifest changes and deleted with it. Mirror pods from the API
+// are never run.
 package pods

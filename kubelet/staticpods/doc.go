@@ -13,9 +13,10 @@
 // refuses it: the node could not read them for a pod the API does not
 // know.
 //
-// The source watches the path with inotify (golang.org/x/sys/unix) and
-// lists it again every 20 seconds, as kube does, and hands the complete set
-// of pods to its consumer after every change. A manifest that does not
+// The source watches the path with inotify (golang.org/x/sys/unix; a
+// path not made yet through its nearest existing parent) and lists it
+// again every 20 seconds, as kube does, and hands the complete set of pods
+// to its consumer after every change. A manifest that does not
 // decode or validate is logged once (naming the file), reported through
 // the optional Report hook (the kubelet records an Event on its Node) and
 // left out; the other pods are unaffected.

@@ -230,13 +230,21 @@ func (s *Source) Run(ctx context.Context, update func([]*api.Pod)) error {
 	}
 }
 
-// watchDir is the directory to watch: the path, or a file's directory
-// (editors replace a file rather than write it in place).
+// watchDir is the directory to watch: the path, a file's directory
+// (editors replace a file rather than write it in place), or for a path
+// that does not exist yet its nearest existing parent, whose changes make
+// the source look again (and then watch the path itself).
 func (s *Source) watchDir() string {
-	if st, err := os.Stat(s.opts.Path); err == nil && !st.IsDir() {
-		return filepath.Dir(s.opts.Path)
+	p := filepath.Clean(s.opts.Path)
+	st, err := os.Stat(p)
+	if err == nil && !st.IsDir() {
+		return filepath.Dir(p)
 	}
-	return s.opts.Path
+	for err != nil && p != filepath.Dir(p) {
+		p = filepath.Dir(p)
+		_, err = os.Stat(p)
+	}
+	return p
 }
 
 // ReadFile reads one manifest as the static pod of node nodeName.

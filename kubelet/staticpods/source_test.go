@@ -264,3 +264,32 @@ func TestRunPeriodicList(t *testing.T) {
 		}
 	}
 }
+
+// A manifest directory made after the start is found through the watch of
+// its parent, long before the period.
+func TestRunWatchesMissingDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "kubernetes", "manifests")
+	got := make(chan string, 100)
+	s := New(Options{Path: dir, NodeName: "n1", Period: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.Run(ctx, func(p []*api.Pod) { got <- names(p) })
+	<-got
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The source lists again on the parent's event and then watches dir.
+	time.Sleep(300 * time.Millisecond)
+	write(t, filepath.Join(dir, "web.yaml"), webYAML)
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case n := <-got:
+			if n == "web-n1" {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the pod of a directory made after the start did not come through the watch")
+		}
+	}
+}
