@@ -121,7 +121,7 @@ start controller-manager
 log "control plane up; admin kubeconfig: $admin"
 join=$(kubectl-lite --kubeconfig "$admin" token create --description "install-control-plane" --print-join-command)
 read -r -a j <<<"$join"
-echo "Join a node: copy $pki/kube-proxy.kubeconfig (the service proxy's and pod routes'"
-echo "credentials, system:kube-proxy) to that machine, then run there, from a minik8s"
-echo "checkout with bin/kubelet:"
+echo "Join a node: copy $pki/kube-proxy.kubeconfig (kube-proxy's credentials,"
+echo "system:kube-proxy) to that machine, then run there, from a minik8s checkout"
+echo "with bin/kubelet and bin/kube-proxy:"
 echo "  scripts/install-node.sh ${j[*]:1} --proxy-kubeconfig /path/to/kube-proxy.kubeconfig"

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs a minik8s worker node on a Debian/Ubuntu machine and joins it to
 # a cluster: containerd, runc, the CNI plugins and iptables from the
-# distribution, the kubelet binary in /usr/local/bin, then the kubelet under
-# systemd (deploy/systemd/kubelet.service) or, with --no-systemd, in the
-# background (for CI machines and containers without systemd).
+# distribution, the kubelet and kube-proxy binaries in /usr/local/bin, then
+# the kubelet and kube-proxy under systemd (deploy/systemd/kubelet.service,
+# kube-proxy.service) or, with --no-systemd, in the background (for CI
+# machines and containers without systemd). kube-proxy (the Services'
+# rules, NetworkPolicies, routes to other nodes' pods) is a unit of its own:
+# restart or upgrade it without touching the kubelet or the pods.
 #
 #   scripts/install-node.sh --server https://CP:6443 --token ID.SECRET \
 #       --discovery-token-ca-cert-hash sha256:HEX [options]
@@ -15,6 +18,9 @@
 #   --node-name NAME        node name (default: hostname)
 #   --node-ip IP            InternalIP the apiserver reaches the kubelet at
 #   --kubelet PATH          kubelet binary to install (default: bin/kubelet)
+#   --kube-proxy PATH       kube-proxy binary to install (default: bin/kube-proxy)
+#   --cluster-cidr CIDR     the pods' range across the cluster (kube-proxy's
+#                           --cluster-cidr; default 10.244.0.0/16)
 #   --root-dir DIR          kubelet state (default /var/lib/kubelet)
 #   --containerd-address S  containerd socket (default /run/containerd/containerd.sock)
 #   --cni-conf-dir DIR      (default /etc/cni/net.d)
@@ -23,14 +29,18 @@
 #   --proxy-kubeconfig FILE the control plane's kube-proxy.kubeconfig (in the
 #                           apiserver's --cert-dir; install-control-plane.sh
 #                           prints where): copied to /etc/minik8s (its server
-#                           set to --server) for the service proxy and the pod
-#                           routes, which read every Node; without it there
-#                           are no routes to other nodes' pods
+#                           set to --server) as kube-proxy's --kubeconfig
+#                           (system:kube-proxy: reads every Node, Service,
+#                           Pod and NetworkPolicy); without it kube-proxy is
+#                           not installed (no Services, NetworkPolicies or
+#                           routes to other nodes' pods here)
 #   --no-apt                do not install packages
 #   --no-systemd            start the kubelet in the background; log in
 #                           /var/log/minik8s-kubelet.log, pid in /run/minik8s-kubelet.pid
+#                           (kube-proxy's: the same names with kube-proxy)
 #   --wait SECONDS          wait for the kubelet's /healthz (default 60; 0: don't)
-#   --stop                  stop a kubelet started with --no-systemd, and exit
+#   --stop                  stop a kubelet (and kube-proxy) started with
+#                           --no-systemd, and exit
 #   -- ARGS...              more kubelet flags
 set -euo pipefail
 
@@ -42,6 +52,7 @@ die() {
 }
 
 server="" token="" hash="" node_name="" node_ip="" kubelet_src="$here/bin/kubelet"
+proxy_src="$here/bin/kube-proxy" cluster_cidr=10.244.0.0/16
 root_dir=/var/lib/kubelet sock=/run/containerd/containerd.sock cni_conf=/etc/cni/net.d
 cluster_dns=10.96.0.10 proxy_kubeconfig=""
 apt=1 systemd=1 wait=60 stop=0 extra=()
@@ -54,6 +65,8 @@ while [ $# -gt 0 ]; do
 	--node-name) node_name=$2; shift ;;
 	--node-ip) node_ip=$2; shift ;;
 	--kubelet) kubelet_src=$2; shift ;;
+	--kube-proxy) proxy_src=$2; shift ;;
+	--cluster-cidr) cluster_cidr=$2; shift ;;
 	--root-dir) root_dir=$2; shift ;;
 	--containerd-address) sock=$2; shift ;;
 	--cni-conf-dir) cni_conf=$2; shift ;;
@@ -66,13 +79,18 @@ while [ $# -gt 0 ]; do
 	--log-file) logfile=$2; shift ;;
 	--stop) stop=1 ;;
 	--) shift; extra=("$@"); break ;;
-	-h | --help) sed -n '2,37s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,50s/^# \{0,1\}//p' "$0" | sed '/^set -euo/,$d'; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 	shift
 done
 
-# stop PID-FILE: ends a background kubelet and waits (up to 30 s) for it.
+# kube-proxy's pid and log files sit beside the kubelet's.
+proxy_pidfile=${pidfile/kubelet/kube-proxy} proxy_logfile=${logfile/kubelet/kube-proxy}
+[ "$proxy_pidfile" != "$pidfile" ] || proxy_pidfile=$pidfile.kube-proxy
+[ "$proxy_logfile" != "$logfile" ] || proxy_logfile=$logfile.kube-proxy
+
+# stop PID-FILE: ends a background daemon and waits (up to 30 s) for it.
 stop_kubelet() {
 	local pid
 	[ -s "$1" ] || return 0
@@ -83,12 +101,13 @@ stop_kubelet() {
 			sleep 0.5
 		done
 		kill -9 "$pid" 2>/dev/null || true
-		log "stopped kubelet $pid"
+		log "stopped $(basename "$1" .pid) $pid"
 	fi
 	rm -f "$1"
 }
 if [ "$stop" = 1 ]; then
 	stop_kubelet "$pidfile"
+	stop_kubelet "$proxy_pidfile"
 	exit 0
 fi
 
@@ -101,6 +120,7 @@ if [ ! -s "$root_dir/kubeconfig" ]; then
 fi
 [ -x "$kubelet_src" ] || die "no kubelet binary at $kubelet_src (run make build, or pass --kubelet)"
 [ -z "$proxy_kubeconfig" ] || [ -s "$proxy_kubeconfig" ] || die "--proxy-kubeconfig: no file at $proxy_kubeconfig"
+[ -z "$proxy_kubeconfig" ] || [ -x "$proxy_src" ] || die "no kube-proxy binary at $proxy_src (run make build, or pass --kube-proxy)"
 
 if [ "$apt" = 1 ]; then
 	pkgs=(containerd runc containernetworking-plugins iptables iproute2 ca-certificates)
@@ -118,6 +138,9 @@ fi
 if [ "$kubelet_src" != /usr/local/bin/kubelet ]; then
 	install -m 0755 "$kubelet_src" /usr/local/bin/kubelet
 fi
+if [ -n "$proxy_kubeconfig" ] && [ "$proxy_src" != /usr/local/bin/kube-proxy ]; then
+	install -m 0755 "$proxy_src" /usr/local/bin/kube-proxy
+fi
 mkdir -p /etc/minik8s "$root_dir" "$cni_conf" /var/log/pods
 # Pods route through this machine.
 sysctl -qw net.ipv4.ip_forward=1 || log "cannot enable net.ipv4.ip_forward"
@@ -130,8 +153,9 @@ args=(--kubeconfig "$root_dir/kubeconfig" --root-dir "$root_dir" --containerd-ad
 [ -n "$node_name" ] && args+=(--hostname-override "$node_name")
 [ -n "$node_ip" ] && args+=(--node-ip "$node_ip")
 [ -n "$cluster_dns" ] && args+=(--cluster-dns "$cluster_dns")
-# The service proxy and pod routes run as system:kube-proxy: the kubelet's
-# own credentials may read only its Node (the Node authorizer).
+# kube-proxy runs as system:kube-proxy: the kubelet's own credentials may
+# read only its Node (the Node authorizer), kube-proxy reads every one.
+proxy_args=()
 if [ -n "$proxy_kubeconfig" ]; then
 	pk=/etc/minik8s/kube-proxy.kubeconfig
 	if [ -n "$server" ]; then
@@ -141,9 +165,10 @@ if [ -n "$proxy_kubeconfig" ]; then
 	fi
 	chmod 600 "$pk.tmp"
 	mv -f "$pk.tmp" "$pk"
-	args+=(--proxy-kubeconfig "$pk")
+	proxy_args=(--kubeconfig "$pk" --cluster-cidr "$cluster_cidr")
+	[ -n "$node_name" ] && proxy_args+=(--hostname-override "$node_name")
 else
-	log "no --proxy-kubeconfig: this node keeps no routes to other nodes' pods"
+	log "no --proxy-kubeconfig: no kube-proxy here (no Services, NetworkPolicies or routes to other nodes' pods)"
 fi
 if [ ! -s "$root_dir/kubeconfig" ]; then
 	args+=(--server "$server" --token "$token" --discovery-token-ca-cert-hash "$hash")
@@ -168,6 +193,16 @@ if [ "$systemd" = 1 ]; then
 	systemctl enable kubelet.service >/dev/null
 	systemctl restart kubelet.service
 	log "kubelet.service started (journalctl -u kubelet -f)"
+	if [ ${#proxy_args[@]} -gt 0 ]; then
+		install -m 0644 "$here/deploy/systemd/kube-proxy.service" /etc/systemd/system/kube-proxy.service
+		umask 077
+		printf 'KUBE_PROXY_ARGS="%s"\n' "${proxy_args[*]}" >/etc/minik8s/kube-proxy.env
+		umask 022
+		systemctl daemon-reload
+		systemctl enable kube-proxy.service >/dev/null
+		systemctl restart kube-proxy.service
+		log "kube-proxy.service started (journalctl -u kube-proxy -f)"
+	fi
 else
 	if ! ctr --address "$sock" version >/dev/null 2>&1; then
 		log "starting containerd in the background (/var/log/containerd.log)"
@@ -187,6 +222,12 @@ else
 	nohup /usr/local/bin/kubelet "${args[@]}" >>"$logfile" 2>&1 &
 	echo $! >"$pidfile"
 	log "kubelet started in the background (pid $!, log $logfile)"
+	if [ ${#proxy_args[@]} -gt 0 ]; then
+		stop_kubelet "$proxy_pidfile"
+		nohup /usr/local/bin/kube-proxy "${proxy_args[@]}" >>"$proxy_logfile" 2>&1 &
+		echo $! >"$proxy_pidfile"
+		log "kube-proxy started in the background (pid $!, log $proxy_logfile)"
+	fi
 fi
 
 if [ "$wait" != 0 ]; then
