@@ -44,10 +44,10 @@ func (c *Checker) CheckCreate(ctx context.Context, obj api.Object) error {
 }
 
 // CheckUpdate implements registry.WriteGuard: the new object is checked as
-// a create would be, unless only the fields the garbage collector needs
-// to delete it (ownerReferences, finalizers) changed.
-func (c *Checker) CheckUpdate(ctx context.Context, obj, old api.Object) error {
-	if onlyGCFields(obj, old) {
+// a create would be, unless the update as sent changed only the fields
+// the garbage collector needs to delete it (ownerReferences, finalizers).
+func (c *Checker) CheckUpdate(ctx context.Context, obj, sent, old api.Object) error {
+	if onlyGCFields(sent, old) {
 		return nil
 	}
 	return c.check(ctx, obj, old)
@@ -182,7 +182,9 @@ func (c *Checker) allowed(ctx context.Context, a authz.Attributes) bool {
 }
 
 // onlyGCFields is kube's IsOnlyMutatingGCFields: obj differs from old in
-// ownerReferences and finalizers only (the server-kept metadata aside).
+// ownerReferences and finalizers only (and managedFields, which the
+// server keeps). Everything else counts, the resourceVersion included: an
+// unconditional update (none given) is checked whole, as in kube.
 func onlyGCFields(obj, old api.Object) bool {
 	if old == nil {
 		return false
@@ -190,7 +192,6 @@ func onlyGCFields(obj, old api.Object) bool {
 	o := api.DeepCopyObject(obj)
 	m, om := o.GetObjectMeta(), old.GetObjectMeta()
 	m.OwnerReferences, m.Finalizers, m.ManagedFields = om.OwnerReferences, om.Finalizers, om.ManagedFields
-	m.ResourceVersion, m.Generation = om.ResourceVersion, om.Generation
 	a, err1 := json.Marshal(o)
 	b, err2 := json.Marshal(old)
 	return err1 == nil && err2 == nil && string(a) == string(b)

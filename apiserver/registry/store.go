@@ -96,7 +96,11 @@ type Config struct {
 // update (PUT, patch, apply) with the object the update would store.
 type WriteGuard interface {
 	CheckCreate(ctx context.Context, obj api.Object) error
-	CheckUpdate(ctx context.Context, obj, old api.Object) error
+	// CheckUpdate gets the object the update would store and sent, the
+	// same object with the metadata the server keeps (uid, creation
+	// time, resourceVersion, ...) as the request gave it, which kube's
+	// check compares with old.
+	CheckUpdate(ctx context.Context, obj, sent, old api.Object) error
 }
 
 // NewStore returns the store of one resource. Run must be called to fill
@@ -740,6 +744,10 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 	s.setType(obj)
 	curMeta, meta := cur.GetObjectMeta(), obj.GetObjectMeta()
 	name := curMeta.Name
+	var sentMeta api.ObjectMeta
+	if s.guard != nil {
+		sentMeta = *meta
+	}
 	if meta.UID != "" && meta.UID != curMeta.UID {
 		return nil, apierrors.NewConflict(s.GR, name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", meta.UID, curMeta.UID))
 	}
@@ -792,7 +800,11 @@ func (s *Store) writeOnce(ctx context.Context, kv storage.KV, cur api.Object, us
 		s.strategy.PrepareForUpdate(ctx, obj, cur)
 	}
 	if s.guard != nil && !internal && !statusLike {
-		if err := s.guard.CheckUpdate(ctx, obj, cur); err != nil {
+		sent := api.DeepCopyObject(obj)
+		sm := sent.GetObjectMeta()
+		sm.UID, sm.CreationTimestamp, sm.ResourceVersion, sm.Generation = sentMeta.UID, sentMeta.CreationTimestamp, sentMeta.ResourceVersion, sentMeta.Generation
+		sm.DeletionTimestamp, sm.DeletionGracePeriodSeconds, sm.GenerateName = sentMeta.DeletionTimestamp, sentMeta.DeletionGracePeriodSeconds, sentMeta.GenerateName
+		if err := s.guard.CheckUpdate(ctx, obj, sent, cur); err != nil {
 			return nil, err
 		}
 	}

@@ -120,6 +120,9 @@ func TestRBACEscalationAsKube(t *testing.T) {
 	both.must(t, 201, "POST", rbac+"/namespaces/team/roles", `{"metadata":{"name":"wide"},"rules":[{"apiGroups":[""],"resources":["secrets"],"verbs":["*"]}]}`)
 	bob.eventually(t, 200, "PATCH", rbac+"/namespaces/team/roles/wide", `{"metadata":{"finalizers":["example.com/keep"]}}`, "")
 	bob.sameRefusal(t, "PATCH", rbac+"/namespaces/team/roles/wide", `{"metadata":{"labels":{"a":"b"}}}`)
+	// An unconditional update (no resourceVersion) is not "only the GC
+	// fields": the whole role is checked.
+	bob.sameRefusal(t, "PUT", rbac+"/namespaces/team/roles/wide", `{"metadata":{"name":"wide","namespace":"team","finalizers":["example.com/other"]},"rules":[{"apiGroups":[""],"resources":["secrets"],"verbs":["*"]}]}`)
 
 	// carol may escalate roles.
 	grant("carol", "escalator", `[{"apiGroups":["rbac.authorization.k8s.io"],"resources":["roles"],"verbs":["create","escalate"]}]`)
