@@ -136,8 +136,8 @@ func (c *Cluster) ComposeRun(ctx context.Context, args ...string) (string, error
 
 // Up builds what is stale, starts the cluster from a clean state (down -v
 // first), loads the workload and add-on images into the nodes, waits until
-// nodes nodes are Ready and deploys the add-ons (cluster DNS, the ingress
-// controller).
+// nodes nodes are Ready and deploys the add-ons (kube-proxy, cluster DNS,
+// the ingress controller).
 func (c *Cluster) Up(ctx context.Context, nodes int) error {
 	steps := []struct {
 		what string
@@ -146,7 +146,7 @@ func (c *Cluster) Up(ctx context.Context, nodes int) error {
 		{"images", []string{"scripts/images.sh"}},
 		{"clean state", append(c.Compose, "down", "-v", "--remove-orphans")},
 		{"up", append(c.Compose, "up", "-d", "--remove-orphans")},
-		{"load images", []string{"scripts/load-image.sh", "minik8s/busybox:latest,minik8s/busybox:v2,minik8s/cluster-dns:latest,minik8s/ingress-controller:latest"}},
+		{"load images", []string{"scripts/load-image.sh", "minik8s/busybox:latest,minik8s/busybox:v2,minik8s/kube-proxy:latest,minik8s/cluster-dns:latest,minik8s/ingress-controller:latest"}},
 		{"wait ready", []string{"scripts/wait-ready.sh", "-n", fmt.Sprint(nodes), "-t", "180"}},
 		{"add-ons", []string{"scripts/addons.sh", "-t", "180"}},
 	}

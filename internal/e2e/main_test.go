@@ -52,7 +52,7 @@ func runSuite(m *testing.M) int {
 	if err != nil {
 		return missing(err.Error())
 	}
-	for _, b := range []string{"apiserver", "scheduler", "controller-manager", "kubelet", "kubectl-lite"} {
+	for _, b := range []string{"apiserver", "scheduler", "controller-manager", "kubelet", "kube-proxy", "kubectl-lite"} {
 		if _, err := os.Stat(filepath.Join(c.Root, "bin", b)); err != nil {
 			return missing(fmt.Sprintf("bin/%s is missing: run make build (or make e2e)", b))
 		}

@@ -125,7 +125,7 @@ func (o *Options) loops(c *client.Client, nodeName string, metrics *daemon.Serve
 	switch o.mode() {
 	case "iptables":
 		p, err := proxy.New(proxy.Config{Client: c, Factory: f, NodeName: nodeName, ClusterCIDR: o.ClusterCIDR,
-			MinSyncPeriod: o.MinSyncPeriod, SyncPeriod: o.SyncPeriod, Logger: log.With("component", "proxy"), Metrics: watch})
+			MinSyncPeriod: o.MinSyncPeriod, SyncPeriod: o.SyncPeriod, Logger: log.With("loop", "proxy"), Metrics: watch})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -145,7 +145,7 @@ func (o *Options) loops(c *client.Client, nodeName string, metrics *daemon.Serve
 	}})
 	if o.RunFirewall {
 		e, err := netpol.New(netpol.Config{Client: c, Factory: f, NodeName: nodeName, MinSyncPeriod: o.MinSyncPeriod,
-			Logger: log.With("component", "netpol"), Metrics: metrics.Registry})
+			Logger: log.With("loop", "netpol"), Metrics: metrics.Registry})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -160,7 +160,7 @@ func (o *Options) loops(c *client.Client, nodeName string, metrics *daemon.Serve
 	}
 	if o.PodRoutes {
 		out = append(out, loop{"pod routes", podroutes.New(podroutes.Config{Client: c, Factory: f, NodeName: nodeName,
-			ResyncPeriod: o.SyncPeriod, Logger: log.With("component", "routes")}).Run})
+			ResyncPeriod: o.SyncPeriod, Logger: log.With("loop", "routes")}).Run})
 	}
 	metrics.AddCheck(daemon.Check{Name: "proxy-rules", Ready: true, Func: func() error {
 		if watch.writes() == 0 {
