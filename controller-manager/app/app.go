@@ -184,7 +184,7 @@ func Run(ctx context.Context, opts Options, log *slog.Logger) error {
 		log.Info("starting controllers", "controllers", enabled, "identity", identity)
 		b := events.NewBroadcaster(ec, events.Options{Component: "controller-manager", Host: host, Logger: log})
 		go b.Run(ctx)
-		factory := informer.NewFactory(c, informer.FactoryOptions{Resync: opts.MinResyncPeriod, Logger: log})
+		factory := informer.NewFactory(c, informer.FactoryOptions{Resync: opts.MinResyncPeriod, Logger: log, Transform: informer.StripManagedFields})
 		cctx := &controller.Context{
 			Client:       c,
 			ClientConfig: cfg,

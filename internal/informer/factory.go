@@ -67,7 +67,16 @@ type FactoryOptions struct {
 	Resync time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// Transform is given to every informer the factory makes (see
+	// Options.Transform), e.g. StripManagedFields.
+	Transform func(api.Object)
 }
+
+// StripManagedFields drops an object's managedFields, which controllers
+// never read and which are often the larger part of an object: kube's
+// components set this transform on their informers. An update sent from
+// a stripped copy keeps the stored managedFields (none sent: kept).
+func StripManagedFields(obj api.Object) { obj.GetObjectMeta().ManagedFields = nil }
 
 // Factory shares informers among the controllers of a process: one per
 // (kind, namespace, label selector, field selector).
@@ -111,7 +120,11 @@ func Shared[T any, PT interface {
 	if inf, ok := f.informers[key]; ok {
 		return inf.(*Informer[T])
 	}
-	inf := New[T, PT](For[T, PT](f.client, namespace, sel), Options[T]{Resync: f.opts.Resync, Logger: f.opts.Logger})
+	opts := Options[T]{Resync: f.opts.Resync, Logger: f.opts.Logger}
+	if tf := f.opts.Transform; tf != nil {
+		opts.Transform = func(o *T) { tf(PT(o)) }
+	}
+	inf := New[T, PT](For[T, PT](f.client, namespace, sel), opts)
 	f.informers[key] = inf
 	return inf
 }

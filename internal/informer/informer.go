@@ -54,6 +54,11 @@ type Options[T any] struct {
 	// defaults to the ListerWatcher's GroupResource() when it has one
 	// (For's does).
 	Resource apierrors.GroupResource
+	// Transform, when set, changes each object as it arrives (listed or
+	// watched), before the cache keeps it and handlers see it: client-go's
+	// SetTransform, with which Kubernetes components drop what they never
+	// read (StripManagedFields).
+	Transform func(*T)
 }
 
 // Back-off and watch timing, as client-go's reflector.
@@ -70,11 +75,12 @@ const (
 
 // Informer is a cache of one kind kept in sync by list and watch.
 type Informer[T any] struct {
-	lw     ListerWatcher[T]
-	store  *cache.Store[T]
-	lister cache.Lister[T]
-	resync time.Duration
-	log    *slog.Logger
+	lw        ListerWatcher[T]
+	store     *cache.Store[T]
+	lister    cache.Lister[T]
+	resync    time.Duration
+	log       *slog.Logger
+	transform func(*T)
 
 	// mu serializes store changes with their notification, and handler
 	// registration, so every handler sees one consistent sequence.
@@ -119,6 +125,7 @@ func New[T any, PT interface {
 		store:           store,
 		lister:          cache.NewLister(store, gr),
 		resync:          opts.Resync,
+		transform:       opts.Transform,
 		log:             log.With("informer", gr.String()),
 		needList:        true,
 		backoffInit:     defaultBackoffInit,
@@ -308,6 +315,9 @@ func (inf *Informer[T]) listAll(ctx context.Context, opts client.ListOptions) ([
 			return nil, "", err
 		}
 		for i := range l.Items {
+			if inf.transform != nil {
+				inf.transform(&l.Items[i])
+			}
 			items = append(items, &l.Items[i])
 		}
 		if l.Continue == "" || opts.Limit == 0 {
@@ -374,6 +384,9 @@ func (inf *Informer[T]) consume(ctx context.Context, w client.Watcher[T]) (int, 
 func (inf *Informer[T]) apply(ev client.Event[T]) {
 	if ev.Object == nil {
 		return
+	}
+	if inf.transform != nil && ev.Type != api.Bookmark {
+		inf.transform(ev.Object)
 	}
 	inf.mu.Lock()
 	defer inf.mu.Unlock()

@@ -449,3 +449,38 @@ func TestFactory(t *testing.T) {
 		t.Errorf("lists %v, want %v", selectors, want)
 	}
 }
+
+// TestStripManagedFields: a factory with the transform caches listed and
+// watched objects without their managedFields, and its handlers see them
+// so; the rest of the object is kept.
+func TestStripManagedFields(t *testing.T) {
+	t.Parallel()
+	withFields := func(name, rv string) api.Lease {
+		l := lease(name, rv)
+		l.Labels = map[string]string{"k": "v"}
+		l.ManagedFields = []api.ManagedFieldsEntry{{Manager: "kubectl", Operation: "Update", APIVersion: "coordination.k8s.io/v1"}}
+		return l
+	}
+	srv := newScriptServer(t,
+		step{query: map[string]string{"resourceVersion": "0"}, body: listBody("11", withFields("a", "10"))},
+		step{watch: true, query: map[string]string{"resourceVersion": "11"}, body: event(api.Added, withFields("b", "12")), hold: true},
+	)
+	f := NewFactory(srv.client(t), FactoryOptions{Logger: quiet, Transform: StripManagedFields})
+	inf := Shared[api.Lease](f, "ns", client.ListOptions{})
+	var seen atomic.Int32
+	inf.AddEventHandler(Handler[api.Lease]{OnAdd: func(l *api.Lease, _ bool) {
+		if l.ManagedFields != nil || l.Labels["k"] != "v" {
+			t.Errorf("handler got %s with managedFields %v, labels %v", l.Name, l.ManagedFields, l.Labels)
+		}
+		seen.Add(1)
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer func() { cancel(); f.Wait() }()
+	f.Start(ctx)
+	waitFor(t, "both objects", func() bool { return seen.Load() == 2 })
+	for _, l := range inf.Store().List() {
+		if l.ManagedFields != nil {
+			t.Errorf("cached %s keeps managedFields %v", l.Name, l.ManagedFields)
+		}
+	}
+}

@@ -190,7 +190,7 @@ func (s *Scheduler) HasSynced() bool { return s.synced.Load() }
 // volumes fit, so they move the unschedulable pods back, as kube's
 // VolumeBinding events do.
 func (s *Scheduler) newInformers() volumebinding.Listers {
-	s.factory = informer.NewFactory(s.cfg.Client, informer.FactoryOptions{Logger: s.log})
+	s.factory = informer.NewFactory(s.cfg.Client, informer.FactoryOptions{Logger: s.log, Transform: informer.StripManagedFields})
 	podInf := informer.Shared[api.Pod](s.factory, "", client.ListOptions{})
 	nodeInf := informer.Shared[api.Node](s.factory, "", client.ListOptions{})
 	// Preemption respects PodDisruptionBudgets, as kube-scheduler's.
