@@ -86,6 +86,16 @@ func New(cfg *Config) (*Client, error) {
 	return c, nil
 }
 
+// Impersonating returns a client that acts as im (Impersonate-* headers
+// on every request) and shares c's connections and rate limiter: one
+// process acting as many identities (hollow nodes, each its
+// system:node:NAME) keeps one connection pool and one QPS budget.
+func (c *Client) Impersonating(im Impersonation) *Client {
+	cp := *c
+	cp.imp = im
+	return &cp
+}
+
 // Host returns the server URL the client talks to.
 func (c *Client) Host() string { return c.base.String() }
 
