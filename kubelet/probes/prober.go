@@ -37,6 +37,9 @@ func Run(ctx context.Context, ex Execer, p *api.Probe, tgt Target) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if np, ok := ctx.Value(networkProberKey{}).(NetworkProber); ok && p.Exec == nil {
+		return np(ctx, p, tgt)
+	}
 	switch {
 	case p.Exec != nil:
 		var out limited
@@ -94,6 +97,22 @@ func Run(ctx context.Context, ex Execer, p *api.Probe, tgt Target) error {
 		return runGRPC(ctx, p.GRPC, tgt.PodIP, timeout)
 	}
 	return errors.New("probe has no handler")
+}
+
+// NetworkProber answers the probes that reach the pod over the network
+// (httpGet, tcpSocket, grpc) instead of dialing: nil is success.
+type NetworkProber func(ctx context.Context, p *api.Probe, tgt Target) error
+
+type networkProberKey struct{}
+
+// WithNetworkProber returns a context under which Run answers network
+// probes with np instead of dialing the pod's IP; exec probes still run in
+// the container. A hollow node (kubelet/hollow) runs its pod manager
+// under it: its pods' IPs are on paper, and dialing them would send
+// packets to addresses nobody serves (kubemark's hollow kubelet likewise
+// does not probe over the network).
+func WithNetworkProber(ctx context.Context, np NetworkProber) context.Context {
+	return context.WithValue(ctx, networkProberKey{}, np)
 }
 
 // probeUserAgent is the User-Agent of the kubelet's HTTP probes (kube's

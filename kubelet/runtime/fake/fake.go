@@ -30,6 +30,8 @@ type Runtime struct {
 	configs map[string]runtime.ContainerConfig
 	// updateErr fails UpdateContainerResources (nil: succeed).
 	updateErr error
+	// quiet: neither actions nor configs are kept (SetRecording).
+	quiet bool
 }
 
 var (
@@ -110,7 +112,22 @@ func (f *Runtime) Add(c runtime.Container) {
 	f.containers[c.ID] = &c
 }
 
+// SetRecording turns the record of actions and container configurations
+// on (the default) or off: a hollow node that runs for hours keeps
+// neither, so its memory follows its pods, not their history.
+func (f *Runtime) SetRecording(on bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.quiet = !on
+	if f.quiet {
+		f.actions, f.configs = nil, map[string]runtime.ContainerConfig{}
+	}
+}
+
 func (f *Runtime) record(verb string, c *runtime.Container) {
+	if f.quiet {
+		return
+	}
 	f.actions = append(f.actions, verb+" "+c.PodName+"/"+c.Name)
 }
 
@@ -174,7 +191,9 @@ func (f *Runtime) CreateContainer(_ context.Context, cfg runtime.ContainerConfig
 	res := cfg.Resources
 	c.Resources = &res
 	f.containers[c.ID] = c
-	f.configs[c.ID] = cfg
+	if !f.quiet {
+		f.configs[c.ID] = cfg
+	}
 	f.record("CreateContainer", c)
 	return c.ID, nil
 }
@@ -202,7 +221,9 @@ func (f *Runtime) StopContainer(_ context.Context, id string, grace time.Duratio
 		f.mu.Unlock()
 		return nil
 	}
-	f.actions = append(f.actions, fmt.Sprintf("StopContainer %s/%s grace=%s", c.PodName, c.Name, grace))
+	if !f.quiet {
+		f.actions = append(f.actions, fmt.Sprintf("StopContainer %s/%s grace=%s", c.PodName, c.Name, grace))
+	}
 	f.mu.Unlock()
 	f.Exit(id, 137, "Error")
 	return nil
@@ -231,7 +252,9 @@ func (f *Runtime) ImagePresent(_ context.Context, ref string) (string, bool, err
 func (f *Runtime) PullImage(_ context.Context, ref string) (string, int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.actions = append(f.actions, "PullImage "+ref)
+	if !f.quiet {
+		f.actions = append(f.actions, "PullImage "+ref)
+	}
 	if f.pullErr != nil {
 		return "", 0, f.pullErr
 	}
@@ -272,8 +295,10 @@ func (f *Runtime) UpdateContainerResources(_ context.Context, id string, r runti
 	if !ok || c.State != runtime.StateRunning {
 		return fmt.Errorf("container %s is not running", id)
 	}
-	f.actions = append(f.actions, fmt.Sprintf("UpdateContainerResources %s/%s shares=%d quota=%d period=%d memory=%d",
-		c.PodName, c.Name, r.CPUShares, r.CPUQuota, r.CPUPeriod, r.MemoryLimit))
+	if !f.quiet {
+		f.actions = append(f.actions, fmt.Sprintf("UpdateContainerResources %s/%s shares=%d quota=%d period=%d memory=%d",
+			c.PodName, c.Name, r.CPUShares, r.CPUQuota, r.CPUPeriod, r.MemoryLimit))
+	}
 	if f.updateErr != nil {
 		return f.updateErr
 	}
