@@ -57,6 +57,9 @@ type node struct {
 	bc           *events.Broadcaster
 	netConfig    network.Config
 	server       *apiservertest.Server
+	// beforeRun, when set, is given each pod manager before it runs (a
+	// kubelet hands it its static pods then).
+	beforeRun func(*pods.Manager)
 }
 
 func requireContainerd(t testing.TB) {
@@ -142,6 +145,9 @@ func (nd *node) start() {
 	go bc.Run(ctx)
 	mgr := pods.New(nd.c, rt, nm, bc.Recorder(), nd.opts)
 	rt.SetOnExit(mgr.OnContainerExit)
+	if nd.beforeRun != nil {
+		nd.beforeRun(mgr)
+	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Run(ctx) }()
 	nd.mu.Lock()

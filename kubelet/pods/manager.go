@@ -104,6 +104,9 @@ type Manager struct {
 	// apiSynced: the API's pods are known and may run.
 	apiSynced     atomic.Bool
 	mirrorCleanup chan struct{}
+	// adoptedStatic are the static pods whose containers adoptStatic
+	// re-adopted (before the API's pods are known; Run's goroutine only).
+	adoptedStatic map[string]bool
 }
 
 // New returns a manager; start it with Run. rt may also be a
@@ -300,7 +303,7 @@ func (m *Manager) adopt(ctx context.Context) error {
 	}
 	orphans := map[string][]runtime.Container{}
 	for _, c := range cs {
-		if m.isStaticUID(c.PodUID) {
+		if m.adoptedStatic[c.PodUID] {
 			// adoptStatic had these.
 			continue
 		}

@@ -306,7 +306,9 @@ func (m *Manager) adoptStatic(ctx context.Context) {
 	if !ok {
 		return
 	}
+	m.adoptedStatic = map[string]bool{}
 	for _, p := range m.staticPods() {
+		m.adoptedStatic[string(p.UID)] = true
 		cs, err := m.rt.ListPodContainers(ctx, string(p.UID))
 		if err != nil {
 			m.log.Warn("list static pod containers", "pod", p.Namespace+"/"+p.Name, "err", err)
