@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/api"
-	"github.com/minik8s/minik8s/kubelet/staticpods"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/podplacement"
+	"github.com/minik8s/minik8s/kubelet/staticpods"
 	"github.com/minik8s/minik8s/scheduler/framework"
 	"github.com/minik8s/minik8s/scheduler/plugins/nodeaffinity"
 	"github.com/minik8s/minik8s/scheduler/plugins/nodename"
