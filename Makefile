@@ -15,7 +15,7 @@ BENCHTIME ?= 2s
 
 all: build
 
-build: $(BINARIES) cluster-dns ingress-controller
+build: $(BINARIES) cluster-dns ingress-controller hollow-nodes
 
 $(BINARIES):
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$@ ./$@
@@ -229,3 +229,35 @@ bench-storage:
 # state and tears down at the end.
 e2e: images
 	MINIK8S_E2E=1 $(GO) test -count=1 -timeout $(E2E_TIMEOUT) -v ./internal/e2e/...
+
+# hollow-nodes runs many hollow nodes (kubemark's hollow kubelets: the
+# kubelet's node status and pod manager on an in-memory runtime, see
+# kubelet/hollow) in one process. `make hollow-nodes-up KUBECONFIG=FILE
+# N=100` starts N of them in the background against the apiserver of FILE,
+# whose identity must be allowed to impersonate (the admin kubeconfig);
+# the log and pid file are in HOLLOW_DIR. `make hollow-nodes-down` stops
+# them (SIGTERM) and, with the default HOLLOW_FLAGS, deletes their Nodes.
+.PHONY: hollow-nodes hollow-nodes-up hollow-nodes-down
+HOLLOW_DIR   ?= .minik8s/hollow-nodes
+HOLLOW_FLAGS ?= --delete-nodes-on-exit
+hollow-nodes:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$@ ./internal/cmd/hollow-nodes
+
+hollow-nodes-up: hollow-nodes
+	@test -n "$(KUBECONFIG)" || { echo "hollow-nodes-up: set KUBECONFIG=FILE (an identity allowed to impersonate, e.g. the admin kubeconfig)" >&2; exit 2; }
+	@mkdir -p $(HOLLOW_DIR)
+	@if test -f $(HOLLOW_DIR)/hollow-nodes.pid && kill -0 $$(cat $(HOLLOW_DIR)/hollow-nodes.pid) 2>/dev/null; then \
+		echo "hollow-nodes is already running (pid $$(cat $(HOLLOW_DIR)/hollow-nodes.pid)): make hollow-nodes-down first" >&2; exit 1; fi
+	nohup $(BIN)/hollow-nodes --kubeconfig "$(KUBECONFIG)" --count $(N) $(HOLLOW_FLAGS) >$(HOLLOW_DIR)/hollow-nodes.log 2>&1 & echo $$! >$(HOLLOW_DIR)/hollow-nodes.pid
+	@sleep 1; if ! kill -0 $$(cat $(HOLLOW_DIR)/hollow-nodes.pid) 2>/dev/null; then \
+		echo "hollow-nodes exited:" >&2; tail -5 $(HOLLOW_DIR)/hollow-nodes.log >&2; rm -f $(HOLLOW_DIR)/hollow-nodes.pid; exit 1; fi
+	@echo "hollow-nodes: $(N) nodes, pid $$(cat $(HOLLOW_DIR)/hollow-nodes.pid), log $(HOLLOW_DIR)/hollow-nodes.log"
+
+hollow-nodes-down:
+	@if ! test -f $(HOLLOW_DIR)/hollow-nodes.pid; then echo "hollow-nodes is not running (no $(HOLLOW_DIR)/hollow-nodes.pid)"; exit 0; fi; \
+	pid=$$(cat $(HOLLOW_DIR)/hollow-nodes.pid); \
+	if kill -TERM $$pid 2>/dev/null; then \
+		for i in $$(seq 1 90); do kill -0 $$pid 2>/dev/null || break; sleep 1; done; \
+		if kill -0 $$pid 2>/dev/null; then echo "hollow-nodes (pid $$pid) did not stop within 90 s" >&2; exit 1; fi; \
+	fi; \
+	rm -f $(HOLLOW_DIR)/hollow-nodes.pid; echo "hollow-nodes stopped (pid $$pid)"; tail -2 $(HOLLOW_DIR)/hollow-nodes.log
