@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -122,17 +123,17 @@ func (o *Options) loops(c *client.Client, nodeName string, metrics *daemon.Serve
 	})
 	watch := &syncWatcher{Registerer: metrics.Registry}
 	var out []loop
-	switch o.mode() {
-	case "iptables":
-		p, err := proxy.New(proxy.Config{Client: c, Factory: f, NodeName: nodeName, ClusterCIDR: o.ClusterCIDR,
-			MinSyncPeriod: o.MinSyncPeriod, SyncPeriod: o.SyncPeriod, Logger: log.With("loop", "proxy"), Metrics: watch})
-		if err != nil {
-			return nil, nil, err
-		}
-		out = append(out, loop{"service proxy", p.Run})
-	default:
-		return nil, nil, fmt.Errorf("--proxy-mode %q is not implemented", o.ProxyMode)
+	if !contains(ProxyModes, o.mode()) {
+		return nil, nil, fmt.Errorf("--proxy-mode %q: want %s", o.ProxyMode, strings.Join(ProxyModes, " or "))
 	}
+	// The service proxy's only mode so far is iptables: once it has
+	// others (proxy.Config.Mode), o.mode() is passed on here.
+	p, err := proxy.New(proxy.Config{Client: c, Factory: f, NodeName: nodeName, ClusterCIDR: o.ClusterCIDR,
+		MinSyncPeriod: o.MinSyncPeriod, SyncPeriod: o.SyncPeriod, Logger: log.With("loop", "proxy"), Metrics: watch})
+	if err != nil {
+		return nil, nil, err
+	}
+	out = append(out, loop{"service proxy", p.Run})
 	queued := func() { health.QueuedUpdate() }
 	informer.Shared[api.Service](f, "", client.ListOptions{}).AddEventHandler(informer.Handler[api.Service]{
 		OnAdd: func(*api.Service, bool) { queued() }, OnUpdate: func(_, _ *api.Service) { queued() }, OnDelete: func(*api.Service, bool) { queued() }})
