@@ -48,7 +48,8 @@ type staticScenario struct {
 // there and shows as a mirror pod; edited, the pod is replaced; its mirror
 // deleted through the API comes back without touching the pod; a bad
 // manifest is reported and changes nothing; removed, the pod stops and its
-// mirror goes.
+// mirror goes; with the apiserver stopped, a new manifest still runs, and
+// its mirror pod comes once the apiserver is back.
 func TestStaticPods(t *testing.T) {
 	c := requireCluster(t)
 	s := &staticScenario{scenario: &scenario{c: c}}
@@ -56,6 +57,7 @@ func TestStaticPods(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		c.Exec(ctx, staticNode, "rm", "-f", manifestDir+"/static-web.yaml", manifestDir+"/broken.yaml")
+		c.ComposeRun(ctx, "start", "apiserver")
 	})
 	s.runSteps(t, 3*time.Minute, func(ctx context.Context) {
 		t.Logf("kubelet log of %s:\n%s", staticNode, c.Logs(ctx, staticNode, 60))
@@ -65,6 +67,7 @@ func TestStaticPods(t *testing.T) {
 		{"DeleteMirrorPod", s.deleteMirror},
 		{"BadManifest", s.badManifest},
 		{"RemoveManifest", s.removeManifest},
+		{"WithoutAPIServer", s.withoutAPIServer},
 	})
 }
 
@@ -212,5 +215,51 @@ func (s *staticScenario) removeManifest() {
 			return false, "", Retry(err)
 		}
 		return strings.TrimSpace(out) == "", "containers: " + strings.Join(strings.Fields(out), " "), nil
+	})
+}
+
+func (s *staticScenario) withoutAPIServer() {
+	if _, err := s.c.ComposeRun(s.ctx, "stop", "apiserver"); err != nil {
+		s.t.Fatal(err)
+	}
+	started := false
+	defer func() {
+		if !started {
+			s.c.ComposeRun(context.Background(), "start", "apiserver")
+		}
+	}()
+	s.writeManifest("static-web.yaml", staticManifest("3"))
+	s.within(time.Minute, "the static pod's container running on "+staticNode+" without the apiserver", func(ctx context.Context) (bool, string, error) {
+		out, err := s.c.Exec(ctx, staticNode, "ctr", "-n", "minik8s", "tasks", "ls")
+		if err != nil {
+			return false, "", Retry(err)
+		}
+		ids, err := s.c.Exec(ctx, staticNode, "ctr", "-n", "minik8s", "containers", "ls", "-q",
+			`labels."io.kubernetes.pod.name"==`+staticMirror+`,labels."io.kubernetes.container.name"==web`)
+		if err != nil {
+			return false, "", Retry(err)
+		}
+		for _, id := range strings.Fields(ids) {
+			for _, line := range strings.Split(out, "\n") {
+				if f := strings.Fields(line); len(f) >= 3 && f[0] == id && f[2] == "RUNNING" {
+					return true, "", nil
+				}
+			}
+		}
+		return false, "containers: " + strings.Join(strings.Fields(ids), " "), nil
+	})
+	if _, err := s.c.ComposeRun(s.ctx, "start", "apiserver"); err != nil {
+		s.t.Fatal(err)
+	}
+	started = true
+	s.waitMirror(2*time.Minute, "its mirror pod Running once the apiserver is back", func(p *api.Pod) bool {
+		return len(p.Spec.Containers[0].Env) == 1 && p.Spec.Containers[0].Env[0].Value == "3"
+	})
+	if _, err := s.c.Exec(s.ctx, staticNode, "rm", "-f", manifestDir+"/static-web.yaml"); err != nil {
+		s.t.Fatal(err)
+	}
+	s.within(time.Minute, "the mirror pod gone again", func(ctx context.Context) (bool, string, error) {
+		p, err := s.mirror(ctx)
+		return p == nil && err == nil, mirrorString(p), err
 	})
 }
