@@ -115,7 +115,8 @@ func New(cfg Config) (*Node, error) {
 	machine := hollowMachine(cfg.NodeName, cfg.Capacity)
 	ns, err := nodestatus.New(nodestatus.Config{
 		Client: cfg.Client, NodeName: cfg.NodeName, NodeIP: cfg.NodeIP, Labels: labels, Taints: cfg.Taints,
-		MaxPods: cfg.MaxPods, RootDir: cfg.RootDir, Recorder: rec, Logger: log,
+		// nodestatus names the node in its logs itself.
+		MaxPods: cfg.MaxPods, RootDir: cfg.RootDir, Recorder: rec, Logger: cfg.Logger,
 		RuntimeVersion:        func() (string, error) { return rt.Type() + "://" + version.String(), nil },
 		ReadMachine:           func(string) (nodestatus.Machine, error) { return machine, nil },
 		LeaseDuration:         cfg.LeaseDuration,
