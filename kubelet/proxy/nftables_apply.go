@@ -126,7 +126,10 @@ func (w *nftWriter) addRules(cc *nftables.Conn, c *nftChain) error {
 				}
 				elems = append(elems, e)
 			}
-			if err := cc.AddSet(set, elems); err != nil {
+			if err := cc.AddSet(set, nil); err != nil {
+				return err
+			}
+			if err := addSetElements(cc, set, elems, false); err != nil {
 				return err
 			}
 			exprs = append([]expr.Any(nil), exprs...)
@@ -143,8 +146,10 @@ func (w *nftWriter) addRules(cc *nftables.Conn, c *nftChain) error {
 	return nil
 }
 
-// nftElemBatch is how many elements go in one netlink message.
-const nftElemBatch = 2048
+// nftElemListMax bounds the encoded size of the elements sent in one
+// message: their list is one netlink attribute, whose length is 16 bits
+// (a longer list wraps around and the kernel reads garbage).
+const nftElemListMax = 32 << 10
 
 func setElements(es []nftElem) []nftables.SetElement {
 	out := make([]nftables.SetElement, len(es))
@@ -154,14 +159,37 @@ func setElements(es []nftElem) []nftables.SetElement {
 	return out
 }
 
-func (w *nftWriter) addElems(cc *nftables.Conn, set string, es []nftElem, del bool) error {
+// elemSize is an upper bound of an element's encoded size.
+func elemSize(e nftables.SetElement) int {
+	n := 64 + len(e.Key) + len(e.Val)
+	if e.VerdictData != nil {
+		n += len(e.VerdictData.Chain)
+	}
+	return n
+}
+
+// addSetElements adds (or deletes) es in messages of at most
+// nftElemListMax bytes of elements each.
+func addSetElements(cc *nftables.Conn, set *nftables.Set, es []nftables.SetElement, del bool) error {
+	if set.Anonymous {
+		// The kernel takes elements for an anonymous set made in the same
+		// transaction until a rule binds it (nft itself sends them so);
+		// the library refuses only by this flag. The set is found by ID.
+		s := *set
+		s.Anonymous = false
+		set = &s
+	}
 	for len(es) > 0 {
-		n := min(len(es), nftElemBatch)
+		n, size := 0, 0
+		for n < len(es) && (n == 0 || size+elemSize(es[n]) <= nftElemListMax) {
+			size += elemSize(es[n])
+			n++
+		}
 		var err error
 		if del {
-			err = cc.SetDeleteElements(w.sets[set], setElements(es[:n]))
+			err = cc.SetDeleteElements(set, es[:n])
 		} else {
-			err = cc.SetAddElements(w.sets[set], setElements(es[:n]))
+			err = cc.SetAddElements(set, es[:n])
 		}
 		if err != nil {
 			return err
@@ -169,6 +197,10 @@ func (w *nftWriter) addElems(cc *nftables.Conn, set string, es []nftElem, del bo
 		es = es[n:]
 	}
 	return nil
+}
+
+func (w *nftWriter) addElems(cc *nftables.Conn, set string, es []nftElem, del bool) error {
+	return addSetElements(cc, w.sets[set], setElements(es), del)
 }
 
 // write applies rs in one transaction. With prev nil the table is deleted

@@ -78,7 +78,8 @@ func (n *testNet) nftTables() string {
 		var keys []string
 		for _, e := range es {
 			k := fmt.Sprintf("%x", e.Key)
-			if strings.HasPrefix(s.KeyType.Name, "ipv4_addr") && len(e.Key) >= 4 {
+			ipFirst := s.Name != nftServiceNodePortsMap && s.Name != nftNoEndpointNodePorts
+			if ipFirst && len(e.Key) >= 4 {
 				k = net.IP(e.Key[:4]).String()
 			}
 			keys = append(keys, k)
@@ -199,5 +200,46 @@ func TestProxyModeSwitch(t *testing.T) {
 	}
 	if iptablesChains() || n.nftTables() != "" {
 		t.Errorf("Cleanup left rules: iptables %v, nftables:\n%s", iptablesChains(), n.nftTables())
+	}
+}
+
+// TestNFTLargeBatches writes a table whose maps and anonymous maps hold
+// more elements than fit one netlink attribute (its length is 16 bits):
+// 2,000 Services, one of them with 3,000 endpoints; then a partial sync.
+// Sent in one message, such a list wrapped around and the kernel answered
+// ENOENT for elements it misread.
+func TestNFTLargeBatches(t *testing.T) {
+	n := newTestNet(t, 0)
+	svcs, slices := syncBenchObjects(2000)
+	var eps []api.Endpoint
+	for i := range 3000 {
+		eps = append(eps, readyEndpoint(fmt.Sprintf("10.200.%d.%d", i/250, i%250+1)))
+	}
+	slices[0].Endpoints = eps
+	w := newNFTWriter(NFTables{Netns: n.node})
+	rs := renderNFT(buildServicePorts(svcs, slices, ""), "10.244.0.0/16")
+	state, err := w.write(rs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices[0].Endpoints = eps[:2999]
+	slices[1].Endpoints = nil
+	rs = renderNFT(buildServicePorts(svcs, slices, ""), "10.244.0.0/16")
+	if _, err := w.write(rs, state); err != nil {
+		t.Fatal(err)
+	}
+	table := n.nftTables()
+	for _, l := range strings.Split(table, "\n") {
+		if name, elems, ok := strings.Cut(l, ": "); ok && name == "set "+nftServiceIPsMap {
+			if got := len(strings.Fields(elems)); got != 1999 {
+				t.Errorf("service-ips has %d elements, want 1999", got)
+			}
+		}
+	}
+	if !strings.Contains(table, "set "+nftNoEndpointServices+": 10.96.0.2\n") {
+		t.Errorf("svc-1 without endpoints is not in %s:\n%.300s", nftNoEndpointServices, table[strings.Index(table, "set "+nftNoEndpointServices):])
+	}
+	if err := CleanupNFTables(NFTables{Netns: n.node}); err != nil {
+		t.Fatal(err)
 	}
 }
