@@ -13,7 +13,8 @@ import (
 // staticPodsRunner reads --pod-manifest-path (staticPodPath) once, hands
 // its pods to the pod manager before it starts, and returns what keeps
 // them in line with the path (nil without one). A refused manifest is a
-// Warning event on the Node.
+// Warning event FailedStaticPodManifest on the Node, once per file and
+// error (kube's kubelet only logs it: the reason is minik8s').
 func staticPodsRunner(path, nodeName string, mgr *pods.Manager, rec events.Recorder, log *slog.Logger) func(context.Context) error {
 	if path == "" {
 		return nil
