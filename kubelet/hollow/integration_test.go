@@ -98,7 +98,8 @@ func podReady(p *api.Pod) bool {
 // TestHollowNodes runs 20 hollow nodes against a real apiserver over TLS,
 // each acting as system:node:NAME: all register and become Ready, their
 // Leases renew, pods bound to them run with IPs of their pod CIDRs and
-// pass their probes, a deleted pod goes away, and a node cannot write
+// pass their probes, a deleted pod goes away, a deleted Node comes back,
+// and a node cannot write
 // another node's status (the Node authorizer sees the node identity).
 func TestHollowNodes(t *testing.T) {
 	const count = 20
@@ -114,6 +115,9 @@ func TestHollowNodes(t *testing.T) {
 			// The Lease is renewed every second here (10 s in the binary)
 			// so the test sees renewals quickly.
 			LeaseRenewInterval: time.Second,
+			// And the status is computed every second (10 s), so a
+			// deleted Node comes back soon.
+			StatusUpdateFrequency: time.Second,
 		},
 		DeleteNodesOnExit: true, Logger: apiservertest.Logger(),
 	})
@@ -186,6 +190,25 @@ func TestHollowNodes(t *testing.T) {
 		}
 		if len(stale) > 0 {
 			return fmt.Errorf("not renewed yet: %v", stale)
+		}
+		return nil
+	})
+
+	// A deleted Node is registered again, as the kubelet does.
+	old5, err := nodes.Get(ctx, "hollow-node-5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes.Delete(ctx, "hollow-node-5", nil); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, ctx, "hollow-node-5 registered again", func() error {
+		n, err := nodes.Get(ctx, "hollow-node-5")
+		if err != nil {
+			return err
+		}
+		if n.UID == old5.UID || !nodeReady(n) {
+			return fmt.Errorf("uid %s (old %s), ready %v", n.UID, old5.UID, nodeReady(n))
 		}
 		return nil
 	})
