@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
@@ -123,12 +122,7 @@ func (o *Options) loops(c *client.Client, nodeName string, metrics *daemon.Serve
 	})
 	watch := &syncWatcher{Registerer: metrics.Registry}
 	var out []loop
-	if !contains(ProxyModes, o.mode()) {
-		return nil, nil, fmt.Errorf("--proxy-mode %q: want %s", o.ProxyMode, strings.Join(ProxyModes, " or "))
-	}
-	// The service proxy's only mode so far is iptables: once it has
-	// others (proxy.Config.Mode), o.mode() is passed on here.
-	p, err := proxy.New(proxy.Config{Client: c, Factory: f, NodeName: nodeName, ClusterCIDR: o.ClusterCIDR,
+	p, err := proxy.New(proxy.Config{Mode: o.mode(), Client: c, Factory: f, NodeName: nodeName, ClusterCIDR: o.ClusterCIDR,
 		MinSyncPeriod: o.MinSyncPeriod, SyncPeriod: o.SyncPeriod, Logger: log.With("loop", "proxy"), Metrics: watch})
 	if err != nil {
 		return nil, nil, err

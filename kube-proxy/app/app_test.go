@@ -74,6 +74,7 @@ func TestLoops(t *testing.T) {
 	}{
 		{nil, []string{"service proxy", "proxy health", "network policy", "pod routes"}},
 		{[]string{"--run-firewall=false", "--pod-routes=false"}, []string{"service proxy", "proxy health", "network policy cleanup"}},
+		{[]string{"--proxy-mode=nftables"}, []string{"service proxy", "proxy health", "network policy", "pod routes"}},
 	} {
 		o := DefaultOptions()
 		fss := &daemon.FlagSets{}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/minik8s/minik8s/api/naming"
 	"github.com/minik8s/minik8s/internal/daemon"
+	"github.com/minik8s/minik8s/kubelet/proxy"
 )
 
 // Defaults of kube-proxy's flags (cmd/kube-proxy/app/options.go and the
@@ -22,10 +23,9 @@ const (
 	DefaultSyncPeriod         = 30 * time.Second
 )
 
-// ProxyModes are the --proxy-mode values this kube-proxy implements; ""
-// is the platform default, iptables. A mode added to the service proxy
-// (kubelet/proxy) is added here and passed on in newProxier.
-var ProxyModes = []string{"iptables"}
+// ProxyModes are the --proxy-mode values: the service proxy's
+// (kubelet/proxy), the default first; "" is the default, iptables.
+var ProxyModes = proxy.Modes
 
 // Options are kube-proxy's flags.
 type Options struct {
@@ -95,8 +95,8 @@ func quoted(ss []string) string {
 // Validate checks the flag values; it reads no file.
 func (o *Options) Validate() error {
 	errs := []error{o.Client.Validate()}
-	if o.ProxyMode != "" && !contains(ProxyModes, o.ProxyMode) {
-		errs = append(errs, fmt.Errorf("--proxy-mode %q: want %s", o.ProxyMode, strings.Join(ProxyModes, " or ")))
+	if err := proxy.ValidateMode(o.ProxyMode); err != nil {
+		errs = append(errs, fmt.Errorf("--proxy-mode: %w", err))
 	}
 	if o.ClusterCIDR != "" {
 		if _, _, err := net.ParseCIDR(o.ClusterCIDR); err != nil {
@@ -140,15 +140,6 @@ func validateIPPort(s string) error {
 		return fmt.Errorf("port %q must be in [0, 65535]", port)
 	}
 	return nil
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // NodeName is --hostname-override, else the host's name, lowercased and
