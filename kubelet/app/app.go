@@ -18,6 +18,7 @@ import (
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/events"
+	"github.com/minik8s/minik8s/internal/secureserving"
 	"github.com/minik8s/minik8s/kubelet/bootstrap"
 	"github.com/minik8s/minik8s/kubelet/eviction"
 	"github.com/minik8s/minik8s/kubelet/network"
@@ -355,6 +356,9 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	srvCfg := server.Config{Addr: o.Server.Addr(), Certificate: cert, ClientCAs: cas, PodLogsDir: o.PodLogsDir,
 		Pods: mgr, Exec: Executor{mgr}, Attach: Executor{mgr}, PortForward: Executor{mgr}, Stats: sp, Metrics: health.MetricsHandler(),
 		Authorizer: &SubjectAccessReviews{Client: c, NodeName: nodeName}, Logger: log}
+	if o.Server.AuthenticationTokenWebhook {
+		srvCfg.Tokens = &TokenReviews{Reviewer: &secureserving.TokenReviewer{Client: c, TTL: o.Server.TokenWebhookCacheTTL}}
+	}
 	if serving != nil {
 		srvCfg.GetCertificate = serving.GetCertificate
 	}
