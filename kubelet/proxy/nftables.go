@@ -97,7 +97,6 @@ var (
 	typeIPProtoPort = nftables.MustConcatSetType(nftables.TypeIPAddr, nftables.TypeInetProto, nftables.TypeInetService)
 	typeProtoPort   = nftables.MustConcatSetType(nftables.TypeInetProto, nftables.TypeInetService)
 	typeHairpin     = nftables.MustConcatSetType(nftables.TypeIPAddr, nftables.TypeIPAddr, nftables.TypeInetProto, nftables.TypeInetService)
-	typeIPPort      = nftables.MustConcatSetType(nftables.TypeIPAddr, nftables.TypeInetService)
 )
 
 // nftSetDefs are the sets and maps every sync fills.
@@ -113,19 +112,10 @@ var nftSetDefs = []nftSetDef{
 
 // nftRule is one rule: nft's text for it (what `nft list` would show,
 // near enough to read and to compare between syncs) and the expressions
-// sent to the kernel. anon, when set, is the constant anonymous map the
-// rule's lookup (the expression with an empty SetName) refers to.
+// sent to the kernel.
 type nftRule struct {
 	text  string
 	exprs []expr.Any
-	anon  *nftAnonMap
-}
-
-// nftAnonMap is the "numgen random mod N map { ... }" of a rule: keys 0..N-1.
-type nftAnonMap struct {
-	data    nftables.SetDatatype // typeIPPort, or TypeVerdict
-	vals    [][]byte
-	verdict []*expr.Verdict
 }
 
 // nftChain is a chain with its rules; base is set for hooked chains.
@@ -200,7 +190,6 @@ func isNFTServiceChain(name string) bool { return strings.Contains(name, "/") }
 type rb struct {
 	text  []string
 	exprs []expr.Any
-	anon  *nftAnonMap
 }
 
 func rule() *rb { return &rb{} }
@@ -212,7 +201,7 @@ func (r *rb) add(text string, e ...expr.Any) *rb {
 }
 
 func (r *rb) done() nftRule {
-	return nftRule{text: strings.Join(r.text, " "), exprs: r.exprs, anon: r.anon}
+	return nftRule{text: strings.Join(r.text, " "), exprs: r.exprs}
 }
 
 func ip4(s string) []byte { return net.ParseIP(s).To4() }
@@ -407,35 +396,11 @@ func (r *rb) dnatTo(ep string) *rb {
 		&expr.NAT{Type: expr.NATTypeDestNAT, Family: unix.NFPROTO_IPV4, RegAddrMin: 1, RegProtoMin: 2, Specified: true})
 }
 
-// dnatMap is kube-proxy's "dnat ip addr . port to numgen random mod N map
-// { 0 : ip . port, ... }": one rule picks the endpoint and rewrites.
-func (r *rb) dnatMap(eps []string) *rb {
-	m := &nftAnonMap{data: typeIPPort}
-	var elems []string
-	for i, ep := range eps {
-		host, port := splitHostPort(ep)
-		m.vals = append(m.vals, concatKey(ip4(host), be16(port)))
-		elems = append(elems, fmt.Sprintf("%d : %s . %d", i, host, port))
-	}
-	r.anon = m
-	return r.add(fmt.Sprintf("dnat ip addr . port to numgen random mod %d map { %s }", len(eps), strings.Join(elems, ", ")),
-		&expr.Numgen{Register: 1, Modulus: uint32(len(eps)), Type: unix.NFT_NG_RANDOM},
-		&expr.Lookup{SourceRegister: 1, DestRegister: 1, IsDestRegSet: true},
-		&expr.NAT{Type: expr.NATTypeDestNAT, Family: unix.NFPROTO_IPV4, RegAddrMin: 1, RegProtoMin: 9, Specified: true})
-}
-
-// numgenVmap is "numgen random mod N vmap { 0 : goto c0, ... }".
-func (r *rb) numgenVmap(chains []string) *rb {
-	m := &nftAnonMap{data: nftables.TypeVerdict}
-	var elems []string
-	for i, c := range chains {
-		m.verdict = append(m.verdict, verdict(expr.VerdictGoto, c))
-		elems = append(elems, fmt.Sprintf("%d : goto %s", i, c))
-	}
-	r.anon = m
-	return r.add(fmt.Sprintf("numgen random mod %d vmap { %s }", len(chains), strings.Join(elems, ", ")),
-		&expr.Numgen{Register: 1, Modulus: uint32(len(chains)), Type: unix.NFT_NG_RANDOM},
-		&expr.Lookup{SourceRegister: 1, DestRegister: 0, IsDestRegSet: true})
+// numgenZero is "numgen random mod m == 0": true with probability 1/m.
+func (r *rb) numgenZero(m int) *rb {
+	return r.add(fmt.Sprintf("numgen random mod %d == 0", m),
+		&expr.Numgen{Register: 1, Modulus: uint32(m), Type: unix.NFT_NG_RANDOM},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 1, Data: native32(0)})
 }
 
 // updateSaddr is "update @set { ip saddr }": the affinity record.
@@ -632,21 +597,29 @@ func renderNFT(sps []*servicePort, clusterCIDR string) *nftRuleset {
 				add(ext, rule().goTo(external))
 			}
 		}
+		// endpointsTo picks one of eps at random: rule i of n takes the
+		// packet with probability 1/(n-i), the last one always, as the
+		// iptables mode's statistic matches do. (kube-proxy writes one
+		// rule with a "numgen random mod n" anonymous map instead; the
+		// kernel names and finds anonymous sets by walking all the
+		// table's sets, which made a 10,000-Service sync quadratic.)
 		endpointsTo := func(c string, eps []string) {
-			if sp.AffinitySeconds == 0 {
-				if len(eps) == 1 {
-					add(c, rule().l4proto(string(proto)).dnatTo(eps[0]))
-				} else {
-					add(c, rule().l4proto(string(proto)).dnatMap(eps))
+			if sp.AffinitySeconds > 0 {
+				for _, ep := range eps {
+					add(c, rule().saddrIn(nftAffinitySet(sp, ep)).goTo(nftEndpointChain(sp, ep)))
 				}
-				return
 			}
-			var chains []string
-			for _, ep := range eps {
-				add(c, rule().saddrIn(nftAffinitySet(sp, ep)).goTo(nftEndpointChain(sp, ep)))
-				chains = append(chains, nftEndpointChain(sp, ep))
+			for i, ep := range eps {
+				r := rule()
+				if i < len(eps)-1 {
+					r.numgenZero(len(eps) - i)
+				}
+				if sp.AffinitySeconds > 0 {
+					add(c, r.goTo(nftEndpointChain(sp, ep)))
+				} else {
+					add(c, r.l4proto(string(proto)).dnatTo(ep))
+				}
 			}
-			add(c, rule().numgenVmap(chains))
 		}
 		if usesCluster {
 			endpointsTo(svc, sp.Endpoints)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/nftables"
-	"github.com/google/nftables/expr"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 )
@@ -108,42 +107,12 @@ func affinitySetRef(t *nftables.Table, name string, seconds int32) *nftables.Set
 		HasTimeout: true, Timeout: time.Duration(seconds) * time.Second}
 }
 
-// addRules queues c's rules, making the anonymous maps they use first.
-func (w *nftWriter) addRules(cc *nftables.Conn, c *nftChain) error {
+// addRules queues c's rules.
+func (w *nftWriter) addRules(cc *nftables.Conn, c *nftChain) {
 	ch := &nftables.Chain{Name: c.name, Table: w.table}
 	for _, r := range c.rules {
-		exprs := r.exprs
-		if r.anon != nil {
-			set := &nftables.Set{Table: w.table, Anonymous: true, Constant: true, IsMap: true,
-				KeyType: nftables.TypeInteger, DataType: r.anon.data}
-			var elems []nftables.SetElement
-			for i := range max(len(r.anon.vals), len(r.anon.verdict)) {
-				e := nftables.SetElement{Key: native32(uint32(i))}
-				if r.anon.verdict != nil {
-					e.VerdictData = r.anon.verdict[i]
-				} else {
-					e.Val = r.anon.vals[i]
-				}
-				elems = append(elems, e)
-			}
-			if err := cc.AddSet(set, nil); err != nil {
-				return err
-			}
-			if err := addSetElements(cc, set, elems, false); err != nil {
-				return err
-			}
-			exprs = append([]expr.Any(nil), exprs...)
-			for i, e := range exprs {
-				if l, ok := e.(*expr.Lookup); ok && l.SetName == "" {
-					l2 := *l
-					l2.SetName, l2.SetID = set.Name, set.ID
-					exprs[i] = &l2
-				}
-			}
-		}
-		cc.AddRule(&nftables.Rule{Table: w.table, Chain: ch, Exprs: exprs})
+		cc.AddRule(&nftables.Rule{Table: w.table, Chain: ch, Exprs: r.exprs})
 	}
-	return nil
 }
 
 // nftElemListMax bounds the encoded size of the elements sent in one
@@ -171,14 +140,6 @@ func elemSize(e nftables.SetElement) int {
 // addSetElements adds (or deletes) es in messages of at most
 // nftElemListMax bytes of elements each.
 func addSetElements(cc *nftables.Conn, set *nftables.Set, es []nftables.SetElement, del bool) error {
-	if set.Anonymous {
-		// The kernel takes elements for an anonymous set made in the same
-		// transaction until a rule binds it (nft itself sends them so);
-		// the library refuses only by this flag. The set is found by ID.
-		s := *set
-		s.Anonymous = false
-		set = &s
-	}
 	for len(es) > 0 {
 		n, size := 0, 0
 		for n < len(es) && (n == 0 || size+elemSize(es[n]) <= nftElemListMax) {
@@ -236,9 +197,7 @@ func (w *nftWriter) write(rs *nftRuleset, prev *nftState) (*nftState, error) {
 			}
 		}
 		for _, name := range rs.order {
-			if err := w.addRules(cc, rs.chains[name]); err != nil {
-				return nil, err
-			}
+			w.addRules(cc, rs.chains[name])
 		}
 		for _, d := range nftSetDefs {
 			es := make([]nftElem, 0, len(rs.elems[d.name]))
@@ -300,9 +259,7 @@ func (w *nftWriter) write(rs *nftRuleset, prev *nftState) (*nftState, error) {
 		cc.FlushChain(&nftables.Chain{Name: name, Table: w.table})
 	}
 	for _, name := range changed {
-		if err := w.addRules(cc, rs.chains[name]); err != nil {
-			return nil, err
-		}
+		w.addRules(cc, rs.chains[name])
 	}
 	for _, d := range nftSetDefs {
 		var add []nftElem

@@ -203,11 +203,11 @@ func TestProxyModeSwitch(t *testing.T) {
 	}
 }
 
-// TestNFTLargeBatches writes a table whose maps and anonymous maps hold
-// more elements than fit one netlink attribute (its length is 16 bits):
-// 2,000 Services, one of them with 3,000 endpoints; then a partial sync.
-// Sent in one message, such a list wrapped around and the kernel answered
-// ENOENT for elements it misread.
+// TestNFTLargeBatches writes a table whose maps hold more elements than
+// fit one netlink attribute (its length is 16 bits): 2,000 Services, one
+// of them with 3,000 endpoints; then a partial sync. Sent in one message,
+// such a list wrapped around and the kernel answered ENOENT for elements
+// it misread.
 func TestNFTLargeBatches(t *testing.T) {
 	n := newTestNet(t, 0)
 	svcs, slices := syncBenchObjects(2000)

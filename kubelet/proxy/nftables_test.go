@@ -103,9 +103,12 @@ func TestRenderNFT(t *testing.T) {
 	wantElems(t, rs, nftServiceNodePortsMap, "tcp . 30080 : goto "+nftExternalChain(web))
 	wantElems(t, rs, nftClusterIPsSet, "10.96.0.10", "10.96.0.11", "10.96.0.12", "10.96.0.13")
 	wantElems(t, rs, nftHairpinConnectionSet, "10.244.1.2 . 10.244.1.2 . tcp . 8080", "10.244.1.9 . 10.244.1.9 . udp . 5353")
-	// Three endpoints: one DNAT through a numgen map; one: a plain DNAT.
+	// Three endpoints: each taken with probability 1/3 (1/3, then 1/2 of
+	// the rest, then the rest); one: a plain DNAT.
 	wantRules(t, rs, nftServiceChain(web),
-		"meta l4proto tcp dnat ip addr . port to numgen random mod 3 map { 0 : 10.244.1.2 . 8080, 1 : 10.244.1.3 . 8080, 2 : 10.244.2.4 . 8080 }")
+		"numgen random mod 3 == 0 meta l4proto tcp dnat to 10.244.1.2:8080",
+		"numgen random mod 2 == 0 meta l4proto tcp dnat to 10.244.1.3:8080",
+		"meta l4proto tcp dnat to 10.244.2.4:8080")
 	wantRules(t, rs, nftServiceChain(sps[3]), "meta l4proto udp dnat to 10.244.1.9:5353")
 	wantRules(t, rs, nftExternalChain(web), "jump mark-for-masquerade", "goto "+nftServiceChain(web))
 
@@ -118,7 +121,7 @@ func TestRenderNFT(t *testing.T) {
 	if rs.affinity[aff] != 10800 {
 		t.Errorf("affinity sets %v, want %s with timeout 10800", rs.affinity, aff)
 	}
-	wantRules(t, rs, nftServiceChain(sticky), "ip saddr @"+aff+" goto "+ep, "numgen random mod 1 vmap { 0 : goto "+ep+" }")
+	wantRules(t, rs, nftServiceChain(sticky), "ip saddr @"+aff+" goto "+ep, "goto "+ep)
 	wantRules(t, rs, ep, "update @"+aff+" { ip saddr }", "meta l4proto tcp dnat to 10.244.1.2:8080")
 
 	// No endpoints: rejected through the no-endpoint maps, no chains.

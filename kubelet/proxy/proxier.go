@@ -273,7 +273,9 @@ func (p *Proxier) syncNFT(start time.Time, sps []*servicePort) error {
 	prev := p.nftWritten
 	p.nftWritten = nil // until this sync succeeds
 	p.mu.Unlock()
-	next, err := p.nft.write(renderNFT(sps, p.cfg.ClusterCIDR), prev)
+	rs := renderNFT(sps, p.cfg.ClusterCIDR)
+	rendered := time.Since(start)
+	next, err := p.nft.write(rs, prev)
 	if err != nil {
 		return err
 	}
@@ -285,7 +287,7 @@ func (p *Proxier) syncNFT(start time.Time, sps []*servicePort) error {
 	p.nftWritten = next
 	p.mu.Unlock()
 	p.health.sync(sps)
-	p.cfg.Logger.Debug("synced service rules", "mode", ModeNFTables, "servicePorts", len(sps), "full", prev == nil, "took", d)
+	p.cfg.Logger.Debug("synced service rules", "mode", ModeNFTables, "servicePorts", len(sps), "full", prev == nil, "took", d, "rendering", rendered)
 	return nil
 }
 
