@@ -3,26 +3,32 @@ package hollow_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
-	"runtime"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/minik8s/minik8s/apiserver/apiservertest"
-	"github.com/minik8s/minik8s/apiserver/app"
-	"github.com/minik8s/minik8s/kubelet/hollow"
+	"github.com/minik8s/minik8s/internal/client"
+	"github.com/minik8s/minik8s/internal/daemon/daemontest"
+	"github.com/minik8s/minik8s/internal/kubeconfig"
 )
 
-// BenchmarkHollowNodesStartup starts MINIK8S_HOLLOW_NODES (default 1000)
-// hollow nodes against an in-process apiserver per iteration (run it with
-// -benchtime=1x) and reports the time until all are Ready, the heap they
-// hold per node, and the process's RSS (the apiserver's included), with
-// the apiserver's max-in-flight limits off.
+// BenchmarkHollowNodesStartup runs the binaries as they are deployed: an
+// apiserver process (max-in-flight limits off, so the figure is not its
+// 429s under a registration storm) and a hollow-nodes process with
+// MINIK8S_HOLLOW_NODES nodes (default 1000). It reports the time until
+// hollow-nodes reports every node Ready, then, after 15 s at the real
+// cadences, the RSS of both processes and hollow-nodes' RSS per node.
+// Each iteration starts both afresh (run it with -benchtime=1x):
 //
 //	go test -run '^$' -bench HollowNodesStartup -benchtime=1x ./kubelet/hollow/
 func BenchmarkHollowNodesStartup(b *testing.B) {
+	if testing.Short() {
+		b.Skip("starts an apiserver and thousands of hollow nodes (skipped with -short)")
+	}
 	count := 1000
 	if v := os.Getenv("MINIK8S_HOLLOW_NODES"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -31,59 +37,90 @@ func BenchmarkHollowNodesStartup(b *testing.B) {
 		}
 		count = n
 	}
-	// No max-in-flight limits: the figure is the hollow nodes', not the
-	// apiserver's 429s under a registration storm.
-	s := apiservertest.Start(b, apiservertest.WithTLS, func(o *app.Options) { o.MaxRequestsInFlight, o.MaxMutatingRequestsInFlight = 0, 0 })
-	admin := adminClient(b, s)
-	iter := 0
+	apiserverBin := daemontest.Build(b, "github.com/minik8s/minik8s/apiserver")
+	hollowBin := daemontest.Build(b, "github.com/minik8s/minik8s/internal/cmd/hollow-nodes")
 	for b.Loop() {
-		iter++
-		runtime.GC()
-		var before runtime.MemStats
-		runtime.ReadMemStats(&before)
+		dir := b.TempDir()
+		ln := daemontest.Listen(b)
+		kcPath := filepath.Join(dir, "admin.kubeconfig")
+		apiserver := daemontest.StartInheriting(b, apiserverBin, []*net.TCPListener{ln},
+			"--data-dir", filepath.Join(dir, "etcd"), "--cert-dir", filepath.Join(dir, "pki"),
+			"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", daemontest.Port(ln),
+			"--write-kubeconfig", kcPath, "--max-requests-inflight", "0", "--max-mutating-requests-inflight", "0")
+		waitAPIServer(b, kcPath)
+		health := daemontest.Listen(b)
 		start := time.Now()
-		fleet, err := hollow.NewFleet(hollow.FleetConfig{
-			Client: admin, Count: count, NamePrefix: fmt.Sprintf("bench%d-", iter), RootDir: b.TempDir(),
-			Logger: apiservertest.Logger(),
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- fleet.Run(ctx) }()
-		deadline := time.Now().Add(10 * time.Minute)
-		for fleet.ReadyCount() < count {
-			if time.Now().After(deadline) {
-				cancel()
-				b.Fatalf("%d of %d hollow nodes Ready after 10 minutes", fleet.ReadyCount(), count)
+		hn := daemontest.StartInheriting(b, hollowBin, []*net.TCPListener{health},
+			"--kubeconfig", kcPath, "--count", strconv.Itoa(count), "--root-dir", filepath.Join(dir, "hollow"),
+			"--health-addr", "127.0.0.1:"+daemontest.Port(health))
+		url := "http://127.0.0.1:" + daemontest.Port(health) + "/metrics"
+		deadline := time.Now().Add(15 * time.Minute)
+		for {
+			m, err := daemontest.Scrape(url)
+			if err == nil && int(m["hollow_nodes_ready"]) == count {
+				break
 			}
-			time.Sleep(100 * time.Millisecond)
+			select {
+			case <-hn.Done():
+				b.Fatalf("hollow-nodes exited: %s (log %s)", hn.ExitStatus(), hn.LogPath)
+			default:
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("hollow nodes not all Ready after 15 minutes: %v (%v)", m["hollow_nodes_ready"], err)
+			}
+			time.Sleep(500 * time.Millisecond)
 		}
 		ready := time.Since(start)
-		// A few Lease renewals at the real 10 s cadence, then the memory.
 		time.Sleep(15 * time.Second)
-		runtime.GC()
-		var after runtime.MemStats
-		runtime.ReadMemStats(&after)
+		hnRSS, apiRSS := rssOf(hn.Cmd.Process.Pid), rssOf(apiserver.Cmd.Process.Pid)
 		b.ReportMetric(ready.Seconds(), "s-to-all-ready")
-		b.ReportMetric(float64(int64(after.HeapInuse)-int64(before.HeapInuse))/float64(count)/1024, "heap-KiB/node")
-		b.ReportMetric(float64(rssBytes())/(1<<20), "RSS-MiB")
-		b.ReportMetric(float64(runtime.NumGoroutine())/float64(count), "goroutines/node")
-		cancel()
-		if err := <-done; err != nil {
-			b.Fatal(err)
-		}
+		b.ReportMetric(float64(hnRSS)/(1<<20), "hollow-RSS-MiB")
+		b.ReportMetric(float64(hnRSS)/float64(count)/1024, "hollow-RSS-KiB/node")
+		b.ReportMetric(float64(apiRSS)/(1<<20), "apiserver-RSS-MiB")
 	}
 }
 
-// rssBytes is the process's resident set (VmRSS), 0 if unknown.
-func rssBytes() int64 {
-	b, err := os.ReadFile("/proc/self/status")
+// waitAPIServer waits for the apiserver to write its admin kubeconfig
+// and answer /readyz.
+func waitAPIServer(b *testing.B, kcPath string) {
+	b.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		err := func() error {
+			kc, err := kubeconfig.Load(kcPath)
+			if err != nil {
+				return err
+			}
+			cfg, err := kc.ClientConfig("")
+			if err != nil {
+				return err
+			}
+			c, err := client.New(cfg)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, err = c.Do(ctx, client.Request{Path: "/readyz"})
+			return err
+		}()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("apiserver not ready: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// rssOf is process pid's resident set (VmRSS), 0 if unknown.
+func rssOf(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(string(data), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			return kb << 10
