@@ -41,6 +41,9 @@ type Options struct {
 	ClusterDNS        string
 	ClusterDomain     string
 	DeleteNodesOnExit bool
+	// HealthListener, when set, replaces listening on HealthAddr (tests
+	// pass one on 127.0.0.1:0). Not a flag.
+	HealthListener net.Listener
 }
 
 // DefaultOptions are the flags' defaults.
@@ -183,7 +186,10 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	capacity, _ := nodestatus.ParseResourceList(o.Capacity)
 	var health *daemon.Server
 	var healthLn net.Listener
-	if o.HealthAddr != "" {
+	switch {
+	case o.HealthListener != nil:
+		health, healthLn = daemon.NewServer(o.HealthListener.Addr().String(), log), o.HealthListener
+	case o.HealthAddr != "":
 		health = daemon.NewServer(o.HealthAddr, log)
 		if healthLn, err = daemon.Listen(o.HealthAddr); err != nil {
 			return fmt.Errorf("--health-addr: %w", err)

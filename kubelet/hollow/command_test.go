@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,7 +15,6 @@ import (
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/internal/client"
-	"github.com/minik8s/minik8s/internal/daemon/daemontest"
 	"github.com/minik8s/minik8s/kubelet/hollow"
 )
 
@@ -50,7 +50,11 @@ func TestRun(t *testing.T) {
 	o := hollow.DefaultOptions()
 	o.Kubeconfig, o.Count, o.StartIndex, o.NamePrefix = s.Options.WriteKubeconfig, 3, 5, "hn-"
 	o.RootDir, o.DeleteNodesOnExit = t.TempDir(), true
-	o.HealthAddr = fmt.Sprintf("127.0.0.1:%d", daemontest.FreePort(t))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.HealthListener, o.HealthAddr = ln, ln.Addr().String()
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}

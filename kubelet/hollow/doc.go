@@ -16,7 +16,8 @@
 //     node, which only checks the probe's port resolves, through
 //     probes.WithNetworkProber, so nothing dials an address nobody serves;
 //     postStart/preStop httpGet hooks still dial (kubelet/pods does them),
-//     so do not give them to pods on hollow nodes;
+//     so do not give them to pods on hollow nodes; likewise an emptyDir
+//     of medium Memory is a real tmpfs mount when the process is root;
 //   - the machine: capacity is Config.Capacity (4 CPU, 16Gi memory, 100Gi
 //     ephemeral storage by default), never under pressure;
 //   - the node address: a loopback address (127.1.0.0/16 and up), so the
