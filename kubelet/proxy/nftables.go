@@ -428,7 +428,12 @@ func splitHostPort(ep string) (string, int32) {
 // masquerading of ClusterIP traffic to packets from outside the pod
 // network.
 func renderNFT(sps []*servicePort, clusterCIDR string) *nftRuleset {
-	rs := &nftRuleset{chains: map[string]*nftChain{}, elems: map[string]map[string]nftElem{}, affinity: map[string]int32{}}
+	endpoints := 0
+	for _, sp := range sps {
+		endpoints += len(sp.Endpoints)
+	}
+	rs := &nftRuleset{chains: make(map[string]*nftChain, 2*len(sps)+32), order: make([]string, 0, 2*len(sps)+32),
+		elems: map[string]map[string]nftElem{}, affinity: map[string]int32{}}
 	chain := func(name string) *nftChain {
 		c, ok := rs.chains[name]
 		if !ok {
@@ -440,7 +445,11 @@ func renderNFT(sps []*servicePort, clusterCIDR string) *nftRuleset {
 	}
 	add := func(name string, r *rb) { c := chain(name); c.rules = append(c.rules, r.done()) }
 	for _, d := range nftSetDefs {
-		rs.elems[d.name] = map[string]nftElem{}
+		size := len(sps)
+		if d.name == nftHairpinConnectionSet {
+			size = endpoints
+		}
+		rs.elems[d.name] = make(map[string]nftElem, size)
 	}
 	// elem adds an element; of two with the same key (two Services
 	// claiming one load balancer address and port) the first stays.
