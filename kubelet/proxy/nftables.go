@@ -123,10 +123,15 @@ type nftChain struct {
 	name  string
 	base  *nftBaseChain
 	rules []nftRule
+	// cached is body() of a service port's chain, computed once.
+	cached string
 }
 
 // body is the chain's rules as text, what a partial sync compares.
 func (c *nftChain) body() string {
+	if c.cached != "" {
+		return c.cached
+	}
 	var b strings.Builder
 	for _, r := range c.rules {
 		b.WriteString(r.text)
@@ -428,6 +433,28 @@ func splitHostPort(ep string) (string, int32) {
 // masquerading of ClusterIP traffic to packets from outside the pod
 // network.
 func renderNFT(sps []*servicePort, clusterCIDR string) *nftRuleset {
+	rs, _ := renderNFTCached(sps, clusterCIDR, nil)
+	return rs
+}
+
+// nftFragment is what one service port adds to the table.
+type nftFragment struct {
+	chains   []*nftChain
+	elems    []nftFragElem
+	affinity map[string]int32
+}
+
+type nftFragElem struct {
+	set, key string
+	e        nftElem
+}
+
+// renderNFTCached is renderNFT reusing the fragments of cache (the last
+// sync's) for service ports that did not change; it returns the
+// fragments of this sync.
+func renderNFTCached(sps []*servicePort, clusterCIDR string, cache map[string]*nftFragment) (*nftRuleset, map[string]*nftFragment) {
+	next := make(map[string]*nftFragment, len(sps))
+	var cur *nftFragment // the fragment being rendered, nil outside
 	endpoints := 0
 	for _, sp := range sps {
 		endpoints += len(sp.Endpoints)
@@ -435,6 +462,16 @@ func renderNFT(sps []*servicePort, clusterCIDR string) *nftRuleset {
 	rs := &nftRuleset{chains: make(map[string]*nftChain, 2*len(sps)+32), order: make([]string, 0, 2*len(sps)+32),
 		elems: map[string]map[string]nftElem{}, affinity: map[string]int32{}}
 	chain := func(name string) *nftChain {
+		if cur != nil {
+			for _, c := range cur.chains {
+				if c.name == name {
+					return c
+				}
+			}
+			c := &nftChain{name: name}
+			cur.chains = append(cur.chains, c)
+			return c
+		}
 		c, ok := rs.chains[name]
 		if !ok {
 			c = &nftChain{name: name}
@@ -453,15 +490,22 @@ func renderNFT(sps []*servicePort, clusterCIDR string) *nftRuleset {
 	}
 	// elem adds an element; of two with the same key (two Services
 	// claiming one load balancer address and port) the first stays.
-	elem := func(set, keyText string, key []byte, v *expr.Verdict) {
-		if _, dup := rs.elems[set][keyText]; dup {
-			return
+	putElem := func(set, keyText string, e nftElem) {
+		if _, dup := rs.elems[set][keyText]; !dup {
+			rs.elems[set][keyText] = e
 		}
+	}
+	elem := func(set, keyText string, key []byte, v *expr.Verdict) {
 		text := keyText
 		if v != nil {
 			text += " : " + verdictText(v)
 		}
-		rs.elems[set][keyText] = nftElem{key: key, verdict: v, text: text}
+		e := nftElem{key: key, verdict: v, text: text}
+		if cur != nil {
+			cur.elems = append(cur.elems, nftFragElem{set, keyText, e})
+			return
+		}
+		putElem(set, keyText, e)
 	}
 	ipProtoPort := func(ip string, proto api.Protocol, port int32) ([]byte, string) {
 		return concatKey(ip4(ip), []byte{protoNum(string(proto))}, be16(port)),
@@ -510,7 +554,11 @@ func renderNFT(sps []*servicePort, clusterCIDR string) *nftRuleset {
 	add(nftServicesChain, rule().vmapIPProtoPort(nftServiceIPsMap))
 	add(nftServicesChain, rule().fibLocal(true).daddrNotLocalhost().vmapProtoPort(nftServiceNodePortsMap))
 
-	for _, sp := range sps {
+	// Each service port is rendered into a fragment, kept for the next
+	// sync: a port unchanged since is not rendered again (kube-proxy
+	// rewrites only the services that changed), its chains' bodies not
+	// joined again.
+	renderOne := func(sp *servicePort) {
 		proto := sp.Protocol
 		hasEndpoints := len(sp.Endpoints) > 0
 		svc, local, ext := nftServiceChain(sp), nftLocalChain(sp), nftExternalChain(sp)
@@ -590,7 +638,7 @@ func renderNFT(sps []*servicePort, clusterCIDR string) *nftRuleset {
 			elem(nftHairpinConnectionSet, fmt.Sprintf("%s . %s . %s . %d", host, host, strings.ToLower(string(proto)), port), key, nil)
 		}
 		if !hasEndpoints {
-			continue
+			return
 		}
 		if usesExt {
 			if !sp.ExternalLocal {
@@ -639,13 +687,38 @@ func renderNFT(sps []*servicePort, clusterCIDR string) *nftRuleset {
 		if sp.AffinitySeconds > 0 {
 			for _, ep := range sp.Endpoints {
 				set := nftAffinitySet(sp, ep)
-				rs.affinity[set] = sp.AffinitySeconds
+				cur.affinity[set] = sp.AffinitySeconds
 				add(nftEndpointChain(sp, ep), rule().updateSaddr(set))
 				add(nftEndpointChain(sp, ep), rule().l4proto(string(proto)).dnatTo(ep))
 			}
 		}
 	}
-	return rs
+	for _, sp := range sps {
+		key := fmt.Sprintf("%s|%v", clusterCIDR, *sp)
+		f, ok := cache[key]
+		if !ok {
+			cur = &nftFragment{affinity: map[string]int32{}}
+			renderOne(sp)
+			for _, c := range cur.chains {
+				c.cached = c.body()
+			}
+			f, cur = cur, nil
+		}
+		next[key] = f
+		for _, c := range f.chains {
+			if _, ok := rs.chains[c.name]; !ok {
+				rs.order = append(rs.order, c.name)
+			}
+			rs.chains[c.name] = c
+		}
+		for _, e := range f.elems {
+			putElem(e.set, e.key, e.e)
+		}
+		for set, secs := range f.affinity {
+			rs.affinity[set] = secs
+		}
+	}
+	return rs, next
 }
 
 // elemTexts lists a set's elements as text, sorted (for tests and logs).

@@ -212,3 +212,29 @@ func TestValidateMode(t *testing.T) {
 		t.Errorf("New with mode ipvs: %v", err)
 	}
 }
+
+// TestRenderNFTCached: a sync reuses the last one's rendering of the
+// service ports that did not change, and the result is the table a fresh
+// rendering gives.
+func TestRenderNFTCached(t *testing.T) {
+	mk := func(eps ...string) []*servicePort {
+		return []*servicePort{
+			{Namespace: "default", Name: "a", Protocol: api.ProtocolTCP, ClusterIP: "10.96.0.10", Port: 80, NodePort: 30080, Endpoints: eps},
+			{Namespace: "default", Name: "b", Protocol: api.ProtocolTCP, ClusterIP: "10.96.0.11", Port: 80, AffinitySeconds: 60,
+				Endpoints: []string{"10.244.1.5:8080", "10.244.1.6:8080"}},
+		}
+	}
+	first, cache := renderNFTCached(mk("10.244.1.2:8080", "10.244.1.3:8080"), "10.244.0.0/16", nil)
+	sps := mk("10.244.1.2:8080")
+	second, _ := renderNFTCached(sps, "10.244.0.0/16", cache)
+	if got, want := second.String(), renderNFT(sps, "10.244.0.0/16").String(); got != want {
+		t.Errorf("cached rendering differs from a fresh one:\n%s\nwant\n%s", got, want)
+	}
+	a, b := nftServiceChain(sps[0]), nftServiceChain(sps[1])
+	if second.chains[b] != first.chains[b] {
+		t.Error("the unchanged service was rendered again")
+	}
+	if second.chains[a] == first.chains[a] || len(second.chains[a].rules) != 1 {
+		t.Errorf("the changed service kept its old chain: %q", chainRules(second, a))
+	}
+}

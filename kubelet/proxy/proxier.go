@@ -75,6 +75,8 @@ type Proxier struct {
 	// successful sync put there (nil: rewrite the table).
 	nft        *nftWriter
 	nftWritten *nftState
+	// nftFragments are the service ports rendered by the last sync.
+	nftFragments map[string]*nftFragment
 	// otherModeCleaned is set once the other mode's rules were removed.
 	otherModeCleaned bool
 }
@@ -273,12 +275,13 @@ func (p *Proxier) syncNFT(start time.Time, sps []*servicePort) error {
 	prev := p.nftWritten
 	p.nftWritten = nil // until this sync succeeds
 	p.mu.Unlock()
-	rs := renderNFT(sps, p.cfg.ClusterCIDR)
+	rs, fragments := renderNFTCached(sps, p.cfg.ClusterCIDR, p.nftFragments)
 	rendered := time.Since(start)
 	next, err := p.nft.write(rs, prev)
 	if err != nil {
 		return err
 	}
+	p.nftFragments = fragments
 	d := time.Since(start)
 	p.syncDur.Observe(d.Seconds())
 	p.syncs.Inc()
