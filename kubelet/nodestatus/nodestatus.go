@@ -16,6 +16,7 @@ import (
 	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/events"
+	"github.com/minik8s/minik8s/internal/informer"
 	"github.com/minik8s/minik8s/internal/version"
 )
 
@@ -500,33 +501,19 @@ func (m *Manager) updateStatus(ctx context.Context, force bool) error {
 
 // watchNode follows the Node so Node() and WaitForNode see changes made by
 // others (podCIDR from nodeipam, taints, cordon) without waiting for the
-// next status update.
+// next status update. It is an informer on the one Node, as the kubelet's
+// own: listed from the apiserver's cache (resourceVersion 0), watched on
+// from the last resourceVersion seen, re-listed consistently only after
+// 410 Gone, with back-off on errors; a fleet of kubelets restarting at
+// once does not send every list to etcd.
 func (m *Manager) watchNode(ctx context.Context) {
-	opts := client.ListOptions{FieldSelector: "metadata.name=" + m.cfg.NodeName}
-	for ctx.Err() == nil {
-		list, err := m.nodes.List(ctx, opts)
-		if err != nil {
-			m.sleep(ctx, time.Second)
-			continue
-		}
-		for i := range list.Items {
-			m.setNode(&list.Items[i])
-		}
-		o := opts
-		o.ResourceVersion = list.ResourceVersion
-		w, err := m.nodes.Watch(ctx, o)
-		if err != nil {
-			m.sleep(ctx, time.Second)
-			continue
-		}
-		for ev := range w.ResultChan() {
-			if ev.Object != nil && (ev.Type == api.Added || ev.Type == api.Modified) {
-				m.setNode(ev.Object)
-			}
-		}
-		w.Stop()
-		m.sleep(ctx, 100*time.Millisecond)
-	}
+	inf := informer.New[api.Node](informer.For[api.Node](m.cfg.Client, "", client.ListOptions{FieldSelector: "metadata.name=" + m.cfg.NodeName}),
+		informer.Options[api.Node]{Logger: m.log})
+	inf.AddEventHandler(informer.Handler[api.Node]{
+		OnAdd:    func(n *api.Node, _ bool) { m.setNode(n) },
+		OnUpdate: func(_, n *api.Node) { m.setNode(n) },
+	})
+	inf.Run(ctx)
 }
 
 func (m *Manager) sleep(ctx context.Context, d time.Duration) {
