@@ -12,7 +12,9 @@ import (
 	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/ingress"
 	"github.com/minik8s/minik8s/internal/version"
+	kubeproxy "github.com/minik8s/minik8s/kube-proxy/app"
 	kubelet "github.com/minik8s/minik8s/kubelet/app"
+	"github.com/minik8s/minik8s/kubelet/hollow"
 	scheduler "github.com/minik8s/minik8s/scheduler/app"
 )
 
@@ -29,7 +31,9 @@ var daemons = []struct {
 		"Deployment controller", "Endpoint controller", "Endpointslice controller", "Endpointslicemirroring controller", "Garbagecollector controller", "Job controller",
 		"Namespace controller", "Horizontalpodautoscaling controller", "Nodeipam controller", "Nodelifecycle controller",
 		"Local-path-provisioner controller", "Persistentvolume-binder controller", "Podgc controller", "Replicaset controller", "Replicationcontroller controller", "Resourcequota controller", "Serviceaccount controller", "Statefulset controller", "Leader election", "Misc", "Logs", "Global"}},
-	{"kubelet", kubelet.NewCommand, []string{"Misc", "Bootstrap", "Node", "Serving", "Container runtime", "Pods", "Networking", "Proxy", "Logs", "Global"}},
+	{"kubelet", kubelet.NewCommand, []string{"Misc", "Bootstrap", "Node", "Serving", "Container runtime", "Pods", "Networking", "Logs", "Global"}},
+	{"kube-proxy", kubeproxy.NewCommand, []string{"Misc", "Proxy", "Network", "Logs", "Global"}},
+	{"hollow-nodes", hollow.NewCommand, []string{"Misc", "Nodes", "Serving", "Logs", "Global"}},
 	{"cluster-dns", clusterdns.NewCommand, []string{"Misc", "DNS", "Serving", "Logs", "Global"}},
 	{"ingress-controller", ingress.NewCommand, []string{"Misc", "Ingress", "Secure serving", "Authentication", "Authorization", "Logs", "Global"}},
 }
