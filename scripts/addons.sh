@@ -10,6 +10,9 @@
 # minik8s/kube-proxy:latest,minik8s/cluster-dns:latest,minik8s/ingress-controller:latest).
 #
 #   scripts/addons.sh [-t TIMEOUT_SECONDS]
+#
+# MINIK8S_PROXY_MODE=nftables (or iptables, the default) sets kube-proxy's
+# --proxy-mode in the DaemonSet (make up passes the environment on).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +28,24 @@ done
 k() { "$kubectl" --kubeconfig "$kubeconfig" "$@"; }
 
 start=$(date +%s)
-k apply -f deploy/addons/ >&2
+case ${MINIK8S_PROXY_MODE:-} in
+"") k apply -f deploy/addons/ >&2 ;;
+iptables | nftables)
+	# kube-proxy's manifest with --proxy-mode added after --cluster-cidr.
+	for f in deploy/addons/*.yaml; do
+		echo ---
+		if [ "$f" = deploy/addons/kube-proxy.yaml ]; then
+			sed "s|^\( *\)- --cluster-cidr=\(.*\)$|&\n\1- --proxy-mode=$MINIK8S_PROXY_MODE|" "$f"
+		else
+			cat "$f"
+		fi
+	done | k apply -f - >&2
+	;;
+*)
+	echo "addons: MINIK8S_PROXY_MODE=$MINIK8S_PROXY_MODE: want iptables or nftables" >&2
+	exit 2
+	;;
+esac
 # rollout NAMESPACE KIND/NAME waits for one add-on; the pods of its
 # namespace are shown when it does not roll out.
 rollout() {
