@@ -253,7 +253,8 @@ watch caches and the proxy to kubelets for logs and exec.`,
 		Flags:    opts.AddFlags,
 		Validate: opts.Validate,
 		Run:      func(ctx context.Context, log *slog.Logger) error { return Run(ctx, opts, log) },
-		// "apiserver snapshot save|restore|status": etcd backups.
-		Subcommands: []*cobra.Command{snapshot.NewCommand()},
+		// "apiserver snapshot save|restore|status": etcd backups;
+		// "apiserver certs": the PKI and kubeconfigs before a first start.
+		Subcommands: []*cobra.Command{snapshot.NewCommand(), newCertsCommand()},
 	}
 }
