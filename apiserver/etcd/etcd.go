@@ -69,6 +69,11 @@ type Config struct {
 	// watches the current revision (0: 5 seconds).
 	WatchProgressNotifyInterval time.Duration
 
+	// Cluster makes the embedded server a member of a multi-member
+	// cluster (see cluster.go); its zero value is the single member
+	// "minik8s" of the default path.
+	Cluster ClusterConfig
+
 	// Servers are the client URLs of an external cluster. When set, no
 	// embedded server is started and DataDir is ignored.
 	Servers []string
@@ -221,14 +226,12 @@ func startServer(ctx context.Context, cfg Config, lock *os.File) (*Backend, erro
 		}
 	}
 	ecfg := embed.NewConfig()
-	ecfg.Name = memberName
 	ecfg.Dir = cfg.DataDir
 	ecfg.ListenClientUrls = []url.URL{*clientURL}
-	ecfg.AdvertiseClientUrls = []url.URL{*clientURL}
 	ecfg.ListenPeerUrls = []url.URL{*peerURL}
-	ecfg.AdvertisePeerUrls = []url.URL{*peerURL}
-	ecfg.InitialCluster = ecfg.InitialClusterFromName(memberName)
-	ecfg.InitialClusterToken = memberName
+	if err := applyCluster(ctx, cfg, ecfg, clientURL, peerURL, clientTLSConfig); err != nil {
+		return nil, err
+	}
 	ecfg.SnapshotCount = snapshotCount
 	ecfg.SnapshotCatchUpEntries = catchUpEntries
 	ecfg.QuotaBackendBytes = cfg.QuotaBackendBytes
@@ -279,6 +282,9 @@ func startServer(ctx context.Context, cfg Config, lock *os.File) (*Backend, erro
 		DialTimeout: 5 * time.Second,
 		TLS:         clientTLSConfig,
 		Logger:      zapLogger(cfg.Logger, zap.ErrorLevel, mute),
+		// A member of a multi-member cluster learns every member's client
+		// URL (syncEndpoints) and keeps the list current.
+		AutoSyncInterval: autoSyncInterval(cfg),
 	})
 	if err != nil {
 		mute.Store(true)
@@ -302,7 +308,8 @@ func startServer(ctx context.Context, cfg Config, lock *os.File) (*Backend, erro
 		b.Close()
 		return nil, fmt.Errorf("embedded etcd is not healthy: %w", err)
 	}
-	b.log.Info("embedded etcd ready", "endpoint", b.endpoints[0], "dataDir", cfg.DataDir)
+	b.syncEndpoints(ctx, cfg)
+	b.log.Info("embedded etcd ready", "endpoint", b.endpoints[0], "dataDir", cfg.DataDir, "member", ecfg.Name, "clientEndpoints", cli.Endpoints())
 	return b, nil
 }
 
