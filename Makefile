@@ -29,6 +29,14 @@ cluster-dns:
 ingress-controller:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/$@ ./internal/cmd/ingress-controller
 
+# crictl is the CRI command-line client (sigs.k8s.io/cri-tools, version
+# pinned in scripts/crictl.sh, built from the Go module proxy into a cache
+# outside the repository): the node image and scripts/install-node.sh put
+# it on every node with /etc/crictl.yaml (deploy/node/crictl.yaml).
+.PHONY: crictl
+crictl:
+	scripts/crictl.sh
+
 # metrics-server serves metrics.k8s.io (kubectl top, the HPA): an opt-in
 # add-on, deploy/metrics-server (make metrics-server-addon).
 metrics-server:

@@ -29,6 +29,8 @@ keys=("$@")
 [ ${#keys[@]} -gt 0 ] || keys=(apiserver scheduler controller-manager node kube-proxy cluster-dns ingress-controller busybox busybox-v2)
 
 base=minik8s/debian-base:bookworm
+# The pod sandbox image (kubeadm's PauseVersion for the pinned release).
+pause_image=registry.k8s.io/pause:3.10.2
 log() { echo "images: $*" >&2; }
 
 # bin/busybox is Debian's static busybox: control-plane healthchecks and the
@@ -100,8 +102,23 @@ for k in "${keys[@]}"; do
 		;;
 	node)
 		"$(dirname "$0")/base-image.sh" "$base"
+		# crictl (scripts/crictl.sh: sigs.k8s.io/cri-tools from the Go
+		# module proxy, cached outside the repository).
+		"$(dirname "$0")/crictl.sh" >/dev/null
+		# The pod sandbox image of containerd's CRI plugin
+		# (deploy/node/containerd.toml sandbox_image), saved into the node
+		# image, which imports it at every start: saved again only when
+		# the image changed, so the node image's inputs stay the same.
+		build "$pause_image" deploy/images/conformance/pause.Dockerfile "" bin/busybox deploy/images/conformance/pause.sh
+		mkdir -p bin/node-images
+		pause_id=$(docker image inspect -f '{{.Id}}' "$pause_image")
+		if [ ! -s bin/node-images/pause.tar ] || [ "$(cat bin/node-images/pause.id 2>/dev/null)" != "$pause_id" ]; then
+			docker save "$pause_image" -o bin/node-images/pause.tar
+			echo "$pause_id" >bin/node-images/pause.id
+		fi
 		build minik8s/node:latest deploy/images/node.Dockerfile "" \
-			bin/busybox bin/kubectl-lite bin/kubelet deploy/node/containerd.toml \
+			bin/busybox bin/kubectl-lite bin/kubelet bin/crictl bin/node-images/pause.tar \
+			deploy/node/containerd.toml deploy/node/crictl.yaml \
 			deploy/node/certs.d/registry.k8s.io/hosts.toml deploy/node/certs.d/localhost_5001_/hosts.toml \
 			deploy/node/entrypoint.sh deploy/node/bootstrap.sh -- "BASE=$base"
 		;;

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Copies local Docker images into the containerd (namespace minik8s) of the
-# compose cluster's node containers, for linux/amd64 only, skipping every
-# node that already has the image with the same digest (so nothing is sent
-# twice). Pods then start them with imagePullPolicy IfNotPresent or Never.
+# Copies local Docker images into the containerd of the compose cluster's
+# node containers, for linux/amd64 only, in both namespaces a kubelet may
+# use: minik8s (the native driver's) and k8s.io (containerd's CRI plugin's,
+# the CRI driver's and crictl's); each namespace that already has the image
+# with the same digest is skipped (so nothing is sent twice). Pods then
+# start them with imagePullPolicy IfNotPresent or Never, in either runtime
+# mode (MINIK8S_CONTAINER_RUNTIME). CONTAINERD_NAMESPACES (space-separated)
+# narrows the namespaces.
 #
 #   scripts/load-image.sh IMAGE[,IMAGE...] [NODE...]
 #
@@ -12,13 +16,13 @@
 # project (default minik8s).
 set -euo pipefail
 
-ns=${CONTAINERD_NAMESPACE:-minik8s}
+read -r -a namespaces <<<"${CONTAINERD_NAMESPACES:-${CONTAINERD_NAMESPACE:-minik8s k8s.io}}"
 project=${COMPOSE_PROJECT_NAME:-minik8s}
 platform=${PLATFORM:-linux/amd64}
 log() { echo "load-image: $*" >&2; }
 
 if [ $# -lt 1 ]; then
-	sed -n '2,13s/^# \{0,1\}//p' "$0" >&2
+	sed -n '2,17s/^# \{0,1\}//p' "$0" >&2
 	exit 2
 fi
 IFS=, read -r -a images <<<"$1"
@@ -78,24 +82,26 @@ for image in "${images[@]}"; do
 	ids+=("$id")
 done
 
-# missing C: prints the indexes of the images node container C lacks, once
-# its containerd answers. The config digest (the Docker image ID) identifies
-# the same image on both sides.
+# missing C: prints "INDEX NAMESPACE" for each image node container C
+# lacks in each namespace, once its containerd answers. The config digest
+# (the Docker image ID) identifies the same image on both sides.
 missing() {
-	local c=$1 i ref have
+	local c=$1 i ref have ns
 	for _ in $(seq 1 60); do
 		docker exec "$c" ctr version >/dev/null 2>&1 && break
 		sleep 0.5
 	done
 	for i in "${!images[@]}"; do
 		ref=$(normalize "${images[$i]}")
-		have=$(docker exec "$c" ctr -n "$ns" images ls "name==$ref" 2>/dev/null | awk 'NR > 1 {print $3}' || true)
-		# No "| grep -q" here: with pipefail, grep's early exit fails the
-		# pipeline (SIGPIPE) and the check would flap.
-		if [ -n "$have" ] && [[ $(docker exec "$c" ctr -n "$ns" content get "$have" 2>/dev/null) == *"${ids[$i]#sha256:}"* ]]; then
-			continue
-		fi
-		echo "$i"
+		for ns in "${namespaces[@]}"; do
+			have=$(docker exec "$c" ctr -n "$ns" images ls "name==$ref" 2>/dev/null | awk 'NR > 1 {print $3}' || true)
+			# No "| grep -q" here: with pipefail, grep's early exit fails the
+			# pipeline (SIGPIPE) and the check would flap.
+			if [ -n "$have" ] && [[ $(docker exec "$c" ctr -n "$ns" content get "$have" 2>/dev/null) == *"${ids[$i]#sha256:}"* ]]; then
+				continue
+			fi
+			echo "$i $ns"
+		done
 	done
 }
 
@@ -106,7 +112,7 @@ done
 wait
 # Phase 2: save each image some node lacks, once.
 for i in "${!images[@]}"; do
-	if grep -qx "$i" "$work"/*.missing; then
+	if grep -q "^$i " "$work"/*.missing; then
 		docker save "${images[$i]}" -o "$work/$i.tar"
 	fi
 done
@@ -116,12 +122,14 @@ for c in "${targets[@]}"; do
 	(
 		name=$(docker inspect -f '{{.Config.Hostname}}' "$c")
 		for i in "${!images[@]}"; do
-			if grep -qx "$i" "$work/$c.missing"; then
-				docker exec -i "$c" ctr -n "$ns" images import --platform "$platform" - <"$work/$i.tar" >/dev/null
-				log "loaded ${images[$i]} into $name"
-			else
-				log "$name already has ${images[$i]}"
-			fi
+			for ns in "${namespaces[@]}"; do
+				if grep -qx "$i $ns" "$work/$c.missing"; then
+					docker exec -i "$c" ctr -n "$ns" images import --platform "$platform" - <"$work/$i.tar" >/dev/null
+					log "loaded ${images[$i]} into $name ($ns)"
+				else
+					log "$name already has ${images[$i]} ($ns)"
+				fi
+			done
 		done
 	) &
 done

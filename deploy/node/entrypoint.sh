@@ -5,6 +5,15 @@
 # containerd logs go to /var/log/containerd.log; the kubelet's to the
 # container's output, so `docker logs node-1` is the kubelet's log.
 #
+# Runtime: MINIK8S_CONTAINER_RUNTIME (compose passes it from the host's
+# environment) picks how the kubelet drives containerd: "native" (the
+# default) through containerd's Go client in namespace minik8s, "cri"
+# through containerd's CRI plugin (--container-runtime-endpoint
+# unix:///run/containerd/containerd.sock, namespace k8s.io), which crictl
+# (/etc/crictl.yaml) sees too. containerd serves both either way
+# (/etc/containerd/config.toml); the pod sandbox image is imported into
+# k8s.io at every start, before the kubelet runs.
+#
 # Join: the first start reads the join file the bootstrap service wrote
 # (MINIK8S_JOIN_FILE: SERVER, TOKEN, CA_CERT_HASH) and passes --server,
 # --token and --discovery-token-ca-cert-hash; the kubelet writes its own
@@ -18,6 +27,15 @@ kubeconfig=${KUBELET_KUBECONFIG:-$root_dir/kubeconfig}
 join_file=${MINIK8S_JOIN_FILE:-/var/lib/minik8s/join/join.env}
 node_name=${NODE_NAME:-$(hostname)}
 sock=/run/containerd/containerd.sock
+runtime=${MINIK8S_CONTAINER_RUNTIME:-native}
+pause_image=registry.k8s.io/pause:3.10.2
+case $runtime in
+native | cri) ;;
+*)
+	log "MINIK8S_CONTAINER_RUNTIME=$runtime: want native or cri"
+	exit 1
+	;;
+esac
 
 containerd_pid=""
 kubelet_pid=""
@@ -59,6 +77,15 @@ done
 ctr --address "$sock" version >/dev/null 2>&1 || { log "containerd did not answer on $sock"; exit 1; }
 log "containerd $(containerd --version | awk '{print $3}') ready on $sock"
 
+# Images shipped in the node image (the CRI plugin's sandbox image) into
+# the CRI plugin's namespace: nothing is pulled for a pod sandbox.
+for tar in /usr/share/minik8s/images/*.tar; do
+	[ -e "$tar" ] || continue
+	if ! out=$(ctr --address "$sock" -n k8s.io images import --platform linux/amd64 "$tar" 2>&1); then
+		log "importing $tar into namespace k8s.io failed: $out"
+	fi
+done
+
 # node_ip is this container's address on its (first) network: it may change
 # across restarts, so it is read at every start.
 node_ip() {
@@ -70,7 +97,6 @@ kubelet_args() {
 		--hostname-override "$node_name"
 		--node-ip "$(node_ip)"
 		--kubeconfig "$kubeconfig"
-		--containerd-address "$sock"
 		# Registry mirrors in containerd's layout (deploy/node/certs.d):
 		# registry.k8s.io through the compose network's registry.
 		--registry-config-path /etc/containerd/certs.d
@@ -94,6 +120,14 @@ kubelet_args() {
 		# As kind, disk eviction is off (0%); memory keeps kube's default.
 		--eviction-hard "memory.available<100Mi,nodefs.available<0%,nodefs.inodesFree<0%,imagefs.available<0%"
 	)
+	if [ "$runtime" = cri ]; then
+		# kube's flags: the CRI endpoint, and the sandbox image (which the
+		# kubelet's image garbage collection keeps) that the CRI plugin's
+		# sandbox_image names.
+		args+=(--container-runtime-endpoint "unix://$sock" --pod-infra-container-image "$pause_image")
+	else
+		args+=(--containerd-address "$sock")
+	fi
 	if [ ! -s "$kubeconfig" ]; then
 		if [ ! -s "$join_file" ]; then
 			log "no kubeconfig at $kubeconfig and no join file at $join_file"
