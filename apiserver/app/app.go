@@ -138,6 +138,7 @@ func (a *APIServer) Start(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	a.cancel = cancel
 	for _, phase := range []func(context.Context) error{
+		a.syncSharedCerts,  // cluster CAs from --shared-cert-dir, before any certificate
 		a.loadFiles,        // what the flags name, before anything starts
 		a.startStorage,     // etcd, admission, one registry store per resource
 		a.startWatchCaches, // each store's cache filled from etcd; compaction

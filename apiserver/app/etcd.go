@@ -24,12 +24,13 @@ func (a *APIServer) etcdConfig() (etcd.Config, error) {
 		CAFile:          a.opts.EtcdCAFile,
 		CertFile:        a.opts.EtcdCertFile,
 		KeyFile:         a.opts.EtcdKeyFile,
+		Cluster:         a.opts.etcdClusterConfig(),
 		Logger:          a.log.With("component", "etcd"),
 	}
 	if len(cfg.Servers) > 0 {
 		return cfg, nil
 	}
-	b, err := pki.EnsureEtcd(a.opts.CertDir, pki.EtcdOptions{IPs: a.embeddedEtcdIPs()})
+	b, err := pki.EnsureEtcd(a.opts.CertDir, a.embeddedEtcdSANs())
 	if err != nil {
 		return etcd.Config{}, fmt.Errorf("etcd certificates in %s: %w", a.opts.CertDir, err)
 	}
@@ -43,12 +44,15 @@ func (a *APIServer) etcdConfig() (etcd.Config, error) {
 	return cfg, nil
 }
 
-// embeddedEtcdIPs are the addresses the embedded etcd's certificates name
-// besides loopback: the hosts of its listen URLs, and the advertise address
-// when one listens on every address.
-func (a *APIServer) embeddedEtcdIPs() []net.IP {
+// embeddedEtcdSANs are the addresses the embedded etcd's certificates name
+// besides loopback: the hosts of its listen and advertise URLs (a name
+// among them too: the peers of a multi-member cluster dial it), and the
+// advertise address when one listens on every address.
+func (a *APIServer) embeddedEtcdSANs() pki.EtcdOptions {
 	var ips []net.IP
-	for _, s := range []string{a.opts.EtcdClientURL, a.opts.EtcdPeerURL} {
+	var names []string
+	c := a.opts.EtcdCluster
+	for _, s := range []string{a.opts.EtcdClientURL, a.opts.EtcdPeerURL, c.AdvertiseClientURL, c.AdvertisePeerURL} {
 		u, err := url.Parse(s)
 		if s == "" || err != nil {
 			continue
@@ -56,6 +60,7 @@ func (a *APIServer) embeddedEtcdIPs() []net.IP {
 		ip := net.ParseIP(u.Hostname())
 		switch {
 		case ip == nil:
+			names = append(names, u.Hostname())
 		case ip.IsUnspecified():
 			if adv := a.advertiseIP(); adv != nil {
 				ips = append(ips, adv)
@@ -64,5 +69,8 @@ func (a *APIServer) embeddedEtcdIPs() []net.IP {
 			ips = append(ips, ip)
 		}
 	}
-	return ips
+	return pki.EtcdOptions{IPs: ips, DNSNames: names}
 }
+
+// embeddedEtcdIPs are the addresses of embeddedEtcdSANs.
+func (a *APIServer) embeddedEtcdIPs() []net.IP { return a.embeddedEtcdSANs().IPs }

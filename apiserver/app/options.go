@@ -50,6 +50,12 @@ type Options struct {
 	// (default: free loopback ports).
 	EtcdClientURL string
 	EtcdPeerURL   string
+	// EtcdCluster makes the embedded etcd one member of a multi-member
+	// cluster (see etcd.go); the zero value is the single member.
+	EtcdCluster EmbeddedEtcdCluster
+	// SharedCertDir is where the control-plane members share the
+	// cluster-wide CAs and keys (see sharedcerts.go); empty: not shared.
+	SharedCertDir string
 
 	EtcdCompactionInterval time.Duration
 	// EtcdSnapshotSchedule is the cron expression of scheduled etcd
@@ -229,6 +235,7 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "The directory of the embedded etcd's data.")
 	fs.StringVar(&o.EtcdClientURL, "embedded-etcd-client-url", o.EtcdClientURL, "The client URL of the embedded etcd, https://IP:PORT (default: a free loopback port). It requires client certificates of etcd/ca.crt in --cert-dir.")
 	fs.StringVar(&o.EtcdPeerURL, "embedded-etcd-peer-url", o.EtcdPeerURL, "The peer URL of the embedded etcd, https://IP:PORT (default: a free loopback port). It requires peer certificates of etcd/ca.crt in --cert-dir.")
+	o.EtcdCluster.addFlags(fs)
 	fs.StringVar(&o.EncryptionProviderConfig, "encryption-provider-config", o.EncryptionProviderConfig, "The EncryptionConfiguration file: which resources are encrypted in etcd (aescbc, aesgcm, identity).")
 	fs.IntVar(&o.WatchCacheEvents, "watch-cache-events", o.WatchCacheEvents, "The number of recent events kept per resource for watch resumption.")
 	fs.StringVar(&o.EtcdSnapshotSchedule, "etcd-snapshot-schedule", o.EtcdSnapshotSchedule, "The cron expression of scheduled etcd snapshots, as k3s's (empty: none); \"apiserver snapshot save\" takes one at any time.")
@@ -239,6 +246,7 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs.StringVar(&o.BindAddress, "bind-address", o.BindAddress, "The IP address to serve HTTPS on.")
 	fs.IntVar(&o.SecurePort, "secure-port", o.SecurePort, "The port to serve HTTPS on (0 disables).")
 	fs.StringVar(&o.CertDir, "cert-dir", o.CertDir, "The directory of the cluster CA and the serving certificate, and of the embedded etcd's PKI in etcd/ and apiserver-etcd-client.crt (created on first start).")
+	fs.StringVar(&o.SharedCertDir, "shared-cert-dir", o.SharedCertDir, "A directory the control-plane members share (a volume), holding the cluster-wide CAs and keys kubeadm copies to a joining control-plane node: ca.crt|key, sa.key|pub, front-proxy-ca.crt|key, etcd/ca.crt|key. The first member to start writes its own there; every other copies them into --cert-dir before making its own serving, peer and client certificates. A member whose --cert-dir holds different ones refuses to start.")
 	fs.Var(stringList{&o.TLSSANs}, "tls-san", "Comma-separated extra DNS names or IPs of the serving certificate.")
 
 	fs = fss.FlagSet("insecure serving")

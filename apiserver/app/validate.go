@@ -189,6 +189,9 @@ func (o *Options) validateEtcd() error {
 		if o.EtcdClientURL != "" || o.EtcdPeerURL != "" {
 			errs = append(errs, errors.New("--embedded-etcd-client-url and --embedded-etcd-peer-url configure the embedded etcd, which --etcd-servers replaces"))
 		}
+		if o.EtcdCluster.set() {
+			errs = append(errs, errors.New("the --embedded-etcd-* cluster flags configure the embedded etcd, which --etcd-servers replaces"))
+		}
 		if (o.EtcdCertFile == "") != (o.EtcdKeyFile == "") {
 			errs = append(errs, errors.New("--etcd-certfile and --etcd-keyfile must be given together"))
 		}
@@ -210,6 +213,7 @@ func (o *Options) validateEtcd() error {
 			}
 		}
 	}
+	errs = append(errs, o.validateEtcdCluster())
 	return errors.Join(errs...)
 }
 
@@ -255,6 +259,6 @@ watch caches and the proxy to kubelets for logs and exec.`,
 		Run:      func(ctx context.Context, log *slog.Logger) error { return Run(ctx, opts, log) },
 		// "apiserver snapshot save|restore|status": etcd backups;
 		// "apiserver certs": the PKI and kubeconfigs before a first start.
-		Subcommands: []*cobra.Command{snapshot.NewCommand(), newCertsCommand()},
+		Subcommands: []*cobra.Command{snapshot.NewCommand(), newCertsCommand(), newEtcdCommand()},
 	}
 }

@@ -1,0 +1,143 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/minik8s/minik8s/apiserver/etcd"
+	"github.com/minik8s/minik8s/internal/daemon"
+	"github.com/minik8s/minik8s/internal/pki"
+)
+
+// memberOptions reach a member of the embedded etcd cluster with the
+// apiserver-etcd-client certificate of --cert-dir, as etcdctl would.
+type memberOptions struct {
+	certDir   string
+	endpoints []string
+	timeout   time.Duration
+}
+
+// newEtcdCommand is "apiserver etcd member list|remove": etcdctl's member
+// commands for the embedded etcd cluster, with the apiserver's
+// certificates (a member adds itself: --embedded-etcd-join).
+func newEtcdCommand() *cobra.Command {
+	o := &memberOptions{certDir: DefaultOptions().CertDir, endpoints: []string{"https://127.0.0.1:2379"}, timeout: 30 * time.Second}
+	etcdCmd := &cobra.Command{
+		Use:   "etcd",
+		Short: "Manage the members of the embedded etcd cluster",
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	member := &cobra.Command{
+		Use:   "member",
+		Short: "List or remove members of the embedded etcd cluster",
+		Long: `List or remove members of the embedded etcd cluster, as etcdctl member does,
+through --endpoints with the apiserver-etcd-client certificate of --cert-dir.
+A new member adds itself when its apiserver starts with --embedded-etcd-join.`,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	pf := member.PersistentFlags()
+	pf.StringVar(&o.certDir, "cert-dir", o.certDir, "The apiserver's --cert-dir: its etcd/ca.crt and apiserver-etcd-client.crt|key reach the members.")
+	pf.StringSliceVar(&o.endpoints, "endpoints", o.endpoints, "Client URLs of members to ask.")
+	pf.DurationVar(&o.timeout, "timeout", o.timeout, "How long the command may take.")
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the members: ID, name, started, leader, peer and client URLs",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.run(cmd.Context(), cmd.ErrOrStderr(), func(ctx context.Context, b *etcd.Backend) error {
+				return listMembers(ctx, b, cmd.OutOrStdout())
+			})
+		},
+	}
+	remove := &cobra.Command{
+		Use:   "remove NAME|ID",
+		Short: "Remove a member, by name or hexadecimal ID",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return daemon.UsageError(fmt.Errorf("%s takes one member name or ID", cmd.CommandPath()))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context(), cmd.ErrOrStderr(), func(ctx context.Context, b *etcd.Backend) error {
+				return removeMember(ctx, b, args[0], cmd.OutOrStdout())
+			})
+		},
+	}
+	member.AddCommand(list, remove)
+	etcdCmd.AddCommand(member)
+	return etcdCmd
+}
+
+func (o *memberOptions) run(ctx context.Context, stderr io.Writer, f func(context.Context, *etcd.Backend) error) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	b, err := etcd.Start(ctx, etcd.Config{
+		Servers:  o.endpoints,
+		CAFile:   filepath.Join(o.certDir, pki.EtcdCACertFile),
+		CertFile: filepath.Join(o.certDir, pki.APIServerEtcdClientCertFile),
+		KeyFile:  filepath.Join(o.certDir, pki.APIServerEtcdClientKeyFile),
+		// Start waits for a healthy cluster (a quorum): ask a member
+		// that has one.
+		StartTimeout: o.timeout,
+		Logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+	})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	return f(ctx, b)
+}
+
+func listMembers(ctx context.Context, b *etcd.Backend, out io.Writer) error {
+	ml, err := b.Client().MemberList(ctx)
+	if err != nil {
+		return fmt.Errorf("member list: %w", err)
+	}
+	var leader uint64
+	for _, ep := range b.Endpoints() {
+		if st, err := b.Client().Status(ctx, ep); err == nil {
+			leader = st.Leader
+			break
+		}
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tSTARTED\tLEADER\tPEER ADDRS\tCLIENT ADDRS")
+	for _, m := range ml.Members {
+		started := "started"
+		if m.Name == "" {
+			started = "unstarted"
+		}
+		fmt.Fprintf(tw, "%x\t%s\t%s\t%t\t%s\t%s\n", m.ID, m.Name, started, m.ID == leader, strings.Join(m.PeerURLs, ","), strings.Join(m.ClientURLs, ","))
+	}
+	return tw.Flush()
+}
+
+func removeMember(ctx context.Context, b *etcd.Backend, which string, out io.Writer) error {
+	ml, err := b.Client().MemberList(ctx)
+	if err != nil {
+		return fmt.Errorf("member list: %w", err)
+	}
+	for _, m := range ml.Members {
+		if m.Name == which || strconv.FormatUint(m.ID, 16) == strings.ToLower(which) {
+			if _, err := b.Client().MemberRemove(ctx, m.ID); err != nil {
+				return fmt.Errorf("remove member %s (%x): %w", m.Name, m.ID, err)
+			}
+			fmt.Fprintf(out, "Member %x removed from cluster %x\n", m.ID, ml.Header.ClusterId)
+			return nil
+		}
+	}
+	return fmt.Errorf("no member named or with ID %q", which)
+}
