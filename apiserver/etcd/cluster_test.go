@@ -64,8 +64,8 @@ func memberConfig(t *testing.T, caDir, name, ip string) etcd.Config {
 		ServerTLS:       &etcd.TLSFiles{CertFile: b.Path(pki.EtcdServerCertFile), KeyFile: b.Path(pki.EtcdServerKeyFile), ClientCAFile: ca},
 		PeerTLS:         &etcd.TLSFiles{CertFile: b.Path(pki.EtcdPeerCertFile), KeyFile: b.Path(pki.EtcdPeerKeyFile), ClientCAFile: ca},
 		CAFile:          ca, CertFile: b.Path(pki.APIServerEtcdClientCertFile), KeyFile: b.Path(pki.APIServerEtcdClientKeyFile),
-		Cluster:         etcd.ClusterConfig{Name: name},
-		Logger:          etcdtest.Logger(),
+		Cluster: etcd.ClusterConfig{Name: name},
+		Logger:  etcdtest.Logger(),
 	}
 }
 
