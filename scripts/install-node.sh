@@ -6,7 +6,20 @@
 # kube-proxy.service) or, with --no-systemd, in the background (for CI
 # machines and containers without systemd). kube-proxy (the Services'
 # rules, NetworkPolicies, routes to other nodes' pods) is a unit of its own:
-# restart or upgrade it without touching the kubelet or the pods.
+# restart or upgrade it without touching the kubelet or the pods. crictl
+# (bin/crictl, make crictl) goes to /usr/local/bin with /etc/crictl.yaml
+# pointing at containerd's CRI socket.
+#
+# The kubelet drives containerd through containerd's Go client (namespace
+# minik8s) unless --container-runtime-endpoint is given: then it speaks CRI
+# to that endpoint (containerd's CRI plugin; CRI-O's socket works too).
+# For containerd's own socket, a missing /etc/containerd/config.toml (or one
+# this script installed) is replaced by deploy/node/containerd.toml (CRI
+# plugin on, CNI plugins in /usr/lib/cni, cgroupfs, registry hosts in
+# /etc/containerd/certs.d) and containerd restarted; another config is left
+# alone, with a warning when it disables the CRI plugin. The sandbox image
+# (bin/node-images/pause.tar, from scripts/images.sh node) is imported into
+# namespace k8s.io when present.
 #
 #   scripts/install-node.sh --server https://CP:6443 --token ID.SECRET \
 #       --discovery-token-ca-cert-hash sha256:HEX [options]
@@ -23,6 +36,13 @@
 #                           --cluster-cidr; default 10.244.0.0/16)
 #   --root-dir DIR          kubelet state (default /var/lib/kubelet)
 #   --containerd-address S  containerd socket (default /run/containerd/containerd.sock)
+#   --container-runtime-endpoint unix:///PATH
+#                           the kubelet speaks CRI to this runtime (e.g.
+#                           unix:///run/containerd/containerd.sock); crictl
+#                           uses it too
+#   --crictl PATH           crictl binary to install (default: bin/crictl;
+#                           built by scripts/crictl.sh when missing and Go is
+#                           installed; skipped with a warning otherwise)
 #   --cni-conf-dir DIR      (default /etc/cni/net.d)
 #   --cluster-dns IP        pods' resolver, the kube-dns Service of the
 #                           cluster-dns add-on (default 10.96.0.10; "" for none)
@@ -54,7 +74,8 @@ die() {
 server="" token="" hash="" node_name="" node_ip="" kubelet_src="$here/bin/kubelet"
 proxy_src="$here/bin/kube-proxy" cluster_cidr=10.244.0.0/16
 root_dir=/var/lib/kubelet sock=/run/containerd/containerd.sock cni_conf=/etc/cni/net.d
-cluster_dns=10.96.0.10 proxy_kubeconfig=""
+cluster_dns=10.96.0.10 proxy_kubeconfig="" cri_endpoint="" crictl_src="$here/bin/crictl"
+pause_image=registry.k8s.io/pause:3.10.2
 apt=1 systemd=1 wait=60 stop=0 extra=()
 pidfile=/run/minik8s-kubelet.pid logfile=/var/log/minik8s-kubelet.log
 while [ $# -gt 0 ]; do
@@ -69,6 +90,8 @@ while [ $# -gt 0 ]; do
 	--cluster-cidr) cluster_cidr=$2; shift ;;
 	--root-dir) root_dir=$2; shift ;;
 	--containerd-address) sock=$2; shift ;;
+	--container-runtime-endpoint) cri_endpoint=$2; shift ;;
+	--crictl) crictl_src=$2; shift ;;
 	--cni-conf-dir) cni_conf=$2; shift ;;
 	--cluster-dns) cluster_dns=$2; shift ;;
 	--proxy-kubeconfig) proxy_kubeconfig=$2; shift ;;
@@ -79,7 +102,7 @@ while [ $# -gt 0 ]; do
 	--log-file) logfile=$2; shift ;;
 	--stop) stop=1 ;;
 	--) shift; extra=("$@"); break ;;
-	-h | --help) sed -n '2,50s/^# \{0,1\}//p' "$0" | sed '/^set -euo/,$d'; exit 0 ;;
+	-h | --help) sed -n '2,70s/^# \{0,1\}//p' "$0" | sed '/^set -euo/,$d'; exit 0 ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 	shift
@@ -142,14 +165,55 @@ if [ -n "$proxy_kubeconfig" ] && [ "$proxy_src" != /usr/local/bin/kube-proxy ]; 
 	install -m 0755 "$proxy_src" /usr/local/bin/kube-proxy
 fi
 mkdir -p /etc/minik8s "$root_dir" "$cni_conf" /var/log/pods
+
+# crictl, with /etc/crictl.yaml on the CRI endpoint (containerd's socket by default).
+if [ ! -x "$crictl_src" ] && [ "$crictl_src" = "$here/bin/crictl" ] &&
+	{ command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ]; }; then
+	"$here/scripts/crictl.sh" >/dev/null || log "building crictl failed"
+fi
+if [ -x "$crictl_src" ]; then
+	if [ "$crictl_src" != /usr/local/bin/crictl ]; then
+		install -m 0755 "$crictl_src" /usr/local/bin/crictl
+	fi
+	endpoint=${cri_endpoint:-unix://$sock}
+	sed "s#unix:///run/containerd/containerd.sock#$endpoint#" "$here/deploy/node/crictl.yaml" >/etc/crictl.yaml.tmp
+	mv -f /etc/crictl.yaml.tmp /etc/crictl.yaml
+else
+	log "no crictl at $crictl_src (make crictl, or pass --crictl): not installed"
+fi
+
+# CRI on containerd's own socket: its CRI plugin must be on and configured
+# as a minik8s node's (deploy/node/containerd.toml).
+restart_containerd=0
+if [ -n "$cri_endpoint" ] && [ "${cri_endpoint#unix://}" = "$sock" ]; then
+	cfg=/etc/containerd/config.toml
+	if [ ! -e "$cfg" ] || grep -q '^# containerd of a minik8s node' "$cfg"; then
+		mkdir -p /etc/containerd
+		if ! cmp -s "$here/deploy/node/containerd.toml" "$cfg"; then
+			install -m 0644 "$here/deploy/node/containerd.toml" "$cfg"
+			restart_containerd=1
+			log "installed $cfg (CRI plugin on)"
+		fi
+		if [ ! -d /etc/containerd/certs.d ]; then
+			cp -r "$here/deploy/node/certs.d" /etc/containerd/certs.d
+		fi
+	elif grep -A10 '^disabled_plugins' "$cfg" | grep -qE '"(io\.containerd\.grpc\.v1\.)?cri"'; then
+		log "warning: $cfg disables containerd's CRI plugin, which --container-runtime-endpoint needs"
+	fi
+fi
 # Pods route through this machine.
 sysctl -qw net.ipv4.ip_forward=1 || log "cannot enable net.ipv4.ip_forward"
 
 # --rotate-server-certificates: a serving certificate from the cluster CA
 # for the node's addresses, which the control plane approves and verifies
 # (install-control-plane.sh).
-args=(--kubeconfig "$root_dir/kubeconfig" --root-dir "$root_dir" --containerd-address "$sock"
+args=(--kubeconfig "$root_dir/kubeconfig" --root-dir "$root_dir"
 	--cni-conf-dir "$cni_conf" --cni-bin-dir /usr/lib/cni --rotate-server-certificates)
+if [ -n "$cri_endpoint" ]; then
+	args+=(--container-runtime-endpoint "$cri_endpoint" --pod-infra-container-image "$pause_image")
+else
+	args+=(--containerd-address "$sock")
+fi
 [ -n "$node_name" ] && args+=(--hostname-override "$node_name")
 [ -n "$node_ip" ] && args+=(--node-ip "$node_ip")
 [ -n "$cluster_dns" ] && args+=(--cluster-dns "$cluster_dns")
@@ -175,6 +239,19 @@ if [ ! -s "$root_dir/kubeconfig" ]; then
 fi
 args+=("${extra[@]}")
 
+# import_pause: the CRI plugin's sandbox image, shipped beside the binaries
+# (scripts/images.sh node saves it), into namespace k8s.io: no pull needed.
+import_pause() {
+	local tar="$here/bin/node-images/pause.tar"
+	[ -n "$cri_endpoint" ] && [ "${cri_endpoint#unix://}" = "$sock" ] && [ -s "$tar" ] || return 0
+	for _ in $(seq 1 60); do
+		ctr --address "$sock" version >/dev/null 2>&1 && break
+		sleep 0.5
+	done
+	ctr --address "$sock" -n k8s.io images import --platform linux/amd64 "$tar" >/dev/null ||
+		log "importing $pause_image into containerd (namespace k8s.io) failed"
+}
+
 have_systemd() { [ -d /run/systemd/system ] && command -v systemctl >/dev/null; }
 if [ "$systemd" = 1 ] && ! have_systemd; then
 	die "systemd is not running here: use --no-systemd"
@@ -190,6 +267,10 @@ if [ "$systemd" = 1 ]; then
 	umask 022
 	systemctl daemon-reload
 	systemctl enable --now containerd.service >/dev/null
+	if [ "$restart_containerd" = 1 ]; then
+		systemctl restart containerd.service
+	fi
+	import_pause
 	systemctl enable kubelet.service >/dev/null
 	systemctl restart kubelet.service
 	log "kubelet.service started (journalctl -u kubelet -f)"
@@ -212,7 +293,10 @@ else
 			sleep 0.5
 		done
 		ctr --address "$sock" version >/dev/null 2>&1 || die "containerd did not start; see /var/log/containerd.log"
+	elif [ "$restart_containerd" = 1 ]; then
+		log "warning: containerd was already running: restart it to load /etc/containerd/config.toml"
 	fi
+	import_pause
 	if [ -s "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
 		die "a kubelet already runs (pid $(cat "$pidfile")); stop it with --stop"
 	fi
