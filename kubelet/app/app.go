@@ -25,7 +25,6 @@ import (
 	"github.com/minik8s/minik8s/kubelet/nodestatus"
 	"github.com/minik8s/minik8s/kubelet/pods"
 	"github.com/minik8s/minik8s/kubelet/runtime"
-	"github.com/minik8s/minik8s/kubelet/runtime/containerd"
 	"github.com/minik8s/minik8s/kubelet/server"
 	"github.com/minik8s/minik8s/kubelet/stats"
 )
@@ -40,17 +39,23 @@ type Options struct {
 	Node       nodestatus.Options
 	Server     server.Options
 
-	ContainerdAddress      string
-	ContainerdNamespace    string
-	PodInfraContainerImage string
-	InsecureRegistries     stringList
-	RegistryConfigPath     string
-	RootDir                string
-	CgroupRoot             string
-	PodLogsDir             string
-	CNIConfDir             string
-	CNIBinDir              string
-	CNIBridge              string
+	ContainerdAddress   string
+	ContainerdNamespace string
+	// ContainerRuntimeEndpoint, when set, selects the CRI driver
+	// (kubelet/runtime/cri) on that socket (unix:///PATH) instead of the
+	// native containerd driver; ImageServiceEndpoint is its image
+	// service's (empty: the runtime's).
+	ContainerRuntimeEndpoint string
+	ImageServiceEndpoint     string
+	PodInfraContainerImage   string
+	InsecureRegistries       stringList
+	RegistryConfigPath       string
+	RootDir                  string
+	CgroupRoot               string
+	PodLogsDir               string
+	CNIConfDir               string
+	CNIBinDir                string
+	CNIBridge                string
 	// NonMasqueradeCIDR is the pods' range across the cluster: the
 	// bridge does not masquerade per pod, one node rule masquerades only
 	// pod traffic leaving this range, so pods on different nodes see
@@ -120,11 +125,9 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "Address of the healthz server.")
 	fs.IntVar(&o.HealthzPort, "healthz-port", o.HealthzPort, "Port of the healthz server (0 disables).")
 	fs = fss.FlagSet("container runtime")
-	fs.StringVar(&o.ContainerdAddress, "containerd-address", o.ContainerdAddress, "containerd's gRPC socket.")
-	fs.Func("container-runtime-endpoint", "The container runtime's `endpoint`, unix:///PATH or PATH: Kubernetes' name for --containerd-address.", func(s string) error {
-		o.ContainerdAddress = strings.TrimPrefix(s, "unix://")
-		return nil
-	})
+	fs.StringVar(&o.ContainerdAddress, "containerd-address", o.ContainerdAddress, "containerd's gRPC socket, for the native containerd driver (without --container-runtime-endpoint).")
+	fs.StringVar(&o.ContainerRuntimeEndpoint, "container-runtime-endpoint", o.ContainerRuntimeEndpoint, "The endpoint of a CRI v1 container runtime, unix:///PATH (containerd's CRI plugin: unix:///run/containerd/containerd.sock; CRI-O: unix:///var/run/crio/crio.sock). Set, the kubelet runs pods through CRI and the runtime attaches them to the pod network with the CNI conflist the kubelet writes to --cni-conf-dir; unset, it drives containerd natively at --containerd-address.")
+	fs.StringVar(&o.ImageServiceEndpoint, "image-service-endpoint", o.ImageServiceEndpoint, "The endpoint of the CRI image service, unix:///PATH; empty: --container-runtime-endpoint.")
 	fs.StringVar(&o.ContainerdNamespace, "containerd-namespace", o.ContainerdNamespace, "containerd namespace of the kubelet's images and containers.")
 	fs.StringVar(&o.PodInfraContainerImage, "pod-infra-container-image", o.PodInfraContainerImage, "Image of a pause container owning each pod's namespaces (its network, IPC and UTS); empty: each pod gets a network namespace without a pause container. Pulled when containerd lacks it (on a node without a registry, load it into --containerd-namespace first); it must provide sleep, the sandbox's command.")
 	fs.Var(&o.InsecureRegistries, "insecure-registry", "Registry host[:port] reached over plain HTTP (repeatable, or comma-separated).")
@@ -176,6 +179,14 @@ func (o *Options) Validate() error {
 		if strings.TrimSpace(f.v) == "" {
 			add(fmt.Errorf("--%s must not be empty", f.flag))
 		}
+	}
+	for _, f := range []struct{ flag, v string }{{"container-runtime-endpoint", o.ContainerRuntimeEndpoint}, {"image-service-endpoint", o.ImageServiceEndpoint}} {
+		if f.v != "" && !strings.HasPrefix(f.v, "unix:///") && !strings.HasPrefix(f.v, "/") {
+			add(fmt.Errorf("--%s %q: want unix:///PATH", f.flag, f.v))
+		}
+	}
+	if o.ImageServiceEndpoint != "" && o.ContainerRuntimeEndpoint == "" {
+		add(errors.New("--image-service-endpoint needs --container-runtime-endpoint"))
 	}
 	if o.PodInfraContainerImage != "" {
 		if _, err := runtime.NormalizeImage(o.PodInfraContainerImage); err != nil {
@@ -263,17 +274,11 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		return err
 	}
 
-	rt, err := containerd.New(ctx, containerd.Config{
-		Address: o.ContainerdAddress, Namespace: o.ContainerdNamespace, InsecureRegistries: o.InsecureRegistries, RegistryConfigPath: o.RegistryConfigPath,
-		SandboxImage: o.PodInfraContainerImage, StateDir: RuntimeStateDir(o.ContainerdNamespace), CgroupParent: o.CgroupRoot, Logger: log,
-	})
+	rt, err := newRuntime(ctx, o, log)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	if err := rt.EnsureSandboxImage(ctx); err != nil {
-		return err
-	}
 	nm, err := network.New(network.Config{ConfDir: o.CNIConfDir, BinDirs: splitList(o.CNIBinDir),
 		StateDir: filepath.Join(o.RootDir, "cni"), BridgeName: o.CNIBridge, ClusterCIDR: o.NonMasqueradeCIDR, Logger: log})
 	if err != nil {
@@ -290,7 +295,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	if o.HealthzPort > 0 {
 		health.Addr = net.JoinHostPort(o.HealthzBindAddress, strconv.Itoa(o.HealthzPort))
 	}
-	health.AddCheck(daemon.Check{Name: "containerd", Func: func() error {
+	health.AddCheck(daemon.Check{Name: rt.checkName, Func: func() error {
 		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 		return rt.Status(sctx)
@@ -316,6 +321,11 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		if err := nm.Ready(); err != nil {
 			return fmt.Errorf("container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:%w", err)
 		}
+		if rt.networkStatus != nil {
+			if err := rt.networkStatus(sctx); err != nil {
+				return fmt.Errorf("container runtime network not ready: NetworkReady=false %w", err)
+			}
+		}
 		return nil
 	}
 	ns, err := nodestatus.New(nodeCfg)
@@ -323,7 +333,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		return err
 	}
 
-	mgr := pods.New(c, rt, nm, rec, pods.Options{
+	mgr := pods.New(c, rt.Runtime, nm, rec, pods.Options{
 		NodeName: nodeName, NodeIP: ipString(ns.NodeIP()), RootDir: o.RootDir, LogsDir: o.PodLogsDir,
 		ClusterDNS: splitList(o.ClusterDNS), ClusterDomain: o.ClusterDomain, ResolvConf: o.ResolvConf,
 		ResyncPeriod: o.SyncFrequency, BackoffInitial: o.BackoffInitial, BackoffMax: o.BackoffMax,
@@ -341,7 +351,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 			return fmt.Errorf("serving certificate: %w", err)
 		}
 	}
-	sp, err := stats.New(stats.Config{NodeName: nodeName, CgroupParent: o.CgroupRoot, Containers: RuntimeContainers{rt}, Logger: log})
+	sp, err := stats.New(stats.Config{NodeName: nodeName, CgroupParent: o.CgroupRoot, Containers: RuntimeContainers{rt.Runtime}, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -400,7 +410,11 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 	case health.Addr != "":
 		run("healthz server", health.Serve)
 	}
-	log.Info("kubelet started", "containerd", o.ContainerdAddress, "namespace", o.ContainerdNamespace)
+	if o.ContainerRuntimeEndpoint != "" {
+		log.Info("kubelet started", "containerRuntimeEndpoint", o.ContainerRuntimeEndpoint)
+	} else {
+		log.Info("kubelet started", "containerd", o.ContainerdAddress, "namespace", o.ContainerdNamespace)
+	}
 	wg.Wait()
 	select {
 	case err := <-errc:

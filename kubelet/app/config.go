@@ -25,6 +25,7 @@ type KubeletConfiguration struct {
 	KubeAPIQPS                *float64                `json:"kubeAPIQPS"`
 	KubeAPIBurst              *int64                  `json:"kubeAPIBurst"`
 	ContainerRuntimeEndpoint  *string                 `json:"containerRuntimeEndpoint"`
+	ImageServiceEndpoint      *string                 `json:"imageServiceEndpoint"`
 	CgroupRoot                *string                 `json:"cgroupRoot"`
 	PodLogsDir                *string                 `json:"podLogsDir"`
 	SyncFrequency             *string                 `json:"syncFrequency"`
@@ -95,6 +96,7 @@ func (c *KubeletConfiguration) FlagValues() (daemon.FlagValues, error) {
 	v.Float("kubeAPIQPS", "kube-api-qps", c.KubeAPIQPS)
 	v.Int("kubeAPIBurst", "kube-api-burst", c.KubeAPIBurst)
 	v.String("containerRuntimeEndpoint", "container-runtime-endpoint", c.ContainerRuntimeEndpoint)
+	v.String("imageServiceEndpoint", "image-service-endpoint", c.ImageServiceEndpoint)
 	v.String("cgroupRoot", "cgroup-root", c.CgroupRoot)
 	v.String("podLogsDir", "pod-logs-dir", c.PodLogsDir)
 	v.String("syncFrequency", "sync-frequency", c.SyncFrequency)

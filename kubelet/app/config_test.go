@@ -27,6 +27,7 @@ authentication:
     cacheTTL: 30s
 cgroupDriver: systemd
 containerRuntimeEndpoint: unix:///run/containerd/other.sock
+imageServiceEndpoint: unix:///run/containerd/images.sock
 clusterDNS: [10.96.0.10, 10.96.0.11]
 clusterDomain: cluster.example
 maxPods: 50
@@ -66,7 +67,7 @@ logging:
 
 	o, log, logs := run("--config", file)
 	if o.Server.Address != "127.0.0.1" || o.Server.Port != 10350 || o.Server.ClientCAFile != "/etc/kubernetes/pki/ca.crt" ||
-		o.ContainerdAddress != "/run/containerd/other.sock" || o.ClusterDNS != "10.96.0.10,10.96.0.11" || o.ClusterDomain != "cluster.example" ||
+		o.ContainerRuntimeEndpoint != "unix:///run/containerd/other.sock" || o.ImageServiceEndpoint != "unix:///run/containerd/images.sock" || o.ClusterDNS != "10.96.0.10,10.96.0.11" || o.ClusterDomain != "cluster.example" ||
 		o.Node.MaxPods != 50 || o.SyncFrequency != 30*time.Second || o.BackoffMax != time.Minute || o.Node.NodeLeaseDurationSeconds != 20 ||
 		o.Node.EvictionHard != "memory.available<200Mi,nodefs.available<5%" || o.Node.SystemReserved != "cpu=100m,memory=100Mi" ||
 		o.Node.RegisterWithTaints != "dedicated=infra:NoSchedule,gpu:NoExecute" || !o.Server.RotateServerCertificates ||

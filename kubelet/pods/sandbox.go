@@ -24,7 +24,7 @@ func (s *podSync) sandbox(ctx context.Context) bool {
 	}
 	w.networkErr = ""
 	if sb := runningSandbox(s.cs); sb != nil {
-		s.sb, w.podIP = sb, sb.PodIP
+		s.sb, w.podIP = sb, m.sandboxIP(pod, sb)
 		s.resyncVolumes(ctx)
 		return true
 	}
@@ -141,24 +141,30 @@ func (s *podSync) removeDeadSandbox(ctx context.Context) {
 	s.m.killPod(ctx, s.pod, old, 2*time.Second)
 	for _, c := range old {
 		if c.Kind == runtime.KindSandbox {
-			_ = s.m.net.TearDown(ctx, network.Pod{Namespace: s.pod.Namespace, Name: s.pod.Name, UID: string(s.pod.UID), SandboxID: c.ID})
+			_ = s.m.tearDownNetwork(ctx, network.Pod{Namespace: s.pod.Namespace, Name: s.pod.Name, UID: string(s.pod.UID), SandboxID: c.ID})
 			_ = s.m.rt.RemoveContainer(ctx, c.ID)
 		}
 	}
 }
 
 // createSandbox runs a sandbox, attaches it to the pod network (a pod of
-// its own network) and writes the pod's /etc/hosts and resolv.conf.
+// its own network; done by the runtime itself for a driver that owns the
+// network) and writes the pod's /etc/hosts and resolv.conf.
 func (m *Manager) createSandbox(ctx context.Context, pod *api.Pod) (runtime.Container, error) {
 	t0 := time.Now()
 	sb, err := m.rt.RunSandbox(ctx, runtime.SandboxConfig{PodUID: string(pod.UID), PodNamespace: pod.Namespace, PodName: pod.Name,
-		Hostname: hostname(pod), HostNetwork: pod.Spec.HostNetwork, Sysctls: podSysctls(pod)})
+		Hostname: hostname(pod), HostNetwork: pod.Spec.HostNetwork, Sysctls: podSysctls(pod),
+		Privileged: hasPrivileged(pod), PortMappings: sandboxPorts(pod)})
 	if err != nil {
 		return runtime.Container{}, err
 	}
 	ip := ""
 	tSandbox := time.Since(t0)
-	if !pod.Spec.HostNetwork {
+	owned := runtime.OwnsPodNetwork(m.rt)
+	switch {
+	case owned:
+		ip = m.sandboxIP(pod, &sb)
+	case !pod.Spec.HostNetwork:
 		np := network.Pod{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), SandboxID: sb.ID, NetNS: sb.NetNSPath(), Ports: hostPorts(pod)}
 		ip, err = m.net.SetUp(ctx, np)
 		if err != nil {
@@ -166,13 +172,15 @@ func (m *Manager) createSandbox(ctx context.Context, pod *api.Pod) (runtime.Cont
 			_ = m.rt.RemoveContainer(ctx, sb.ID)
 			return runtime.Container{}, err
 		}
-	} else {
+	default:
 		ip = m.hostIP()
 	}
 	m.log.Info("pod sandbox ready", "pod", pod.Namespace+"/"+pod.Name, "sandbox", shortID(sb.ID), "podIP", ip,
 		"sandboxTook", tSandbox.Round(time.Millisecond), "networkTook", (time.Since(t0) - tSandbox).Round(time.Millisecond))
-	if err := m.rt.SetSandboxIP(ctx, sb.ID, ip); err != nil {
-		return runtime.Container{}, err
+	if !owned {
+		if err := m.rt.SetSandboxIP(ctx, sb.ID, ip); err != nil {
+			return runtime.Container{}, err
+		}
 	}
 	sb.PodIP = ip
 	if err := m.writeEtcFiles(pod, ip); err != nil {
@@ -204,4 +212,50 @@ func hostPorts(pod *api.Pod) []network.PortMapping {
 		}
 	}
 	return out
+}
+
+// sandboxIP is the pod IP a sandbox reports; a host-network sandbox of a
+// runtime that reports none has the node's.
+func (m *Manager) sandboxIP(pod *api.Pod, sb *runtime.Container) string {
+	if sb.PodIP == "" && pod.Spec.HostNetwork {
+		return m.hostIP()
+	}
+	return sb.PodIP
+}
+
+// tearDownNetwork detaches a sandbox from the pod network, unless the
+// runtime owns the network (it detaches the sandbox when it stops it).
+func (m *Manager) tearDownNetwork(ctx context.Context, p network.Pod) error {
+	if runtime.OwnsPodNetwork(m.rt) {
+		return nil
+	}
+	return m.net.TearDown(ctx, p)
+}
+
+// sandboxPorts are the pod's hostPorts for a runtime that owns the pod
+// network (it maps them itself).
+func sandboxPorts(pod *api.Pod) []runtime.PortMapping {
+	var out []runtime.PortMapping
+	for _, p := range hostPorts(pod) {
+		out = append(out, runtime.PortMapping{HostPort: p.HostPort, ContainerPort: p.ContainerPort, Protocol: strings.ToUpper(p.Protocol), HostIP: p.HostIP})
+	}
+	return out
+}
+
+// hasPrivileged reports whether a container of the pod is privileged (its
+// sandbox must be too, for a CRI runtime).
+func hasPrivileged(pod *api.Pod) bool {
+	for _, list := range [][]api.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range list {
+			if c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged {
+				return true
+			}
+		}
+	}
+	for _, c := range pod.Spec.EphemeralContainers {
+		if c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged {
+			return true
+		}
+	}
+	return false
 }

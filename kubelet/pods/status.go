@@ -165,7 +165,7 @@ func (m *Manager) computeStatus(w *worker, pod *api.Pod, cs []runtime.Container,
 func (m *Manager) podIP(w *worker, pod *api.Pod, cs []runtime.Container) string {
 	ip := w.podIP
 	if sb := runningSandbox(cs); sb != nil {
-		ip = sb.PodIP
+		ip = m.sandboxIP(pod, sb)
 	} else if isTerminal(pod.Status.Phase) || w.terminal != "" {
 		ip = pod.Status.PodIP
 		if ip == "" {

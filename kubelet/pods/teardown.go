@@ -96,7 +96,7 @@ func (m *Manager) killPod(ctx context.Context, pod *api.Pod, cs []runtime.Contai
 func (m *Manager) stopSandboxes(ctx context.Context, pod *api.Pod, cs []runtime.Container) {
 	for _, c := range cs {
 		if c.Kind == runtime.KindSandbox && c.State == runtime.StateRunning {
-			_ = m.net.TearDown(ctx, network.Pod{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), SandboxID: c.ID, NetNS: c.NetNSPath()})
+			_ = m.tearDownNetwork(ctx, network.Pod{Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), SandboxID: c.ID, NetNS: c.NetNSPath()})
 			_ = m.rt.StopContainer(ctx, c.ID, 0)
 		}
 	}
@@ -122,7 +122,7 @@ func (m *Manager) teardown(ctx context.Context, uid, ns, name string, cs []runti
 	for _, c := range cs {
 		if c.Kind == runtime.KindSandbox {
 			np := network.Pod{Namespace: ns, Name: name, UID: uid, SandboxID: c.ID, NetNS: c.NetNSPath()}
-			if err := m.net.TearDown(ctx, np); err != nil {
+			if err := m.tearDownNetwork(ctx, np); err != nil {
 				m.log.Warn("tear down pod network", "podUID", uid, "err", err)
 			}
 		}

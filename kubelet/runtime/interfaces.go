@@ -84,3 +84,19 @@ type ImageMounter interface {
 	MountImage(ctx context.Context, ref, target string) error
 	UnmountImage(ctx context.Context, target string) error
 }
+
+// NetworkOwner is a driver whose runtime attaches pod sandboxes to the pod
+// network itself (a CRI runtime runs CNI with the conflist the kubelet
+// writes) and reports the pod IP in the sandbox it returns. The pod
+// manager then makes no CNI calls for its pods and records no IP
+// (SetSandboxIP).
+type NetworkOwner interface {
+	OwnsPodNetwork() bool
+}
+
+// OwnsPodNetwork reports whether rt's runtime attaches pods to the pod
+// network itself.
+func OwnsPodNetwork(rt Runtime) bool {
+	no, ok := rt.(NetworkOwner)
+	return ok && no.OwnsPodNetwork()
+}

@@ -113,6 +113,19 @@ type SandboxConfig struct {
 	// Sysctls are the pod's (namespaced) sysctls by dotted name, set in
 	// the namespaces the sandbox owns.
 	Sysctls map[string]string
+	// Privileged is set when a container of the pod is privileged (a CRI
+	// runtime refuses privileged containers in an unprivileged sandbox).
+	Privileged bool
+	// PortMappings are the pod's hostPorts, for a driver whose runtime
+	// owns the pod network (NetworkOwner).
+	PortMappings []PortMapping
+}
+
+// PortMapping is a container port published on the node (hostPort).
+// Protocol is "TCP", "UDP" or "SCTP".
+type PortMapping struct {
+	HostPort, ContainerPort int32
+	Protocol, HostIP        string
 }
 
 // ContainerConfig describes an app or init container of a pod.

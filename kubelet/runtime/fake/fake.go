@@ -32,6 +32,10 @@ type Runtime struct {
 	updateErr error
 	// quiet: neither actions nor configs are kept (SetRecording).
 	quiet bool
+	// ownNetwork: the fake owns the pod network (SetOwnsPodNetwork).
+	ownNetwork bool
+	// sandboxConfigs are what RunSandbox was asked, in order.
+	sandboxConfigs []runtime.SandboxConfig
 }
 
 var (
@@ -163,6 +167,10 @@ func (f *Runtime) RunSandbox(_ context.Context, cfg runtime.SandboxConfig) (runt
 	c := &runtime.Container{ID: fmt.Sprintf("sandbox-%d", f.seq), PodUID: cfg.PodUID, PodNamespace: cfg.PodNamespace, PodName: cfg.PodName,
 		Name: runtime.SandboxName, Kind: runtime.KindSandbox, HostNetwork: cfg.HostNetwork, State: runtime.StateRunning,
 		CreatedAt: now, StartedAt: now}
+	if f.ownNetwork && !cfg.HostNetwork {
+		c.PodIP = fmt.Sprintf("10.89.%d.%d", f.seq/250, f.seq%250+1)
+	}
+	f.sandboxConfigs = append(f.sandboxConfigs, cfg)
 	f.containers[c.ID] = c
 	f.record("RunSandbox", c)
 	return *c, nil
@@ -376,4 +384,26 @@ func (f *Runtime) Reboot() {
 			c.ExitCode, c.Reason, c.FinishedAt = 255, "Unknown", time.Now()
 		}
 	}
+}
+
+// SetOwnsPodNetwork makes the fake a runtime.NetworkOwner: RunSandbox
+// gives each sandbox of a pod network an address of 10.89.0.0/16 itself.
+func (f *Runtime) SetOwnsPodNetwork(own bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ownNetwork = own
+}
+
+// OwnsPodNetwork implements runtime.NetworkOwner.
+func (f *Runtime) OwnsPodNetwork() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ownNetwork
+}
+
+// SandboxConfigs are the configs RunSandbox was called with, in order.
+func (f *Runtime) SandboxConfigs() []runtime.SandboxConfig {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]runtime.SandboxConfig(nil), f.sandboxConfigs...)
 }
