@@ -118,6 +118,18 @@ bench:
 	@$(GO) build -o $(BIN)/benchsummary ./internal/cmd/benchsummary
 	@$(BIN)/benchsummary $(BENCH_OUT)
 
+# bench-vs-kube runs the same load on minik8s' apiserver and scheduler and
+# on kube-apiserver and kube-scheduler v1.37 (built into the oracle cache by
+# scripts/oracle.sh when missing) in one run, all over TLS with token
+# authentication and RBAC, and prints a table of the figures with ratios
+# ours/kube (internal/benchvskube). BENCH_VS_KUBE_FLAGS adds flags, e.g.
+# --nodes=5000 for the scheduler at cluster scale; see bin/bench-vs-kube -h.
+.PHONY: bench-vs-kube
+BENCH_VS_KUBE_FLAGS ?=
+bench-vs-kube: apiserver scheduler
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/bench-vs-kube ./internal/cmd/bench-vs-kube
+	$(BIN)/bench-vs-kube --oracle-dir "$$(scripts/oracle.sh kube-apiserver kube-scheduler)" --bin $(BIN) $(BENCH_VS_KUBE_FLAGS)
+
 clean-bin:
 	rm -rf $(BIN)
 
