@@ -22,6 +22,8 @@ import (
 	"github.com/minik8s/minik8s/kubelet/pods"
 	"github.com/minik8s/minik8s/kubelet/runtime"
 	rtcontainerd "github.com/minik8s/minik8s/kubelet/runtime/containerd"
+	"github.com/minik8s/minik8s/kubelet/runtime/cri"
+	"github.com/minik8s/minik8s/kubelet/runtime/cri/critest"
 	"github.com/minik8s/minik8s/kubelet/subpath"
 	"github.com/minik8s/minik8s/kubelet/testimage"
 	"github.com/vishvananda/netlink"
@@ -60,6 +62,43 @@ type node struct {
 	// beforeRun, when set, is given each pod manager before it runs (a
 	// kubelet hands it its static pods then).
 	beforeRun func(*pods.Manager)
+	// criEndpoint selects the CRI driver on that containerd (withCRI):
+	// criRT replaces rt, the runtime owns the pod network and reads the
+	// node's conflist from its conf_dir (criConf).
+	criEndpoint string
+	criRT       *cri.Runtime
+	criConf     critest.PluginConfig
+}
+
+// drivers are the runtime drivers the table tests run the pod manager on:
+// the native containerd driver and the CRI driver on containerd's CRI
+// plugin.
+var drivers = []struct {
+	name   string
+	mutate func(*node)
+}{
+	{"containerd", func(*node) {}},
+	{"cri", withCRI},
+}
+
+// withCRI runs the node's pods through containerd's CRI plugin.
+func withCRI(nd *node) { nd.criEndpoint = critest.Endpoint }
+
+// forEachDriver runs test once per runtime driver.
+func forEachDriver(t *testing.T, test func(t *testing.T, driver func(*node))) {
+	for _, d := range drivers {
+		t.Run(d.name, func(t *testing.T) { test(t, d.mutate) })
+	}
+}
+
+// runtime is the node's runtime driver.
+func (nd *node) runtime() runtime.Runtime {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	if nd.criRT != nil {
+		return nd.criRT
+	}
+	return nd.rt
 }
 
 func requireContainerd(t testing.TB) {
@@ -111,6 +150,19 @@ func newNodeOn(t testing.TB, server []func(*app.Options), mutate ...func(*node))
 	nd.server = s
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if nd.criEndpoint != "" {
+		if !critest.Available() {
+			t.Skip("the CRI driver's tests need root and containerd at " + critest.Socket)
+		}
+		if nd.criConf, err = critest.Prepare(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// containerd loads the first conflist of its conf_dir alone.
+		if others, _ := filepath.Glob(filepath.Join(nd.criConf.CNI.ConfDir, "*.conf*")); len(others) > 0 {
+			t.Fatalf("%s already holds %v: containerd's CRI plugin loads only its first conflist, the test node's must be alone", nd.criConf.CNI.ConfDir, others)
+		}
+		nd.netConfig.ConfDir, nd.netConfig.BinDirs = nd.criConf.CNI.ConfDir, []string{nd.criConf.CNI.BinDir}
+	}
 	node := &api.Node{ObjectMeta: api.ObjectMeta{Name: nd.name}}
 	if nd.cidr != "" { // "" is a node the IPAM controller has not reached
 		node.Spec.PodCIDR, node.Spec.PodCIDRs = nd.cidr, []string{nd.cidr}
@@ -120,6 +172,9 @@ func newNodeOn(t testing.TB, server []func(*app.Options), mutate ...func(*node))
 	}
 	t.Cleanup(nd.cleanup)
 	nd.start()
+	if nd.criEndpoint != "" {
+		return nd // critest.Prepare imported the test image
+	}
 	if err := testimage.Import(namespaces.WithNamespace(ctx, nd.ns), nd.rt.Client(), testimage.Ref); err != nil {
 		t.Fatal(err)
 	}
@@ -130,6 +185,10 @@ func newNodeOn(t testing.TB, server []func(*app.Options), mutate ...func(*node))
 func (nd *node) start() {
 	nd.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	if nd.criEndpoint != "" {
+		nd.startCRI(ctx, cancel)
+		return
+	}
 	rt, err := rtcontainerd.New(ctx, rtcontainerd.Config{Address: nd.address, Namespace: nd.ns, SandboxImage: nd.sandboxImage, StateDir: filepath.Join(nd.dir, "state"),
 		CgroupParent: "/" + nd.ns, InsecureRegistries: nd.insecure})
 	if err != nil {
@@ -155,6 +214,33 @@ func (nd *node) start() {
 	nd.mu.Unlock()
 }
 
+// startCRI runs the pod manager on the CRI driver.
+func (nd *node) startCRI(ctx context.Context, cancel context.CancelFunc) {
+	nd.t.Helper()
+	rt, err := cri.New(ctx, cri.Config{Endpoint: nd.criEndpoint, PodLogsDir: nd.logsDir, CgroupParent: "/" + nd.ns, Owner: nd.ns, RelistPeriod: 500 * time.Millisecond})
+	if err != nil {
+		cancel()
+		nd.t.Fatal(err)
+	}
+	nm, err := network.New(nd.netConfig)
+	if err != nil {
+		cancel()
+		nd.t.Fatal(err)
+	}
+	bc := events.NewBroadcaster(nd.c, events.Options{Component: "kubelet", Host: nd.name})
+	go bc.Run(ctx)
+	mgr := pods.New(nd.c, rt, nm, bc.Recorder(), nd.opts)
+	rt.SetOnExit(mgr.OnContainerExit)
+	if nd.beforeRun != nil {
+		nd.beforeRun(mgr)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Run(ctx) }()
+	nd.mu.Lock()
+	nd.criRT, nd.mgr, nd.cancel, nd.done, nd.bc = rt, mgr, cancel, done, bc
+	nd.mu.Unlock()
+}
+
 // kill stops the kubelet abruptly: no pod is stopped, containers keep
 // running, the runtime lets go of them as a dying process would.
 func (nd *node) kill() {
@@ -164,7 +250,51 @@ func (nd *node) kill() {
 	case <-time.After(30 * time.Second):
 		nd.t.Fatal("kubelet did not stop")
 	}
+	nd.closeRuntime()
+}
+
+func (nd *node) closeRuntime() {
+	if nd.criRT != nil {
+		_ = nd.criRT.Close()
+		return
+	}
 	_ = nd.rt.Close()
+}
+
+// cleanupCRI removes what a CRI node left: its sandboxes (with their
+// containers and network), cgroups, conflist and bridge.
+func (nd *node) cleanupCRI() {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if dirs, err := os.ReadDir(filepath.Join(nd.opts.RootDir, "pods")); err == nil {
+		for _, d := range dirs {
+			if err := subpath.Clean(filepath.Join(nd.opts.RootDir, "pods", d.Name())); err != nil {
+				nd.t.Logf("cleanup: %v", err)
+			}
+		}
+	}
+	rt, err := cri.New(ctx, cri.Config{Endpoint: nd.criEndpoint, PodLogsDir: nd.logsDir, CgroupParent: "/" + nd.ns, Owner: nd.ns})
+	if err == nil {
+		cs, _ := rt.ListPodContainers(ctx, "")
+		for _, c := range cs {
+			if c.Kind == runtime.KindSandbox {
+				_ = rt.RemoveContainer(ctx, c.ID)
+			}
+		}
+		for _, c := range cs {
+			_ = rt.RemoveContainer(ctx, c.ID)
+			rt.RemovePodCgroups(c.PodUID)
+		}
+		_ = rt.Close()
+	}
+	testimage.RemoveCgroupTree(nd.ns)
+	files, _ := filepath.Glob(filepath.Join(nd.netConfig.ConfDir, "*"+nd.netConfig.NetworkName+".conflist*"))
+	for _, f := range files {
+		_ = os.Remove(f)
+	}
+	if l, err := netlink.LinkByName(nd.bridge); err == nil {
+		_ = netlink.LinkDel(l)
+	}
 }
 
 func (nd *node) cleanup() {
@@ -172,6 +302,13 @@ func (nd *node) cleanup() {
 	select {
 	case <-nd.done:
 	case <-time.After(30 * time.Second):
+	}
+	if nd.criEndpoint != "" {
+		if nd.criRT != nil {
+			_ = nd.criRT.Close()
+		}
+		nd.cleanupCRI()
+		return
 	}
 	_ = nd.rt.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

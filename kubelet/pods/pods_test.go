@@ -18,8 +18,10 @@ import (
 	"github.com/minik8s/minik8s/kubelet/testimage"
 )
 
-func TestPodRunsAndLogs(t *testing.T) {
-	nd := newNode(t)
+func TestPodRunsAndLogs(t *testing.T) { forEachDriver(t, testPodRunsAndLogs) }
+
+func testPodRunsAndLogs(t *testing.T, driver func(*node)) {
+	nd := newNode(t, driver)
 	p := nd.create(nd.pod("hello", api.Container{Name: "main", Command: sh("echo hello world; echo oops >&2; printf partial; sleep 600")}))
 	got := nd.waitPod("hello", 60*time.Second, "Running", running)
 	cs := status(got, "main")
@@ -43,8 +45,10 @@ func TestPodRunsAndLogs(t *testing.T) {
 	nd.waitEvent("hello", "Created: Created container: main", 5*time.Second)
 }
 
-func TestPodNetworkVolumesLimits(t *testing.T) {
-	nd := newNode(t)
+func TestPodNetworkVolumesLimits(t *testing.T) { forEachDriver(t, testPodNetworkVolumesLimits) }
+
+func testPodNetworkVolumesLimits(t *testing.T, driver func(*node)) {
+	nd := newNode(t, driver)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cm := &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: "web", Namespace: "default"}, Data: map[string]string{"index.html": "hello from configmap\n"}}
