@@ -161,6 +161,20 @@ images: deps build
 # add-ons (deploy/addons: kube-proxy on every node, cluster DNS, the
 # local-path StorageClass, the ingress controller; node-1's ports 80 and 443 are published on the
 # host's loopback, MINIK8S_HTTP_PORT and MINIK8S_HTTPS_PORT to change them).
+#
+# HA=1 (make up HA=1, make down HA=1, make clean HA=1) works on the
+# highly-available cluster of docker-compose.ha.yaml instead: compose
+# project minik8s-ha, three control-plane members (apiserver with an
+# embedded etcd member, scheduler, controller-manager each), a load
+# balancer on 127.0.0.1:7443 (MINIK8S_HA_API_PORT), one node, host
+# kubeconfig .minik8s-ha/kubeconfig (scripts/ha-up.sh; membership:
+# scripts/ha-member.sh). It can run beside the default cluster.
+HA ?=
+HA_COMPOSE = COMPOSE_PROJECT_NAME=minik8s-ha $(COMPOSE) -f docker-compose.ha.yaml --profile spare
+ifeq ($(HA),1)
+up: images
+	COMPOSE="$(COMPOSE)" scripts/ha-up.sh
+else
 up: images
 	@mkdir -p .minik8s
 	$(COMPOSE) up -d --remove-orphans
@@ -172,6 +186,7 @@ up: images
 	@echo "  export KUBECONFIG=$$PWD/$(KUBECONFIG_FILE)"
 	@echo "  $(BIN)/kubectl-lite get nodes"
 	@echo "  make demo"
+endif
 
 # real-control-plane replaces the running cluster's scheduler and
 # controller-manager by the real kube-scheduler and kube-controller-manager
@@ -187,6 +202,14 @@ minik8s-control-plane:
 	$(REAL_COMPOSE) rm -s -f kube-scheduler kube-controller-manager
 	$(COMPOSE) up -d scheduler controller-manager
 
+ifeq ($(HA),1)
+down:
+	$(HA_COMPOSE) down --remove-orphans
+
+clean:
+	$(HA_COMPOSE) down -v --remove-orphans
+	rm -rf .minik8s-ha
+else
 # down stops and removes the containers; volumes (etcd, PKI, node images) stay.
 down:
 	$(COMPOSE) --profile registry down --remove-orphans
@@ -195,6 +218,7 @@ down:
 clean:
 	$(COMPOSE) --profile registry down -v --remove-orphans
 	rm -rf .minik8s
+endif
 
 # snapshot saves the running cluster's etcd (apiserver snapshot save against
 # the embedded etcd) and its PKI to $(SNAPSHOT_DIR)/etcd-snapshot-manual-UNIXTIME.db
@@ -254,6 +278,18 @@ bench-storage:
 # state and tears down at the end.
 e2e: images
 	MINIK8S_E2E=1 $(GO) test -count=1 -timeout $(E2E_TIMEOUT) -v ./internal/e2e/...
+
+# e2e-ha runs the fault tests of internal/e2e/ha_test.go (SIGKILL of the
+# etcd leader's member under writes and a watch, a partition, a member
+# wiped and re-added) against the HA cluster, which it starts when it is
+# not up (make up HA=1) and leaves running (make down HA=1). About 6
+# minutes; not part of make test or CI (three apiservers beside the
+# default cluster are too much for the 2-core CI machine).
+.PHONY: e2e-ha
+e2e-ha: images
+	@test -s .minik8s-ha/kubeconfig && COMPOSE_PROJECT_NAME=minik8s-ha $(COMPOSE) -f docker-compose.ha.yaml ps -q apiserver-1 | grep -q . || \
+		MINIK8S_HA_ADDONS=0 COMPOSE="$(COMPOSE)" scripts/ha-up.sh
+	MINIK8S_E2E_HA=1 $(GO) test -count=1 -timeout 20m -v -run '^TestHA' ./internal/e2e/
 
 # hollow-nodes runs many hollow nodes (kubemark's hollow kubelets: the
 # kubelet's node status and pod manager on an in-memory runtime, see

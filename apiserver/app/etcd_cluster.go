@@ -39,7 +39,7 @@ func (c *EmbeddedEtcdCluster) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.InitialCluster, "embedded-etcd-initial-cluster", c.InitialCluster, "The members bootstrapping the cluster together, NAME=https://HOST:2380,... with this member among them (etcd --initial-cluster; default: this member alone). Read only on a first start with an empty --data-dir.")
 	fs.StringVar(&c.InitialClusterState, "embedded-etcd-initial-cluster-state", c.InitialClusterState, "new (the members of --embedded-etcd-initial-cluster start together) or existing (this member was added to a running cluster by a member add; default with --embedded-etcd-join).")
 	fs.StringVar(&c.InitialClusterToken, "embedded-etcd-initial-cluster-token", c.InitialClusterToken, "The cluster's token at bootstrap, the same on every member (default "+etcd.DefaultClusterToken+").")
-	fs.Var(stringList{&c.Join}, "embedded-etcd-join", "Comma-separated client URLs of a running cluster's members: with an empty --data-dir this member adds itself to that cluster (a member add, replacing an old member with its peer URL: itself, wiped) and starts with the existing state, as kubeadm join --control-plane does. Ignored once --data-dir holds the member.")
+	fs.Var(stringList{&c.Join}, "embedded-etcd-join", "Comma-separated client URLs of a running cluster's members: with an empty --data-dir this member adds itself to that cluster (a member add, replacing an old member with its peer URL: itself, wiped) and starts with the existing state, as kubeadm join --control-plane does; --embedded-etcd-initial-cluster is then not read. Ignored once --data-dir holds the member.")
 }
 
 // set reports whether any flag of the cluster was given.
@@ -74,9 +74,6 @@ func (o *Options) validateEtcdCluster() error {
 		errs = append(errs, fmt.Errorf("--embedded-etcd-initial-cluster-state %q: must be %q or %q", c.InitialClusterState, etcd.ClusterStateNew, etcd.ClusterStateExisting))
 	}
 	if len(c.Join) > 0 {
-		if c.InitialCluster != "" {
-			errs = append(errs, errors.New("--embedded-etcd-join and --embedded-etcd-initial-cluster exclude each other: a joining member learns the cluster from the member add"))
-		}
 		if c.InitialClusterState == etcd.ClusterStateNew {
 			errs = append(errs, errors.New("--embedded-etcd-join starts the member in the existing state; --embedded-etcd-initial-cluster-state=new contradicts it"))
 		}

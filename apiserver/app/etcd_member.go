@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 
 	"github.com/minik8s/minik8s/apiserver/etcd"
 	"github.com/minik8s/minik8s/internal/daemon"
@@ -38,7 +39,7 @@ func newEtcdCommand() *cobra.Command {
 	}
 	member := &cobra.Command{
 		Use:   "member",
-		Short: "List or remove members of the embedded etcd cluster",
+		Short: "List or remove members of the embedded etcd cluster, or move its leadership",
 		Long: `List or remove members of the embedded etcd cluster, as etcdctl member does,
 through --endpoints with the apiserver-etcd-client certificate of --cert-dir.
 A new member adds itself when its apiserver starts with --embedded-etcd-join.`,
@@ -73,7 +74,22 @@ A new member adds itself when its apiserver starts with --embedded-etcd-join.`,
 			})
 		},
 	}
-	member.AddCommand(list, remove)
+	moveLeader := &cobra.Command{
+		Use:   "move-leader NAME|ID",
+		Short: "Hand the raft leadership to another member (etcdctl move-leader)",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return daemon.UsageError(fmt.Errorf("%s takes one member name or ID", cmd.CommandPath()))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context(), cmd.ErrOrStderr(), func(ctx context.Context, b *etcd.Backend) error {
+				return o.moveLeader(ctx, b, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
+			})
+		},
+	}
+	member.AddCommand(list, remove, moveLeader)
 	etcdCmd.AddCommand(member)
 	return etcdCmd
 }
@@ -125,19 +141,69 @@ func listMembers(ctx context.Context, b *etcd.Backend, out io.Writer) error {
 	return tw.Flush()
 }
 
+// findMember is the member named which, or with the hexadecimal ID which.
+func findMember(members []*etcdserverpb.Member, which string) *etcdserverpb.Member {
+	for _, m := range members {
+		if m.Name == which || strconv.FormatUint(m.ID, 16) == strings.ToLower(which) {
+			return m
+		}
+	}
+	return nil
+}
+
+// moveLeader asks the leader (only it may) to hand over to which.
+func (o *memberOptions) moveLeader(ctx context.Context, b *etcd.Backend, which string, out, stderr io.Writer) error {
+	ml, err := b.Client().MemberList(ctx)
+	if err != nil {
+		return fmt.Errorf("member list: %w", err)
+	}
+	target := findMember(ml.Members, which)
+	if target == nil {
+		return fmt.Errorf("no member named or with ID %q", which)
+	}
+	var leader uint64
+	for _, ep := range b.Endpoints() {
+		if st, err := b.Client().Status(ctx, ep); err == nil {
+			leader = st.Leader
+			break
+		}
+	}
+	if leader == target.ID {
+		fmt.Fprintf(out, "Member %x (%s) is the leader already\n", target.ID, target.Name)
+		return nil
+	}
+	var lm *etcdserverpb.Member
+	for _, m := range ml.Members {
+		if m.ID == leader {
+			lm = m
+		}
+	}
+	if lm == nil || len(lm.ClientURLs) == 0 {
+		return fmt.Errorf("the leader %x has no client URL", leader)
+	}
+	lo := *o
+	lo.endpoints = lm.ClientURLs
+	return lo.run(ctx, stderr, func(ctx context.Context, lb *etcd.Backend) error {
+		if _, err := lb.Client().MoveLeader(ctx, target.ID); err != nil {
+			return fmt.Errorf("move leader from %s to %s: %w", lm.Name, target.Name, err)
+		}
+		fmt.Fprintf(out, "Leadership transferred from %x (%s) to %x (%s)\n", leader, lm.Name, target.ID, target.Name)
+		return nil
+	})
+}
+
 func removeMember(ctx context.Context, b *etcd.Backend, which string, out io.Writer) error {
 	ml, err := b.Client().MemberList(ctx)
 	if err != nil {
 		return fmt.Errorf("member list: %w", err)
 	}
-	for _, m := range ml.Members {
-		if m.Name == which || strconv.FormatUint(m.ID, 16) == strings.ToLower(which) {
-			if _, err := b.Client().MemberRemove(ctx, m.ID); err != nil {
-				return fmt.Errorf("remove member %s (%x): %w", m.Name, m.ID, err)
-			}
-			fmt.Fprintf(out, "Member %x removed from cluster %x\n", m.ID, ml.Header.ClusterId)
-			return nil
-		}
+	m := findMember(ml.Members, which)
+	if m == nil {
+		return fmt.Errorf("no member named or with ID %q", which)
 	}
-	return fmt.Errorf("no member named or with ID %q", which)
+	if _, err := b.Client().MemberRemove(ctx, m.ID); err != nil {
+		return fmt.Errorf("remove member %s (%x): %w", m.Name, m.ID, err)
+	}
+	fmt.Fprintf(out, "Member %x removed from cluster %x\n", m.ID, ml.Header.ClusterId)
+	return nil
 }

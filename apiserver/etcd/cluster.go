@@ -65,8 +65,9 @@ type ClusterConfig struct {
 	// directory holds no member yet, Start adds this member to that
 	// cluster itself (a member add with AdvertisePeerURL, what kubeadm join
 	// --control-plane does) and starts it with the "existing" state and
-	// the initial cluster the add returns. A data directory that holds a
-	// member ignores Join: the member restarts as it was.
+	// the initial cluster the add returns (InitialCluster is not read
+	// then). A data directory that holds a member ignores Join: the member
+	// restarts as it was.
 	Join []string
 }
 
