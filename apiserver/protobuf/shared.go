@@ -2,8 +2,10 @@ package protobuf
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"runtime"
 	"sync"
 	"weak"
@@ -102,35 +104,78 @@ func message(data []byte) ([]byte, error) {
 // metadata (field 1) then items (field 2), the layout apimachinery's
 // streaming list encoder relies on too.
 func List(apiVersion, kind string, meta api.ListMeta, items [][]byte) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := WriteList(&buf, apiVersion, kind, meta, items); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteList writes List's bytes to w without building them in memory
+// first: the envelope's head, the list's metadata, each item's cached
+// message and the envelope's tail. Nothing is written when an item cannot
+// be converted.
+func WriteList(w io.Writer, apiVersion, kind string, meta api.ListMeta, items [][]byte) error {
 	if !Registered(apiVersion, kind) {
-		return nil, fmt.Errorf("%w: %s %s", ErrNotRegistered, apiVersion, kind)
+		return fmt.Errorf("%w: %s %s", ErrNotRegistered, apiVersion, kind)
 	}
 	lm := metav1.ListMeta{ResourceVersion: meta.ResourceVersion, Continue: meta.Continue, RemainingItemCount: meta.RemainingItemCount}
 	lmData, err := lm.Marshal()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	msgs := make([][]byte, len(items))
 	size := 1 + protowire.SizeBytes(len(lmData))
 	for i, it := range items {
 		if msgs[i], err = itemMessage(it); err != nil {
-			return nil, fmt.Errorf("%s item %d: %w", kind, i, err)
+			return fmt.Errorf("%s item %d: %w", kind, i, err)
 		}
 		size += 1 + protowire.SizeBytes(len(msgs[i]))
 	}
-	raw := make([]byte, 0, size)
-	raw = protowire.AppendTag(raw, 1, protowire.BytesType)
-	raw = protowire.AppendBytes(raw, lmData)
+	head, tail, err := envelope(apiVersion, kind)
+	if err != nil {
+		return err
+	}
+	var scratch [2 * binary.MaxVarintLen64]byte
+	out := append(head, protowire.AppendVarint(protowire.AppendTag(scratch[:0], 2, protowire.BytesType), uint64(size))...)
+	out = protowire.AppendTag(out, 1, protowire.BytesType)
+	out = protowire.AppendBytes(out, lmData)
+	if _, err := w.Write(out); err != nil {
+		return err
+	}
 	for _, m := range msgs {
-		raw = protowire.AppendTag(raw, 2, protowire.BytesType)
-		raw = protowire.AppendBytes(raw, m)
+		b := protowire.AppendVarint(protowire.AppendTag(scratch[:0], 2, protowire.BytesType), uint64(len(m)))
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		if _, err := w.Write(m); err != nil {
+			return err
+		}
 	}
+	_, err = w.Write(tail)
+	return err
+}
+
+// envelope returns the bytes of the "k8s\x00" + runtime.Unknown envelope
+// of apiVersion and kind before and after its raw field (field 2, which
+// comes between typeMeta, field 1, and contentEncoding, field 3).
+func envelope(apiVersion, kind string) (head, tail []byte, err error) {
 	var buf bytes.Buffer
-	unk := &k8sruntime.Unknown{TypeMeta: k8sruntime.TypeMeta{APIVersion: apiVersion, Kind: kind}, Raw: raw}
+	unk := &k8sruntime.Unknown{TypeMeta: k8sruntime.TypeMeta{APIVersion: apiVersion, Kind: kind}}
 	if err := serializer.Encode(unk, &buf); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return buf.Bytes(), nil
+	b := buf.Bytes()
+	const magic = 4
+	if len(b) < magic+2 || b[magic] != 0x0a {
+		return nil, nil, fmt.Errorf("unexpected protobuf envelope % x", b)
+	}
+	_, n := protowire.ConsumeBytes(b[magic+1:])
+	if n < 0 {
+		return nil, nil, fmt.Errorf("unexpected protobuf envelope % x", b)
+	}
+	split := magic + 1 + n
+	return b[:split:split], b[split:], nil
 }
 
 func itemMessage(data []byte) ([]byte, error) { return items.get(data, message) }

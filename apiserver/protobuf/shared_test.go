@@ -47,6 +47,13 @@ func TestList(t *testing.T) {
 				if !bytes.Equal(got, want) {
 					t.Fatalf("%s of %d with %+v:\n got %x\nwant %x", ri.ListKind(), n, meta, got, want)
 				}
+				var streamed bytes.Buffer
+				if err := WriteList(&streamed, ri.GroupVersion(), ri.ListKind(), meta, items); err != nil {
+					t.Fatalf("%s: %v", ri.ListKind(), err)
+				}
+				if !bytes.Equal(streamed.Bytes(), want) {
+					t.Fatalf("%s of %d with %+v streamed:\n got %x\nwant %x", ri.ListKind(), n, meta, streamed.Bytes(), want)
+				}
 			}
 		}
 	}
@@ -55,6 +62,10 @@ func TestList(t *testing.T) {
 	}
 	if _, err := List("v1", "PodList", api.ListMeta{}, [][]byte{[]byte(`{"kind":"Pod","apiVersion":"v1","spec":"not a spec"}`)}); err == nil {
 		t.Error("listed an item that does not decode")
+	}
+	var buf bytes.Buffer
+	if err := WriteList(&buf, "v1", "PodList", api.ListMeta{}, [][]byte{[]byte(`{"kind":"Pod","apiVersion":"v1","spec":"not a spec"}`)}); err == nil || buf.Len() > 0 {
+		t.Errorf("streamed a list of an item that does not decode: %v, %d bytes written", err, buf.Len())
 	}
 }
 

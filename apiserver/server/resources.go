@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -237,50 +239,102 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, info *request.Info
 }
 
 // writeList writes a list page in the negotiated encoding, made from the
-// items' cached encodings (encodeList; protobuf.List).
+// items' cached encodings (writeJSONList; protobuf.WriteList) and streamed:
+// a list of thousands of objects is neither re-encoded nor copied into one
+// buffer first.
 func writeList(w http.ResponseWriter, r *http.Request, ri api.ResourceInfo, res *registry.ListResult) {
-	if out, err := negotiateOutput(r); err == nil && out.media == mediaProtobuf {
+	out, err := negotiateOutput(r)
+	media := mediaJSON
+	if err == nil {
+		media = out.media
+	}
+	switch media {
+	case mediaProtobuf:
 		items := make([][]byte, len(res.Items))
 		for i, it := range res.Items {
 			items[i] = it.JSON
 		}
 		meta := api.ListMeta{ResourceVersion: res.ResourceVersion, Continue: res.Continue, RemainingItemCount: res.RemainingItemCount}
-		data, err := protobuf.List(ri.GroupVersion(), ri.ListKind(), meta, items)
-		if err != nil {
+		// WriteList converts every item before it writes a byte.
+		bw := &lazyHeaderWriter{w: w, contentType: protobuf.ContentType}
+		if err := protobuf.WriteList(bw, ri.GroupVersion(), ri.ListKind(), meta, items); err != nil && !bw.started {
 			writeError(w, r, apierrors.NewInternalError(err))
 			return
 		}
-		write(w, http.StatusOK, protobuf.ContentType, data)
+		bw.flush()
+		return
+	case mediaJSON:
+		w.Header().Set("Content-Type", mediaJSON.String())
+		w.WriteHeader(http.StatusOK)
+		bw := bufio.NewWriterSize(w, 64<<10)
+		writeJSONList(bw, ri, res)
+		_ = bw.WriteByte('\n')
+		_ = bw.Flush()
 		return
 	}
 	writeRaw(w, r, http.StatusOK, encodeList(ri, res))
 }
 
-// encodeList writes the list envelope around the cached item encodings, so a
-// list of thousands of objects is not re-encoded.
+// lazyHeaderWriter buffers a streamed answer and sends the 200 header
+// with its first bytes, so a failure before any byte is written can still
+// be answered with an error status.
+type lazyHeaderWriter struct {
+	w           http.ResponseWriter
+	contentType string
+	bw          *bufio.Writer
+	started     bool
+}
+
+func (l *lazyHeaderWriter) Write(p []byte) (int, error) {
+	if !l.started {
+		l.started = true
+		l.w.Header().Set("Content-Type", l.contentType)
+		l.w.WriteHeader(http.StatusOK)
+		l.bw = bufio.NewWriterSize(l.w, 64<<10)
+	}
+	return l.bw.Write(p)
+}
+
+func (l *lazyHeaderWriter) flush() {
+	if l.bw != nil {
+		_ = l.bw.Flush()
+	}
+}
+
+// encodeList is the list envelope around the cached item encodings, in
+// one buffer (for the encodings made from JSON, such as YAML).
 func encodeList(ri api.ResourceInfo, res *registry.ListResult) []byte {
-	meta, _ := json.Marshal(api.ListMeta{ResourceVersion: res.ResourceVersion, Continue: res.Continue,
-		RemainingItemCount: res.RemainingItemCount})
-	size := 128 + len(meta)
+	size := 256
 	for _, it := range res.Items {
 		size += len(it.JSON) + 1
 	}
-	b := make([]byte, 0, size)
-	b = append(b, `{"kind":"`...)
-	b = append(b, ri.ListKind()...)
-	b = append(b, `","apiVersion":"`...)
-	b = append(b, ri.GroupVersion()...)
-	b = append(b, `","metadata":`...)
-	b = append(b, meta...)
-	b = append(b, `,"items":[`...)
+	var b bytes.Buffer
+	b.Grow(size)
+	bw := bufio.NewWriterSize(&b, 64<<10)
+	writeJSONList(bw, ri, res)
+	_ = bw.Flush()
+	return b.Bytes()
+}
+
+// writeJSONList writes the list envelope around the cached item
+// encodings, so a list of thousands of objects is not re-encoded.
+func writeJSONList(b *bufio.Writer, ri api.ResourceInfo, res *registry.ListResult) {
+	meta, _ := json.Marshal(api.ListMeta{ResourceVersion: res.ResourceVersion, Continue: res.Continue,
+		RemainingItemCount: res.RemainingItemCount})
+	b.WriteString(`{"kind":"`)
+	b.WriteString(ri.ListKind())
+	b.WriteString(`","apiVersion":"`)
+	b.WriteString(ri.GroupVersion())
+	b.WriteString(`","metadata":`)
+	b.Write(meta)
+	b.WriteString(`,"items":[`)
 	for i, it := range res.Items {
 		if i > 0 {
-			b = append(b, ',')
+			b.WriteByte(',')
 		}
-		b = append(b, it.JSON...)
+		b.Write(it.JSON)
 	}
-	b = append(b, "]}"...)
-	return b
+	b.WriteString("]}")
 }
 
 func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *request.Info, st *registry.Store) {

@@ -46,7 +46,7 @@ const (
 
 // metric is one row: its label, unit and whether higher is better.
 type metric struct {
-	key, label string
+	key, label   string
 	higherBetter bool
 }
 
