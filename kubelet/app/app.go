@@ -26,6 +26,7 @@ import (
 	"github.com/minik8s/minik8s/kubelet/pods"
 	"github.com/minik8s/minik8s/kubelet/runtime"
 	"github.com/minik8s/minik8s/kubelet/server"
+	"github.com/minik8s/minik8s/kubelet/staticpods"
 	"github.com/minik8s/minik8s/kubelet/stats"
 )
 
@@ -72,8 +73,9 @@ type Options struct {
 	// kube, settable here for tests).
 	BackoffInitial, BackoffMax time.Duration
 
-	// StaticPodPath is --pod-manifest-path (staticPodPath).
-	StaticPodPath string
+	// StaticPods are the static pod sources: --pod-manifest-path,
+	// --manifest-url and their periods.
+	StaticPods StaticPodOptions
 
 	// ServerListener and HealthzListener, when set, replace binding the
 	// kubelet server's and the healthz server's addresses (tests pass
@@ -92,6 +94,7 @@ func DefaultOptions() Options {
 		ClusterDomain: "cluster.local", ResolvConf: "/etc/resolv.conf",
 		HealthzBindAddress: "127.0.0.1", HealthzPort: 10248, SyncFrequency: 10 * time.Second,
 		BackoffInitial: 10 * time.Second, BackoffMax: 300 * time.Second,
+		StaticPods: StaticPodOptions{FileFrequency: staticpods.DefaultPeriod, HTTPFrequency: staticpods.DefaultPeriod},
 	}
 }
 
@@ -136,7 +139,7 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs.StringVar(&o.PodLogsDir, "pod-logs-dir", o.PodLogsDir, "Directory of the container log files.")
 	fs = fss.FlagSet("pods")
 	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "How often every pod is re-synced.")
-	fs.StringVar(&o.StaticPodPath, "pod-manifest-path", o.StaticPodPath, "Directory (or file) of static pod manifests, one Pod per file in YAML or JSON (hidden files ignored), watched and read again every 20 s; each runs on this node without the apiserver and is mirrored to it. Empty: no static pods.")
+	o.StaticPods.AddFlags(fs)
 	fs.DurationVar(&o.BackoffInitial, "restart-backoff-initial", o.BackoffInitial, "First delay of the container restart and image pull back-off.")
 	fs.DurationVar(&o.BackoffMax, "restart-backoff-max", o.BackoffMax, "Longest delay of the container restart and image pull back-off.")
 	fs = fss.FlagSet("networking")
@@ -164,6 +167,7 @@ func (o *Options) Validate() error {
 	if o.KubeBurst < 0 {
 		add(fmt.Errorf("--kube-api-burst must be >= 0, got %d", o.KubeBurst))
 	}
+	add(o.StaticPods.Validate())
 	add(o.Bootstrap.Validate())
 	add(o.Node.Validate())
 	add(o.Server.Validate())
@@ -340,7 +344,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		Logger: log, Registry: health.Registry,
 	})
 	rt.SetOnExit(mgr.OnContainerExit)
-	staticPods := staticPodsRunner(o.StaticPodPath, nodeName, mgr, rec, log)
+	staticPods := staticPodsRunner(o.StaticPods, nodeName, mgr, rec, log)
 
 	if !haveCert {
 		var ips []net.IP

@@ -30,6 +30,10 @@ type KubeletConfiguration struct {
 	PodLogsDir                *string                 `json:"podLogsDir"`
 	SyncFrequency             *string                 `json:"syncFrequency"`
 	StaticPodPath             *string                 `json:"staticPodPath"`
+	StaticPodURL              *string                 `json:"staticPodURL"`
+	StaticPodURLHeader        map[string][]string     `json:"staticPodURLHeader"`
+	FileCheckFrequency        *string                 `json:"fileCheckFrequency"`
+	HTTPCheckFrequency        *string                 `json:"httpCheckFrequency"`
 	CrashLoopBackOff          *CrashLoopBackOffConfig `json:"crashLoopBackOff"`
 	ClusterDNS                []string                `json:"clusterDNS"`
 	ClusterDomain             *string                 `json:"clusterDomain"`
@@ -101,6 +105,13 @@ func (c *KubeletConfiguration) FlagValues() (daemon.FlagValues, error) {
 	v.String("podLogsDir", "pod-logs-dir", c.PodLogsDir)
 	v.String("syncFrequency", "sync-frequency", c.SyncFrequency)
 	v.String("staticPodPath", "pod-manifest-path", c.StaticPodPath)
+	v.String("staticPodURL", "manifest-url", c.StaticPodURL)
+	if c.StaticPodURLHeader != nil {
+		h := headerFlag{&c.StaticPodURLHeader}
+		v.List("staticPodURLHeader", "manifest-url-header", []string{h.String()})
+	}
+	v.String("fileCheckFrequency", "file-check-frequency", c.FileCheckFrequency)
+	v.String("httpCheckFrequency", "http-check-frequency", c.HTTPCheckFrequency)
 	if c.CrashLoopBackOff != nil {
 		v.String("crashLoopBackOff.maxContainerRestartPeriod", "restart-backoff-max", c.CrashLoopBackOff.MaxContainerRestartPeriod)
 	}

@@ -281,6 +281,12 @@ func Decode(data []byte, source, nodeName string) (*api.Pod, error) {
 	case tm.Kind != "Pod" || tm.APIVersion != "v1":
 		return nil, fmt.Errorf("%s: couldn't parse as pod(invalid pod: kind %q of apiVersion %q is not a v1 Pod), please check config file", source, tm.Kind, tm.APIVersion)
 	}
+	return decodePod(j, source, nodeName, true)
+}
+
+// decodePod defaults, names and validates one pod read from source (a file
+// when isFile, else a URL).
+func decodePod(j []byte, source, nodeName string, isFile bool) (*api.Pod, error) {
 	pod := &api.Pod{}
 	if err := json.Unmarshal(j, pod); err != nil {
 		return nil, fmt.Errorf("%s: couldn't parse as pod(%v), please check config file", source, err)
@@ -289,7 +295,7 @@ func Decode(data []byte, source, nodeName string) (*api.Pod, error) {
 		return nil, errors.New("invalid pod: name is needed for the pod")
 	}
 	defaults.Pod(pod)
-	if err := applyDefaults(pod, source, nodeName); err != nil {
+	if err := applyDefaults(pod, source, nodeName, isFile); err != nil {
 		return nil, err
 	}
 	if errs := validation.ValidatePod(pod); len(errs) > 0 {
@@ -305,10 +311,10 @@ func Decode(data []byte, source, nodeName string) (*api.Pod, error) {
 	return pod, nil
 }
 
-// applyDefaults is kube's: the UID hashes the decoded pod, the node and the
-// file; the name gets the node's; the pod is bound to the node, tolerates
-// NoExecute taints and is Pending.
-func applyDefaults(pod *api.Pod, source, nodeName string) error {
+// applyDefaults is kube's: the UID hashes the decoded pod with the node and
+// the file (or with the URL); the name gets the node's; the pod is bound to
+// the node, tolerates NoExecute taints and is Pending.
+func applyDefaults(pod *api.Pod, source, nodeName string, isFile bool) error {
 	if pod.UID == "" {
 		b, err := json.Marshal(pod)
 		if err != nil {
@@ -316,8 +322,12 @@ func applyDefaults(pod *api.Pod, source, nodeName string) error {
 		}
 		h := fnv.New128a()
 		h.Write(b)
-		fmt.Fprintf(h, "host:%s", nodeName)
-		fmt.Fprintf(h, "file:%s", source)
+		if isFile {
+			fmt.Fprintf(h, "host:%s", nodeName)
+			fmt.Fprintf(h, "file:%s", source)
+		} else {
+			fmt.Fprintf(h, "url:%s", source)
+		}
 		pod.UID = api.UID(hex.EncodeToString(h.Sum(nil)))
 	}
 	pod.Name = fmt.Sprintf("%s-%s", pod.Name, strings.ToLower(nodeName))
@@ -330,6 +340,9 @@ func applyDefaults(pod *api.Pod, source, nodeName string) error {
 	}
 	pod.Annotations[ConfigHashAnnotationKey] = string(pod.UID)
 	pod.Annotations[ConfigSourceAnnotationKey] = FileSource
+	if !isFile {
+		pod.Annotations[ConfigSourceAnnotationKey] = HTTPSource
+	}
 	tol := api.Toleration{Operator: api.TolerationOpExists, Effect: api.TaintEffectNoExecute}
 	if !slices.ContainsFunc(pod.Spec.Tolerations, func(t api.Toleration) bool {
 		return t.Key == "" && t.Operator == tol.Operator && t.Effect == tol.Effect
