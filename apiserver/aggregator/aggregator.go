@@ -80,7 +80,7 @@ func (a *Aggregator) apiService(group, version string) (*api.APIService, bool) {
 	if !ok {
 		return nil, false
 	}
-	s, ok := o.Value.(*api.APIService)
+	s, ok := o.Decoded().(*api.APIService)
 	return s, ok
 }
 
@@ -230,7 +230,7 @@ func (a *Aggregator) resolve(s *api.APIService) (string, error) {
 	if !ok {
 		return "", &errUnavailable{"ServiceNotFound", fmt.Sprintf("service/%s in %q is not present", ref.Name, ref.Namespace)}
 	}
-	svc := o.Value.(*api.Service)
+	svc := o.Decoded().(*api.Service)
 	if svc.Spec.Type == api.ServiceTypeExternalName {
 		return net.JoinHostPort(svc.Spec.ExternalName, strconv.Itoa(int(port))), nil
 	}

@@ -211,7 +211,7 @@ func (a *Aggregator) fingerprint(s *api.APIService) string {
 		return fp
 	}
 	if o, ok := a.cfg.Services.Cacher().Get(a.cfg.Services.Key(ref.Namespace, ref.Name)); ok {
-		fp += "/" + o.Value.(*api.Service).ResourceVersion
+		fp += "/" + o.Decoded().(*api.Service).ResourceVersion
 	}
 	ess, _ := a.endpointSlices(ref.Namespace, ref.Name)
 	for _, es := range ess {

@@ -129,7 +129,7 @@ func (s *admissionSource) ParamObjects(r api.ResourceInfo, ns, name string, sel 
 	}
 	if name != "" {
 		if o, ok := st.Cacher().Get(st.Key(ns, name)); ok {
-			if v, ok := o.Value.(api.Object); ok {
+			if v, ok := o.Decoded().(api.Object); ok {
 				return []api.Object{v}, nil
 			}
 		}
@@ -149,7 +149,7 @@ func (s *admissionSource) ParamObjects(r api.ResourceInfo, ns, name string, sel 
 	}
 	out := make([]api.Object, 0, len(objs))
 	for _, o := range objs {
-		if v, ok := o.Value.(api.Object); ok {
+		if v, ok := o.Decoded().(api.Object); ok {
 			out = append(out, v)
 		}
 	}

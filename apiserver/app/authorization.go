@@ -115,7 +115,7 @@ func cachedValues[T any](s *registry.Store, pred cacher.Predicate) []*T {
 	}
 	out := make([]*T, 0, len(objs))
 	for _, o := range objs {
-		if v, ok := o.Value.(*T); ok {
+		if v, ok := o.Decoded().(*T); ok {
 			out = append(out, v)
 		}
 	}
@@ -128,7 +128,7 @@ func cachedValue[T any](s *registry.Store, ns, name string) (*T, bool) {
 	if !ok {
 		return nil, false
 	}
-	v, ok := o.Value.(*T)
+	v, ok := o.Decoded().(*T)
 	return v, ok
 }
 

@@ -75,8 +75,26 @@ type Object struct {
 	// Fields are the selectable fields: metadata.name, metadata.namespace,
 	// and per kind e.g. spec.nodeName, status.phase.
 	Fields map[string]string
-	// Value is the decoded typed object, opaque to the cacher.
+	// Value is the decoded typed object, opaque to the cacher; nil when
+	// the cache keeps only the encoding (Decode then makes one on demand).
+	// Read it with Decoded.
 	Value any
+	// Decode, when Value is nil, decodes JSON into a new typed object.
+	Decode func(json []byte, rev int64) (any, error)
+}
+
+// Decoded returns the typed object: Value, or when the cache keeps only
+// the encoding, a new decoding of JSON that is the caller's own and is not
+// kept. It is nil when the encoding does not decode.
+func (o *Object) Decoded() any {
+	if o.Value != nil || o.Decode == nil {
+		return o.Value
+	}
+	v, err := o.Decode(o.JSON, o.Rev)
+	if err != nil {
+		return nil
+	}
+	return v
 }
 
 // Predicate selects objects. Namespace, Name and IndexField/IndexValue are

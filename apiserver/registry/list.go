@@ -28,6 +28,10 @@ type ListOptions struct {
 	ResourceVersionMatch string
 	Limit                int64
 	Continue             string
+	// EncodedOnly says the caller reads the items' JSON only: an Item's
+	// Object may then be nil (a store that keeps encodings only does not
+	// decode them for it).
+	EncodedOnly bool
 	// Watch only.
 	AllowBookmarks    bool
 	SendInitialEvents *bool
@@ -108,7 +112,15 @@ func (s *Store) List(ctx context.Context, ns string, opts ListOptions) (*ListRes
 	}
 	out := &ListResult{ResourceVersion: strconv.FormatInt(rev, 10), Items: make([]Item, len(objs))}
 	for i, o := range objs {
-		out.Items[i] = Item{JSON: o.JSON, Object: o.Value.(api.Object)}
+		out.Items[i].JSON = o.JSON
+		if o.Value == nil && opts.EncodedOnly {
+			continue
+		}
+		v, ok := o.Decoded().(api.Object)
+		if !ok {
+			return nil, apierrors.NewInternalError(fmt.Errorf("decode %s %s from the watch cache", s.Info.Resource, o.Key))
+		}
+		out.Items[i].Object = v
 	}
 	return out, nil
 }
@@ -190,7 +202,7 @@ func (s *Store) listFromStorage(ctx context.Context, ns string, opts ListOptions
 		}
 		rev = res.Revision
 		for _, kv := range res.KVs {
-			obj, err := s.cacheDecode(kv.Key, kv.Value, kv.ModRevision)
+			obj, err := s.decodeItem(kv.Key, kv.Value, kv.ModRevision)
 			if err != nil {
 				return nil, apierrors.NewInternalError(err)
 			}

@@ -41,12 +41,15 @@ type Store struct {
 	strategy Strategy
 	storage  *storage.Store
 	cache    *cacher.Cacher
-	admit    *admission.Chain
-	crypt    ValueTransformer
-	fields   *fieldmanager.Kind
-	guard    WriteGuard
-	log      *slog.Logger
-	now      func() time.Time
+	// encodedOnly: the watch cache keeps objects' encodings, not their
+	// typed values (cacheDecode).
+	encodedOnly bool
+	admit       *admission.Chain
+	crypt       ValueTransformer
+	fields      *fieldmanager.Kind
+	guard       WriteGuard
+	log         *slog.Logger
+	now         func() time.Time
 	// typePrefix is how encode's output starts: {"kind":...,"apiVersion":...,
 	typePrefix []byte
 	// stored, when set, is the kind the resource is kept as in etcd.
@@ -143,6 +146,9 @@ func NewStore(cfg Config) *Store {
 		tm, _ := json.Marshal(api.TypeMeta{Kind: cfg.Info.Kind, APIVersion: cfg.Info.GroupVersion()})
 		s.typePrefix = append(tm[:len(tm)-1:len(tm)-1], ',')
 	}
+	// Pods are the kind a cluster has most of; their cache keeps
+	// encodings only (cacheDecode).
+	s.encodedOnly = cfg.Info.Group == "" && cfg.Info.Resource == "pods" && s.stored == nil
 	var cacheName string
 	if s.stored != nil {
 		cacheName = cfg.Info.Resource + "." + cfg.Info.Group
@@ -399,11 +405,37 @@ func (s *Store) Attrs(obj api.Object) (map[string]string, map[string]string) {
 	return meta.Labels, fields
 }
 
-// cacheDecode makes the watch cache's object of a stored value. Its JSON is
-// the stored encoding with the resourceVersion spliced in (what encoding
-// the decoded object gives, without encoding it again); values not in
-// encoding/json's shape are encoded from the decoded object.
+// cacheDecode makes the watch cache's object of a stored value
+// (decodeItem). A store of many objects (pods) keeps only their encodings:
+// its objects' typed values are decoded again when read (Object.Decoded),
+// which halves what the cache holds per object; lists served as JSON or
+// protobuf never need them.
 func (s *Store) cacheDecode(key string, value []byte, rev int64) (*cacher.Object, error) {
+	o, err := s.decodeItem(key, value, rev)
+	if err != nil || !s.encodedOnly {
+		return o, err
+	}
+	o.Value, o.Decode = nil, s.decodeEncoded
+	return o, nil
+}
+
+// decodeEncoded is the typed object of a cached object's JSON: the stored
+// encoding as read (normalized, with its resourceVersion), of a kind
+// stored as served.
+func (s *Store) decodeEncoded(data []byte, _ int64) (any, error) {
+	obj := s.Info.New()
+	if err := json.Unmarshal(data, obj); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", s.Info.Resource, err)
+	}
+	s.setType(obj)
+	return obj, nil
+}
+
+// decodeItem makes an object of a stored value. Its JSON is the stored
+// encoding with the resourceVersion spliced in (what encoding the decoded
+// object gives, without encoding it again); values not in encoding/json's
+// shape are encoded from the decoded object.
+func (s *Store) decodeItem(key string, value []byte, rev int64) (*cacher.Object, error) {
 	plain, err := s.open(key, value)
 	if err != nil {
 		return nil, err

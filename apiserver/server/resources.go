@@ -221,6 +221,8 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, info *request.Info
 		writeError(w, r, err)
 		return
 	}
+	// Encoded items are all a list in JSON, YAML or protobuf needs.
+	opts.EncodedOnly = conv == nil
 	res, err := st.List(r.Context(), info.Namespace, opts)
 	if err != nil {
 		writeError(w, r, err)

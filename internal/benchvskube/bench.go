@@ -21,6 +21,12 @@ type Config struct {
 	// APIServer and Scheduler are our binaries; KubeAPIServer and
 	// KubeScheduler the real ones.
 	APIServer, Scheduler, KubeAPIServer, KubeScheduler string
+	// BaselineAPIServer, if set, is another build of our apiserver (say,
+	// of an earlier commit) measured first with the shipped flags, in a
+	// column of its own: before and after in one run.
+	BaselineAPIServer string
+	// SkipKube leaves kube-apiserver and kube-scheduler out (no ratios).
+	SkipKube bool
 	// TunedFlags are the extra flags of our apiserver's second row; none:
 	// no tuned row.
 	TunedFlags []string
@@ -39,9 +45,10 @@ type Config struct {
 
 // column names.
 const (
-	colOurs  = "ours"
-	colTuned = "ours tuned"
-	colKube  = "kube"
+	colBefore = "ours baseline"
+	colOurs   = "ours"
+	colTuned  = "ours tuned"
+	colKube   = "kube"
 )
 
 // metric is one row: its label, unit and whether higher is better.
@@ -85,17 +92,25 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		start func() (*apiserver, error)
 		sched bool
 	}
-	runs := []run{{colOurs, func() (*apiserver, error) {
+	var runs []run
+	if cfg.BaselineAPIServer != "" {
+		runs = append(runs, run{colBefore, func() (*apiserver, error) {
+			return startOurs(ctx, cfg.Dir, "apiserver-baseline", cfg.BaselineAPIServer, tokenFile, nil)
+		}, false})
+	}
+	runs = append(runs, run{colOurs, func() (*apiserver, error) {
 		return startOurs(ctx, cfg.Dir, "apiserver", cfg.APIServer, tokenFile, nil)
-	}, true}}
+	}, true})
 	if len(cfg.TunedFlags) > 0 {
 		runs = append(runs, run{colTuned, func() (*apiserver, error) {
 			return startOurs(ctx, cfg.Dir, "apiserver-tuned", cfg.APIServer, tokenFile, cfg.TunedFlags)
 		}, false})
 	}
-	runs = append(runs, run{colKube, func() (*apiserver, error) {
-		return startKube(ctx, cfg.Dir, cfg.KubeAPIServer, tokenFile)
-	}, true})
+	if !cfg.SkipKube {
+		runs = append(runs, run{colKube, func() (*apiserver, error) {
+			return startKube(ctx, cfg.Dir, cfg.KubeAPIServer, tokenFile)
+		}, true})
+	}
 	var schedRows []metric
 	for _, r := range runs {
 		slog.Info("measuring", "apiserver", r.col)
@@ -112,11 +127,17 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 			return fmt.Errorf("%s: %w", r.col, err)
 		}
 	}
-	cols := []string{colOurs}
+	var cols []string
+	if cfg.BaselineAPIServer != "" {
+		cols = append(cols, colBefore)
+	}
+	cols = append(cols, colOurs)
 	if len(cfg.TunedFlags) > 0 {
 		cols = append(cols, colTuned)
 	}
-	cols = append(cols, colKube)
+	if !cfg.SkipKube {
+		cols = append(cols, colKube)
+	}
 	rows := []metric{
 		{"idle-rss", "apiserver idle RSS (MiB)", false},
 		{"create-1", "pod creates/s, 1 client", true},
@@ -201,7 +222,11 @@ func measureSchedulers(ctx context.Context, cfg Config, a *apiserver, apiCol str
 	if err := createNodes(ctx, a, cfg.Nodes); err != nil {
 		return nil, err
 	}
-	for i, s := range []struct{ col, name, bin string }{{colOurs, "scheduler", cfg.Scheduler}, {colKube, "kube-scheduler", cfg.KubeScheduler}} {
+	scheds := []struct{ col, name, bin string }{{colOurs, "scheduler", cfg.Scheduler}}
+	if !cfg.SkipKube {
+		scheds = append(scheds, struct{ col, name, bin string }{colKube, "kube-scheduler", cfg.KubeScheduler})
+	}
+	for i, s := range scheds {
 		r, err := runScheduler(ctx, a, filepath.Dir(a.proc.log), s.name, s.bin, fmt.Sprintf("sched-%d", i), cfg.SchedPods)
 		if err != nil {
 			return nil, err
@@ -224,6 +249,9 @@ func measureSchedulers(ctx context.Context, cfg Config, a *apiserver, apiCol str
 func writeTable(out io.Writer, cfg Config, rows []metric, cols []string, res results) {
 	fmt.Fprintf(out, "\nbench-vs-kube: %d pods (%d created by 1 client, the rest by %d), %d lists each, %d watchers x %d events, scheduler %d pods on %d nodes\n",
 		cfg.Pods, min(cfg.SerialCreates, cfg.Pods), cfg.Clients, cfg.Lists, cfg.Watchers, cfg.WatchEvents, cfg.SchedPods, cfg.Nodes)
+	if cfg.BaselineAPIServer != "" {
+		fmt.Fprintf(out, "ours baseline: %s with the shipped flags\n", cfg.BaselineAPIServer)
+	}
 	fmt.Fprintf(out, "ours: our apiserver as shipped (embedded etcd in its process and RSS); kube: kube-apiserver v1.37 (its etcd outside its RSS)\n")
 	if len(cfg.TunedFlags) > 0 {
 		fmt.Fprintf(out, "ours tuned: our apiserver with %s\n", strings.Join(cfg.TunedFlags, " "))
@@ -234,7 +262,11 @@ func writeTable(out io.Writer, cfg Config, rows []metric, cols []string, res res
 	for _, c := range cols {
 		fmt.Fprintf(tw, "%s\t", c)
 	}
-	for _, c := range cols[:len(cols)-1] {
+	ratioCols := cols[:0:0]
+	if !cfg.SkipKube {
+		ratioCols = cols[:len(cols)-1]
+	}
+	for _, c := range ratioCols {
 		fmt.Fprintf(tw, "%s/kube\t", c)
 	}
 	fmt.Fprintln(tw)
@@ -247,7 +279,7 @@ func writeTable(out io.Writer, cfg Config, rows []metric, cols []string, res res
 		for _, c := range cols {
 			fmt.Fprintf(tw, "%s\t", num(v, c))
 		}
-		for _, c := range cols[:len(cols)-1] {
+		for _, c := range ratioCols {
 			a, okA := v[c]
 			k, okK := v[colKube]
 			if okA && okK && k != 0 {

@@ -23,6 +23,8 @@ func main() {
 	flag.StringVar(&oracleDir, "oracle-dir", "", "directory of kube-apiserver and kube-scheduler (scripts/oracle.sh prints it)")
 	flag.StringVar(&binDir, "bin", "bin", "directory of our apiserver and scheduler binaries")
 	flag.StringVar(&cfg.Dir, "work-dir", "", "work directory kept after the run (default: a temporary one, removed)")
+	flag.StringVar(&cfg.BaselineAPIServer, "baseline-apiserver", "", "another build of our apiserver, measured first in a column of its own (before/after in one run)")
+	flag.BoolVar(&cfg.SkipKube, "skip-kube", false, "leave kube-apiserver and kube-scheduler out (no ratios)")
 	flag.StringVar(&tuned, "tuned-flags", "--max-requests-inflight=0 --max-mutating-requests-inflight=0", "our apiserver's flags in the tuned row (empty: no tuned row)")
 	flag.IntVar(&cfg.Pods, "pods", 8000, "pods created and listed")
 	flag.IntVar(&cfg.SerialCreates, "serial-creates", 300, "of them, pods created by a single client")
