@@ -77,6 +77,20 @@ func (c ClusterConfig) multi() bool {
 	return c.InitialCluster != "" || len(c.Join) > 0 || c.InitialClusterState == ClusterStateExisting
 }
 
+// keepAliveTimeout is how long a keepalive ping may go unanswered before
+// the client closes the connection (kube-apiserver's etcd client's).
+const keepAliveTimeout = 10 * time.Second
+
+// keepAliveTime is how often the client of a member of a multi-member
+// cluster pings an idle connection (kube-apiserver's 30 s); 0 (never) on
+// the single-member path, whose only connection is on loopback.
+func keepAliveTime(cfg Config) time.Duration {
+	if cfg.Cluster.multi() {
+		return 30 * time.Second
+	}
+	return 0
+}
+
 func autoSyncInterval(cfg Config) time.Duration {
 	if cfg.Cluster.multi() {
 		return syncInterval

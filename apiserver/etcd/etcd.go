@@ -276,22 +276,28 @@ func startServer(ctx context.Context, cfg Config, lock *os.File) (*Backend, erro
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd did not become ready: %w", ctx.Err())
 	}
-	endpoint := dialEndpoint(clientURL.Scheme, e.Clients[0].Addr())
+	endpoint := dialEndpoint(clientURL.Scheme, e.Clients[0].Addr(), clientURL)
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:   []string{endpoint},
 		DialTimeout: 5 * time.Second,
 		TLS:         clientTLSConfig,
 		Logger:      zapLogger(cfg.Logger, zap.ErrorLevel, mute),
 		// A member of a multi-member cluster learns every member's client
-		// URL (syncEndpoints) and keeps the list current.
-		AutoSyncInterval: autoSyncInterval(cfg),
+		// URL (syncEndpoints) and keeps the list current, and pings its
+		// connections as kube-apiserver does (keepaliveTime 30 s, timeout
+		// 10 s): one to a member that vanished (killed, partitioned, its
+		// address gone) is closed and redialled instead of holding every
+		// request routed to it until the TCP stack gives up.
+		AutoSyncInterval:     autoSyncInterval(cfg),
+		DialKeepAliveTime:    keepAliveTime(cfg),
+		DialKeepAliveTimeout: keepAliveTimeout,
 	})
 	if err != nil {
 		mute.Store(true)
 		e.Close()
 		return nil, fmt.Errorf("connect to embedded etcd: %w", err)
 	}
-	b := &Backend{client: cli, endpoints: []string{endpoint}, peerURL: dialEndpoint(peerURL.Scheme, e.Peers[0].Listener.Addr()), log: cfg.Logger,
+	b := &Backend{client: cli, endpoints: []string{endpoint}, peerURL: dialEndpoint(peerURL.Scheme, e.Peers[0].Listener.Addr(), peerURL), log: cfg.Logger,
 		server: e, lock: lock, mute: mute, done: make(chan struct{})}
 	b.wg.Add(1)
 	go func() {
@@ -349,11 +355,12 @@ func listenURL(u string, secure bool) (*url.URL, error) {
 
 // dialEndpoint is the client URL of a bound listener: a wildcard address
 // (0.0.0.0, ::) is dialled on loopback, which the serving certificate
-// names.
-func dialEndpoint(scheme string, addr net.Addr) string {
+// names. The family is the configured URL's: Go may report a listener on
+// 0.0.0.0 as [::] (dual stack), and a container may have no ::1.
+func dialEndpoint(scheme string, addr net.Addr, configured *url.URL) string {
 	if tcp, ok := addr.(*net.TCPAddr); ok && tcp.IP.IsUnspecified() {
 		loopback := net.IPv4(127, 0, 0, 1)
-		if tcp.IP.To4() == nil {
+		if ip := net.ParseIP(configured.Hostname()); ip != nil && ip.To4() == nil {
 			loopback = net.IPv6loopback
 		}
 		return scheme + "://" + net.JoinHostPort(loopback.String(), strconv.Itoa(tcp.Port))
