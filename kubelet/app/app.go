@@ -77,6 +77,11 @@ type Options struct {
 	// --manifest-url and their periods.
 	StaticPods StaticPodOptions
 
+	// RuntimeOwner, when set, labels the CRI driver's sandboxes and
+	// containers and limits it to them, for kubelets (tests) sharing one
+	// runtime. Not a flag.
+	RuntimeOwner string
+
 	// ServerListener and HealthzListener, when set, replace binding the
 	// kubelet server's and the healthz server's addresses (tests pass
 	// listeners on 127.0.0.1:0). Not flags.

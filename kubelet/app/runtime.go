@@ -42,7 +42,7 @@ func newRuntime(ctx context.Context, o Options, log *slog.Logger) (*driver, erro
 			log.Info("the CRI runtime runs sandboxes from its own sandbox image; --pod-infra-container-image only names it", "image", o.PodInfraContainerImage)
 		}
 		rt, err := cri.New(ctx, cri.Config{Endpoint: o.ContainerRuntimeEndpoint, ImageEndpoint: o.ImageServiceEndpoint,
-			PodLogsDir: o.PodLogsDir, CgroupParent: o.CgroupRoot, Logger: log})
+			PodLogsDir: o.PodLogsDir, CgroupParent: o.CgroupRoot, Owner: o.RuntimeOwner, Logger: log})
 		if err != nil {
 			return nil, err
 		}

@@ -148,13 +148,15 @@ func newNodeOn(t testing.TB, server []func(*app.Options), mutate ...func(*node))
 		m(nd)
 	}
 	nd.server = s
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	if nd.criEndpoint != "" {
 		if !critest.Available() {
 			t.Skip("the CRI driver's tests need root and containerd at " + critest.Socket)
 		}
-		if nd.criConf, err = critest.Prepare(ctx); err != nil {
+		critest.Lock(t)
+		pctx, pcancel := context.WithTimeout(context.Background(), time.Minute)
+		nd.criConf, err = critest.Prepare(pctx)
+		pcancel()
+		if err != nil {
 			t.Fatal(err)
 		}
 		// containerd loads the first conflist of its conf_dir alone.
@@ -163,6 +165,8 @@ func newNodeOn(t testing.TB, server []func(*app.Options), mutate ...func(*node))
 		}
 		nd.netConfig.ConfDir, nd.netConfig.BinDirs = nd.criConf.CNI.ConfDir, []string{nd.criConf.CNI.BinDir}
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	node := &api.Node{ObjectMeta: api.ObjectMeta{Name: nd.name}}
 	if nd.cidr != "" { // "" is a node the IPAM controller has not reached
 		node.Spec.PodCIDR, node.Spec.PodCIDRs = nd.cidr, []string{nd.cidr}

@@ -201,9 +201,20 @@ func (m *Manager) Run(ctx context.Context) error {
 		m.wg.Wait()
 		return ctx.Err()
 	}
-	if err := m.adopt(ctx); err != nil {
-		m.wg.Wait()
-		return fmt.Errorf("adopt containers: %w", err)
+	// A runtime that does not answer yet (a CRI runtime starting after
+	// the kubelet) is waited for: the node reports it down meanwhile.
+	for backoff := time.Second; ; backoff = min(2*backoff, 30*time.Second) {
+		err := m.adopt(ctx)
+		if err == nil {
+			break
+		}
+		m.log.Warn("list the runtime's containers, will retry", "err", err, "retryIn", backoff)
+		select {
+		case <-ctx.Done():
+			m.wg.Wait()
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
 	}
 	// The API's pods start only now (kick ignores them before): none may
 	// create a container while the previous kubelet's are being

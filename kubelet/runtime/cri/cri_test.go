@@ -21,11 +21,14 @@ import (
 // newRuntime connects to the host containerd's CRI plugin with its
 // sandbox and test images present; the test's sandboxes carry an owner
 // label of their own and are removed at the end.
-func newRuntime(t *testing.T, ctx context.Context) (*cri.Runtime, string, critest.PluginConfig) {
+func newRuntime(t *testing.T) (*cri.Runtime, string, critest.PluginConfig) {
 	t.Helper()
 	if !critest.Available() {
 		t.Skip("needs root and containerd at " + critest.Socket)
 	}
+	critest.Lock(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	pc, err := critest.Prepare(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -81,9 +84,9 @@ func find(cs []runtime.Container, id string) *runtime.Container {
 // a resource update seen in the cgroup, stop with exit code and OnExit,
 // remove.
 func TestCRIContainerLifecycle(t *testing.T) {
+	rt, logs, _ := newRuntime(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	rt, logs, _ := newRuntime(t, ctx)
 	var exitMu sync.Mutex
 	exited := map[string]string{}
 	rt.SetOnExit(func(uid, id string) { exitMu.Lock(); exited[id] = uid; exitMu.Unlock() })
@@ -264,9 +267,9 @@ func TestCRIContainerLifecycle(t *testing.T) {
 // its own network: the runtime attaches it and reports its IP from the
 // pod CIDR, and the sandbox's network namespace is reachable by PID.
 func TestCRIPodNetwork(t *testing.T) {
+	rt, _, pc := newRuntime(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	rt, _, pc := newRuntime(t, ctx)
 	confDir := pc.CNI.ConfDir
 	if err := os.MkdirAll(confDir, 0o755); err != nil {
 		t.Fatal(err)

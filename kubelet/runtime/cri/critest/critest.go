@@ -14,6 +14,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
+	"testing"
 	"time"
 
 	containerd "github.com/containerd/containerd/v2/client"
@@ -57,6 +59,25 @@ const (
 func Available() bool {
 	_, err := os.Stat(Socket)
 	return err == nil && os.Geteuid() == 0
+}
+
+// LockFile serializes the tests that use the CRI plugin across test
+// processes (go test runs packages in parallel): the plugin loads the first
+// conflist of its conf_dir alone, so one test node's network at a time.
+const LockFile = "/run/minik8s-critest.lock"
+
+// Lock takes LockFile for the rest of the test.
+func Lock(t testing.TB) {
+	t.Helper()
+	f, err := os.OpenFile(LockFile, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
 }
 
 // PluginConfig is what the tests need of the CRI plugin's configuration
