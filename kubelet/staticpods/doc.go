@@ -1,5 +1,5 @@
-// Package staticpods is the kubelet's file pod source, as kube's
-// pkg/kubelet/config file source: the pods of --pod-manifest-path
+// Package staticpods is the kubelet's file and HTTP pod sources, as kube's
+// pkg/kubelet/config file and http sources. The file source reads the pods of --pod-manifest-path
 // (staticPodPath), a directory of manifests (or one file), one Pod per
 // file in YAML or JSON. Hidden files (a leading dot) and subdirectories
 // are skipped. Each manifest is decoded, defaulted and validated as the
@@ -20,4 +20,11 @@
 // decode or validate is logged once (naming the file), reported through
 // the optional Report hook (the kubelet records an Event on its Node) and
 // left out; the other pods are unaffected.
+//
+// The URL source (URLSource, --manifest-url) fetches one v1 Pod or a v1
+// PodList with the --manifest-url-header headers every period (kube's
+// --http-check-frequency, 20 s) and gives its pods the same identity, with
+// config.source "http" and a UID that hashes the URL instead of the node
+// and file. A failed fetch or an answer that does not decode keeps the
+// pods already read; an empty answer removes them.
 package staticpods
