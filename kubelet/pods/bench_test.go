@@ -173,9 +173,23 @@ func waitGone(b *testing.B, nd *node, names map[string]int) {
 				left++
 			}
 		}
-		containers, err := cc.Containers(namespaces.WithNamespace(ctx, nd.ns))
-		if err != nil {
-			b.Fatal(err)
+		var containers []any
+		if nd.criEndpoint != "" {
+			cs, err := nd.runtime().ListPodContainers(ctx, "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, c := range cs {
+				containers = append(containers, c)
+			}
+		} else {
+			cs, err := cc.Containers(namespaces.WithNamespace(ctx, nd.ns))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, c := range cs {
+				containers = append(containers, c)
+			}
 		}
 		if left == 0 && len(containers) == 0 {
 			return
