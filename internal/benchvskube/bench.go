@@ -140,9 +140,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 	}
 	rows := []metric{
 		{"idle-rss", "apiserver idle RSS (MiB)", false},
+		{"idle-anon", "  of which anonymous (MiB)", false},
 		{"create-1", "pod creates/s, 1 client", true},
 		{"create-n", fmt.Sprintf("pod creates/s, %d clients", cfg.Clients), true},
 		{"rss-pods", fmt.Sprintf("apiserver RSS after %d pods (MiB)", cfg.Pods), false},
+		{"rss-pods-anon", "  of which anonymous (MiB)", false},
 		{"list-rv0-p50", fmt.Sprintf("LIST %d pods rv=0 JSON p50 (ms)", cfg.Pods), false},
 		{"list-rv0-p99", fmt.Sprintf("LIST %d pods rv=0 JSON p99 (ms)", cfg.Pods), false},
 		{"list-rv0-mib", "LIST rv=0 JSON size (MiB)", false},
@@ -167,6 +169,7 @@ func measureAPIServer(ctx context.Context, cfg Config, a *apiserver, col string,
 	time.Sleep(cfg.Settle)
 	rss, _ := rssMiB(pid)
 	res.set("idle-rss", col, rss)
+	res.set("idle-anon", col, anonMiB(pid))
 	if err := setup(ctx, a); err != nil {
 		return err
 	}
@@ -184,6 +187,7 @@ func measureAPIServer(ctx context.Context, cfg Config, a *apiserver, col string,
 	time.Sleep(2 * time.Second)
 	rss, _ = rssMiB(pid)
 	res.set("rss-pods", col, rss)
+	res.set("rss-pods-anon", col, anonMiB(pid))
 	for _, l := range []struct{ key, query, accept string }{
 		{"list-rv0", "?resourceVersion=0", ""},
 		{"list-pb", "?resourceVersion=0", "application/vnd.kubernetes.protobuf"},
@@ -256,6 +260,7 @@ func writeTable(out io.Writer, cfg Config, rows []metric, cols []string, res res
 	if len(cfg.TunedFlags) > 0 {
 		fmt.Fprintf(out, "ours tuned: our apiserver with %s\n", strings.Join(cfg.TunedFlags, " "))
 	}
+	fmt.Fprintf(out, "lists: Go's client asks for gzip, as client-go does; kube-apiserver compresses lists, ours does not\n")
 	fmt.Fprintf(out, "scheduler rows: ours = our scheduler, kube = kube-scheduler, on the apiserver named\n\n")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "metric\t")

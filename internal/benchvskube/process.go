@@ -102,6 +102,23 @@ func rssMiB(pid int) (rss, peak float64) {
 	return rss, peak
 }
 
+// anonMiB is the anonymous part of the process' resident set (RssAnon:
+// heap, stacks, written data), in MiB; the rest is file pages (the
+// binary's code and read-only data, mapped files), shared and reclaimable.
+func anonMiB(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "RssAnon:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
 // clockTicks is USER_HZ, 100 on every Linux this runs on.
 const clockTicks = 100
 

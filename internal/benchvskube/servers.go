@@ -261,6 +261,26 @@ func (c *client) do(ctx context.Context, method, path, accept string, body []byt
 	return resp.StatusCode, data, err
 }
 
+// discard GETs path and reads the body into nothing, returning its size.
+func (c *client) discard(ctx context.Context, path, accept string) (int, int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if accept == "" {
+		accept = "application/json"
+	}
+	req.Header.Set("Accept", accept)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	n, err := io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, n, err
+}
+
 // mustDo is do that wants one of the codes.
 func (c *client) mustDo(ctx context.Context, method, path string, body []byte, codes ...int) ([]byte, error) {
 	code, data, err := c.do(ctx, method, path, "", body)
