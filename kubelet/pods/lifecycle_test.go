@@ -16,8 +16,10 @@ import (
 	"github.com/minik8s/minik8s/kubelet/testimage"
 )
 
-func TestLivenessProbeRestarts(t *testing.T) {
-	nd := newNode(t)
+func TestLivenessProbeRestarts(t *testing.T) { forEachDriver(t, testLivenessProbeRestarts) }
+
+func testLivenessProbeRestarts(t *testing.T, driver func(*node)) {
+	nd := newNode(t, driver)
 	p := nd.pod("live", api.Container{Name: "main", Command: sh("touch /tmp/healthy; sleep 2; rm /tmp/healthy; sleep 600"),
 		LivenessProbe: &api.Probe{ProbeHandler: api.ProbeHandler{Exec: &api.ExecAction{Command: []string{"cat", "/tmp/healthy"}}},
 			PeriodSeconds: 1, FailureThreshold: 2, TimeoutSeconds: 2}})
@@ -32,8 +34,10 @@ func TestLivenessProbeRestarts(t *testing.T) {
 	nd.waitEvent("live", "Killing: Container main failed liveness probe, will be restarted", 5*time.Second)
 }
 
-func TestReadinessProbeFlipsReady(t *testing.T) {
-	nd := newNode(t)
+func TestReadinessProbeFlipsReady(t *testing.T) { forEachDriver(t, testReadinessProbeFlipsReady) }
+
+func testReadinessProbeFlipsReady(t *testing.T, driver func(*node)) {
+	nd := newNode(t, driver)
 	p := nd.pod("ready", api.Container{Name: "main", Command: sh("sleep 600"),
 		Ports: []api.ContainerPort{{Name: "http", ContainerPort: 8080}},
 		ReadinessProbe: &api.Probe{ProbeHandler: api.ProbeHandler{Exec: &api.ExecAction{Command: []string{"cat", "/tmp/ready"}}},
@@ -67,8 +71,10 @@ func TestReadinessProbeFlipsReady(t *testing.T) {
 	nd.waitEvent("ready", "Unhealthy: Readiness probe failed:", 5*time.Second)
 }
 
-func TestGracefulDeletion(t *testing.T) {
-	nd := newNode(t)
+func TestGracefulDeletion(t *testing.T) { forEachDriver(t, testGracefulDeletion) }
+
+func testGracefulDeletion(t *testing.T, driver func(*node)) {
+	nd := newNode(t, driver)
 	p := nd.pod("graceful", api.Container{Name: "main", Command: sh("trap 'echo got SIGTERM; term=1' TERM; echo started; while true; do [ -n \"$term\" ] && echo still running; sleep 0.2; done")})
 	grace := int64(3)
 	p.Spec.TerminationGracePeriodSeconds = &grace
@@ -103,7 +109,7 @@ func TestGracefulDeletion(t *testing.T) {
 	if el := time.Since(start); el < time.Duration(grace)*time.Second {
 		t.Fatalf("pod gone after %s, before the %ds grace period", el, grace)
 	}
-	cs, err := nd.rt.ListPodContainers(ctx, string(p.UID))
+	cs, err := nd.runtime().ListPodContainers(ctx, string(p.UID))
 	if err != nil || len(cs) != 0 {
 		t.Fatalf("containers left: %v %v", cs, err)
 	}

@@ -133,8 +133,10 @@ func testPodNetworkVolumesLimits(t *testing.T, driver func(*node)) {
 	}
 }
 
-func TestCrashLoopBackOff(t *testing.T) {
-	nd := newNode(t)
+func TestCrashLoopBackOff(t *testing.T) { forEachDriver(t, testCrashLoopBackOff) }
+
+func testCrashLoopBackOff(t *testing.T, driver func(*node)) {
+	nd := newNode(t, driver)
 	p := nd.pod("crash", api.Container{Name: "main", Command: sh("echo crashing; exit 3")})
 	p = nd.create(p)
 	// Back-off bounds are 1 s doubling to 4 s: the waiting messages show
@@ -204,8 +206,10 @@ func TestCrashLoopBackOff(t *testing.T) {
 	nd.waitFile(nd.logFile(p, "main", 1), "stdout F crashing\n", 5*time.Second)
 }
 
-func TestRestartPolicyNeverAndOnFailure(t *testing.T) {
-	nd := newNode(t)
+func TestRestartPolicyNeverAndOnFailure(t *testing.T) { forEachDriver(t, testRestartPolicyNeverAndOnFailure) }
+
+func testRestartPolicyNeverAndOnFailure(t *testing.T, driver func(*node)) {
+	nd := newNode(t, driver)
 	never := nd.pod("never", api.Container{Name: "main", Command: sh("exit 2")})
 	never.Spec.RestartPolicy = api.RestartPolicyNever
 	nd.create(never)
