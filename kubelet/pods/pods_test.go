@@ -206,7 +206,9 @@ func testCrashLoopBackOff(t *testing.T, driver func(*node)) {
 	nd.waitFile(nd.logFile(p, "main", 1), "stdout F crashing\n", 5*time.Second)
 }
 
-func TestRestartPolicyNeverAndOnFailure(t *testing.T) { forEachDriver(t, testRestartPolicyNeverAndOnFailure) }
+func TestRestartPolicyNeverAndOnFailure(t *testing.T) {
+	forEachDriver(t, testRestartPolicyNeverAndOnFailure)
+}
 
 func testRestartPolicyNeverAndOnFailure(t *testing.T, driver func(*node)) {
 	nd := newNode(t, driver)
