@@ -1,5 +1,6 @@
 // Package app wires the kubelet: credentials (kubeconfig or bootstrap
-// join), the containerd runtime driver, CNI networking, the pod manager,
+// join), the runtime driver (containerd's Go client, or CRI with
+// --container-runtime-endpoint), CNI networking, the pod manager,
 // node registration and status, the HTTPS streaming server and the health
 // and metrics endpoints, and runs them until the context ends. It is the
 // kubelet's composition root, the only production package that names a
@@ -18,13 +19,14 @@
 //	       v  the runtime only through
 //	driver contract    runtime: Container, SandboxConfig, ContainerConfig,
 //	                   image rules; Runtime + optional Adopter, Execer,
-//	                   Attacher, CgroupCleaner
-//	       ^                              ^
-//	       | implements                   | implements
-//	drivers            runtime/containerd         runtime/fake
-//	                   (containerd v2 client,     (in memory, records
-//	                   netns, CRI log files)      actions: unit tests,
-//	                                              hollow nodes)
+//	                   Attacher, CgroupCleaner, NetworkOwner, ...
+//	       ^                        ^                     ^
+//	       | implements             | implements          | implements
+//	drivers            runtime/containerd   runtime/cri           runtime/fake
+//	                   (containerd v2       (CRI v1 over gRPC:    (in memory,
+//	                   client, netns, CRI   containerd's CRI      records actions:
+//	                   log files)           plugin, CRI-O; owns   unit tests,
+//	                                        the pod network)      hollow nodes)
 //
 // The test image builder (kubelet/testimage) is linked by tests only.
 package app
