@@ -1,9 +1,15 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -27,6 +33,17 @@ type criPodList struct {
 			UID       string `json:"uid"`
 		} `json:"metadata"`
 	} `json:"items"`
+}
+
+// runtimeNamespace is the containerd namespace of the kubelet's pods on a
+// compose node: k8s.io (containerd's CRI plugin's) when the node runs the
+// kubelet on CRI (MINIK8S_CONTAINER_RUNTIME=cri), else minik8s (the native
+// driver's). Both label containers with kube's io.kubernetes.* labels.
+func runtimeNamespace(ctx context.Context, c *Cluster, node string) string {
+	if mode, err := c.Exec(ctx, node, "printenv", "MINIK8S_CONTAINER_RUNTIME"); err == nil && strings.TrimSpace(mode) == "cri" {
+		return "k8s.io"
+	}
+	return "minik8s"
 }
 
 // TestCrictl: crictl, on every node with /etc/crictl.yaml
@@ -107,6 +124,11 @@ func TestCrictl(t *testing.T) {
 			}
 		}
 	})
+
+	// In either mode: exec, attach and port-forward through the API
+	// server and the kubelet (in CRI mode, through the runtime's streaming
+	// server, which the kubelet proxies).
+	t.Run("ExecAttachPortForward", func(t *testing.T) { streamsThroughKubelet(t, ctx, c) })
 
 	t.Run("PodsAsTheAPIShowsThem", func(t *testing.T) {
 		if mode != "cri" {
@@ -290,4 +312,98 @@ spec:
 		}
 		return strings.TrimSpace(out) == "", out, nil
 	})
+}
+
+// streamsThroughKubelet runs a pod on crictlNode and uses kubectl-lite
+// exec, attach and port-forward on it.
+func streamsThroughKubelet(t *testing.T, ctx context.Context, c *Cluster) {
+	const ns = "e2e-streams"
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, _ = c.Kubectl(ctx, "delete", "namespace", ns, "--ignore-not-found", "--wait=false")
+	})
+	manifest := `apiVersion: v1
+kind: Namespace
+metadata:
+  name: ` + ns + `
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: ` + ns + `
+spec:
+  nodeName: ` + crictlNode + `
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: web
+    image: minik8s/busybox:latest
+    imagePullPolicy: IfNotPresent
+  - name: echo
+    image: minik8s/busybox:latest
+    imagePullPolicy: IfNotPresent
+    stdin: true
+    command: ["sh", "-c", "while read l; do echo got:$l; done; sleep 3600"]
+`
+	if out, err := c.RunInput(ctx, []byte(manifest), filepath.Join(c.Root, "bin", "kubectl-lite"), "--kubeconfig", c.Kubeconfig, "apply", "-f", "-"); err != nil {
+		t.Fatalf("apply: %v: %s", err, out)
+	}
+	within(t, ctx, 90*time.Second, "pod web Ready", func(ctx context.Context) (bool, string, error) {
+		var pod api.Pod
+		if err := c.KubectlJSON(ctx, &pod, "get", "pod", "web", "-n", ns); err != nil {
+			return false, "", Retry(err)
+		}
+		return podReady(pod), string(pod.Status.Phase), nil
+	})
+
+	out, err := c.Kubectl(ctx, "exec", "web", "-n", ns, "-c", "web", "--", "cat", "/www/version")
+	if err != nil || out != "web v1\n" {
+		t.Errorf("kubectl-lite exec web -- cat /www/version: %v %q; want \"web v1\\n\"", err, out)
+	}
+	if out, err := c.Kubectl(ctx, "exec", "web", "-n", ns, "-c", "web", "--", "sh", "-c", "exit 3"); err == nil || !regexp.MustCompile(`exit (status|code) 3`).MatchString(err.Error()) {
+		t.Errorf("kubectl-lite exec -- sh -c 'exit 3': want exit status 3, got %v %q", err, out)
+	}
+
+	actx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	out, err = c.RunInput(actx, []byte("hello\n"), filepath.Join(c.Root, "bin", "kubectl-lite"), "--kubeconfig", c.Kubeconfig, "attach", "-i", "web", "-n", ns, "-c", "echo")
+	cancel()
+	if !strings.Contains(out, "got:hello") {
+		t.Errorf("kubectl-lite attach -i web -c echo <<< hello: %v %q; want got:hello", err, out)
+	}
+
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	pf := exec.CommandContext(pctx, filepath.Join(c.Root, "bin", "kubectl-lite"), "--kubeconfig", c.Kubeconfig, "port-forward", "-n", ns, "pod/web", ":8080")
+	stdout, err := pf.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pf.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = pf.Process.Kill(); _ = pf.Wait() }()
+	port := ""
+	sc := bufio.NewScanner(stdout)
+	re := regexp.MustCompile(`Forwarding from 127\.0\.0\.1:(\d+) -> 8080`)
+	for sc.Scan() {
+		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			port = m[1]
+			break
+		}
+	}
+	if port == "" {
+		t.Fatalf("kubectl-lite port-forward pod/web :8080 printed no local port")
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	req, _ := http.NewRequestWithContext(pctx, http.MethodGet, "http://127.0.0.1:"+port+"/version", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET through port-forward: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(body) != "web v1\n" {
+		t.Errorf("GET /version through port-forward: %d %q; want 200 \"web v1\\n\"", resp.StatusCode, body)
+	}
 }

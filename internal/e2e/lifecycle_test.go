@@ -456,7 +456,7 @@ func (s *scenario) deleteEverything() {
 	})
 	for _, node := range []string{s.drained, s.other} {
 		s.within(time.Minute, "no containers of "+ns+" on "+node, func(ctx context.Context) (bool, string, error) {
-			out, err := s.c.Exec(ctx, node, "ctr", "-n", "minik8s", "containers", "ls", "-q",
+			out, err := s.c.Exec(ctx, node, "ctr", "-n", runtimeNamespace(ctx, s.c, node), "containers", "ls", "-q",
 				`labels."io.kubernetes.pod.namespace"==`+ns)
 			if err != nil {
 				return false, "", Retry(err)

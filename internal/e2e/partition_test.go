@@ -147,7 +147,7 @@ func TestNodePartition(t *testing.T) {
 	})
 	mark("evicted pods deleted by their kubelet; 2 pods, no duplicates")
 	s.within(time.Minute, "no containers of the evicted pods on "+victim, func(ctx context.Context) (bool, string, error) {
-		out, err := c.Exec(ctx, victim, "ctr", "-n", "minik8s", "containers", "ls", "-q", `labels."io.kubernetes.pod.namespace"==`+partNS)
+		out, err := c.Exec(ctx, victim, "ctr", "-n", runtimeNamespace(ctx, c, victim), "containers", "ls", "-q", `labels."io.kubernetes.pod.namespace"==`+partNS)
 		if err != nil {
 			return false, "", Retry(err)
 		}

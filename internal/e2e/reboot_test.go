@@ -296,7 +296,7 @@ func (s *netScenario) noLeaks() {
 			if err != nil {
 				return false, "", Retry(err)
 			}
-			sandboxes, err := s.c.Exec(ctx, n.Name, "ctr", "-n", "minik8s", "containers", "ls", "-q",
+			sandboxes, err := s.c.Exec(ctx, n.Name, "ctr", "-n", runtimeNamespace(ctx, s.c, n.Name), "containers", "ls", "-q",
 				`labels."io.cri-containerd.kind"==sandbox`)
 			if err != nil {
 				return false, "", Retry(err)

@@ -209,7 +209,7 @@ func (s *staticScenario) removeManifest() {
 		return len(l.Items) == 0, fmt.Sprintf("%d pods", len(l.Items)), nil
 	})
 	s.within(time.Minute, "no containers of the static pod on "+staticNode, func(ctx context.Context) (bool, string, error) {
-		out, err := s.c.Exec(ctx, staticNode, "ctr", "-n", "minik8s", "containers", "ls", "-q",
+		out, err := s.c.Exec(ctx, staticNode, "ctr", "-n", runtimeNamespace(ctx, s.c, staticNode), "containers", "ls", "-q",
 			`labels."io.kubernetes.pod.name"==`+staticMirror)
 		if err != nil {
 			return false, "", Retry(err)
@@ -230,11 +230,11 @@ func (s *staticScenario) withoutAPIServer() {
 	}()
 	s.writeManifest("static-web.yaml", staticManifest("3"))
 	s.within(time.Minute, "the static pod's container running on "+staticNode+" without the apiserver", func(ctx context.Context) (bool, string, error) {
-		out, err := s.c.Exec(ctx, staticNode, "ctr", "-n", "minik8s", "tasks", "ls")
+		out, err := s.c.Exec(ctx, staticNode, "ctr", "-n", runtimeNamespace(ctx, s.c, staticNode), "tasks", "ls")
 		if err != nil {
 			return false, "", Retry(err)
 		}
-		ids, err := s.c.Exec(ctx, staticNode, "ctr", "-n", "minik8s", "containers", "ls", "-q",
+		ids, err := s.c.Exec(ctx, staticNode, "ctr", "-n", runtimeNamespace(ctx, s.c, staticNode), "containers", "ls", "-q",
 			`labels."io.kubernetes.pod.name"==`+staticMirror+`,labels."io.kubernetes.container.name"==web`)
 		if err != nil {
 			return false, "", Retry(err)
