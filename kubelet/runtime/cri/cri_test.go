@@ -294,7 +294,9 @@ func TestCRIPodNetwork(t *testing.T) {
 	})
 	waitFor(t, "the runtime's NetworkReady", 15*time.Second, func() bool { return rt.NetworkStatus(ctx) == nil })
 	uid := fmt.Sprintf("uid-%d", time.Now().UnixNano())
-	sb, err := rt.RunSandbox(ctx, runtime.SandboxConfig{PodUID: uid, PodNamespace: "default", PodName: "net", Hostname: "net"})
+	hostPort := int32(30000 + time.Now().UnixNano()%2000)
+	sb, err := rt.RunSandbox(ctx, runtime.SandboxConfig{PodUID: uid, PodNamespace: "default", PodName: "net", Hostname: "net",
+		PortMappings: []runtime.PortMapping{{HostPort: hostPort, ContainerPort: 8080, Protocol: "TCP"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,6 +310,21 @@ func TestCRIPodNetwork(t *testing.T) {
 	if err != nil || len(cs) != 1 || cs[0].PodIP != sb.PodIP {
 		t.Fatalf("ListPodContainers = %+v %v, want the sandbox with IP %s", cs, err, sb.PodIP)
 	}
+	// The hostPort: the runtime hands it to the conflist's portmap plugin.
+	id, err := rt.CreateContainer(ctx, runtime.ContainerConfig{PodUID: uid, PodNamespace: "default", PodName: "net", Name: "web",
+		Image: testimage.Ref, ImageRef: testimage.Ref, SandboxID: sb.ID, Command: []string{"sh", "-c", "echo served > /tmp/index.html; httpd -f -p 8080 -h /tmp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	nodeIP := hostIP(t)
+	var body string
+	waitFor(t, fmt.Sprintf("the pod's web server on hostPort %s:%d", nodeIP, hostPort), 20*time.Second, func() bool {
+		body = httpGet(fmt.Sprintf("http://%s:%d/index.html", nodeIP, hostPort))
+		return body == "served\n"
+	})
 	if err := rt.RemoveContainer(ctx, sb.ID); err != nil {
 		t.Fatal(err)
 	}

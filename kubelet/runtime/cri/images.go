@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/distribution/reference"
 	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -25,7 +26,7 @@ func (r *Runtime) imageStatus(ctx context.Context, ref string, verbose bool) (*c
 func imageID(ref string, img *criapi.Image) string {
 	if named, err := reference.ParseNormalizedNamed(ref); err == nil {
 		for _, d := range img.RepoDigests {
-			if dn, err := reference.ParseNormalizedNamed(d); err == nil && dn.Name() == named.Name() {
+			if repo, _, ok := strings.Cut(d, "@"); ok && repo == named.Name() {
 				return d
 			}
 		}
