@@ -117,7 +117,11 @@ func testGracefulDeletion(t *testing.T, driver func(*node)) {
 }
 
 func TestKubeletRestartAdoptsContainers(t *testing.T) {
-	nd := newNode(t)
+	forEachDriver(t, testKubeletRestartAdoptsContainers)
+}
+
+func testKubeletRestartAdoptsContainers(t *testing.T, driver func(*node)) {
+	nd := newNode(t, driver)
 	keep := nd.pod("keep", api.Container{Name: "main", Command: sh("if [ -f /data/once ]; then echo second; sleep 600; else touch /data/once; exit 1; fi"),
 		VolumeMounts: []api.VolumeMount{{Name: "data", MountPath: "/data"}}},
 		api.Container{Name: "side", Command: sh("while true; do echo tick; sleep 1; done")})
@@ -131,7 +135,7 @@ func TestKubeletRestartAdoptsContainers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	ids := func(uid string) []string {
-		cs, err := nd.rt.ListPodContainers(ctx, uid)
+		cs, err := nd.runtime().ListPodContainers(ctx, uid)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +160,7 @@ func TestKubeletRestartAdoptsContainers(t *testing.T) {
 
 	// The orphan's containers are removed.
 	for {
-		cs, err := nd.rt.ListPodContainers(ctx, string(gone.UID))
+		cs, err := nd.runtime().ListPodContainers(ctx, string(gone.UID))
 		if err == nil && len(cs) == 0 {
 			break
 		}
