@@ -335,6 +335,7 @@ func TestHAKillLeader(t *testing.T) {
 
 	// The writer: creates through the load balancer, a fresh connection
 	// after any error (the one it had may lead to the killed member).
+	run := time.Now().Unix() // names of this run's creates
 	stopWrites := make(chan struct{})
 	writesDone := make(chan struct{})
 	go func() {
@@ -347,7 +348,7 @@ func TestHAKillLeader(t *testing.T) {
 				return
 			default:
 			}
-			cm, err := c.Create(ctx, &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: fmt.Sprintf("w-%05d", i)}, Data: map[string]string{"i": strconv.Itoa(i)}})
+			cm, err := c.Create(ctx, &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: fmt.Sprintf("w-%d-%05d", run, i)}, Data: map[string]string{"i": strconv.Itoa(i)}})
 			mu.Lock()
 			if err == nil {
 				rv, _ := strconv.ParseInt(cm.ResourceVersion, 10, 64)
@@ -464,6 +465,9 @@ func TestHAKillLeader(t *testing.T) {
 		}
 	}
 	t.Logf("writes: %d acknowledged, %d failed or timed out, longest gap between acknowledgements %.1f s; lost: %d; watch resumes: %v", len(acked), errCount, maxGap.Seconds(), lost, resumes)
+	if len(acked) < 50 {
+		t.Errorf("only %d creates acknowledged", len(acked))
+	}
 	if len(resumes) == 0 {
 		t.Errorf("the watch through the killed member was never resumed elsewhere")
 	}
