@@ -55,7 +55,23 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 // as APPLY), its scope, a non-resource request by its path in subresource.
 // Watches and connections are never cut short, so never counted.
 func (m *metrics) terminated(r *http.Request, info *request.Info, code int) {
-	scope := ""
+	verb, scope := reportedVerb(r, info)
+	group, version, resource, sub := "", "", "", r.URL.Path
+	if info != nil && info.IsResourceRequest {
+		group, version, resource, sub = info.APIGroup, info.APIVersion, info.Resource, info.Subresource
+	}
+	m.terminations.WithLabelValues(verb, group, version, resource, sub, scope, "apiserver", strconv.Itoa(code)).Inc()
+}
+
+// connectSubresources are reported as verb CONNECT (kube's
+// validConnectRequests).
+var connectSubresources = map[string]bool{"log": true, "exec": true, "portforward": true, "attach": true, "proxy": true}
+
+// reportedVerb is the verb label kube-apiserver's request metrics carry and
+// the request's scope: the HTTP method in upper case, a GET of a
+// collection as LIST, a watch as WATCH, a server-side apply as APPLY, a
+// connection to a pod or node subresource as CONNECT.
+func reportedVerb(r *http.Request, info *request.Info) (verb, scope string) {
 	switch {
 	case info == nil:
 	case info.Name != "" || info.Verb == "create":
@@ -65,18 +81,20 @@ func (m *metrics) terminated(r *http.Request, info *request.Info, code int) {
 	case info.IsResourceRequest:
 		scope = "cluster"
 	}
-	verb := strings.ToUpper(r.Method)
+	verb = strings.ToUpper(r.Method)
 	switch {
+	case info != nil && info.IsResourceRequest && connectSubresources[info.Subresource]:
+		verb = "CONNECT"
+	case info != nil && info.Verb == "watch":
+		verb = "WATCH"
 	case (verb == http.MethodGet || verb == http.MethodHead) && scope != "resource" && scope != "":
 		verb = "LIST"
+	case verb == http.MethodHead:
+		verb = http.MethodGet
 	case verb == http.MethodPatch && r.Header.Get("Content-Type") == "application/apply-patch+yaml":
 		verb = "APPLY"
 	}
-	group, version, resource, sub := "", "", "", r.URL.Path
-	if info != nil && info.IsResourceRequest {
-		group, version, resource, sub = info.APIGroup, info.APIVersion, info.Resource, info.Subresource
-	}
-	m.terminations.WithLabelValues(verb, group, version, resource, sub, scope, "apiserver", strconv.Itoa(code)).Inc()
+	return verb, scope
 }
 
 type statusRecorder struct {
@@ -116,7 +134,7 @@ func (s *Server) withMetrics(next http.Handler) http.Handler {
 		rec := &statusRecorder{ResponseWriter: w}
 		start := time.Now()
 		next.ServeHTTP(rec, r)
-		verb := info.Verb
+		verb, _ := reportedVerb(r, info)
 		resource := info.Resource
 		if !info.IsResourceRequest {
 			resource = ""

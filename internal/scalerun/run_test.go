@@ -1,0 +1,83 @@
+package scalerun
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestParseP99 reads a histogram as Prometheus' histogram_quantile would:
+// linear within the bucket the 99th percentile falls in, every resource of
+// a verb together, WATCH left out.
+func TestParseP99(t *testing.T) {
+	in := `# TYPE apiserver_request_duration_seconds histogram
+apiserver_request_duration_seconds_bucket{verb="GET",group="",resource="pods",subresource="",le="0.1"} 90
+apiserver_request_duration_seconds_bucket{verb="GET",group="",resource="pods",subresource="",le="0.2"} 100
+apiserver_request_duration_seconds_bucket{verb="GET",group="",resource="pods",subresource="",le="+Inf"} 100
+apiserver_request_duration_seconds_bucket{verb="GET",group="",resource="nodes",subresource="",le="0.1"} 100
+apiserver_request_duration_seconds_bucket{verb="GET",group="",resource="nodes",subresource="",le="0.2"} 100
+apiserver_request_duration_seconds_bucket{verb="GET",group="",resource="nodes",subresource="",le="+Inf"} 100
+apiserver_request_duration_seconds_bucket{verb="WATCH",group="",resource="pods",subresource="",le="+Inf"} 7
+`
+	p99, n, err := parseP99(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 200 GETs, rank 198: between 190 (le 0.1) and 200 (le 0.2).
+	if n["GET"] != 200 || math.Abs(p99["GET"]-0.18) > 1e-9 {
+		t.Errorf("GET: %v requests, p99 %v; want 200, 0.18", n["GET"], p99["GET"])
+	}
+	if _, ok := n["WATCH"]; ok {
+		t.Error("WATCH counted")
+	}
+}
+
+// TestSmallScaleRun is the whole run at a small scale on the real binaries
+// of bin/ (make build): 20 hollow nodes, 4 of them lost, 4 Deployments x 10
+// replicas (the scheduler spreads them, so the lost nodes hold some);
+// every milestone must be reached.
+func TestSmallScaleRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts the control plane and hollow nodes")
+	}
+	_, file, _, _ := runtime.Caller(0)
+	bin := filepath.Join(filepath.Dir(file), "..", "..", "bin")
+	for _, b := range []string{"apiserver", "controller-manager", "scheduler", "hollow-nodes"} {
+		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
+			t.Fatalf("bin/%s is missing (make build): %v", b, err)
+		}
+	}
+	cfg := Config{BinDir: bin, WorkDir: t.TempDir(), Nodes: 20, LoseNodes: 4, Deployments: 4, Replicas: 10,
+		TolerationSeconds: 5, NodeEvictionRate: 10, Milestone: 4 * time.Minute}
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	Write(&out, cfg, res)
+	t.Logf("\n%s", out.String())
+	if len(res.Milestones) != 6 {
+		t.Errorf("%d milestones, want 6", len(res.Milestones))
+	}
+	if res.LostPods == 0 {
+		t.Error("no pods on the lost nodes: nothing was evicted")
+	}
+	if res.Requests["POST"] == 0 || res.P99["POST"] <= 0 {
+		t.Errorf("no POST latency read from /metrics: %v %v", res.Requests, res.P99)
+	}
+	if len(res.Processes) != 5 {
+		t.Errorf("%d processes measured, want 5", len(res.Processes))
+	}
+	for _, p := range res.Processes {
+		if p.CPUSeconds <= 0 || p.PeakMiB <= 0 {
+			t.Errorf("process %s: %.1f CPU s, %.0f MiB peak", p.Name, p.CPUSeconds, p.PeakMiB)
+		}
+	}
+}
