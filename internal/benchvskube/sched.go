@@ -71,9 +71,9 @@ type schedResult struct {
 
 // runScheduler creates pods pending pods in a new namespace ns, starts the
 // scheduler binary against a (administrator credentials, no leader
-// election, no serving port), and measures from its start until every pod
+// election, no serving port, then flags), and measures from its start until every pod
 // is bound; then stops it.
-func runScheduler(ctx context.Context, a *apiserver, dir, name, bin, ns string, pods int) (schedResult, error) {
+func runScheduler(ctx context.Context, a *apiserver, dir, name, bin, ns string, pods int, flags []string) (schedResult, error) {
 	admin := a.client(adminToken, 2)
 	defer admin.close()
 	for _, o := range []struct{ path, body string }{
@@ -91,7 +91,7 @@ func runScheduler(ctx context.Context, a *apiserver, dir, name, bin, ns string, 
 	if err != nil {
 		return schedResult{}, err
 	}
-	p, err := startProcess(dir, name+"-on-"+a.name, bin, "--kubeconfig="+kc, "--leader-elect=false", "--secure-port=0")
+	p, err := startProcess(dir, name+"-on-"+a.name, bin, append([]string{"--kubeconfig=" + kc, "--leader-elect=false", "--secure-port=0"}, flags...)...)
 	if err != nil {
 		return schedResult{}, err
 	}

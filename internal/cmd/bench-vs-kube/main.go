@@ -34,6 +34,8 @@ func main() {
 	flag.IntVar(&cfg.WatchEvents, "watch-events", 20, "events written while they watch")
 	flag.DurationVar(&cfg.Settle, "settle", 5*time.Second, "idle time before the idle RSS is read")
 	flag.IntVar(&cfg.Nodes, "nodes", 100, "nodes of the scheduler runs (0: no scheduler runs; 5000 for the cluster-scale figure)")
+	var schedFlags string
+	flag.StringVar(&schedFlags, "scheduler-flags", "", "flags given to both schedulers, e.g. \"--kube-api-qps=1000 --kube-api-burst=1000\" (default: as shipped, 50 requests/s)")
 	flag.IntVar(&cfg.SchedPods, "sched-pods", 0, "pods per scheduler run (default: 10 per node)")
 	flag.Parse()
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
@@ -45,6 +47,7 @@ func main() {
 		cfg.SchedPods = 10 * cfg.Nodes
 	}
 	cfg.TunedFlags = strings.Fields(tuned)
+	cfg.SchedulerFlags = strings.Fields(schedFlags)
 	cfg.APIServer, cfg.Scheduler = filepath.Join(binDir, "apiserver"), filepath.Join(binDir, "scheduler")
 	cfg.KubeAPIServer, cfg.KubeScheduler = filepath.Join(oracleDir, "kube-apiserver"), filepath.Join(oracleDir, "kube-scheduler")
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
