@@ -107,6 +107,30 @@ else
 	fi
 fi
 
+# The host containerd's CRI plugin, which the kubelet's CRI driver tests
+# use: this machine's root lacks CAP_SYS_RESOURCE, so the plugin may not
+# lower a sandbox's oom_score_adj (-998) and every RunPodSandbox would
+# fail; restrict_oom_score_adj keeps it at the parent's. A containerd
+# already running reads the change on a restart (its containers survive).
+cri_cfg=/etc/containerd/config.toml
+if [ "$target" = test ] && [ -f "$cri_cfg" ] && ! grep -q 'restrict_oom_score_adj *= *true' "$cri_cfg"; then
+	log "containerd: restrict_oom_score_adj = true in $cri_cfg (its CRI plugin, for the kubelet's CRI tests)"
+	if grep -q '^[[:space:]]*\[plugins\."io\.containerd\.grpc\.v1\.cri"\][[:space:]]*$' "$cri_cfg"; then
+		as_root sed -i '/^[[:space:]]*\[plugins\."io\.containerd\.grpc\.v1\.cri"\][[:space:]]*$/a\    restrict_oom_score_adj = true' "$cri_cfg"
+	else
+		printf '\n[plugins."io.containerd.grpc.v1.cri"]\n  restrict_oom_score_adj = true\n' | as_root tee -a "$cri_cfg" >/dev/null
+	fi
+	if as_root ctr --address /run/containerd/containerd.sock version >/dev/null 2>&1; then
+		log "restarting containerd to read it"
+		if [ -d /run/systemd/system ]; then
+			as_root systemctl restart containerd
+		else
+			as_root pkill -x containerd || true
+			for _ in $(seq 1 50); do pgrep -x containerd >/dev/null || break; sleep 0.2; done
+		fi
+	fi
+fi
+
 # Daemons: containerd for the tests, dockerd for the cluster.
 if [ "$target" = test ] && ! as_root ctr --address /run/containerd/containerd.sock version >/dev/null 2>&1; then
 	log "starting containerd (not answering on /run/containerd/containerd.sock)"
