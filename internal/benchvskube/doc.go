@@ -22,5 +22,9 @@
 // Nodes and P pending pods on an apiserver, then the scheduler started;
 // pods/s from its start until every pod is bound, and its CPU per pod.
 //
+// A request answered 429 (kube-apiserver's priority and fairness, our
+// max-in-flight limits) is sent again after its Retry-After, as client-go
+// does; the wait counts in its figure.
+//
 // Figures are reported, never asserted: a shared machine moves them.
 package benchvskube

@@ -177,9 +177,7 @@ func watchLatency(ctx context.Context, a *apiserver, watchers, events int) (p50,
 	for range watchers {
 		opened.Add(1)
 		go func() {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, wc.base+path, nil)
-			req.Header.Set("Authorization", "Bearer "+benchToken)
-			resp, err := wc.hc.Do(req)
+			resp, err := wc.sendRetrying(ctx, func() (*http.Request, error) { return wc.request(ctx, http.MethodGet, path, "", nil) })
 			if err == nil && resp.StatusCode != http.StatusOK {
 				err = fmt.Errorf("watch: %s", resp.Status)
 				resp.Body.Close()

@@ -230,15 +230,62 @@ func (a *apiserver) client(token string, conns int) *client {
 
 func (c *client) close() { c.tr.CloseIdleConnections() }
 
+// maxRetries is how often a request answered 429 is sent again, after
+// its Retry-After, as client-go does (kube-apiserver's priority and
+// fairness rejects what waits too long in its queues).
+const maxRetries = 10
+
+// retryAfter is the wait a 429 asks for (1 s when it names none).
+func retryAfter(resp *http.Response) time.Duration {
+	if n, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && n > 0 {
+		return time.Duration(n) * time.Second
+	}
+	return time.Second
+}
+
+// sendRetrying sends what newReq makes until it is answered other than
+// 429 or maxRetries retries are spent.
+func (c *client) sendRetrying(ctx context.Context, newReq func() (*http.Request, error)) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		req, err := newReq()
+		if err != nil {
+			return nil, err
+		}
+		resp, err := c.hc.Do(req)
+		if err != nil || resp.StatusCode != http.StatusTooManyRequests || attempt == maxRetries {
+			return resp, err
+		}
+		wait := retryAfter(resp)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
 // do sends a request and returns the status and the whole body.
 func (c *client) do(ctx context.Context, method, path, accept string, body []byte) (int, []byte, error) {
+	resp, err := c.sendRetrying(ctx, func() (*http.Request, error) { return c.request(ctx, method, path, accept, body) })
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, err
+}
+
+// request is a request with the client's token and the media types.
+func (c *client) request(ctx context.Context, method, path, accept string, body []byte) (*http.Request, error) {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, r)
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
 	if body != nil {
@@ -252,27 +299,12 @@ func (c *client) do(ctx context.Context, method, path, accept string, body []byt
 		accept = "application/json"
 	}
 	req.Header.Set("Accept", accept)
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, data, err
+	return req, nil
 }
 
 // discard GETs path and reads the body into nothing, returning its size.
 func (c *client) discard(ctx context.Context, path, accept string) (int, int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
-	if err != nil {
-		return 0, 0, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	if accept == "" {
-		accept = "application/json"
-	}
-	req.Header.Set("Accept", accept)
-	resp, err := c.hc.Do(req)
+	resp, err := c.sendRetrying(ctx, func() (*http.Request, error) { return c.request(ctx, http.MethodGet, path, accept, nil) })
 	if err != nil {
 		return 0, 0, err
 	}
