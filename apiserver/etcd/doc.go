@@ -8,6 +8,15 @@
 // and PeerTLS, from internal/pki's EnsureEtcd); a Config without them is
 // plain HTTP, which only tests on loopback use (etcdtest).
 //
+// Config.Cluster makes the embedded server one member of a multi-member
+// cluster (cluster.go): its name, advertise URLs and initial cluster as
+// etcd's flags have them, or Join, with which Start adds the member to a
+// running cluster itself (a member add, what kubeadm join --control-plane
+// does) when its data directory is empty. Such a member's client then uses
+// every member's client URL (synced from the member list) and pings its
+// connections, so the apiserver fails over to another member when its own
+// cannot answer. The zero value is the single member "minik8s".
+//
 // Start returns a Backend once etcd answers requests. Backend.Healthy backs
 // the apiserver's health checks, Backend.RunCompactor compacts the history
 // periodically the way kube-apiserver does (several apiservers sharing one
