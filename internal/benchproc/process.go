@@ -115,6 +115,22 @@ func RSSMiB(pid int) (rss, peak float64) {
 	return rss, peak
 }
 
+// AnonMiB is the process' anonymous resident memory (RssAnon: heap and
+// stacks, not the binary's file pages), in MiB.
+func AnonMiB(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "RssAnon:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
 // clockTicks is USER_HZ, 100 on every Linux this runs on.
 const clockTicks = 100
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/minik8s/minik8s/internal/benchproc"
 )
 
 // Config is what to run and how much load.
@@ -168,11 +170,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 }
 
 func measureAPIServer(ctx context.Context, cfg Config, a *apiserver, col string, res results) error {
-	pid := a.proc.pid()
+	pid := a.proc.PID()
 	time.Sleep(cfg.Settle)
-	rss, _ := rssMiB(pid)
+	rss, _ := benchproc.RSSMiB(pid)
 	res.set("idle-rss", col, rss)
-	res.set("idle-anon", col, anonMiB(pid))
+	res.set("idle-anon", col, benchproc.AnonMiB(pid))
 	if err := setup(ctx, a); err != nil {
 		return err
 	}
@@ -188,9 +190,9 @@ func measureAPIServer(ctx context.Context, cfg Config, a *apiserver, col string,
 	}
 	res.set("create-n", col, rate)
 	time.Sleep(2 * time.Second)
-	rss, _ = rssMiB(pid)
+	rss, _ = benchproc.RSSMiB(pid)
 	res.set("rss-pods", col, rss)
-	res.set("rss-pods-anon", col, anonMiB(pid))
+	res.set("rss-pods-anon", col, benchproc.AnonMiB(pid))
 	for _, l := range []struct{ key, query, accept string }{
 		{"list-rv0", "?resourceVersion=0", ""},
 		{"list-pb", "?resourceVersion=0", "application/vnd.kubernetes.protobuf"},
@@ -204,7 +206,7 @@ func measureAPIServer(ctx context.Context, cfg Config, a *apiserver, col string,
 		res.set(l.key+"-p99", col, p99)
 		res.set(l.key+"-mib", col, mib)
 	}
-	rss, _ = rssMiB(pid)
+	rss, _ = benchproc.RSSMiB(pid)
 	res.set("rss-lists", col, rss)
 	if cfg.Watchers > 0 {
 		p50, p99, delivered, err := watchLatency(ctx, a, cfg.Watchers, cfg.WatchEvents)
@@ -215,7 +217,7 @@ func measureAPIServer(ctx context.Context, cfg Config, a *apiserver, col string,
 		res.set("watch-p99", col, p99)
 		res.set("watch-delivered", col, delivered)
 	}
-	rss, peak := rssMiB(pid)
+	rss, peak := benchproc.RSSMiB(pid)
 	res.set("rss-end", col, rss)
 	res.set("rss-peak", col, peak)
 	slog.Info("measured", "apiserver", col, "figures", fmt.Sprint(res))
@@ -234,7 +236,7 @@ func measureSchedulers(ctx context.Context, cfg Config, a *apiserver, apiCol str
 		scheds = append(scheds, struct{ col, name, bin string }{colKube, "kube-scheduler", cfg.KubeScheduler})
 	}
 	for i, s := range scheds {
-		r, err := runScheduler(ctx, a, filepath.Dir(a.proc.log), s.name, s.bin, fmt.Sprintf("sched-%d", i), cfg.SchedPods, cfg.SchedulerFlags)
+		r, err := runScheduler(ctx, a, filepath.Dir(a.proc.Log), s.name, s.bin, fmt.Sprintf("sched-%d", i), cfg.SchedPods, cfg.SchedulerFlags)
 		if err != nil {
 			return nil, err
 		}

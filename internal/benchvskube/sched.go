@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/minik8s/minik8s/internal/benchproc"
 )
 
 // schedPodTemplate is a pod the default scheduler (of either kind) takes.
@@ -91,15 +93,15 @@ func runScheduler(ctx context.Context, a *apiserver, dir, name, bin, ns string, 
 	if err != nil {
 		return schedResult{}, err
 	}
-	p, err := startProcess(dir, name+"-on-"+a.name, bin, append([]string{"--kubeconfig=" + kc, "--leader-elect=false", "--secure-port=0"}, flags...)...)
+	p, err := benchproc.Start(dir, name+"-on-"+a.name, bin, append([]string{"--kubeconfig=" + kc, "--leader-elect=false", "--secure-port=0"}, flags...)...)
 	if err != nil {
 		return schedResult{}, err
 	}
-	defer p.stop()
+	defer p.Stop()
 	start := time.Now()
 	path := "/api/v1/namespaces/" + ns + "/pods?resourceVersion=0&fieldSelector=spec.nodeName%3D"
 	for deadline := start.Add(30 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
-		if err := p.alive(); err != nil {
+		if err := p.Alive(); err != nil {
 			return schedResult{}, err
 		}
 		body, err := admin.mustDo(ctx, http.MethodGet, path, nil, http.StatusOK)
@@ -120,8 +122,8 @@ func runScheduler(ctx context.Context, a *apiserver, dir, name, bin, ns string, 
 		}
 	}
 	elapsed := time.Since(start)
-	cpu := cpuSeconds(p.pid())
-	_, peak := rssMiB(p.pid())
+	cpu := benchproc.CPUSeconds(p.PID())
+	_, peak := benchproc.RSSMiB(p.PID())
 	slog.Info("scheduled", "scheduler", name, "apiserver", a.name, "pods", pods, "elapsed", elapsed.Round(time.Millisecond), "cpuSeconds", cpu)
 	return schedResult{podsPerSec: float64(pods) / elapsed.Seconds(), cpuMsPerPod: cpu * 1000 / float64(pods), peakMiB: peak}, nil
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/apiserver/etcd"
+	"github.com/minik8s/minik8s/internal/benchproc"
 	"github.com/minik8s/minik8s/internal/pki"
 )
 
@@ -36,7 +37,7 @@ const (
 // apiserver is a running apiserver under test.
 type apiserver struct {
 	name  string
-	proc  *process
+	proc  *benchproc.Process
 	base  string
 	caPEM []byte
 	pool  *x509.CertPool
@@ -54,7 +55,7 @@ func writeTokenFile(dir string) (string, error) {
 // its own PKI in a fresh cert dir) with the token file and extra flags.
 func startOurs(ctx context.Context, dir, name, bin, tokenFile string, extra []string) (*apiserver, error) {
 	dir = filepath.Join(dir, name)
-	port, err := freePort()
+	port, err := benchproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -64,19 +65,19 @@ func startOurs(ctx context.Context, dir, name, bin, tokenFile string, extra []st
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	p, err := startProcess(dir, name, bin, args...)
+	p, err := benchproc.Start(dir, name, bin, args...)
 	if err != nil {
 		return nil, err
 	}
-	a := &apiserver{name: name, proc: p, base: fmt.Sprintf("https://127.0.0.1:%d", port), cleanup: p.stop}
+	a := &apiserver{name: name, proc: p, base: fmt.Sprintf("https://127.0.0.1:%d", port), cleanup: p.Stop}
 	// The CA is written on the first start.
 	caFile := filepath.Join(dir, "pki", "ca.crt")
 	for deadline := time.Now().Add(time.Minute); a.pool == nil; time.Sleep(100 * time.Millisecond) {
-		if err := p.alive(); err != nil {
+		if err := p.Alive(); err != nil {
 			return nil, err
 		}
 		if time.Now().After(deadline) {
-			p.stop()
+			p.Stop()
 			return nil, fmt.Errorf("%s wrote no %s", name, caFile)
 		}
 		if data, err := os.ReadFile(caFile); err == nil {
@@ -87,7 +88,7 @@ func startOurs(ctx context.Context, dir, name, bin, tokenFile string, extra []st
 		}
 	}
 	if err := a.waitReady(ctx); err != nil {
-		p.stop()
+		p.Stop()
 		return nil, err
 	}
 	return a, nil
@@ -128,7 +129,7 @@ func startKube(ctx context.Context, dir, bin, tokenFile string) (*apiserver, err
 	if err != nil {
 		return fail(err)
 	}
-	port, err := freePort()
+	port, err := benchproc.FreePort()
 	if err != nil {
 		return fail(err)
 	}
@@ -155,12 +156,12 @@ func startKube(ctx context.Context, dir, bin, tokenFile string) (*apiserver, err
 	if err != nil {
 		return fail(err)
 	}
-	p, err := startProcess(dir, "kube-apiserver", bin, args...)
+	p, err := benchproc.Start(dir, "kube-apiserver", bin, args...)
 	if err != nil {
 		return fail(err)
 	}
 	a := &apiserver{name: "kube-apiserver", proc: p, base: fmt.Sprintf("https://127.0.0.1:%d", port), caPEM: ca.CertPEM(), pool: ca.Pool(),
-		cleanup: func() { p.stop(); e.Close() }}
+		cleanup: func() { p.Stop(); e.Close() }}
 	if err := a.waitReady(ctx); err != nil {
 		a.cleanup()
 		return nil, err
@@ -174,7 +175,7 @@ func (a *apiserver) waitReady(ctx context.Context) error {
 	defer c.close()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		if err := a.proc.alive(); err != nil {
+		if err := a.proc.Alive(); err != nil {
 			return err
 		}
 		code, _, err := c.do(ctx, http.MethodGet, "/readyz", "", nil)
