@@ -113,9 +113,13 @@ fi
 # fail; restrict_oom_score_adj keeps it at the parent's. A containerd
 # already running reads the change on a restart (its containers survive).
 cri_cfg=/etc/containerd/config.toml
-if [ "$target" = test ] && [ -f "$cri_cfg" ] && ! grep -q 'restrict_oom_score_adj *= *true' "$cri_cfg"; then
+if [ "$target" = test ] && [ -f "$cri_cfg" ] && ! grep -q '^[[:space:]]*restrict_oom_score_adj *= *true' "$cri_cfg"; then
 	log "containerd: restrict_oom_score_adj = true in $cri_cfg (its CRI plugin, for the kubelet's CRI tests)"
-	if grep -q '^[[:space:]]*\[plugins\."io\.containerd\.grpc\.v1\.cri"\][[:space:]]*$' "$cri_cfg"; then
+	if grep -q '^[[:space:]]*restrict_oom_score_adj *=' "$cri_cfg"; then
+		# containerd config default writes it false: set it in place, a
+		# second key would make the file invalid TOML.
+		as_root sed -i 's/^\([[:space:]]*restrict_oom_score_adj *= *\).*/\1true/' "$cri_cfg"
+	elif grep -q '^[[:space:]]*\[plugins\."io\.containerd\.grpc\.v1\.cri"\][[:space:]]*$' "$cri_cfg"; then
 		as_root sed -i '/^[[:space:]]*\[plugins\."io\.containerd\.grpc\.v1\.cri"\][[:space:]]*$/a\    restrict_oom_score_adj = true' "$cri_cfg"
 	else
 		printf '\n[plugins."io.containerd.grpc.v1.cri"]\n  restrict_oom_score_adj = true\n' | as_root tee -a "$cri_cfg" >/dev/null
@@ -125,8 +129,14 @@ if [ "$target" = test ] && [ -f "$cri_cfg" ] && ! grep -q 'restrict_oom_score_ad
 		if [ -d /run/systemd/system ]; then
 			as_root systemctl restart containerd
 		else
-			as_root pkill -x containerd || true
-			for _ in $(seq 1 50); do pgrep -x containerd >/dev/null || break; sleep 0.2; done
+			# Only the containerd serving that socket (not dockerd's own).
+			pid=$(as_root ss -xlpn 2>/dev/null | awk '/\/run\/containerd\/containerd\.sock /' | grep -o 'pid=[0-9]*' | head -n1 | cut -d= -f2)
+			if [ -n "$pid" ]; then
+				as_root kill "$pid"
+				for _ in $(seq 1 50); do as_root kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+			else
+				log "cannot tell which containerd serves /run/containerd/containerd.sock: restart it yourself to apply $cri_cfg"
+			fi
 		fi
 	fi
 fi
