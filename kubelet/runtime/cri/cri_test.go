@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -312,7 +313,7 @@ func TestCRIPodNetwork(t *testing.T) {
 	}
 	// The hostPort: the runtime hands it to the conflist's portmap plugin.
 	id, err := rt.CreateContainer(ctx, runtime.ContainerConfig{PodUID: uid, PodNamespace: "default", PodName: "net", Name: "web",
-		Image: testimage.Ref, ImageRef: testimage.Ref, SandboxID: sb.ID, Command: []string{"sh", "-c", "echo served > /tmp/index.html; httpd -f -p 8080 -h /tmp"}})
+		Hostname: "net", Image: testimage.Ref, ImageRef: testimage.Ref, SandboxID: sb.ID, Command: []string{"sh", "-c", "echo served > /tmp/index.html; httpd -f -p 8080 -h /tmp"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,6 +325,34 @@ func TestCRIPodNetwork(t *testing.T) {
 	waitFor(t, fmt.Sprintf("the pod's web server on hostPort %s:%d", nodeIP, hostPort), 20*time.Second, func() bool {
 		body = httpGet(fmt.Sprintf("http://%s:%d/index.html", nodeIP, hostPort))
 		return body == "served\n"
+	})
+	// The container's HOSTNAME is the pod's, not the node's (the runtime
+	// reads it from the sandbox config CreateContainer hands it); the exec
+	// streams, having no deadline.
+	var out bytes.Buffer
+	if code, err := rt.Exec(ctx, id, []string{"sh", "-c", "echo $HOSTNAME"}, false, nil, &out, io.Discard, nil); err != nil || code != 0 {
+		t.Fatalf("exec echo $HOSTNAME: %d %v", code, err)
+	}
+	if got := strings.TrimSpace(out.String()); got != "net" {
+		t.Errorf("HOSTNAME in the container = %q, want the pod's hostname net", got)
+	}
+	// A container that exits between two relists is reported too (kube's
+	// PLEG reports ContainerDied for one it never saw running).
+	var mu sync.Mutex
+	exited := map[string]bool{}
+	rt.SetOnExit(func(_, cid string) { mu.Lock(); exited[cid] = true; mu.Unlock() })
+	quick, err := rt.CreateContainer(ctx, runtime.ContainerConfig{PodUID: uid, PodNamespace: "default", PodName: "net", Name: "quick",
+		Image: testimage.Ref, ImageRef: testimage.Ref, SandboxID: sb.ID, Command: []string{"true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.StartContainer(ctx, quick); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "OnExit for a container that exited at once", 5*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return exited[quick]
 	})
 	if err := rt.RemoveContainer(ctx, sb.ID); err != nil {
 		t.Fatal(err)

@@ -14,13 +14,14 @@ import (
 	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
-// Exec runs cmd in container id. Without stdin or a terminal (probes,
-// hooks, a non-interactive kubectl exec) it is ExecSync, bounded by ctx's
-// deadline; otherwise the runtime's streaming server (Exec's URL) carries
-// the streams and the terminal's size over SPDY.
+// Exec runs cmd in container id. A call without stdin or a terminal and
+// with a deadline (probes, hooks) is ExecSync, bounded by the deadline;
+// every other (kubectl exec, which streams its output as it comes, as
+// kube's kubelet does) goes through the runtime's streaming server (Exec's
+// URL), which carries the streams and the terminal's size over SPDY.
 func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, tty bool, stdin io.Reader, stdout, stderr io.Writer,
 	resize <-chan runtime.TerminalSize) (int, error) {
-	if stdin == nil && !tty {
+	if _, bounded := ctx.Deadline(); bounded && stdin == nil && !tty {
 		return r.execSync(ctx, id, cmd, stdout, stderr)
 	}
 	rctx, cancel := r.callCtx(ctx)

@@ -563,6 +563,11 @@ func (r *Runtime) ListPodContainers(ctx context.Context, podUID string) ([]runti
 // (CreateContainer) with kube's labels, annotations and log path.
 func (r *Runtime) CreateContainer(ctx context.Context, cfg runtime.ContainerConfig) (string, error) {
 	sc := r.sandboxConfig(cfg.PodUID, cfg.PodNamespace, cfg.PodName, 0, cfg.HostNetwork)
+	// The runtime takes the container's HOSTNAME from this copy of the
+	// sandbox's config, as RunSandbox gave it.
+	if !cfg.HostNetwork {
+		sc.Hostname = cfg.Hostname
+	}
 	// The runtime checks a privileged container against this copy of the
 	// sandbox's config (RunSandbox made the sandbox privileged).
 	sc.Linux.SecurityContext.Privileged = cfg.Security.Privileged
@@ -770,10 +775,13 @@ func (r *Runtime) RemovePodCgroups(podUID string) {
 }
 
 // relist lists the runtime's containers and sandboxes every RelistPeriod
-// and reports to OnExit those that stopped running since the last list.
+// and reports to OnExit those that stopped since the last list, as kube's
+// PLEG reports ContainerDied: one seen exited now and not before (also one
+// that started and exited between two lists), or one gone that was
+// running.
 func (r *Runtime) relist(ctx context.Context) {
 	defer close(r.done)
-	running := map[string]string{} // ID -> pod UID
+	var prev map[string]listed
 	t := time.NewTicker(r.cfg.RelistPeriod)
 	defer t.Stop()
 	for {
@@ -782,7 +790,7 @@ func (r *Runtime) relist(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		now, err := r.runningIDs(ctx)
+		now, err := r.listStates(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
 				r.log.Debug("relist", "err", err)
@@ -792,38 +800,50 @@ func (r *Runtime) relist(ctx context.Context) {
 		r.mu.Lock()
 		onExit := r.onExit
 		r.mu.Unlock()
-		for id, uid := range running {
-			if _, ok := now[id]; !ok && onExit != nil {
-				onExit(uid, id)
+		if prev != nil && onExit != nil {
+			for id, c := range now {
+				if p, ok := prev[id]; c.exited && (!ok || !p.exited) {
+					onExit(c.uid, id)
+				}
+			}
+			for id, p := range prev {
+				if _, ok := now[id]; !ok && !p.exited {
+					onExit(p.uid, id)
+				}
 			}
 		}
-		running = now
+		prev = now
 	}
 }
 
-func (r *Runtime) runningIDs(ctx context.Context) (map[string]string, error) {
+// listed is what a relist keeps of a container or sandbox: its pod and
+// whether it has stopped (a container exited, a sandbox not ready).
+type listed struct {
+	uid    string
+	exited bool
+}
+
+func (r *Runtime) listStates(ctx context.Context) (map[string]listed, error) {
 	sel := r.selector("")
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	out := map[string]string{}
-	cs, err := r.rs.ListContainers(ctx, &criapi.ListContainersRequest{Filter: &criapi.ContainerFilter{LabelSelector: sel,
-		State: &criapi.ContainerStateValue{State: criapi.ContainerState_CONTAINER_RUNNING}}})
+	out := map[string]listed{}
+	cs, err := r.rs.ListContainers(ctx, &criapi.ListContainersRequest{Filter: &criapi.ContainerFilter{LabelSelector: sel}})
 	if err != nil {
 		return nil, err
 	}
 	for _, c := range cs.Containers {
 		if uid := c.Labels[LabelPodUID]; uid != "" {
-			out[c.Id] = uid
+			out[c.Id] = listed{uid, c.State == criapi.ContainerState_CONTAINER_EXITED}
 		}
 	}
-	sbs, err := r.rs.ListPodSandbox(ctx, &criapi.ListPodSandboxRequest{Filter: &criapi.PodSandboxFilter{LabelSelector: sel,
-		State: &criapi.PodSandboxStateValue{State: criapi.PodSandboxState_SANDBOX_READY}}})
+	sbs, err := r.rs.ListPodSandbox(ctx, &criapi.ListPodSandboxRequest{Filter: &criapi.PodSandboxFilter{LabelSelector: sel}})
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range sbs.Items {
-		if uid := s.Labels[LabelPodUID]; uid != "" {
-			out[s.Id] = uid
+	for _, sb := range sbs.Items {
+		if uid := sb.Labels[LabelPodUID]; uid != "" {
+			out[sb.Id] = listed{uid, sb.State != criapi.PodSandboxState_SANDBOX_READY}
 		}
 	}
 	return out, nil
