@@ -225,6 +225,17 @@ func joinCluster(ctx context.Context, cfg Config, name, peerURL string, clientTL
 			cfg.Logger.Info("etcd member already added, not started yet: starting it", "member", name, "id", fmt.Sprintf("%x", m.ID))
 			return initialCluster(list.Members, m.ID, name), nil
 		}
+		// Only a member that no longer answers is this one wiped; a live
+		// one is another machine given the same peer URL by mistake.
+		for _, u := range m.ClientURLs {
+			sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			st, err := cli.Status(sctx, u)
+			cancel()
+			if err == nil && st.Header != nil && st.Header.MemberId == m.ID {
+				return "", fmt.Errorf("join etcd cluster %v: member %s (%x) with peer URL %s answers at %s: refusing to replace a live member (a wiped member must be stopped first; or give this one another --embedded-etcd-advertise-peer-url)",
+					cfg.Cluster.Join, m.Name, m.ID, peerURL, u)
+			}
+		}
 		cfg.Logger.Warn("etcd member with this peer URL is in the cluster but the data directory is empty: replacing it", "member", m.Name, "id", fmt.Sprintf("%x", m.ID), "peerURL", peerURL)
 		if _, err := retry(ctx, func(ctx context.Context) (*clientv3.MemberRemoveResponse, error) { return cli.MemberRemove(ctx, m.ID) }); err != nil {
 			return "", fmt.Errorf("join etcd cluster %v: remove the old member %s (%x): %w", cfg.Cluster.Join, m.Name, m.ID, err)

@@ -225,6 +225,24 @@ func TestThreeMemberCluster(t *testing.T) {
 	if len(ml.Members) != 4 {
 		t.Fatalf("members after the join: %d, want 4", len(ml.Members))
 	}
+	// A machine given a live member's peer URL by mistake does not
+	// replace that member: the join refuses, the members stay.
+	impostor := cfgs[live[1]]
+	impostor.DataDir = t.TempDir()
+	impostor.Cluster.InitialCluster = ""
+	impostor.Cluster.Join = []string{backends[live[0]].Endpoints()[0]}
+	if b, err := etcd.Start(context.Background(), impostor); err == nil || !strings.Contains(err.Error(), "refusing to replace a live member") {
+		if b != nil {
+			b.Close()
+		}
+		t.Fatalf("join with the peer URL of live %s: %v, want a refusal", names[live[1]], err)
+	}
+	if ml, err = b4.Client().MemberList(context.Background()); err != nil || len(ml.Members) != 4 {
+		t.Fatalf("members after the refused join: %v %v, want 4", ml, err)
+	}
+	if v := cget(t, backends[live[1]].Client(), "/k/readded"); v != "yes" {
+		t.Fatalf("the live member after the refused join: %q", v)
+	}
 	// Restarted with its data, a joined member ignores Join.
 	b4.Close()
 	if b4, err = etcd.Start(context.Background(), cfg4); err != nil {
