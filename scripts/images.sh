@@ -16,7 +16,9 @@
 #                     (likewise, bin/e2e-webhook)
 #
 # The node image needs minik8s/debian-base:bookworm, built offline by
-# scripts/base-image.sh when missing.
+# scripts/base-image.sh when missing, crictl (scripts/crictl.sh, from the Go
+# module proxy into a cache outside the repository) and the pod sandbox
+# image registry.k8s.io/pause (built here, saved into the node image).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
