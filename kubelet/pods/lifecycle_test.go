@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -112,6 +113,10 @@ func testGracefulDeletion(t *testing.T, driver func(*node)) {
 	cs, err := nd.runtime().ListPodContainers(ctx, string(p.UID))
 	if err != nil || len(cs) != 0 {
 		t.Fatalf("containers left: %v %v", cs, err)
+	}
+	// Its log directory went with it.
+	if _, err := os.Stat(filepath.Dir(filepath.Dir(logPath))); !os.IsNotExist(err) {
+		t.Errorf("the deleted pod's log directory %s: %v, want it removed", filepath.Dir(filepath.Dir(logPath)), err)
 	}
 	nd.waitEvent("graceful", "Killing: Stopping container main", 5*time.Second)
 }

@@ -2,7 +2,9 @@ package pods
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -147,6 +149,9 @@ func (m *Manager) teardown(ctx context.Context, uid, ns, name string, cs []runti
 	} else {
 		_ = os.RemoveAll(m.podDir(uid))
 	}
+	// The pod's log directory goes with it, as kube's container GC
+	// removes the logs of pods that are gone.
+	_ = os.RemoveAll(filepath.Join(m.opts.LogsDir, fmt.Sprintf("%s_%s_%s", ns, name, uid)))
 	m.tokens.DeleteServiceAccountToken(api.UID(uid))
 	m.forgetCertificates(uid)
 }
