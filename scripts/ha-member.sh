@@ -82,6 +82,11 @@ wait_healthy() {
 	return 1
 }
 
+case ${2:-1} in
+[1-4]) ;;
+*) log "member number $2: want 1, 2, 3 (or 4, the spare)"; exit 2 ;;
+esac
+
 case ${1:-} in
 status)
 	m=$(other 0)

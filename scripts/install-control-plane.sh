@@ -54,6 +54,19 @@ while [ $# -gt 0 ]; do
 	--image-repository) image_repo=$2; shift ;;
 	--image-tag) image_tag=$2; shift ;;
 	--stop)
+		# A control plane of static pods stops with its manifests gone
+		# (the kubelet stops their pods), then the kubelet.
+		if [ -f "$manifests/kube-apiserver.yaml" ]; then
+			rm -f "$manifests"/kube-apiserver.yaml "$manifests"/kube-scheduler.yaml "$manifests"/kube-controller-manager.yaml
+			log "removed the control plane's static pod manifests from $manifests"
+			for _ in $(seq 1 30); do
+				pgrep -f '^/usr/local/bin/(apiserver|scheduler|controller-manager)( |$)' >/dev/null || break
+				sleep 1
+			done
+			if [ -d /run/systemd/system ] && systemctl is-active --quiet kubelet.service 2>/dev/null; then
+				systemctl stop kubelet.service && log "stopped kubelet.service"
+			fi
+		fi
 		for c in "${components[@]}" kubelet; do
 			f=/run/minik8s-$c.pid
 			[ -s "$f" ] && kill "$(cat "$f")" 2>/dev/null && log "stopped $c"
@@ -149,6 +162,9 @@ YAML
     - name: pki
       mountPath: $pki
 YAML
+	# The scheduler and the controller-manager only read their
+	# kubeconfigs and the CA there; the apiserver writes its files.
+	[ "$name" = apiserver ] || echo "      readOnly: true"
 	if [ "$name" = apiserver ]; then
 		cat <<YAML
     - name: etcd-data

@@ -143,12 +143,20 @@ func listMembers(ctx context.Context, b *etcd.Backend, out io.Writer) error {
 
 // findMember is the member named which, or with the hexadecimal ID which.
 func findMember(members []*etcdserverpb.Member, which string) *etcdserverpb.Member {
+	if which == "" {
+		return nil
+	}
+	var found *etcdserverpb.Member
 	for _, m := range members {
 		if m.Name == which || strconv.FormatUint(m.ID, 16) == strings.ToLower(which) {
-			return m
+			if found != nil {
+				// Two members answer to the name: only an ID is sure.
+				return nil
+			}
+			found = m
 		}
 	}
-	return nil
+	return found
 }
 
 // moveLeader asks the leader (only it may) to hand over to which.
@@ -199,7 +207,7 @@ func removeMember(ctx context.Context, b *etcd.Backend, which string, out io.Wri
 	}
 	m := findMember(ml.Members, which)
 	if m == nil {
-		return fmt.Errorf("no member named or with ID %q", which)
+		return fmt.Errorf("no single member named or with ID %q (etcd member list shows the IDs)", which)
 	}
 	if _, err := b.Client().MemberRemove(ctx, m.ID); err != nil {
 		return fmt.Errorf("remove member %s (%x): %w", m.Name, m.ID, err)

@@ -20,7 +20,8 @@ import (
 // machine, show in kube-system as mirror pods of a node labelled and
 // tainted node-role.kubernetes.io/control-plane, and serve: a Deployment
 // applied there gets its pods created and scheduled. A manifest removed
-// stops its pod and its mirror pod goes; put back, both return.
+// stops its pod and its mirror pod goes; put back, both return. --stop
+// stops the control plane and the kubelet.
 func TestControlPlaneStaticPods(t *testing.T) {
 	c := requireCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
@@ -182,5 +183,14 @@ EOF2`); err != nil {
 		return err == nil && strings.Contains(out, "Running"), out, nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+
+	// --stop takes the manifests away (the kubelet stops the three
+	// components), then stops the kubelet.
+	if out, err := inside("/src/scripts/install-control-plane.sh --stop"); err != nil {
+		t.Fatalf("install-control-plane.sh --stop: %v\n%s", err, out)
+	}
+	if out, err := inside("pgrep -af '^/usr/local/bin/(apiserver|scheduler|controller-manager|kubelet)( |$)'"); err == nil {
+		t.Errorf("after --stop, still running: %s", out)
 	}
 }

@@ -63,7 +63,7 @@ func (o *StaticPodOptions) Validate() error {
 }
 
 // headerFlag is kube's ColonSeparatedMultimapStringString: "k:v,k2:v2",
-// repeatable; the first use replaces the default.
+// repeatable, each use adding to the headers.
 type headerFlag struct{ m *map[string][]string }
 
 func (h *headerFlag) String() string {
@@ -96,7 +96,9 @@ func (h *headerFlag) Set(value string) error {
 		if !ok {
 			return errors.New("malformed pair, expect string:string")
 		}
-		k = strings.TrimSpace(k)
+		if k = strings.TrimSpace(k); k == "" {
+			return fmt.Errorf("malformed pair %q: empty header name", pair)
+		}
 		(*h.m)[k] = append((*h.m)[k], strings.TrimSpace(v))
 	}
 	return nil

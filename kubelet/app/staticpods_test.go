@@ -89,6 +89,7 @@ httpCheckFrequency: 7s
 		{[]string{"--manifest-url-header", "a:b"}, "--manifest-url-header needs --manifest-url"},
 		{[]string{"--manifest-url", "http://x/", "--manifest-url-header", "nocolon"}, "malformed pair, expect string:string"},
 		{[]string{"--http-check-frequency", "0s"}, "--http-check-frequency 0s: must be positive"},
+		{[]string{"--manifest-url", "http://x/", "--manifest-url-header", " :v"}, "empty header name"},
 	} {
 		if _, code, out := exec(tc.args...); code == 0 || !strings.Contains(out, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want a failure naming %q", tc.args, code, out, tc.want)
