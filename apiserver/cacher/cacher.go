@@ -85,13 +85,15 @@ type Object struct {
 
 // Decoded returns the typed object: Value, or when the cache keeps only
 // the encoding, a new decoding of JSON that is the caller's own and is not
-// kept. It is nil when the encoding does not decode.
+// kept. It is nil when the encoding does not decode, which is logged: the
+// object was stored by this apiserver, so that is a bug, not bad input.
 func (o *Object) Decoded() any {
 	if o.Value != nil || o.Decode == nil {
 		return o.Value
 	}
 	v, err := o.Decode(o.JSON, o.Rev)
 	if err != nil {
+		slog.Error("the watch cache's encoding of an object does not decode", "key", o.Key, "rev", o.Rev, "err", err)
 		return nil
 	}
 	return v
