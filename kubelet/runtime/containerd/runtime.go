@@ -523,22 +523,7 @@ func (r *Runtime) dropIO(id string) {
 // RemovePodCgroups removes the per-pod cgroup directories and the
 // container cgroups left in them (runc leaves those of containers in a
 // shared shim), deepest first; directories still holding tasks stay.
-func (r *Runtime) RemovePodCgroups(podUID string) {
-	roots, _ := filepath.Glob("/sys/fs/cgroup/*")
-	for _, root := range roots {
-		dir := filepath.Join(root, r.PodCgroup(podUID))
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
-		for _, e := range entries {
-			if e.IsDir() {
-				_ = os.Remove(filepath.Join(dir, e.Name()))
-			}
-		}
-		_ = os.Remove(dir)
-	}
-}
+func (r *Runtime) RemovePodCgroups(podUID string) { runtime.RemoveCgroup(r.PodCgroup(podUID)) }
 
 // LabelPodIP records the IP CNI gave a sandbox, for restarts.
 const LabelPodIP = "io.minik8s.pod.ip"

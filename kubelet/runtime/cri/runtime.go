@@ -756,23 +756,7 @@ func (r *Runtime) UpdateContainerResources(ctx context.Context, id string, res r
 // RemovePodCgroups removes the pod's cgroup directories the runtime left
 // (the pod<UID> parent of its containers' cgroups), deepest first;
 // directories still holding tasks stay.
-func (r *Runtime) RemovePodCgroups(podUID string) {
-	roots, _ := filepath.Glob("/sys/fs/cgroup/*")
-	roots = append(roots, "/sys/fs/cgroup") // cgroup v2: one hierarchy
-	for _, root := range roots {
-		dir := filepath.Join(root, r.PodCgroup(podUID))
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
-		for _, e := range entries {
-			if e.IsDir() {
-				_ = os.Remove(filepath.Join(dir, e.Name()))
-			}
-		}
-		_ = os.Remove(dir)
-	}
-}
+func (r *Runtime) RemovePodCgroups(podUID string) { runtime.RemoveCgroup(r.PodCgroup(podUID)) }
 
 // relist lists the runtime's containers and sandboxes every RelistPeriod
 // and reports to OnExit those that stopped since the last list, as kube's
