@@ -248,7 +248,53 @@ func joinCluster(ctx context.Context, cfg Config, name, peerURL string, clientTL
 		return "", fmt.Errorf("join etcd cluster %v: add member %s (%s): %w", cfg.Cluster.Join, name, peerURL, err)
 	}
 	cfg.Logger.Info("added etcd member", "member", name, "id", fmt.Sprintf("%x", add.Member.ID), "peerURL", peerURL, "members", len(add.Members))
+	waitMembersKnow(ctx, cfg, clientTLS, add.Members, add.Member.ID)
 	return initialCluster(add.Members, add.Member.ID, name), nil
+}
+
+// waitMembersKnow waits (at most 30 s) until every started member that
+// answers lists the member id in its own, serializable view. A new member
+// checks its initial cluster against the membership the first peer it
+// reaches reports; a peer that has not applied the add yet (one that just
+// caught up itself) reports one member fewer, and the start fails with
+// "member count is unequal".
+func waitMembersKnow(ctx context.Context, cfg Config, clientTLS *tls.Config, members []*etcdserverpb.Member, id uint64) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for _, m := range members {
+		if m.ID == id || len(m.ClientURLs) == 0 {
+			continue
+		}
+		cli, err := clientv3.New(clientv3.Config{
+			Endpoints:   m.ClientURLs,
+			DialTimeout: 3 * time.Second,
+			TLS:         clientTLS,
+			Logger:      zapLogger(cfg.Logger, zap.ErrorLevel, new(atomic.Bool)),
+		})
+		if err != nil {
+			continue
+		}
+		for {
+			tctx, tcancel := context.WithTimeout(ctx, 3*time.Second)
+			list, err := cli.MemberList(tctx, clientv3.WithSerializable())
+			tcancel()
+			if err != nil {
+				// Stopped or unreachable: it cannot answer the new member either.
+				break
+			}
+			if slices.ContainsFunc(list.Members, func(x *etcdserverpb.Member) bool { return x.ID == id }) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+				continue
+			}
+			cfg.Logger.Warn("etcd member has not applied the member add yet", "member", m.Name, "added", fmt.Sprintf("%x", id))
+			break
+		}
+		cli.Close()
+	}
 }
 
 // initialCluster is NAME=URL for every member, self (not started, so
