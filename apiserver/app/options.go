@@ -148,9 +148,23 @@ type Options struct {
 	// reach a kubelet.
 	KubeletPreferredAddressTypes []string
 
+	// EndpointReconcilerType is how the kubernetes Service's endpoints
+	// are kept: "lease" (the default) or "none" (see endpoints_reconciler.go).
+	// EndpointReconcilerInterval and EndpointReconcilerTTL, not flags as in
+	// kube-apiserver, are how often an apiserver renews its lease and how
+	// long one lives (default 10 s and 15 s); tests shorten them.
+	EndpointReconcilerType     string
+	EndpointReconcilerInterval time.Duration
+	EndpointReconcilerTTL      time.Duration
+
 	// PodRoutes keeps routes to every Node's pod CIDR in this host's
 	// network namespace (see podroutes.go).
 	PodRoutes bool
+
+	// Profiling serves Go's profiles at /debug/pprof/ (kube-apiserver's
+	// --profiling, on by default), behind authorization as the
+	// non-resource URL.
+	Profiling bool
 }
 
 // DefaultServiceAccountIssuer is the issuer of service-account tokens when
@@ -174,6 +188,7 @@ func DefaultOptions() Options {
 		WatchBookmarkInterval:  time.Minute,
 		WatchCacheEvents:       10000,
 		MaxRequestBytes:        3 << 20,
+		Profiling:              true,
 
 		MaxRequestsInFlight:         400,
 		MaxMutatingRequestsInFlight: 200,
@@ -181,6 +196,8 @@ func DefaultOptions() Options {
 
 		ServiceClusterIPRange: "10.96.0.0/12",
 		ServiceNodePortRange:  "30000-32767",
+
+		EndpointReconcilerType: LeaseEndpointReconciler,
 
 		KubeletPreferredAddressTypes: []string{"InternalIP", "Hostname"},
 
@@ -216,6 +233,7 @@ func (stringList) Type() string { return "strings" }
 // AddFlags registers the options in kube-apiserver's --help sections.
 func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs := fss.FlagSet("generic")
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Enable profiling via web interface host:port/debug/pprof/")
 	fs.StringVar(&o.AdvertiseAddress, "advertise-address", o.AdvertiseAddress, "The IP address advertised to clients in discovery and as the kubernetes Service's endpoint.")
 	fs.DurationVar(&o.MinRequestTimeout, "min-request-timeout", o.MinRequestTimeout, "The minimum watch timeout; each watch gets a random timeout in [1x, 2x).")
 	fs.Int64Var(&o.MaxRequestBytes, "max-request-bytes", o.MaxRequestBytes, "The largest accepted request body, in bytes.")
@@ -275,6 +293,7 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 
 	fs = fss.FlagSet("misc")
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "A CIDR notation IP range from which to assign service cluster IPs.")
+	fs.StringVar(&o.EndpointReconcilerType, "endpoint-reconciler-type", o.EndpointReconcilerType, "Use an endpoint reconciler ("+strings.Join(EndpointReconcilerTypes, ", ")+") for the kubernetes Service's endpoints.")
 	fs.StringVar(&o.ServiceNodePortRange, "service-node-port-range", o.ServiceNodePortRange, "A port range to reserve for services with NodePort visibility, e.g. '30000-32767'. Inclusive at both ends.")
 	fs.Int64Var(&o.DefaultNotReadyTolerationSeconds, "default-not-ready-toleration-seconds", o.DefaultNotReadyTolerationSeconds, "The tolerationSeconds of the notReady:NoExecute toleration added to pods without one.")
 	fs.Int64Var(&o.DefaultUnreachableTolerationSeconds, "default-unreachable-toleration-seconds", o.DefaultUnreachableTolerationSeconds, "The tolerationSeconds of the unreachable:NoExecute toleration added to pods without one.")

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"net"
 	"time"
 
@@ -34,10 +35,6 @@ func (a *APIServer) startServiceControllers(ctx context.Context, alloc *servicea
 // repairInterval is how often ClusterIP and NodePort allocations are
 // reconciled with the Services that exist (kube-apiserver: 3 minutes).
 const repairInterval = 3 * time.Minute
-
-// kubernetesServiceInterval is how often the "kubernetes" Service and its
-// Endpoints are put back if someone changed them (kube-apiserver: 10 s).
-const kubernetesServiceInterval = 10 * time.Second
 
 // runServiceRepair frees allocations of Services that no longer exist and
 // restores missing ones, at start and every repairInterval.
@@ -77,23 +74,58 @@ func (a *APIServer) runServiceRepair(ctx context.Context, alloc *servicealloc.Al
 }
 
 // runKubernetesService keeps default/kubernetes (ClusterIP = the range's
-// first address, port 443 → the secure port) and its Endpoints (this
-// apiserver's address) in place, as kube-apiserver's controller does.
+// first address, port 443 → the secure port) in place and, through the
+// endpoint reconciler, its Endpoints and EndpointSlice (the addresses of
+// the live apiservers), as kube-apiserver's kubernetesservice controller:
+// at start it removes a lease this address may have left behind, and on
+// shutdown it removes its lease and its address.
 func (a *APIServer) runKubernetesService(ctx context.Context, alloc *servicealloc.Allocator, port int) {
-	t := time.NewTicker(kubernetesServiceInterval)
+	interval := a.opts.EndpointReconcilerInterval
+	if interval <= 0 {
+		interval = defaultEndpointReconcilerInterval
+	}
+	rec := a.newEndpointReconciler()
+	ip := a.endpointAddress()
+	ports := []api.EndpointPort{{Name: "https", Port: int32(port), Protocol: api.ProtocolTCP}}
+	if ip != "" {
+		switch err := rec.remove(ctx, ip, ports, false); {
+		case err == nil:
+			a.log.Info("found stale data, removed previous endpoints on kubernetes service, apiserver didn't exit successfully previously")
+		case !errors.Is(err, errLeaseNotFound):
+			a.log.Warn("could not remove old endpoints from the kubernetes service", "err", err)
+		}
+	}
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		if err := a.ensureKubernetesService(ctx, alloc.FirstIP().String(), port); err != nil && ctx.Err() == nil {
 			a.log.Warn("could not reconcile the kubernetes service", "err", err)
 		}
+		if ip != "" {
+			if err := rec.reconcile(ctx, ip, ports, false); err != nil && ctx.Err() == nil {
+				a.log.Warn("could not reconcile the kubernetes service endpoints", "err", err)
+			}
+		}
 		select {
 		case <-ctx.Done():
+			if ip != "" {
+				// Bounded as kube-apiserver bounds it: an unreachable etcd
+				// does not hold the shutdown.
+				rctx, cancel := context.WithTimeout(context.Background(), 2*interval)
+				err := rec.remove(rctx, ip, ports, true)
+				cancel()
+				if err != nil && !errors.Is(err, errLeaseNotFound) {
+					a.log.Warn("unable to remove endpoints from the kubernetes service", "err", err)
+				}
+			}
 			return
 		case <-t.C:
 		}
 	}
 }
 
+// ensureKubernetesService creates default/kubernetes, and puts its port
+// back if someone changed it.
 func (a *APIServer) ensureKubernetesService(ctx context.Context, clusterIP string, port int) error {
 	svcs := a.Store("", "services")
 	want := &api.Service{
@@ -125,89 +157,8 @@ func (a *APIServer) ensureKubernetesService(ctx context.Context, clusterIP strin
 			}
 		}
 	}
-	ip := a.endpointAddress()
-	if ip == "" {
-		return nil
-	}
-	eps := a.Store("", "endpoints")
-	wantEp := &api.Endpoints{
-		ObjectMeta: api.ObjectMeta{Name: "kubernetes", Namespace: api.NamespaceDefault,
-			Labels: map[string]string{"endpointslice.kubernetes.io/skip-mirror": "true"}},
-		Subsets: []api.EndpointSubset{{
-			Addresses: []api.EndpointAddress{{IP: ip}},
-			Ports:     []api.EndpointPort{{Name: "https", Port: int32(port), Protocol: api.ProtocolTCP}},
-		}},
-	}
-	curEp, err := eps.Get(ctx, api.NamespaceDefault, "kubernetes")
-	switch {
-	case apierrors.IsNotFound(err):
-		_, err = eps.Create(ctx, api.NamespaceDefault, wantEp, registry.WriteOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			err = nil
-		}
-	case err != nil:
-	default:
-		e := curEp.(*api.Endpoints)
-		if len(e.Subsets) != 1 || len(e.Subsets[0].Addresses) != 1 || e.Subsets[0].Addresses[0].IP != ip ||
-			len(e.Subsets[0].Ports) != 1 || e.Subsets[0].Ports[0].Port != int32(port) {
-			_, err = eps.Mutate(ctx, api.NamespaceDefault, "kubernetes", "", registry.WriteOptions{}, func(cur api.Object) (api.Object, error) {
-				e := cur.(*api.Endpoints)
-				e.Subsets = wantEp.Subsets
-				return e, nil
-			})
-		}
-	}
-	if err != nil {
-		return err
-	}
-	return a.ensureKubernetesEndpointSlice(ctx, ip, port)
+	return nil
 }
-
-// ensureKubernetesEndpointSlice keeps default/kubernetes's EndpointSlice,
-// which service proxies read, as kube-apiserver's endpoint reconciler
-// writes it beside the Endpoints (which carry skip-mirror for that reason).
-func (a *APIServer) ensureKubernetesEndpointSlice(ctx context.Context, ip string, port int) error {
-	slices := a.Store("discovery.k8s.io", "endpointslices")
-	if slices == nil {
-		return nil
-	}
-	name, proto, ready := "https", api.ProtocolTCP, true
-	want := &api.EndpointSlice{
-		ObjectMeta: api.ObjectMeta{Name: "kubernetes", Namespace: api.NamespaceDefault,
-			Labels: map[string]string{api.LabelServiceName: "kubernetes"}},
-		AddressType: api.AddressTypeIPv4,
-		Endpoints:   []api.Endpoint{{Addresses: []string{ip}, Conditions: api.EndpointConditions{Ready: &ready}}},
-		Ports:       []api.EndpointSlicePort{{Name: &name, Port: ptrTo(int32(port)), Protocol: &proto}},
-	}
-	cur, err := slices.Get(ctx, api.NamespaceDefault, "kubernetes")
-	switch {
-	case apierrors.IsNotFound(err):
-		_, err = slices.Create(ctx, api.NamespaceDefault, want, registry.WriteOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			err = nil
-		}
-		return err
-	case err != nil:
-		return err
-	}
-	s := cur.(*api.EndpointSlice)
-	if len(s.Endpoints) == 1 && len(s.Endpoints[0].Addresses) == 1 && s.Endpoints[0].Addresses[0] == ip &&
-		len(s.Ports) == 1 && s.Ports[0].Port != nil && *s.Ports[0].Port == int32(port) && s.Labels[api.LabelServiceName] == "kubernetes" {
-		return nil
-	}
-	_, err = slices.Mutate(ctx, api.NamespaceDefault, "kubernetes", "", registry.WriteOptions{}, func(cur api.Object) (api.Object, error) {
-		s := cur.(*api.EndpointSlice)
-		if s.Labels == nil {
-			s.Labels = map[string]string{}
-		}
-		s.Labels[api.LabelServiceName] = "kubernetes"
-		s.AddressType, s.Endpoints, s.Ports = want.AddressType, want.Endpoints, want.Ports
-		return s, nil
-	})
-	return err
-}
-
-func ptrTo[T any](v T) *T { return &v }
 
 // endpointAddress is the address pods reach this apiserver on (the
 // kubernetes Endpoints): the advertise address, "" when there is none.

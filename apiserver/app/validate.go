@@ -64,6 +64,13 @@ func (o *Options) Validate() error {
 	add(o.validateEtcd())
 	add(o.validateServiceAccounts())
 	add(o.Aggregation.validate())
+	switch o.EndpointReconcilerType {
+	case "", LeaseEndpointReconciler, NoneEndpointReconciler:
+	case "master-count":
+		add(errors.New("--endpoint-reconciler-type: master-count (deprecated in Kubernetes) is not implemented; use lease or none"))
+	default:
+		add(fmt.Errorf("--endpoint-reconciler-type: reconciler not implemented: %s (known: %s)", o.EndpointReconcilerType, strings.Join(EndpointReconcilerTypes, ", ")))
+	}
 	for _, name := range o.DisableAdmissionPlugins {
 		if !slices.Contains(AdmissionPlugins, name) {
 			add(fmt.Errorf("--disable-admission-plugins: unknown admission plugin %q (known: %s)", name, strings.Join(AdmissionPlugins, ", ")))

@@ -1,0 +1,117 @@
+package integration
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/apiserver/apiservertest"
+	"github.com/minik8s/minik8s/apiserver/app"
+	"github.com/minik8s/minik8s/apiserver/etcd"
+)
+
+// TestKubernetesEndpointsLeases runs two apiservers on one etcd with the
+// lease endpoint reconciler (renewal every 300 ms, leases of 3 s): the
+// kubernetes Endpoints and EndpointSlice list both advertise addresses,
+// sorted; a lease left by an apiserver that died (written here, never
+// renewed) adds its address until it expires; an apiserver that stops
+// removes its lease and its address at once.
+func TestKubernetesEndpointsLeases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ext, err := etcd.Start(ctx, etcd.Config{DataDir: t.TempDir(), Logger: apiservertest.Logger()})
+	if err != nil {
+		t.Fatalf("start etcd: %v", err)
+	}
+	t.Cleanup(func() { _ = ext.Close() })
+	start := func(ip string) *apiservertest.Server {
+		return apiservertest.Start(t, func(o *app.Options) {
+			o.EtcdServers, o.DataDir = ext.Endpoints(), ""
+			o.AdvertiseAddress = ip
+			o.EndpointReconcilerInterval = 300 * time.Millisecond
+			o.EndpointReconcilerTTL = 3 * time.Second
+		})
+	}
+	a := start("10.0.0.2")
+	b := start("10.0.0.1")
+
+	// addresses is what the Endpoints and the EndpointSlice say, "" for
+	// the slice when the two differ.
+	addresses := func() ([]string, string) {
+		o, err := a.Store("", "endpoints").Get(ctx, "default", "kubernetes")
+		if err != nil {
+			return nil, err.Error()
+		}
+		e := o.(*api.Endpoints)
+		var ips []string
+		for _, s := range e.Subsets {
+			for _, ad := range s.Addresses {
+				ips = append(ips, ad.IP)
+			}
+		}
+		if e.Labels["endpointslice.kubernetes.io/skip-mirror"] != "true" {
+			return ips, "no skip-mirror label"
+		}
+		so, err := a.Store("discovery.k8s.io", "endpointslices").Get(ctx, "default", "kubernetes")
+		if err != nil {
+			return ips, err.Error()
+		}
+		var sips []string
+		for _, ep := range so.(*api.EndpointSlice).Endpoints {
+			if ep.Conditions.Ready == nil || !*ep.Conditions.Ready {
+				return ips, "slice endpoint not ready"
+			}
+			sips = append(sips, ep.Addresses...)
+		}
+		if !slices.Equal(ips, sips) {
+			return ips, "slice lists " + strings.Join(sips, ",")
+		}
+		return ips, ""
+	}
+	waitFor := func(want []string, within time.Duration) time.Duration {
+		t.Helper()
+		begin := time.Now()
+		var got []string
+		var why string
+		for time.Since(begin) < within {
+			if got, why = addresses(); why == "" && slices.Equal(got, want) {
+				return time.Since(begin)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("kubernetes endpoints: %v (%s) after %v, want %v", got, why, within, want)
+		return 0
+	}
+	waitFor([]string{"10.0.0.1", "10.0.0.2"}, 10*time.Second)
+
+	// An apiserver that died: its lease is not renewed.
+	c := ext.Client()
+	lease, err := c.Grant(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Put(ctx, "/registry/masterleases/10.0.0.9", `{"kind":"Endpoints","apiVersion":"v1","metadata":{},"subsets":[{"addresses":[{"ip":"10.0.0.9"}]}]}`,
+		clientv3.WithLease(lease.ID)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor([]string{"10.0.0.1", "10.0.0.2", "10.0.0.9"}, 5*time.Second)
+	took := waitFor([]string{"10.0.0.1", "10.0.0.2"}, 10*time.Second)
+	t.Logf("the dead apiserver's address left %v after it appeared (lease TTL 3s)", took)
+
+	// A stopped apiserver takes its lease and address away.
+	b.Shutdown()
+	took = waitFor([]string{"10.0.0.2"}, 2*time.Second)
+	t.Logf("the stopped apiserver's address left %v after its shutdown", took)
+	resp, err := c.Get(ctx, "/registry/masterleases/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil || len(resp.Kvs) != 1 || string(resp.Kvs[0].Key) != "/registry/masterleases/10.0.0.2" {
+		t.Fatalf("leases after the shutdown: %v %v", resp, err)
+	}
+}
