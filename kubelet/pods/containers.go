@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -204,6 +207,12 @@ func (s *podSync) startContainer(ctx context.Context, c *api.Container, init boo
 	if err != nil {
 		return fail("CreateContainerConfigError", err)
 	}
+	if restartCount == 0 && len(old) == 0 && !eph.is {
+		// As kube's kubelet: a runtime that lost the previous instances
+		// (its state cleared by a reboot) leaves their logs, N.log; the
+		// count goes on from the highest, not to overwrite them.
+		restartCount = restartCountFromLogs(LogDir(m.opts.LogsDir, pod), c.Name)
+	}
 	tlog, err := m.terminationLogMount(pod, c, restartCount)
 	if err != nil {
 		return fail("CreateContainerConfigError", err)
@@ -255,4 +264,30 @@ func (s *podSync) startContainer(ctx context.Context, c *api.Container, init boo
 		return 2 * retrySoon
 	}
 	return 0
+}
+
+// restartCountFromLogs is one more than the highest N of the container's
+// N.log files (or rotated N.log.*) under the pod's log directory, 0 when
+// there are none: kube's calcRestartCountByLogDir.
+func restartCountFromLogs(podLogDir, name string) int {
+	entries, err := os.ReadDir(filepath.Join(podLogDir, name))
+	if err != nil {
+		return 0
+	}
+	next := 0
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		num, rest, ok := strings.Cut(e.Name(), ".log")
+		if !ok || (rest != "" && !strings.HasPrefix(rest, ".")) {
+			continue
+		}
+		n, err := strconv.Atoi(num)
+		if err != nil || n < 0 {
+			continue
+		}
+		next = max(next, n+1)
+	}
+	return next
 }

@@ -140,10 +140,78 @@ func (s *podSync) removeDeadSandbox(ctx context.Context) {
 	s.log.Info("pod sandbox is not running: restarting the pod in a new sandbox", "containers", len(old))
 	s.m.killPod(ctx, s.pod, old, 2*time.Second)
 	for _, c := range old {
-		if c.Kind == runtime.KindSandbox {
-			_ = s.m.tearDownNetwork(ctx, network.Pod{Namespace: s.pod.Namespace, Name: s.pod.Name, UID: string(s.pod.UID), SandboxID: c.ID})
+		if c.Kind != runtime.KindSandbox {
+			continue
+		}
+		_ = s.m.tearDownNetwork(ctx, network.Pod{Namespace: s.pod.Namespace, Name: s.pod.Name, UID: string(s.pod.UID), SandboxID: c.ID})
+		// A sandbox holding the previous instances of the containers
+		// (CRI: removing it removes them) stays, stopped, as kube's
+		// kubelet leaves it: their restart counts and last states come
+		// from them. removeReplacedSandboxes removes it once the new
+		// instances have taken over.
+		if len(sandboxContainers(s.cs, c.ID)) == 0 {
 			_ = s.m.rt.RemoveContainer(ctx, c.ID)
 		}
+	}
+}
+
+// sandboxContainers are the containers created in sandbox id, for a
+// driver whose containers belong to their sandbox (Container.SandboxID).
+func sandboxContainers(cs []runtime.Container, id string) []*runtime.Container {
+	var out []*runtime.Container
+	for i := range cs {
+		if c := &cs[i]; c.Kind == runtime.KindContainer && c.SandboxID == id {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// removeReplacedSandboxes removes the dead sandboxes of a running pod
+// (kept by removeDeadSandbox for the containers in them) once no
+// container in them is needed: each has exited and a newer instance of
+// its container runs elsewhere, the pod's status (just written, with the
+// old instance as lastState and the count) keeping what they told.
+func (s *podSync) removeReplacedSandboxes(ctx context.Context, cs []runtime.Container) {
+	live := runningSandbox(cs)
+	if live == nil {
+		return
+	}
+	for i := range cs {
+		sb := &cs[i]
+		if sb.Kind != runtime.KindSandbox || sb.ID == live.ID || sb.State == runtime.StateRunning {
+			continue
+		}
+		held := sandboxContainers(cs, sb.ID)
+		replaced := true
+		for _, c := range held {
+			if c.State != runtime.StateExited && c.State != runtime.StateCreated {
+				replaced = false
+				break
+			}
+			if c.Ephemeral {
+				continue
+			}
+			newer := false
+			for _, n := range instances(cs, c.Name, c.Init) {
+				if n.SandboxID == live.ID && n.RestartCount > c.RestartCount {
+					newer = true
+					break
+				}
+			}
+			if !newer {
+				replaced = false
+				break
+			}
+		}
+		if !replaced {
+			continue
+		}
+		if err := s.m.rt.RemoveContainer(ctx, sb.ID); err != nil {
+			s.log.Warn("remove replaced pod sandbox", "sandbox", shortID(sb.ID), "err", err)
+			continue
+		}
+		s.log.Info("removed replaced pod sandbox", "sandbox", shortID(sb.ID), "containers", len(held))
 	}
 }
 

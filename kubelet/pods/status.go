@@ -111,7 +111,47 @@ func (m *Manager) containerStatus(w *worker, pod *api.Pod, c *api.Container, ini
 	default:
 		st.State.Waiting = &api.ContainerStateWaiting{Reason: "ContainerCreating"}
 	}
+	// As kube's kubelet (1.37, RestartAllContainersOnContainerExits): the
+	// count never goes below the one reported, and the last state
+	// reported for this instance stays once the runtime has removed the
+	// previous instance (a pod restarted in a new sandbox after a node
+	// reboot, whose old sandbox went with the containers in it).
+	if prev := prevContainerStatus(w, pod, c.Name, init); prev != nil {
+		if prev.RestartCount > st.RestartCount {
+			st.RestartCount = prev.RestartCount
+		}
+		if st.LastTerminationState.Terminated == nil && st.State.Terminated == nil &&
+			prev.ContainerID == st.ContainerID && prev.LastTerminationState.Terminated != nil {
+			st.LastTerminationState.Terminated = prev.LastTerminationState.Terminated
+		}
+	}
 	return st
+}
+
+// prevContainerStatus is the status last reported for container name:
+// the one this kubelet last wrote, else the pod's.
+func prevContainerStatus(w *worker, pod *api.Pod, name string, init bool) *api.ContainerStatus {
+	ps := &pod.Status
+	if w.lastStatus != nil {
+		ps = w.lastStatus
+	} else if staticpods.IsStatic(pod) {
+		return nil // its status is its mirror pod's
+	}
+	list := ps.ContainerStatuses
+	if init {
+		list = ps.InitContainerStatuses
+	}
+	for i := range list {
+		if list[i].Name == name {
+			return &list[i]
+		}
+	}
+	for i := range ps.EphemeralContainerStatuses {
+		if !init && ps.EphemeralContainerStatuses[i].Name == name {
+			return &ps.EphemeralContainerStatuses[i]
+		}
+	}
+	return nil
 }
 
 // computeStatus builds the pod's status from the runtime's view, following

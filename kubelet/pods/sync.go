@@ -186,6 +186,9 @@ func (s *podSync) report(ctx context.Context) (time.Duration, bool) {
 		s.log.Warn("update pod status", "err", err)
 		return retrySoon, false
 	}
+	if !isTerminal(status.Phase) && pod.DeletionTimestamp == nil {
+		s.removeReplacedSandboxes(ctx, cs)
+	}
 	return s.next, false
 }
 

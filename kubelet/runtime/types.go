@@ -46,14 +46,19 @@ type Container struct {
 	LogPath      string
 	PodIP        string
 	NetNS        string
-	HostNetwork  bool
-	State        State
-	PID          uint32
-	ExitCode     int32
-	Reason       string
-	CreatedAt    time.Time
-	StartedAt    time.Time
-	FinishedAt   time.Time
+	// SandboxID is, for a container of a driver whose containers belong
+	// to the sandbox they were created in (CRI: RemovePodSandbox removes
+	// them), that sandbox; empty for a driver whose containers outlive
+	// their sandbox.
+	SandboxID   string
+	HostNetwork bool
+	State       State
+	PID         uint32
+	ExitCode    int32
+	Reason      string
+	CreatedAt   time.Time
+	StartedAt   time.Time
+	FinishedAt  time.Time
 	// Resources are the cgroup settings the container was created with or
 	// last updated to (ResourceUpdater); nil when the driver does not know
 	// them.

@@ -554,6 +554,7 @@ func (r *Runtime) ListPodContainers(ctx context.Context, podUID string) ([]runti
 		if err != nil {
 			return nil, err
 		}
+		ct.SandboxID = c.PodSandboxId
 		out = append(out, ct)
 	}
 	return out, nil
