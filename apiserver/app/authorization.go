@@ -19,9 +19,7 @@ import (
 func (a *APIServer) newAuthorizer() authz.Authorizer {
 	return authz.Union(
 		authz.Named("kubernetes.io/system-privileged-group", authz.PrivilegedGroups("system:masters")),
-		authz.Named("node", authz.NewNode(&nodeGraph{
-			pods:              a.Store("", "pods"),
-			volumes:           a.Store("", "persistentvolumes"),
+		authz.Named("node", authz.NewNode(a.startNodeGraph(), &nodeObjects{
 			volumeAttachments: a.Store("storage.k8s.io", "volumeattachments"),
 			resourceSlices:    a.Store("resource.k8s.io", "resourceslices"),
 			podCertificates:   a.Store(api.CertificatesGroupName, "podcertificaterequests"),
@@ -178,23 +176,15 @@ func (c *cachedRules) GetRole(namespace, name string) (*api.Role, bool) {
 	return cachedValue[api.Role](c.roles, namespace, name)
 }
 
-// nodeGraph implements authz.NodeGraph on the watch caches.
-type nodeGraph struct {
-	pods, volumes, volumeAttachments, resourceSlices, podCertificates *registry.Store
+// nodeObjects implements authz.NodeObjects on the watch caches.
+type nodeObjects struct {
+	volumeAttachments, resourceSlices, podCertificates *registry.Store
 }
 
-var _ authz.NodeGraph = (*nodeGraph)(nil)
+var _ authz.NodeObjects = (*nodeObjects)(nil)
 
-func (g *nodeGraph) PodsOnNode(node string) []*api.Pod {
-	return cachedValues[api.Pod](g.pods, cacher.Predicate{IndexField: "spec.nodeName", IndexValue: node})
-}
-
-func (g *nodeGraph) NodeOf(resource, namespace, name string) (string, bool) {
+func (g *nodeObjects) NodeOf(resource, namespace, name string) (string, bool) {
 	switch resource {
-	case "pods":
-		if p, ok := cachedValue[api.Pod](g.pods, namespace, name); ok {
-			return p.Spec.NodeName, true
-		}
 	case "volumeattachments":
 		if v, ok := cachedValue[api.VolumeAttachment](g.volumeAttachments, "", name); ok {
 			return v.Spec.NodeName, true
@@ -212,10 +202,6 @@ func (g *nodeGraph) NodeOf(resource, namespace, name string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-func (g *nodeGraph) PersistentVolumes() []*api.PersistentVolume {
-	return cachedValues[api.PersistentVolume](g.volumes, cacher.Predicate{})
 }
 
 // publishAuthenticationConfig writes kube-system's

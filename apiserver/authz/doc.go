@@ -10,8 +10,9 @@
 // The authorizers are RBAC (Role, ClusterRole, RoleBinding,
 // ClusterRoleBinding read through a RuleSource), the Node authorizer
 // (kubelets, "system:node:NAME" in "system:nodes", limited to their own
-// Node, Lease, pods and what those pods reference, read through a
-// NodeGraph; lists and watches must select the node's own objects, so
+// Node, Lease, pods and what those pods reference, looked up in a
+// NodeGraph the pod and volume watches keep current, as Kubernetes' graph;
+// lists and watches must select the node's own objects, so
 // Attributes carry the request's parsed field and label selectors),
 // PrivilegedGroups (system:masters) and AlwaysAllow. Named gives an
 // authorizer the name a Union puts before its reasons, as kube-apiserver

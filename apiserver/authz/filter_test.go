@@ -47,7 +47,7 @@ func decodeStatus(t *testing.T, w *httptest.ResponseRecorder) api.Status {
 
 func TestFilter(t *testing.T) {
 	t.Parallel()
-	az := Union(NewNode(newTestGraph()), NewRBAC(testRBACSource()))
+	az := Union(newTestNode(), NewRBAC(testRBACSource()))
 	bob := &request.User{Name: "bob", Groups: []string{AllAuthenticated}}
 	alice := &request.User{Name: "alice", Groups: []string{AllAuthenticated}}
 	nodeA := &request.User{Name: "system:node:node-a", Groups: []string{NodesGroup}}

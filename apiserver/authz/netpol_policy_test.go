@@ -14,7 +14,7 @@ import (
 // credentials may not read policies.
 func TestNetworkPolicyAgentRole(t *testing.T) {
 	t.Parallel()
-	chain := Union(NewNode(newTestGraph()), NewRBAC(bootstrapSource()))
+	chain := Union(newTestNode(), NewRBAC(bootstrapSource()))
 	proxy := &request.User{Name: KubeProxy, Groups: []string{AllAuthenticated}}
 	nodeA := &request.User{Name: "system:node:node-a", Groups: []string{NodesGroup, AllAuthenticated}}
 	tests := []struct {

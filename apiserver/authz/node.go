@@ -2,25 +2,19 @@ package authz
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/minik8s/minik8s/api"
 )
 
-// NodeGraph is what the Node authorizer reads to relate objects to nodes,
-// typically the apiserver's watch caches. The authorizer only reads what it
-// returns.
-type NodeGraph interface {
-	// PodsOnNode returns the pods whose spec.nodeName is node.
-	PodsOnNode(node string) []*api.Pod
+// NodeObjects looks up the node named by the objects the NodeGraph does
+// not hold, typically in the apiserver's watch caches.
+type NodeObjects interface {
 	// NodeOf returns the spec.nodeName of the object namespace/name of
-	// resource, one of pods, volumeattachments, resourceslices and
+	// resource, one of volumeattachments, resourceslices and
 	// podcertificaterequests ("" when unset); found is false when the
 	// object is unknown.
 	NodeOf(resource, namespace, name string) (node string, found bool)
-	// PersistentVolumes returns every PersistentVolume.
-	PersistentVolumes() []*api.PersistentVolume
 }
 
 // Node is Kubernetes' Node authorizer (plugin/pkg/auth/authorizer/node,
@@ -47,18 +41,23 @@ type NodeGraph interface {
 //   - and, by the static node rules (NodeRules), everything else the
 //     system:node role grants (events, services, CSRs, reviews, ...).
 //
-// The relationships are computed from the graph at each request, as
-// Kubernetes' graph would hold them: a mirror pod relates only itself to
-// its node, a claim's volume through the volume's claimRef.
+// The relationships of pods and volumes are kept in a NodeGraph, updated
+// as they change, as Kubernetes' graph holds them: a mirror pod relates
+// only itself to its node, a claim's volume through the volume's claimRef.
+// A check looks them up; it decodes nothing.
 type Node struct {
-	graph NodeGraph
-	rules []api.PolicyRule
+	graph   *NodeGraph
+	objects NodeObjects
+	rules   []api.PolicyRule
 }
 
 var _ Authorizer = (*Node)(nil)
 
-// NewNode returns a Node authorizer reading graph.
-func NewNode(graph NodeGraph) *Node { return &Node{graph: graph, rules: NodeRules()} }
+// NewNode returns a Node authorizer reading graph, and objects for the
+// volume attachments, resource slices and pod certificate requests.
+func NewNode(graph *NodeGraph, objects NodeObjects) *Node {
+	return &Node{graph: graph, objects: objects, rules: NodeRules()}
+}
 
 // Object kinds the graph relates to nodes.
 type vertexKind int
@@ -206,7 +205,8 @@ func (n *Node) createToken(node string, a Attributes) (Decision, string, error) 
 func (n *Node) hasPath(node string, kind vertexKind, namespace, name string) bool {
 	switch kind {
 	case podVertex:
-		return n.boundTo(node, "pods", namespace, name)
+		bound, found := n.graph.podNode(namespace, name)
+		return found && bound != "" && bound == node
 	case volumeAttachmentVertex:
 		return n.boundTo(node, "volumeattachments", "", name)
 	case resourceSliceVertex:
@@ -214,114 +214,19 @@ func (n *Node) hasPath(node string, kind vertexKind, namespace, name string) boo
 	case podCertificateRequestVertex:
 		return n.boundTo(node, "podcertificaterequests", namespace, name)
 	case pvVertex:
-		for _, pv := range n.graph.PersistentVolumes() {
-			if pv.Name == name {
-				return pv.Spec.ClaimRef != nil && n.claimUsed(node, pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name)
-			}
-		}
-		return false
-	case pvcVertex:
-		return n.claimUsed(node, namespace, name)
+		return n.graph.volumeUsed(node, name)
 	case resourceClaimVertex:
 		// minik8s' pods have no resourceClaims: no claim relates to a node.
 		return false
+	case secretVertex:
+		return n.graph.references(node, kind, namespace, name) || n.graph.volumeSecretUsed(node, namespace, name)
 	}
-	for _, pod := range n.podsReferencing(node, namespace) {
-		found := false
-		visit := func(ref string) bool {
-			found = ref == name
-			return !found
-		}
-		switch kind {
-		case secretVertex:
-			api.VisitPodSecretNames(pod, visit)
-		case configMapVertex:
-			api.VisitPodConfigMapNames(pod, visit)
-		case serviceAccountVertex:
-			found = pod.Spec.ServiceAccountName == name
-		}
-		if found {
-			return true
-		}
-	}
-	// node <- pod <- claim <- volume <- secret: the secrets a claimed
-	// volume's driver hands the kubelet.
-	if kind == secretVertex {
-		for _, pv := range n.graph.PersistentVolumes() {
-			if ref := pv.Spec.ClaimRef; ref != nil && kubeletVisibleSecret(pv, namespace, name) && n.claimUsed(node, ref.Namespace, ref.Name) {
-				return true
-			}
-		}
-	}
-	return false
+	return n.graph.references(node, kind, namespace, name)
 }
 
 func (n *Node) boundTo(node, resource, namespace, name string) bool {
-	bound, found := n.graph.NodeOf(resource, namespace, name)
+	bound, found := n.objects.NodeOf(resource, namespace, name)
 	return found && bound != "" && bound == node
-}
-
-// podsReferencing returns the node's pods in namespace whose references
-// count: mirror pods relate only themselves to the node.
-func (n *Node) podsReferencing(node, namespace string) []*api.Pod {
-	var out []*api.Pod
-	for _, pod := range n.graph.PodsOnNode(node) {
-		if pod.Namespace != namespace {
-			continue
-		}
-		if _, mirror := pod.Annotations[api.MirrorPodAnnotationKey]; mirror {
-			continue
-		}
-		out = append(out, pod)
-	}
-	return out
-}
-
-// claimUsed reports whether a pod on node uses the claim namespace/name,
-// directly or as an ephemeral volume's claim (named POD-VOLUME).
-func (n *Node) claimUsed(node, namespace, name string) bool {
-	for _, pod := range n.podsReferencing(node, namespace) {
-		for _, v := range pod.Spec.Volumes {
-			claim := ""
-			switch {
-			case v.PersistentVolumeClaim != nil:
-				claim = v.PersistentVolumeClaim.ClaimName
-			case len(v.Ephemeral) > 0:
-				claim = pod.Name + "-" + v.Name
-			}
-			if claim != "" && claim == name {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// kubeletVisibleSecret reports whether pv's CSI source names the secret
-// namespace/name as one the kubelet uses (node publish, stage or expand),
-// as Kubernetes' VisitPVSecretNames with kubeletVisible. The in-tree
-// sources minik8s keeps as raw JSON are not followed.
-func kubeletVisibleSecret(pv *api.PersistentVolume, namespace, name string) bool {
-	if len(pv.Spec.CSI) == 0 {
-		return false
-	}
-	var csi map[string]json.RawMessage
-	if json.Unmarshal(pv.Spec.CSI, &csi) != nil {
-		return false
-	}
-	for _, key := range []string{"nodePublishSecretRef", "nodeStageSecretRef", "nodeExpandSecretRef"} {
-		var ref struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		}
-		if csi[key] == nil || json.Unmarshal(csi[key], &ref) != nil {
-			continue
-		}
-		if ref.Name == name && ref.Namespace == namespace {
-			return true
-		}
-	}
-	return false
 }
 
 // lease: a node's heartbeat Lease is named after the node in

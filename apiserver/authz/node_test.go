@@ -10,41 +10,40 @@ import (
 	"github.com/minik8s/minik8s/apiserver/request"
 )
 
-// testGraph is a NodeGraph over fixed objects.
+// testGraph holds fixed objects: the pods and volumes fill a NodeGraph,
+// the other kinds answer NodeObjects.
 type testGraph struct {
 	pods    []*api.Pod
 	volumes []*api.PersistentVolume
-	// nodeOf maps "resource/namespace/name" of the other kinds to their
-	// spec.nodeName.
+	// nodeOf maps "resource//name" or "resource/namespace/name" of the
+	// other kinds to their spec.nodeName.
 	nodeOf map[string]string
 }
 
-var _ NodeGraph = (*testGraph)(nil)
-
-func (g *testGraph) PodsOnNode(node string) []*api.Pod {
-	var out []*api.Pod
-	for _, p := range g.pods {
-		if p.Spec.NodeName == node {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+var _ NodeObjects = (*testGraph)(nil)
 
 func (g *testGraph) NodeOf(resource, namespace, name string) (string, bool) {
-	if resource == "pods" {
-		for _, p := range g.pods {
-			if p.Namespace == namespace && p.Name == name {
-				return p.Spec.NodeName, true
-			}
-		}
-		return "", false
-	}
 	n, ok := g.nodeOf[resource+"/"+namespace+"/"+name]
 	return n, ok
 }
 
-func (g *testGraph) PersistentVolumes() []*api.PersistentVolume { return g.volumes }
+// authorizer returns a Node authorizer on g's objects, added one by one.
+func (g *testGraph) authorizer() (*Node, *NodeGraph) {
+	ng := NewNodeGraph()
+	for _, p := range g.pods {
+		ng.SetPod(p)
+	}
+	for _, pv := range g.volumes {
+		ng.SetPersistentVolume(pv)
+	}
+	return NewNode(ng, g), ng
+}
+
+// newTestNode is a Node authorizer on newTestGraph's objects.
+func newTestNode() *Node {
+	az, _ := newTestGraph().authorizer()
+	return az
+}
 
 func newTestGraph() *testGraph {
 	return &testGraph{
@@ -100,7 +99,7 @@ func fromURL(u *request.User, method, url string) Attributes {
 // and the code): NoOpinion, never Deny, with the same reason strings.
 func TestNodeAuthorizer(t *testing.T) {
 	t.Parallel()
-	az := NewNode(newTestGraph())
+	az, _ := newTestGraph().authorizer()
 	nodeA := &request.User{Name: "system:node:node-a", Groups: []string{NodesGroup, AllAuthenticated}}
 	const noRel = "no relationship found between node 'node-a' and this object"
 	tests := []struct {

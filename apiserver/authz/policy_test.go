@@ -64,7 +64,7 @@ func TestBootstrapPolicyValid(t *testing.T) {
 // policy (system:masters reaches everything through cluster-admin).
 func TestDefaultPolicy(t *testing.T) {
 	t.Parallel()
-	chain := Union(NewNode(newTestGraph()), NewRBAC(bootstrapSource()))
+	chain := Union(newTestNode(), NewRBAC(bootstrapSource()))
 	admin := &request.User{Name: "kubernetes-admin", Groups: []string{SystemPrivilegedGroup, AllAuthenticated}}
 	sched := &request.User{Name: KubeScheduler, Groups: []string{AllAuthenticated}}
 	kcm := &request.User{Name: KubeControllerManager, Groups: []string{AllAuthenticated}}
