@@ -461,7 +461,7 @@ func (a *APIServer) bootstrap(ctx context.Context) error {
 
 // buildAPI builds the routes: resources, discovery, OpenAPI, health checks
 // and metrics, with the authorizer and audit log their filter chains use.
-func (a *APIServer) buildAPI(context.Context) error {
+func (a *APIServer) buildAPI(ctx context.Context) error {
 	a.authorizer = a.newAuthorizer()
 	docs := a.docs
 	a.kubeletCfg.Authorizer = a.authorizer
@@ -474,6 +474,11 @@ func (a *APIServer) buildAPI(context.Context) error {
 		return err
 	}
 	a.aggregator = agg
+	// kube-apiserver's etcd checks: "etcd" in every health endpoint,
+	// "etcd-readiness" in /readyz, each sending at most one probe per
+	// half its timeout.
+	etcdLive := newEtcdCheck(a.backend.Client(), a.opts.EtcdPrefix, etcdHealthcheckTimeout, ctx.Done())
+	etcdReady := newEtcdCheck(a.backend.Client(), a.opts.EtcdPrefix, etcdReadycheckTimeout, ctx.Done())
 	a.handler = server.New(server.Config{
 		Aggregator: agg,
 		Tokens:     a.sa.requests,
@@ -497,9 +502,9 @@ func (a *APIServer) buildAPI(context.Context) error {
 		ExternalAddress:   a.opts.AdvertiseAddress,
 		Metrics:           a.metrics,
 		Logger:            a.log,
-		LiveChecks:        []server.HealthCheck{{Name: "etcd", Check: a.backend.Healthy}},
+		LiveChecks:        []server.HealthCheck{{Name: "etcd", Check: etcdLive.Check}},
 		ComponentStatuses: newComponentProbes(a.backend.Healthy),
-		ReadyChecks: []server.HealthCheck{{Name: "poststarthook/crd-informer-synced", Check: func(context.Context) error {
+		ReadyChecks: []server.HealthCheck{{Name: "etcd-readiness", Check: etcdReady.Check}, {Name: "poststarthook/crd-informer-synced", Check: func(context.Context) error {
 			if !a.crds.Synced() {
 				return errors.New("the custom resources are not served yet")
 			}

@@ -152,9 +152,9 @@ func (s *Server) routes() chi.Router {
 	r.NotFound(notFound)
 	r.MethodNotAllowed(methodNotAllowed)
 
-	r.Get("/healthz", s.health(s.cfg.LiveChecks))
-	r.Get("/livez", s.health(s.cfg.LiveChecks))
-	r.Get("/readyz", s.health(append(append([]HealthCheck{}, s.cfg.LiveChecks...), s.cfg.ReadyChecks...)))
+	s.healthRoutes(r, "/healthz", s.cfg.LiveChecks)
+	s.healthRoutes(r, "/livez", s.cfg.LiveChecks)
+	s.healthRoutes(r, "/readyz", append(append([]HealthCheck{}, s.cfg.LiveChecks...), s.cfg.ReadyChecks...))
 	r.Get("/version", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, http.StatusOK, version.Get()) })
 
 	s.apiRoutes(r)
