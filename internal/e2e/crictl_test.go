@@ -142,33 +142,12 @@ func TestCrictl(t *testing.T) {
 // what the API shows.
 func crictlPods(t *testing.T, ctx context.Context, c *Cluster, crictl func(context.Context, ...string) (string, error)) {
 	const ns = "e2e-crictl"
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_, _ = c.Kubectl(ctx, "delete", "namespace", ns, "--ignore-not-found", "--wait=false")
-	})
-	manifest := `apiVersion: v1
-kind: Namespace
-metadata:
-  name: ` + ns + `
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: talker
-  namespace: ` + ns + `
-spec:
-  nodeName: ` + crictlNode + `
-  terminationGracePeriodSeconds: 2
-  containers:
+	podOnCrictlNode(t, ctx, c, ns, "talker", `
   - name: talk
     image: minik8s/busybox:latest
     imagePullPolicy: IfNotPresent
     command: ["sh", "-c", "echo first line; echo second line from $(hostname); exec sleep 3600"]
-`
-	if out, err := c.RunInput(ctx, []byte(manifest), c.Root+"/bin/kubectl-lite", "--kubeconfig", c.Kubeconfig, "apply", "-f", "-"); err != nil {
-		t.Fatalf("apply: %v: %s", err, out)
-	}
+`)
 	var pod api.Pod
 	within(t, ctx, 90*time.Second, "pod talker Running", func(ctx context.Context) (bool, string, error) {
 		if err := c.KubectlJSON(ctx, &pod, "get", "pod", "talker", "-n", ns); err != nil {
@@ -314,10 +293,11 @@ spec:
 	})
 }
 
-// streamsThroughKubelet runs a pod on crictlNode and uses kubectl-lite
-// exec, attach and port-forward on it.
-func streamsThroughKubelet(t *testing.T, ctx context.Context, c *Cluster) {
-	const ns = "e2e-streams"
+// podOnCrictlNode applies namespace ns and in it pod name on crictlNode
+// with the containers of containersYAML (list items indented by two), and
+// deletes the namespace when the test ends.
+func podOnCrictlNode(t *testing.T, ctx context.Context, c *Cluster, ns, name, containersYAML string) {
+	t.Helper()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -331,12 +311,22 @@ metadata:
 apiVersion: v1
 kind: Pod
 metadata:
-  name: web
+  name: ` + name + `
   namespace: ` + ns + `
 spec:
   nodeName: ` + crictlNode + `
   terminationGracePeriodSeconds: 2
-  containers:
+  containers:` + containersYAML
+	if out, err := c.RunInput(ctx, []byte(manifest), filepath.Join(c.Root, "bin", "kubectl-lite"), "--kubeconfig", c.Kubeconfig, "apply", "-f", "-"); err != nil {
+		t.Fatalf("apply: %v: %s", err, out)
+	}
+}
+
+// streamsThroughKubelet runs a pod on crictlNode and uses kubectl-lite
+// exec, attach and port-forward on it.
+func streamsThroughKubelet(t *testing.T, ctx context.Context, c *Cluster) {
+	const ns = "e2e-streams"
+	podOnCrictlNode(t, ctx, c, ns, "web", `
   - name: web
     image: minik8s/busybox:latest
     imagePullPolicy: IfNotPresent
@@ -345,10 +335,7 @@ spec:
     imagePullPolicy: IfNotPresent
     stdin: true
     command: ["sh", "-c", "while read l; do echo got:$l; done; sleep 3600"]
-`
-	if out, err := c.RunInput(ctx, []byte(manifest), filepath.Join(c.Root, "bin", "kubectl-lite"), "--kubeconfig", c.Kubeconfig, "apply", "-f", "-"); err != nil {
-		t.Fatalf("apply: %v: %s", err, out)
-	}
+`)
 	within(t, ctx, 90*time.Second, "pod web Ready", func(ctx context.Context) (bool, string, error) {
 		var pod api.Pod
 		if err := c.KubectlJSON(ctx, &pod, "get", "pod", "web", "-n", ns); err != nil {
