@@ -1,12 +1,10 @@
 package deployment_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"github.com/minik8s/minik8s/api"
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 	"github.com/minik8s/minik8s/controller-manager/app"
+	"github.com/minik8s/minik8s/internal/benchproc"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/daemon"
 	"github.com/minik8s/minik8s/internal/daemon/daemontest"
@@ -109,7 +108,7 @@ func benchDeploymentsAvailable(b *testing.B, bin string, row cmRow) {
 	for i := range b.N {
 		ns := fmt.Sprintf("bench-%d", i)
 		createNamespace(b, cl.c, ns)
-		cpu0 := procCPU(b, pid)
+		cpu0 := benchproc.CPUSeconds(pid)
 
 		start := time.Now()
 		createDeployments(b, cl.c, ns, deployments, int32(replicas))
@@ -153,21 +152,24 @@ func benchDeploymentsAvailable(b *testing.B, bin string, row cmRow) {
 			}
 		}
 		elapsed := time.Since(start)
-		cpu := procCPU(b, pid) - cpu0
-		rssMiB, peakMiB := procMemMiB(b, pid)
+		cpu := benchproc.CPUSeconds(pid) - cpu0
+		rssMiB, peakMiB := benchproc.RSSMiB(pid)
+		if rssMiB == 0 {
+			b.Fatalf("the controller-manager (pid %d) is gone: no /proc/%d/status", pid, pid)
+		}
 		pods := len(cl.livePods(ns))
 		if pods != deployments*replicas {
 			b.Errorf("%d pods, want %d", pods, deployments*replicas)
 		}
 		b.ReportMetric(elapsed.Seconds(), "s-to-available")
 		b.ReportMetric(podsCreated.Seconds(), "s-to-pods-created")
-		b.ReportMetric(cpu.Seconds(), "cm-cpu-s")
+		b.ReportMetric(cpu, "cm-cpu-s")
 		b.ReportMetric(peakMiB, "cm-peak-rss-MiB")
 		b.ReportMetric(rssMiB, "cm-rss-MiB")
 		b.ReportMetric(float64(pods)/elapsed.Seconds(), "pods/s")
 		b.Logf("%d deployments x %d replicas: created in %v, every pod created and counted after %v, all available after %v; controller-manager CPU %.1fs, RSS %.0f MiB (peak %.0f MiB)",
 			deployments, replicas, created.Round(time.Millisecond), podsCreated.Round(time.Millisecond), elapsed.Round(time.Millisecond),
-			cpu.Seconds(), rssMiB, peakMiB)
+			cpu, rssMiB, peakMiB)
 	}
 	b.ReportMetric(0, "ns/op") // the wall time of an iteration is s-to-available
 }
@@ -186,48 +188,6 @@ func leaseLost(c *client.Client, le daemon.LeaderElectionOptions) (string, bool)
 	}
 	return fmt.Sprintf("its Lease %s/%s was last renewed %v ago (lease duration %v)",
 		le.ResourceNamespace, le.ResourceName, age.Round(time.Second), le.LeaseDuration), true
-}
-
-// clockTick is the unit of /proc/PID/stat's CPU times (USER_HZ, 100 on Linux).
-const clockTick = 10 * time.Millisecond
-
-// procCPU is the user plus system CPU time process pid has used.
-func procCPU(b *testing.B, pid int) time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	// The fields after the command name, which is in parentheses and may
-	// hold spaces: state is field 3, utime 14, stime 15.
-	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
-	if len(f) < 13 {
-		b.Fatalf("/proc/%d/stat: %q", pid, data)
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * clockTick
-}
-
-// procMemMiB is process pid's resident set size now and at its peak.
-func procMemMiB(b *testing.B, pid int) (rss, peak float64) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseFloat(f[1], 64)
-		switch f[0] {
-		case "VmRSS:":
-			rss = kb / 1024
-		case "VmHWM:":
-			peak = kb / 1024
-		}
-	}
-	return rss, peak
 }
 
 func createDeployments(b *testing.B, c *client.Client, ns string, n int, replicas int32) {
