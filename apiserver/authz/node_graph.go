@@ -87,13 +87,19 @@ func (g *NodeGraph) ReplacePods(pods []*api.Pod) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for k := range g.pods {
-		if vertices[k] == nil {
-			g.setPodLocked(k, nil)
+	replaceAll(g.pods, vertices, g.setPodLocked)
+}
+
+// replaceAll makes next the content of current through set: the entries
+// of current missing from next are set to nil, then next's are set.
+func replaceAll[K comparable, V any](current, next map[K]*V, set func(K, *V)) {
+	for k := range current {
+		if next[k] == nil {
+			set(k, nil)
 		}
 	}
-	for k, p := range vertices {
-		g.setPodLocked(k, p)
+	for k, v := range next {
+		set(k, v)
 	}
 }
 
@@ -185,14 +191,7 @@ func (g *NodeGraph) ReplacePersistentVolumes(pvs []*api.PersistentVolume) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for name := range g.volumes {
-		if vertices[name] == nil {
-			g.setVolumeLocked(name, nil)
-		}
-	}
-	for name, v := range vertices {
-		g.setVolumeLocked(name, v)
-	}
+	replaceAll(g.volumes, vertices, g.setVolumeLocked)
 }
 
 func (g *NodeGraph) setVolumeLocked(name string, v *graphVolume) {

@@ -1,8 +1,8 @@
 package integration
 
 import (
+	"fmt"
 	"testing"
-	"time"
 
 	"github.com/minik8s/minik8s/apiserver/apiservertest"
 )
@@ -32,17 +32,13 @@ func TestNodeGraphFollowsPods(t *testing.T) {
 	want := func(step, node string, code int) {
 		t.Helper()
 		hc := userClient(t, s, "system:node:"+node, "system:nodes")
-		ok := func() bool {
-			return send(t, hc, "GET", base+ns+"/secrets/db-password", "", "") == code &&
-				send(t, hc, "GET", base+"/api/v1/persistentvolumes/pv-db", "", "") == code
-		}
-		deadline := time.Now().Add(10 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %s does not read the pod's secret and volume with %d", step, node, code)
+		eventually(t, step, func() error {
+			secret, volume := send(t, hc, "GET", base+ns+"/secrets/db-password", "", ""), send(t, hc, "GET", base+"/api/v1/persistentvolumes/pv-db", "", "")
+			if secret != code || volume != code {
+				return fmt.Errorf("%s reads the pod's secret with %d and its volume with %d, want %d", node, secret, volume, code)
 			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 	want("no pod", "node-a", 403)
 
