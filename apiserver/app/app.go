@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
@@ -493,6 +494,7 @@ func (a *APIServer) buildAPI(ctx context.Context) error {
 		Stores:            a.stores,
 		Custom:            a.crds,
 		MaxRequestBytes:   a.opts.MaxRequestBytes,
+		Profiling:         a.opts.Profiling,
 		MinRequestTimeout: a.opts.MinRequestTimeout,
 		RequestTimeout:    a.opts.RequestTimeout,
 
@@ -691,6 +693,11 @@ func Run(ctx context.Context, opts Options, log *slog.Logger) error {
 	if err := a.Start(ctx); err != nil {
 		return err
 	}
+	// Starting makes several times the heap it keeps (the schemas parsed
+	// for server-side apply and the CRD controller, the bootstrap policy's
+	// writes, etcd's start); the runtime would return those pages to the
+	// OS only slowly, so an idle apiserver holds them: return them now.
+	debug.FreeOSMemory()
 	return a.Wait()
 }
 

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,23 +14,34 @@ import (
 	"github.com/minik8s/minik8s/internal/version"
 )
 
-// Docs holds the generated documents, encoded once.
+// Docs holds the generated documents. The schemas server-side apply needs
+// are made by New; the documents themselves (a few MB of JSON, and tens of
+// MB of garbage to make) only on the first request for one, as
+// kube-apiserver builds its specs lazily, and are kept gzipped alone.
 type Docs struct {
-	// mu guards what SetExtension replaces: the documents and their date.
+	// resources (sorted) and patchFor are what the documents are built from.
+	resources []api.ResourceInfo
+	patchFor  func(kind string) patchSchema
+	// baseV2 and baseV3 are the documents of the built-in kinds, which
+	// an extension is added to; made once by base.
+	baseOnce sync.Once
+	baseErr  error
+	baseV2   *representations
+	baseV3   map[string]*representations
+
+	// mu guards what SetExtension replaces: the extension, the documents
+	// made with it and their date.
 	mu       sync.RWMutex
 	modified time.Time
-	v2       *representations
-	v3Index  *representations
+	// ext is the current extension (nil: none yet). v2, and v3 with
+	// v3Index, are the documents with ext; nil until asked for since ext
+	// was set. v2Build and v3Build serialise those builds.
+	ext     *Extension
+	v2      *representations
+	v3Index *representations
 	// v3 maps "api/v1", "apis/apps/v1" to the group-version's document.
-	v3 map[string]*representations
-	// baseV2 and baseV3 are the documents of the built-in kinds, which
-	// an extension is added to.
-	baseV2 []byte
-	baseV3 map[string]*representations
-	// pendingV2 is the extension the v2 document is next built with
-	// (currentV2), when v2 is nil; v2Build serialises those builds.
-	pendingV2 *Extension
-	v2Build   sync.Mutex
+	v3               map[string]*representations
+	v2Build, v3Build sync.Mutex
 	// schemas are the OpenAPI v3 definitions of every group-version, by name.
 	schemas []byte
 }
@@ -42,9 +52,10 @@ type Docs struct {
 // from, so the merge follows the published list types and keys.
 func (d *Docs) Schemas() []byte { return d.schemas }
 
-// New generates the OpenAPI v2 and v3 documents of the given resources. It
-// fails if a type cannot be described (a field whose JSON encoding the
-// generator does not know), rather than serve a schema that lies.
+// New generates the OpenAPI v2 and v3 models of the given resources and
+// the v3 schemas; the documents are encoded when first asked for. It fails
+// if a type cannot be described (a field whose JSON encoding the generator
+// does not know), rather than serve a schema that lies.
 func New(resources []api.ResourceInfo) (*Docs, error) {
 	return build(resources, kubernetesPatchSchema)
 }
@@ -67,19 +78,12 @@ func build(resources []api.ResourceInfo, patchFor func(kind string) patchSchema)
 			return nil, fmt.Errorf("resource %s/%s is listed twice", rs[i].GroupVersion(), rs[i].Resource)
 		}
 	}
-	d := &Docs{modified: time.Now(), v3: map[string]*representations{}}
-
-	m2, err := buildModel(v2, rs, patchFor)
-	if err != nil {
+	d := &Docs{resources: rs, patchFor: patchFor, modified: time.Now()}
+	// Both models are made now, so that a type that cannot be described
+	// fails the start; they are cheap beside encoding the documents.
+	if _, err := buildModel(v2, rs, patchFor); err != nil {
 		return nil, fmt.Errorf("openapi v2: %w", err)
 	}
-	v2JSON, err := json.Marshal(m2.v2Document())
-	if err != nil {
-		return nil, fmt.Errorf("encode openapi v2: %w", err)
-	}
-	d.v2 = newRepresentations(v2JSON, v2ProtoType, v2ToProto)
-	d.baseV2 = v2JSON
-
 	m3, err := buildModel(v3, rs, patchFor)
 	if err != nil {
 		return nil, fmt.Errorf("openapi v3: %w", err)
@@ -87,23 +91,53 @@ func build(resources []api.ResourceInfo, patchFor func(kind string) patchSchema)
 	if d.schemas, err = json.Marshal(m3.defs); err != nil {
 		return nil, fmt.Errorf("encode openapi v3 schemas: %w", err)
 	}
-	index := v3Discovery{Paths: map[string]v3DiscoveryEntry{}}
+	return d, nil
+}
+
+// base encodes the built-in documents, once.
+func (d *Docs) base() error {
+	d.baseOnce.Do(func() { d.baseErr = d.encodeBase() })
+	return d.baseErr
+}
+
+func (d *Docs) encodeBase() error {
+	m2, err := buildModel(v2, d.resources, d.patchFor)
+	if err != nil {
+		return fmt.Errorf("openapi v2: %w", err)
+	}
+	v2JSON, err := json.Marshal(m2.v2Document())
+	if err != nil {
+		return fmt.Errorf("encode openapi v2: %w", err)
+	}
+	d.baseV2 = newRepresentations(v2JSON, v2ProtoType, v2ToProto)
+
+	m3, err := buildModel(v3, d.resources, d.patchFor)
+	if err != nil {
+		return fmt.Errorf("openapi v3: %w", err)
+	}
+	d.baseV3 = map[string]*representations{}
 	for _, gv := range m3.groupVersions {
 		data, err := json.Marshal(m3.v3Document(gv))
 		if err != nil {
-			return nil, fmt.Errorf("encode openapi v3 %s: %w", gv, err)
+			return fmt.Errorf("encode openapi v3 %s: %w", gv, err)
 		}
-		rep := newRepresentations(data, v3ProtoType, v3ToProto)
-		d.v3[gv] = rep
+		d.baseV3[gv] = newRepresentations(data, v3ProtoType, v3ToProto)
+	}
+	return nil
+}
+
+// v3IndexOf is the /openapi/v3 discovery document of the group-versions'
+// documents, each at its hashed URL.
+func v3IndexOf(docs map[string]*representations) (*representations, error) {
+	index := v3Discovery{Paths: map[string]v3DiscoveryEntry{}}
+	for gv, rep := range docs {
 		index.Paths[gv] = v3DiscoveryEntry{ServerRelativeURL: "/openapi/v3/" + gv + "?hash=" + rep.etag}
 	}
 	indexJSON, err := json.Marshal(index)
 	if err != nil {
 		return nil, fmt.Errorf("encode openapi v3 discovery: %w", err)
 	}
-	d.v3Index = newRepresentations(indexJSON, "", nil)
-	d.baseV3 = maps.Clone(d.v3)
-	return d, nil
+	return newRepresentations(indexJSON, "", nil), nil
 }
 
 // model is what one dialect's documents are made of.

@@ -100,10 +100,10 @@ func TestServedResources(t *testing.T) {
 
 	// v2: gnostic parses it (as client-go's protobuf path does) and every
 	// $ref resolves.
-	if _, err := openapiv2.ParseDocument(d.v2.json.data); err != nil {
+	if _, err := openapiv2.ParseDocument(mustV2(d).plainJSON()); err != nil {
 		t.Fatalf("openapiv2.ParseDocument: %v", err)
 	}
-	doc := decodeJSON(t, d.v2.json.data)
+	doc := decodeJSON(t, mustV2(d).plainJSON())
 	defs := path(t, doc, "definitions").(map[string]any)
 	checkRefs(t, "v2", doc, "#/definitions/", defs)
 	paths := path(t, doc, "paths").(map[string]any)
@@ -160,7 +160,7 @@ func TestServedResources(t *testing.T) {
 	// v3: every group-version parses with kube-openapi's spec3 and gnostic,
 	// and is closed under $ref.
 	var index v3Discovery
-	if err := json.Unmarshal(d.v3Index.json.data, &index); err != nil {
+	if err := json.Unmarshal(mustIndex(d).plainJSON(), &index); err != nil {
 		t.Fatal(err)
 	}
 	wantGVs := map[string]bool{}
@@ -172,7 +172,7 @@ func TestServedResources(t *testing.T) {
 	}
 	for gv := range wantGVs {
 		entry, ok := index.Paths[gv]
-		rep := d.v3[gv]
+		rep := mustV3(d)[gv]
 		if !ok || rep == nil {
 			t.Errorf("v3: %s missing", gv)
 			continue
@@ -181,17 +181,17 @@ func TestServedResources(t *testing.T) {
 			t.Errorf("v3 %s: serverRelativeURL %s", gv, entry.ServerRelativeURL)
 		}
 		var o spec3.OpenAPI
-		if err := json.Unmarshal(rep.json.data, &o); err != nil {
+		if err := json.Unmarshal(rep.plainJSON(), &o); err != nil {
 			t.Errorf("v3 %s: spec3: %v", gv, err)
 			continue
 		}
 		if o.Version != "3.0.0" || o.Paths == nil || len(o.Paths.Paths) == 0 || o.Components == nil || len(o.Components.Schemas) == 0 {
 			t.Errorf("v3 %s: version %q, %v paths, components %v", gv, o.Version, o.Paths, o.Components)
 		}
-		if _, err := openapiv3.ParseDocument(rep.json.data); err != nil {
+		if _, err := openapiv3.ParseDocument(rep.plainJSON()); err != nil {
 			t.Errorf("v3 %s: openapiv3.ParseDocument: %v", gv, err)
 		}
-		doc := decodeJSON(t, rep.json.data)
+		doc := decodeJSON(t, rep.plainJSON())
 		checkRefs(t, "v3 "+gv, doc, "#/components/schemas/", path(t, doc, "components", "schemas").(map[string]any))
 		for p := range path(t, doc, "paths").(map[string]any) {
 			if !strings.HasPrefix(p, "/"+gv+"/") {
@@ -204,17 +204,17 @@ func TestServedResources(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	t.Parallel()
 	a, b := mustNew(t, api.Resources, kubernetesPatchSchema), mustNew(t, api.Resources, kubernetesPatchSchema)
-	if !bytes.Equal(a.v2.json.data, b.v2.json.data) || a.v2.etag != b.v2.etag {
+	if !bytes.Equal(mustV2(a).plainJSON(), mustV2(b).plainJSON()) || mustV2(a).etag != mustV2(b).etag {
 		t.Error("v2 differs between two builds")
 	}
-	if !bytes.Equal(a.v3Index.json.data, b.v3Index.json.data) {
+	if !bytes.Equal(mustIndex(a).plainJSON(), mustIndex(b).plainJSON()) {
 		t.Error("v3 discovery differs between two builds")
 	}
 	// The order of the resource table does not matter either.
 	rev := slices.Clone(api.Resources)
 	slices.Reverse(rev)
 	c := mustNew(t, rev, kubernetesPatchSchema)
-	if !bytes.Equal(a.v2.json.data, c.v2.json.data) {
+	if !bytes.Equal(mustV2(a).plainJSON(), mustV2(c).plainJSON()) {
 		t.Error("v2 depends on the order of the resources")
 	}
 }
@@ -258,7 +258,7 @@ func TestPathsAndOperations(t *testing.T) {
 		}
 		return fakePatch{"spec.parts": {"name", "merge"}}
 	})
-	doc := decodeJSON(t, d.v2.json.data)
+	doc := decodeJSON(t, mustV2(d).plainJSON())
 	paths := path(t, doc, "paths").(map[string]any)
 	var got []string
 	for p, item := range paths {
@@ -370,7 +370,7 @@ func TestPathsAndOperations(t *testing.T) {
 	}
 
 	// v3: the same operations, per group-version, with request bodies.
-	core := decodeJSON(t, d.v3["api/v1"].json.data)
+	core := decodeJSON(t, mustV3(d)["api/v1"].plainJSON())
 	p3 := path(t, core, "paths", "/api/v1/namespaces/{namespace}/widgets/{name}", "patch").(map[string]any)
 	if p3["operationId"] != "patchCoreV1NamespacedWidget" {
 		t.Errorf("v3 patch id %v", p3["operationId"])
@@ -437,7 +437,7 @@ func BenchmarkProtobufV2(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := v2ToProto(d.v2.json.data); err != nil {
+		if _, err := v2ToProto(mustV2(d).plainJSON()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -448,11 +448,11 @@ func BenchmarkProtobufV2(b *testing.B) {
 func TestKindSchemas(t *testing.T) {
 	t.Parallel()
 	d := mustNew(t, api.Resources, kubernetesPatchSchema)
-	v2doc := decodeJSON(t, d.v2.json.data)
+	v2doc := decodeJSON(t, mustV2(d).plainJSON())
 	defs := path(t, v2doc, "definitions")
-	core := decodeJSON(t, d.v3["api/v1"].json.data)
+	core := decodeJSON(t, mustV3(d)["api/v1"].plainJSON())
 	schemas := path(t, core, "components", "schemas")
-	apps := decodeJSON(t, d.v3["apis/apps/v1"].json.data)
+	apps := decodeJSON(t, mustV3(d)["apis/apps/v1"].plainJSON())
 
 	containers := `"x-kubernetes-list-map-keys":["name"],"x-kubernetes-list-type":"map","x-kubernetes-patch-merge-key":"name","x-kubernetes-patch-strategy":"merge"`
 	checks := []struct {

@@ -19,34 +19,22 @@ type Extension struct {
 }
 
 // SetExtension replaces the documents' extension: the built-in documents
-// plus e are served from now on. A group-version of e that the built-in
-// kinds serve too is ignored.
+// plus e are served from now on, merged when next asked for. A
+// group-version of e that the built-in kinds serve too is ignored.
 func (d *Docs) SetExtension(e Extension) error {
-	v3 := maps.Clone(d.baseV3)
-	for gv, doc := range e.V3 {
-		if _, builtin := v3[gv]; !builtin {
-			v3[gv] = newRepresentations(doc, v3ProtoType, v3ToProto)
-		}
-	}
-	index := v3Discovery{Paths: map[string]v3DiscoveryEntry{}}
-	for gv, rep := range v3 {
-		index.Paths[gv] = v3DiscoveryEntry{ServerRelativeURL: "/openapi/v3/" + gv + "?hash=" + rep.etag}
-	}
-	indexJSON, err := json.Marshal(index)
-	if err != nil {
-		return fmt.Errorf("encode openapi v3 discovery: %w", err)
-	}
-	indexRep := newRepresentations(indexJSON, "", nil)
 	d.mu.Lock()
-	// The v2 document is one large document: it is merged when next asked for.
-	d.v2, d.pendingV2 = nil, &e
-	d.v3, d.v3Index, d.modified = v3, indexRep, time.Now()
+	d.ext = &e
+	d.v2, d.v3, d.v3Index = nil, nil, nil
+	d.modified = time.Now()
 	d.mu.Unlock()
 	return nil
 }
 
-// currentV2 returns the v2 document, merging a pending extension in first.
+// currentV2 returns the v2 document, merging the extension in first.
 func (d *Docs) currentV2() (*representations, error) {
+	if err := d.base(); err != nil {
+		return nil, err
+	}
 	d.mu.RLock()
 	v2 := d.v2
 	d.mu.RUnlock()
@@ -56,22 +44,69 @@ func (d *Docs) currentV2() (*representations, error) {
 	d.v2Build.Lock()
 	defer d.v2Build.Unlock()
 	d.mu.RLock()
-	v2, e := d.v2, d.pendingV2
+	v2, e := d.v2, d.ext
 	d.mu.RUnlock()
 	if v2 != nil {
 		return v2, nil
 	}
-	data, err := mergeV2(d.baseV2, e)
-	if err != nil {
-		return nil, err
+	v2 = d.baseV2
+	if e != nil {
+		base, err := d.baseV2.json.plain()
+		if err != nil {
+			return nil, err
+		}
+		data, err := mergeV2(base, e)
+		if err != nil {
+			return nil, err
+		}
+		v2 = newRepresentations(data, v2ProtoType, v2ToProto)
 	}
-	v2 = newRepresentations(data, v2ProtoType, v2ToProto)
 	d.mu.Lock()
-	if d.pendingV2 == e {
+	if d.ext == e {
 		d.v2 = v2
 	}
 	d.mu.Unlock()
 	return v2, nil
+}
+
+// currentV3 returns the v3 documents by group-version and their index,
+// adding the extension's group-versions first.
+func (d *Docs) currentV3() (map[string]*representations, *representations, error) {
+	if err := d.base(); err != nil {
+		return nil, nil, err
+	}
+	d.mu.RLock()
+	v3, index := d.v3, d.v3Index
+	d.mu.RUnlock()
+	if index != nil {
+		return v3, index, nil
+	}
+	d.v3Build.Lock()
+	defer d.v3Build.Unlock()
+	d.mu.RLock()
+	v3, index, e := d.v3, d.v3Index, d.ext
+	d.mu.RUnlock()
+	if index != nil {
+		return v3, index, nil
+	}
+	v3 = maps.Clone(d.baseV3)
+	if e != nil {
+		for gv, doc := range e.V3 {
+			if _, builtin := v3[gv]; !builtin {
+				v3[gv] = newRepresentations(doc, v3ProtoType, v3ToProto)
+			}
+		}
+	}
+	index, err := v3IndexOf(v3)
+	if err != nil {
+		return nil, nil, err
+	}
+	d.mu.Lock()
+	if d.ext == e {
+		d.v3, d.v3Index = v3, index
+	}
+	d.mu.Unlock()
+	return v3, index, nil
 }
 
 // mergeV2 adds an extension's paths and definitions to the built-in v2

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"crypto/sha512"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -31,8 +32,8 @@ const (
 
 // representations are the encodings of one document: JSON, and protobuf
 // made from it on first request (parsing the JSON back is the slow part of
-// startup otherwise). The ETag is the SHA-512 of the JSON, as kube-apiserver
-// computes it.
+// building otherwise). The ETag is the SHA-512 of the JSON, as
+// kube-apiserver computes it.
 type representations struct {
 	etag      string
 	json      encoded
@@ -44,9 +45,11 @@ type representations struct {
 	protoErr  error
 }
 
-// encoded is one encoding, plain and gzipped.
+// encoded is one encoding, kept gzipped alone: clients ask for gzip
+// (client-go, kubectl) and the JSON is about fourteen times the size; the
+// rare other client gets it uncompressed on the fly.
 type encoded struct {
-	data, gz []byte
+	gz []byte
 }
 
 func newEncoded(data []byte) encoded {
@@ -54,7 +57,20 @@ func newEncoded(data []byte) encoded {
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	_, _ = zw.Write(data)
 	_ = zw.Close()
-	return encoded{data: data, gz: buf.Bytes()}
+	return encoded{gz: slices.Clip(buf.Bytes())}
+}
+
+// plain returns the encoding uncompressed.
+func (e encoded) plain() ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(e.gz))
+	if err != nil {
+		return nil, fmt.Errorf("gunzip openapi document: %w", err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("gunzip openapi document: %w", err)
+	}
+	return data, nil
 }
 
 func newRepresentations(jsonData []byte, protoType string, toProto func([]byte) ([]byte, error)) *representations {
@@ -64,7 +80,12 @@ func newRepresentations(jsonData []byte, protoType string, toProto func([]byte) 
 
 func (r *representations) protobuf() (encoded, error) {
 	r.protoOnce.Do(func() {
-		data, err := r.toProto(r.json.data)
+		doc, err := r.json.plain()
+		if err != nil {
+			r.protoErr = err
+			return
+		}
+		data, err := r.toProto(doc)
 		if err != nil {
 			r.protoErr = err
 			return
@@ -116,9 +137,12 @@ func (d *Docs) V3() http.Handler {
 			return
 		}
 		gv := strings.Trim(strings.TrimPrefix(r.URL.Path, "/openapi/v3"), "/")
-		d.mu.RLock()
-		index, rep := d.v3Index, d.v3[gv]
-		d.mu.RUnlock()
+		docs, index, err := d.currentV3()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		rep := docs[gv]
 		if gv == "" {
 			d.serve(w, r, index, false)
 			return
@@ -167,10 +191,15 @@ func (d *Docs) serve(w http.ResponseWriter, r *http.Request, rep *representation
 		w.Header().Set("Cache-Control", "public, immutable")
 		w.Header().Set("Expires", time.Now().AddDate(1, 0, 0).UTC().Format(http.TimeFormat))
 	}
-	data := body.data
+	data := body.gz
 	if acceptsGzip(r) {
 		w.Header().Set("Content-Encoding", "gzip")
-		data = body.gz
+	} else {
+		var err error
+		if data, err = body.plain(); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 	}
 	d.mu.RLock()
 	modified := d.modified

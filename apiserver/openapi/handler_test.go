@@ -90,12 +90,12 @@ func TestV2Negotiation(t *testing.T) {
 		if ct := resp.Header.Get("Content-Type"); ct != tt.contentType {
 			t.Errorf("%s: Content-Type %q, want %q", tt.name, ct, tt.contentType)
 		}
-		if et := resp.Header.Get("Etag"); et != strconv.Quote(d.v2.etag) {
+		if et := resp.Header.Get("Etag"); et != strconv.Quote(mustV2(d).etag) {
 			t.Errorf("%s: Etag %q", tt.name, et)
 		}
 		switch tt.contentType {
 		case "application/json":
-			if !bytes.Equal(body, d.v2.json.data) {
+			if !bytes.Equal(body, mustV2(d).plainJSON()) {
 				t.Errorf("%s: body is not the v2 JSON", tt.name)
 			}
 		default:
@@ -109,7 +109,7 @@ func TestV2Negotiation(t *testing.T) {
 	}
 
 	// Conditional requests and gzip.
-	resp, _ := get(t, srv.URL+"/openapi/v2", "If-None-Match", strconv.Quote(d.v2.etag))
+	resp, _ := get(t, srv.URL+"/openapi/v2", "If-None-Match", strconv.Quote(mustV2(d).etag))
 	if resp.StatusCode != http.StatusNotModified {
 		t.Errorf("If-None-Match: code %d, want 304", resp.StatusCode)
 	}
@@ -122,7 +122,7 @@ func TestV2Negotiation(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain, err := io.ReadAll(zr)
-	if err != nil || !bytes.Equal(plain, d.v2.json.data) {
+	if err != nil || !bytes.Equal(plain, mustV2(d).plainJSON()) {
 		t.Errorf("gzipped body does not decompress to the document (%v)", err)
 	}
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/openapi/v2", nil)
@@ -157,10 +157,10 @@ func TestV3Handler(t *testing.T) {
 		if resp.Header.Get("Expires") == "" {
 			t.Errorf("%s: no Expires", gv)
 		}
-		if et := resp.Header.Get("Etag"); et != strconv.Quote(d.v3[gv].etag) || !strings.HasSuffix(entry.ServerRelativeURL, "hash="+d.v3[gv].etag) {
+		if et := resp.Header.Get("Etag"); et != strconv.Quote(mustV3(d)[gv].etag) || !strings.HasSuffix(entry.ServerRelativeURL, "hash="+mustV3(d)[gv].etag) {
 			t.Errorf("%s: Etag %s for %s", gv, et, entry.ServerRelativeURL)
 		}
-		if !bytes.Equal(body, d.v3[gv].json.data) {
+		if !bytes.Equal(body, mustV3(d)[gv].plainJSON()) {
 			t.Errorf("%s: body is not the document", gv)
 		}
 

@@ -188,7 +188,7 @@ func TestAgainstKubernetesSource(t *testing.T) {
 			Required []string `json:"required"`
 		} `json:"definitions"`
 	}
-	if err := json.Unmarshal(d.v2.json.data, &doc); err != nil {
+	if err := json.Unmarshal(mustV2(d).plainJSON(), &doc); err != nil {
 		t.Fatal(err)
 	}
 	// Definitions that are not structs in Kubernetes, or not of these files.

@@ -22,7 +22,7 @@ func TestKubectlPatchMetadata(t *testing.T) {
 	d := mustNew(t, api.Resources, kubernetesPatchSchema)
 
 	var spec spec3.OpenAPI
-	if err := json.Unmarshal(d.v3["api/v1"].json.data, &spec); err != nil {
+	if err := json.Unmarshal(mustV3(d)["api/v1"].plainJSON(), &spec); err != nil {
 		t.Fatal(err)
 	}
 	pod := spec.Components.Schemas["io.k8s.api.core.v1.Pod"]
@@ -31,7 +31,7 @@ func TestKubectlPatchMetadata(t *testing.T) {
 	}
 	v3Meta := strategicpatch.PatchMetaFromOpenAPIV3{SchemaList: spec.Components.Schemas, Schema: pod}
 
-	doc, err := openapiv2.ParseDocument(d.v2.json.data)
+	doc, err := openapiv2.ParseDocument(mustV2(d).plainJSON())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ func TestReviewsAndEviction(t *testing.T) {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	authz := decodeJSON(t, d.v3["apis/authorization.k8s.io/v1"].json.data)
+	authz := decodeJSON(t, mustV3(d)["apis/authorization.k8s.io/v1"].plainJSON())
 	paths := path(t, authz, "paths").(map[string]any)
 	var names []string
 	for p, item := range paths {
@@ -50,7 +50,7 @@ func TestReviewsAndEviction(t *testing.T) {
 	}
 	checkRefs(t, "authorization.k8s.io/v1", authz, "#/components/schemas/", schemas)
 
-	core := decodeJSON(t, d.v3["api/v1"].json.data)
+	core := decodeJSON(t, mustV3(d)["api/v1"].plainJSON())
 	ref := path(t, core, "paths", "/api/v1/namespaces/{namespace}/pods/{name}/eviction", "post", "requestBody", "content", "*/*", "schema", "$ref")
 	if ref != "#/components/schemas/io.k8s.api.policy.v1.Eviction" {
 		t.Errorf("eviction body %v", ref)

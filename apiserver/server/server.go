@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -79,6 +80,9 @@ type Config struct {
 	Aggregator Aggregator
 	Metrics    *prometheus.Registry
 	Logger     *slog.Logger
+	// Profiling serves net/http/pprof at /debug/pprof/ (kube-apiserver's
+	// --profiling), behind authorization like /metrics.
+	Profiling bool
 }
 
 // OIDCDiscovery serves the two OIDC discovery documents.
@@ -166,6 +170,17 @@ func (s *Server) routes() chi.Router {
 // and the resources.
 func (s *Server) apiRoutes(r chi.Router) {
 	r.Handle("/metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}))
+	if s.cfg.Profiling {
+		// As kube's routes.Profiling: the index (and every named profile
+		// under it) and three handlers of their own.
+		r.Get("/debug/pprof", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/debug/pprof/", http.StatusFound)
+		})
+		r.HandleFunc("/debug/pprof/*", pprof.Index)
+		r.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		r.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		r.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	if s.cfg.OpenAPIV2 != nil {
 		r.Handle("/openapi/v2", s.cfg.OpenAPIV2)
 	}
