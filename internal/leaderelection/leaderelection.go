@@ -288,6 +288,32 @@ func (e *Elector) leaseValidLocked(now time.Time) bool {
 
 func ptr[T any](v T) *T { return &v }
 
+// requestTimeout bounds each request to the Lease, as client-go's
+// resourcelock.NewFromKubeconfig bounds its client's: half the
+// RenewDeadline, at least one second. A server that hangs a request then
+// costs one try, not the election: the next try goes out a RetryPeriod
+// later, and a leader still retries until RenewDeadline.
+func (e *Elector) requestTimeout() time.Duration {
+	return max(e.cfg.RenewDeadline/2, time.Second)
+}
+
+// request is the context of one request to the Lease.
+func (e *Elector) request(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, e.requestTimeout())
+}
+
+func (e *Elector) updateLease(ctx context.Context, l *api.Lease) (*api.Lease, error) {
+	ctx, cancel := e.request(ctx)
+	defer cancel()
+	return e.leases.Update(ctx, l)
+}
+
+func (e *Elector) getLease(ctx context.Context) (*api.Lease, error) {
+	ctx, cancel := e.request(ctx)
+	defer cancel()
+	return e.leases.Get(ctx, e.cfg.Name)
+}
+
 // tryAcquireOrRenew makes one attempt to take or renew the lease.
 func (e *Elector) tryAcquireOrRenew(ctx context.Context) bool {
 	now := time.Now()
@@ -307,7 +333,7 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context) bool {
 	if mine != nil {
 		mine.Spec.RenewTime = &nowMicro
 		mine.Spec.LeaseDurationSeconds = &durSecs
-		updated, err := e.leases.Update(ctx, mine)
+		updated, err := e.updateLease(ctx, mine)
 		if err == nil {
 			e.observe(updated, now)
 			return true
@@ -315,9 +341,11 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context) bool {
 		e.log.Debug("renewing lease from cache failed, reading it again", "err", err)
 	}
 
-	cur, err := e.leases.Get(ctx, e.cfg.Name)
+	cur, err := e.getLease(ctx)
 	if apierrors.IsNotFound(err) {
-		created, err := e.leases.Create(ctx, &api.Lease{
+		cctx, cancel := e.request(ctx)
+		defer cancel()
+		created, err := e.leases.Create(cctx, &api.Lease{
 			ObjectMeta: api.ObjectMeta{Name: e.cfg.Name, Namespace: e.cfg.Namespace},
 			Spec: api.LeaseSpec{
 				HolderIdentity:       ptr(id),
@@ -366,7 +394,7 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context) bool {
 	next.Spec.LeaseDurationSeconds = &durSecs
 	// cur.ResourceVersion travels with next: a concurrent writer makes this
 	// a 409, and the other candidate has won.
-	updated, err := e.leases.Update(ctx, &next)
+	updated, err := e.updateLease(ctx, &next)
 	if err != nil {
 		if apierrors.IsConflict(err) {
 			e.log.Debug("lease changed while acquiring it", "err", err)
@@ -398,7 +426,7 @@ func (e *Elector) release() {
 	l.Spec.LeaseDurationSeconds = ptr(int32(1))
 	l.Spec.RenewTime = &now
 	l.Spec.AcquireTime = &now
-	updated, err := e.leases.Update(ctx, l)
+	updated, err := e.updateLease(ctx, l)
 	if apierrors.IsConflict(err) {
 		// A renewal cancelled by the stop may still have reached the
 		// server after we last observed the lease, so our copy is one
@@ -419,7 +447,7 @@ func (e *Elector) release() {
 // releaseCurrent releases the lease as stored now, if this candidate still
 // holds it (nil, nil when another does).
 func (e *Elector) releaseCurrent(ctx context.Context, now api.MicroTime) (*api.Lease, error) {
-	cur, err := e.leases.Get(ctx, e.cfg.Name)
+	cur, err := e.getLease(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -430,7 +458,7 @@ func (e *Elector) releaseCurrent(ctx context.Context, now api.MicroTime) (*api.L
 	cur.Spec.LeaseDurationSeconds = ptr(int32(1))
 	cur.Spec.RenewTime = &now
 	cur.Spec.AcquireTime = &now
-	return e.leases.Update(ctx, cur)
+	return e.updateLease(ctx, cur)
 }
 
 // reportLeader calls OnNewLeader when the observed holder changed.
