@@ -81,6 +81,12 @@ type Runtime struct {
 	mu        sync.Mutex
 	name      string          // RuntimeName from Version, once known
 	sandboxes map[string]bool // IDs known to be sandboxes (true) or containers (false)
+	// statuses are the statuses last read of the sandboxes and
+	// containers by ID, with the listed state they were read in: what a
+	// status says does not change while the state does not (an update of
+	// the resources drops the entry), so a list asks the runtime only for
+	// the new ones and those whose state changed.
+	statuses map[string]cachedStatus
 	onExit    func(podUID, containerID string)
 	cancel    context.CancelFunc
 	done      chan struct{}
@@ -157,7 +163,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	r := &Runtime{cfg: cfg, conn: conn, imgConn: imgConn, rs: criapi.NewRuntimeServiceClient(conn), is: criapi.NewImageServiceClient(imgConn),
-		log: cfg.Logger, sandboxes: map[string]bool{}, onExit: cfg.OnExit, cancel: cancel, done: make(chan struct{})}
+		log: cfg.Logger, sandboxes: map[string]bool{}, statuses: map[string]cachedStatus{}, onExit: cfg.OnExit, cancel: cancel, done: make(chan struct{})}
 	vctx, vcancel := context.WithTimeout(ctx, 5*time.Second)
 	defer vcancel()
 	if name, v, err := r.Version(vctx); err != nil {
@@ -308,6 +314,33 @@ func (r *Runtime) remember(id string, sandbox bool) {
 func (r *Runtime) forget(id string) {
 	r.mu.Lock()
 	delete(r.sandboxes, id)
+	delete(r.statuses, id)
+	r.mu.Unlock()
+}
+
+// cachedStatus is a status read in the listed state state (a
+// PodSandboxState or ContainerState).
+type cachedStatus struct {
+	state int32
+	ct    runtime.Container
+}
+
+func (r *Runtime) cachedStatus(id string, state int32) (runtime.Container, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.statuses[id]
+	return c.ct, ok && c.state == state
+}
+
+func (r *Runtime) cacheStatus(id string, state int32, ct runtime.Container) {
+	r.mu.Lock()
+	r.statuses[id] = cachedStatus{state, ct}
+	r.mu.Unlock()
+}
+
+func (r *Runtime) dropStatus(id string) {
+	r.mu.Lock()
+	delete(r.statuses, id)
 	r.mu.Unlock()
 }
 
@@ -510,9 +543,12 @@ func (r *Runtime) containerStatus(ctx context.Context, id string, verbose bool) 
 	return ct, nil
 }
 
-// ListPodContainers lists the pod's sandboxes (ListPodSandbox,
-// PodSandboxStatus: state, IP, process) and containers (ListContainers,
-// ContainerStatus), or every pod's for podUID "".
+// ListPodContainers lists the pod's sandboxes (ListPodSandbox) and
+// containers (ListContainers), or every pod's for podUID "". The status
+// of each (PodSandboxStatus: IP, process; ContainerStatus: times, exit,
+// resources) is asked only for one not seen before or whose listed state
+// changed since its status was read, and verbosely (the process ID) only
+// for one running; the others' is the status read then.
 func (r *Runtime) ListPodContainers(ctx context.Context, podUID string) ([]runtime.Container, error) {
 	sel := r.selector(podUID)
 	lctx, cancel := r.callCtx(ctx)
@@ -533,12 +569,17 @@ func (r *Runtime) ListPodContainers(ctx context.Context, podUID string) ([]runti
 			continue // not a kubelet's
 		}
 		r.remember(s.Id, true)
-		ct, err := r.sandboxStatus(ctx, s.Id, s.State == criapi.PodSandboxState_SANDBOX_READY)
-		if isNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, err
+		state := int32(s.State)
+		ct, ok := r.cachedStatus(s.Id, state)
+		if !ok {
+			ct, err = r.sandboxStatus(ctx, s.Id, s.State == criapi.PodSandboxState_SANDBOX_READY)
+			if isNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			r.cacheStatus(s.Id, state, ct)
 		}
 		out = append(out, ct)
 	}
@@ -547,17 +588,40 @@ func (r *Runtime) ListPodContainers(ctx context.Context, podUID string) ([]runti
 			continue
 		}
 		r.remember(c.Id, false)
-		ct, err := r.containerStatus(ctx, c.Id, c.State == criapi.ContainerState_CONTAINER_RUNNING)
-		if isNotFound(err) {
-			continue
+		state := int32(c.State)
+		ct, ok := r.cachedStatus(c.Id, state)
+		if !ok {
+			ct, err = r.containerStatus(ctx, c.Id, c.State == criapi.ContainerState_CONTAINER_RUNNING)
+			if isNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			ct.SandboxID = c.PodSandboxId
+			// Cached under the state the status itself gives: a
+			// container listed running that exited before its status
+			// was read is read again at the next list.
+			if toState(ct.State) == c.State {
+				r.cacheStatus(c.Id, state, ct)
+			}
 		}
-		if err != nil {
-			return nil, err
-		}
-		ct.SandboxID = c.PodSandboxId
 		out = append(out, ct)
 	}
 	return out, nil
+}
+
+// toState is the CRI state of a runtime.State.
+func toState(s runtime.State) criapi.ContainerState {
+	switch s {
+	case runtime.StateCreated:
+		return criapi.ContainerState_CONTAINER_CREATED
+	case runtime.StateRunning:
+		return criapi.ContainerState_CONTAINER_RUNNING
+	case runtime.StateExited:
+		return criapi.ContainerState_CONTAINER_EXITED
+	}
+	return criapi.ContainerState_CONTAINER_UNKNOWN
 }
 
 // CreateContainer creates a container in its pod's sandbox
@@ -748,6 +812,7 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 func (r *Runtime) UpdateContainerResources(ctx context.Context, id string, res runtime.Resources) error {
 	ctx, cancel := r.callCtx(ctx)
 	defer cancel()
+	defer r.dropStatus(id) // its status now reports the new resources
 	if _, err := r.rs.UpdateContainerResources(ctx, &criapi.UpdateContainerResourcesRequest{ContainerId: id, Linux: toResources(res)}); err != nil {
 		return fmt.Errorf("UpdateContainerResources: %w", err)
 	}
@@ -831,5 +896,14 @@ func (r *Runtime) listStates(ctx context.Context) (map[string]listed, error) {
 			out[sb.Id] = listed{uid, sb.State != criapi.PodSandboxState_SANDBOX_READY}
 		}
 	}
+	// Statuses of what the runtime no longer has (removed by another
+	// client, or by RemovePodSandbox with their sandbox) go.
+	r.mu.Lock()
+	for id := range r.statuses {
+		if _, ok := out[id]; !ok {
+			delete(r.statuses, id)
+		}
+	}
+	r.mu.Unlock()
 	return out, nil
 }
