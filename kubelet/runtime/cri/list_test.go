@@ -2,6 +2,8 @@ package cri
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"path/filepath"
 	"sync"
@@ -10,6 +12,8 @@ import (
 
 	"github.com/minik8s/minik8s/kubelet/runtime"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -149,4 +153,20 @@ func TestListAsksStatusOnlyWhenStateChanges(t *testing.T) {
 	_ = r.UpdateContainerResources(ctx, "done", runtime.Resources{})
 	list()
 	calls(map[string]int{"sb": 1, "run": 2, "done": 2}, map[string]int{"sb": 1, "run": 1})
+}
+
+// TestIsNotFound: the runtime's NotFound code tells a missing ID, also
+// wrapped; an error merely saying "not found" does not.
+func TestIsNotFound(t *testing.T) {
+	for err, want := range map[error]bool{
+		status.Error(codes.NotFound, "an error occurred when try to find sandbox"):                    true,
+		fmt.Errorf("PodSandboxStatus x: %w", status.Error(codes.NotFound, "not found")):               true,
+		status.Error(codes.Unknown, "failed to stop container: image not found in the content store"): false,
+		errors.New("not found"): false,
+		nil:                     false,
+	} {
+		if got := isNotFound(err); got != want {
+			t.Errorf("isNotFound(%v) = %v, want %v", err, got, want)
+		}
+	}
 }

@@ -360,15 +360,18 @@ func (r *Runtime) isSandbox(ctx context.Context, id string) (bool, error) {
 	case err == nil:
 		r.remember(id, true)
 		return true, nil
-	case status.Code(err) == codes.NotFound || strings.Contains(err.Error(), "not found"):
+	case isNotFound(err):
 		return false, nil
 	default:
 		return false, err
 	}
 }
 
+// isNotFound is a runtime's answer for an ID it does not have: gRPC's
+// NotFound code, as kube's kubelet tells it (crierrors.IsNotFound), also
+// through the driver's wrapping.
 func isNotFound(err error) bool {
-	return err != nil && (status.Code(err) == codes.NotFound || strings.Contains(err.Error(), "not found"))
+	return status.Code(err) == codes.NotFound
 }
 
 // sandboxConfig is what a sandbox of the pod is created with, and what
