@@ -27,7 +27,7 @@ type memberOptions struct {
 	timeout   time.Duration
 }
 
-// newEtcdCommand is "apiserver etcd member list|remove": etcdctl's member
+// newEtcdCommand is "apiserver etcd member list|remove|move-leader": etcdctl's member
 // commands for the embedded etcd cluster, with the apiserver's
 // certificates (a member adds itself: --embedded-etcd-join).
 func newEtcdCommand() *cobra.Command {
@@ -49,49 +49,45 @@ A new member adds itself when its apiserver starts with --embedded-etcd-join.`,
 	pf.StringVar(&o.certDir, "cert-dir", o.certDir, "The apiserver's --cert-dir: its etcd/ca.crt and apiserver-etcd-client.crt|key reach the members.")
 	pf.StringSliceVar(&o.endpoints, "endpoints", o.endpoints, "Client URLs of members to ask.")
 	pf.DurationVar(&o.timeout, "timeout", o.timeout, "How long the command may take.")
-	list := &cobra.Command{
-		Use:   "list",
-		Short: "List the members: ID, name, started, leader, peer and client URLs",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.run(cmd.Context(), cmd.ErrOrStderr(), func(ctx context.Context, b *etcd.Backend) error {
-				return listMembers(ctx, b, cmd.OutOrStdout())
-			})
-		},
-	}
-	remove := &cobra.Command{
-		Use:   "remove NAME|ID",
-		Short: "Remove a member, by name or hexadecimal ID",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return daemon.UsageError(fmt.Errorf("%s takes one member name or ID", cmd.CommandPath()))
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context(), cmd.ErrOrStderr(), func(ctx context.Context, b *etcd.Backend) error {
-				return removeMember(ctx, b, args[0], cmd.OutOrStdout())
-			})
-		},
-	}
-	moveLeader := &cobra.Command{
-		Use:   "move-leader NAME|ID",
-		Short: "Hand the raft leadership to another member (etcdctl move-leader)",
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return daemon.UsageError(fmt.Errorf("%s takes one member name or ID", cmd.CommandPath()))
-			}
-			return nil
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context(), cmd.ErrOrStderr(), func(ctx context.Context, b *etcd.Backend) error {
-				return o.moveLeader(ctx, b, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
-			})
-		},
-	}
-	member.AddCommand(list, remove, moveLeader)
+	member.AddCommand(
+		o.command("list", "List the members: ID, name, started, leader, peer and client URLs", 0,
+			func(ctx context.Context, b *etcd.Backend, _ []string, out, _ io.Writer) error {
+				return listMembers(ctx, b, out)
+			}),
+		o.command("remove NAME|ID", "Remove a member, by name or hexadecimal ID", 1,
+			func(ctx context.Context, b *etcd.Backend, args []string, out, _ io.Writer) error {
+				return removeMember(ctx, b, args[0], out)
+			}),
+		o.command("move-leader NAME|ID", "Hand the raft leadership to another member (etcdctl move-leader)", 1,
+			func(ctx context.Context, b *etcd.Backend, args []string, out, stderr io.Writer) error {
+				return o.moveLeader(ctx, b, args[0], out, stderr)
+			}),
+	)
 	etcdCmd.AddCommand(member)
 	return etcdCmd
+}
+
+// command is one member subcommand: it takes nargs arguments (a member
+// name or ID when one), reaches the cluster as o says and runs f.
+func (o *memberOptions) command(use, short string, nargs int, f func(ctx context.Context, b *etcd.Backend, args []string, out, stderr io.Writer) error) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case nargs == 0:
+				return cobra.NoArgs(cmd, args)
+			case len(args) != nargs:
+				return daemon.UsageError(fmt.Errorf("%s takes one member name or ID", cmd.CommandPath()))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.Context(), cmd.ErrOrStderr(), func(ctx context.Context, b *etcd.Backend) error {
+				return f(ctx, b, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			})
+		},
+	}
 }
 
 func (o *memberOptions) run(ctx context.Context, stderr io.Writer, f func(context.Context, *etcd.Backend) error) error {
@@ -122,13 +118,7 @@ func listMembers(ctx context.Context, b *etcd.Backend, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("member list: %w", err)
 	}
-	var leader uint64
-	for _, ep := range b.Endpoints() {
-		if st, err := b.Client().Status(ctx, ep); err == nil {
-			leader = st.Leader
-			break
-		}
-	}
+	leader := leaderID(ctx, b)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tSTARTED\tLEADER\tPEER ADDRS\tCLIENT ADDRS")
 	for _, m := range ml.Members {
@@ -139,6 +129,17 @@ func listMembers(ctx context.Context, b *etcd.Backend, out io.Writer) error {
 		fmt.Fprintf(tw, "%x\t%s\t%s\t%t\t%s\t%s\n", m.ID, m.Name, started, m.ID == leader, strings.Join(m.PeerURLs, ","), strings.Join(m.ClientURLs, ","))
 	}
 	return tw.Flush()
+}
+
+// leaderID is the raft leader as the first member that answers sees it
+// (0 when none does).
+func leaderID(ctx context.Context, b *etcd.Backend) uint64 {
+	for _, ep := range b.Endpoints() {
+		if st, err := b.Client().Status(ctx, ep); err == nil {
+			return st.Leader
+		}
+	}
+	return 0
 }
 
 // findMember is the member named which, or with the hexadecimal ID which.
@@ -169,13 +170,7 @@ func (o *memberOptions) moveLeader(ctx context.Context, b *etcd.Backend, which s
 	if target == nil {
 		return fmt.Errorf("no member named or with ID %q", which)
 	}
-	var leader uint64
-	for _, ep := range b.Endpoints() {
-		if st, err := b.Client().Status(ctx, ep); err == nil {
-			leader = st.Leader
-			break
-		}
-	}
+	leader := leaderID(ctx, b)
 	if leader == target.ID {
 		fmt.Fprintf(out, "Member %x (%s) is the leader already\n", target.ID, target.Name)
 		return nil
