@@ -79,7 +79,9 @@ func (f *graphFeed[T]) sync(ctx context.Context) (int64, error) {
 func (f *graphFeed[T]) run(ctx context.Context, rev int64) {
 	for ctx.Err() == nil {
 		err := f.watch(ctx, rev)
-		if ctx.Err() != nil {
+		// A cache that restarts, or stops with the server, is not ready
+		// when it ends its watches: relist once it is back.
+		if f.store.Cacher().WaitReady(ctx) != nil {
 			return
 		}
 		rev = f.resync(ctx, err)
@@ -91,12 +93,12 @@ func (f *graphFeed[T]) run(ctx context.Context, rev int64) {
 func (f *graphFeed[T]) resync(ctx context.Context, err error) int64 {
 	backoff := 100 * time.Millisecond
 	for {
-		f.log.Warn("node authorizer graph relists", "resource", f.store.Info.Resource, "err", err, "retryIn", backoff)
 		select {
 		case <-ctx.Done():
 			return 0
 		case <-time.After(backoff):
 		}
+		f.log.Warn("node authorizer graph relists", "resource", f.store.Info.Resource, "after", err)
 		backoff = min(2*backoff, 10*time.Second)
 		var rev int64
 		if rev, err = f.sync(ctx); err == nil || ctx.Err() != nil {
