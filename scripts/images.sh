@@ -203,7 +203,8 @@ for k in "${keys[@]}"; do
 			cp "$kube_src/test/images/$page/html/"* "bin/conformance/$page/"
 			chmod 0644 "bin/conformance/$page/"*
 			build "$e2e/$page:1.8" deploy/images/conformance/webserver-page.Dockerfile "" \
-				bin/conformance/agnhost "bin/conformance/$page/$page.jpg" "bin/conformance/$page/data.json" -- "PAGE=$page"
+				bin/conformance/agnhost "bin/conformance/$page/$page.jpg" "bin/conformance/$page/data.json" \
+				deploy/images/conformance/alpine-os-release -- "PAGE=$page"
 		done
 		build "$e2e/nonroot:1.5" deploy/images/conformance/nonroot.Dockerfile "" bin/busybox
 		(cd internal/oracle/kube && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o ../../../bin/conformance/nnp "$kube_src/test/images/nonewprivs/nnp.go")
