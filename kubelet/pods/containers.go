@@ -2,6 +2,7 @@ package pods
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -240,6 +241,7 @@ func (s *podSync) startContainer(ctx context.Context, c *api.Container, init boo
 		Hostname: hostname(pod), Mounts: mounts, Resources: res,
 		TTY: c.TTY, Stdin: c.Stdin, StdinOnce: c.StdinOnce, Ephemeral: eph.is, TargetPID: eph.targetPID, SandboxPID: sb.PID, NetNS: sb.NetNSPath(), HostNetwork: pod.Spec.HostNetwork, SandboxID: sb.ID, LogPath: logPath,
 		Security: sec, Sysctls: podSysctls(pod),
+		Annotations: containerAnnotations(pod, c), PodLabels: pod.Labels, PodAnnotations: pod.Annotations,
 	})
 	if err != nil {
 		return fail("CreateContainerError", err)
@@ -290,4 +292,32 @@ func restartCountFromLogs(podLogDir, name string) int {
 		next = max(next, n+1)
 	}
 	return next
+}
+
+// containerAnnotations are kube's annotations of a container beyond its
+// hash and restart count (kuberuntime's newContainerAnnotations): the
+// termination message path and policy, the pod's grace periods, the
+// preStop handler and the ports as JSON.
+func containerAnnotations(pod *api.Pod, c *api.Container) map[string]string {
+	a := map[string]string{
+		"io.kubernetes.container.terminationMessagePath":   c.TerminationMessagePath,
+		"io.kubernetes.container.terminationMessagePolicy": string(c.TerminationMessagePolicy),
+	}
+	if pod.DeletionGracePeriodSeconds != nil {
+		a["io.kubernetes.pod.deletionGracePeriod"] = strconv.FormatInt(*pod.DeletionGracePeriodSeconds, 10)
+	}
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		a["io.kubernetes.pod.terminationGracePeriod"] = strconv.FormatInt(*pod.Spec.TerminationGracePeriodSeconds, 10)
+	}
+	if c.Lifecycle != nil && c.Lifecycle.PreStop != nil {
+		if b, err := json.Marshal(c.Lifecycle.PreStop); err == nil {
+			a["io.kubernetes.container.preStopHandler"] = string(b)
+		}
+	}
+	if len(c.Ports) > 0 {
+		if b, err := json.Marshal(c.Ports); err == nil {
+			a["io.kubernetes.container.ports"] = string(b)
+		}
+	}
+	return a
 }

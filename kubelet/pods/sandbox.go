@@ -222,7 +222,7 @@ func (m *Manager) createSandbox(ctx context.Context, pod *api.Pod) (runtime.Cont
 	t0 := time.Now()
 	sb, err := m.rt.RunSandbox(ctx, runtime.SandboxConfig{PodUID: string(pod.UID), PodNamespace: pod.Namespace, PodName: pod.Name,
 		Hostname: hostname(pod), HostNetwork: pod.Spec.HostNetwork, Sysctls: podSysctls(pod),
-		Privileged: hasPrivileged(pod), PortMappings: sandboxPorts(pod)})
+		Privileged: hasPrivileged(pod), PortMappings: sandboxPorts(pod), Labels: pod.Labels, Annotations: pod.Annotations})
 	if err != nil {
 		return runtime.Container{}, err
 	}

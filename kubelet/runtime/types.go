@@ -124,6 +124,10 @@ type SandboxConfig struct {
 	// PortMappings are the pod's hostPorts, for a driver whose runtime
 	// owns the pod network (NetworkOwner).
 	PortMappings []PortMapping
+	// Labels and Annotations are the pod's, which a CRI driver puts on the
+	// sandbox as kube's kubelet does (its io.kubernetes.pod.* labels
+	// winning).
+	Labels, Annotations map[string]string
 }
 
 // PortMapping is a container port published on the node (hostPort).
@@ -174,6 +178,14 @@ type ContainerConfig struct {
 	// Sysctls are the pod's sysctls: a driver sets them in the namespaces
 	// the container does not share with a sandbox process that has them.
 	Sysctls map[string]string
+	// Annotations are kube's container annotations beyond the hash and
+	// restart count (io.kubernetes.container.terminationMessagePath,
+	// .terminationMessagePolicy, .preStopHandler, .ports,
+	// io.kubernetes.pod.terminationGracePeriod, ...), which a CRI driver
+	// puts on the container; PodLabels and PodAnnotations are the pod's,
+	// for the copy of the sandbox's configuration a CRI CreateContainer
+	// carries.
+	Annotations, PodLabels, PodAnnotations map[string]string
 }
 
 // TerminalSize is a terminal's size in characters.

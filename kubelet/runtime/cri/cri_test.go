@@ -17,7 +17,22 @@ import (
 	"github.com/minik8s/minik8s/kubelet/runtime/cri"
 	"github.com/minik8s/minik8s/kubelet/runtime/cri/critest"
 	"github.com/minik8s/minik8s/kubelet/testimage"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	criapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
+
+// criClient is a CRI client of the test's containerd, to see what the
+// driver handed it.
+func criClient(t *testing.T) criapi.RuntimeServiceClient {
+	t.Helper()
+	conn, err := grpc.NewClient(critest.Endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return criapi.NewRuntimeServiceClient(conn)
+}
 
 // newRuntime connects to the host containerd's CRI plugin with its
 // sandbox and test images present; the test's sandboxes carry an owner
@@ -113,9 +128,15 @@ func TestCRIContainerLifecycle(t *testing.T) {
 	}
 
 	uid := fmt.Sprintf("uid-%d", time.Now().UnixNano())
-	sb, err := rt.RunSandbox(ctx, runtime.SandboxConfig{PodUID: uid, PodNamespace: "default", PodName: "p1", Hostname: "p1", HostNetwork: true})
+	sb, err := rt.RunSandbox(ctx, runtime.SandboxConfig{PodUID: uid, PodNamespace: "default", PodName: "p1", Hostname: "p1", HostNetwork: true,
+		Labels: map[string]string{"app": "p1"}, Annotations: map[string]string{"team": "blue"}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The pod's labels and annotations are the sandbox's, as kube's.
+	if st, err := criClient(t).PodSandboxStatus(ctx, &criapi.PodSandboxStatusRequest{PodSandboxId: sb.ID}); err != nil ||
+		st.Status.Labels["app"] != "p1" || st.Status.Labels[cri.LabelPodUID] != uid || st.Status.Annotations["team"] != "blue" {
+		t.Fatalf("sandbox labels %v annotations %v (%v), want the pod's with kube's", st.GetStatus().GetLabels(), st.GetStatus().GetAnnotations(), err)
 	}
 	if sb.State != runtime.StateRunning || !sb.HostNetwork || sb.PID == 0 || sb.PodUID != uid || sb.Kind != runtime.KindSandbox {
 		t.Fatalf("sandbox = %+v", sb)
@@ -127,12 +148,18 @@ func TestCRIContainerLifecycle(t *testing.T) {
 	c1cfg.Name, c1cfg.RestartCount, c1cfg.Hash, c1cfg.LogPath = "c1", 2, "5f3a", logPath
 	c1cfg.Command = []string{"sh", "-c", "echo hello; echo oops >&2; sleep 1000"}
 	c1cfg.Env = []string{"GREETING=hi=there"}
+	c1cfg.Annotations = map[string]string{"io.kubernetes.container.terminationMessagePath": "/dev/termination-log", cri.AnnotationHash: "forged"}
 	c1, err := rt.CreateContainer(ctx, c1cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := rt.StartContainer(ctx, c1); err != nil {
 		t.Fatal(err)
+	}
+	// kube's container annotations, the driver's own winning.
+	if st, err := criClient(t).ContainerStatus(ctx, &criapi.ContainerStatusRequest{ContainerId: c1}); err != nil ||
+		st.Status.Annotations["io.kubernetes.container.terminationMessagePath"] != "/dev/termination-log" || st.Status.Annotations[cri.AnnotationHash] != "5f3a" {
+		t.Fatalf("container annotations %v (%v)", st.GetStatus().GetAnnotations(), err)
 	}
 	var logText string
 	waitFor(t, "the container's log", 10*time.Second, func() bool {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,9 +88,9 @@ type Runtime struct {
 	// the resources drops the entry), so a list asks the runtime only for
 	// the new ones and those whose state changed.
 	statuses map[string]cachedStatus
-	onExit    func(podUID, containerID string)
-	cancel    context.CancelFunc
-	done      chan struct{}
+	onExit   func(podUID, containerID string)
+	cancel   context.CancelFunc
+	done     chan struct{}
 }
 
 var (
@@ -297,8 +298,13 @@ func (r *Runtime) selector(podUID string) map[string]string {
 	return sel
 }
 
-func (r *Runtime) podLabels(uid, ns, name string) map[string]string {
-	l := map[string]string{LabelPodName: name, LabelPodNamespace: ns, LabelPodUID: uid}
+// podLabels are a sandbox's or container's labels: podLabels (the pod's,
+// on a sandbox) with kube's io.kubernetes.pod.* labels and the owner's
+// over them.
+func (r *Runtime) podLabels(uid, ns, name string, podLabels map[string]string) map[string]string {
+	l := make(map[string]string, len(podLabels)+4)
+	maps.Copy(l, podLabels)
+	l[LabelPodName], l[LabelPodNamespace], l[LabelPodUID] = name, ns, uid
 	if r.cfg.Owner != "" {
 		l[LabelOwner] = r.cfg.Owner
 	}
@@ -376,7 +382,7 @@ func isNotFound(err error) bool {
 
 // sandboxConfig is what a sandbox of the pod is created with, and what
 // CreateContainer hands the runtime again.
-func (r *Runtime) sandboxConfig(uid, ns, name string, attempt uint32, hostNetwork bool) *criapi.PodSandboxConfig {
+func (r *Runtime) sandboxConfig(uid, ns, name string, attempt uint32, hostNetwork bool, labels, annotations map[string]string) *criapi.PodSandboxConfig {
 	netMode := criapi.NamespaceMode_POD
 	if hostNetwork {
 		netMode = criapi.NamespaceMode_NODE
@@ -384,7 +390,8 @@ func (r *Runtime) sandboxConfig(uid, ns, name string, attempt uint32, hostNetwor
 	return &criapi.PodSandboxConfig{
 		Metadata:     &criapi.PodSandboxMetadata{Name: name, Namespace: ns, Uid: uid, Attempt: attempt},
 		LogDirectory: r.PodLogDir(ns, name, uid),
-		Labels:       r.podLabels(uid, ns, name),
+		Labels:       r.podLabels(uid, ns, name, labels),
+		Annotations:  maps.Clone(annotations),
 		Linux: &criapi.LinuxPodSandboxConfig{
 			CgroupParent: r.PodCgroup(uid),
 			SecurityContext: &criapi.LinuxSandboxSecurityContext{
@@ -414,7 +421,7 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg runtime.SandboxConfig) (ru
 	if err != nil {
 		return runtime.Container{}, err
 	}
-	sc := r.sandboxConfig(cfg.PodUID, cfg.PodNamespace, cfg.PodName, attempt, cfg.HostNetwork)
+	sc := r.sandboxConfig(cfg.PodUID, cfg.PodNamespace, cfg.PodName, attempt, cfg.HostNetwork, cfg.Labels, cfg.Annotations)
 	if !cfg.HostNetwork {
 		sc.Hostname = cfg.Hostname
 	}
@@ -630,7 +637,7 @@ func toState(s runtime.State) criapi.ContainerState {
 // CreateContainer creates a container in its pod's sandbox
 // (CreateContainer) with kube's labels, annotations and log path.
 func (r *Runtime) CreateContainer(ctx context.Context, cfg runtime.ContainerConfig) (string, error) {
-	sc := r.sandboxConfig(cfg.PodUID, cfg.PodNamespace, cfg.PodName, 0, cfg.HostNetwork)
+	sc := r.sandboxConfig(cfg.PodUID, cfg.PodNamespace, cfg.PodName, 0, cfg.HostNetwork, cfg.PodLabels, cfg.PodAnnotations)
 	// The runtime takes the container's HOSTNAME from this copy of the
 	// sandbox's config, as RunSandbox gave it.
 	if !cfg.HostNetwork {
@@ -658,11 +665,13 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg runtime.ContainerConf
 		}
 		nsOpts.Pid, nsOpts.TargetId = criapi.NamespaceMode_TARGET, target
 	}
-	labels := r.podLabels(cfg.PodUID, cfg.PodNamespace, cfg.PodName)
+	labels := r.podLabels(cfg.PodUID, cfg.PodNamespace, cfg.PodName, nil)
 	labels[LabelContainerName] = cfg.Name
-	annotations := map[string]string{
-		AnnotationHash: cfg.Hash, AnnotationRestartCount: strconv.Itoa(cfg.RestartCount), AnnotationImage: cfg.Image,
+	annotations := maps.Clone(cfg.Annotations)
+	if annotations == nil {
+		annotations = map[string]string{}
 	}
+	annotations[AnnotationHash], annotations[AnnotationRestartCount], annotations[AnnotationImage] = cfg.Hash, strconv.Itoa(cfg.RestartCount), cfg.Image
 	if cfg.Init {
 		annotations[AnnotationInit] = "true"
 	}

@@ -53,10 +53,15 @@ func TestImageID(t *testing.T) {
 
 func TestSandboxConfigLayout(t *testing.T) {
 	r := &Runtime{cfg: Config{PodLogsDir: "/var/log/pods", CgroupParent: "/minik8s", Owner: "o"}}
-	sc := r.sandboxConfig("u1", "ns", "web", 2, true)
+	podLabels := map[string]string{"app": "web", LabelPodName: "forged"}
+	sc := r.sandboxConfig("u1", "ns", "web", 2, true, podLabels, map[string]string{"note": "x"})
 	if sc.LogDirectory != "/var/log/pods/ns_web_u1" || sc.Linux.CgroupParent != "/minik8s/podu1" || sc.Metadata.Attempt != 2 ||
 		sc.Labels[LabelPodUID] != "u1" || sc.Labels[LabelPodName] != "web" || sc.Labels[LabelPodNamespace] != "ns" || sc.Labels[LabelOwner] != "o" ||
+		sc.Labels["app"] != "web" || sc.Annotations["note"] != "x" ||
 		sc.Linux.SecurityContext.NamespaceOptions.Network != criapi.NamespaceMode_NODE {
 		t.Fatalf("sandbox config %+v", sc)
+	}
+	if podLabels[LabelPodName] != "forged" {
+		t.Errorf("the pod's labels were changed: %v", podLabels)
 	}
 }
