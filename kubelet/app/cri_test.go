@@ -116,7 +116,7 @@ func TestKubeletRunsPodCRI(t *testing.T) {
 	}
 	critest.Lock(t)
 	pctx, pcancel := context.WithTimeout(context.Background(), time.Minute)
-	pc, err := critest.Prepare(pctx)
+	pc, err := critest.Prepare(pctx, t)
 	pcancel()
 	if err != nil {
 		t.Fatal(err)

@@ -154,7 +154,7 @@ func newNodeOn(t testing.TB, server []func(*app.Options), mutate ...func(*node))
 		}
 		critest.Lock(t)
 		pctx, pcancel := context.WithTimeout(context.Background(), time.Minute)
-		nd.criConf, err = critest.Prepare(pctx)
+		nd.criConf, err = critest.Prepare(pctx, t)
 		pcancel()
 		if err != nil {
 			t.Fatal(err)

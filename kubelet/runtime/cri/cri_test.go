@@ -45,7 +45,7 @@ func newRuntime(t *testing.T) (*cri.Runtime, string, critest.PluginConfig) {
 	critest.Lock(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	pc, err := critest.Prepare(ctx)
+	pc, err := critest.Prepare(ctx, t)
 	if err != nil {
 		t.Fatal(err)
 	}

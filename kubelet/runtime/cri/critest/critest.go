@@ -157,8 +157,11 @@ func PauseImage() (*testimage.Image, error) {
 
 // Prepare makes the host containerd's CRI plugin ready for pods: its
 // sandbox image and testimage.Ref present in the k8s.io namespace
-// (imported when absent). It returns the plugin's configuration.
-func Prepare(ctx context.Context) (PluginConfig, error) {
+// (imported when absent). The images it imported are removed when the
+// test ends (after the cleanups the test registers later, which remove
+// its pods): the host's k8s.io namespace keeps no stand-in named like the
+// real sandbox image. It returns the plugin's configuration.
+func Prepare(ctx context.Context, t testing.TB) (PluginConfig, error) {
 	var pc PluginConfig
 	conn, err := grpc.NewClient(Endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -196,6 +199,8 @@ func Prepare(ctx context.Context) (PluginConfig, error) {
 		if present(ctx, is, want.ref) {
 			continue
 		}
+		ref := want.ref
+		t.Cleanup(func() { removeImage(ref) })
 		ar, err := want.img.Archive(want.ref)
 		if err != nil {
 			return pc, err
@@ -219,6 +224,18 @@ func Prepare(ctx context.Context) (PluginConfig, error) {
 		}
 	}
 	return pc, nil
+}
+
+// removeImage removes ref from the CRI plugin's images (RemoveImage).
+func removeImage(ref string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := grpc.NewClient(Endpoint, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	_, _ = criapi.NewImageServiceClient(conn).RemoveImage(ctx, &criapi.RemoveImageRequest{Image: &criapi.ImageSpec{Image: ref}})
 }
 
 func present(ctx context.Context, is criapi.ImageServiceClient, ref string) bool {
