@@ -21,19 +21,21 @@ import (
 	"github.com/minik8s/minik8s/apiserver/registry"
 )
 
-// The --endpoint-reconciler-type values. kube-apiserver also has
-// "master-count" (deprecated, with --apiserver-count); minik8s does not.
+// The --endpoint-reconciler-type values.
 const (
 	// LeaseEndpointReconciler: every apiserver keeps a lease key with a
 	// TTL in etcd, and the kubernetes Endpoints list the address of every
 	// live lease (the default).
 	LeaseEndpointReconciler = "lease"
+	// MasterCountEndpointReconciler: each apiserver adds its address and
+	// keeps at most --apiserver-count of them (deprecated in Kubernetes).
+	MasterCountEndpointReconciler = "master-count"
 	// NoneEndpointReconciler leaves the kubernetes Endpoints alone.
 	NoneEndpointReconciler = "none"
 )
 
 // EndpointReconcilerTypes are the values --endpoint-reconciler-type takes.
-var EndpointReconcilerTypes = []string{LeaseEndpointReconciler, NoneEndpointReconciler}
+var EndpointReconcilerTypes = []string{MasterCountEndpointReconciler, LeaseEndpointReconciler, NoneEndpointReconciler}
 
 // kube-apiserver's DefaultEndpointReconcilerInterval and
 // DefaultEndpointReconcilerTTL: each apiserver renews its lease every 10 s,
@@ -51,7 +53,8 @@ const masterLeasesDir = "masterleases"
 // kubernetes Endpoints: the reconciler writes the EndpointSlice itself.
 const labelSkipMirror = "endpointslice.kubernetes.io/skip-mirror"
 
-// errLeaseNotFound is what removing a lease that is not there returns.
+// errLeaseNotFound is what removing a lease (or, with master-count, an
+// address) that is not there returns.
 var errLeaseNotFound = errors.New("lease not found")
 
 // endpointReconciler keeps the addresses of the kubernetes Service's
@@ -72,16 +75,17 @@ func (a *APIServer) newEndpointReconciler() endpointReconciler {
 	switch a.opts.EndpointReconcilerType {
 	case NoneEndpointReconciler:
 		return noneEndpointReconciler{}
+	case MasterCountEndpointReconciler:
+		return &masterCountEndpointReconciler{count: max(a.opts.APIServerCount, 1),
+			endpointsWriter: endpointsWriter{eps: a.Store("", "endpoints"), slices: a.Store("discovery.k8s.io", "endpointslices"), log: a.log}}
 	default:
 		ttl := a.opts.EndpointReconcilerTTL
 		if ttl <= 0 {
 			ttl = defaultEndpointReconcilerTTL
 		}
 		return &leaseEndpointReconciler{
-			leases: &masterLeases{client: a.backend.Client(), dir: path.Join("/", a.opts.EtcdPrefix, masterLeasesDir) + "/", ttl: ttl},
-			eps:    a.Store("", "endpoints"),
-			slices: a.Store("discovery.k8s.io", "endpointslices"),
-			log:    a.log,
+			leases:          &masterLeases{client: a.backend.Client(), dir: path.Join("/", a.opts.EtcdPrefix, masterLeasesDir) + "/", ttl: ttl},
+			endpointsWriter: endpointsWriter{eps: a.Store("", "endpoints"), slices: a.Store("discovery.k8s.io", "endpointslices"), log: a.log},
 		}
 	}
 }
@@ -161,9 +165,7 @@ func (m *masterLeases) remove(ctx context.Context, ip string) error {
 // those of every live lease.
 type leaseEndpointReconciler struct {
 	leases *masterLeases
-	eps    *registry.Store
-	slices *registry.Store
-	log    *slog.Logger
+	endpointsWriter
 
 	mu      sync.Mutex
 	stopped bool
@@ -283,10 +285,18 @@ func setLeaseEndpoints(e *api.Endpoints, ips []string, ports []api.EndpointPort,
 	return changed
 }
 
+// endpointsWriter writes the kubernetes Endpoints and EndpointSlice, as
+// kube-apiserver's EndpointsAdapter.
+type endpointsWriter struct {
+	eps    *registry.Store
+	slices *registry.Store
+	log    *slog.Logger
+}
+
 // ensureSlice makes default/kubernetes's EndpointSlice, which service
 // proxies read, say what the Endpoints say, as kube-apiserver's
 // EndpointsAdapter: one ready endpoint per address, the same ports.
-func (r *leaseEndpointReconciler) ensureSlice(ctx context.Context, e *api.Endpoints) error {
+func (r *endpointsWriter) ensureSlice(ctx context.Context, e *api.Endpoints) error {
 	if r.slices == nil {
 		return nil
 	}
@@ -365,4 +375,124 @@ func sameJSON(a, b any) bool {
 	x, err1 := json.Marshal(a)
 	y, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+// masterCountEndpointReconciler is kube-apiserver's deprecated
+// master-count reconciler: every apiserver adds its own address and, past
+// count addresses, drops those sorted after its own (wrapping around), so
+// that count apiservers agree on one list.
+type masterCountEndpointReconciler struct {
+	count int
+	endpointsWriter
+
+	mu      sync.Mutex
+	stopped bool
+}
+
+func (r *masterCountEndpointReconciler) reconcile(ctx context.Context, ip string, ports []api.EndpointPort, reconcilePorts bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped {
+		return nil
+	}
+	obj, err := r.eps.Get(ctx, api.NamespaceDefault, "kubernetes")
+	switch {
+	case apierrors.IsNotFound(err):
+		e := &api.Endpoints{ObjectMeta: api.ObjectMeta{Name: "kubernetes", Namespace: api.NamespaceDefault,
+			Labels: map[string]string{labelSkipMirror: "true"}},
+			Subsets: []api.EndpointSubset{{Addresses: []api.EndpointAddress{{IP: ip}}, Ports: ports}}}
+		if obj, err = r.eps.Create(ctx, api.NamespaceDefault, e, registry.WriteOptions{}); err != nil {
+			return err
+		}
+		return r.ensureSlice(ctx, obj.(*api.Endpoints))
+	case err != nil:
+		return err
+	}
+	if !setMasterCountEndpoints(obj.(*api.Endpoints), ip, ports, r.count, reconcilePorts) {
+		return r.ensureSlice(ctx, obj.(*api.Endpoints))
+	}
+	obj, err = r.eps.Mutate(ctx, api.NamespaceDefault, "kubernetes", "", registry.WriteOptions{}, func(cur api.Object) (api.Object, error) {
+		setMasterCountEndpoints(cur.(*api.Endpoints), ip, ports, r.count, reconcilePorts)
+		return cur, nil
+	})
+	if err != nil {
+		return err
+	}
+	r.log.Warn("reset endpoints for the kubernetes service", "subsets", obj.(*api.Endpoints).Subsets)
+	return r.ensureSlice(ctx, obj.(*api.Endpoints))
+}
+
+// setMasterCountEndpoints makes e hold ip among at most count addresses,
+// as kube-apiserver's masterCountEndpointReconciler; it reports whether e
+// changed.
+func setMasterCountEndpoints(e *api.Endpoints, ip string, ports []api.EndpointPort, count int, reconcilePorts bool) bool {
+	changed := false
+	if e.Labels[labelSkipMirror] != "true" {
+		if e.Labels == nil {
+			e.Labels = map[string]string{}
+		}
+		e.Labels[labelSkipMirror] = "true"
+		changed = true
+	}
+	if len(e.Subsets) != 1 {
+		// Something is egregiously wrong: remade with this address only.
+		e.Subsets = []api.EndpointSubset{{Addresses: []api.EndpointAddress{{IP: ip}}, Ports: ports}}
+		return true
+	}
+	sub := &e.Subsets[0]
+	if reconcilePorts && !sameJSON(sub.Ports, ports) {
+		sub.Ports = ports
+		changed = true
+	}
+	i := slices.IndexFunc(sub.Addresses, func(ad api.EndpointAddress) bool { return ad.IP == ip })
+	if i >= 0 && len(sub.Addresses) <= count {
+		return changed
+	}
+	if i < 0 {
+		sub.Addresses = append(sub.Addresses, api.EndpointAddress{IP: ip})
+	}
+	slices.SortFunc(sub.Addresses, func(a, b api.EndpointAddress) int { return strings.Compare(a.IP, b.IP) })
+	sub.Addresses = slices.CompactFunc(sub.Addresses, func(a, b api.EndpointAddress) bool { return a.IP == b.IP })
+	// Too many: drop those after this one, wrapping around.
+	for len(sub.Addresses) > count {
+		i := slices.IndexFunc(sub.Addresses, func(ad api.EndpointAddress) bool { return ad.IP == ip })
+		next := (i + 1) % len(sub.Addresses)
+		sub.Addresses = slices.Delete(sub.Addresses, next, next+1)
+	}
+	return true
+}
+
+func (r *masterCountEndpointReconciler) remove(ctx context.Context, ip string, _ []api.EndpointPort, final bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if final {
+		r.stopped = true
+	}
+	obj, err := r.eps.Get(ctx, api.NamespaceDefault, "kubernetes")
+	if apierrors.IsNotFound(err) {
+		return errLeaseNotFound
+	}
+	if err != nil {
+		return err
+	}
+	has := func(e *api.Endpoints) bool {
+		return len(e.Subsets) > 0 && slices.ContainsFunc(e.Subsets[0].Addresses, func(ad api.EndpointAddress) bool { return ad.IP == ip })
+	}
+	if !has(obj.(*api.Endpoints)) {
+		return errLeaseNotFound
+	}
+	obj, err = r.eps.Mutate(ctx, api.NamespaceDefault, "kubernetes", "", registry.WriteOptions{}, func(cur api.Object) (api.Object, error) {
+		e := cur.(*api.Endpoints)
+		if has(e) {
+			e.Subsets[0].Addresses = slices.DeleteFunc(e.Subsets[0].Addresses, func(ad api.EndpointAddress) bool { return ad.IP == ip })
+			if len(e.Subsets[0].Addresses) == 0 && len(e.Subsets[0].NotReadyAddresses) == 0 {
+				e.Subsets = nil
+			}
+		}
+		return e, nil
+	})
+	if err != nil {
+		return err
+	}
+	return r.ensureSlice(ctx, obj.(*api.Endpoints))
 }

@@ -156,6 +156,9 @@ type Options struct {
 	EndpointReconcilerType     string
 	EndpointReconcilerInterval time.Duration
 	EndpointReconcilerTTL      time.Duration
+	// APIServerCount is how many addresses the master-count reconciler
+	// keeps (--apiserver-count, deprecated).
+	APIServerCount int
 
 	// PodRoutes keeps routes to every Node's pod CIDR in this host's
 	// network namespace (see podroutes.go).
@@ -198,6 +201,7 @@ func DefaultOptions() Options {
 		ServiceNodePortRange:  "30000-32767",
 
 		EndpointReconcilerType: LeaseEndpointReconciler,
+		APIServerCount:         1,
 
 		KubeletPreferredAddressTypes: []string{"InternalIP", "Hostname"},
 
@@ -293,7 +297,9 @@ func (o *Options) AddFlags(fss *daemon.FlagSets) {
 
 	fs = fss.FlagSet("misc")
 	fs.StringVar(&o.ServiceClusterIPRange, "service-cluster-ip-range", o.ServiceClusterIPRange, "A CIDR notation IP range from which to assign service cluster IPs.")
-	fs.StringVar(&o.EndpointReconcilerType, "endpoint-reconciler-type", o.EndpointReconcilerType, "Use an endpoint reconciler ("+strings.Join(EndpointReconcilerTypes, ", ")+") for the kubernetes Service's endpoints.")
+	fs.StringVar(&o.EndpointReconcilerType, "endpoint-reconciler-type", o.EndpointReconcilerType, "Use an endpoint reconciler ("+strings.Join(EndpointReconcilerTypes, ", ")+") master-count is deprecated, and will be removed in a future version.")
+	fs.IntVar(&o.APIServerCount, "apiserver-count", o.APIServerCount, "The number of apiservers running in the cluster, must be a positive number. (In use when --endpoint-reconciler-type=master-count is enabled.)")
+	_ = fs.MarkDeprecated("apiserver-count", "apiserver-count is deprecated and will be removed in a future version.")
 	fs.StringVar(&o.ServiceNodePortRange, "service-node-port-range", o.ServiceNodePortRange, "A port range to reserve for services with NodePort visibility, e.g. '30000-32767'. Inclusive at both ends.")
 	fs.Int64Var(&o.DefaultNotReadyTolerationSeconds, "default-not-ready-toleration-seconds", o.DefaultNotReadyTolerationSeconds, "The tolerationSeconds of the notReady:NoExecute toleration added to pods without one.")
 	fs.Int64Var(&o.DefaultUnreachableTolerationSeconds, "default-unreachable-toleration-seconds", o.DefaultUnreachableTolerationSeconds, "The tolerationSeconds of the unreachable:NoExecute toleration added to pods without one.")

@@ -65,11 +65,12 @@ func (o *Options) Validate() error {
 	add(o.validateServiceAccounts())
 	add(o.Aggregation.validate())
 	switch o.EndpointReconcilerType {
-	case "", LeaseEndpointReconciler, NoneEndpointReconciler:
-	case "master-count":
-		add(errors.New("--endpoint-reconciler-type: master-count (deprecated in Kubernetes) is not implemented; use lease or none"))
+	case "", LeaseEndpointReconciler, NoneEndpointReconciler, MasterCountEndpointReconciler:
 	default:
 		add(fmt.Errorf("--endpoint-reconciler-type: reconciler not implemented: %s (known: %s)", o.EndpointReconcilerType, strings.Join(EndpointReconcilerTypes, ", ")))
+	}
+	if o.APIServerCount <= 0 {
+		add(fmt.Errorf("--apiserver-count should be a positive number, but value '%d' provided", o.APIServerCount))
 	}
 	for _, name := range o.DisableAdmissionPlugins {
 		if !slices.Contains(AdmissionPlugins, name) {

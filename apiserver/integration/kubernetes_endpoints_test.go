@@ -42,7 +42,38 @@ func TestKubernetesEndpointsLeases(t *testing.T) {
 	}
 	a := start("10.0.0.2")
 	b := start("10.0.0.1")
+	waitFor := kubernetesEndpointsWaiter(ctx, t, a)
+	waitFor([]string{"10.0.0.1", "10.0.0.2"}, 10*time.Second)
 
+	// An apiserver that died: its lease is not renewed.
+	c := ext.Client()
+	lease, err := c.Grant(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Put(ctx, "/registry/masterleases/10.0.0.9", `{"kind":"Endpoints","apiVersion":"v1","metadata":{},"subsets":[{"addresses":[{"ip":"10.0.0.9"}]}]}`,
+		clientv3.WithLease(lease.ID)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor([]string{"10.0.0.1", "10.0.0.2", "10.0.0.9"}, 5*time.Second)
+	took := waitFor([]string{"10.0.0.1", "10.0.0.2"}, 10*time.Second)
+	t.Logf("the dead apiserver's address left %v after it appeared (lease TTL 3s)", took)
+
+	// A stopped apiserver takes its lease and address away.
+	b.Shutdown()
+	took = waitFor([]string{"10.0.0.2"}, 2*time.Second)
+	t.Logf("the stopped apiserver's address left %v after its shutdown", took)
+	resp, err := c.Get(ctx, "/registry/masterleases/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil || len(resp.Kvs) != 1 || string(resp.Kvs[0].Key) != "/registry/masterleases/10.0.0.2" {
+		t.Fatalf("leases after the shutdown: %v %v", resp, err)
+	}
+}
+
+// kubernetesEndpointsWaiter returns waitFor(want, within): it waits until
+// the kubernetes Endpoints, read through s, list the addresses want (in
+// that order) and the EndpointSlice the same, ready, and returns how
+// long that took; it fails the test after within.
+func kubernetesEndpointsWaiter(ctx context.Context, t *testing.T, a *apiservertest.Server) func(want []string, within time.Duration) time.Duration {
 	// addresses is what the Endpoints and the EndpointSlice say, "" for
 	// the slice when the two differ.
 	addresses := func() ([]string, string) {
@@ -90,28 +121,35 @@ func TestKubernetesEndpointsLeases(t *testing.T) {
 		t.Fatalf("kubernetes endpoints: %v (%s) after %v, want %v", got, why, within, want)
 		return 0
 	}
-	waitFor([]string{"10.0.0.1", "10.0.0.2"}, 10*time.Second)
+	return waitFor
+}
 
-	// An apiserver that died: its lease is not renewed.
-	c := ext.Client()
-	lease, err := c.Grant(ctx, 3)
+// TestKubernetesEndpointsMasterCount: with the deprecated master-count
+// reconciler and --apiserver-count=2, two apiservers are both listed, and
+// one that stops removes its address.
+func TestKubernetesEndpointsMasterCount(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ext, err := etcd.Start(ctx, etcd.Config{DataDir: t.TempDir(), Logger: apiservertest.Logger()})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("start etcd: %v", err)
 	}
-	if _, err := c.Put(ctx, "/registry/masterleases/10.0.0.9", `{"kind":"Endpoints","apiVersion":"v1","metadata":{},"subsets":[{"addresses":[{"ip":"10.0.0.9"}]}]}`,
-		clientv3.WithLease(lease.ID)); err != nil {
-		t.Fatal(err)
+	t.Cleanup(func() { _ = ext.Close() })
+	start := func(ip string) *apiservertest.Server {
+		return apiservertest.Start(t, func(o *app.Options) {
+			o.EtcdServers, o.DataDir = ext.Endpoints(), ""
+			o.AdvertiseAddress = ip
+			o.EndpointReconcilerType, o.APIServerCount = app.MasterCountEndpointReconciler, 2
+			o.EndpointReconcilerInterval = 300 * time.Millisecond
+		})
 	}
-	waitFor([]string{"10.0.0.1", "10.0.0.2", "10.0.0.9"}, 5*time.Second)
-	took := waitFor([]string{"10.0.0.1", "10.0.0.2"}, 10*time.Second)
-	t.Logf("the dead apiserver's address left %v after it appeared (lease TTL 3s)", took)
-
-	// A stopped apiserver takes its lease and address away.
+	a := start("10.0.0.2")
+	b := start("10.0.0.1")
+	waitFor := kubernetesEndpointsWaiter(ctx, t, a)
+	waitFor([]string{"10.0.0.1", "10.0.0.2"}, 10*time.Second)
 	b.Shutdown()
-	took = waitFor([]string{"10.0.0.2"}, 2*time.Second)
-	t.Logf("the stopped apiserver's address left %v after its shutdown", took)
-	resp, err := c.Get(ctx, "/registry/masterleases/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
-	if err != nil || len(resp.Kvs) != 1 || string(resp.Kvs[0].Key) != "/registry/masterleases/10.0.0.2" {
-		t.Fatalf("leases after the shutdown: %v %v", resp, err)
-	}
+	waitFor([]string{"10.0.0.2"}, 2*time.Second)
 }
