@@ -96,9 +96,10 @@ func (s *Server) withBodyLimit(next http.Handler) http.Handler {
 }
 
 // withAuthorization asks the authorizer about every request for an API
-// route (apiRoutes: /metrics, discovery, resources, OpenAPI). The health
-// checks and /version, and paths that are not served (404, 405), are
-// answered to any authenticated user without it.
+// route (apiRoutes: /metrics, the single health checks, discovery,
+// resources, OpenAPI). /healthz, /livez, /readyz and /version, and paths
+// that are not served (404, 405), are answered to any authenticated user
+// without it.
 func (s *Server) withAuthorization(next http.Handler) http.Handler {
 	authorized := authz.Filter(s.cfg.Authorizer)(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -149,8 +149,9 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// routes serves the health checks and /version to any authenticated
-// user, and apiRoutes to those the authorizer allows (see HandlerChain).
+// routes serves /healthz, /livez, /readyz and /version to any
+// authenticated user, and apiRoutes to those the authorizer allows (see
+// HandlerChain).
 func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
 	r.NotFound(notFound)
@@ -158,18 +159,21 @@ func (s *Server) routes() chi.Router {
 
 	s.healthRoutes(r, "/healthz", s.cfg.LiveChecks)
 	s.healthRoutes(r, "/livez", s.cfg.LiveChecks)
-	s.healthRoutes(r, "/readyz", append(append([]HealthCheck{}, s.cfg.LiveChecks...), s.cfg.ReadyChecks...))
+	s.healthRoutes(r, "/readyz", s.readyChecks())
 	r.Get("/version", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, r, http.StatusOK, version.Get()) })
 
 	s.apiRoutes(r)
 	return r
 }
 
-// apiRoutes are the routes behind authorization: /metrics (get on the
-// path, which kube's system:monitoring role grants), OpenAPI, discovery
-// and the resources.
+// apiRoutes are the routes behind authorization: /metrics and the single
+// health checks (/livez/NAME and the like; get on the path, which kube's
+// system:monitoring role grants), OpenAPI, discovery and the resources.
 func (s *Server) apiRoutes(r chi.Router) {
 	r.Handle("/metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}))
+	s.healthCheckRoutes(r, "/healthz", s.cfg.LiveChecks)
+	s.healthCheckRoutes(r, "/livez", s.cfg.LiveChecks)
+	s.healthCheckRoutes(r, "/readyz", s.readyChecks())
 	if s.cfg.Profiling {
 		// As kube's routes.Profiling: the index (and every named profile
 		// under it) and three handlers of their own.
