@@ -274,14 +274,25 @@ func waitMembersKnow(ctx context.Context, cfg Config, clientTLS *tls.Config, mem
 		if err != nil {
 			continue
 		}
+		var failingSince time.Time
 		for {
 			tctx, tcancel := context.WithTimeout(ctx, 3*time.Second)
 			list, err := cli.MemberList(tctx, clientv3.WithSerializable())
 			tcancel()
 			if err != nil {
-				// Stopped or unreachable: it cannot answer the new member either.
-				break
+				// A member that keeps failing for 5 s is taken as stopped
+				// or unreachable: it cannot answer the new member either.
+				// A passing error (a leader change) is retried.
+				if failingSince.IsZero() {
+					failingSince = time.Now()
+				}
+				if time.Since(failingSince) > 5*time.Second || ctx.Err() != nil {
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
+				continue
 			}
+			failingSince = time.Time{}
 			if slices.ContainsFunc(list.Members, func(x *etcdserverpb.Member) bool { return x.ID == id }) {
 				break
 			}
