@@ -25,8 +25,8 @@ const (
 // error of the last probe sent (nil when it succeeded), so a storm of
 // probes does not reach etcd.
 type etcdCheck struct {
-	client  *clientv3.Client
-	key     string
+	// probe reads the key (client.Get); tests replace it.
+	probe   func(ctx context.Context) error
 	timeout time.Duration
 	closed  <-chan struct{}
 
@@ -37,7 +37,12 @@ type etcdCheck struct {
 }
 
 func newEtcdCheck(c *clientv3.Client, prefix string, timeout time.Duration, closed <-chan struct{}) *etcdCheck {
-	return &etcdCheck{client: c, key: path.Join("/", prefix, "health"), timeout: timeout, closed: closed,
+	key := path.Join("/", prefix, "health")
+	probe := func(ctx context.Context) error {
+		_, err := c.Get(ctx, key)
+		return err
+	}
+	return &etcdCheck{probe: probe, timeout: timeout, closed: closed,
 		last: errors.New("etcd client connection not yet established")}
 }
 
@@ -64,7 +69,7 @@ func (e *etcdCheck) Check(context.Context) error {
 	ctx, cancel := context.WithTimeout(context.Background(), e.timeout)
 	defer cancel()
 	var err error
-	if _, gerr := e.client.Get(ctx, e.key); gerr != nil {
+	if gerr := e.probe(ctx); gerr != nil {
 		err = fmt.Errorf("error getting data from etcd: %w", gerr)
 	}
 	e.mu.Lock()
