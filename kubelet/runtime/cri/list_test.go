@@ -170,3 +170,30 @@ func TestIsNotFound(t *testing.T) {
 		}
 	}
 }
+
+// TestStaleStatusNotCached: a status read before its entry was dropped
+// (an update of the resources, a removal) is not cached; one read after is.
+func TestStaleStatusNotCached(t *testing.T) {
+	r := &Runtime{statuses: map[string]cachedStatus{}, sandboxes: map[string]bool{}}
+	running := int32(criapi.ContainerState_CONTAINER_RUNNING)
+	_, gen, ok := r.cachedStatus("c1", running)
+	if ok {
+		t.Fatal("empty cache answered")
+	}
+	r.dropStatus("c1") // UpdateContainerResources while the list reads
+	r.cacheStatus("c1", running, runtime.Container{ID: "c1", Image: "old"}, gen)
+	if _, _, ok := r.cachedStatus("c1", running); ok {
+		t.Fatal("a status read before the drop was cached")
+	}
+	_, gen, _ = r.cachedStatus("c1", running)
+	r.cacheStatus("c1", running, runtime.Container{ID: "c1", Image: "new"}, gen)
+	if ct, _, ok := r.cachedStatus("c1", running); !ok || ct.Image != "new" {
+		t.Fatalf("a status read after the drop: %+v %v, want cached", ct, ok)
+	}
+	_, gen, _ = r.cachedStatus("c2", running)
+	r.forget("c1")
+	r.cacheStatus("c2", running, runtime.Container{ID: "c2"}, gen)
+	if _, _, ok := r.cachedStatus("c2", running); ok {
+		t.Fatal("a status read before a forget was cached")
+	}
+}

@@ -88,6 +88,11 @@ type Runtime struct {
 	// the resources drops the entry), so a list asks the runtime only for
 	// the new ones and those whose state changed.
 	statuses map[string]cachedStatus
+	// statusGen counts dropStatus and forget calls: a status read
+	// before one of them may be stale and is not cached (a list that read
+	// the old resources while an update dropped the entry would cache
+	// them again for the container's whole life).
+	statusGen uint64
 	onExit   func(podUID, containerID string)
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -321,6 +326,7 @@ func (r *Runtime) forget(id string) {
 	r.mu.Lock()
 	delete(r.sandboxes, id)
 	delete(r.statuses, id)
+	r.statusGen++
 	r.mu.Unlock()
 }
 
@@ -331,22 +337,29 @@ type cachedStatus struct {
 	ct    runtime.Container
 }
 
-func (r *Runtime) cachedStatus(id string, state int32) (runtime.Container, bool) {
+// cachedStatus returns the cached status of id in the listed state, or
+// the generation to hand cacheStatus with the status read instead.
+func (r *Runtime) cachedStatus(id string, state int32) (runtime.Container, uint64, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, ok := r.statuses[id]
-	return c.ct, ok && c.state == state
+	return c.ct, r.statusGen, ok && c.state == state
 }
 
-func (r *Runtime) cacheStatus(id string, state int32, ct runtime.Container) {
+// cacheStatus caches a status read at generation gen, unless an entry
+// was dropped since.
+func (r *Runtime) cacheStatus(id string, state int32, ct runtime.Container, gen uint64) {
 	r.mu.Lock()
-	r.statuses[id] = cachedStatus{state, ct}
+	if r.statusGen == gen {
+		r.statuses[id] = cachedStatus{state, ct}
+	}
 	r.mu.Unlock()
 }
 
 func (r *Runtime) dropStatus(id string) {
 	r.mu.Lock()
 	delete(r.statuses, id)
+	r.statusGen++
 	r.mu.Unlock()
 }
 
@@ -580,7 +593,7 @@ func (r *Runtime) ListPodContainers(ctx context.Context, podUID string) ([]runti
 		}
 		r.remember(s.Id, true)
 		state := int32(s.State)
-		ct, ok := r.cachedStatus(s.Id, state)
+		ct, gen, ok := r.cachedStatus(s.Id, state)
 		if !ok {
 			ct, err = r.sandboxStatus(ctx, s.Id, s.State == criapi.PodSandboxState_SANDBOX_READY)
 			if isNotFound(err) {
@@ -589,7 +602,7 @@ func (r *Runtime) ListPodContainers(ctx context.Context, podUID string) ([]runti
 			if err != nil {
 				return nil, err
 			}
-			r.cacheStatus(s.Id, state, ct)
+			r.cacheStatus(s.Id, state, ct, gen)
 		}
 		out = append(out, ct)
 	}
@@ -599,7 +612,7 @@ func (r *Runtime) ListPodContainers(ctx context.Context, podUID string) ([]runti
 		}
 		r.remember(c.Id, false)
 		state := int32(c.State)
-		ct, ok := r.cachedStatus(c.Id, state)
+		ct, gen, ok := r.cachedStatus(c.Id, state)
 		if !ok {
 			ct, err = r.containerStatus(ctx, c.Id, c.State == criapi.ContainerState_CONTAINER_RUNNING)
 			if isNotFound(err) {
@@ -613,7 +626,7 @@ func (r *Runtime) ListPodContainers(ctx context.Context, podUID string) ([]runti
 			// container listed running that exited before its status
 			// was read is read again at the next list.
 			if toState(ct.State) == c.State {
-				r.cacheStatus(c.Id, state, ct)
+				r.cacheStatus(c.Id, state, ct, gen)
 			}
 		}
 		out = append(out, ct)
