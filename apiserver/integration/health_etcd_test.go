@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +17,10 @@ import (
 // stops that etcd: /livez/etcd, /readyz/etcd and /readyz/etcd-readiness
 // answer "ok" while it serves and 500 once it is gone, /readyz and
 // /healthz fail with [-]etcd (as kube-apiserver's, whose etcd check reads
-// PREFIX/health with a 2 s timeout), and /livez/ping still answers.
+// PREFIX/health with a 2 s timeout), and /livez/ping still answers. The
+// single checks need kube's system:monitoring (RBAC grants /livez/* and
+// the like there only): a user outside it gets 403 on them and 200 on
+// /livez, one in it gets the check's answer.
 func TestHealthChecksProbeEtcd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
@@ -34,6 +39,26 @@ func TestHealthChecksProbeEtcd(t *testing.T) {
 	for _, p := range []string{"/livez/etcd", "/readyz/etcd", "/readyz/etcd-readiness", "/healthz/etcd", "/livez/ping"} {
 		if r := c.do("GET", p, nil, ""); r.Code != 200 || string(r.Body) != "ok" {
 			t.Fatalf("GET %s with etcd up: %d %q", p, r.Code, r.Body)
+		}
+	}
+	for _, tc := range []struct {
+		path   string
+		groups []string
+		want   int
+	}{
+		{"/livez", nil, 200},
+		{"/readyz", nil, 200},
+		{"/healthz", nil, 200},
+		{"/livez/etcd", nil, 403},
+		{"/readyz/etcd", nil, 403},
+		{"/healthz/etcd", nil, 403},
+		{"/livez/ping", nil, 403},
+		{"/livez/etcd", []string{"system:monitoring"}, 200},
+		{"/readyz/etcd-readiness", []string{"system:monitoring"}, 200},
+		{"/healthz/etcd", []string{"system:monitoring"}, 200},
+	} {
+		if code := c.doAs("watcher", tc.groups, tc.path); code != tc.want {
+			t.Errorf("GET %s as watcher in %v: %d, want %d", tc.path, tc.groups, code, tc.want)
 		}
 	}
 	r := c.do("GET", "/readyz?verbose", nil, "")
@@ -69,4 +94,25 @@ func TestHealthChecksProbeEtcd(t *testing.T) {
 	if r := c.do("GET", "/livez/ping", nil, ""); r.Code != 200 {
 		t.Errorf("GET /livez/ping with etcd stopped: %d %q", r.Code, r.Body)
 	}
+}
+
+// doAs GETs path as user in groups (impersonated by the admin client) and
+// returns the status code.
+func (c *tclient) doAs(user string, groups []string, path string) int {
+	c.t.Helper()
+	req, err := http.NewRequest("GET", c.base+path, nil)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Impersonate-User", user)
+	for _, g := range groups {
+		req.Header.Add("Impersonate-Group", g)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.t.Fatalf("GET %s as %s: %v", path, user, err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
 }
