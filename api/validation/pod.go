@@ -135,21 +135,33 @@ func validateAppArmorAnnotationsMatchFields(annotations map[string]string, spec 
 	return errs
 }
 
-// validateAppArmorAnnotationUpdates: a pod's AppArmor annotations are
-// immutable.
-func validateAppArmorAnnotationUpdates(annotations, old map[string]string, p *field.Path) field.ErrorList {
+// validatePodSpecificAnnotationUpdates: a pod's AppArmor annotations and
+// its mirror pod annotation are immutable (a normal pod may not become a
+// mirror pod, nor a mirror pod stop being one), on every write of a pod:
+// the object, its status and its ephemeral containers.
+func validatePodSpecificAnnotationUpdates(annotations, old map[string]string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for _, k := range slices.Sorted(maps.Keys(old)) {
-		if v, ok := annotations[k]; ok && v == old[k] || !strings.HasPrefix(k, appArmorAnnotationPrefix) {
+		if v, ok := annotations[k]; ok && v == old[k] {
 			continue
 		}
-		errs = append(errs, field.Forbidden(p.Key(k), "may not remove or update AppArmor annotations"))
+		if strings.HasPrefix(k, appArmorAnnotationPrefix) {
+			errs = append(errs, field.Forbidden(p.Key(k), "may not remove or update AppArmor annotations"))
+		}
+		if k == api.MirrorPodAnnotationKey {
+			errs = append(errs, field.Forbidden(p.Key(k), "may not remove or update mirror pod annotation"))
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(annotations)) {
-		if _, ok := old[k]; ok || !strings.HasPrefix(k, appArmorAnnotationPrefix) {
+		if _, ok := old[k]; ok {
 			continue
 		}
-		errs = append(errs, field.Forbidden(p.Key(k), "may not add AppArmor annotations"))
+		if strings.HasPrefix(k, appArmorAnnotationPrefix) {
+			errs = append(errs, field.Forbidden(p.Key(k), "may not add AppArmor annotations"))
+		}
+		if k == api.MirrorPodAnnotationKey {
+			errs = append(errs, field.Forbidden(p.Key(k), "may not add mirror pod annotation"))
+		}
 	}
 	return errs
 }
@@ -171,7 +183,7 @@ func ValidatePodUpdate(pod, old *api.Pod) field.ErrorList {
 	specPath := field.NewPath("spec")
 	errs := ValidateObjectMetaUpdate(&pod.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	errs = append(errs, validatePodMetadataAndSpec(pod)...)
-	errs = append(errs, validateAppArmorAnnotationUpdates(pod.Annotations, old.Annotations, field.NewPath("metadata", "annotations"))...)
+	errs = append(errs, validatePodSpecificAnnotationUpdates(pod.Annotations, old.Annotations, field.NewPath("metadata", "annotations"))...)
 
 	for _, pair := range []struct {
 		cs, oldCs []api.Container
@@ -273,6 +285,7 @@ func validateOnlyDeletedSchedulingGates(gates, oldGates []api.PodSchedulingGate,
 // well-formed pod and host IPs.
 func ValidatePodStatusUpdate(pod, old *api.Pod) field.ErrorList {
 	errs := ValidateObjectMetaUpdate(&pod.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	errs = append(errs, validatePodSpecificAnnotationUpdates(pod.Annotations, old.Annotations, field.NewPath("metadata", "annotations"))...)
 	statusPath := field.NewPath("status")
 	for i, c := range pod.Status.Conditions {
 		switch c.Type {

@@ -424,3 +424,46 @@ func TestPodTemplateHostNetworkAllowsZeroHostPort(t *testing.T) {
 		t.Errorf("template with mismatched host port: %v", errs)
 	}
 }
+
+// TestMirrorPodAnnotationImmutable: as kube's
+// ValidatePodSpecificAnnotationUpdates, a pod or pods/status write may not
+// add, change or remove kubernetes.io/config.mirror (a user who can update
+// pods would otherwise cut a pod's kubelet off from its secrets, or a node
+// turn its mirror pod into a normal one).
+func TestMirrorPodAnnotationImmutable(t *testing.T) {
+	t.Parallel()
+	const key = "metadata.annotations[kubernetes.io/config.mirror]: "
+	pod := func(mirror string, other bool) *api.Pod {
+		p := validPod()
+		p.ResourceVersion, p.UID = "5", "uid-1"
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		if mirror != "" {
+			p.Annotations[api.MirrorPodAnnotationKey] = mirror
+		}
+		if other {
+			p.Annotations["other"] = "x"
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name     string
+		old, new *api.Pod
+		want     string
+	}{
+		{"add", pod("", false), pod("h1", false), "Forbidden: may not add mirror pod annotation"},
+		{"remove", pod("h1", false), pod("", false), "Forbidden: may not remove or update mirror pod annotation"},
+		{"change", pod("h1", false), pod("h2", false), "Forbidden: may not remove or update mirror pod annotation"},
+		{"kept", pod("h1", false), pod("h1", true), ""},
+	} {
+		for name, got := range map[string]string{
+			"update": ValidatePodUpdate(tc.new, tc.old).ToAggregate(),
+			"status": ValidatePodStatusUpdate(tc.new, tc.old).ToAggregate(),
+		} {
+			if tc.want == "" && strings.Contains(got, "mirror") || tc.want != "" && !strings.Contains(got, key+tc.want) {
+				t.Errorf("%s (%s): %q, want %q", tc.name, name, got, tc.want)
+			}
+		}
+	}
+}

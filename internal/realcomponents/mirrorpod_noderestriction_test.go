@@ -99,4 +99,14 @@ func TestMirrorPodNodeRestrictionAsKube(t *testing.T) {
 	same("ephemeral", 403, volumes(`{"name":"x","ephemeral":{"volumeClaimTemplate":{"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"1Gi"}}}}}}`))
 	same("projected token", 403, volumes(`{"name":"t","projected":{"sources":[{"serviceAccountToken":{"path":"token"}}]}}`))
 	same("projected downward api", 201, volumes(`{"name":"d","projected":{"sources":[{"downwardAPI":{"items":[{"path":"n","fieldRef":{"fieldPath":"metadata.name"}}]}}]}}`))
+
+	// The mirror annotation is immutable (ValidatePodSpecificAnnotationUpdates):
+	// an administrator may not make a normal pod a mirror pod, nor change
+	// or remove a mirror pod's annotation, through the pod or its status.
+	both.must(t, 201, "POST", pods, `{"metadata":{"name":"plain"},"spec":{"nodeName":"n1","containers":[{"name":"c","image":"busybox"}]}}`)
+	for _, sub := range []string{"", "/status"} {
+		both.sameRefusal(t, "PATCH", pods+"/plain"+sub, `{"metadata":{"annotations":{"kubernetes.io/config.mirror":"h1"}}}`)
+		both.sameRefusal(t, "PATCH", pods+"/static-mirror"+sub, `{"metadata":{"annotations":{"kubernetes.io/config.mirror":"h2"}}}`)
+		both.sameRefusal(t, "PATCH", pods+"/static-mirror"+sub, `{"metadata":{"annotations":{"kubernetes.io/config.mirror":null}}}`)
+	}
 }
