@@ -93,9 +93,9 @@ type Runtime struct {
 	// the old resources while an update dropped the entry would cache
 	// them again for the container's whole life).
 	statusGen uint64
-	onExit   func(podUID, containerID string)
-	cancel   context.CancelFunc
-	done     chan struct{}
+	onExit    func(podUID, containerID string)
+	cancel    context.CancelFunc
+	done      chan struct{}
 }
 
 var (
