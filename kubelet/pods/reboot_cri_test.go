@@ -46,30 +46,7 @@ func TestNodeRebootRestartsPodsCRI(t *testing.T) {
 		if name == "net" && p.Status.PodIP == "" {
 			t.Errorf("net: no pod IP after the reboot")
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		for {
-			cs, err := nd.runtime().ListPodContainers(ctx, string(p.UID))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sandboxes, dead := 0, 0
-			for _, c := range cs {
-				if c.Kind == runtime.KindSandbox {
-					sandboxes++
-					if c.State != runtime.StateRunning {
-						dead++
-					}
-				}
-			}
-			if sandboxes == 1 && dead == 0 {
-				break
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("%s: %d sandboxes (%d not running) after the reboot, want the new one only", name, sandboxes, dead)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		cancel()
+		waitOneLiveSandbox(t, nd.runtime(), name, p.UID)
 		// The old sandbox gone, the status still has the lost container
 		// as the last state and the count.
 		time.Sleep(2 * time.Second)

@@ -48,30 +48,7 @@ func TestNodeRebootRestartsPods(t *testing.T) {
 		if name == "net" && p.Status.PodIP == "" {
 			t.Errorf("net: no pod IP after the reboot")
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		for {
-			cs, err := nd.rt.ListPodContainers(ctx, string(p.UID))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sandboxes, dead := 0, 0
-			for _, c := range cs {
-				if c.Kind == runtime.KindSandbox {
-					sandboxes++
-					if c.State != runtime.StateRunning {
-						dead++
-					}
-				}
-			}
-			if sandboxes == 1 && dead == 0 {
-				break
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("%s: %d sandboxes (%d not running) after the reboot, want the new one only", name, sandboxes, dead)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		cancel()
+		waitOneLiveSandbox(t, nd.runtime(), name, p.UID)
 	}
 }
 
@@ -154,4 +131,34 @@ func TestStuckPodSaysWhy(t *testing.T) {
 			return p.Status.Phase == api.PodPending && strings.Contains(p.Status.Message, "network is not ready: ")
 		})
 	})
+}
+
+// waitOneLiveSandbox waits (30 s) until the pod has one sandbox, running:
+// the new one, the dead one of before the reboot removed.
+func waitOneLiveSandbox(t *testing.T, rt runtime.Runtime, name string, uid api.UID) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		cs, err := rt.ListPodContainers(ctx, string(uid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sandboxes, dead := 0, 0
+		for _, c := range cs {
+			if c.Kind == runtime.KindSandbox {
+				sandboxes++
+				if c.State != runtime.StateRunning {
+					dead++
+				}
+			}
+		}
+		if sandboxes == 1 && dead == 0 {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("%s: %d sandboxes (%d not running) after the reboot, want the new one only", name, sandboxes, dead)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
