@@ -27,19 +27,10 @@ func TestKubernetesEndpointsLeases(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	ext, err := etcd.Start(ctx, etcd.Config{DataDir: t.TempDir(), Logger: apiservertest.Logger()})
-	if err != nil {
-		t.Fatalf("start etcd: %v", err)
-	}
-	t.Cleanup(func() { _ = ext.Close() })
-	start := func(ip string) *apiservertest.Server {
-		return apiservertest.Start(t, func(o *app.Options) {
-			o.EtcdServers, o.DataDir = ext.Endpoints(), ""
-			o.AdvertiseAddress = ip
-			o.EndpointReconcilerInterval = 300 * time.Millisecond
-			o.EndpointReconcilerTTL = 3 * time.Second
-		})
-	}
+	ext, start := apiserversOnOneEtcd(ctx, t, func(o *app.Options) {
+		o.EndpointReconcilerInterval = 300 * time.Millisecond
+		o.EndpointReconcilerTTL = 3 * time.Second
+	})
 	a := start("10.0.0.2")
 	b := start("10.0.0.1")
 	waitFor := kubernetesEndpointsWaiter(ctx, t, a)
@@ -139,23 +130,32 @@ func TestKubernetesEndpointsMasterCount(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	ext, err := etcd.Start(ctx, etcd.Config{DataDir: t.TempDir(), Logger: apiservertest.Logger()})
-	if err != nil {
-		t.Fatalf("start etcd: %v", err)
-	}
-	t.Cleanup(func() { _ = ext.Close() })
-	start := func(ip string) *apiservertest.Server {
-		return apiservertest.Start(t, func(o *app.Options) {
-			o.EtcdServers, o.DataDir = ext.Endpoints(), ""
-			o.AdvertiseAddress = ip
-			o.EndpointReconcilerType, o.APIServerCount = app.MasterCountEndpointReconciler, 2
-			o.EndpointReconcilerInterval = 300 * time.Millisecond
-		})
-	}
+	_, start := apiserversOnOneEtcd(ctx, t, func(o *app.Options) {
+		o.EndpointReconcilerType, o.APIServerCount = app.MasterCountEndpointReconciler, 2
+		o.EndpointReconcilerInterval = 300 * time.Millisecond
+	})
 	a := start("10.0.0.2")
 	b := start("10.0.0.1")
 	waitFor := kubernetesEndpointsWaiter(ctx, t, a)
 	waitFor([]string{"10.0.0.1", "10.0.0.2"}, 10*time.Second)
 	b.Shutdown()
-	waitFor([]string{"10.0.0.2"}, 2*time.Second)
+	waitFor([]string{"10.0.0.2"}, 10*time.Second)
+}
+
+// apiserversOnOneEtcd starts an etcd of the test's own and returns it with
+// a function that starts an apiserver on it advertising ip, with opts.
+func apiserversOnOneEtcd(ctx context.Context, t *testing.T, opts func(*app.Options)) (*etcd.Backend, func(ip string) *apiservertest.Server) {
+	t.Helper()
+	ext, err := etcd.Start(ctx, etcd.Config{DataDir: t.TempDir(), Logger: apiservertest.Logger()})
+	if err != nil {
+		t.Fatalf("start etcd: %v", err)
+	}
+	t.Cleanup(func() { _ = ext.Close() })
+	return ext, func(ip string) *apiservertest.Server {
+		return apiservertest.Start(t, func(o *app.Options) {
+			o.EtcdServers, o.DataDir = ext.Endpoints(), ""
+			o.AdvertiseAddress = ip
+			opts(o)
+		})
+	}
 }
