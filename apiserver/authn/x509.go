@@ -18,9 +18,18 @@ import (
 // safe behind a listener that only requests certificates
 // (tls.RequestClientCert) and it keeps working if the pool is narrower than
 // the listener's ClientCAs.
+//
+// A chain that verified is remembered (verifyCache): the same chain against
+// the same pool is not verified again until the earliest NotAfter of the
+// verified chain or two minutes, whichever is first. kube-apiserver verifies
+// on every request; the answers are the same, the CPU is not.
 type X509 struct {
 	pool *x509.CertPool
 	now  func() time.Time
+	// cache remembers successful verifications; the zero value is ready.
+	cache verifyCache
+	// verify is x509.Certificate.Verify; tests count calls through it.
+	verify func(leaf *x509.Certificate, opts x509.VerifyOptions) ([][]*x509.Certificate, error)
 }
 
 var _ Authenticator = (*X509)(nil)
@@ -39,18 +48,7 @@ func (a *X509) AuthenticateRequest(r *http.Request) (*request.User, bool, error)
 		return nil, false, nil
 	}
 	leaf := r.TLS.PeerCertificates[0]
-	opts := x509.VerifyOptions{
-		Roots:       a.pool,
-		CurrentTime: a.now(),
-		KeyUsages:   []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	if len(r.TLS.PeerCertificates) > 1 {
-		opts.Intermediates = x509.NewCertPool()
-		for _, c := range r.TLS.PeerCertificates[1:] {
-			opts.Intermediates.AddCert(c)
-		}
-	}
-	if _, err := leaf.Verify(opts); err != nil {
+	if err := a.verifyChain(r.TLS.PeerCertificates); err != nil {
 		return nil, false, fmt.Errorf("verifying certificate %s failed: %w", certificateIdentifier(leaf), err)
 	}
 	if leaf.Subject.CommonName == "" {
@@ -60,6 +58,38 @@ func (a *X509) AuthenticateRequest(r *http.Request) (*request.User, bool, error)
 		Name:   leaf.Subject.CommonName,
 		Groups: slices.Clone(leaf.Subject.Organization),
 	}), true, nil
+}
+
+// verifyChain verifies the presented chain (leaf first) for client
+// authentication against the pool at a.now(), unless the same chain
+// verified against the same pool recently enough (verifyCache).
+func (a *X509) verifyChain(presented []*x509.Certificate) error {
+	now := a.now()
+	key := verifyKey{chain: chainDigest(presented), roots: a.pool}
+	if a.cache.verified(key, now) {
+		return nil
+	}
+	opts := x509.VerifyOptions{
+		Roots:       a.pool,
+		CurrentTime: now,
+		KeyUsages:   []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if len(presented) > 1 {
+		opts.Intermediates = x509.NewCertPool()
+		for _, c := range presented[1:] {
+			opts.Intermediates.AddCert(c)
+		}
+	}
+	verify := a.verify
+	if verify == nil {
+		verify = (*x509.Certificate).Verify
+	}
+	chains, err := verify(presented[0], opts)
+	if err != nil {
+		return err
+	}
+	a.cache.add(key, now, chains)
+	return nil
 }
 
 // certificateIdentifier names a certificate in logs without its key.
