@@ -161,7 +161,15 @@ func TestAggregatedDiscoveryAsKube(t *testing.T) {
 			waitFor(ctx, t, e.name+" to drop the CRD's APIServices and group", func() (bool, string) {
 				lines := apiServiceLines(t, e)
 				_, doc := getDoc(t, e, "/apis", aggregatedAccept, "")
-				return !strings.Contains(lines, group) && findGroup(doc, group) == nil, lines
+				if !strings.Contains(lines, group) && findGroup(doc, group) == nil {
+					return true, ""
+				}
+				// What keeps them: the CRD as the server has it (404 once
+				// gone; else its finalizers and conditions).
+				code, crd := e.do(t, "GET", crdsPath+"/widgets."+group, "")
+				md, _ := crd["metadata"].(map[string]any)
+				return false, fmt.Sprintf("GET the CRD: %d finalizers=%v deletionTimestamp=%v conditions=%v\nAPIServices:\n%s",
+					code, md["finalizers"], md["deletionTimestamp"], crd["status"], lines)
 			})
 		}
 	})

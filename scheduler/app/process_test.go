@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/minik8s/minik8s/api"
+	"github.com/minik8s/minik8s/api/apierrors"
 	"github.com/minik8s/minik8s/internal/client"
 	"github.com/minik8s/minik8s/internal/daemon/daemontest"
 )
@@ -21,13 +22,16 @@ type schedulerProcess struct {
 	metrics string
 }
 
-func startProcess(t *testing.T, bin, url string, qps int) *schedulerProcess {
+// lease is its --leader-elect-lease-duration; the renew deadline is two
+// thirds of it and the retry period a fifteenth, the shipped proportions
+// (15 s, 10 s, 2 s) with a shorter retry.
+func startProcess(t *testing.T, bin, url string, qps int, lease time.Duration) *schedulerProcess {
 	t.Helper()
 	l := daemontest.Listen(t)
 	p := daemontest.StartInheriting(t, bin, []*net.TCPListener{l}, "--master", url, "--bind-address", "127.0.0.1", "--secure-port", daemontest.Port(l),
 		"--authorization-always-allow-paths", "/healthz,/readyz,/livez,/metrics",
 		"--kube-api-qps", strconv.Itoa(qps), "--kube-api-burst", "1", "--v", "2",
-		"--leader-elect-lease-duration", "3s", "--leader-elect-renew-deadline", "2s", "--leader-elect-retry-period", "200ms",
+		"--leader-elect-lease-duration", lease.String(), "--leader-elect-renew-deadline", (lease * 2 / 3).String(), "--leader-elect-retry-period", (lease / 15).String(),
 		"--pod-initial-backoff", "100ms", "--pod-max-backoff", "1s")
 	return &schedulerProcess{Process: p, metrics: fmt.Sprintf("https://%s/metrics", l.Addr())}
 }
@@ -51,7 +55,7 @@ func TestSchedulerProcessKilledMidBurst(t *testing.T) {
 	}
 	bin := daemontest.Build(t, "github.com/minik8s/minik8s/scheduler")
 	cl := newCluster(t, 4)
-	first := startProcess(t, bin, cl.url, 20) // slow, so the burst outlives it
+	first := startProcess(t, bin, cl.url, 20, 3*time.Second) // slow, so the burst outlives it
 	cl.createPods("burst", 200)
 	cl.waitBound(15)
 	first.Kill9(t)
@@ -61,7 +65,7 @@ func TestSchedulerProcessKilledMidBurst(t *testing.T) {
 	if boundAtKill >= 200 {
 		t.Fatal("the first scheduler finished the burst before it was killed")
 	}
-	second := startProcess(t, bin, cl.url, 500)
+	second := startProcess(t, bin, cl.url, 500, 3*time.Second)
 	cl.waitBound(200)
 	time.Sleep(500 * time.Millisecond)
 	scheduled := second.counter(t, `scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"}`)
@@ -82,7 +86,12 @@ func TestSchedulerProcessLeaseRenewedUnderLoadExitsWhenLost(t *testing.T) {
 	}
 	bin := daemontest.Build(t, "github.com/minik8s/minik8s/scheduler")
 	cl := newCluster(t, 4)
-	p := startProcess(t, bin, cl.url, 1)
+	// The lease client has its own limiter but the same --kube-api-qps,
+	// so it too renews at one request a second; each request is bounded
+	// by half the renew deadline (as client-go's), which a loaded machine
+	// must be able to meet: a 6 s lease (4 s deadline, 2 s per request).
+	const lease = 6 * time.Second
+	p := startProcess(t, bin, cl.url, 1, lease)
 	cl.createPods("load", 100)
 	leases := client.Resource[api.Lease](cl.c).Namespace("kube-system")
 	var holder string
@@ -98,7 +107,7 @@ func TestSchedulerProcessLeaseRenewedUnderLoadExitsWhenLost(t *testing.T) {
 		t.Fatal("the scheduler never took the lease")
 	}
 	// Three lease durations under a burst it binds at one request a second.
-	time.Sleep(9 * time.Second)
+	time.Sleep(3 * lease)
 	select {
 	case <-p.Done():
 		t.Fatalf("the scheduler exited under load: %s", p.ExitStatus())
@@ -108,18 +117,29 @@ func TestSchedulerProcessLeaseRenewedUnderLoadExitsWhenLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != holder || l.Spec.RenewTime == nil || time.Since(l.Spec.RenewTime.Time) > 3*time.Second {
+	if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity != holder || l.Spec.RenewTime == nil || time.Since(l.Spec.RenewTime.Time) > lease {
 		t.Fatalf("lease under load: holder %v renewed %v; want %s renewed within the lease duration", l.Spec.HolderIdentity, l.Spec.RenewTime, holder)
 	}
 	if b, _ := cl.bound(); b >= 100 {
 		t.Fatal("the burst was bound already: the test needs it still going")
 	}
 
+	// The holder renews meanwhile: take the lease from the copy read
+	// last, again on a conflict.
 	thief, long := "thief", int32(60)
-	now := api.NowMicro()
-	l.Spec.HolderIdentity, l.Spec.RenewTime, l.Spec.AcquireTime, l.Spec.LeaseDurationSeconds = &thief, &now, &now, &long
-	if _, err := leases.Update(cl.ctx, l); err != nil {
-		t.Fatal(err)
+	for tries := 0; ; tries++ {
+		now := api.NowMicro()
+		l.Spec.HolderIdentity, l.Spec.RenewTime, l.Spec.AcquireTime, l.Spec.LeaseDurationSeconds = &thief, &now, &now, &long
+		_, err := leases.Update(cl.ctx, l)
+		if err == nil {
+			break
+		}
+		if !apierrors.IsConflict(err) || tries == 20 {
+			t.Fatal(err)
+		}
+		if l, err = leases.Get(cl.ctx, "kube-scheduler"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	select {
 	case <-p.Done():
