@@ -33,7 +33,11 @@
 // for the state at (at least) RV and then a BOOKMARK annotated
 // "k8s.io/initial-events-end": "true". If N is older than the ring buffer
 // the watcher is fed by an etcd watch of its own from N+1 (so a client
-// resuming across an apiserver restart loses nothing); if etcd compacted N
+// resuming across an apiserver restart loses nothing) until it has caught
+// up with what the ring holds, then joins the cache's watchers and the etcd
+// watch ends (when a re-listed cache has terminated every watcher, all of
+// them resume this way at once: each would otherwise keep an etcd watch of
+// the whole prefix and decode every event of it); if etcd compacted N
 // the stream is a single ERROR event carrying a 410 Expired Status "too old
 // resource version: N (M)". If N is ahead of the cache the watch waits for
 // it, or sends an ERROR event with a 504 Timeout Status.
@@ -49,4 +53,7 @@
 // ready-to-write lines. A watcher whose buffer stays full for longer than
 // SlowWatcherTimeout is terminated (its channel closes) instead of blocking
 // the others, as in Kubernetes; its client re-watches from its last RV.
+// An idle watcher has no goroutine: the dispatcher queues its lines into
+// the Events channel itself, and a goroutine exists only while a backlog
+// (initial or replayed events) is being sent.
 package cacher

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -34,6 +35,15 @@ type WatchOptions struct {
 // channel closes when the watch ends: Stop, its context ends, an ERROR
 // line was sent, or the cacher terminated it (too slow, or the cache
 // restarted). A client then re-watches from the last resourceVersion seen.
+//
+// An idle watcher served by the cache has no goroutine of its own: the
+// dispatcher queues lines straight into Events (it is "direct"), and its
+// reader (the HTTP handler) is the watch's only goroutine, where
+// Kubernetes has two (the handler and the cacheWatcher's). A watcher that
+// starts with a backlog (initial events, events replayed from the ring or
+// from etcd) has a goroutine that sends the backlog, then what the
+// dispatcher queued in the meantime on in, and ends once in is empty,
+// making the watcher direct.
 type Watcher struct {
 	c              *Cacher
 	pred           Predicate
@@ -41,8 +51,17 @@ type Watcher struct {
 	// nextBookmark is only touched by the dispatcher once registered.
 	nextBookmark time.Time
 
-	in         chan []byte
-	out        chan []byte
+	// mu guards direct, closed and in, and is held by whoever sends to
+	// out when direct, so that out is closed only when no one sends.
+	mu sync.Mutex
+	// direct: the dispatcher sends to out; else to in, and the watcher's
+	// goroutine owns out.
+	direct bool
+	closed bool
+	in     chan []byte
+	out    chan []byte
+	// stopCtx unregisters the Stop the watch's context calls when it ends.
+	stopCtx    func() bool
 	done       chan struct{}
 	stopOnce   sync.Once
 	terminated chan struct{}
@@ -60,18 +79,45 @@ func (w *Watcher) Stop() {
 	if w.c != nil {
 		w.c.removeWatcher(w)
 	}
+	w.endIfDirect()
 }
 
-func (c *Cacher) newWatcher(pred Predicate, allowBookmarks bool) *Watcher {
-	return &Watcher{
+// endIfDirect finishes a direct watcher, which has no goroutine to do it;
+// a watcher's goroutine finishes it when it sees done or terminated.
+func (w *Watcher) endIfDirect() {
+	w.mu.Lock()
+	direct := w.direct
+	w.mu.Unlock()
+	if direct {
+		w.finish()
+	}
+}
+
+// newWatcher makes a watcher; pumped says it starts with a backlog sent
+// by a goroutine of its own (which also owns out until it is direct).
+func (c *Cacher) newWatcher(pred Predicate, allowBookmarks, pumped bool) *Watcher {
+	w := &Watcher{
 		c:              c,
 		pred:           pred,
 		allowBookmarks: allowBookmarks,
 		nextBookmark:   time.Now().Add(c.cfg.BookmarkInterval),
-		in:             make(chan []byte, c.cfg.WatcherBufferSize),
-		out:            make(chan []byte, 16),
+		direct:         !pumped,
+		out:            make(chan []byte, c.cfg.WatcherBufferSize+16),
 		done:           make(chan struct{}),
 		terminated:     make(chan struct{}),
+	}
+	if pumped {
+		w.in = make(chan []byte, c.cfg.WatcherBufferSize)
+	}
+	return w
+}
+
+// stopWith makes the end of ctx stop w.
+func (w *Watcher) stopWith(ctx context.Context) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.stopCtx = context.AfterFunc(ctx, w.Stop)
 	}
 }
 
@@ -118,7 +164,6 @@ func (c *Cacher) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error)
 		}
 	}
 
-	w := c.newWatcher(pred, opts.AllowBookmarks)
 	c.mu.Lock()
 	if !c.ready {
 		c.mu.Unlock()
@@ -129,24 +174,29 @@ func (c *Cacher) Watch(ctx context.Context, opts WatchOptions) (*Watcher, error)
 	var replay []*event
 	switch {
 	case initial:
-		initObjs = c.filterLocked(&w.pred)
+		initObjs = c.filterLocked(&pred)
 	case !rvSet || rv == 0 || rv >= c.rev:
 		// Changes from now on.
 	case rv >= c.bufferStart:
 		replay = c.events.since(rv)
 	default:
 		c.mu.Unlock()
-		return c.fallbackWatch(ctx, w, rv), nil
+		return c.fallbackWatch(ctx, c.newWatcher(pred, opts.AllowBookmarks, true), rv), nil
 	}
+	pumped := len(initObjs) > 0 || len(replay) > 0 || endBookmark
+	w := c.newWatcher(pred, opts.AllowBookmarks, pumped)
 	c.watchers.add(w)
 	c.countWatcher(w)
 	c.mu.Unlock()
 
-	var end []byte
-	if endBookmark {
-		end = c.initialEventsEnd(startRev)
+	if pumped {
+		var end []byte
+		if endBookmark {
+			end = c.initialEventsEnd(startRev)
+		}
+		go w.run(ctx, initObjs, replay, end)
 	}
-	go w.run(ctx, initObjs, replay, end)
+	w.stopWith(ctx)
 	return w, nil
 }
 
@@ -171,37 +221,69 @@ func (c *Cacher) countWatcher(w *Watcher) {
 	c.metrics.watchers.Add(1)
 }
 
-// run feeds one cache-backed watcher: the initial state or the replayed
-// events first, then the live lines the dispatcher queues.
+// run sends the backlog of a cache-backed watcher: the initial state or
+// the replayed events, then the live lines the dispatcher queued on in
+// meanwhile; once in is empty the watcher becomes direct and run ends.
 func (w *Watcher) run(ctx context.Context, initObjs []*Object, replay []*event, end []byte) {
-	defer w.finish()
-	for _, o := range initObjs {
-		if !w.send(ctx, eventLine("ADDED", o.JSON)) {
-			return
-		}
-	}
-	for _, ev := range replay {
-		var lines eventLines
-		if l := w.c.convert(w, ev, &lines); l != nil && !w.send(ctx, l) {
-			return
-		}
-	}
-	if end != nil && !w.send(ctx, end) {
+	if !w.sendBacklog(ctx, initObjs, replay, end) {
+		w.finish()
 		return
 	}
 	for {
 		select {
 		case l := <-w.in:
 			if !w.send(ctx, l) {
+				w.finish()
 				return
 			}
-		case <-w.terminated:
-			return
-		case <-w.done:
-			return
-		case <-ctx.Done():
+			continue
+		default:
+		}
+		w.mu.Lock()
+		if len(w.in) > 0 {
+			w.mu.Unlock()
+			continue
+		}
+		if w.ended(ctx) {
+			w.mu.Unlock()
+			w.finish()
 			return
 		}
+		// Stop and terminate finish a direct watcher themselves; they
+		// close done or terminated before they look, so one that came
+		// before this was seen by ended.
+		w.direct, w.in = true, nil
+		w.mu.Unlock()
+		return
+	}
+}
+
+func (w *Watcher) sendBacklog(ctx context.Context, initObjs []*Object, replay []*event, end []byte) bool {
+	for _, o := range initObjs {
+		if !w.send(ctx, eventLine("ADDED", o.JSON)) {
+			return false
+		}
+	}
+	for _, ev := range replay {
+		var lines eventLines
+		if l := w.c.convert(w, ev, &lines); l != nil && !w.send(ctx, l) {
+			return false
+		}
+	}
+	return end == nil || w.send(ctx, end)
+}
+
+// ended reports whether w was stopped or terminated, or its context ended.
+func (w *Watcher) ended(ctx context.Context) bool {
+	select {
+	case <-w.done:
+		return true
+	case <-w.terminated:
+		return true
+	case <-ctx.Done():
+		return true
+	default:
+		return false
 	}
 }
 
@@ -216,14 +298,67 @@ func (w *Watcher) send(ctx context.Context, line []byte) bool {
 	return false
 }
 
+// finish closes Events and unregisters w, once. Only the watcher's
+// goroutine calls it, or, for a direct watcher, whoever ends it.
 func (w *Watcher) finish() {
-	w.finishOnce.Do(func() {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
 		close(w.out)
+	}
+	stopCtx := w.stopCtx
+	w.mu.Unlock()
+	w.finishOnce.Do(func() {
 		w.c.removeWatcher(w)
 		if w.counted {
 			w.c.metrics.watchers.Add(-1)
 		}
+		if stopCtx != nil {
+			stopCtx()
+		}
 	})
+}
+
+// offer queues line for w without waiting; it reports false when w's
+// queue is full. A watcher that has ended takes (and drops) anything.
+func (w *Watcher) offer(line []byte) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return true
+	}
+	q := w.in
+	if w.direct {
+		q = w.out
+	}
+	select {
+	case q <- line:
+		return true
+	default:
+		return false
+	}
+}
+
+// offerWait queues line for w, waiting until expire fires at most; it
+// reports false when it did.
+func (w *Watcher) offerWait(line []byte, expire <-chan time.Time) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return true
+	}
+	q := w.in
+	if w.direct {
+		q = w.out
+	}
+	select {
+	case q <- line:
+	case <-w.done:
+	case <-w.terminated:
+	case <-expire:
+		return false
+	}
+	return true
 }
 
 func (c *Cacher) removeWatcher(w *Watcher) {
@@ -240,6 +375,7 @@ func (c *Cacher) terminate(w *Watcher, reason string) {
 		c.log.Debug("terminating watcher", "reason", reason)
 	})
 	c.removeWatcher(w)
+	w.endIfDirect()
 }
 
 // terminateAll ends every cache-backed watcher (the cache restarts).
@@ -270,10 +406,9 @@ func (c *Cacher) dispatch(ev *event, ws []*Watcher) {
 		if l == nil {
 			continue
 		}
-		select {
-		case w.in <- l:
+		if w.offer(l) {
 			sent++
-		default:
+		} else {
 			blocked = append(blocked, pendingSend{w, l})
 		}
 	}
@@ -286,20 +421,12 @@ func (c *Cacher) dispatch(ev *event, ws []*Watcher) {
 	expired := false
 	for _, p := range blocked {
 		if !expired {
-			select {
-			case p.w.in <- p.line:
+			if p.w.offerWait(p.line, timer.C) {
 				continue
-			case <-p.w.done:
-				continue
-			case <-p.w.terminated:
-				continue
-			case <-timer.C:
-				expired = true
 			}
+			expired = true
 		}
-		select {
-		case p.w.in <- p.line:
-		default:
+		if !p.w.offer(p.line) {
 			c.terminate(p.w, "watcher too slow")
 		}
 	}
@@ -325,10 +452,7 @@ func (c *Cacher) sendBookmarks(now time.Time) {
 	line := eventLine("BOOKMARK", c.cfg.Bookmark(rev))
 	for _, w := range due {
 		w.nextBookmark = now.Add(c.cfg.BookmarkInterval)
-		select {
-		case w.in <- line:
-		default:
-		}
+		w.offer(line)
 	}
 }
 
@@ -401,7 +525,7 @@ func errorLine(err error) []byte {
 
 // errorWatcher is a watch whose only line is an ERROR for err.
 func (c *Cacher) errorWatcher(err error) *Watcher {
-	w := &Watcher{c: c, out: make(chan []byte, 1), done: make(chan struct{}), terminated: make(chan struct{})}
+	w := &Watcher{c: c, out: make(chan []byte, 1), done: make(chan struct{}), terminated: make(chan struct{}), closed: true}
 	w.out <- errorLine(err)
 	close(w.out)
 	w.finishOnce.Do(func() {})
@@ -427,15 +551,25 @@ func (c *Cacher) initialEventsEnd(rev int64) []byte {
 
 // fallbackWatch serves a watch from a revision older than the ring buffer
 // with an etcd watch of its own from rv+1; etcd's history has what the
-// cache no longer holds. A compacted rv ends the stream with a 410.
+// cache no longer holds. A compacted rv ends the stream with a 410. Once
+// the watcher has caught up with what the ring holds it joins the cache's
+// watchers and its etcd watch ends: a fallback watch costs an etcd watch
+// (and goroutines, and a decoding of every event under its prefix) only
+// while it replays the gap, not for its whole life, which matters when
+// every watcher of a resource resumes at once after the cache re-listed.
 func (c *Cacher) fallbackWatch(ctx context.Context, w *Watcher, rv int64) *Watcher {
 	fctx, cancel := context.WithCancel(ctx)
 	ch := c.cfg.Store.Watch(fctx, c.nsPrefix(w.pred.Namespace), rv+1)
 	c.countWatcher(w)
 	c.metrics.fallbackWatches.Inc()
 	go func() {
-		defer cancel()
-		w.runFallback(fctx, ch, rv)
+		replay, adopted := w.runFallback(fctx, ch, rv)
+		cancel()
+		if !adopted {
+			w.finish()
+			return
+		}
+		w.run(ctx, nil, replay, nil)
 	}()
 	go func() {
 		select {
@@ -444,25 +578,81 @@ func (c *Cacher) fallbackWatch(ctx context.Context, w *Watcher, rv int64) *Watch
 		case <-fctx.Done():
 		}
 	}()
+	w.stopWith(ctx)
 	return w
 }
 
-func (w *Watcher) runFallback(ctx context.Context, ch <-chan storage.Event, rv int64) {
-	defer w.finish()
+// fallbackPos is how far a fallback watcher has read etcd: every change
+// up to rev, except that at rev itself only keys may have been read so
+// far (a transaction writes several keys at one revision).
+type fallbackPos struct {
+	rev  int64
+	keys []string
+	// complete: every change at rev was read too (a progress event).
+	complete bool
+}
+
+func (p *fallbackPos) saw(rev int64, key string) {
+	if rev != p.rev {
+		p.rev, p.keys = rev, p.keys[:0]
+	}
+	p.keys = append(p.keys, key)
+	p.complete = false
+}
+
+func (p *fallbackPos) progress(rev int64) {
+	if rev > p.rev {
+		p.rev, p.keys = rev, p.keys[:0]
+		p.complete = true
+	}
+}
+
+// adopt registers fallback watcher w with the cache when the ring holds
+// every change after what w has read from etcd, and returns the events
+// of the ring w has not seen yet, to send before the live ones. ok is
+// false when the ring does not reach back that far yet, or the cache is
+// behind w (or not ready).
+func (c *Cacher) adopt(w *Watcher, pos *fallbackPos) (replay []*event, ok bool) {
+	from := pos.rev
+	if !pos.complete {
+		// The changes at pos.rev not read yet are in the ring too.
+		from = pos.rev - 1
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.ready || from < c.bufferStart || c.rev < pos.rev {
+		return nil, false
+	}
+	for _, ev := range c.events.since(from) {
+		if ev.rev == pos.rev && !pos.complete && slices.Contains(pos.keys, ev.obj.Key) {
+			continue
+		}
+		replay = append(replay, ev)
+	}
+	c.watchers.add(w)
+	return replay, true
+}
+
+// runFallback feeds w from its etcd watch until the watch ends (the
+// stream ends, w or its context stops, or an ERROR was sent), or until w
+// has caught up with the cache and adopt registered it: then it returns
+// the events to replay from the ring and adopted true.
+func (w *Watcher) runFallback(ctx context.Context, ch <-chan storage.Event, rv int64) (replay []*event, adopted bool) {
 	c := w.c
 	lastBookmark := time.Now()
+	pos := fallbackPos{rev: rv, complete: true}
 	for {
 		var se storage.Event
 		var ok bool
 		select {
 		case se, ok = <-ch:
 			if !ok {
-				return
+				return nil, false
 			}
 		case <-w.done:
-			return
+			return nil, false
 		case <-ctx.Done():
-			return
+			return nil, false
 		}
 		if se.Err != nil {
 			var ce *storage.CompactedError
@@ -471,24 +661,30 @@ func (w *Watcher) runFallback(ctx context.Context, ch <-chan storage.Event, rv i
 			} else {
 				w.send(ctx, errorLine(apierrors.NewInternalError(se.Err)))
 			}
-			return
+			return nil, false
 		}
 		if se.Type == storage.EventProgress {
+			pos.progress(se.Revision)
 			if w.allowBookmarks && time.Since(lastBookmark) >= c.cfg.BookmarkInterval {
 				lastBookmark = time.Now()
 				if !w.send(ctx, eventLine("BOOKMARK", c.cfg.Bookmark(se.Revision))) {
-					return
+					return nil, false
 				}
 			}
-			continue
+		} else {
+			if ev := c.storageEvent(se); ev != nil {
+				var lines eventLines
+				if l := c.convert(w, ev, &lines); l != nil && !w.send(ctx, l) {
+					return nil, false
+				}
+			}
+			pos.saw(se.Revision, se.KV.Key)
 		}
-		ev := c.storageEvent(se)
-		if ev == nil {
-			continue
-		}
-		var lines eventLines
-		if l := c.convert(w, ev, &lines); l != nil && !w.send(ctx, l) {
-			return
+		// Caught up with etcd for now: join the cache if it reaches back.
+		if len(ch) == 0 {
+			if replay, ok := c.adopt(w, &pos); ok {
+				return replay, true
+			}
 		}
 	}
 }
