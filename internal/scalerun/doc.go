@@ -18,5 +18,7 @@
 // concurrency, and says so. Pods tolerate node.kubernetes.io/not-ready and
 // unreachable for Config.TolerationSeconds (30 s; kube's default is 300 s),
 // so the eviction milestone is bounded; the node monitor keeps its default
-// grace period.
+// grace period. The hollow nodes join in a ramp (hollow-nodes'
+// --start-concurrency, Config.StartConcurrency and StartQPS, shared by the
+// two processes), as nodes join a real cluster, in both rows.
 package scalerun

@@ -46,6 +46,15 @@ type Config struct {
 	NodeEvictionRate float64
 	// Milestone bounds each milestone.
 	Milestone time.Duration
+	// StartConcurrency is how many hollow nodes may be in their start
+	// phase at once, over both hollow-nodes processes (their
+	// --start-concurrency, split in proportion to their nodes); 0 is
+	// hollow-nodes' default, negative no bound (all nodes at once, the
+	// runs before the ramp).
+	StartConcurrency int
+	// StartQPS, when positive, is how many hollow nodes begin starting per
+	// second, over both processes (--start-qps, split likewise).
+	StartQPS float64
 }
 
 // Milestone is one timed step.
@@ -286,8 +295,9 @@ func (r *run) start(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		return r.startProc(name, "hollow-nodes", "--kubeconfig", admin, "--count", strconv.Itoa(count),
-			"--start-index", strconv.Itoa(start), "--health-addr", fmt.Sprintf("127.0.0.1:%d", port), "--log-level", "warn")
+		return r.startProc(name, "hollow-nodes", append([]string{"--kubeconfig", admin, "--count", strconv.Itoa(count),
+			"--start-index", strconv.Itoa(start), "--health-addr", fmt.Sprintf("127.0.0.1:%d", port), "--log-level", "warn"},
+			rampFlags(cfg, count)...)...)
 	}
 	if err := hollow("hollow-nodes", 0, cfg.Nodes-cfg.LoseNodes); err != nil {
 		return err
@@ -298,6 +308,25 @@ func (r *run) start(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// rampFlags are the start ramp flags of the hollow-nodes process of count
+// of the run's nodes: its share of the run's StartConcurrency and
+// StartQPS, so the two processes together keep to them and end their
+// ramps about together.
+func rampFlags(cfg Config, count int) []string {
+	var out []string
+	switch conc := cfg.StartConcurrency; {
+	case conc < 0:
+		out = append(out, "--start-concurrency=0")
+	case conc > 0:
+		out = append(out, "--start-concurrency="+strconv.Itoa(max(1, conc*count/cfg.Nodes)))
+	}
+	if cfg.StartQPS > 0 {
+		share := cfg.StartQPS * float64(count) / float64(cfg.Nodes)
+		out = append(out, "--start-qps="+strconv.FormatFloat(share, 'f', -1, 64))
+	}
+	return out
 }
 
 // poll calls f every second until it is done, fails, or ctx ends; every
@@ -548,6 +577,28 @@ func parseP99(in io.Reader) (p99, count map[string]float64, err error) {
 	return p99, count, nil
 }
 
+// hollowDefaultStartConcurrency is hollow-nodes' --start-concurrency
+// default (kubelet/hollow.DefaultStartConcurrency; a test keeps them
+// equal, without making scale-run link the kubelet).
+const hollowDefaultStartConcurrency = 100
+
+// rampText says how the hollow nodes joined.
+func rampText(cfg Config) string {
+	var conc string
+	switch {
+	case cfg.StartConcurrency < 0:
+		conc = "all at once"
+	case cfg.StartConcurrency == 0:
+		conc = fmt.Sprintf("at most %d at once (hollow-nodes' default)", hollowDefaultStartConcurrency)
+	default:
+		conc = fmt.Sprintf("at most %d at once", cfg.StartConcurrency)
+	}
+	if cfg.StartQPS > 0 {
+		conc += fmt.Sprintf(", at most %g a second", cfg.StartQPS)
+	}
+	return conc + " (from start to registered with informers synced)"
+}
+
 // Write prints the result as a table.
 func Write(out io.Writer, cfg Config, res *Result) {
 	row := "shipped default flags"
@@ -555,6 +606,7 @@ func Write(out io.Writer, cfg Config, res *Result) {
 		row = "tuned flags (apiserver in-flight limits off; controller-manager and scheduler QPS 1000, burst 2000; 50 deployment and replicaset syncs)"
 	}
 	fmt.Fprintf(out, "cluster-scale run: %d hollow nodes, %d Deployments x %d replicas, %d nodes lost; %s\n", cfg.Nodes, cfg.Deployments, cfg.Replicas, cfg.LoseNodes, row)
+	fmt.Fprintf(out, "hollow nodes start %s\n", rampText(cfg))
 	if cfg.LoseNodes > 0 {
 		rate := "the shipped --node-eviction-rate 0.1"
 		if cfg.NodeEvictionRate > 0 {

@@ -9,7 +9,37 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/minik8s/minik8s/kubelet/hollow"
 )
+
+// TestRampFlags: each hollow-nodes process gets its share of the run's
+// start ramp; the default passes no flag (hollow-nodes' own default), a
+// negative concurrency starts every node at once.
+func TestRampFlags(t *testing.T) {
+	if hollowDefaultStartConcurrency != hollow.DefaultStartConcurrency {
+		t.Errorf("hollowDefaultStartConcurrency %d, hollow-nodes' default %d", hollowDefaultStartConcurrency, hollow.DefaultStartConcurrency)
+	}
+	for _, tt := range []struct {
+		conc  int
+		qps   float64
+		count int
+		want  string
+	}{
+		{0, 0, 4000, ""},
+		{-1, 0, 4000, "--start-concurrency=0"},
+		{100, 0, 4000, "--start-concurrency=80"},
+		{100, 0, 1000, "--start-concurrency=20"},
+		{100, 50, 1000, "--start-concurrency=20 --start-qps=10"},
+		{3, 0, 1000, "--start-concurrency=1"},
+		{0, 25, 4000, "--start-qps=20"},
+	} {
+		cfg := Config{Nodes: 5000, LoseNodes: 1000, StartConcurrency: tt.conc, StartQPS: tt.qps}
+		if got := strings.Join(rampFlags(cfg, tt.count), " "); got != tt.want {
+			t.Errorf("concurrency %d, qps %v, %d of 5000 nodes: %q, want %q", tt.conc, tt.qps, tt.count, got, tt.want)
+		}
+	}
+}
 
 // TestParseP99 reads a histogram as Prometheus' histogram_quantile would:
 // linear within the bucket the 99th percentile falls in, every resource of

@@ -30,10 +30,18 @@ type Options struct {
 	RegisterWithTaints string
 	MaxPods            int
 	Capacity           string
-	// QPS and Burst are the whole process's budget (0: Count QPS, at
-	// least 100, and twice that burst).
-	QPS               float64
-	Burst             int
+	// QPS and Burst are the whole process's budget for the pods' and the
+	// events' requests (0: 2 QPS per node, at least 100, and twice that
+	// burst); the nodes' heartbeats (registration, Lease, status) go
+	// through a client without a rate limit, as kube's kubelet's.
+	QPS   float64
+	Burst int
+	// StartConcurrency and StartQPS bound the start ramp (FleetConfig):
+	// at most StartConcurrency nodes between their Run and their
+	// registration with synced informers (0: no bound), at most StartQPS
+	// nodes beginning that per second (0: no bound).
+	StartConcurrency  int
+	StartQPS          float64
 	HealthAddr        string
 	RootDir           string
 	PodCIDRBase       string
@@ -50,7 +58,8 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Count: 1, NamePrefix: "hollow-node-", MaxPods: 110, Capacity: "cpu=4,memory=16Gi,ephemeral-storage=100Gi",
-		HealthAddr: "127.0.0.1:10290", PodCIDRBase: "10.128.0.0/10", NodeIPBase: "127.1.0.0", ClusterDomain: "cluster.local",
+		StartConcurrency: DefaultStartConcurrency,
+		HealthAddr:       "127.0.0.1:10290", PodCIDRBase: "10.128.0.0/10", NodeIPBase: "127.1.0.0", ClusterDomain: "cluster.local",
 	}
 }
 
@@ -58,8 +67,10 @@ func DefaultOptions() Options {
 func (o *Options) AddFlags(fss *daemon.FlagSets) {
 	fs := fss.FlagSet("misc")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig whose identity may impersonate (system:masters): each hollow node acts as system:node:NAME in system:nodes through it.")
-	fs.Float64Var(&o.QPS, "qps", o.QPS, "QPS of the whole process towards the apiserver, shared by every hollow node (0: --count, at least 100; a node needs about 0.35 at rest).")
+	fs.Float64Var(&o.QPS, "qps", o.QPS, "QPS of the whole process towards the apiserver for the pods and events, shared by every hollow node (0: 2 per node (--count), at least 100). The nodes' heartbeats (registration, Lease, status: about 0.32 QPS a node) are not rate limited, as the kubelet's.")
 	fs.IntVar(&o.Burst, "burst", o.Burst, "Burst of the whole process (0: twice the QPS).")
+	fs.IntVar(&o.StartConcurrency, "start-concurrency", o.StartConcurrency, "At most this many nodes in their start phase at once (from start until registered with their informers synced); nodes start in index order as others finish, so a large fleet joins in waves. 0: every node at once.")
+	fs.Float64Var(&o.StartQPS, "start-qps", o.StartQPS, "At most this many nodes begin their start phase per second (0: no limit).")
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "Directory of the hollow nodes' pod files, one directory per node (empty: a temporary directory removed at exit).")
 	fs.BoolVar(&o.DeleteNodesOnExit, "delete-nodes-on-exit", o.DeleteNodesOnExit, "On SIGTERM or SIGINT, delete the hollow nodes' Nodes and Leases after stopping them.")
 	fs = fss.FlagSet("nodes")
@@ -117,6 +128,12 @@ func (o *Options) Validate() error {
 	if o.Burst < 0 {
 		add("--burst must be >= 0, got %d", o.Burst)
 	}
+	if o.StartConcurrency < 0 {
+		add("--start-concurrency must be >= 0, got %d", o.StartConcurrency)
+	}
+	if math.IsNaN(o.StartQPS) || math.IsInf(o.StartQPS, 0) || o.StartQPS < 0 {
+		add("--start-qps must be a number >= 0, got %v", o.StartQPS)
+	}
 	if o.HealthAddr != "" {
 		if _, port, err := net.SplitHostPort(o.HealthAddr); err != nil || port == "" {
 			add("--health-addr %q is not host:port", o.HealthAddr)
@@ -169,17 +186,28 @@ acting as system:node:NAME through impersonation by the --kubeconfig identity.`,
 
 // Run runs the hollow nodes until ctx ends.
 func Run(ctx context.Context, o Options, log *slog.Logger) error {
-	qps, burst := o.QPS, o.Burst
-	if qps == 0 {
-		qps = math.Max(100, float64(o.Count))
-	}
-	if burst == 0 {
-		burst = int(2 * qps)
-	}
+	qps, burst := DefaultQPS(o.Count, o.QPS, o.Burst)
 	co := daemon.ClientOptions{Kubeconfig: o.Kubeconfig, QPS: qps, Burst: burst}
 	c, err := co.Client("hollow-nodes")
 	if err != nil {
 		return err
+	}
+	// The heartbeat client: kube's kubelet builds it without a rate limit
+	// and with a timeout of the status update frequency (10 s, under the
+	// Lease's 40 s), so pod churn queued on the shared limiter cannot hold
+	// a renewal back until the Lease expires.
+	hcfg, err := co.Config("hollow-nodes/heartbeat")
+	if err != nil {
+		return err
+	}
+	hcfg.QPS, hcfg.Timeout = -1, 10*time.Second
+	heartbeat, err := client.New(hcfg)
+	if err != nil {
+		return err
+	}
+	startConcurrency := o.StartConcurrency
+	if startConcurrency == 0 {
+		startConcurrency = -1 // FleetConfig's "no bound"
 	}
 	labels, _ := nodestatus.ParseLabels(o.NodeLabels)
 	taints, _ := nodestatus.ParseTaints(o.RegisterWithTaints)
@@ -204,7 +232,7 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		defer os.RemoveAll(root)
 	}
 	cfg := FleetConfig{
-		Client: c, Count: o.Count, StartIndex: o.StartIndex, NamePrefix: o.NamePrefix, RootDir: root,
+		Client: c, HeartbeatClient: heartbeat, StartConcurrency: startConcurrency, StartQPS: o.StartQPS, Count: o.Count, StartIndex: o.StartIndex, NamePrefix: o.NamePrefix, RootDir: root,
 		NodeIPBase: net.ParseIP(o.NodeIPBase), PodCIDRBase: o.PodCIDRBase, DeleteNodesOnExit: o.DeleteNodesOnExit, Logger: log,
 		Template: Config{Labels: labels, Taints: taints, MaxPods: o.MaxPods, Capacity: capacity,
 			ClusterDNS: splitList(o.ClusterDNS), ClusterDomain: o.ClusterDomain},
@@ -235,10 +263,31 @@ func Run(ctx context.Context, o Options, log *slog.Logger) error {
 		serve = func(ctx context.Context) error { return health.ServeListener(ctx, healthLn) }
 	}
 	log.Info("starting hollow nodes", "count", o.Count, "startIndex", o.StartIndex, "prefix", o.NamePrefix,
-		"apiserver", c.Host(), "qps", qps, "burst", burst, "rootDir", root)
+		"apiserver", c.Host(), "qps", qps, "burst", burst, "startConcurrency", o.StartConcurrency, "startQPS", o.StartQPS, "rootDir", root)
 	start := time.Now()
 	go reportReady(ctx, fleet, o.Count, start, log)
 	return daemon.ServeAndRun(ctx, serve, fleet.Run)
+}
+
+// DefaultQPS is the process's QPS and burst for count nodes given the
+// --qps and --burst flags (0: the default). A node at rest sends about
+// 0.32 requests a second through its heartbeat client (the Lease read and
+// renewed every 10 s, the Node read every 10 s and its status written at
+// least every minute), which is not limited; the shared budget carries
+// the pods' status writes and the events, about 6 requests per pod
+// started and 3 per pod deleted. 2 QPS per node (10,000 for 5,000 nodes)
+// covers a control plane handing out 1,000 pods a second (the tuned
+// scheduler's QPS) with room to spare, so the limiter is not what a scale
+// run measures, while still bounding a fleet-wide hot loop far below the
+// 50 QPS each of 5,000 real kubelets would have (250,000, no bound at all).
+func DefaultQPS(count int, qps float64, burst int) (float64, int) {
+	if qps == 0 {
+		qps = math.Max(100, 2*float64(count))
+	}
+	if burst == 0 {
+		burst = int(2 * qps)
+	}
+	return qps, burst
 }
 
 // checkImpersonation fails when the --kubeconfig identity may not act as

@@ -29,6 +29,11 @@ func TestCommandBadFlags(t *testing.T) {
 		{[]string{"--node-labels", "kubernetes.io/role=x"}, "--node-labels"},
 		{[]string{"--capacity", "cpu=lots"}, "--capacity"},
 		{[]string{"--qps", "-1"}, "--qps"},
+		{[]string{"--start-concurrency", "-1"}, "--start-concurrency"},
+		{[]string{"--start-concurrency", "many"}, "--start-concurrency"},
+		{[]string{"--start-qps", "-0.5"}, "--start-qps"},
+		{[]string{"--start-qps", "NaN"}, "--start-qps"},
+		{[]string{"--start-qps", "+Inf"}, "--start-qps"},
 		{[]string{"--pod-cidr-base", "10.0.0.0/20", "--count", "100"}, "--pod-cidr-base"},
 		{[]string{"--bogus"}, "--bogus"},
 	} {
@@ -37,6 +42,47 @@ func TestCommandBadFlags(t *testing.T) {
 		out := strings.TrimSpace(stderr.String())
 		if code != 2 || strings.Count(out, "\n") != 0 || !strings.Contains(out, tt.want) || !strings.HasPrefix(out, "hollow-nodes: ") {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line naming %s", tt.args, code, out, tt.want)
+		}
+	}
+}
+
+// TestStartFlags: the ramp flags' defaults and accepted values.
+func TestStartFlags(t *testing.T) {
+	o := hollow.DefaultOptions()
+	if o.StartConcurrency != hollow.DefaultStartConcurrency || o.StartQPS != 0 {
+		t.Errorf("defaults: --start-concurrency %d, --start-qps %v; want %d, 0", o.StartConcurrency, o.StartQPS, hollow.DefaultStartConcurrency)
+	}
+	for _, ok := range []struct {
+		conc int
+		qps  float64
+	}{{0, 0}, {1, 0.5}, {500, 50}} {
+		o := hollow.DefaultOptions()
+		o.StartConcurrency, o.StartQPS = ok.conc, ok.qps
+		if err := o.Validate(); err != nil {
+			t.Errorf("--start-concurrency %d --start-qps %v: %v", ok.conc, ok.qps, err)
+		}
+	}
+}
+
+// TestDefaultQPS: 2 QPS a node, at least 100, twice that burst; given
+// values are kept.
+func TestDefaultQPS(t *testing.T) {
+	for _, tt := range []struct {
+		count     int
+		qps       float64
+		burst     int
+		wantQPS   float64
+		wantBurst int
+	}{
+		{1, 0, 0, 100, 200},
+		{100, 0, 0, 200, 400},
+		{5000, 0, 0, 10000, 20000},
+		{5000, 300, 0, 300, 600},
+		{5000, 300, 7, 300, 7},
+	} {
+		qps, burst := hollow.DefaultQPS(tt.count, tt.qps, tt.burst)
+		if qps != tt.wantQPS || burst != tt.wantBurst {
+			t.Errorf("DefaultQPS(%d, %v, %d) = %v, %d; want %v, %d", tt.count, tt.qps, tt.burst, qps, burst, tt.wantQPS, tt.wantBurst)
 		}
 	}
 }

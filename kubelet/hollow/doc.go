@@ -29,8 +29,18 @@
 // Fleet derives each node's client from one base client (an identity
 // allowed to impersonate, such as system:masters) with
 // client.Impersonating, so N nodes share one connection pool and one QPS
-// budget. Each pod manager keeps the kubelet's informers (its own pods by
-// spec.nodeName, its Node, the Services), as a real kubelet would.
+// budget; their heartbeats (registration, Lease, status) may go through a
+// second base client, which the hollow-nodes command builds without a rate
+// limit as kube's kubelet builds its heartbeat client. Each pod manager
+// keeps the kubelet's informers (its own pods by spec.nodeName, its Node,
+// the Services), as a real kubelet would.
+//
+// Real nodes join a cluster over time; a fleet started at once would send
+// every registration, list and watch in the same second. Fleet starts its
+// nodes in index order with at most FleetConfig.StartConcurrency (100 by
+// default) in their start phase at once, from the node's Run until its
+// Node is registered and its pod manager's informers have synced
+// (Node.WaitStarted), and optionally at most StartQPS a second.
 //
 // NewCommand is the hollow-nodes command (internal/cmd/hollow-nodes): N
 // hollow nodes in one process, with /healthz, /readyz and /metrics.

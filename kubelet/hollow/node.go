@@ -37,8 +37,13 @@ var DefaultCapacity = api.ResourceList{
 // Config is one hollow node.
 type Config struct {
 	// Client acts as the node (system:node:NAME, group system:nodes).
-	Client   *client.Client
-	NodeName string
+	Client *client.Client
+	// HeartbeatClient, when set, is what the node status manager
+	// (registration, Lease, status) uses instead of Client, as the node: the
+	// kubelet's heartbeat client, which kube builds without a rate limit so
+	// a busy pod workload cannot delay the Lease until it expires.
+	HeartbeatClient *client.Client
+	NodeName        string
 	// NodeIP is the node's InternalIP.
 	NodeIP net.IP
 	// Labels are added to the kubelet's own and LabelHollow=true.
@@ -113,8 +118,12 @@ func New(cfg Config) (*Node, error) {
 		labels[k] = v
 	}
 	machine := hollowMachine(cfg.NodeName, cfg.Capacity)
+	heartbeat := cfg.HeartbeatClient
+	if heartbeat == nil {
+		heartbeat = cfg.Client
+	}
 	ns, err := nodestatus.New(nodestatus.Config{
-		Client: cfg.Client, NodeName: cfg.NodeName, NodeIP: cfg.NodeIP, Labels: labels, Taints: cfg.Taints,
+		Client: heartbeat, NodeName: cfg.NodeName, NodeIP: cfg.NodeIP, Labels: labels, Taints: cfg.Taints,
 		// nodestatus names the node in its logs itself.
 		MaxPods: cfg.MaxPods, RootDir: cfg.RootDir, Recorder: rec, Logger: cfg.Logger,
 		RuntimeVersion:        func() (string, error) { return rt.Type() + "://" + version.String(), nil },
@@ -175,6 +184,22 @@ func (n *Node) Ready() bool {
 		}
 	}
 	return false
+}
+
+// WaitStarted blocks until the node's start phase is over: its Node is
+// registered (created, or found and reconciled) and its pod manager has
+// listed its pods, its Node and the Services (informers synced). It
+// fails only when ctx ends; a node that is not running never starts.
+func (n *Node) WaitStarted(ctx context.Context) error {
+	if _, err := n.status.WaitForNode(ctx, nil); err != nil {
+		return err
+	}
+	select {
+	case <-n.pods.Synced():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // RunningContainers counts the containers running on the node.

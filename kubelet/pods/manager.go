@@ -101,8 +101,10 @@ type Manager struct {
 	staticMu      sync.Mutex
 	static        map[string]*api.Pod
 	removedStatic map[string]*api.Pod
-	// apiSynced: the API's pods are known and may run.
+	// apiSynced: the API's pods are known and may run; synced is closed
+	// then.
 	apiSynced     atomic.Bool
+	synced        chan struct{}
 	mirrorCleanup chan struct{}
 	// adoptedStatic are the static pods whose containers adoptStatic
 	// re-adopted (before the API's pods are known; Run's goroutine only).
@@ -155,8 +157,15 @@ func New(c *client.Client, rt runtime.Runtime, nm Network, rec events.Recorder, 
 		metrics: newMetrics(opts.Registry),
 		workers: map[string]*worker{}, admissions: map[string]*admission{},
 		static: map[string]*api.Pod{}, removedStatic: map[string]*api.Pod{}, mirrorCleanup: make(chan struct{}, 1),
+		synced: make(chan struct{}),
 	}
 }
+
+// Synced is closed once Run has listed the node's pods, its Node and the
+// Services (its informers synced) and re-adopted the runtime's
+// containers: from then on the API's pods run. Hollow nodes end their
+// start phase on it.
+func (m *Manager) Synced() <-chan struct{} { return m.synced }
 
 // execAdapter lets probes run commands through the runtime.
 type execAdapter struct{ rt runtime.Runtime }
@@ -219,7 +228,9 @@ func (m *Manager) Run(ctx context.Context) error {
 	// The API's pods start only now (kick ignores them before): none may
 	// create a container while the previous kubelet's are being
 	// re-adopted.
-	m.apiSynced.Store(true)
+	if !m.apiSynced.Swap(true) {
+		close(m.synced)
+	}
 	for _, p := range m.allPods() {
 		m.kick(string(p.UID))
 	}

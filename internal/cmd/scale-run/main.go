@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
 	"syscall"
@@ -27,10 +28,20 @@ func main() {
 	flag.BoolVar(&cfg.Tuned, "tuned", false, "Tuned flags instead of the shipped defaults (see the package doc).")
 	flag.Int64Var(&cfg.TolerationSeconds, "toleration-seconds", 30, "The pods' tolerationSeconds for not-ready and unreachable nodes.")
 	flag.Float64Var(&cfg.NodeEvictionRate, "node-eviction-rate", 0, "The controller-manager's --node-eviction-rate (0: its shipped 0.1 nodes/s, which takes 10,000 s for 1,000 lost nodes).")
+	flag.IntVar(&cfg.StartConcurrency, "start-concurrency", 0, "Hollow nodes in their start phase at once, over both hollow-nodes processes (0: hollow-nodes' default, 100; -1: all at once, as runs before the start ramp).")
+	flag.Float64Var(&cfg.StartQPS, "start-qps", 0, "Hollow nodes beginning their start per second, over both processes (0: no limit).")
 	flag.DurationVar(&cfg.Milestone, "milestone-timeout", 15*time.Minute, "Longest wait for each milestone.")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "scale-run: unexpected argument %q\n", flag.Arg(0))
+		os.Exit(2)
+	}
+	if cfg.StartConcurrency < -1 {
+		fmt.Fprintf(os.Stderr, "scale-run: --start-concurrency must be >= -1, got %d\n", cfg.StartConcurrency)
+		os.Exit(2)
+	}
+	if math.IsNaN(cfg.StartQPS) || math.IsInf(cfg.StartQPS, 0) || cfg.StartQPS < 0 {
+		fmt.Fprintf(os.Stderr, "scale-run: --start-qps must be a number >= 0, got %v\n", cfg.StartQPS)
 		os.Exit(2)
 	}
 	if cfg.WorkDir == "" {
