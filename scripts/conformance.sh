@@ -17,9 +17,15 @@
 #   FOCUS='Pods should get a host IP' scripts/conformance.sh
 #                                          the specs FOCUS selects, in one
 #                                          serial run
+#   FOCUS='\[sig-node\].*\[Conformance\]' PROCS=4 scripts/conformance.sh
+#                                          the specs FOCUS selects as the
+#                                          whole suite runs: [Serial] ones
+#                                          apart, the others in PROCS
+#                                          processes
 #
 # Environment: FOCUS (default: the whole suite), SKIP (default none), PROCS
-# (parallel processes of the whole-suite run, default 4), TIMEOUT (each
+# (parallel processes of the whole-suite run, default 4; of a FOCUS run
+# only when set), TIMEOUT (each
 # run's timeout, default 3h), REPORT_DIR (default .minik8s/conformance),
 # KUBECONFIG (default .minik8s/kubeconfig). Progress (specs done / to run)
 # is printed every 30 s; the summary is REPORT_DIR/summary.txt. It exits
@@ -99,6 +105,15 @@ if [ -z "$focus" ]; then
 	# The serial part, alone.
 	run serial "$report/serial" "$oracle/e2e.test" "${suite_args[@]}" --report-dir "$report/serial" \
 		--ginkgo.focus='\[Serial\].*\[Conformance\]|\[Conformance\].*\[Serial\]' ${skip:+--ginkgo.skip="$skip"} \
+		--ginkgo.timeout="$timeout" --ginkgo.no-color || rc=$?
+elif [ -n "${PROCS:-}" ] && [ "$procs" -gt 1 ]; then
+	# FOCUS with PROCS: the focused specs as the whole suite runs, the
+	# parallel ones in PROCS processes, then the [Serial] ones alone.
+	run parallel "$report/parallel" "$oracle/ginkgo" --procs="$procs" --timeout="$timeout" --no-color \
+		--focus="$focus" --skip="\[Serial\]${skip:+|$skip}" \
+		"$oracle/e2e.test" -- "${suite_args[@]}" --report-dir "$report/parallel" || rc=$?
+	run serial "$report/serial" "$oracle/e2e.test" "${suite_args[@]}" --report-dir "$report/serial" \
+		--ginkgo.focus="$focus" --ginkgo.label-filter=Serial ${skip:+--ginkgo.skip="$skip"} \
 		--ginkgo.timeout="$timeout" --ginkgo.no-color || rc=$?
 else
 	run focus "$report/focus" "$oracle/e2e.test" "${suite_args[@]}" --report-dir "$report/focus" \

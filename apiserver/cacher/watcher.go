@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/minik8s/minik8s/api"
@@ -60,6 +61,9 @@ type Watcher struct {
 	closed bool
 	in     chan []byte
 	out    chan []byte
+	// waiters counts dispatchers waiting, without mu, for room in in:
+	// while any does, the watcher's goroutine does not go direct.
+	waiters int
 	// stopCtx unregisters the Stop the watch's context calls when it ends.
 	stopCtx    func() bool
 	done       chan struct{}
@@ -221,6 +225,11 @@ func (c *Cacher) countWatcher(w *Watcher) {
 	c.metrics.watchers.Add(1)
 }
 
+// testHookBeforeDirect, when set (by tests only), is called by a
+// watcher's goroutine each time it found in empty, before it takes mu to
+// go direct.
+var testHookBeforeDirect atomic.Pointer[func(*Watcher)]
+
 // run sends the backlog of a cache-backed watcher: the initial state or
 // the replayed events, then the live lines the dispatcher queued on in
 // meanwhile; once in is empty the watcher becomes direct and run ends.
@@ -239,9 +248,30 @@ func (w *Watcher) run(ctx context.Context, initObjs []*Object, replay []*event, 
 			continue
 		default:
 		}
+		if h := testHookBeforeDirect.Load(); h != nil {
+			(*h)(w)
+		}
 		w.mu.Lock()
-		if len(w.in) > 0 {
+		if len(w.in) > 0 || w.waiters > 0 {
+			// A dispatcher is queuing a line (offerWait waits for room
+			// in in without mu): take it before going direct.
 			w.mu.Unlock()
+			select {
+			case l := <-w.in:
+				if !w.send(ctx, l) {
+					w.finish()
+					return
+				}
+			case <-w.done:
+				w.finish()
+				return
+			case <-w.terminated:
+				w.finish()
+				return
+			case <-ctx.Done():
+				w.finish()
+				return
+			}
 			continue
 		}
 		if w.ended(ctx) {
@@ -341,16 +371,33 @@ func (w *Watcher) offer(line []byte) bool {
 
 // offerWait queues line for w, waiting until expire fires at most; it
 // reports false when it did.
+//
+// A direct watcher's out is waited on with mu held, so that it is not
+// closed meanwhile; a watcher with a goroutine is waited on without mu,
+// which that goroutine takes before it goes direct (waiters keeps it from
+// going direct, so in stays the queue it drains).
 func (w *Watcher) offerWait(line []byte, expire <-chan time.Time) bool {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.closed {
+		w.mu.Unlock()
 		return true
 	}
-	q := w.in
 	if w.direct {
-		q = w.out
+		defer w.mu.Unlock()
+		return w.wait(w.out, line, expire)
 	}
+	q := w.in
+	w.waiters++
+	w.mu.Unlock()
+	ok := w.wait(q, line, expire)
+	w.mu.Lock()
+	w.waiters--
+	w.mu.Unlock()
+	return ok
+}
+
+// wait sends line on q unless w ends first; false when expire fired.
+func (w *Watcher) wait(q chan []byte, line []byte, expire <-chan time.Time) bool {
 	select {
 	case q <- line:
 	case <-w.done:
