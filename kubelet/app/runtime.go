@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/minik8s/minik8s/kubelet/runtime"
@@ -41,12 +42,15 @@ func newRuntime(ctx context.Context, o Options, log *slog.Logger) (*driver, erro
 		if o.PodInfraContainerImage != "" {
 			log.Info("the CRI runtime runs sandboxes from its own sandbox image; --pod-infra-container-image only names it", "image", o.PodInfraContainerImage)
 		}
+		mounter := containerd.NewCRIImageMounter(o.ContainerRuntimeEndpoint, RuntimeStateDir("image-volumes"), log)
 		rt, err := cri.New(ctx, cri.Config{Endpoint: o.ContainerRuntimeEndpoint, ImageEndpoint: o.ImageServiceEndpoint,
-			PodLogsDir: o.PodLogsDir, CgroupParent: o.CgroupRoot, Owner: o.RuntimeOwner, Logger: log})
+			PodLogsDir: o.PodLogsDir, CgroupParent: o.CgroupRoot, Owner: o.RuntimeOwner, ImageMounter: mounter, Logger: log})
 		if err != nil {
 			return nil, err
 		}
-		return &driver{Runtime: rt, checkName: "container-runtime", close: rt.Close, status: rt.Status, version: rt.Version,
+		mounter.RuntimeName = rt.Version
+		closeAll := func() error { return errors.Join(mounter.Close(), rt.Close()) }
+		return &driver{Runtime: rt, checkName: "container-runtime", close: closeAll, status: rt.Status, version: rt.Version,
 			setOnExit: rt.SetOnExit, networkStatus: rt.NetworkStatus}, nil
 	}
 	rt, err := containerd.New(ctx, containerd.Config{

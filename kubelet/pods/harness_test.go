@@ -221,11 +221,16 @@ func (nd *node) start() {
 // startCRI runs the pod manager on the CRI driver.
 func (nd *node) startCRI(ctx context.Context, cancel context.CancelFunc) {
 	nd.t.Helper()
-	rt, err := cri.New(ctx, cri.Config{Endpoint: nd.criEndpoint, PodLogsDir: nd.logsDir, CgroupParent: "/" + nd.ns, Owner: nd.ns, RelistPeriod: 500 * time.Millisecond})
+	// Image volumes as the kubelet mounts them on containerd's CRI.
+	mounter := rtcontainerd.NewCRIImageMounter(nd.criEndpoint, filepath.Join(nd.dir, "image-volumes"), nil)
+	rt, err := cri.New(ctx, cri.Config{Endpoint: nd.criEndpoint, PodLogsDir: nd.logsDir, CgroupParent: "/" + nd.ns, Owner: nd.ns,
+		RelistPeriod: 500 * time.Millisecond, ImageMounter: mounter})
 	if err != nil {
 		cancel()
 		nd.t.Fatal(err)
 	}
+	mounter.RuntimeName = rt.Version
+	nd.t.Cleanup(func() { _ = mounter.Close() })
 	nm, err := network.New(nd.netConfig)
 	if err != nil {
 		cancel()

@@ -38,7 +38,7 @@ func (m *Manager) setUpImageVolume(ctx context.Context, pod *api.Pod, name strin
 	}
 	im, ok := m.rt.(runtime.ImageMounter)
 	if !ok {
-		return "", errors.New("the container runtime cannot mount image volumes")
+		return "", runtime.ErrNoImageMounts
 	}
 	if entries, err := os.ReadDir(target); err == nil && len(entries) > 0 {
 		return target, nil // mounted: an image's root is never empty

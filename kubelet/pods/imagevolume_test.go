@@ -13,6 +13,7 @@ import (
 	"github.com/containerd/containerd/v2/core/snapshots"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/minik8s/minik8s/api"
+	rtcontainerd "github.com/minik8s/minik8s/kubelet/runtime/containerd"
 	"github.com/minik8s/minik8s/kubelet/testimage"
 )
 
@@ -21,7 +22,11 @@ import (
 // root filesystem appears read-only at the mount path, and goes (mount
 // and snapshot) with the pod.
 func TestImageVolume(t *testing.T) {
-	nd := newNode(t)
+	forEachDriver(t, testImageVolume)
+}
+
+func testImageVolume(t *testing.T, driver func(*node)) {
+	nd := newNode(t, driver)
 	p := nd.pod("imgvol", api.Container{Name: "main", Command: sh("sleep 600"),
 		VolumeMounts: []api.VolumeMount{{Name: "volume", MountPath: "/volume"}}})
 	src, _ := json.Marshal(map[string]string{"reference": testimage.Ref, "pullPolicy": "IfNotPresent"})
@@ -51,9 +56,19 @@ func TestImageVolume(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	sn := nd.rt.Client().SnapshotService("")
+	// On CRI the image is in the CRI plugin's namespace.
+	ns, rt := nd.ns, nd.rt
+	if nd.criEndpoint != "" {
+		ns = rtcontainerd.CRINamespace
+		var err error
+		if rt, err = rtcontainerd.New(ctx, rtcontainerd.Config{Address: socket, Namespace: ns, StateDir: t.TempDir()}); err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close()
+	}
+	sn := rt.Client().SnapshotService("")
 	n := 0
-	_ = sn.Walk(namespaces.WithNamespace(ctx, nd.ns), func(_ context.Context, info snapshots.Info) error {
+	_ = sn.Walk(namespaces.WithNamespace(ctx, ns), func(_ context.Context, info snapshots.Info) error {
 		if strings.HasPrefix(info.Name, "minik8s-image-volume-") {
 			n++
 		}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"io"
 	"time"
 )
@@ -84,6 +85,10 @@ type ImageMounter interface {
 	MountImage(ctx context.Context, ref, target string) error
 	UnmountImage(ctx context.Context, target string) error
 }
+
+// ErrNoImageMounts is the error of a runtime that cannot mount image
+// volumes.
+var ErrNoImageMounts = errors.New("the container runtime cannot mount image volumes")
 
 // NetworkOwner is a driver whose runtime attaches pod sandboxes to the pod
 // network itself (a CRI runtime runs CNI with the conflist the kubelet
