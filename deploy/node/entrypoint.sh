@@ -6,11 +6,11 @@
 # container's output, so `docker logs node-1` is the kubelet's log.
 #
 # Runtime: MINIK8S_CONTAINER_RUNTIME (compose passes it from the host's
-# environment) picks how the kubelet drives containerd: "native" (the
-# default) through containerd's Go client in namespace minik8s, "cri"
-# through containerd's CRI plugin (--container-runtime-endpoint
+# environment) picks how the kubelet drives containerd: "cri" (the
+# default) through containerd's CRI plugin (--container-runtime-endpoint
 # unix:///run/containerd/containerd.sock, namespace k8s.io), which crictl
-# (/etc/crictl.yaml) sees too. containerd serves both either way
+# (/etc/crictl.yaml) sees too, or "native" through containerd's Go client
+# in namespace minik8s. containerd serves both either way
 # (/etc/containerd/config.toml); the pod sandbox image is imported into
 # k8s.io at every start, before the kubelet runs.
 #
@@ -27,7 +27,7 @@ kubeconfig=${KUBELET_KUBECONFIG:-$root_dir/kubeconfig}
 join_file=${MINIK8S_JOIN_FILE:-/var/lib/minik8s/join/join.env}
 node_name=${NODE_NAME:-$(hostname)}
 sock=/run/containerd/containerd.sock
-runtime=${MINIK8S_CONTAINER_RUNTIME:-native}
+runtime=${MINIK8S_CONTAINER_RUNTIME:-cri}
 pause_image=registry.k8s.io/pause:3.10.2
 case $runtime in
 native | cri) ;;
