@@ -93,7 +93,7 @@ type run struct {
 
 // Run does the run and returns its figures; the daemons are stopped at the
 // end.
-func Run(ctx context.Context, cfg Config) (*Result, error) {
+func Run(ctx context.Context, cfg Config) (result *Result, runErr error) {
 	if cfg.Nodes < 1 || cfg.LoseNodes < 0 || cfg.LoseNodes >= cfg.Nodes || cfg.Deployments < 1 || cfg.Replicas < 1 {
 		return nil, fmt.Errorf("need nodes >= 1, 0 <= lose-nodes < nodes, deployments >= 1, replicas >= 1; got %d, %d, %d, %d",
 			cfg.Nodes, cfg.LoseNodes, cfg.Deployments, cfg.Replicas)
@@ -110,6 +110,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{}
+	// A failed milestone still reports what was measured up to it: the
+	// request latencies and each process' CPU and peak RSS, read before
+	// the processes are stopped.
+	defer func() {
+		if runErr != nil && res.Processes == nil {
+			if err := r.collect(context.WithoutCancel(ctx), res); err != nil {
+				slog.Warn("collecting the figures of the failed run", "err", err)
+			}
+		}
+	}()
 	step := func(name string, f func(ctx context.Context) error) error {
 		ctx, cancel := context.WithTimeout(ctx, cfg.Milestone)
 		defer cancel()
@@ -184,11 +194,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		res.Milestones = append(res.Milestones, Milestone{"nodes lost until every Deployment available again (total)", time.Since(lostAt)})
 	}
-	p99, n, err := r.requestP99(ctx)
-	if err != nil {
+	if err := r.collect(ctx, res); err != nil {
 		return res, err
 	}
-	res.P99, res.Requests = p99, n
+	return res, nil
+}
+
+// collect reads the apiserver's request p99 per verb and each process' CPU
+// seconds and peak RSS into res (a killed process' as read before).
+func (r *run) collect(ctx context.Context, res *Result) error {
 	for _, name := range r.order {
 		if st, ok := r.final[name]; ok {
 			res.Processes = append(res.Processes, st)
@@ -198,7 +212,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		_, peak := benchproc.RSSMiB(p.PID())
 		res.Processes = append(res.Processes, ProcessStats{name, benchproc.CPUSeconds(p.PID()), peak})
 	}
-	return res, nil
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	p99, n, err := r.requestP99(ctx)
+	if err != nil {
+		return err
+	}
+	res.P99, res.Requests = p99, n
+	return nil
 }
 
 func (r *run) stopAll() {

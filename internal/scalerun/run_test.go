@@ -111,3 +111,38 @@ func TestSmallScaleRun(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedMilestoneStillReports: a run whose first milestone cannot be
+// met in time (a 1 ns bound) fails, and still reports each process' CPU
+// seconds and peak RSS, read before the processes stop.
+func TestFailedMilestoneStillReports(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts the control plane and hollow nodes")
+	}
+	_, file, _, _ := runtime.Caller(0)
+	bin := filepath.Join(filepath.Dir(file), "..", "..", "bin")
+	for _, b := range []string{"apiserver", "controller-manager", "scheduler", "hollow-nodes"} {
+		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
+			t.Fatalf("bin/%s is missing (make build): %v", b, err)
+		}
+	}
+	cfg := Config{BinDir: bin, WorkDir: t.TempDir(), Nodes: 4, LoseNodes: 1, Deployments: 1, Replicas: 1, Milestone: time.Nanosecond}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, cfg)
+	if err == nil {
+		t.Fatal("the run met a 1 ns milestone")
+	}
+	if len(res.Milestones) != 0 {
+		t.Errorf("%d milestones met, want none", len(res.Milestones))
+	}
+	if len(res.Processes) != 5 {
+		t.Fatalf("%d processes measured after the failed milestone, want 5", len(res.Processes))
+	}
+	// Read from the live processes (their CPU may still round to 0).
+	for _, p := range res.Processes {
+		if p.PeakMiB <= 0 {
+			t.Errorf("process %s: %.0f MiB peak, want the live process' figure", p.Name, p.PeakMiB)
+		}
+	}
+}
