@@ -2,6 +2,7 @@ package containerd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -73,9 +74,13 @@ func (c *CRIImageMounter) MountImage(ctx context.Context, ref, target string) er
 	return rt.MountImage(ctx, ref, target)
 }
 
-// UnmountImage implements runtime.ImageMounter.
+// UnmountImage implements runtime.ImageMounter. On a runtime that is not
+// containerd nothing was mounted: nothing to undo.
 func (c *CRIImageMounter) UnmountImage(ctx context.Context, target string) error {
 	rt, err := c.runtime(ctx)
+	if errors.Is(err, runtime.ErrNoImageMounts) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
