@@ -337,7 +337,13 @@ func (r *run) start(ctx context.Context) error {
 // ramps about together.
 func rampFlags(cfg Config, count int) []string {
 	var out []string
-	switch conc := cfg.StartConcurrency; {
+	conc := cfg.StartConcurrency
+	if conc == 0 {
+		// hollow-nodes' default is the bound over both processes, as
+		// the table says, not in each.
+		conc = hollowDefaultStartConcurrency
+	}
+	switch {
 	case conc < 0:
 		out = append(out, "--start-concurrency=0")
 	case conc > 0:

@@ -26,13 +26,14 @@ func TestRampFlags(t *testing.T) {
 		count int
 		want  string
 	}{
-		{0, 0, 4000, ""},
+		{0, 0, 4000, "--start-concurrency=80"},
+		{0, 0, 1000, "--start-concurrency=20"},
 		{-1, 0, 4000, "--start-concurrency=0"},
 		{100, 0, 4000, "--start-concurrency=80"},
 		{100, 0, 1000, "--start-concurrency=20"},
 		{100, 50, 1000, "--start-concurrency=20 --start-qps=10"},
 		{3, 0, 1000, "--start-concurrency=1"},
-		{0, 25, 4000, "--start-qps=20"},
+		{0, 25, 4000, "--start-concurrency=80 --start-qps=20"},
 	} {
 		cfg := Config{Nodes: 5000, LoseNodes: 1000, StartConcurrency: tt.conc, StartQPS: tt.qps}
 		if got := strings.Join(rampFlags(cfg, tt.count), " "); got != tt.want {
@@ -75,13 +76,7 @@ func TestSmallScaleRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts the control plane and hollow nodes")
 	}
-	_, file, _, _ := runtime.Caller(0)
-	bin := filepath.Join(filepath.Dir(file), "..", "..", "bin")
-	for _, b := range []string{"apiserver", "controller-manager", "scheduler", "hollow-nodes"} {
-		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-			t.Fatalf("bin/%s is missing (make build): %v", b, err)
-		}
-	}
+	bin := binDir(t)
 	cfg := Config{BinDir: bin, WorkDir: t.TempDir(), Nodes: 20, LoseNodes: 4, Deployments: 4, Replicas: 10,
 		TolerationSeconds: 5, NodeEvictionRate: 10, Milestone: 4 * time.Minute}
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
@@ -119,13 +114,7 @@ func TestFailedMilestoneStillReports(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts the control plane and hollow nodes")
 	}
-	_, file, _, _ := runtime.Caller(0)
-	bin := filepath.Join(filepath.Dir(file), "..", "..", "bin")
-	for _, b := range []string{"apiserver", "controller-manager", "scheduler", "hollow-nodes"} {
-		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-			t.Fatalf("bin/%s is missing (make build): %v", b, err)
-		}
-	}
+	bin := binDir(t)
 	cfg := Config{BinDir: bin, WorkDir: t.TempDir(), Nodes: 4, LoseNodes: 1, Deployments: 1, Replicas: 1, Milestone: time.Nanosecond}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -145,4 +134,18 @@ func TestFailedMilestoneStillReports(t *testing.T) {
 			t.Errorf("process %s: %.0f MiB peak, want the live process' figure", p.Name, p.PeakMiB)
 		}
 	}
+}
+
+// binDir is the repository's bin/ with the binaries a run starts (make
+// build).
+func binDir(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	bin := filepath.Join(filepath.Dir(file), "..", "..", "bin")
+	for _, b := range []string{"apiserver", "controller-manager", "scheduler", "hollow-nodes"} {
+		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
+			t.Fatalf("bin/%s is missing (make build): %v", b, err)
+		}
+	}
+	return bin
 }
